@@ -1,0 +1,1 @@
+"""metis_model: the pure reference model (filled in below)."""

@@ -1,0 +1,56 @@
+"""Every invariant, by stable ID. `specs/` states them; this table is their index.
+
+The IDs never change meaning. A retired invariant keeps its ID unused.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+
+@attrs.frozen
+class Invariant:
+    id: str
+    family: str
+    statement: str
+    spec: str  # the specs/ page that defines it
+
+
+_I = Invariant
+
+INVARIANTS: tuple[Invariant, ...] = (
+    _I("TRACE-1", "TRACE", "Sequence numbers are consecutive, timestamps never decrease, and every causal edge points to an earlier event.", "trace-format.md"),
+    _I("LOOP-1", "LOOP", "Every event is enabled in the loop phase in which it occurs.", "loop.md"),
+    _I("LOOP-2", "LOOP", "A run ends as completed only after an assistant message with no tool calls.", "loop.md"),
+    _I("AUTH-1", "AUTH", "No effect starts without a prior allow, or an approved ask, for that call occurrence.", "permissions.md"),
+    _I("AUTH-2", "AUTH", "Within a batch, every call is decided and every ask resolved before any effect of the batch starts.", "permissions.md"),
+    _I("PERM-1", "PERM", "Every recorded decision, with its deciding stage, equals the staged resolution of its recorded facts.", "permissions.md"),
+    _I("PERM-2", "PERM", "Deny dominates: if any deny rule matches a call, the decision is deny.", "permissions.md"),
+    _I("PERM-3", "PERM", "Bypass-immune checks hold in every mode: a protected-path or secret call is never allowed, in any mode, bypassPermissions included.", "permissions.md"),
+    _I("PERM-4", "PERM", "plan admits no mutating effect.", "permissions.md"),
+    _I("PERM-5", "PERM", "dontAsk never returns ask.", "permissions.md"),
+    _I("PERM-6", "PERM", "Headless resolution never waits on ask: every ask resolves at once to the configured default.", "permissions.md"),
+    _I("CLOSE-1", "CLOSE", "Each call occurrence receives at most one terminal result.", "closure.md"),
+    _I("CLOSE-2", "CLOSE", "Every call occurrence has its terminal result before the next provider request and before the run ends.", "closure.md"),
+    _I("CLOSE-3", "CLOSE", "Results are returned to the provider in call order, one per occurrence.", "closure.md"),
+    _I("CLOSE-4", "CLOSE", "No result exists without a matching open call occurrence.", "closure.md"),
+    _I("CLOSE-5", "CLOSE", "Repair after an interruption stubs exactly the open occurrences, so repeating it changes nothing.", "closure.md"),
+    _I("CLOSE-6", "CLOSE", "Compaction never separates a call from its result and never runs while a call is open.", "closure.md"),
+    _I("SCHED-1", "SCHED", "An Exclusive call's execution interval overlaps no other foreground call's interval.", "scheduler.md"),
+    _I("SCHED-2", "SCHED", "Queue calls that share a resource key never overlap and start in FIFO (call) order.", "scheduler.md"),
+    _I("SCHED-3", "SCHED", "An Exclusive call is a barrier: it starts after every earlier admitted call of its batch ended, and no later call starts before it ends.", "scheduler.md"),
+    _I("SCHED-4", "SCHED", "A Background call returns a handshake with a job id, and its completion is paired with exactly that handshake.", "scheduler.md"),
+    _I("SCHED-5", "SCHED", "A failing call never cancels its siblings: a cancelled or skipped result needs a prior cancel or interrupt.", "scheduler.md"),
+    _I("CHILD-1", "CHILD", "A child's tool surface is a subset of its parent's.", "children.md"),
+    _I("CHILD-2", "CHILD", "A child's mode is never more permissive than its parent's.", "children.md"),
+    _I("CHILD-3", "CHILD", "A plan parent means a plan child, and a plan-locked child has no spawning or mode-changing tools.", "children.md"),
+    _I("RETRY-1", "RETRY", "An effect that has committed is never re-executed automatically.", "loop.md"),
+)
+
+BY_ID: dict[str, Invariant] = {inv.id: inv for inv in INVARIANTS}
+FAMILIES: tuple[str, ...] = tuple(dict.fromkeys(inv.family for inv in INVARIANTS))
+
+
+def invariant(inv_id: str) -> Invariant:
+    """Look up an invariant; an unknown ID is a programming error (KeyError)."""
+    return BY_ID[inv_id]
