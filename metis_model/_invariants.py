@@ -36,6 +36,7 @@ INVARIANTS: tuple[Invariant, ...] = (
     _I("CLOSE-4", "CLOSE", "No result exists without a matching open call occurrence.", "closure.md"),
     _I("CLOSE-5", "CLOSE", "Repair after an interruption stubs exactly the open occurrences, so repeating it changes nothing.", "closure.md"),
     _I("CLOSE-6", "CLOSE", "Compaction never separates a call from its result and never runs while a call is open.", "closure.md"),
+    _I("CLOSE-7", "CLOSE", "A provider call id is unique within its assistant message, so a transcript pairs each call with its result unambiguously.", "closure.md"),
     _I("SCHED-1", "SCHED", "An Exclusive call's execution interval overlaps no other foreground call's interval.", "scheduler.md"),
     _I("SCHED-2", "SCHED", "Queue calls that share a resource key never overlap and start in FIFO (call) order.", "scheduler.md"),
     _I("SCHED-3", "SCHED", "An Exclusive call is a barrier: it starts after every earlier admitted call of its batch ended, and no later call starts before it ends.", "scheduler.md"),
