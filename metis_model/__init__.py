@@ -1,1 +1,71 @@
-"""metis_model: the pure reference model (filled in below)."""
+"""metis_model: the pure reference model of a tool-using agent runtime.
+
+Read it as the specification: `specs/` states each invariant by ID, and this
+package is the executable form. It imports only the standard library, attrs
+and pydantic (for the trace schema).
+"""
+
+from ._check import CHECKED_BY_KIND, check_trace
+from ._children import (
+    MODE_CHANGING_TOOLS,
+    PLAN_LOCKED_REMOVED,
+    SPAWNING_TOOLS,
+    ChildAuthority,
+    ChildRefusal,
+    child_authority,
+    child_surface,
+    spawn_violation,
+)
+from ._errors import MetisModelError, TraceFormatError
+from ._generate import ALL_TOOLS, SimConfig, simulate
+from ._invariants import BY_ID, FAMILIES, INVARIANTS, Invariant, invariant
+from ._loop import ENABLED, Call, Divergence, LoopState, Phase, initial_state, step
+from ._permissions import (
+    DECISION_RANK,
+    STAGE_ORDER,
+    Resolution,
+    Settlement,
+    mode_at_most,
+    resolve,
+    settle_ask,
+)
+from ._report import Report, Violation
+
+__all__ = [
+    "ALL_TOOLS",
+    "BY_ID",
+    "CHECKED_BY_KIND",
+    "DECISION_RANK",
+    "ENABLED",
+    "FAMILIES",
+    "INVARIANTS",
+    "MODE_CHANGING_TOOLS",
+    "PLAN_LOCKED_REMOVED",
+    "SPAWNING_TOOLS",
+    "STAGE_ORDER",
+    "Call",
+    "ChildAuthority",
+    "ChildRefusal",
+    "Divergence",
+    "Invariant",
+    "LoopState",
+    "MetisModelError",
+    "Phase",
+    "Report",
+    "Resolution",
+    "Settlement",
+    "SimConfig",
+    "TraceFormatError",
+    "Violation",
+    "check_trace",
+    "child_authority",
+    "child_surface",
+    "initial_state",
+    "invariant",
+    "mode_at_most",
+    "resolve",
+    "settle_ask",
+    "simulate",
+    "spawn_violation",
+    "step",
+]

@@ -3,6 +3,7 @@
 The runtime may import this package (and nothing else of `metis_model`).
 """
 
+from .._errors import MetisModelError, TraceFormatError
 from ._enums import (
     AUTHORITY,
     MUTATING_KINDS,
@@ -47,8 +48,15 @@ from ._events import (
     TraceHeader,
     TurnStart,
 )
-from ._io import dumps_trace, iter_trace_lines, parse_event, parse_header, read_trace, trace_json_schema
-from .._errors import MetisModelError, TraceFormatError
+from ._io import (
+    dumps_trace,
+    iter_trace_lines,
+    parse_event,
+    parse_header,
+    read_trace,
+    read_trace_numbered,
+    trace_json_schema,
+)
 
 __all__ = [
     "AUTHORITY",
@@ -98,5 +106,6 @@ __all__ = [
     "parse_event",
     "parse_header",
     "read_trace",
+    "read_trace_numbered",
     "trace_json_schema",
 ]

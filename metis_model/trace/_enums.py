@@ -7,10 +7,10 @@ them from here, so the three can never disagree on a name.
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 
 
-class Mode(str, Enum):
+class Mode(StrEnum):
     """The five permission modes (Claude Code's public set)."""
 
     DEFAULT = "default"
@@ -20,13 +20,13 @@ class Mode(str, Enum):
     BYPASS = "bypassPermissions"
 
 
-class Decision(str, Enum):
+class Decision(StrEnum):
     ALLOW = "allow"
     ASK = "ask"
     DENY = "deny"
 
 
-class Stage(str, Enum):
+class Stage(StrEnum):
     """The stages of permission resolution, in the order they are consulted."""
 
     TRANSITION = "transition"
@@ -39,7 +39,7 @@ class Stage(str, Enum):
     MODE = "mode"
 
 
-class ToolKind(str, Enum):
+class ToolKind(StrEnum):
     """What a tool does to the world, as far as permissions care."""
 
     READ_ONLY = "read_only"
@@ -48,13 +48,13 @@ class ToolKind(str, Enum):
     PLAN_CONTROL = "plan_control"
 
 
-class RuleBehavior(str, Enum):
+class RuleBehavior(StrEnum):
     ALLOW = "allow"
     ASK = "ask"
     DENY = "deny"
 
 
-class Source(str, Enum):
+class Source(StrEnum):
     """Where a rule came from; higher authority first in `AUTHORITY`."""
 
     POLICY = "policy"
@@ -64,7 +64,7 @@ class Source(str, Enum):
     PERSISTED = "persisted"
 
 
-class Route(str, Enum):
+class Route(StrEnum):
     """How a call reached the gate; all routes reach the same gate."""
 
     INTERACTIVE = "interactive"
@@ -74,7 +74,7 @@ class Route(str, Enum):
     BACKGROUND = "background"
 
 
-class CallClass(str, Enum):
+class CallClass(StrEnum):
     """The four interference classes of the scheduler."""
 
     SAFE = "safe"
@@ -83,7 +83,7 @@ class CallClass(str, Enum):
     BACKGROUND = "background"
 
 
-class ResultStatus(str, Enum):
+class ResultStatus(StrEnum):
     """The terminal status of one call occurrence."""
 
     OK = "ok"
@@ -94,13 +94,13 @@ class ResultStatus(str, Enum):
     INTERRUPTED = "interrupted"
 
 
-class EffectOutcome(str, Enum):
+class EffectOutcome(StrEnum):
     OK = "ok"
     ERROR = "error"
     CANCELLED = "cancelled"
 
 
-class RunStatus(str, Enum):
+class RunStatus(StrEnum):
     COMPLETED = "completed"
     INTERRUPTED = "interrupted"
     FAILED = "failed"

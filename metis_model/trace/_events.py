@@ -64,7 +64,7 @@ class CallRef(_Record):
 
 class TraceHeader(_Record):
     kind: Literal["header"] = "header"
-    format: Literal["metis-trace"] = FORMAT_NAME
+    format: Literal["metis-trace"] = "metis-trace"
     version: int = FORMAT_VERSION
     run_id: str
     root_run_id: str
@@ -126,6 +126,8 @@ class DecisionEvent(_Event):
     rule: RuleRef | None = None
     facts: Facts
     route: Route = Route.INTERACTIVE
+    cls: CallClass = CallClass.EXCLUSIVE  # the preflight classification of the call
+    key: str | None = None  # its resource key (Queue calls)
 
 
 class AskResolved(_Event):
@@ -138,8 +140,6 @@ class AskResolved(_Event):
 class EffectStart(_Event):
     kind: Literal["effect_start"] = "effect_start"
     occ: str
-    cls: CallClass
-    key: str | None = None
 
 
 class EffectEnd(_Event):

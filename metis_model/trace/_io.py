@@ -52,8 +52,17 @@ def _decode(text: str, line: int) -> Any:
 
 def read_trace(lines: Iterable[str]) -> tuple[TraceHeader, list[TraceEvent]]:
     """Parse a whole trace. Blank lines are ignored; line numbers stay exact."""
+    header, events, _ = read_trace_numbered(lines)
+    return header, events
+
+
+def read_trace_numbered(
+    lines: Iterable[str],
+) -> tuple[TraceHeader, list[TraceEvent], list[int]]:
+    """Like `read_trace`, plus the 1-based file line of every event."""
     header: TraceHeader | None = None
     events: list[TraceEvent] = []
+    line_of: list[int] = []
     for number, raw in enumerate(lines, start=1):
         text = raw.strip()
         if not text:
@@ -64,13 +73,12 @@ def read_trace(lines: Iterable[str]) -> tuple[TraceHeader, list[TraceEvent]]:
             continue
         event = parse_event(obj, number)
         if event.seq != len(events):
-            raise TraceFormatError(
-                number, f"seq {event.seq} out of order (expected {len(events)})"
-            )
+            raise TraceFormatError(number, f"seq {event.seq} out of order (expected {len(events)})")
         events.append(event)
+        line_of.append(number)
     if header is None:
         raise TraceFormatError(1, "empty trace: no header line")
-    return header, events
+    return header, events, line_of
 
 
 def iter_trace_lines(header: TraceHeader, events: Sequence[TraceEvent]) -> Iterator[str]:

@@ -1,0 +1,113 @@
+"""`check_trace`: replay a trace through the model, report the first divergence."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from types import MappingProxyType
+
+from ._loop import Divergence, LoopState, initial_state, step
+from ._report import Report, Violation
+from .trace import Route, TraceEvent, TraceHeader
+
+# Which invariants each event kind puts to the test (every kind: TRACE-1, LOOP-1).
+CHECKED_BY_KIND: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        "turn_start": (),
+        "compaction": ("CLOSE-6",),
+        "request": ("CLOSE-2",),
+        "stream_repair": (),
+        "assistant": (),
+        "decision": ("PERM-1", "PERM-2", "PERM-3", "PERM-4", "PERM-5"),
+        "ask_resolved": (),
+        "effect_start": ("RETRY-1", "AUTH-1", "AUTH-2", "SCHED-1", "SCHED-2", "SCHED-3"),
+        "effect_end": (),
+        "handshake": ("SCHED-4",),
+        "job_done": ("SCHED-4",),
+        "result": ("CLOSE-1", "CLOSE-4", "SCHED-5"),
+        "results_sent": ("CLOSE-2", "CLOSE-3"),
+        "cancel": (),
+        "interrupt": (),
+        "resume": (),
+        "repair": ("CLOSE-5",),
+        "spawn": ("CHILD-1", "CHILD-2", "CHILD-3"),
+        "run_end": ("LOOP-2", "CLOSE-2", "SCHED-4"),
+        "headless_decision": ("PERM-6",),
+    }
+)
+_WAITLESS = (Route.HEADLESS, Route.BACKGROUND)
+
+
+def _state_for(header: TraceHeader | None) -> LoopState:
+    if header is None:
+        return initial_state()
+    return initial_state(header.mode, header.route, header.headless_default)
+
+
+def check_trace(
+    events: Iterable[TraceEvent],
+    header: TraceHeader | None = None,
+    *,
+    source: str = "<trace>",
+    line_of: Sequence[int] | None = None,
+) -> Report:
+    """Replay `events` through `step`; linear in their number.
+
+    The report carries the first divergence (with its file line when `line_of`
+    maps seq to line), how often each invariant was checked, and how often each
+    (phase, event kind) transition was taken.
+    """
+    state = _state_for(header)
+    kinds: Counter[str] = Counter()
+    transitions: Counter[str] = Counter()
+    count = 0
+    for event in events:
+        count += 1
+        phase = state.phase.value
+        outcome = step(state, event)
+        kinds[event.kind] += 1
+        if event.kind == "decision" and event.route in _WAITLESS:
+            kinds["headless_decision"] += 1
+        if isinstance(outcome, Divergence):
+            return _report(source, count, kinds, transitions, _violation(outcome, event, line_of))
+        transitions[f"{phase}--{event.kind}"] += 1
+        state = outcome
+    if state.headless_ask is not None:
+        end = Divergence("PERM-6", f"headless ask {state.headless_ask} never settled", (), state)
+        return _report(source, count, kinds, transitions, _violation(end, None, line_of))
+    return _report(source, count, kinds, transitions, None)
+
+
+def _violation(d: Divergence, event: TraceEvent | None, line_of: Sequence[int] | None) -> Violation:
+    index = event.seq if event is not None else d.state.last_seq
+    line = None
+    if line_of is not None and 0 <= index < len(line_of):
+        line = line_of[index]
+    return Violation(
+        invariant=d.invariant,
+        index=index,
+        message=d.message,
+        line=line,
+        state=d.state.describe(),
+        slice=d.slice,
+    )
+
+
+def _report(
+    source: str,
+    count: int,
+    kinds: Counter[str],
+    transitions: Counter[str],
+    violation: Violation | None,
+) -> Report:
+    checks: Counter[str] = Counter({"TRACE-1": count, "LOOP-1": count})
+    for kind, n in kinds.items():
+        for inv in CHECKED_BY_KIND[kind]:
+            checks[inv] += n
+    return Report(
+        source=source,
+        events=count,
+        violations=(violation,) if violation is not None else (),
+        checks=dict(checks),
+        transitions=dict(transitions),
+    )
