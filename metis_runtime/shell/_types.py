@@ -1,0 +1,73 @@
+"""The values `analyze_command` returns."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from attrs import field, frozen
+
+
+def _tuple_of_str(value: Iterable[str]) -> tuple[str, ...]:
+    return tuple(str(v) for v in value)
+
+
+def _tuple_of_bool(value: Iterable[bool]) -> tuple[bool, ...]:
+    return tuple(bool(v) for v in value)
+
+
+def _wrappers(value: Iterable[Iterable[str]]) -> tuple[tuple[str, ...], ...]:
+    return tuple(tuple(str(w) for w in item) for item in value)
+
+
+def _commands(value: Iterable[SimpleCommand]) -> tuple[SimpleCommand, ...]:
+    return tuple(value)
+
+
+@frozen
+class SimpleCommand:
+    """One command the shell would run, after seeing through wrappers.
+
+    `argv` is the effective command (`timeout 5 rm x` gives `("rm", "x")`);
+    `text` is its source text. The extra fields (all defaulted) let a rule
+    matcher stay conservative:
+
+    - `dynamic[i]` is true when `argv[i]` is only known at run time (a
+      parameter or command substitution, an unquoted glob or brace); a deny
+      rule must assume such a word may be anything.
+    - `open_ended` is true when more arguments are appended at run time
+      (`xargs rm`).
+    - `wrappers` are the wrapper invocations seen through, outermost first
+      (`(("sudo",), ("timeout", "5"))`), so `Bash(sudo:*)` still matches.
+    - `writes` / `reads` are redirection targets (`/dev/null` and fd
+      duplications are left out).
+    - `read_only` is this command's own verdict.
+    """
+
+    argv: tuple[str, ...] = field(converter=_tuple_of_str)
+    text: str
+    dynamic: tuple[bool, ...] = field(default=(), converter=_tuple_of_bool)
+    open_ended: bool = False
+    wrappers: tuple[tuple[str, ...], ...] = field(default=(), converter=_wrappers)
+    writes: tuple[str, ...] = field(default=(), converter=_tuple_of_str)
+    reads: tuple[str, ...] = field(default=(), converter=_tuple_of_str)
+    read_only: bool = False
+
+    def is_dynamic(self, index: int) -> bool:
+        """Whether `argv[index]` is only known at run time."""
+        return index < len(self.dynamic) and self.dynamic[index]
+
+
+@frozen
+class ShellAnalysis:
+    """What a command line would run.
+
+    `opaque` means the parser could not see everything the line may run (a
+    parse error, `eval $VAR`, a variable as a command name, `source`, a
+    function definition, ...): the listed `commands` are then a lower bound.
+    `read_only` holds iff nothing is opaque and every command is read-only.
+    """
+
+    commands: tuple[SimpleCommand, ...] = field(converter=_commands)
+    opaque: bool
+    read_only: bool
+    reasons: tuple[str, ...] = field(default=(), converter=_tuple_of_str)

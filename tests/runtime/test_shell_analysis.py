@@ -1,0 +1,376 @@
+"""analyze_command: splitting, seeing through wrappers, opacity, read-only."""
+
+from __future__ import annotations
+
+import shlex
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import metis_runtime.shell as shell
+from metis_runtime.shell import ShellAnalysis, SimpleCommand, analyze_command
+
+
+def argvs(command: str) -> list[tuple[str, ...]]:
+    return [c.argv for c in analyze_command(command).commands]
+
+
+def test_exports() -> None:
+    assert set(shell.__all__) == {
+        "READ_ONLY_COMMANDS",
+        "ShellAnalysis",
+        "SimpleCommand",
+        "analyze_command",
+        "command_is_read_only",
+        "trusted_name",
+    }
+    for name in shell.__all__:
+        assert getattr(shell, name) is not None
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("ls; rm x", [("ls",), ("rm", "x")]),
+        ("true && rm x", [("true",), ("rm", "x")]),
+        ("false || rm x", [("false",), ("rm", "x")]),
+        ("ls | wc -l", [("ls",), ("wc", "-l")]),
+        ("(rm x)", [("rm", "x")]),
+        ("{ rm x; }", [("rm", "x")]),
+        ("if true; then rm x; fi", [("true",), ("rm", "x")]),
+        ("for i in a; do rm x; done", [("rm", "x")]),
+        ("while true; do rm x; done", [("true",), ("rm", "x")]),
+        ("ls\nrm x", [("ls",), ("rm", "x")]),
+    ],
+)
+def test_compound_commands_are_split(command: str, expected: list[tuple[str, ...]]) -> None:
+    assert argvs(command) == expected
+    assert not analyze_command(command).opaque
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "echo $(rm x)",
+        "echo `rm x`",
+        'echo "a$(rm x)b"',
+        "cat <(rm x)",
+        "A=$(rm x) ls",
+        "x=$(rm x)",
+        "ls > $(rm x)",
+        "cat <<< $(rm x)",
+        "for i in $(rm x); do echo; done",
+    ],
+)
+def test_substitutions_are_found(command: str) -> None:
+    assert ("rm", "x") in argvs(command)
+
+
+@pytest.mark.parametrize(
+    ("command", "wrapper"),
+    [
+        ("timeout 5 rm x", ("timeout", "5")),
+        ("timeout -s KILL -k 2 5 rm x", ("timeout", "-s", "KILL", "-k", "2", "5")),
+        ("timeout --signal=TERM 5 rm x", ("timeout", "--signal=TERM", "5")),
+        ("nice -n 5 rm x", ("nice", "-n", "5")),
+        ("nice -5 rm x", ("nice", "-5")),
+        ("nice rm x", ("nice",)),
+        ("nohup rm x", ("nohup",)),
+        ("env A=1 rm x", ("env", "A=1")),
+        ("env -i -u HOME A=1 rm x", ("env", "-i", "-u", "HOME", "A=1")),
+        ("command rm x", ("command",)),
+        ("exec rm x", ("exec",)),
+        ("sudo rm x", ("sudo",)),
+        ("sudo -u root -E rm x", ("sudo", "-u", "root", "-E")),
+        ("doas rm x", ("doas",)),
+        ("/usr/bin/timeout 1 rm x", ("/usr/bin/timeout", "1")),
+    ],
+)
+def test_wrappers_are_seen_through(command: str, wrapper: tuple[str, ...]) -> None:
+    result = analyze_command(command)
+    assert not result.opaque, result.reasons
+    assert result.commands == (
+        SimpleCommand(
+            argv=("rm", "x"),
+            text="rm x",
+            dynamic=(False, False),
+            wrappers=(wrapper,),
+        ),
+    )
+
+
+def test_nested_wrappers_keep_order() -> None:
+    (cmd,) = analyze_command("sudo -u root timeout -s KILL 5 nice -5 rm -rf /").commands
+    assert cmd.argv == ("rm", "-rf", "/")
+    assert cmd.wrappers == (("sudo", "-u", "root"), ("timeout", "-s", "KILL", "5"), ("nice", "-5"))
+
+
+def test_xargs_is_open_ended() -> None:
+    result = analyze_command("ls | xargs -0 -n 1 rm")
+    assert [c.argv for c in result.commands] == [("ls",), ("rm",)]
+    assert result.commands[1].open_ended
+    assert result.commands[1].wrappers == (("xargs", "-0", "-n", "1"),)
+
+
+def test_xargs_replace_marks_arguments_dynamic() -> None:
+    (cmd,) = analyze_command("xargs -I{} mv {} dest").commands
+    assert cmd.argv == ("mv", "{}", "dest")
+    assert cmd.dynamic == (False, True, True)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "bash -c 'rm x'",
+        'sh -c "rm x"',
+        "zsh -c 'rm x'",
+        "bash -lc 'rm x'",
+        "bash -e -c 'rm x' arg0",
+        "eval 'rm x'",
+        'eval "rm x"',
+        "eval rm x",
+        'builtin eval "rm x"',
+        "echo $(timeout 1 bash -c 'rm x')",
+        "bash -c \"bash -c 'rm x'\"",
+        "xargs sh -c 'rm x'",
+        "find . -exec rm x \\;",
+    ],
+)
+def test_nested_scripts_are_parsed(command: str) -> None:
+    result = analyze_command(command)
+    assert not result.opaque, result.reasons
+    assert ("rm", "x") in [c.argv for c in result.commands]
+
+
+def test_bash_c_records_the_shell_as_a_wrapper() -> None:
+    cmds = analyze_command("bash -c 'ls; rm x'").commands
+    assert cmds[0].argv == ("bash", "-c", "ls; rm x")
+    assert [c.argv for c in cmds[1:]] == [("ls",), ("rm", "x")]
+    assert all(c.wrappers == (("bash", "-c"),) for c in cmds[1:])
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "eval $X",
+        'bash -c "$x"',
+        "$CMD x",
+        "${CMD} x",
+        "$(echo rm) x",
+        "`echo rm` x",
+        "r{m,} x",
+        "source x.sh",
+        ". x.sh",
+        "f() { rm x; }",
+        "bash script.sh",
+        "curl x | sh",
+        "bash",
+        "cat <<EOF\n$(rm x)\nEOF",
+        "PATH=/tmp ls",
+        "export PATH=/tmp",
+        "LD_PRELOAD=x.so ls",
+        "env PATH=/tmp ls",
+        "echo ${x:-$(rm x)}",
+        "trap 'rm x' EXIT",
+        "alias ls='rm x'",
+        "sudo -s rm x",
+        "env -S 'rm x'",
+        "timeout --bogus 5 rm x",
+        "echo $((1 + 2))",
+        "rm x &&",
+        "[[ -f x ]] && rm x",
+        "case a in a) rm x;; esac",
+        "time rm x",
+        "watch 'rm x'",
+        "xargs eval",
+        "$'\\x72m' x",
+    ],
+)
+def test_opaque_shapes(command: str) -> None:
+    result = analyze_command(command)
+    assert result.opaque
+    assert result.reasons
+    assert not result.read_only
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "ls -la",
+        "cat README.md",
+        "head -n 5 a | tail -1",
+        "wc -l *.py",
+        "grep -rn foo src",
+        "rg foo",
+        "find . -name '*.py'",
+        "echo hi",
+        "pwd",
+        "git status",
+        "git log --oneline -5",
+        "git -C sub diff HEAD~1",
+        "git show HEAD",
+        "ls > /dev/null 2>&1",
+        "ls 2>&1 | grep x",
+        "command -v rm",
+        "timeout 5 ls",
+        "echo $HOME",
+        "cd src && ls",
+        "",
+        "   ",
+        "# just a comment",
+    ],
+)
+def test_read_only(command: str) -> None:
+    result = analyze_command(command)
+    assert result.read_only, (result.reasons, result.commands)
+    assert not result.opaque
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "rm x",
+        "ls > out",
+        "ls >> out",
+        "echo x &> out",
+        "> out",
+        "{ ls; } > out",
+        "(ls) > out",
+        "find . -delete",
+        "find . -exec cat {} \\;",
+        "find . $x",
+        "find . -name *.py",
+        "rg --pre ./x foo",
+        "sort -o out in",
+        "sort --output=out in",
+        "uniq in out",
+        "git push",
+        "git -c core.pager=x log",
+        "git diff --output=x",
+        "git branch new",
+        "date -s 2020-01-01",
+        "hostname evil",
+        "sudo ls",
+        "./ls",
+        "tools/cat x",
+        "ls | xargs find",
+        "ls; touch x",
+        "python -c 'print(1)'",
+        "echo hi | tee out",
+        "ls > $OUT",
+    ],
+)
+def test_not_read_only(command: str) -> None:
+    assert not analyze_command(command).read_only
+
+
+def test_redirect_targets_recorded() -> None:
+    (cmd,) = analyze_command("sort < in.txt > out.txt 2>/dev/null").commands
+    assert cmd.writes == ("out.txt",)
+    assert cmd.reads == ("in.txt",)
+
+
+def test_group_redirect_applies_to_inner_commands() -> None:
+    cmds = analyze_command("{ ls; pwd; } >> log").commands
+    assert [c.writes for c in cmds] == [("log",), ("log",)]
+
+
+def test_dynamic_words() -> None:
+    echo, cmd = analyze_command("rm $x 'lit$eral' *.txt \"$(echo a)\" ~/f").commands
+    assert echo.argv == ("echo", "a")
+    assert cmd.argv[0] == "rm"
+    assert cmd.dynamic == (False, True, False, True, True, False)
+
+
+def test_quoted_heredoc_is_not_expanded() -> None:
+    result = analyze_command("cat <<EOF\nplain text\nEOF\n")
+    assert not result.opaque
+    assert result.read_only
+
+
+def test_deep_nesting_is_opaque() -> None:
+    command = "rm x"
+    for _ in range(12):
+        command = f"eval {command!r}"
+    assert analyze_command(command).opaque
+
+
+# --- properties -----------------------------------------------------------
+
+_WORD = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789._-/", min_size=1, max_size=8)
+_NAME = st.sampled_from(["ls", "cat", "rm", "git", "echo", "touch", "grep", "mv", "wc"])
+_SIMPLE = st.builds(
+    lambda name, args: (name, *args),
+    _NAME,
+    st.lists(_WORD.filter(lambda w: not w.startswith("-")), max_size=3),
+)
+_OPS = st.sampled_from([" ; ", " && ", " || ", " | ", "\n"])
+
+
+@given(st.lists(_SIMPLE, min_size=1, max_size=5), st.data())
+def test_joined_commands_are_split_in_order(
+    parts: list[tuple[str, ...]], data: st.DataObject
+) -> None:
+    line = parts[0]
+    text = " ".join(line)
+    for p in parts[1:]:
+        text += data.draw(_OPS) + " ".join(p)
+    result = analyze_command(text)
+    assert not result.opaque
+    assert [c.argv for c in result.commands] == parts
+
+
+_WRAP = st.sampled_from(
+    [
+        "timeout 5 ",
+        "timeout -k 1 2 ",
+        "nice -n 3 ",
+        "nohup ",
+        "env A=1 ",
+        "command ",
+        "sudo ",
+        "xargs -0 ",
+        "builtin ",
+        "stdbuf -o0 ",
+    ]
+)
+_HIDE = st.sampled_from(
+    [
+        "$(@)",
+        "`@`",
+        "echo $(@)",
+        "cat <(@)",
+        "(@)",
+        "{ @; }",
+        "true && @",
+        "ls; @",
+        "ls | @",
+        "bash -c Q",
+        "sh -c Q",
+        "eval Q",
+        "A=$(@) ls",
+    ]
+)
+
+
+@given(st.lists(st.one_of(_WRAP, _HIDE), max_size=4))
+def test_rm_is_always_visible_or_opaque(layers: list[str]) -> None:
+    command = "rm x"
+    for layer in layers:
+        if "Q" in layer:  # a correctly quoted script argument
+            command = layer.replace("Q", shlex.quote(command))
+        elif "@" in layer:
+            command = layer.replace("@", command)
+        else:
+            command = layer + command
+    result = analyze_command(command)
+    assert result.opaque or any(c.argv[:1] == ("rm",) for c in result.commands), command
+    assert not result.read_only
+
+
+@given(st.text(max_size=60))
+def test_never_raises(command: str) -> None:
+    result = analyze_command(command)
+    assert isinstance(result, ShellAnalysis)
+    assert not (result.opaque and result.read_only)
