@@ -1,0 +1,258 @@
+"""The tool interface: spec, classification, context, output, and the `Tool` ABC."""
+
+from __future__ import annotations
+
+import abc
+import math
+import operator
+import os
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from attrs import field, frozen
+
+from metis_model.trace import CallClass, ToolKind
+
+from .._errors import ToolInputError
+
+if TYPE_CHECKING:
+    from ._files import FileTransaction
+    from ._jobs import JobManager
+
+ToolInput = Mapping[str, Any]
+"""A call's arguments as the provider sent them (a decoded JSON object)."""
+
+
+@frozen
+class ToolOutput:
+    """What a call returns to the model."""
+
+    content: str
+    is_error: bool = False
+
+
+@frozen
+class Classification:
+    """The input-sensitive facts the scheduler and the permission gate need.
+
+    `cls`/`key`: the interference class and resource key (Queue calls sharing
+    a key are serialized). `paths`: resolved (realpath) paths the call may
+    touch, for scope and protected-path checks. `command`: the shell text.
+    """
+
+    cls: CallClass
+    key: str | None
+    kind: ToolKind
+    paths: tuple[Path, ...] = ()
+    command: str | None = None
+
+
+def _workspace(value: str | os.PathLike[str]) -> Path:
+    # Resolved once here so every tool compares realpaths against realpaths.
+    return Path(os.path.realpath(value))
+
+
+@frozen
+class ToolContext:
+    """Everything a tool may use besides its input.
+
+    `env` is the (already sanitized) environment of subprocesses. When
+    `transaction` is set, mutating tools snapshot each file before changing it
+    so the caller can roll the whole call back.
+    """
+
+    workspace: Path = field(converter=_workspace)
+    env: Mapping[str, str]
+    jobs: JobManager
+    transaction: FileTransaction | None = None
+
+
+# --- input validation --------------------------------------------------------
+
+_JSON_TYPES: dict[str, tuple[str, Callable[[object], bool]]] = {
+    "string": ("a string", lambda v: isinstance(v, str)),
+    "integer": ("an integer", lambda v: isinstance(v, int) and not isinstance(v, bool)),
+    "number": (
+        "a number",
+        lambda v: isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v),
+    ),
+    "boolean": ("a boolean", lambda v: isinstance(v, bool)),
+    "array": ("an array", lambda v: isinstance(v, list | tuple)),
+    "object": ("an object", lambda v: isinstance(v, Mapping)),
+    "null": ("null", lambda v: v is None),
+}
+
+
+def json_type_name(value: object) -> str:
+    """The JSON name of a Python value's type, for error messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number" if math.isfinite(value) else "non-finite number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list | tuple):
+        return "array"
+    if isinstance(value, Mapping):
+        return "object"
+    return type(value).__name__
+
+
+_Check = Callable[[str, str, object], None]
+
+
+def _field_checks(prop: Mapping[str, Any]) -> tuple[_Check, ...]:
+    checks: list[_Check] = []
+    types = prop.get("type")
+    if types is not None:
+        names = (types,) if isinstance(types, str) else tuple(types)
+        known = [_JSON_TYPES[n] for n in names if n in _JSON_TYPES]
+        if known:
+            want = " or ".join(label for label, _ in known)
+            preds = tuple(pred for _, pred in known)
+
+            def check_type(tool: str, name: str, v: object) -> None:
+                if not any(p(v) for p in preds):
+                    raise ToolInputError(
+                        f"{tool}: field '{name}' must be {want}, got {json_type_name(v)}"
+                    )
+
+            checks.append(check_type)
+    if "enum" in prop:
+        allowed = tuple(prop["enum"])
+
+        def check_enum(tool: str, name: str, v: object) -> None:
+            if v not in allowed:
+                raise ToolInputError(f"{tool}: field '{name}' must be one of {list(allowed)}")
+
+        checks.append(check_enum)
+    if "minLength" in prop:
+        min_len = int(prop["minLength"])
+
+        def check_len(tool: str, name: str, v: object) -> None:
+            if isinstance(v, str) and len(v) < min_len:
+                raise ToolInputError(f"{tool}: field '{name}' must not be empty")
+
+        checks.append(check_len)
+    for key, op, text in (
+        ("minimum", operator.ge, ">="),
+        ("exclusiveMinimum", operator.gt, ">"),
+        ("maximum", operator.le, "<="),
+    ):
+        if key in prop:
+            bound = float(prop[key])
+
+            def check_bound(
+                tool: str,
+                name: str,
+                v: object,
+                bound: float = bound,
+                op: Callable[[float, float], bool] = op,
+                text: str = text,
+            ) -> None:
+                if (
+                    isinstance(v, int | float)
+                    and not isinstance(v, bool)
+                    and not op(float(v), bound)
+                ):
+                    shown = int(bound) if bound.is_integer() else bound
+                    raise ToolInputError(f"{tool}: field '{name}' must be {text} {shown}")
+
+            checks.append(check_bound)
+    return tuple(checks)
+
+
+@frozen
+class ToolSpec:
+    """A tool as the model sees it: name, description, JSON schema of the input.
+
+    `validate` understands the top level of an object schema: `required`,
+    `additionalProperties: false`, and per property `type` (or a list of
+    types), `enum`, `minLength`, `minimum`, `exclusiveMinimum`, `maximum`.
+    Other keywords are accepted and not checked.
+    """
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    _required: tuple[str, ...] = field(init=False, repr=False, eq=False)
+    _checks: dict[str, tuple[_Check, ...]] = field(init=False, repr=False, eq=False)
+    _closed: bool = field(init=False, repr=False, eq=False)
+
+    def __attrs_post_init__(self) -> None:
+        # Compiled once per spec so validation on the call path is a few lookups.
+        props: Mapping[str, Any] = self.input_schema.get("properties", {})
+        checks = {name: _field_checks(prop) for name, prop in props.items()}
+        object.__setattr__(self, "_required", tuple(self.input_schema.get("required", ())))
+        object.__setattr__(self, "_checks", checks)
+        object.__setattr__(
+            self, "_closed", self.input_schema.get("additionalProperties", True) is False
+        )
+
+    def validate(self, input: object) -> None:
+        """Raise ToolInputError (one line, naming the field) unless `input` fits."""
+        tool = self.name
+        if not isinstance(input, Mapping):
+            raise ToolInputError(f"{tool}: input must be an object, got {json_type_name(input)}")
+        for name in self._required:
+            if name not in input:
+                raise ToolInputError(f"{tool}: missing required field '{name}'")
+        checks = self._checks
+        for name, value in input.items():
+            field_checks = checks.get(name)
+            if field_checks is None:
+                if self._closed:
+                    raise ToolInputError(f"{tool}: unknown field '{name}'")
+                continue
+            for check in field_checks:
+                check(tool, name, value)
+
+
+def object_schema(
+    properties: Mapping[str, Mapping[str, Any]], required: tuple[str, ...]
+) -> dict[str, Any]:
+    """A closed JSON object schema (unknown fields are rejected)."""
+    return {
+        "type": "object",
+        "properties": {k: dict(v) for k, v in properties.items()},
+        "required": list(required),
+        "additionalProperties": False,
+    }
+
+
+class Tool(abc.ABC):
+    """A tool: its spec, an input-sensitive classifier, and `run`.
+
+    `run` raises ToolInputError for bad input and ToolError for an operation
+    that failed; the loop turns both into an error result.
+    """
+
+    @property
+    @abc.abstractmethod
+    def spec(self) -> ToolSpec:
+        """The spec the model sees."""
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    def validate(self, input: ToolInput) -> None:
+        """Check `input` against the spec's schema (ToolInputError if it does not fit)."""
+        self.spec.validate(input)
+
+    @abc.abstractmethod
+    def kind(self, input: ToolInput) -> ToolKind:
+        """The effect kind of this call, as the permission gate sees it."""
+
+    @abc.abstractmethod
+    def classify(self, input: ToolInput, ctx: ToolContext) -> Classification:
+        """Interference class, resource key, kind, resolved paths, command text."""
+
+    @abc.abstractmethod
+    async def run(self, input: ToolInput, ctx: ToolContext) -> ToolOutput:
+        """Perform the call."""

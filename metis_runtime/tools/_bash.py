@@ -1,0 +1,251 @@
+"""The bash built-in: a real subprocess in its own process group."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import os
+import signal
+import subprocess
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from metis_model.trace import CallClass, ToolKind
+
+from ._base import Classification, Tool, ToolContext, ToolInput, ToolOutput, ToolSpec, object_schema
+from ._files import os_error
+
+if TYPE_CHECKING:
+    from metis_runtime.shell import ShellAnalysis
+
+DEFAULT_TIMEOUT = 120.0
+MAX_TIMEOUT = 600.0
+MAX_OUTPUT = 30_000  # bytes of combined output kept: the first and last halves
+TERM_GRACE = 1.0  # seconds from SIGTERM to SIGKILL
+PIPE_DRAIN = 1.0  # seconds to wait for the pipe to close once the group is dead
+BASH = "/bin/bash"
+
+
+@functools.lru_cache(maxsize=512)
+def _analyze(command: str) -> ShellAnalysis | None:
+    # Lazy: the parser pulls in bashlex, which most tool calls never need.
+    # Cached: the loop asks for kind() and classify() of the same command.
+    from metis_runtime.shell import analyze_command
+
+    try:
+        return analyze_command(command)
+    except Exception:
+        return None  # an analysis that fails is treated as opaque (Exclusive)
+
+
+def _read_only(analysis: ShellAnalysis | None) -> bool:
+    return analysis is not None and analysis.read_only and not analysis.opaque
+
+
+def _candidate_paths(
+    analysis: ShellAnalysis | None, workspace: Path, home: str
+) -> tuple[Path, ...]:
+    """Every static word that may name a file, resolved: redirection targets and
+    non-option arguments (and `--opt=value` values). An over-approximation for
+    scope/protected-path checks; words only known at run time are not listed."""
+    if analysis is None:
+        return ()
+    words: list[str] = []
+    for cmd in analysis.commands:
+        words.extend(cmd.writes)
+        words.extend(cmd.reads)
+        for i, word in enumerate(cmd.argv[1:], 1):
+            if cmd.is_dynamic(i) and not word.startswith("~"):
+                continue
+            if word.startswith("-"):
+                _, eq, value = word.partition("=")
+                if not eq:
+                    continue
+                word = value
+            words.append(word)
+    seen: dict[Path, None] = {}
+    for word in words:
+        if not word or "\x00" in word:
+            continue
+        if word == "~" or word.startswith("~/"):
+            word = home + word[1:]
+        seen.setdefault(Path(os.path.realpath(os.path.join(workspace, word))))
+    return tuple(seen)
+
+
+class _Output:
+    """Combined output kept within MAX_OUTPUT bytes: head and tail, with a marker."""
+
+    __slots__ = ("head", "tail", "total")
+
+    HALF = MAX_OUTPUT // 2
+
+    def __init__(self) -> None:
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.total = 0
+
+    def add(self, data: bytes) -> None:
+        self.total += len(data)
+        room = self.HALF - len(self.head)
+        if room > 0:
+            self.head += data[:room]
+            data = data[room:]
+        if data:
+            self.tail += data
+            if len(self.tail) > self.HALF:
+                del self.tail[: len(self.tail) - self.HALF]
+
+    def text(self) -> str:
+        head = self.head.decode("utf-8", "replace")
+        omitted = self.total - len(self.head) - len(self.tail)
+        if omitted <= 0:
+            return head + self.tail.decode("utf-8", "replace")
+        tail = self.tail.decode("utf-8", "replace")
+        return f"{head}\n[... {omitted} bytes of output truncated ...]\n{tail}"
+
+
+class _Collector(asyncio.SubprocessProtocol):
+    # A protocol rather than asyncio.subprocess.Process: Process.wait() also
+    # waits for the pipes to close, which a leftover `cmd &` can hold open.
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.output = _Output()
+        self.exited: asyncio.Future[None] = loop.create_future()
+        self.closed: asyncio.Future[None] = loop.create_future()
+
+    def pipe_data_received(self, fd: int, data: bytes | str) -> None:
+        self.output.add(data if isinstance(data, bytes) else data.encode())
+
+    def process_exited(self) -> None:
+        if not self.exited.done():
+            self.exited.set_result(None)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.closed.done():
+            self.closed.set_result(None)
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> None:
+    # ESRCH: the group is already gone.
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+async def _wait(fut: asyncio.Future[None], timeout: float) -> None:
+    # Shielded: a timeout here must not cancel the protocol's future.
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(asyncio.shield(fut), timeout)
+
+
+async def _terminate(proto: _Collector, pgid: int) -> None:
+    """SIGTERM the group, give the shell TERM_GRACE to exit, then SIGKILL the group."""
+    try:
+        _signal_group(pgid, signal.SIGTERM)
+        await _wait(proto.exited, TERM_GRACE)
+    finally:
+        _signal_group(pgid, signal.SIGKILL)
+    await _wait(proto.exited, TERM_GRACE)
+
+
+def _exit_text(rc: int | None) -> str:
+    if rc is None:
+        return "[exit code: unknown]"
+    if rc < 0:
+        try:
+            return f"[killed by {signal.Signals(-rc).name}]"
+        except ValueError:
+            return f"[killed by signal {-rc}]"
+    return f"[exit code: {rc}]"
+
+
+def _join(output: str, trailer: str) -> str:
+    if not output:
+        return trailer
+    return f"{output}\n{trailer}" if not output.endswith("\n") else output + trailer
+
+
+class BashTool(Tool):
+    spec = ToolSpec(
+        "bash",
+        "Run a command with /bin/bash -c in the workspace. Combined stdout/stderr and the "
+        f"exit code are returned (output is truncated beyond {MAX_OUTPUT} bytes). "
+        f"`timeout` in seconds (default {DEFAULT_TIMEOUT:g}, at most {MAX_TIMEOUT:g}) "
+        "kills the whole process group. `background: true` runs it as a background job. "
+        "Processes a foreground command leaves behind are killed when it ends.",
+        object_schema(
+            {
+                "command": {"type": "string", "minLength": 1},
+                "timeout": {"type": "number", "exclusiveMinimum": 0, "maximum": MAX_TIMEOUT},
+                "background": {"type": "boolean"},
+            },
+            ("command",),
+        ),
+    )
+
+    def kind(self, input: ToolInput) -> ToolKind:
+        self.spec.validate(input)
+        return ToolKind.READ_ONLY if _read_only(_analyze(input["command"])) else ToolKind.EXEC
+
+    def classify(self, input: ToolInput, ctx: ToolContext) -> Classification:
+        self.spec.validate(input)
+        command: str = input["command"]
+        analysis = _analyze(command)
+        read_only = _read_only(analysis)
+        if input.get("background", False):
+            cls = CallClass.BACKGROUND
+        else:
+            cls = CallClass.SAFE if read_only else CallClass.EXCLUSIVE
+        home = ctx.env.get("HOME") or os.path.expanduser("~")
+        return Classification(
+            cls,
+            None,
+            ToolKind.READ_ONLY if read_only else ToolKind.EXEC,
+            _candidate_paths(analysis, ctx.workspace, home),
+            command,
+        )
+
+    async def run(self, input: ToolInput, ctx: ToolContext) -> ToolOutput:
+        """Run to completion. A background job is this same coroutine, detached by
+        the JobManager; it has no default timeout."""
+        self.spec.validate(input)
+        command: str = input["command"]
+        background: bool = input.get("background", False)
+        timeout: float | None = input.get("timeout", None if background else DEFAULT_TIMEOUT)
+        loop = asyncio.get_running_loop()
+        try:
+            transport, proto = await loop.subprocess_exec(
+                lambda: _Collector(loop),
+                BASH,
+                "-c",
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                cwd=ctx.workspace,
+                env=dict(ctx.env),
+                start_new_session=True,  # own process group: pgid == pid
+            )
+        except OSError as exc:
+            raise os_error("bash", ctx.workspace, exc) from exc
+        pgid = transport.get_pid()
+        try:
+            try:
+                async with asyncio.timeout(timeout):
+                    await asyncio.shield(proto.exited)
+            except TimeoutError:
+                await _terminate(proto, pgid)
+                await _wait(proto.closed, PIPE_DRAIN)
+                trailer = f"[timed out after {timeout:g}s; process group killed]"
+                return ToolOutput(_join(proto.output.text(), trailer), is_error=True)
+            # The call's effects end with it: kill what the shell left behind.
+            _signal_group(pgid, signal.SIGKILL)
+            await _wait(proto.closed, PIPE_DRAIN)
+        except BaseException:
+            # Cancellation: the group dies before the CancelledError propagates.
+            await _terminate(proto, pgid)
+            raise
+        finally:
+            transport.close()
+        rc = transport.get_returncode()
+        return ToolOutput(_join(proto.output.text(), _exit_text(rc)), is_error=rc != 0)

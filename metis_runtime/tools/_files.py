@@ -1,0 +1,173 @@
+"""Path resolution, atomic file replacement, and rollback-able file transactions."""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import stat
+from pathlib import Path
+from types import TracebackType
+
+from attrs import frozen
+
+from .._errors import ToolError, ToolInputError
+
+_tmp_counter = itertools.count()
+
+
+def resolve_path(workspace: Path, raw: str, *, tool: str, field: str = "path") -> Path:
+    """The real target of `raw`: relative to `workspace` unless absolute, through
+    symlinks, `..` and trailing slashes (`os.path.realpath`)."""
+    if not raw:
+        raise ToolInputError(f"{tool}: field '{field}' must not be empty")
+    if "\x00" in raw:
+        raise ToolInputError(f"{tool}: field '{field}' contains a NUL byte")
+    return Path(os.path.realpath(os.path.join(workspace, raw)))
+
+
+def display_path(workspace: Path, path: Path) -> str:
+    """`path` relative to the workspace when inside it, else absolute."""
+    try:
+        rel = path.relative_to(workspace)
+    except ValueError:
+        return str(path)
+    return str(rel) if rel.parts else "."
+
+
+def os_error(tool: str, path: Path | str, exc: OSError) -> ToolError:
+    """A one-line ToolError for an OSError on `path`."""
+    reason = exc.strerror or type(exc).__name__
+    return ToolError(f"{tool}: {path}: {reason}")
+
+
+def atomic_write(path: str | os.PathLike[str], data: bytes, mode: int | None = None) -> None:
+    """Replace `path` with `data` atomically: temp file in the same directory,
+    fsync, `os.replace`. An existing file keeps its permission bits unless
+    `mode` is given; a new file gets 0o666 minus the umask.
+
+    Raises OSError; the temp file never survives a failure.
+    """
+    target = os.fspath(path)
+    directory, base = os.path.split(target)
+    if mode is None:
+        try:
+            mode = stat.S_IMODE(os.stat(target).st_mode)
+        except FileNotFoundError:
+            mode = None
+    while True:
+        tmp = os.path.join(directory, f".{base}.{os.getpid()}.{next(_tmp_counter)}.tmp")
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+        except FileExistsError:
+            continue
+        break
+    try:
+        with open(fd, "wb", closefd=True) as f:
+            if mode is not None:
+                os.fchmod(fd, mode)
+            f.write(data)
+            f.flush()
+            os.fsync(fd)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+@frozen
+class _Saved:
+    data: bytes | None  # None: the file did not exist
+    mode: int | None
+    created_dirs: tuple[str, ...]  # missing ancestors, deepest first
+
+
+class FileTransaction:
+    """Snapshots of files taken before a multi-step mutation.
+
+    `snapshot(path)` records the current bytes and permission bits of `path`
+    (once; later snapshots of the same real path are no-ops). `rollback()`
+    restores every snapshotted file exactly, deletes files that did not
+    exist, and removes directories created since (when empty). `commit()`
+    forgets the snapshots. Used as a context manager, an exception rolls back
+    and a normal exit commits.
+    """
+
+    __slots__ = ("_saved",)
+
+    def __init__(self) -> None:
+        self._saved: dict[str, _Saved] = {}
+
+    @property
+    def paths(self) -> tuple[Path, ...]:
+        """The real paths snapshotted so far, in snapshot order."""
+        return tuple(Path(p) for p in self._saved)
+
+    def snapshot(self, path: str | os.PathLike[str]) -> None:
+        real = os.path.realpath(path)
+        if real in self._saved:
+            return
+        try:
+            with open(real, "rb") as f:
+                st = os.fstat(f.fileno())
+                if not stat.S_ISREG(st.st_mode):
+                    raise ToolError(f"snapshot: {real}: not a regular file")
+                saved = _Saved(f.read(), stat.S_IMODE(st.st_mode), ())
+        except FileNotFoundError:
+            saved = _Saved(None, None, _missing_dirs(os.path.dirname(real)))
+        except IsADirectoryError:
+            raise ToolError(f"snapshot: {real}: is a directory") from None
+        except OSError as exc:
+            raise os_error("snapshot", real, exc) from exc
+        self._saved[real] = saved
+
+    def rollback(self) -> None:
+        """Restore every snapshot (latest first); ToolError if any could not be."""
+        failures: list[str] = []
+        for real, saved in reversed(self._saved.items()):
+            try:
+                if saved.data is None:
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(real)
+                    for d in saved.created_dirs:
+                        try:
+                            os.rmdir(d)
+                        except OSError:
+                            break  # not empty (or gone): leave it and its parents
+                else:
+                    os.makedirs(os.path.dirname(real), exist_ok=True)
+                    atomic_write(real, saved.data, saved.mode)
+            except OSError as exc:
+                failures.append(f"{real}: {exc.strerror or type(exc).__name__}")
+        self._saved.clear()
+        if failures:
+            raise ToolError(f"rollback failed for {len(failures)} file(s): {'; '.join(failures)}")
+
+    def commit(self) -> None:
+        self._saved.clear()
+
+    def __enter__(self) -> FileTransaction:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if exc_type is None:
+            self.commit()
+        else:
+            self.rollback()
+
+
+def _missing_dirs(directory: str) -> tuple[str, ...]:
+    missing: list[str] = []
+    while directory and not os.path.exists(directory):
+        missing.append(directory)
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            break
+        directory = parent
+    return tuple(missing)

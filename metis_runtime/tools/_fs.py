@@ -1,0 +1,372 @@
+"""The file-system built-ins: read, write, edit, ls, glob, grep."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import stat
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path, PurePath
+from typing import TypeVar
+
+from metis_model.trace import CallClass, ToolKind
+
+from .._errors import ToolError, ToolInputError
+from ._base import Classification, Tool, ToolContext, ToolInput, ToolOutput, ToolSpec, object_schema
+from ._files import atomic_write, display_path, os_error, resolve_path
+
+READ_DEFAULT_LIMIT = 2000
+READ_MAX_LINE = 2000  # characters kept of one line
+LS_MAX_ENTRIES = 1000
+GLOB_MAX_RESULTS = 1000
+GREP_MAX_MATCHES = 500
+GREP_MAX_LINE = 500
+GREP_MAX_FILE_BYTES = 10 * 1024 * 1024  # larger files are skipped, not scanned
+BINARY_SNIFF = 8192
+_VCS_DIRS = frozenset({".git", ".hg", ".svn"})
+
+_STR = {"type": "string", "minLength": 1}
+
+
+def _is_binary(head: bytes) -> bool:
+    return b"\x00" in head
+
+
+def _safe(kind: ToolKind, paths: tuple[Path, ...]) -> Classification:
+    return Classification(CallClass.SAFE, None, kind, paths)
+
+
+class ReadTool(Tool):
+    spec = ToolSpec(
+        "read",
+        "Read a text file. Lines are numbered from 1. `offset` skips that many lines; "
+        f"`limit` caps the lines returned (default {READ_DEFAULT_LIMIT}).",
+        object_schema(
+            {
+                "path": _STR,
+                "offset": {"type": "integer", "minimum": 0},
+                "limit": {"type": "integer", "minimum": 1},
+            },
+            ("path",),
+        ),
+    )
+
+    def kind(self, input: ToolInput) -> ToolKind:
+        return ToolKind.READ_ONLY
+
+    def classify(self, input: ToolInput, ctx: ToolContext) -> Classification:
+        self.spec.validate(input)
+        return _safe(ToolKind.READ_ONLY, (resolve_path(ctx.workspace, input["path"], tool="read"),))
+
+    async def run(self, input: ToolInput, ctx: ToolContext) -> ToolOutput:
+        self.spec.validate(input)
+        path = resolve_path(ctx.workspace, input["path"], tool="read")
+        offset: int = input.get("offset", 0)
+        limit: int = input.get("limit", READ_DEFAULT_LIMIT)
+        out: list[str] = []
+        more = False
+        try:
+            with open(path, "rb") as f:
+                if _is_binary(f.read(BINARY_SNIFF)):
+                    raise ToolError(f"read: {path}: binary file")
+                f.seek(0)
+                for lineno, raw in enumerate(f, 1):
+                    if lineno <= offset:
+                        continue
+                    if len(out) == limit:
+                        more = True
+                        break
+                    line = raw.decode("utf-8", "replace").rstrip("\r\n")
+                    if len(line) > READ_MAX_LINE:
+                        line = line[:READ_MAX_LINE] + " [line truncated]"
+                    out.append(f"{lineno:6d}\t{line}")
+        except IsADirectoryError:
+            raise ToolError(f"read: {path}: is a directory (use ls)") from None
+        except OSError as exc:
+            raise os_error("read", path, exc) from exc
+        if more:
+            out.append(f"[... more lines; continue with offset={offset + limit}]")
+        elif not out:
+            return ToolOutput("[empty file]" if offset == 0 else f"[no lines after line {offset}]")
+        return ToolOutput("\n".join(out))
+
+
+class WriteTool(Tool):
+    spec = ToolSpec(
+        "write",
+        "Create or overwrite a file with `content` (atomically). Parent directories are created.",
+        object_schema({"path": _STR, "content": {"type": "string"}}, ("path", "content")),
+    )
+
+    def kind(self, input: ToolInput) -> ToolKind:
+        return ToolKind.EDIT
+
+    def classify(self, input: ToolInput, ctx: ToolContext) -> Classification:
+        self.spec.validate(input)
+        path = resolve_path(ctx.workspace, input["path"], tool="write")
+        return Classification(CallClass.QUEUE, f"file:{path}", ToolKind.EDIT, (path,))
+
+    async def run(self, input: ToolInput, ctx: ToolContext) -> ToolOutput:
+        self.spec.validate(input)
+        path = resolve_path(ctx.workspace, input["path"], tool="write")
+        data = input["content"].encode("utf-8", "surrogatepass")
+        try:
+            if ctx.transaction is not None:
+                ctx.transaction.snapshot(path)
+            existed = path.exists()
+            if path.is_dir():
+                raise ToolError(f"write: {path}: is a directory")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(path, data)
+        except OSError as exc:
+            raise os_error("write", path, exc) from exc
+        verb = "overwrote" if existed else "created"
+        return ToolOutput(f"{verb} {display_path(ctx.workspace, path)} ({len(data)} bytes)")
+
+
+class EditTool(Tool):
+    spec = ToolSpec(
+        "edit",
+        "Replace the exact text `old` with `new` in a file. `old` must occur exactly once "
+        "unless `replace_all` is true.",
+        object_schema(
+            {
+                "path": _STR,
+                "old": {"type": "string", "minLength": 1},
+                "new": {"type": "string"},
+                "replace_all": {"type": "boolean"},
+            },
+            ("path", "old", "new"),
+        ),
+    )
+
+    def kind(self, input: ToolInput) -> ToolKind:
+        return ToolKind.EDIT
+
+    def classify(self, input: ToolInput, ctx: ToolContext) -> Classification:
+        self.spec.validate(input)
+        path = resolve_path(ctx.workspace, input["path"], tool="edit")
+        return Classification(CallClass.QUEUE, f"file:{path}", ToolKind.EDIT, (path,))
+
+    async def run(self, input: ToolInput, ctx: ToolContext) -> ToolOutput:
+        self.spec.validate(input)
+        path = resolve_path(ctx.workspace, input["path"], tool="edit")
+        old: str = input["old"]
+        new: str = input["new"]
+        if old == new:
+            raise ToolInputError("edit: fields 'old' and 'new' are identical")
+        try:
+            raw = path.read_bytes()
+        except IsADirectoryError:
+            raise ToolError(f"edit: {path}: is a directory") from None
+        except OSError as exc:
+            raise os_error("edit", path, exc) from exc
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ToolError(f"edit: {path}: not a UTF-8 text file") from None
+        count = text.count(old)
+        if count == 0:
+            raise ToolError(f"edit: 'old' not found in {display_path(ctx.workspace, path)}")
+        if count > 1 and not input.get("replace_all", False):
+            raise ToolError(
+                f"edit: 'old' occurs {count} times in {display_path(ctx.workspace, path)}; "
+                "add context to make it unique or set replace_all"
+            )
+        updated = text.replace(old, new)
+        try:
+            if ctx.transaction is not None:
+                ctx.transaction.snapshot(path)
+            atomic_write(path, updated.encode("utf-8"))
+        except OSError as exc:
+            raise os_error("edit", path, exc) from exc
+        n = "1 occurrence" if count == 1 else f"{count} occurrences"
+        return ToolOutput(f"edited {display_path(ctx.workspace, path)} ({n} replaced)")
+
+
+class LsTool(Tool):
+    spec = ToolSpec(
+        "ls",
+        "List a directory (default: the workspace). Directories end with '/'.",
+        object_schema({"path": _STR}, ()),
+    )
+
+    def kind(self, input: ToolInput) -> ToolKind:
+        return ToolKind.READ_ONLY
+
+    def classify(self, input: ToolInput, ctx: ToolContext) -> Classification:
+        return _safe(ToolKind.READ_ONLY, (_base_dir(self, input, ctx),))
+
+    async def run(self, input: ToolInput, ctx: ToolContext) -> ToolOutput:
+        path = _base_dir(self, input, ctx)
+        try:
+            with os.scandir(path) as it:
+                entries = sorted(e.name + "/" if e.is_dir() else e.name for e in it)
+        except NotADirectoryError:
+            raise ToolError(f"ls: {path}: not a directory") from None
+        except OSError as exc:
+            raise os_error("ls", path, exc) from exc
+        if not entries:
+            return ToolOutput("[empty directory]")
+        if len(entries) > LS_MAX_ENTRIES:
+            extra = len(entries) - LS_MAX_ENTRIES
+            entries = [*entries[:LS_MAX_ENTRIES], f"[... {extra} more entries]"]
+        return ToolOutput("\n".join(entries))
+
+
+_T = TypeVar("_T")
+
+
+async def _in_thread(fn: Callable[[threading.Event], _T]) -> _T:
+    """Run a blocking scan in a thread; on cancellation tell it to stop."""
+    stop = threading.Event()
+    try:
+        return await asyncio.to_thread(fn, stop)
+    except asyncio.CancelledError:
+        stop.set()
+        raise
+
+
+def _base_dir(tool: Tool, input: ToolInput, ctx: ToolContext) -> Path:
+    tool.spec.validate(input)
+    raw = input.get("path")
+    return ctx.workspace if raw is None else resolve_path(ctx.workspace, raw, tool=tool.name)
+
+
+class GlobTool(Tool):
+    spec = ToolSpec(
+        "glob",
+        "Find paths matching a glob `pattern` (`**` for any depth) under `path` "
+        "(default: the workspace).",
+        object_schema({"pattern": _STR, "path": _STR}, ("pattern",)),
+    )
+
+    def kind(self, input: ToolInput) -> ToolKind:
+        return ToolKind.READ_ONLY
+
+    def classify(self, input: ToolInput, ctx: ToolContext) -> Classification:
+        return _safe(ToolKind.READ_ONLY, (_base_dir(self, input, ctx),))
+
+    async def run(self, input: ToolInput, ctx: ToolContext) -> ToolOutput:
+        base = _base_dir(self, input, ctx)
+        pattern: str = input["pattern"]
+        if os.path.isabs(pattern):
+            raise ToolInputError("glob: field 'pattern' must be relative (use 'path' for the base)")
+        if not base.is_dir():
+            raise ToolError(f"glob: {base}: not a directory")
+
+        def scan(stop: threading.Event) -> list[Path]:
+            found: list[Path] = []
+            try:
+                for p in base.glob(pattern):
+                    if stop.is_set() or len(found) > GLOB_MAX_RESULTS:
+                        break
+                    found.append(p)
+            except (ValueError, NotImplementedError) as exc:
+                raise ToolInputError(f"glob: field 'pattern' is invalid: {exc}") from None
+            except OSError as exc:
+                raise os_error("glob", base, exc) from exc
+            return found
+
+        found = await _in_thread(scan)
+        if not found:
+            return ToolOutput("[no matches]")
+        lines = sorted(display_path(ctx.workspace, p) for p in found[:GLOB_MAX_RESULTS])
+        if len(found) > GLOB_MAX_RESULTS:
+            lines.append(f"[... stopped after {GLOB_MAX_RESULTS} matches]")
+        return ToolOutput("\n".join(lines))
+
+
+class GrepTool(Tool):
+    spec = ToolSpec(
+        "grep",
+        "Search file contents with a Python regular expression, line by line, under `path` "
+        "(a file or directory; default: the workspace). `glob` filters file names "
+        "(e.g. '*.py'). Binary files, symlinks and VCS directories are skipped.",
+        object_schema({"pattern": _STR, "path": _STR, "glob": _STR}, ("pattern",)),
+    )
+
+    def kind(self, input: ToolInput) -> ToolKind:
+        return ToolKind.READ_ONLY
+
+    def classify(self, input: ToolInput, ctx: ToolContext) -> Classification:
+        return _safe(ToolKind.READ_ONLY, (_base_dir(self, input, ctx),))
+
+    async def run(self, input: ToolInput, ctx: ToolContext) -> ToolOutput:
+        base = _base_dir(self, input, ctx)
+        try:
+            regex = re.compile(input["pattern"])
+        except re.error as exc:
+            raise ToolInputError(
+                f"grep: field 'pattern' is not a valid regular expression: {exc}"
+            ) from None
+        name_glob: str | None = input.get("glob")
+        workspace = ctx.workspace
+
+        def scan(stop: threading.Event) -> tuple[list[str], bool]:
+            hits: list[str] = []
+            for file in _walk_files(base, name_glob):
+                if stop.is_set():
+                    break
+                text = _read_text(file)
+                if text is None:
+                    continue
+                shown = display_path(workspace, file)
+                lines = text.split("\n")
+                if lines and lines[-1] == "":
+                    lines.pop()
+                for lineno, line in enumerate(lines, 1):
+                    line = line.removesuffix("\r")
+                    if regex.search(line) is None:
+                        continue
+                    if len(hits) == GREP_MAX_MATCHES:
+                        return hits, True
+                    if len(line) > GREP_MAX_LINE:
+                        line = line[:GREP_MAX_LINE] + " [line truncated]"
+                    hits.append(f"{shown}:{lineno}:{line}")
+            return hits, False
+
+        if not base.exists():
+            raise ToolError(f"grep: {base}: No such file or directory")
+        hits, truncated = await _in_thread(scan)
+        if not hits:
+            return ToolOutput("[no matches]")
+        if truncated:
+            hits.append(f"[... stopped after {GREP_MAX_MATCHES} matches]")
+        return ToolOutput("\n".join(hits))
+
+
+def _walk_files(base: Path, name_glob: str | None) -> Iterator[Path]:
+    """Regular files under `base` in a stable order, without following symlinks."""
+    if not base.is_dir():
+        yield base
+        return
+    for root, dirs, files in os.walk(base):
+        dirs[:] = sorted(d for d in dirs if d not in _VCS_DIRS)
+        root_path = Path(root)
+        for name in sorted(files):
+            path = root_path / name
+            if name_glob is not None and not PurePath(path.relative_to(base)).match(name_glob):
+                continue
+            yield path
+
+
+def _read_text(path: Path) -> str | None:
+    """The file's text, or None if it is not a readable, regular, small, text file."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None  # unreadable or a symlink: skipped, not an error of the whole search
+    with open(fd, "rb", closefd=True) as f:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > GREP_MAX_FILE_BYTES:
+            return None
+        try:
+            data = f.read()
+        except OSError:
+            return None
+    if _is_binary(data[:BINARY_SNIFF]):
+        return None
+    return data.decode("utf-8", "replace")

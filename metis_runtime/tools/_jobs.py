@@ -1,0 +1,123 @@
+"""Background jobs: a handshake now, the outcome later."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import Awaitable, Callable
+
+from metis_model.trace import EffectOutcome
+
+from .._errors import ToolError
+from ._base import ToolOutput
+
+JobCallback = Callable[[str, str, EffectOutcome, ToolOutput], None]
+"""Called once per job with (occ, job_id, outcome, output)."""
+
+
+class JobManager:
+    """Runs Background calls as detached tasks.
+
+    `start` returns the job id at once, before the job's coroutine has run a
+    step, so the handshake is always recorded before the completion. Each job
+    ends in exactly one `on_done` notification: OK, ERROR (the coroutine
+    raised, or returned an `is_error` output) or CANCELLED. Cancelling a job
+    cancels its coroutine; the bash tool kills its process group on
+    cancellation, so `cancel_all` leaves no process of a job behind.
+    """
+
+    def __init__(self, prefix: str = "job") -> None:
+        self._prefix = prefix
+        self._ids = itertools.count(1)
+        self._tasks: dict[str, asyncio.Task[tuple[EffectOutcome, ToolOutput]]] = {}
+        self._callbacks: list[JobCallback] = []
+        self._done: dict[str, tuple[str, EffectOutcome, ToolOutput]] = {}
+
+    def on_done(self, callback: JobCallback) -> None:
+        """Register `callback` for every job that ends from now on."""
+        self._callbacks.append(callback)
+
+    def start(self, occ: str, coro_factory: Callable[[], Awaitable[ToolOutput]]) -> str:
+        """Detach `coro_factory()` as a job of call occurrence `occ`; return its id.
+
+        Must be called from a running event loop.
+        """
+        job_id = f"{self._prefix}-{next(self._ids)}"
+        task = asyncio.get_running_loop().create_task(
+            _drive(coro_factory), name=f"metis {job_id} ({occ})"
+        )
+        self._tasks[job_id] = task
+        # A done callback, not code in the coroutine: a job cancelled before its
+        # first step never enters the coroutine but must still report.
+        task.add_done_callback(lambda t: self._finish(occ, job_id, t))
+        return job_id
+
+    def _finish(
+        self, occ: str, job_id: str, task: asyncio.Task[tuple[EffectOutcome, ToolOutput]]
+    ) -> None:
+        self._tasks.pop(job_id, None)
+        if task.cancelled():
+            outcome, output = EffectOutcome.CANCELLED, ToolOutput("cancelled", True)
+        else:
+            outcome, output = task.result()
+        self._done[job_id] = (occ, outcome, output)
+        for callback in tuple(self._callbacks):
+            try:
+                callback(occ, job_id, outcome, output)
+            except Exception as exc:  # one bad listener must not starve the others
+                task.get_loop().call_exception_handler(
+                    {"message": f"on_done callback failed for {job_id}", "exception": exc}
+                )
+
+    @property
+    def running(self) -> tuple[str, ...]:
+        """Ids of jobs that have not ended, in start order."""
+        return tuple(self._tasks)
+
+    def outcome(self, job_id: str) -> tuple[EffectOutcome, ToolOutput] | None:
+        """The outcome and output of an ended job; None while it runs.
+
+        KeyError for an id this manager never issued.
+        """
+        done = self._done.get(job_id)
+        if done is not None:
+            return done[1], done[2]
+        if job_id in self._tasks:
+            return None
+        raise KeyError(job_id)
+
+    async def wait_all(self, timeout: float | None = None) -> bool:
+        """Wait until every job (including ones started meanwhile) has ended.
+
+        True if none is left running; False if `timeout` passed first (the
+        jobs keep running).
+        """
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout is None else loop.time() + timeout
+        while self._tasks:
+            remaining = None if deadline is None else deadline - loop.time()
+            if remaining is not None and remaining <= 0:
+                return False
+            await asyncio.wait(tuple(self._tasks.values()), timeout=remaining)
+        return True
+
+    async def cancel_all(self) -> None:
+        """Cancel every running job and wait until each has reported CANCELLED
+        (or finished on its own meanwhile)."""
+        while self._tasks:
+            tasks = tuple(self._tasks.values())
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def _drive(
+    coro_factory: Callable[[], Awaitable[ToolOutput]],
+) -> tuple[EffectOutcome, ToolOutput]:
+    try:
+        output = await coro_factory()
+    except ToolError as exc:
+        return EffectOutcome.ERROR, ToolOutput(str(exc), True)
+    except Exception as exc:  # a job's failure is its outcome, never the loop's crash
+        return EffectOutcome.ERROR, ToolOutput(f"{type(exc).__name__}: {exc}", True)
+    return (EffectOutcome.ERROR if output.is_error else EffectOutcome.OK), output
