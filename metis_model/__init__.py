@@ -19,7 +19,19 @@ from ._children import (
 from ._errors import MetisModelError, TraceFormatError
 from ._generate import ALL_TOOLS, SimConfig, simulate
 from ._invariants import BY_ID, FAMILIES, INVARIANTS, Invariant, invariant
-from ._loop import ENABLED, Call, Divergence, LoopState, Phase, initial_state, step
+from ._loop import (
+    ENABLED,
+    Call,
+    Divergence,
+    LoopState,
+    Phase,
+    closable,
+    initial_state,
+    settled,
+    startable,
+    step,
+)
+from ._mutate import MUTATORS, break_trace, broken_trace
 from ._permissions import (
     DECISION_RANK,
     STAGE_ORDER,
@@ -57,7 +69,11 @@ __all__ = [
     "SimConfig",
     "TraceFormatError",
     "Violation",
+    "MUTATORS",
+    "break_trace",
+    "broken_trace",
     "check_trace",
+    "closable",
     "child_authority",
     "child_surface",
     "initial_state",
@@ -65,7 +81,9 @@ __all__ = [
     "mode_at_most",
     "resolve",
     "settle_ask",
+    "settled",
     "simulate",
     "spawn_violation",
+    "startable",
     "step",
 ]

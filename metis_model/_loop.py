@@ -495,8 +495,13 @@ def _result(state: LoopState, e: Result) -> Outcome:
         return _diverge(
             state, "LOOP-1", f"ok result for {e.occ} with no finished effect", *call.events, e.seq
         )
-    if e.status is ResultStatus.DENIED and call.admitted:
-        return _diverge(state, "LOOP-1", f"denied result for admitted {e.occ}", *call.events, e.seq)
+    refused = call.decision is Decision.DENY or (
+        call.decision is Decision.ASK and call.approved is False
+    )
+    if e.status is ResultStatus.DENIED and not refused:
+        return _diverge(
+            state, "LOOP-1", f"denied result for {e.occ}, which was not refused", *call.events, e.seq
+        )
     return _with_call(state, call, e.seq, status=e.status)
 
 
@@ -606,3 +611,45 @@ _HANDLERS: Mapping[str, Callable[[LoopState, Any], Outcome]] = MappingProxyType(
         "run_end": _run_end,
     }
 )
+
+
+# --- explicit enabled actions on calls -------------------------------------
+
+
+def settled(state: LoopState) -> bool:
+    """Batch preflight is over: every call decided, every ask answered."""
+    return all(
+        c.decision is not None and not (c.decision is Decision.ASK and c.approved is None)
+        for c in state.calls
+    )
+
+
+def startable(state: LoopState) -> tuple[str, ...]:
+    """Occurrences whose effect may start now without breaking an invariant."""
+    if state.phase is not Phase.BATCH or not settled(state) or state.cancelled:
+        return ()
+    return tuple(
+        c.occ
+        for c in state.calls
+        if c.admitted
+        and not (c.running or c.finished or c.closed or c.committed)
+        and _interference(state, c) is None
+    )
+
+
+def closable(state: LoopState) -> tuple[tuple[str, ResultStatus], ...]:
+    """Occurrences that may be given a terminal result now, with that status."""
+    if state.phase is not Phase.BATCH:
+        return ()
+    out: list[tuple[str, ResultStatus]] = []
+    for c in state.calls:
+        if c.closed or c.running:
+            continue
+        if c.finished:
+            ok = c.outcome is EffectOutcome.OK
+            out.append((c.occ, ResultStatus.OK if ok else ResultStatus.ERROR))
+        elif c.decision is Decision.DENY or (c.decision is Decision.ASK and c.approved is False):
+            out.append((c.occ, ResultStatus.DENIED))
+        elif state.cancelled and c.decision is not None:
+            out.append((c.occ, ResultStatus.SKIPPED))
+    return tuple(out)

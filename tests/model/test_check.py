@@ -1,0 +1,90 @@
+"""check_trace: valid runs conform; each broken invariant is caught by its ID."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from metis_model import (
+    INVARIANTS,
+    MUTATORS,
+    SimConfig,
+    break_trace,
+    broken_trace,
+    check_trace,
+    simulate,
+)
+from metis_model._mutate import RICH
+from metis_model.trace import Route, dumps_trace, read_trace_numbered
+
+TRACE_IDS = [inv.id for inv in INVARIANTS if inv.id in MUTATORS]
+
+
+def test_every_invariant_has_an_invalid_trace_mutator() -> None:
+    # CLOSE-7 concerns provider transcripts, where ids pair calls; it is caught
+    # by the transcript checker (tests/conformance), not in runtime traces.
+    assert {inv.id for inv in INVARIANTS} - set(MUTATORS) == {"CLOSE-7"}
+
+
+@given(seed=st.integers(0, 10_000), config=st.sampled_from([SimConfig(), RICH, SimConfig(route=Route.HEADLESS)]))
+def test_simulated_runs_conform(seed: int, config: SimConfig) -> None:
+    header, events = simulate(seed, config)
+    report = check_trace(events, header)
+    assert report.ok, report.first
+    assert report.events == len(events)
+
+
+@pytest.mark.parametrize("invariant_id", TRACE_IDS)
+@settings(max_examples=25)
+@given(seed=st.integers(0, 5_000))
+def test_broken_traces_are_rejected_with_their_id(invariant_id: str, seed: int) -> None:
+    header, events = simulate(seed, RICH)
+    broken = break_trace(events, invariant_id, random.Random(seed))
+    if broken is None:
+        header, broken = broken_trace(invariant_id, seed)
+    report = check_trace(broken, header)
+    assert not report.ok
+    assert report.first is not None and report.first.invariant == invariant_id, report.first
+
+
+def test_violation_carries_line_state_and_a_minimal_slice() -> None:
+    header, events = broken_trace("CLOSE-1", 3)
+    text = dumps_trace(header, events)
+    header2, events2, line_of = read_trace_numbered(text.splitlines())
+    report = check_trace(events2, header2, source="x.jsonl", line_of=line_of)
+    v = report.first
+    assert v is not None and v.invariant == "CLOSE-1"
+    assert v.line == v.index + 2  # header is line 1
+    assert "phase=batch" in v.state
+    # The slice names the call's own events and the offending one, nothing else.
+    assert v.index in v.slice and len(v.slice) < len(events)
+    dup = events2[v.index]
+    assert all(getattr(events2[s], "occ", dup.occ) == dup.occ or events2[s].kind == "assistant" for s in v.slice)
+
+
+def test_report_counts_what_it_checked() -> None:
+    header, events = simulate(7, RICH)
+    report = check_trace(events, header)
+    assert report.checks["TRACE-1"] == len(events)
+    assert report.checks["AUTH-1"] == sum(e.kind == "effect_start" for e in events)
+    assert sum(report.transitions.values()) == len(events)
+    assert report.to_json()["ok"] is True
+
+
+def test_replay_is_linear_enough() -> None:
+    # Not a timing test: the model keeps only per-batch state, so the checker's
+    # work per event does not grow with the trace (state size stays bounded).
+    header, events = simulate(1, SimConfig(turns=400))
+    from metis_model import initial_state, step
+
+    state = initial_state(header.mode, header.route, header.headless_default)
+    widest = 0
+    for e in events:
+        out = step(state, e)
+        assert not hasattr(out, "invariant")
+        state = out  # type: ignore[assignment]
+        widest = max(widest, len(state.calls) + len(state.jobs))
+    assert widest <= SimConfig().max_batch + 20

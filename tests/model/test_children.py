@@ -1,0 +1,57 @@
+"""Child authority (specs/children.md): surface, mode, plan lock."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from metis_model import (
+    PLAN_LOCKED_REMOVED,
+    ChildAuthority,
+    ChildRefusal,
+    child_authority,
+    child_surface,
+    mode_at_most,
+    spawn_violation,
+)
+from metis_model.trace import Mode
+
+TOOLS = ["read", "edit", "bash", "spawn_agent", "exit_plan_mode", "grep"]
+tool_sets = st.lists(st.sampled_from(TOOLS), unique=True)
+
+
+@given(tool_sets, st.none() | tool_sets, st.none() | tool_sets, st.lists(tool_sets, max_size=2))
+def test_child1_surface_is_a_subset_of_the_parent(parent, profile, callsite, denies) -> None:
+    surface = child_surface(parent, profile, callsite, denies)
+    assert surface <= set(parent)
+    for deny in denies:
+        assert not surface & set(deny)
+
+
+@given(st.sampled_from(Mode), st.none() | st.sampled_from(Mode), tool_sets)
+def test_child2_child3_granted_authority_never_exceeds_the_parent(parent, requested, tools) -> None:
+    got = child_authority(parent, tools, requested)
+    if isinstance(got, ChildRefusal):
+        assert requested is not None and not mode_at_most(requested, parent)
+        assert parent is not Mode.PLAN  # a plan parent always yields a plan child
+        return
+    assert mode_at_most(got.mode, parent)
+    if parent is Mode.PLAN:
+        assert got.mode is Mode.PLAN
+        assert not got.tools & PLAN_LOCKED_REMOVED
+    assert spawn_violation(parent, tools, got.mode, got.tools) is None
+
+
+def test_default_parent_cannot_start_accept_edits_or_bypass() -> None:
+    for mode in (Mode.ACCEPT_EDITS, Mode.BYPASS):
+        assert isinstance(child_authority(Mode.DEFAULT, TOOLS, mode), ChildRefusal)
+    assert child_authority(Mode.PLAN, TOOLS, Mode.BYPASS) == ChildAuthority(
+        Mode.PLAN, frozenset({"read", "edit", "bash", "grep"})
+    )
+
+
+def test_spawn_violation_names_each_child_invariant() -> None:
+    assert spawn_violation(Mode.DEFAULT, ["read"], Mode.DEFAULT, ["read", "bash"])[0] == "CHILD-1"  # type: ignore[index]
+    assert spawn_violation(Mode.DEFAULT, ["read"], Mode.BYPASS, ["read"])[0] == "CHILD-2"  # type: ignore[index]
+    assert spawn_violation(Mode.PLAN, ["read"], Mode.DEFAULT, ["read"])[0] == "CHILD-3"  # type: ignore[index]
+    assert spawn_violation(Mode.PLAN, ["read", "spawn_agent"], Mode.PLAN, ["spawn_agent"])[0] == "CHILD-3"  # type: ignore[index]

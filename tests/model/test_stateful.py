@@ -1,0 +1,187 @@
+"""A RuleBasedStateMachine over the model: it takes only enabled actions, so
+every run it builds must be accepted by `step` and by `check_trace`.
+
+Failures print as a replayable program (Hypothesis stateful).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+
+from metis_model import (
+    Divergence,
+    LoopState,
+    Phase,
+    check_trace,
+    closable,
+    initial_state,
+    resolve,
+    settled,
+    startable,
+    step,
+)
+from metis_model.trace import (
+    AskResolved,
+    Assistant,
+    CallClass,
+    CallRef,
+    Cancel,
+    Decision,
+    DecisionEvent,
+    EffectEnd,
+    EffectOutcome,
+    EffectStart,
+    Facts,
+    Handshake,
+    Interrupt,
+    JobDone,
+    Mode,
+    Repair,
+    Request,
+    Result,
+    ResultsSent,
+    Resume,
+    RunEnd,
+    RunStatus,
+    ToolKind,
+    TraceEvent,
+    TraceHeader,
+    TurnStart,
+)
+
+CLASSES = {
+    ToolKind.READ_ONLY: [CallClass.SAFE],
+    ToolKind.PLAN_CONTROL: [CallClass.SAFE],
+    ToolKind.EDIT: [CallClass.QUEUE],
+    ToolKind.EXEC: [CallClass.EXCLUSIVE, CallClass.SAFE, CallClass.BACKGROUND],
+}
+
+
+class ModelMachine(RuleBasedStateMachine):
+    def __init__(self) -> None:
+        super().__init__()
+        self.header = TraceHeader(run_id="rbsm", root_run_id="rbsm", mode=Mode.DEFAULT)
+        self.state: LoopState = initial_state()
+        self.events: list[TraceEvent] = []
+        self.kinds: dict[str, ToolKind] = {}
+
+    def emit(self, factory: Any, **fields: Any) -> None:
+        seq = len(self.events)
+        event = factory(seq=seq, t=float(seq), causes=(seq - 1,) if seq else (), **fields)
+        out = step(self.state, event)
+        assert not isinstance(out, Divergence), (out.invariant, out.message)
+        self.events.append(event)
+        self.state = out
+
+    @precondition(lambda self: self.state.phase in (Phase.READY, Phase.ANSWERED))
+    @rule(kinds=st.lists(st.sampled_from(ToolKind), max_size=4), data=st.data())
+    def new_turn(self, kinds: list[ToolKind], data: st.DataObject) -> None:
+        turn = self.state.turn + 1
+        self.emit(TurnStart, turn=turn)
+        self.emit(Request, turn=turn)
+        calls = tuple(CallRef(occ=f"{turn}.{i}", call_id=f"id{i % 2}", tool="t") for i in range(len(kinds)))
+        self.kinds = {c.occ: k for c, k in zip(calls, kinds, strict=True)}
+        self.emit(Assistant, turn=turn, calls=calls)
+
+    @precondition(lambda self: self.state.phase is Phase.BATCH and not settled(self.state))
+    @rule(data=st.data())
+    def decide(self, data: st.DataObject) -> None:
+        call = next(
+            c for c in self.state.calls
+            if c.decision is None or (c.decision is Decision.ASK and c.approved is None)
+        )
+        if call.decision is not None:
+            self.emit(AskResolved, occ=call.occ, approved=data.draw(st.booleans()))
+            return
+        kind = self.kinds[call.occ]
+        facts = Facts(mode=data.draw(st.sampled_from(Mode)), kind=kind,
+                      protected=data.draw(st.booleans()), in_scope=data.draw(st.booleans()))
+        res = resolve(facts)
+        cls = data.draw(st.sampled_from(CLASSES[kind]))
+        key = "file:/a" if cls is CallClass.QUEUE else None
+        self.emit(DecisionEvent, occ=call.occ, decision=res.decision, stage=res.stage.value,
+                  rule=res.rule, facts=facts, cls=cls, key=key)
+
+    @precondition(lambda self: bool(startable(self.state)))
+    @rule(data=st.data())
+    def start(self, data: st.DataObject) -> None:
+        self.emit(EffectStart, occ=data.draw(st.sampled_from(startable(self.state))))
+
+    @precondition(lambda self: any(c.running for c in self.state.calls))
+    @rule(data=st.data(), ok=st.booleans(), committed=st.booleans())
+    def finish(self, data: st.DataObject, ok: bool, committed: bool) -> None:
+        call = data.draw(st.sampled_from([c for c in self.state.calls if c.running]))
+        if call.cls is CallClass.BACKGROUND and self.state.phase is Phase.BATCH:
+            self.emit(Handshake, occ=call.occ, job=f"job-{call.occ}")
+        else:
+            outcome = EffectOutcome.OK if ok else EffectOutcome.ERROR
+            self.emit(EffectEnd, occ=call.occ, outcome=outcome, committed=committed)
+
+    @precondition(lambda self: bool(closable(self.state)))
+    @rule(data=st.data())
+    def close(self, data: st.DataObject) -> None:
+        occ, status = data.draw(st.sampled_from(closable(self.state)))
+        self.emit(Result, occ=occ, status=status)
+
+    @precondition(lambda self: self.state.phase is Phase.BATCH and self.state.calls
+                  and not self.state.open_occs())
+    @rule()
+    def send(self) -> None:
+        self.emit(ResultsSent, turn=self.state.turn, occs=tuple(c.occ for c in self.state.calls))
+
+    @precondition(lambda self: self.state.phase is Phase.BATCH and settled(self.state))
+    @rule()
+    def cancel(self) -> None:
+        self.emit(Cancel, turn=self.state.turn)
+
+    @precondition(lambda self: self.state.phase in (Phase.BATCH, Phase.READY, Phase.STREAMING))
+    @rule()
+    def interrupt_resume_repair(self) -> None:
+        self.emit(Interrupt)
+        for c in self.state.calls:
+            if c.running:
+                self.emit(EffectEnd, occ=c.occ, outcome=EffectOutcome.CANCELLED)
+        self.emit(Resume)
+        self.emit(Repair, stubbed=self.state.open_occs())
+        self.emit(Repair, stubbed=())  # repair again: idempotent (CLOSE-5)
+
+    @precondition(lambda self: bool(self.state.jobs))
+    @rule(data=st.data())
+    def job_done(self, data: st.DataObject) -> None:
+        job = data.draw(st.sampled_from(sorted(self.state.jobs)))
+        self.emit(JobDone, occ=self.state.jobs[job][0], job=job, outcome=EffectOutcome.OK)
+
+    @invariant()
+    def exclusive_runs_alone(self) -> None:  # SCHED-1
+        running = [c for c in self.state.calls if c.running and c.cls is not CallClass.BACKGROUND]
+        if any(c.cls is CallClass.EXCLUSIVE for c in running):
+            assert len(running) == 1
+
+    @invariant()
+    def one_queue_call_per_key(self) -> None:  # SCHED-2
+        keys = [c.key for c in self.state.calls if c.running and c.cls is CallClass.QUEUE]
+        assert len(keys) == len(set(keys))
+
+    @invariant()
+    def no_effect_before_preflight(self) -> None:  # AUTH-2
+        if any(c.running or c.finished for c in self.state.calls):
+            assert settled(self.state)
+
+    @invariant()
+    def only_admitted_calls_run(self) -> None:  # AUTH-1
+        assert all(c.admitted for c in self.state.calls if c.running or c.finished)
+
+    def teardown(self) -> None:
+        # End the run cleanly where the model allows it, then replay the whole trace.
+        if self.state.phase is Phase.ANSWERED:
+            for job, (occ, _) in sorted(self.state.jobs.items()):
+                self.emit(JobDone, occ=occ, job=job, outcome=EffectOutcome.OK)
+            self.emit(RunEnd, status=RunStatus.COMPLETED)
+        report = check_trace(self.events, self.header)
+        assert report.ok, report.first
+
+
+TestModelMachine = ModelMachine.TestCase

@@ -1,0 +1,101 @@
+"""Architecture rules that code review alone would let slip."""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _imported_in(code: str) -> set[str]:
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return set(json.loads(out.stdout))
+
+
+def test_model_core_is_pure() -> None:
+    mods = _imported_in(
+        "import json, sys; import metis_model, metis_model.trace, metis_model.transcripts; "
+        "print(json.dumps(sorted(sys.modules)))"
+        if (ROOT / "metis_model" / "transcripts").exists()
+        else "import json, sys; import metis_model, metis_model.trace; print(json.dumps(sorted(sys.modules)))"
+    )
+    for banned in ("asyncio", "z3", "networkx", "graphviz", "httpx", "metis_runtime"):
+        assert not any(m == banned or m.startswith(banned + ".") for m in mods), banned
+
+
+IMPURE_MODULES = {"asyncio", "time", "os", "pathlib", "subprocess", "socket", "threading", "io", "shutil"}
+
+
+def test_model_core_has_no_clock_io_or_global_randomness() -> None:
+    for path in (ROOT / "metis_model").rglob("*.py"):
+        rel = path.relative_to(ROOT / "metis_model")
+        if "smt" in rel.parts or path.name == "pytest_plugin.py":
+            continue
+        tree = ast.parse(path.read_text(), filename=str(path))
+        for name in _imports(path):
+            assert name.split(".")[0] not in IMPURE_MODULES, f"{rel}: imports {name}"
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+                # Only seeded `random.Random(seed)` instances; never the global generator.
+                if node.value.id == "random":
+                    assert node.attr == "Random", f"{rel}:{node.lineno}: random.{node.attr}"
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                assert node.func.id != "open", f"{rel}:{node.lineno}: file I/O in the model"
+
+
+def _imports(path: Path) -> list[str]:
+    tree = ast.parse(path.read_text(), filename=str(path))
+    names: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.append(node.module)
+    return names
+
+
+def test_z3_lives_only_in_the_smt_package_and_proofs() -> None:
+    for path in (ROOT / "metis_model").rglob("*.py"):
+        if "smt" in path.relative_to(ROOT / "metis_model").parts:
+            continue
+        assert not [n for n in _imports(path) if n.split(".")[0] == "z3"], path
+
+
+def test_graph_libraries_only_where_graphs_are_built() -> None:
+    allowed = {"smt", "graphs"}
+    for path in (ROOT / "metis_model").rglob("*.py"):
+        parts = set(path.relative_to(ROOT / "metis_model").parts)
+        if parts & allowed or path.name.startswith("_graph"):
+            continue
+        bad = [n for n in _imports(path) if n.split(".")[0] in ("networkx", "graphviz")]
+        assert not bad, path
+
+
+def test_runtime_never_imports_model_logic() -> None:
+    for path in (ROOT / "metis_runtime").rglob("*.py"):
+        for name in _imports(path):
+            if name.split(".")[0] == "metis_model":
+                assert name == "metis_model.trace", f"{path}: imports {name}"
+
+
+@pytest.mark.parametrize("package", ["metis_model", "metis_model.trace", "metis_cli"])
+def test_public_names_equal_all(package: str) -> None:
+    module = __import__(package, fromlist=["__all__"])
+    public = {n for n in vars(module) if not n.startswith("_")}
+    submodules = {n for n, v in vars(module).items() if type(v).__name__ == "module"}
+    assert set(module.__all__) == public - submodules
+    for name in module.__all__:
+        assert getattr(module, name) is not None
+
+
+def test_checked_in_trace_schema_has_not_drifted() -> None:
+    from metis_model.trace import trace_json_schema
+
+    checked_in = json.loads((ROOT / "specs" / "trace-schema.json").read_text())
+    assert checked_in == trace_json_schema(), "run `make schema` and commit specs/trace-schema.json"
