@@ -524,6 +524,7 @@ class _Run:
         open_ended: bool,
         start: int | None = None,
         all_dynamic_args: bool = False,
+        container: bool = False,
     ) -> None:
         argv = tuple(w.text for w in words)
         dynamic = tuple(w.dynamic or (all_dynamic_args and i > 0) for i, w in enumerate(words))
@@ -531,7 +532,7 @@ class _Run:
         read_only = (
             not self.writes
             and not any(w and posixpath.basename(w[0]) in _PRIVILEGED for w in wrappers)
-            and command_is_read_only(argv, dynamic, open_ended)
+            and (container or command_is_read_only(argv, dynamic, open_ended))
         )
         self.acc.commands.append(
             SimpleCommand(
@@ -543,6 +544,7 @@ class _Run:
                 writes=self.writes,
                 reads=self.reads,
                 read_only=read_only,
+                container=container,
             )
         )
 
@@ -659,7 +661,8 @@ class _Run:
                 i += 1
                 continue
             break
-        self.emit(words, wrappers, open_ended)
+        runs_script = has_c and i < len(words) and not words[i].dynamic
+        self.emit(words, wrappers, open_ended, container=runs_script)
         if not has_c or i >= len(words):
             self.acc.opaque(f"{words[0].text} runs a script or stdin the parser cannot see")
             return
@@ -674,7 +677,7 @@ class _Run:
         self, words: Sequence[_Word], wrappers: tuple[tuple[str, ...], ...], open_ended: bool
     ) -> None:
         """`eval ARGS`: the joined arguments are parsed again."""
-        self.emit(words, wrappers, open_ended)
+        self.emit(words, wrappers, open_ended, container=True)
         args = words[1:]
         if open_ended or any(w.dynamic for w in args):
             self.acc.opaque("eval of run-time text")

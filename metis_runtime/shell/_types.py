@@ -41,6 +41,9 @@ class SimpleCommand:
     - `writes` / `reads` are redirection targets (`/dev/null` and fd
       duplications are left out).
     - `read_only` is this command's own verdict.
+    - `container` marks `bash -c SCRIPT` / `eval ARGS`: what it runs is listed
+      as the commands after it, so a checker may skip it when allowing (when
+      the analysis is not opaque) but must still match deny rules against it.
     """
 
     argv: tuple[str, ...] = field(converter=_tuple_of_str)
@@ -51,6 +54,7 @@ class SimpleCommand:
     writes: tuple[str, ...] = field(default=(), converter=_tuple_of_str)
     reads: tuple[str, ...] = field(default=(), converter=_tuple_of_str)
     read_only: bool = False
+    container: bool = False
 
     def is_dynamic(self, index: int) -> bool:
         """Whether `argv[index]` is only known at run time."""

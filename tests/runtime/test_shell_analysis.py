@@ -374,3 +374,11 @@ def test_never_raises(command: str) -> None:
     result = analyze_command(command)
     assert isinstance(result, ShellAnalysis)
     assert not (result.opaque and result.read_only)
+
+
+def test_containers_are_marked() -> None:
+    result = analyze_command("bash -c 'ls; pwd'")
+    assert [c.container for c in result.commands] == [True, False, False]
+    assert result.read_only
+    assert not analyze_command("sudo bash -c ls").read_only
+    assert not analyze_command('bash -c "$x"').commands[0].container
