@@ -1,0 +1,120 @@
+"""Provider adapters: real wire formats in, one ordered stream of typed blocks out.
+
+- Neutral conversation types (`Message`, `AssistantMessage`, blocks, `ToolSpec`,
+  `ModelRequest`) and stream events (`BlockStarted` ... `MessageComplete`).
+- Pure incremental normalizers, one per wire format (Anthropic Messages,
+  OpenAI Chat Completions, OpenAI Responses), shared by the httpx providers and
+  the SDK-backed providers.
+- `ReplayProvider` (recorded cassettes through the real adapters),
+  `ScriptedProvider` (a function-driven test double), replay scenarios.
+
+Repairs of malformed streams are recorded in `AssistantMessage.repairs`;
+anything beyond repair is a `StreamFormatError` naming the event index.
+"""
+
+from __future__ import annotations
+
+from ._anthropic import AnthropicNormalizer, AnthropicProvider, anthropic_request_body
+from ._base import Provider, WireNormalizer, complete
+from ._cassette import (
+    SCENARIO_DIR,
+    Cassette,
+    Interaction,
+    Scenario,
+    WireFormat,
+    builtin_scenarios,
+    detect_wire,
+    load_cassette,
+    load_scenario,
+)
+from ._errors import ContextOverflowError
+from ._openai_chat import OpenAIChatNormalizer, OpenAIChatProvider, openai_chat_request_body
+from ._openai_responses import (
+    OpenAIResponsesNormalizer,
+    OpenAIResponsesProvider,
+    openai_responses_request_body,
+)
+from ._replay import ReplayProvider
+from ._scripted import ScriptedProvider, ScriptFunction
+from ._sdk import AnthropicSDKProvider, OpenAIChatSDKProvider, OpenAIResponsesSDKProvider
+from ._sse import SSEDecoder, SSEEvent, parse_sse
+from ._types import (
+    AssistantBlock,
+    AssistantMessage,
+    Block,
+    BlockFinished,
+    BlockKind,
+    BlockStarted,
+    Message,
+    MessageComplete,
+    ModelRequest,
+    Role,
+    StreamEvent,
+    StreamRepaired,
+    StreamRepairNote,
+    TextBlock,
+    TextDelta,
+    ThinkingBlock,
+    ThinkingDelta,
+    ToolArgsDelta,
+    ToolResultBlock,
+    ToolSpec,
+    ToolUseBlock,
+    Usage,
+)
+
+__all__ = [
+    "SCENARIO_DIR",
+    "AnthropicNormalizer",
+    "AnthropicProvider",
+    "AnthropicSDKProvider",
+    "AssistantBlock",
+    "AssistantMessage",
+    "Block",
+    "BlockFinished",
+    "BlockKind",
+    "BlockStarted",
+    "Cassette",
+    "ContextOverflowError",
+    "Interaction",
+    "Message",
+    "MessageComplete",
+    "ModelRequest",
+    "OpenAIChatNormalizer",
+    "OpenAIChatProvider",
+    "OpenAIChatSDKProvider",
+    "OpenAIResponsesNormalizer",
+    "OpenAIResponsesProvider",
+    "OpenAIResponsesSDKProvider",
+    "Provider",
+    "ReplayProvider",
+    "Role",
+    "SSEDecoder",
+    "SSEEvent",
+    "Scenario",
+    "ScriptFunction",
+    "ScriptedProvider",
+    "StreamEvent",
+    "StreamRepairNote",
+    "StreamRepaired",
+    "TextBlock",
+    "TextDelta",
+    "ThinkingBlock",
+    "ThinkingDelta",
+    "ToolArgsDelta",
+    "ToolResultBlock",
+    "ToolSpec",
+    "ToolUseBlock",
+    "Usage",
+    "WireFormat",
+    "WireNormalizer",
+    "anthropic_request_body",
+    "builtin_scenarios",
+    "complete",
+    "detect_wire",
+    "load_cassette",
+    "load_scenario",
+    "openai_chat_request_body",
+    "openai_responses_request_body",
+    "parse_sse",
+]

@@ -1,0 +1,315 @@
+"""Anthropic Messages API: request body, stream normalizer, httpx provider.
+
+Wire events: message_start, content_block_start / content_block_delta
+(text_delta, input_json_delta, thinking_delta, signature_delta, citations_delta)
+/ content_block_stop, message_delta (stop_reason, usage), message_stop, ping,
+error. Server tools (server_tool_use, web_search_tool_result, mcp_tool_use, ...)
+run at the provider: they are left out of the message with a note, never turned
+into tool calls of ours.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Mapping
+from typing import Any, ClassVar
+
+import httpx
+
+from .._errors import ProviderError
+from ._base import WireNormalizer, usage_int
+from ._builder import Slot
+from ._http import DEFAULT_TIMEOUT, stream_sse
+from ._types import (
+    ModelRequest,
+    StreamEvent,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    Usage,
+)
+
+ANTHROPIC_URL = "https://api.anthropic.com"
+ANTHROPIC_VERSION = "2023-06-01"
+
+
+def _is_server_block(kind: str) -> bool:
+    return (
+        kind in ("server_tool_use", "container_upload")
+        or kind.startswith("mcp_")
+        or (kind.endswith("_tool_result"))
+    )
+
+
+class AnthropicNormalizer(WireNormalizer):
+    provider: ClassVar[str] = "anthropic"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._started = False
+        # wire index -> our slot; None for a block we skip (server tool, unknown).
+        self._slots: dict[int, Slot | None] = {}
+        self._stopped: set[int] = set()
+        self._stop_reason: str | None = None
+        self._usage: dict[str, int] = {}
+
+    def _handle(self, event: Mapping[str, Any]) -> None:
+        kind = self._type
+        if kind == "ping":
+            return
+        if kind == "error":
+            self._raise_remote(event)
+        if kind == "message_start":
+            self._message_start(event)
+            return
+        if kind.startswith("content_block_") and not self._started:
+            raise self._error("content before message_start")
+        if kind == "content_block_delta":  # the hot path first
+            self._content_block_delta(event)
+        elif kind == "content_block_start":
+            self._content_block_start(event)
+        elif kind == "content_block_stop":
+            self._content_block_stop(event)
+        elif kind == "message_delta":
+            delta = event.get("delta")
+            if isinstance(delta, Mapping) and isinstance(delta.get("stop_reason"), str):
+                self._stop_reason = delta["stop_reason"]
+            self._take_usage(event.get("usage"))
+        elif kind == "message_stop":
+            if not self._started:
+                raise self._error("message_stop before message_start")
+            self._message_stop()
+        # Unknown event types are ignored: the API documents that new ones may appear.
+
+    def _message_start(self, event: Mapping[str, Any]) -> None:
+        if self._started:
+            raise self._error("second message_start in one stream")
+        self._started = True
+        message = self._get_map(event, "message")
+        message_id = message.get("id")
+        if isinstance(message_id, str) and message_id:
+            self._b.message_id = message_id
+        else:
+            self._b.message_id = "unknown"
+            self._b.note("message_start has no message id", "used 'unknown'")
+        self._take_usage(message.get("usage"))
+
+    def _take_usage(self, usage: Any) -> None:
+        if not isinstance(usage, Mapping):
+            return
+        # message_delta usage is cumulative, so later values replace earlier ones.
+        for ours, theirs in (
+            ("input_tokens", "input_tokens"),
+            ("output_tokens", "output_tokens"),
+            ("cache_read_tokens", "cache_read_input_tokens"),
+            ("cache_write_tokens", "cache_creation_input_tokens"),
+        ):
+            value = usage_int(usage, theirs)
+            if value is not None:
+                self._usage[ours] = value
+
+    def _content_block_start(self, event: Mapping[str, Any]) -> None:
+        index = self._get_int(event, "index")
+        if index in self._slots:
+            raise self._error(f"block {index} started twice")
+        block = self._get_map(event, "content_block")
+        kind = block.get("type")
+        b = self._b
+        if kind == "text":
+            slot = b.start_text()
+            b.delta(slot, self._opt_str(block, "text"))
+        elif kind == "thinking":
+            slot = b.start_thinking()
+            b.delta(slot, self._opt_str(block, "thinking"))
+            if signature := self._opt_str(block, "signature"):
+                b.add_signature(slot, signature)
+        elif kind == "tool_use":
+            name = self._opt_str(block, "name")
+            if not name:
+                raise self._error(f"tool_use block {index} has no name")
+            initial = block.get("input")
+            slot = b.start_tool(
+                self._opt_str(block, "id"),
+                name,
+                dict(initial) if isinstance(initial, Mapping) else None,
+            )
+        else:
+            self._slots[index] = None
+            if isinstance(kind, str) and _is_server_block(kind):
+                server_name = block.get("name")
+                what = f"{kind} {server_name!r}" if isinstance(server_name, str) else kind
+                b.note(
+                    f"wire block {index} is {what}, run by the provider itself",
+                    "left it out of the message; it is not a tool call of ours",
+                )
+            elif kind == "redacted_thinking":
+                b.note(f"wire block {index} is redacted_thinking", "skipped it")
+            else:
+                b.note(f"wire block {index} has unknown type {kind!r}", "skipped it")
+            return
+        self._slots[index] = slot
+
+    def _content_block_delta(self, event: Mapping[str, Any]) -> None:
+        index = self._get_int(event, "index")
+        if index not in self._slots:
+            raise self._error(f"delta for block {index}, which was never started")
+        slot = self._slots[index]
+        if slot is None:
+            return  # a skipped block's deltas (e.g. a server tool's input) go with it
+        if index in self._stopped:
+            raise self._error(f"delta for block {index} after its content_block_stop")
+        delta = self._get_map(event, "delta")
+        kind = delta.get("type")
+        if kind == "text_delta":
+            self._expect(slot, "text", kind, index)
+            self._b.delta(slot, self._opt_str(delta, "text"))
+        elif kind == "input_json_delta":
+            self._expect(slot, "tool_use", kind, index)
+            self._b.delta(slot, self._opt_str(delta, "partial_json"))
+        elif kind == "thinking_delta":
+            self._expect(slot, "thinking", kind, index)
+            self._b.delta(slot, self._opt_str(delta, "thinking"))
+        elif kind == "signature_delta":
+            self._expect(slot, "thinking", kind, index)
+            self._b.add_signature(slot, self._opt_str(delta, "signature"))
+        # citations_delta and delta types added later carry nothing we keep.
+
+    def _expect(self, slot: Slot, kind: str, delta: str, index: int) -> None:
+        if slot.kind != kind:
+            raise self._error(f"{delta} for block {index}, which is a {slot.kind} block")
+
+    def _content_block_stop(self, event: Mapping[str, Any]) -> None:
+        index = self._get_int(event, "index")
+        if index not in self._slots:
+            raise self._error(f"stop for block {index}, which was never started")
+        if index in self._stopped:
+            raise self._error(f"block {index} stopped twice")
+        self._stopped.add(index)
+        slot = self._slots[index]
+        if slot is not None:
+            self._b.finish(slot)
+
+    def _message_stop(self) -> None:
+        self._b.finish_open("had no content_block_stop before message_stop")
+        stop = self._stop_reason
+        if stop is None:
+            stop = "tool_use" if self._b.has_tool_use else "end_turn"
+            self._b.note("message ended without a stop_reason", f"inferred {stop!r}")
+        self._complete(stop, Usage(**self._usage) if self._usage else None)
+
+    def _on_end(self) -> None:
+        if not self._started:
+            raise self._truncated("no message_start")
+        raise self._truncated("no message_stop")
+
+
+# --- request -------------------------------------------------------------------------
+
+
+def _user_content(blocks: tuple[Any, ...]) -> list[dict[str, Any]]:
+    results: list[dict[str, Any]] = []
+    rest: list[dict[str, Any]] = []
+    for block in blocks:
+        if isinstance(block, ToolResultBlock):
+            item: dict[str, Any] = {
+                "type": "tool_result",
+                "tool_use_id": block.tool_use_id,
+                "content": block.content,
+            }
+            if block.is_error:
+                item["is_error"] = True
+            results.append(item)
+        elif isinstance(block, TextBlock) and block.text:
+            rest.append({"type": "text", "text": block.text})
+    # The API wants the results first in the message that answers the calls.
+    return results + rest
+
+
+def _assistant_content(blocks: tuple[Any, ...]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for block in blocks:
+        if isinstance(block, ThinkingBlock):
+            if block.signature:  # unsigned thinking (scripted, other vendors) is refused
+                out.append(
+                    {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
+                )
+        elif isinstance(block, TextBlock):
+            if block.text:
+                out.append({"type": "text", "text": block.text})
+        elif isinstance(block, ToolUseBlock):
+            out.append(
+                {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
+            )
+    return out
+
+
+def anthropic_request_body(
+    request: ModelRequest, model: str, *, thinking_budget: int | None = None
+) -> dict[str, Any]:
+    """The Messages API body for `request` (streaming)."""
+    body: dict[str, Any] = {
+        "model": model,
+        "max_tokens": request.max_tokens,
+        "messages": [
+            {
+                "role": m.role,
+                "content": _user_content(m.content)
+                if m.role == "user"
+                else _assistant_content(m.content),
+            }
+            for m in request.messages
+        ],
+        "stream": True,
+    }
+    if request.system:
+        body["system"] = request.system
+    if request.tools:
+        body["tools"] = [
+            {"name": t.name, "description": t.description, "input_schema": t.input_schema}
+            for t in request.tools
+        ]
+    if thinking_budget:
+        body["thinking"] = {"type": "enabled", "budget_tokens": thinking_budget}
+    return body
+
+
+class AnthropicProvider:
+    """Streams the Messages API over plain httpx."""
+
+    name = "anthropic"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str = ANTHROPIC_URL,
+        http_client: httpx.AsyncClient | None = None,
+        thinking_budget: int | None = None,
+        timeout: httpx.Timeout = DEFAULT_TIMEOUT,
+    ) -> None:
+        self.model = model
+        self._api_key = api_key
+        self._url = base_url.rstrip("/") + "/v1/messages"
+        self._client = http_client
+        self._thinking_budget = thinking_budget
+        self._timeout = timeout
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        key = self._api_key or os.environ.get("ANTHROPIC_API_KEY")
+        if not key:
+            raise ProviderError("anthropic: no API key (pass api_key= or set ANTHROPIC_API_KEY)")
+        return stream_sse(
+            provider=self.name,
+            client=self._client,
+            url=self._url,
+            headers={
+                "x-api-key": key,
+                "anthropic-version": ANTHROPIC_VERSION,
+                "accept": "text/event-stream",
+            },
+            body=anthropic_request_body(request, self.model, thinking_budget=self._thinking_budget),
+            normalizer=AnthropicNormalizer(),
+            timeout=self._timeout,
+        )

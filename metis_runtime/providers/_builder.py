@@ -1,0 +1,229 @@
+"""The block builder shared by the three wire normalizers.
+
+Every normalizer translates its wire events into calls on one `MessageBuilder`,
+so the repairs (missing ids, repeated ids, arguments that are not a JSON
+object, blocks left open) are decided in one place and read the same for every
+provider. The builder never raises: a normalizer raises `StreamFormatError`
+for what cannot be repaired, the builder only records repairs.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ._types import (
+    AssistantBlock,
+    AssistantMessage,
+    BlockFinished,
+    BlockKind,
+    BlockStarted,
+    MessageComplete,
+    StreamEvent,
+    StreamRepaired,
+    StreamRepairNote,
+    TextBlock,
+    TextDelta,
+    ThinkingBlock,
+    ThinkingDelta,
+    ToolArgsDelta,
+    ToolUseBlock,
+    Usage,
+)
+
+_EMPTY_INPUT: dict[str, Any] = {}
+
+
+class Slot:
+    """A block being streamed. `index` stays None until the block is visible."""
+
+    __slots__ = ("index", "initial_input", "kind", "name", "open", "parts", "signature", "tool_id")
+
+    def __init__(self, kind: BlockKind) -> None:
+        self.kind: BlockKind = kind
+        self.index: int | None = None
+        self.parts: list[str] = []
+        self.signature: list[str] = []
+        self.tool_id = ""
+        self.name = ""
+        self.initial_input: dict[str, Any] | None = None
+        self.open = True
+
+
+class MessageBuilder:
+    __slots__ = ("_blocks", "_ids", "_open", "events", "message_id", "provider", "repairs")
+
+    def __init__(self, provider: str) -> None:
+        self.provider = provider
+        self.message_id = ""
+        self.events: list[StreamEvent] = []
+        self.repairs: list[StreamRepairNote] = []
+        self._blocks: list[AssistantBlock | None] = []
+        self._open: list[Slot] = []
+        self._ids: dict[str, int] = {}
+
+    # --- bookkeeping -------------------------------------------------------------
+
+    def drain(self) -> list[StreamEvent]:
+        out, self.events = self.events, []
+        return out
+
+    def note(self, problem: str, repair: str) -> None:
+        note = StreamRepairNote(problem, repair)
+        self.repairs.append(note)
+        self.events.append(StreamRepaired(note))
+
+    @property
+    def open_slots(self) -> tuple[Slot, ...]:
+        return tuple(self._open)
+
+    @property
+    def has_tool_use(self) -> bool:
+        return any(isinstance(b, ToolUseBlock) for b in self._blocks) or any(
+            s.kind == "tool_use" for s in self._open
+        )
+
+    def _show(self, slot: Slot) -> int:
+        index = len(self._blocks)
+        slot.index = index
+        self._blocks.append(None)
+        self.events.append(BlockStarted(index, slot.kind, slot.tool_id, slot.name))
+        return index
+
+    # --- starting blocks -----------------------------------------------------------
+
+    def start_text(self) -> Slot:
+        """Text shows on its first non-empty delta: empty text blocks are dropped
+        (providers send them around server tools, and reject them on input)."""
+        slot = Slot("text")
+        self._open.append(slot)
+        return slot
+
+    def start_thinking(self, *, lazy: bool = False) -> Slot:
+        slot = Slot("thinking")
+        self._open.append(slot)
+        if not lazy:
+            self._show(slot)
+        return slot
+
+    def start_tool(
+        self, tool_id: str | None, name: str, initial_input: dict[str, Any] | None = None
+    ) -> Slot:
+        slot = Slot("tool_use")
+        slot.name = name
+        slot.initial_input = initial_input
+        index = len(self._blocks)
+        if not tool_id:
+            tool_id = f"missing-{self.message_id or 'unknown'}-{index}"
+            self.note(
+                f"tool_use {name!r} at block {index} has no id",
+                f"synthesized the deterministic id {tool_id!r}",
+            )
+        elif tool_id in self._ids:
+            # Not ours to dedupe: the runtime closes each occurrence on its own.
+            self.note(
+                f"tool_use id {tool_id!r} repeated within message "
+                f"(blocks {self._ids[tool_id]} and {index})",
+                "kept both occurrences; each is closed separately",
+            )
+        self._ids.setdefault(tool_id, index)
+        slot.tool_id = tool_id
+        self._open.append(slot)
+        self._show(slot)
+        return slot
+
+    # --- content -------------------------------------------------------------------
+
+    def delta(self, slot: Slot, text: str) -> None:
+        if not text:
+            return
+        index = slot.index
+        if index is None:
+            index = self._show(slot)
+        slot.parts.append(text)
+        if slot.kind == "text":
+            self.events.append(TextDelta(index, text))
+        elif slot.kind == "thinking":
+            self.events.append(ThinkingDelta(index, text))
+        else:
+            self.events.append(ToolArgsDelta(index, text))
+
+    def add_signature(self, slot: Slot, signature: str) -> None:
+        slot.signature.append(signature)
+
+    # --- finishing -----------------------------------------------------------------
+
+    def finish(
+        self,
+        slot: Slot,
+        *,
+        final_arguments: str | None = None,
+        signature: str | None = None,
+    ) -> None:
+        if not slot.open:
+            return
+        slot.open = False
+        self._open.remove(slot)
+        if signature is not None:
+            slot.signature = [signature]
+        if slot.kind == "thinking" and slot.index is None and slot.signature:
+            self._show(slot)  # a signed but empty thinking block must be sent back
+        index = slot.index
+        if index is None:
+            return  # nothing was ever shown: an empty text or thinking block
+        block: AssistantBlock
+        if slot.kind == "text":
+            block = TextBlock("".join(slot.parts))
+        elif slot.kind == "thinking":
+            block = ThinkingBlock("".join(slot.parts), "".join(slot.signature))
+        else:
+            block = self._tool_block(slot, index, final_arguments)
+        self._blocks[index] = block
+        self.events.append(BlockFinished(index, block))
+
+    def _tool_block(self, slot: Slot, index: int, final_arguments: str | None) -> ToolUseBlock:
+        streamed = "".join(slot.parts)
+        raw = streamed
+        if final_arguments is not None:
+            if slot.parts and final_arguments != streamed:
+                self.note(
+                    f"tool_use {slot.tool_id!r} at block {index}: streamed arguments differ "
+                    "from the final arguments",
+                    "used the final arguments",
+                )
+            raw = final_arguments
+        if not raw.strip():
+            # No argument deltas: the start event's input (Anthropic) or an empty object.
+            return ToolUseBlock(slot.tool_id, slot.name, dict(slot.initial_input or _EMPTY_INPUT))
+        error: str | None = None
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            error = f"arguments are not valid JSON ({exc.msg} at char {exc.pos})"
+        except RecursionError:
+            error = "arguments are nested too deeply to parse"
+        else:
+            if isinstance(value, dict):
+                return ToolUseBlock(slot.tool_id, slot.name, value)
+            error = f"arguments are JSON {type(value).__name__}, not an object"
+        # The call keeps its place (it must still be closed with a result), but it
+        # runs nothing: `input_error` tells the loop to answer it with an error.
+        self.note(
+            f"tool_use {slot.name!r} (id {slot.tool_id!r}, block {index}): {error}",
+            "input set to {}; the call gets an error result instead of running",
+        )
+        return ToolUseBlock(slot.tool_id, slot.name, {}, error)
+
+    def finish_open(self, problem: str) -> None:
+        """Close blocks the wire never closed, with one note each."""
+        for slot in tuple(self._open):
+            if slot.index is not None:
+                self.note(f"block {slot.index} ({slot.kind}) {problem}", "closed it there")
+            self.finish(slot)
+
+    def complete(self, stop_reason: str, usage: Usage | None) -> AssistantMessage:
+        self.finish_open("was never closed before the message ended")
+        blocks = tuple(b for b in self._blocks if b is not None)
+        message = AssistantMessage(self.message_id, blocks, stop_reason, usage, tuple(self.repairs))
+        self.events.append(MessageComplete(message))
+        return message

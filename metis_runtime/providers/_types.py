@@ -1,0 +1,207 @@
+"""Neutral conversation types and stream events.
+
+Small frozen records with a `kind` discriminator (pydantic-ai `messages.py`
+style), shared by every provider adapter. They are pydantic dataclasses so
+they can be built positionally (`TextBlock("hi")`) and still be validated and
+(de)serialized: `pydantic.TypeAdapter(AssistantMessage).dump_json(msg)`.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import ConfigDict, Field
+from pydantic.dataclasses import dataclass
+
+_CONFIG = ConfigDict(extra="forbid")
+
+BlockKind = Literal["text", "thinking", "tool_use"]
+Role = Literal["user", "assistant"]
+
+
+@dataclass(frozen=True, slots=True, config=_CONFIG)
+class TextBlock:
+    text: str
+    kind: Literal["text"] = "text"
+
+
+@dataclass(frozen=True, slots=True, config=_CONFIG)
+class ThinkingBlock:
+    thinking: str
+    signature: str = ""
+    kind: Literal["thinking"] = "thinking"
+
+
+@dataclass(frozen=True, slots=True, config=_CONFIG)
+class ToolUseBlock:
+    """A call the model asked us to run.
+
+    `input_error` is set (and `input` is `{}`) when the streamed arguments
+    were not a JSON object: the loop must answer the call with an error
+    result instead of running the tool with made-up arguments.
+    """
+
+    id: str
+    name: str
+    input: dict[str, Any] = Field(default_factory=dict)
+    input_error: str | None = None
+    kind: Literal["tool_use"] = "tool_use"
+
+
+@dataclass(frozen=True, slots=True, config=_CONFIG)
+class ToolResultBlock:
+    tool_use_id: str
+    content: str
+    is_error: bool = False
+    kind: Literal["tool_result"] = "tool_result"
+
+
+Block = Annotated[
+    TextBlock | ThinkingBlock | ToolUseBlock | ToolResultBlock, Field(discriminator="kind")
+]
+AssistantBlock = Annotated[TextBlock | ThinkingBlock | ToolUseBlock, Field(discriminator="kind")]
+
+
+@dataclass(frozen=True, slots=True, config=_CONFIG)
+class Message:
+    """One turn of the conversation as we send it back to a provider."""
+
+    role: Role
+    content: tuple[Block, ...]
+
+    def __post_init__(self) -> None:
+        # Every wire format rejects these, so refuse them where they are built.
+        for block in self.content:
+            if self.role == "user" and isinstance(block, ToolUseBlock | ThinkingBlock):
+                raise ValueError(f"a user message cannot hold a {block.kind} block")
+            if self.role == "assistant" and isinstance(block, ToolResultBlock):
+                raise ValueError("an assistant message cannot hold a tool_result block")
+
+    @classmethod
+    def user(cls, text: str) -> Message:
+        return cls("user", (TextBlock(text),))
+
+
+@dataclass(frozen=True, slots=True, config=_CONFIG)
+class StreamRepairNote:
+    """A malformed stream that was normalized instead of rejected."""
+
+    problem: str
+    repair: str
+
+
+@dataclass(frozen=True, slots=True, config=_CONFIG)
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+
+@dataclass(frozen=True, slots=True, config=_CONFIG)
+class AssistantMessage:
+    """One complete model answer.
+
+    `stop_reason` uses the Anthropic vocabulary for every provider:
+    end_turn, tool_use, max_tokens, stop_sequence, pause_turn, refusal;
+    values no adapter knows are passed through unchanged.
+    """
+
+    message_id: str
+    blocks: tuple[AssistantBlock, ...]
+    stop_reason: str
+    usage: Usage | None = None
+    repairs: tuple[StreamRepairNote, ...] = ()
+
+    @property
+    def tool_uses(self) -> tuple[ToolUseBlock, ...]:
+        return tuple(b for b in self.blocks if isinstance(b, ToolUseBlock))
+
+    @property
+    def text(self) -> str:
+        return "".join(b.text for b in self.blocks if isinstance(b, TextBlock))
+
+    def to_message(self) -> Message:
+        return Message("assistant", tuple(self.blocks))
+
+
+@dataclass(frozen=True, slots=True, config=_CONFIG)
+class ToolSpec:
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True, config=_CONFIG)
+class ModelRequest:
+    system: str
+    messages: tuple[Message, ...]
+    tools: tuple[ToolSpec, ...] = ()
+    max_tokens: int = 4096
+
+
+# --- stream events ------------------------------------------------------------
+# `index` is the block's position in the final `AssistantMessage.blocks`, not the
+# provider's wire index: skipped server-tool blocks and empty text blocks leave
+# no gap.
+
+
+@dataclass(frozen=True, slots=True, config=_CONFIG)
+class BlockStarted:
+    index: int
+    block_kind: BlockKind
+    tool_use_id: str = ""  # tool_use only: known at start in every wire format
+    tool_name: str = ""
+    kind: Literal["block_started"] = "block_started"
+
+
+@dataclass(frozen=True, slots=True, config=_CONFIG)
+class TextDelta:
+    index: int
+    text: str
+    kind: Literal["text_delta"] = "text_delta"
+
+
+@dataclass(frozen=True, slots=True, config=_CONFIG)
+class ThinkingDelta:
+    index: int
+    text: str
+    kind: Literal["thinking_delta"] = "thinking_delta"
+
+
+@dataclass(frozen=True, slots=True, config=_CONFIG)
+class ToolArgsDelta:
+    index: int
+    partial_json: str
+    kind: Literal["tool_args_delta"] = "tool_args_delta"
+
+
+@dataclass(frozen=True, slots=True, config=_CONFIG)
+class BlockFinished:
+    index: int
+    block: AssistantBlock
+    kind: Literal["block_finished"] = "block_finished"
+
+
+@dataclass(frozen=True, slots=True, config=_CONFIG)
+class StreamRepaired:
+    note: StreamRepairNote
+    kind: Literal["stream_repaired"] = "stream_repaired"
+
+
+@dataclass(frozen=True, slots=True, config=_CONFIG)
+class MessageComplete:
+    message: AssistantMessage
+    kind: Literal["message_complete"] = "message_complete"
+
+
+StreamEvent = Annotated[
+    BlockStarted
+    | TextDelta
+    | ThinkingDelta
+    | ToolArgsDelta
+    | BlockFinished
+    | StreamRepaired
+    | MessageComplete,
+    Field(discriminator="kind"),
+]
