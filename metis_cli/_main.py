@@ -1,12 +1,154 @@
+"""The `metis` command line.
+
+Exit codes, for every command: 0 everything holds, 1 a violation was found,
+2 bad input or usage.
+"""
+
 from __future__ import annotations
+
+import sys
+import tempfile
+from pathlib import Path
 
 import click
 
+from metis_model import BY_ID, INVARIANTS, Report, check_trace
+from metis_model.trace import TraceFormatError, read_trace_numbered
 
-@click.group()
+from ._evidence import EvidenceTable, gather_model_evidence
+from ._output import EXIT_OK, EXIT_VIOLATION, bad_input, emit_json, table
+
+
+class _Group(click.Group):
+    """Usage errors exit 2 with one line (click's default), other errors too."""
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="metis", prog_name="metis")
 def cli() -> None:
-    """metis: check agent-runtime invariants."""
+    """metis: check the invariants of tool-using agent runtimes.
+
+    Exit codes: 0 everything holds, 1 a violation was found, 2 bad input or usage.
+    """
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+@click.option("--family", help="Only this family (AUTH, CLOSE, SCHED, PERM, CHILD, RETRY, ...).")
+def spec(as_json: bool, family: str | None) -> None:
+    """List the invariants with their IDs and statements."""
+    chosen = [i for i in INVARIANTS if family is None or i.family == family.upper()]
+    if not chosen:
+        bad_input(f"--family {family!r}: no such family")
+    if as_json:
+        emit_json([{"id": i.id, "family": i.family, "statement": i.statement, "spec": f"specs/{i.spec}"}
+                   for i in chosen])
+        return
+    click.echo(table(["ID", "statement", "spec"], [(i.id, i.statement, i.spec) for i in chosen]))
+
+
+def _read_trace(path: Path) -> Report:
+    try:
+        with path.open(encoding="utf-8") as fh:
+            header, events, line_of = read_trace_numbered(fh)
+    except OSError as exc:
+        bad_input(f"{path}: cannot read ({exc.strerror or exc})")
+    except UnicodeDecodeError:
+        bad_input(f"{path}: not UTF-8 text")
+    except TraceFormatError as exc:
+        bad_input(f"{path}: line {exc.line}: {exc.message}")
+    return check_trace(events, header, source=str(path), line_of=line_of)
+
+
+def _print_report(report: Report) -> None:
+    if report.ok:
+        click.echo(f"{report.source}: conforms ({report.events} events)")
+        return
+    v = report.first
+    assert v is not None
+    where = f"line {v.line}" if v.line is not None else f"event {v.index}"
+    click.echo(f"{report.source}: {where}: {v.invariant} violated")
+    click.echo(f"  invariant: {BY_ID[v.invariant].statement}" if v.invariant in BY_ID else "")
+    click.echo(f"  what:      {v.message}")
+    click.echo(f"  state:     {v.state}")
+    click.echo(f"  slice:     events {list(v.slice)}")
+
+
+FORMATS = ("trace", "anthropic", "openai-chat", "openai-responses", "claude-code")
+
+
+@cli.command()
+@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="trace", show_default=True,
+              help="A metis trace, or a transcript of another runtime.")
+@click.option("--json", "as_json", is_flag=True, help="Print the reports as JSON.")
+def conform(files: tuple[Path, ...], fmt: str, as_json: bool) -> None:
+    """Check trace files (or other runtimes' transcripts) against the model.
+
+    Exit 0 when every file conforms, 1 on a violation, 2 on a malformed file.
+    """
+    from ._transcripts import check_transcript_file
+
+    reports = [_read_trace(p) if fmt == "trace" else check_transcript_file(p, fmt) for p in files]
+    if as_json:
+        emit_json([r.to_json() for r in reports] if len(reports) > 1 else reports[0].to_json())
+    else:
+        for r in reports:
+            _print_report(r)
+    sys.exit(EXIT_OK if all(r.ok for r in reports) else EXIT_VIOLATION)
+
+
+def _evidence_table(ev: EvidenceTable) -> str:
+    rows = []
+    for inv in INVARIANTS:
+        e = ev.rows[inv.id]
+        broken = f"{e.caught}/{e.caught + e.missed}" if e.caught + e.missed else "-"
+        rows.append((inv.id, e.traces, e.checks, broken, e.proof or "-",
+                     "holds" if e.holds else "FAILS"))
+    return table(["invariant", "traces", "checks", "broken caught", "proof", "verdict"], rows)
+
+
+@cli.command()
+@click.option("--runs", type=click.IntRange(1, 100_000), default=200, show_default=True,
+              help="Simulated model runs to record and check.")
+@click.option("--broken", type=click.IntRange(1, 1000), default=5, show_default=True,
+              help="Broken traces per invariant.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def check(runs: int, broken: int, as_json: bool) -> None:
+    """Report the evidence behind every invariant ID."""
+    ev = EvidenceTable()
+    gather_model_evidence(ev, runs, broken)
+    _finish_evidence(ev, as_json)
+
+
+def _finish_evidence(ev: EvidenceTable, as_json: bool) -> None:
+    if as_json:
+        emit_json({"ok": ev.ok, "invariants": {k: v.to_json() for k, v in ev.rows.items()},
+                   "failures": ev.failures})
+    else:
+        click.echo(_evidence_table(ev))
+        for failure in ev.failures:
+            click.echo(f"does not conform: {failure}")
+        click.echo("all invariants hold" if ev.ok else "SOME INVARIANTS FAIL")
+    sys.exit(EXIT_OK if ev.ok else EXIT_VIOLATION)
+
+
+@cli.command()
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Where to keep the recorded traces (default: a temporary folder).")
+@click.option("--runs", type=click.IntRange(1, 100_000), default=100, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def demo(out: Path | None, runs: int, as_json: bool) -> None:
+    """Record model runs as trace files, check them and broken ones, print a table."""
+    with tempfile.TemporaryDirectory(prefix="metis-demo-") as tmp:
+        folder = out or Path(tmp)
+        folder.mkdir(parents=True, exist_ok=True)
+        ev = EvidenceTable()
+        if not as_json:
+            click.echo(f"== model runs: {runs} simulated traces, broken copies per invariant "
+                       f"(files in {folder})")
+        gather_model_evidence(ev, runs, 3, out_dir=folder)
+        _finish_evidence(ev, as_json)
 
 
 def main() -> None:

@@ -99,3 +99,18 @@ def test_checked_in_trace_schema_has_not_drifted() -> None:
 
     checked_in = json.loads((ROOT / "specs" / "trace-schema.json").read_text())
     assert checked_in == trace_json_schema(), "run `make schema` and commit specs/trace-schema.json"
+
+
+def test_every_invariant_is_stated_in_its_spec_page() -> None:
+    from metis_model import INVARIANTS
+
+    for inv in INVARIANTS:
+        page = (ROOT / "specs" / inv.spec).read_text()
+        assert f"- **{inv.id}** — {inv.statement}" in page, f"{inv.id} missing from specs/{inv.spec}"
+
+
+def test_readme_shows_the_two_commands_and_links_the_specs() -> None:
+    readme = (ROOT / "README.md").read_text()
+    assert "make demo" in readme and "make test" in readme
+    for page in ("loop", "permissions", "scheduler", "closure", "children", "trace-format"):
+        assert f"specs/{page}.md" in readme

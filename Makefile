@@ -1,0 +1,54 @@
+# Two commands on a fresh machine: `make demo` and `make test`.
+# Both create .venv, install the project (and Debian's graphviz when missing), and run.
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-stamp
+PYTEST := $(BIN)/python -m pytest
+
+.PHONY: setup system-deps test lint typecheck unit demo exhaustive bench schema clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+# graphviz's `dot` renders counterexample graphs; tests render for real.
+system-deps:
+	@command -v dot >/dev/null 2>&1 || { \
+	  if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq graphviz >/dev/null) \
+	      || echo "warning: could not install graphviz"; \
+	  else echo "warning: graphviz (dot) is not installed; rendering tests will fail"; fi; }
+
+setup: $(STAMP) system-deps
+
+lint: setup
+	$(BIN)/ruff check metis_model metis_runtime metis_cli tests benchmarks proofs
+	$(BIN)/ruff format --check metis_model metis_runtime metis_cli
+
+typecheck: setup
+	$(BIN)/mypy
+
+unit: setup
+	CI=$${CI:-true} $(PYTEST) -q -p no:cacheprovider -n 2 tests
+
+test: lint typecheck unit
+
+demo: setup
+	$(BIN)/metis demo
+
+exhaustive: setup
+	HYPOTHESIS_PROFILE=exhaustive $(PYTEST) -q -m exhaustive tests
+
+bench: setup
+	$(PYTEST) -q benchmarks --benchmark-enable --benchmark-only -p no:cacheprovider
+
+schema: setup
+	$(BIN)/python -c "import json; from metis_model.trace import trace_json_schema; \
+	  open('specs/trace-schema.json','w').write(json.dumps(trace_json_schema(), indent=2, sort_keys=True)+'\n')"
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis .benchmarks

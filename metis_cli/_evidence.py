@@ -1,0 +1,99 @@
+"""Evidence per invariant ID: what backs each one, gathered in one run.
+
+Used by `metis check` and `metis demo`. Each source adds counts under an ID:
+traces checked and conforming, broken traces caught with that ID, proofs.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from metis_model import INVARIANTS, MUTATORS, Report, SimConfig, break_trace, check_trace, simulate
+from metis_model._mutate import RICH
+from metis_model.trace import Route, TraceEvent, TraceHeader, dumps_trace
+
+
+@attrs.define
+class Evidence:
+    traces: int = 0  # conforming traces in which the ID was checked
+    checks: int = 0  # times the ID was evaluated over those traces
+    caught: int = 0  # broken traces rejected with this ID
+    missed: int = 0  # broken traces for this ID that were not rejected with it
+    proof: str = ""  # proved / bounded(k) / unknown / refuted, when proofs ran
+    notes: list[str] = attrs.field(factory=list)
+
+    @property
+    def holds(self) -> bool:
+        return self.missed == 0 and not self.proof.startswith("refuted")
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "traces": self.traces, "checks": self.checks, "caught": self.caught,
+            "missed": self.missed, "proof": self.proof, "holds": self.holds,
+        }
+
+
+@attrs.define
+class EvidenceTable:
+    rows: dict[str, Evidence] = attrs.field(
+        factory=lambda: {inv.id: Evidence() for inv in INVARIANTS}
+    )
+    failures: list[str] = attrs.field(factory=list)  # valid traces that did not conform
+
+    def add_conforming(self, report: Report) -> None:
+        if not report.ok:
+            self.failures.append(f"{report.source}: {report.first.one_line()}")  # type: ignore[union-attr]
+            return
+        for inv_id, n in report.checks.items():
+            if n and inv_id in self.rows:
+                self.rows[inv_id].traces += 1
+                self.rows[inv_id].checks += n
+
+    def add_broken(self, expected: str, report: Report) -> None:
+        row = self.rows[expected]
+        if report.first is not None and report.first.invariant == expected:
+            row.caught += 1
+        else:
+            row.missed += 1
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures and all(r.holds for r in self.rows.values())
+
+
+def simulated_runs(count: int, seed: int = 0) -> Iterable[tuple[TraceHeader, list[TraceEvent]]]:
+    configs = [SimConfig(), RICH, SimConfig(route=Route.HEADLESS)]
+    for i in range(count):
+        yield simulate(seed + i, configs[i % len(configs)])
+
+
+def gather_model_evidence(
+    table: EvidenceTable, runs: int, broken_per_id: int, out_dir: Path | None = None
+) -> None:
+    """Check simulated runs, and broken copies of them for every mutator."""
+    for i, (header, events) in enumerate(simulated_runs(runs)):
+        report = check_trace(events, header, source=f"sim-{i}")
+        table.add_conforming(report)
+        if out_dir is not None and i < 5:
+            (out_dir / f"valid-{i}.jsonl").write_text(dumps_trace(header, events))
+    for inv_id in MUTATORS:
+        made = 0
+        seed = 0
+        while made < broken_per_id and seed < broken_per_id * 40:
+            header, events = simulate(seed, RICH)
+            broken = break_trace(events, inv_id, random.Random(seed))
+            seed += 1
+            if broken is None:
+                continue
+            made += 1
+            report = check_trace(broken, header, source=f"broken-{inv_id}-{seed}")
+            table.add_broken(inv_id, report)
+            if out_dir is not None and made == 1:
+                (out_dir / f"broken-{inv_id}.jsonl").write_text(dumps_trace(header, broken))
+        if made == 0:
+            table.rows[inv_id].notes.append("no run could be broken for it")

@@ -1,0 +1,32 @@
+"""Small output helpers: aligned tables, JSON, and one-line input errors."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any, NoReturn
+
+import click
+
+EXIT_OK = 0
+EXIT_VIOLATION = 1
+EXIT_BAD_INPUT = 2
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    cells = [[str(h) for h in headers], *[[str(c) for c in row] for row in rows]]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in cells]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def emit_json(payload: Any) -> None:
+    click.echo(json.dumps(payload, indent=2, sort_keys=False, default=str))
+
+
+def bad_input(message: str) -> NoReturn:
+    """A one-line error naming the place, and exit 2 (never a traceback)."""
+    click.echo(f"metis: error: {message}", err=True)
+    sys.exit(EXIT_BAD_INPUT)
