@@ -113,11 +113,11 @@ class WriteTool(Tool):
         path = resolve_path(ctx.workspace, input["path"], tool="write")
         data = input["content"].encode("utf-8", "surrogatepass")
         try:
+            existed = path.exists()
+            if existed and path.is_dir():
+                raise ToolError(f"write: {path}: is a directory")
             if ctx.transaction is not None:
                 ctx.transaction.snapshot(path)
-            existed = path.exists()
-            if path.is_dir():
-                raise ToolError(f"write: {path}: is a directory")
             path.parent.mkdir(parents=True, exist_ok=True)
             atomic_write(path, data)
         except OSError as exc:
