@@ -95,7 +95,8 @@ ENABLED: Mapping[Phase, frozenset[str]] = MappingProxyType(
         ),
         Phase.ANSWERED: frozenset({"turn_start", "run_end", "job_done", "interrupt", "compaction"}),
         Phase.INTERRUPTED: frozenset({"effect_end", "job_done", "resume", "repair", "run_end"}),
-        Phase.RESUMED: frozenset({"repair", "job_done"}),
+        # A resumed process may first report effects its journal shows committed.
+        Phase.RESUMED: frozenset({"result", "repair", "job_done"}),
         Phase.ENDED: frozenset(),
     }
 )
@@ -479,6 +480,14 @@ def _result(state: LoopState, e: Result) -> Outcome:
         return call
     if call.closed:
         return _diverge(state, "CLOSE-1", f"second result for {e.occ}", *call.events, e.seq)
+    if state.phase is Phase.RESUMED and not call.committed:
+        return _diverge(
+            state,
+            "LOOP-1",
+            f"after resume only committed effects report results, not {e.occ}",
+            *call.events,
+            e.seq,
+        )
     if e.status in _NEEDS_CANCEL and not state.cancelled:
         return _diverge(
             state,
@@ -500,7 +509,11 @@ def _result(state: LoopState, e: Result) -> Outcome:
     )
     if e.status is ResultStatus.DENIED and not refused:
         return _diverge(
-            state, "LOOP-1", f"denied result for {e.occ}, which was not refused", *call.events, e.seq
+            state,
+            "LOOP-1",
+            f"denied result for {e.occ}, which was not refused",
+            *call.events,
+            e.seq,
         )
     return _with_call(state, call, e.seq, status=e.status)
 
