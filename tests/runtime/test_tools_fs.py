@@ -115,8 +115,9 @@ def test_write_keeps_mode_and_replaces_inode(ws: Path) -> None:
 
 def test_write_to_directory_fails(ws: Path) -> None:
     (ws / "d").mkdir()
-    with pytest.raises(ToolError, match="is a directory"):
-        _run(WriteTool(), {"path": "d", "content": "x"}, _ctx(ws))
+    for tx in (None, FileTransaction()):
+        with pytest.raises(ToolError, match=r"^write: .*/d: is a directory$"):
+            _run(WriteTool(), {"path": "d", "content": "x"}, _ctx(ws, tx))
 
 
 def test_failed_atomic_write_leaves_original_and_no_temp(
