@@ -1,0 +1,43 @@
+"""The production permission gate.
+
+Rules in Claude Code settings syntax, settings files, a policy ranking rule
+sources, bypass-immune checks (protected paths, secrets), workspace scope,
+per-sub-command shell checks, the staged order of `specs/permissions.md`,
+and the routes by which asks are answered.
+"""
+
+from ._askers import Asker, AskRequest, CallbackAsker, JsonRpcAsker, TerminalAsker
+from ._gate import PERMISSIVENESS, AskAnswer, Gate, GateDecision, Refusal
+from ._paths import PROTECTED_DIRS, PROTECTED_FILES, SECRET_PATTERNS, is_protected, is_secret
+from ._policy import Policy, Settings, load_settings, policy_from_files, settings_root
+from ._rules import Rule, RuleSpec, parse_rule
+from ._staged import mode_fallback, staged_decision, strongest
+
+__all__ = [
+    "PERMISSIVENESS",
+    "PROTECTED_DIRS",
+    "PROTECTED_FILES",
+    "SECRET_PATTERNS",
+    "AskAnswer",
+    "AskRequest",
+    "Asker",
+    "CallbackAsker",
+    "Gate",
+    "GateDecision",
+    "JsonRpcAsker",
+    "Policy",
+    "Refusal",
+    "Rule",
+    "RuleSpec",
+    "Settings",
+    "TerminalAsker",
+    "is_protected",
+    "is_secret",
+    "load_settings",
+    "mode_fallback",
+    "parse_rule",
+    "policy_from_files",
+    "settings_root",
+    "staged_decision",
+    "strongest",
+]

@@ -1,0 +1,164 @@
+"""Paths as the gate sees them: resolved, then classified.
+
+Every path is resolved through symlinks and `..` (`os.path.realpath`) before
+any check, so `src/../.git/config` and a symlink into `~/.ssh` are seen for
+what they are.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import posixpath
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+# Directories whose contents are protected from edits and commands.
+PROTECTED_DIRS: frozenset[str] = frozenset({".git", ".ssh", ".gnupg"})
+# Shell start-up files: editing one runs code in every later shell.
+PROTECTED_FILES: frozenset[str] = frozenset(
+    {
+        ".bashrc",
+        ".bash_profile",
+        ".bash_login",
+        ".bash_logout",
+        ".profile",
+        ".zshrc",
+        ".zshenv",
+        ".zprofile",
+        ".zlogin",
+        ".zlogout",
+        ".kshrc",
+        ".cshrc",
+        ".tcshrc",
+        ".inputrc",
+        ".gitconfig",
+    }
+)
+# The agent's own settings: editing them would let the agent grant itself rights.
+_AGENT_DIRS = (".metis", ".claude")
+_SETTINGS_GLOB = "settings*.json"
+
+# Secret-looking file names (fnmatch, matched on the base name).
+SECRET_PATTERNS: tuple[str, ...] = (
+    ".env",
+    ".env.*",
+    "*.pem",
+    "*.key",
+    "*.p12",
+    "*.pfx",
+    "*.keystore",
+    "*.jks",
+    "id_rsa*",
+    "id_dsa*",
+    "id_ecdsa*",
+    "id_ed25519*",
+    "credentials*",
+    ".netrc",
+    ".pgpass",
+    ".npmrc",
+    ".pypirc",
+    "secrets.*",
+)
+# Templates meant to be committed; they hold no secrets.
+_NOT_SECRET = (".env.example", ".env.sample", ".env.template", "*.pub")
+
+
+def resolve(path: str | os.PathLike[str], base: Path) -> Path:
+    """`path` made absolute against `base`, `~` expanded, symlinks and `..` resolved."""
+    text = os.path.expanduser(os.fspath(path))
+    joined = text if os.path.isabs(text) else os.path.join(os.fspath(base), text)
+    return Path(os.path.realpath(joined))
+
+
+def is_protected(path: Path) -> bool:
+    """Whether changing `path` is bypass-immune (see module constants)."""
+    parts = path.parts
+    if any(p in PROTECTED_DIRS for p in parts):
+        return True
+    name = path.name
+    if name in PROTECTED_FILES:
+        return True
+    return (
+        len(parts) >= 2 and parts[-2] in _AGENT_DIRS and fnmatch.fnmatchcase(name, _SETTINGS_GLOB)
+    )
+
+
+def is_secret(path: Path) -> bool:
+    """Whether `path` looks like a secret (credentials, keys, `.env`)."""
+    name = path.name
+    if any(fnmatch.fnmatchcase(name, p) for p in _NOT_SECRET):
+        return False
+    if any(fnmatch.fnmatchcase(name, p) for p in SECRET_PATTERNS):
+        return True
+    return ".ssh" in path.parts and not name.endswith(".pub") and name != "known_hosts"
+
+
+def is_within(path: Path, roots: Iterable[Path]) -> bool:
+    """Whether `path` is one of `roots` or below one (all already resolved)."""
+    return any(path == root or root in path.parents for root in roots)
+
+
+def glob_regex(pattern: str) -> str:
+    """Translate a gitignore-style glob over absolute paths into a regex.
+
+    `**/` matches zero or more directories, `/**` everything below, `*` and
+    `?` stay within one segment, `[...]` is a class. A match on a directory
+    covers everything beneath it, as in gitignore.
+    """
+    out: list[str] = []
+    i = 0
+    n = len(pattern)
+    while i < n:
+        c = pattern[i]
+        if pattern.startswith("**/", i):
+            out.append("(?:[^/]*/)*")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif c == "*":
+            out.append("[^/]*")
+            i += 1
+        elif c == "?":
+            out.append("[^/]")
+            i += 1
+        elif c == "[":
+            close = pattern.find("]", i + 2)
+            if close < 0:
+                out.append(re.escape(c))
+                i += 1
+                continue
+            body = pattern[i + 1 : close]
+            if body.startswith("!"):
+                body = "^" + body[1:]
+            out.append("[" + body.replace("\\", "\\\\") + "]")
+            i = close + 1
+        else:
+            out.append(re.escape(c))
+            i += 1
+    return "".join(out) + "(?:/.*)?"
+
+
+def has_glob(text: str) -> bool:
+    return any(c in text for c in "*?[")
+
+
+def real_prefix(pattern: str) -> str:
+    """Resolve symlinks in the literal directory prefix of an absolute glob.
+
+    Candidate paths are realpath'd, so the pattern's fixed part must be too
+    (e.g. /tmp -> /private/tmp on macOS).
+    """
+    segments = pattern.split("/")
+    literal: list[str] = []
+    for seg in segments[:-1]:
+        if has_glob(seg):
+            break
+        literal.append(seg)
+    if len(literal) <= 1:
+        return pattern
+    prefix = "/".join(literal)
+    rest = pattern[len(prefix) :]
+    return posixpath.normpath(os.path.realpath(prefix)) + rest

@@ -1,0 +1,269 @@
+"""Settings files and the policy that aggregates their rules.
+
+A settings file is shaped like Claude Code's `settings.json`:
+
+    {"permissions": {"allow": [...], "ask": [...], "deny": [...],
+                     "defaultMode": "default", "additionalDirectories": [...],
+                     "disableBypassPermissionsMode": "disable"}}
+
+Other top-level keys belong to other features and are ignored; unknown keys
+inside `permissions` are errors (a typo there silently drops rules).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from attrs import field, frozen
+
+from metis_model.trace import AUTHORITY, Mode, RuleBehavior, Source
+
+from .._errors import ConfigError
+from ._rules import Rule, RuleSyntaxError, parse_rule
+
+_LISTS: tuple[tuple[str, RuleBehavior], ...] = (
+    ("allow", RuleBehavior.ALLOW),
+    ("ask", RuleBehavior.ASK),
+    ("deny", RuleBehavior.DENY),
+)
+_KNOWN_KEYS = frozenset(
+    {"allow", "ask", "deny", "defaultMode", "additionalDirectories", "disableBypassPermissionsMode"}
+)
+_AGENT_DIRS = frozenset({".metis", ".claude"})
+
+
+def settings_root(path: Path) -> Path:
+    """The project root a settings file's relative rules are anchored at.
+
+    `<root>/.metis/settings.json` and `<root>/.claude/settings.local.json` give
+    `<root>`; any other file gives its own directory.
+    """
+    parent = path.absolute().parent
+    return parent.parent if parent.name in _AGENT_DIRS else parent
+
+
+@frozen
+class Settings:
+    """The permission part of one settings file, validated."""
+
+    path: Path
+    root: Path
+    allow: tuple[str, ...] = ()
+    ask: tuple[str, ...] = ()
+    deny: tuple[str, ...] = ()
+    default_mode: Mode | None = None
+    additional_directories: tuple[Path, ...] = ()
+    disable_bypass: bool = False
+
+    def rules(self, behavior: RuleBehavior) -> tuple[str, ...]:
+        return {"allow": self.allow, "ask": self.ask, "deny": self.deny}[behavior.value]
+
+
+def load_settings(path: str | os.PathLike[str]) -> Settings:
+    """Read and validate a settings file; ConfigError names the file and field."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{p}: cannot read settings: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{p}: settings are not UTF-8 text") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(
+            f"{p}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+        ) from None
+    return settings_from_mapping(data, p)
+
+
+def settings_from_mapping(data: object, path: Path) -> Settings:
+    """Validate already-parsed settings data (named `path` in messages)."""
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"{path}: settings must be a JSON object")
+    perms = data.get("permissions", {})
+    if not isinstance(perms, Mapping):
+        raise ConfigError(f"{path}: permissions: must be an object")
+    unknown = sorted(str(k) for k in perms if k not in _KNOWN_KEYS)
+    if unknown:
+        raise ConfigError(f"{path}: permissions.{unknown[0]}: unknown key")
+    root = settings_root(path)
+    lists: dict[str, tuple[str, ...]] = {}
+    for name, _ in _LISTS:
+        lists[name] = _string_list(perms.get(name, []), path, f"permissions.{name}")
+        for i, rule in enumerate(lists[name]):
+            try:
+                parse_rule(rule)
+            except RuleSyntaxError as exc:
+                raise ConfigError(f"{path}: permissions.{name}[{i}]: {exc}") from None
+    mode = perms.get("defaultMode")
+    default_mode: Mode | None = None
+    if mode is not None:
+        try:
+            default_mode = Mode(mode)
+        except ValueError:
+            choices = ", ".join(m.value for m in Mode)
+            raise ConfigError(
+                f"{path}: permissions.defaultMode: unknown mode {mode!r} (one of {choices})"
+            ) from None
+    dirs = _string_list(
+        perms.get("additionalDirectories", []), path, "permissions.additionalDirectories"
+    )
+    disable = perms.get("disableBypassPermissionsMode")
+    if disable not in (None, "disable"):
+        raise ConfigError(f"{path}: permissions.disableBypassPermissionsMode: must be 'disable'")
+    return Settings(
+        path=path,
+        root=root,
+        allow=lists["allow"],
+        ask=lists["ask"],
+        deny=lists["deny"],
+        default_mode=default_mode,
+        additional_directories=tuple(
+            Path(os.path.realpath(root / os.path.expanduser(d))) for d in dirs
+        ),
+        disable_bypass=disable == "disable",
+    )
+
+
+def _string_list(value: object, path: Path, where: str) -> tuple[str, ...]:
+    if not isinstance(value, list):
+        raise ConfigError(f"{path}: {where}: must be a list of strings")
+    for i, item in enumerate(value):
+        if not isinstance(item, str):
+            raise ConfigError(f"{path}: {where}[{i}]: must be a string")
+    return tuple(value)
+
+
+class _Counter:
+    """Recency source shared by a policy and the policies derived from it."""
+
+    def __init__(self) -> None:
+        self.value = 0
+
+    def next(self) -> int:
+        self.value += 1
+        return self.value
+
+
+@frozen
+class _Setting:
+    source: Source
+    recency: int
+    value: Any = field(default=None)
+
+
+class Policy:
+    """Rules from every source, each with a recency (later added = larger).
+
+    Sources rank by `AUTHORITY`: policy (managed) > cli > session > project >
+    persisted approvals. A derived policy (for a child agent) sees its
+    parent's rules live, plus its own.
+    """
+
+    def __init__(self, *, _parent: Policy | None = None) -> None:
+        self._parent = _parent
+        self._counter: _Counter = _parent._counter if _parent is not None else _Counter()
+        self._rules: list[Rule] = []
+        self._modes: list[_Setting] = []
+        self._dirs: list[Path] = []
+        self._disable_bypass = False
+
+    def add(
+        self,
+        source: Source,
+        behavior: RuleBehavior,
+        pattern: str,
+        *,
+        base: Path | None = None,
+        origin: str = "",
+    ) -> Rule:
+        """Add one rule; a malformed one raises ConfigError naming `origin`."""
+        try:
+            spec = parse_rule(pattern)
+        except RuleSyntaxError as exc:
+            where = origin or f"{Source(source).value} {RuleBehavior(behavior).value} rule"
+            raise ConfigError(f"{where}: {exc}") from None
+        rule = Rule(
+            spec=spec,
+            behavior=RuleBehavior(behavior),
+            source=Source(source),
+            recency=self._counter.next(),
+            base=Path(os.path.realpath(base)) if base is not None else None,
+            origin=origin,
+        )
+        self._rules.append(rule)
+        return rule
+
+    def add_settings(self, settings: Settings, source: Source) -> None:
+        """Add a settings file's rules, in file order, and its mode and dirs."""
+        for name, behavior in _LISTS:
+            for i, pattern in enumerate(settings.rules(behavior)):
+                self.add(
+                    source,
+                    behavior,
+                    pattern,
+                    base=settings.root,
+                    origin=f"{settings.path}: permissions.{name}[{i}]",
+                )
+        if settings.default_mode is not None:
+            self._modes.append(
+                _Setting(
+                    source=Source(source), recency=self._counter.next(), value=settings.default_mode
+                )
+            )
+        self._dirs.extend(settings.additional_directories)
+        self._disable_bypass = self._disable_bypass or settings.disable_bypass
+
+    def load(self, path: str | os.PathLike[str], source: Source) -> Settings:
+        """Load a settings file and add it under `source`."""
+        settings = load_settings(path)
+        self.add_settings(settings, source)
+        return settings
+
+    def add_directory(self, path: str | os.PathLike[str]) -> None:
+        self._dirs.append(Path(os.path.realpath(os.path.expanduser(os.fspath(path)))))
+
+    @property
+    def rules(self) -> tuple[Rule, ...]:
+        inherited = self._parent.rules if self._parent is not None else ()
+        return (*inherited, *self._rules)
+
+    @property
+    def default_mode(self) -> Mode | None:
+        """The `defaultMode` of the most authoritative source (then most recent)."""
+        modes = [*self._parent._all_modes(), *self._modes] if self._parent else self._modes
+        if not modes:
+            return None
+        best = min(modes, key=lambda s: (AUTHORITY.index(s.source), -s.recency))
+        return Mode(best.value)
+
+    def _all_modes(self) -> list[_Setting]:
+        inherited = self._parent._all_modes() if self._parent is not None else []
+        return [*inherited, *self._modes]
+
+    @property
+    def additional_directories(self) -> tuple[Path, ...]:
+        inherited = self._parent.additional_directories if self._parent is not None else ()
+        return (*inherited, *self._dirs)
+
+    @property
+    def bypass_disabled(self) -> bool:
+        inherited = self._parent.bypass_disabled if self._parent is not None else False
+        return inherited or self._disable_bypass
+
+    def derive(self) -> Policy:
+        """A policy that sees this one's rules live and can add its own."""
+        return Policy(_parent=self)
+
+
+def policy_from_files(files: Iterable[tuple[Source, str | os.PathLike[str]]]) -> Policy:
+    """A policy loaded from `(source, path)` pairs, in order."""
+    policy = Policy()
+    for source, path in files:
+        policy.load(path, source)
+    return policy
