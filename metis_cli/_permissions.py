@@ -1,0 +1,161 @@
+"""`metis permissions`: ask the production gate about one call."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from metis_model.trace import Mode, Route, Source, ToolKind
+from metis_runtime._errors import ConfigError
+from metis_runtime.permissions import Gate, GateDecision, Policy
+from metis_runtime.shell import analyze_command
+
+from ._output import EXIT_OK, bad_input, emit_json
+
+_KINDS: dict[str, ToolKind] = {
+    "read": ToolKind.READ_ONLY,
+    "ls": ToolKind.READ_ONLY,
+    "glob": ToolKind.READ_ONLY,
+    "grep": ToolKind.READ_ONLY,
+    "notebookread": ToolKind.READ_ONLY,
+    "webfetch": ToolKind.READ_ONLY,
+    "websearch": ToolKind.READ_ONLY,
+    "edit": ToolKind.EDIT,
+    "write": ToolKind.EDIT,
+    "multiedit": ToolKind.EDIT,
+    "notebookedit": ToolKind.EDIT,
+    "exitplanmode": ToolKind.PLAN_CONTROL,
+    "todowrite": ToolKind.PLAN_CONTROL,
+}
+_PATH_KEYS = ("file_path", "path", "notebook_path")
+
+
+def infer_kind(tool: str, tool_input: dict[str, Any]) -> ToolKind:
+    """The kind of a call as far as the CLI can tell; unknown tools are exec."""
+    lower = tool.lower()
+    if lower == "bash":
+        command = tool_input.get("command")
+        read_only = isinstance(command, str) and analyze_command(command).read_only
+        return ToolKind.READ_ONLY if read_only else ToolKind.EXEC
+    return _KINDS.get(lower, ToolKind.EXEC)
+
+
+def input_paths(tool_input: dict[str, Any]) -> list[str]:
+    paths = [v for k in _PATH_KEYS if isinstance(v := tool_input.get(k), str)]
+    many = tool_input.get("paths")
+    if isinstance(many, list):
+        paths.extend(p for p in many if isinstance(p, str))
+    return paths
+
+
+def _choice(value: str, enum: Any, option: str) -> Any:
+    try:
+        return enum(value)
+    except ValueError:
+        choices = ", ".join(e.value for e in enum)
+        bad_input(f"{option}: unknown value {value!r} (one of {choices})")
+
+
+@click.group()
+def permissions() -> None:
+    """Ask the permission gate about a call."""
+
+
+@permissions.command("check")
+@click.option("--settings", "settings_file", required=True, help="A settings.json file.")
+@click.option("--mode", default=None, help="Permission mode (default: the file's defaultMode).")
+@click.option("--tool", required=True, help="Tool name: bash, read, edit, webfetch, mcp__s__t...")
+@click.option("--input", "input_json", default="{}", help="The tool input as a JSON object.")
+@click.option("--workspace", default=None, help="Workspace (default: the settings' project root).")
+@click.option("--source", default="project", help="Source of the settings' rules.")
+@click.option("--kind", default=None, help="Tool kind (default: inferred from the tool).")
+@click.option("--json", "as_json", is_flag=True, help="Print the decision as JSON.")
+def check(
+    settings_file: str,
+    mode: str | None,
+    tool: str,
+    input_json: str,
+    workspace: str | None,
+    source: str,
+    kind: str | None,
+    as_json: bool,
+) -> None:
+    """Print the decision, the deciding stage and the matching rule."""
+    try:
+        tool_input = json.loads(input_json)
+    except json.JSONDecodeError as exc:
+        bad_input(f"--input: invalid JSON at column {exc.colno}: {exc.msg}")
+    if not isinstance(tool_input, dict):
+        bad_input("--input: must be a JSON object")
+    src: Source = _choice(source, Source, "--source")
+    policy = Policy()
+    try:
+        settings = policy.load(settings_file, src)
+    except ConfigError as exc:
+        bad_input(str(exc))
+    chosen: Mode = (
+        _choice(mode, Mode, "--mode")
+        if mode is not None
+        else (settings.default_mode or Mode.DEFAULT)
+    )
+    root = Path(workspace) if workspace is not None else settings.root
+    if not root.is_dir():
+        bad_input(f"--workspace: {root}: not a directory")
+    call_kind: ToolKind = (
+        _choice(kind, ToolKind, "--kind") if kind is not None else infer_kind(tool, tool_input)
+    )
+    try:
+        gate = Gate(policy, chosen, root, Route.HEADLESS)
+    except ConfigError as exc:
+        bad_input(str(exc))
+    command = tool_input.get("command") if isinstance(tool_input.get("command"), str) else None
+    decision = gate.decide(tool, tool_input, call_kind, input_paths(tool_input), command)
+    if as_json:
+        emit_json(_payload(decision, policy))
+    else:
+        _print(decision, policy)
+    raise SystemExit(EXIT_OK)
+
+
+def _origin(decision: GateDecision, policy: Policy) -> str:
+    if decision.rule is None:
+        return ""
+    for rule in policy.rules:
+        if rule.recency == decision.rule.recency:
+            return rule.origin
+    return ""
+
+
+def _payload(decision: GateDecision, policy: Policy) -> dict[str, Any]:
+    rule = decision.rule.model_dump(mode="json") if decision.rule is not None else None
+    if rule is not None:
+        rule["origin"] = _origin(decision, policy)
+    return {
+        "decision": decision.decision.value,
+        "stage": decision.stage.value,
+        "rule": rule,
+        "facts": decision.facts.model_dump(mode="json"),
+        "route": decision.route.value,
+        "detail": decision.detail,
+    }
+
+
+def _print(decision: GateDecision, policy: Policy) -> None:
+    click.echo(f"decision: {decision.decision.value}")
+    click.echo(f"stage:    {decision.stage.value}")
+    if decision.rule is not None:
+        r = decision.rule
+        where = _origin(decision, policy)
+        click.echo(f"rule:     {r.pattern} ({r.behavior.value}, {r.source.value}; {where})")
+    else:
+        click.echo("rule:     none")
+    facts = decision.facts
+    click.echo(
+        f"facts:    mode={facts.mode.value} kind={facts.kind.value} "
+        f"protected={facts.protected} secret={facts.secret} in_scope={facts.in_scope}"
+    )
+    if decision.detail:
+        click.echo(f"detail:   {decision.detail}")
