@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import Literal
+from typing import Literal, Protocol
 
 import attrs
 
@@ -31,6 +31,7 @@ from .._report import Violation
 
 NodeKind = Literal["model", "input", "boundary", "opaque"]
 
+_ROLE = {"model": "assistant", "input": "input", "boundary": "compaction", "opaque": "stored"}
 CHECKED: tuple[str, ...] = ("CLOSE-1", "CLOSE-2", "CLOSE-4", "CLOSE-7")
 
 
@@ -55,9 +56,9 @@ class Node:
     results: list[Occ] = attrs.Factory(list)
 
     def describe(self) -> str:
-        role = {"model": "assistant", "input": "input", "boundary": "compaction", "opaque": "stored"}
+        role = _ROLE[self.kind]
         where = f"line {self.line}" if self.line is not None else f"record {self.index}"
-        return f"{role[self.kind]} message at {where}"
+        return f"{role} message at {where}"
 
 
 class Tree:
@@ -73,6 +74,10 @@ class Tree:
         thread = self.nodes[parent].thread if parent is not None else number
         self.nodes.append(Node(kind, parent, line, index, thread))
         return number
+
+
+class _Reporter(Protocol):
+    def __call__(self, inv: str, occ: Occ, message: str, node: Node, *others: Occ) -> None: ...
 
 
 @attrs.frozen
@@ -108,6 +113,8 @@ def check_tree(
     prefix = f"{label}: " if label else ""
     violations: list[Violation] = []
     checks: Counter[str] = Counter({inv: 0 for inv in CHECKED})
+    if compacted or "CLOSE-6" in ends.values():
+        checks["CLOSE-6"] += 0
 
     def report(inv: str, occ: Occ, message: str, node: Node, *others: Occ) -> None:
         indices = sorted({occ.index, *(o.index for o in others)})
@@ -167,27 +174,29 @@ def check_tree(
         calls = expected.get(parent, {})
         if not calls:
             return
-        if child is None:
-            kind = end_kind[parent] if not children[parent] else None
-            after = "the run ends"
-        elif requested[child]:
-            kind = "CLOSE-2"
-            after = "the next provider request"
+        kind: str | None
+        if child is not None and requested[child]:
+            kind, after = "CLOSE-2", "a provider request follows"
+        elif always_requested:  # a leaf of a request body: the body is the request
+            kind, after = "CLOSE-2", "the request ends with it"
         else:
-            kind = end_kind[child]
+            # No request follows: only where the run ended (or compacted) counts,
+            # including when the assistant message itself was written last.
+            kind = end_kind[child] if child is not None else None
+            kind = kind or ends.get(parent)
             after = "the run ends"
         if kind is None:
             return  # an abandoned branch: nothing was ever sent after it
         if kind == "CLOSE-6":
-            after = "a compaction"
+            after = "a compaction follows"
         for call in calls.values():
             checks[kind] += 1
             if call.id not in answered:
-                report(
+                report(  # the call's own line: that is what lacks its result
                     kind,
                     call,
                     f"call {call.id!r} has no result in the message right after its "
-                    f"assistant message, yet {after} follows",
+                    f"assistant message, and {after}",
                     nodes[parent],
                     call,
                 )
@@ -195,7 +204,9 @@ def check_tree(
     # Depth-first over the tree, keeping the calls of the current path (undoable).
     path: dict[str, _Open] = {}
     undo: list[tuple[str, _Open | None]] = []
-    stack: list[tuple[int, int]] = [(i, -1) for i in range(count - 1, -1, -1) if nodes[i].parent is None]
+    stack: list[tuple[int, int]] = [
+        (i, -1) for i in range(count - 1, -1, -1) if nodes[i].parent is None
+    ]
     while stack:
         number, mark = stack.pop()
         if mark >= 0:  # leaving the node: restore the path as it was before it
@@ -212,6 +223,8 @@ def check_tree(
         pairs = expected.get(parent, {}) if parent is not None else {}
         opaque = parent is not None and nodes[parent].kind == "opaque"
         answered: dict[str, Occ] = {}
+        if node.thread in compacted:
+            checks["CLOSE-6"] += len(node.results)
         for result in node.results:
             checks["CLOSE-1"] += 1
             checks["CLOSE-4"] += 1
@@ -229,14 +242,15 @@ def check_tree(
             if node.kind != "model" and (result.id in pairs or opaque):
                 answered[result.id] = result
                 undo.append((result.id, path.get(result.id)))
-                call = pairs[result.id] if result.id in pairs else result
+                call = pairs.get(result.id, result)
                 path[result.id] = _Open(call, result)
                 continue
             _unmatched(result, node, path, first_call, compacted, report)
         if parent is not None and nodes[parent].kind == "model":
             require(parent, answered, number)
         if node.kind == "model":
-            require(number, {}, None) if not children[number] else None
+            if not children[number]:
+                require(number, {}, None)
             for call in expected[number].values():
                 undo.append((call.id, path.get(call.id)))
                 path[call.id] = _Open(call, None)
@@ -256,9 +270,8 @@ def _unmatched(
     report: _Reporter,
 ) -> None:
     """Name why a result pairs with no call of the assistant message before it."""
-    where = "an assistant message" if node.kind == "model" else "its message"
     earlier = path.get(result.id)
-    if earlier is not None and earlier.answered is not None and earlier.answered is not result:
+    if earlier is not None and earlier.answered is not None:
         report(
             "CLOSE-1",
             result,
@@ -273,8 +286,8 @@ def _unmatched(
         report(
             "CLOSE-4",
             result,
-            f"result for call {result.id!r} sits in {where}, not in the message right "
-            f"after its call (at {_where(earlier.call)}): moved to a later message",
+            f"result for call {result.id!r} is not in the message right after its call "
+            f"(at {_where(earlier.call)}): moved to a later message",
             node,
             earlier.call,
         )
@@ -291,13 +304,8 @@ def _unmatched(
             issued[0],
         )
         return
-    report(
-        "CLOSE-4",
-        result,
-        f"result for {result.id!r} in {where} matches no call of the assistant message before it",
-        node,
-    )
-
-
-class _Reporter:  # the shape of `report` inside check_tree, for _unmatched's signature
-    def __call__(self, inv: str, occ: Occ, message: str, node: Node, *others: Occ) -> None: ...
+    if node.kind == "model":
+        message = f"result for {result.id!r} sits in an assistant message, which holds no results"
+    else:
+        message = f"result for {result.id!r} matches no call of the assistant message before it"
+    report("CLOSE-4", result, message, node)
