@@ -1,0 +1,605 @@
+"""API request bodies (Anthropic Messages, OpenAI Chat, OpenAI Responses).
+
+The real bodies are `request.parsed_body` of recorded provider exchanges (see
+tests/data/transcripts/README.md). Mutated copies mark the blocks they touch
+with an extra `"mark"` member (first key, which the checker ignores), so the
+expected line is found in the pretty-printed text independently of the checker.
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import metis_model.transcripts as transcripts
+from metis_model import _errors
+from metis_model._invariants import BY_ID
+from metis_model.transcripts import (
+    FORMATS,
+    TranscriptFormat,
+    TranscriptFormatError,
+    check_transcript,
+)
+
+REPO = Path(__file__).resolve().parents[2]
+BODIES = REPO / "tests" / "data" / "transcripts" / "provider-requests"
+CASSETTES = REPO.parent / "shared" / "corpora" / "provider-streams"
+
+Body = dict[str, Any]
+Found = set[tuple[str, int | None]]
+
+REAL: dict[str, TranscriptFormat] = {
+    "anthropic-local-shell.json": "anthropic",
+    "anthropic-text-editor.json": "anthropic",
+    "openai-chat.json": "openai-chat",
+    "openai-responses-phase.json": "openai-responses",
+    "openai-responses.json": "openai-responses",
+}
+
+
+def load(name: str) -> Body:
+    body: Body = json.loads((BODIES / name).read_text())
+    return body
+
+
+def pretty(body: Any) -> list[str]:
+    return json.dumps(body, indent=2).splitlines()
+
+
+def marked(obj: dict[str, Any], name: str) -> dict[str, Any]:
+    return {"mark": name, **obj}
+
+
+def line_of(lines: list[str], name: str) -> int:
+    """The 1-based line of the `{` that opens the object marked `name`."""
+    (index,) = [i for i, line in enumerate(lines) if f'"mark": "{name}"' in line]
+    assert lines[index - 1].rstrip().endswith("{")
+    return index  # the 0-based index of the mark is the 1-based line of its `{`
+
+
+def found(lines: list[str], fmt: TranscriptFormat) -> Found:
+    report = check_transcript(lines, fmt, "mutated")
+    return {(v.invariant, v.line) for v in report.violations}
+
+
+# -- per-format surgery on real bodies ---------------------------------------------
+
+
+class Anthropic:
+    fmt: TranscriptFormat = "anthropic"
+
+    def __init__(self, body: Body) -> None:
+        self.body = copy.deepcopy(body)
+        self.messages: list[dict[str, Any]] = self.body["messages"]
+        self.a, self.block = next(
+            (i, j)
+            for i, m in enumerate(self.messages)
+            for j, b in enumerate(m["content"])
+            if isinstance(b, dict) and b.get("type") == "tool_use"
+        )
+        self.call = self.messages[self.a]["content"][self.block]
+        self.call_id: str = self.call["id"]
+        self.messages[self.a]["content"][self.block] = marked(self.call, "call")
+        self.r, self.rblock = next(
+            (i, j)
+            for i, m in enumerate(self.messages)
+            if i > self.a and isinstance(m["content"], list)
+            for j, b in enumerate(m["content"])
+            if b.get("type") == "tool_result" and b.get("tool_use_id") == self.call_id
+        )
+
+    def _results(self) -> list[dict[str, Any]]:
+        content: list[dict[str, Any]] = self.messages[self.r]["content"]
+        return content
+
+    def remove_result(self) -> None:
+        del self._results()[self.rblock]
+        if not self._results():
+            self._results().append({"type": "text", "text": "(lost)"})
+
+    def duplicate_result(self) -> None:
+        twin = marked(self._results()[self.rblock], "copy")
+        self._results().insert(self.rblock + 1, twin)
+
+    def duplicate_call(self) -> None:
+        content = self.messages[self.a]["content"]
+        content.insert(self.block + 1, marked(self.call, "copy"))
+
+    def stray_result(self) -> None:
+        stray = {"type": "tool_result", "tool_use_id": "toolu_stray", "content": "?"}
+        self._results().append(marked(stray, "copy"))
+
+    def cut_after_call(self) -> None:
+        del self.messages[self.a + 1 :]
+        del self.messages[self.a]["content"][self.block + 1 :]
+
+    def move_result_later(self) -> None:
+        moved = marked(self._results()[self.rblock], "copy")
+        self.remove_result()
+        second = {"type": "tool_use", "id": "toolu_second", "name": "bash", "input": {}}
+        answer = {"type": "tool_result", "tool_use_id": "toolu_second", "content": "ok"}
+        self.messages.append({"role": "assistant", "content": [second]})
+        self.messages.append({"role": "user", "content": [answer, moved]})
+
+
+class OpenAIChat:
+    fmt: TranscriptFormat = "openai-chat"
+
+    def __init__(self, body: Body) -> None:
+        self.body = copy.deepcopy(body)
+        self.messages: list[dict[str, Any]] = self.body["messages"]
+        self.a = next(i for i, m in enumerate(self.messages) if m.get("tool_calls"))
+        self.call = self.messages[self.a]["tool_calls"][0]
+        self.call_id: str = self.call["id"]
+        self.messages[self.a]["tool_calls"][0] = marked(self.call, "call")
+        self.r = next(
+            i
+            for i, m in enumerate(self.messages)
+            if m.get("role") == "tool" and m.get("tool_call_id") == self.call_id
+        )
+
+    def remove_result(self) -> None:
+        del self.messages[self.r]
+
+    def duplicate_result(self) -> None:
+        self.messages.insert(self.r + 1, marked(self.messages[self.r], "copy"))
+
+    def duplicate_call(self) -> None:
+        self.messages[self.a]["tool_calls"].insert(1, marked(self.call, "copy"))
+
+    def stray_result(self) -> None:
+        stray = {"role": "tool", "tool_call_id": "call_stray", "content": "?"}
+        self.messages.insert(self.r + 1, marked(stray, "copy"))
+
+    def cut_after_call(self) -> None:
+        del self.messages[self.a + 1 :]
+        del self.messages[self.a]["tool_calls"][1:]
+
+    def move_result_later(self) -> None:
+        moved = marked(self.messages.pop(self.r), "copy")
+        call = {
+            "id": "call_second",
+            "type": "function",
+            "function": {"name": "f", "arguments": "{}"},
+        }
+        self.messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
+        self.messages.append({"role": "tool", "tool_call_id": "call_second", "content": "ok"})
+        self.messages.append(moved)
+
+
+class OpenAIResponses:
+    fmt: TranscriptFormat = "openai-responses"
+
+    def __init__(self, body: Body) -> None:
+        self.body = copy.deepcopy(body)
+        self.items: list[dict[str, Any]] = self.body["input"]
+        self.a = next(i for i, it in enumerate(self.items) if it.get("type") == "function_call")
+        self.call = self.items[self.a]
+        self.call_id: str = self.call["call_id"]
+        self.items[self.a] = marked(self.call, "call")
+        self.r = next(
+            i
+            for i, it in enumerate(self.items)
+            if it.get("type") == "function_call_output" and it.get("call_id") == self.call_id
+        )
+
+    def remove_result(self) -> None:
+        del self.items[self.r]
+
+    def duplicate_result(self) -> None:
+        self.items.insert(self.r + 1, marked(self.items[self.r], "copy"))
+
+    def duplicate_call(self) -> None:
+        self.items.insert(self.a + 1, marked(self.call, "copy"))
+
+    def stray_result(self) -> None:
+        stray = {"type": "function_call_output", "call_id": "call_stray", "output": "?"}
+        self.items.insert(self.r + 1, marked(stray, "copy"))
+
+    def cut_after_call(self) -> None:
+        del self.items[self.a + 1 :]
+
+    def move_result_later(self) -> None:
+        moved = marked(self.items.pop(self.r), "copy")
+        second = {"type": "function_call", "call_id": "call_second", "name": "f", "arguments": "{}"}
+        self.items.append({"role": "user", "content": "and then?"})
+        self.items.append(second)
+        self.items.append(
+            {"type": "function_call_output", "call_id": "call_second", "output": "ok"}
+        )
+        self.items.append(moved)
+
+
+SURGEONS = {"anthropic": Anthropic, "openai-chat": OpenAIChat, "openai-responses": OpenAIResponses}
+
+
+def surgeon(name: str) -> Anthropic | OpenAIChat | OpenAIResponses:
+    return SURGEONS[REAL[name]](load(name))
+
+
+@pytest.mark.parametrize("name", sorted(REAL))
+def test_real_bodies_pass_pretty_and_compact(name: str) -> None:
+    fmt = REAL[name]
+    text = (BODIES / name).read_text()
+    pretty_report = check_transcript(text.splitlines(), fmt, name)
+    compact_report = check_transcript([json.dumps(json.loads(text))], fmt, name)
+    for report in (pretty_report, compact_report):
+        assert report.ok, [v.one_line() for v in report.violations]
+        assert report.checks["CLOSE-2"] == 1  # each holds exactly one answered call
+        assert report.checks["CLOSE-4"] == 1
+    key = "input" if fmt == "openai-responses" else "messages"
+    assert pretty_report.events == len(json.loads(text)[key])
+
+
+@pytest.mark.parametrize("name", sorted(REAL))
+def test_removed_result_is_close_2_at_the_call(name: str) -> None:
+    s = surgeon(name)
+    s.remove_result()
+    lines = pretty(s.body)
+    assert found(lines, s.fmt) == {("CLOSE-2", line_of(lines, "call"))}
+
+
+@pytest.mark.parametrize("name", sorted(REAL))
+def test_duplicated_result_is_close_1_at_the_copy(name: str) -> None:
+    s = surgeon(name)
+    s.duplicate_result()
+    lines = pretty(s.body)
+    assert found(lines, s.fmt) == {("CLOSE-1", line_of(lines, "copy"))}
+
+
+@pytest.mark.parametrize("name", sorted(REAL))
+def test_duplicated_call_id_is_close_7_at_the_copy(name: str) -> None:
+    s = surgeon(name)
+    s.duplicate_call()
+    lines = pretty(s.body)
+    assert found(lines, s.fmt) == {("CLOSE-7", line_of(lines, "copy"))}
+
+
+@pytest.mark.parametrize("name", sorted(REAL))
+def test_stray_result_is_close_4_at_the_stray(name: str) -> None:
+    s = surgeon(name)
+    s.stray_result()
+    lines = pretty(s.body)
+    assert found(lines, s.fmt) == {("CLOSE-4", line_of(lines, "copy"))}
+
+
+@pytest.mark.parametrize("name", sorted(REAL))
+def test_result_moved_to_a_later_message_is_close_4_and_close_2(name: str) -> None:
+    s = surgeon(name)
+    s.move_result_later()
+    lines = pretty(s.body)
+    expected = {("CLOSE-2", line_of(lines, "call")), ("CLOSE-4", line_of(lines, "copy"))}
+    assert found(lines, s.fmt) == expected
+    report = check_transcript(lines, s.fmt)
+    moved = next(v for v in report.violations if v.invariant == "CLOSE-4")
+    assert "moved to a later message" in moved.message
+    assert report.first is not None and report.first.invariant == "CLOSE-2"  # sorted by line
+
+
+@pytest.mark.parametrize("name", sorted(REAL))
+def test_body_cut_after_a_tool_call_is_close_2(name: str) -> None:
+    s = surgeon(name)
+    s.cut_after_call()
+    lines = pretty(s.body)
+    assert found(lines, s.fmt) == {("CLOSE-2", line_of(lines, "call"))}
+
+
+def test_pause_turn_body_with_server_tools_passes() -> None:
+    cassette = CASSETTES / "anthropic" / "test_pause_turn_web_search_streaming_vcr.yaml"
+    if not cassette.exists():
+        pytest.skip("../shared/corpora/provider-streams is not present")
+    yaml = pytest.importorskip("yaml")
+    body = yaml.safe_load(cassette.read_text())["interactions"][1]["request"]["parsed_body"]
+    report = check_transcript(pretty(body), "anthropic")
+    # The continuation ends on a server_tool_use the provider has not answered
+    # yet: legitimate. Server ids still count toward CLOSE-7.
+    assert report.ok
+    assert report.checks["CLOSE-7"] == 11
+    assert report.checks["CLOSE-2"] == 0
+
+
+# -- hand-written Anthropic cases --------------------------------------------------
+
+
+def tool_use(call_id: str) -> dict[str, Any]:
+    return {"type": "tool_use", "id": call_id, "name": "t", "input": {}}
+
+
+def tool_result(call_id: str) -> dict[str, Any]:
+    return {"type": "tool_result", "tool_use_id": call_id, "content": "ok"}
+
+
+def one_per_line(messages: list[dict[str, Any]]) -> list[str]:
+    """A bare list, one message per line: message i is on line i + 2."""
+    body = [json.dumps(m) + ("," if i < len(messages) - 1 else "") for i, m in enumerate(messages)]
+    return ["[", *body, "]"]
+
+
+def test_anthropic_repeated_ids_across_turns_and_parallel_calls_pass() -> None:
+    messages = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": [tool_use("a"), tool_use("b")]},
+        {"role": "user", "content": [tool_result("b"), tool_result("a")]},
+        {"role": "assistant", "content": [tool_use("a")]},
+        {"role": "user", "content": [tool_result("a"), {"type": "text", "text": "more"}]},
+        {"role": "assistant", "content": "done"},
+    ]
+    report = check_transcript(one_per_line(messages), "anthropic")
+    assert report.ok
+    assert report.checks["CLOSE-2"] == 3
+    assert report.transitions == {"user": 3, "assistant": 3}
+
+
+def test_anthropic_consecutive_user_messages_count_as_one_turn() -> None:
+    messages = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": [tool_use("a"), tool_use("b")]},
+        {"role": "user", "content": [tool_result("a")]},
+        {"role": "user", "content": [tool_result("b")]},
+    ]
+    assert check_transcript(one_per_line(messages), "anthropic").ok
+
+
+def test_anthropic_result_after_an_intervening_assistant_message_is_late() -> None:
+    messages = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": [tool_use("a")]},
+        {"role": "user", "content": "wait"},
+        {"role": "assistant", "content": "ok"},
+        {"role": "user", "content": [tool_result("a")]},
+    ]
+    assert found(one_per_line(messages), "anthropic") == {("CLOSE-2", 3), ("CLOSE-4", 6)}
+
+
+def test_anthropic_second_result_in_a_later_message_is_close_1() -> None:
+    messages = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": [tool_use("a")]},
+        {"role": "user", "content": [tool_result("a")]},
+        {"role": "assistant", "content": "ok"},
+        {"role": "user", "content": [tool_result("a")]},
+    ]
+    report = check_transcript(one_per_line(messages), "anthropic")
+    assert {(v.invariant, v.line) for v in report.violations} == {("CLOSE-1", 6)}
+    assert report.violations[0].index == 4
+    assert report.violations[0].slice == (1, 2, 4)
+
+
+def test_anthropic_result_inside_an_assistant_message_is_close_4() -> None:
+    messages = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": [tool_use("a"), tool_result("a")]},
+    ]
+    assert found(one_per_line(messages), "anthropic") == {("CLOSE-2", 3), ("CLOSE-4", 3)}
+
+
+def test_anthropic_body_object_with_system_and_tools() -> None:
+    body = {
+        "system": "be brief",
+        "tools": [{"name": "t", "input_schema": {"type": "object"}}],
+        "messages": [
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": [tool_use("a")]},
+            {"role": "user", "content": [tool_result("a")]},
+        ],
+    }
+    assert check_transcript(pretty(body), "anthropic").ok
+    assert check_transcript(json.dumps(body), "anthropic").ok  # one string is split
+
+
+def test_anthropic_json_lines_one_message_per_line() -> None:
+    messages = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": [tool_use("a")]},
+        {"role": "user", "content": "no result"},
+    ]
+    assert found([json.dumps(m) for m in messages], "anthropic") == {("CLOSE-2", 2)}
+
+
+def test_pretty_printed_lines_point_at_the_block() -> None:
+    body = {
+        "messages": [
+            {"role": "user", "content": "go"},
+            {
+                "role": "assistant",
+                "content": [{"type": "text", "text": "x"}, marked(tool_use("a"), "call")],
+            },
+            {"role": "user", "content": "nothing"},
+        ]
+    }
+    lines = pretty(body)
+    (violation,) = check_transcript(lines, "anthropic").violations
+    assert violation.line == line_of(lines, "call")
+    assert lines[violation.line - 1].strip() == "{"
+
+
+# -- hand-written OpenAI Chat cases ------------------------------------------------
+
+
+def chat_call(*ids: str) -> dict[str, Any]:
+    calls = [
+        {"id": i, "type": "function", "function": {"name": "f", "arguments": "{}"}} for i in ids
+    ]
+    return {"role": "assistant", "content": None, "tool_calls": calls}
+
+
+def chat_tool(call_id: str) -> dict[str, Any]:
+    return {"role": "tool", "tool_call_id": call_id, "content": "ok"}
+
+
+def test_chat_parallel_calls_any_order_pass() -> None:
+    messages = [
+        {"role": "system", "content": "s"},
+        {"role": "user", "content": "go"},
+        chat_call("a", "b"),
+        chat_tool("b"),
+        chat_tool("a"),
+        chat_call("a"),
+        chat_tool("a"),
+        {"role": "assistant", "content": "done", "tool_calls": None},
+    ]
+    assert check_transcript(json.dumps({"messages": messages}), "openai-chat").ok
+
+
+def test_chat_tool_message_after_a_user_message_is_late() -> None:
+    messages = [
+        {"role": "user", "content": "go"},
+        chat_call("a"),
+        {"role": "user", "content": "hm"},
+        chat_tool("a"),
+    ]
+    assert found(one_per_line(messages), "openai-chat") == {("CLOSE-2", 3), ("CLOSE-4", 5)}
+
+
+def test_chat_system_message_between_call_and_tool_breaks_the_run() -> None:
+    messages = [
+        {"role": "user", "content": "go"},
+        chat_call("a"),
+        {"role": "system", "content": "x"},
+        chat_tool("a"),
+    ]
+    assert found(one_per_line(messages), "openai-chat") == {("CLOSE-2", 3), ("CLOSE-4", 5)}
+
+
+# -- hand-written OpenAI Responses cases -------------------------------------------
+
+
+def fc(call_id: str) -> dict[str, Any]:
+    return {"type": "function_call", "call_id": call_id, "name": "f", "arguments": "{}"}
+
+
+def fco(call_id: str) -> dict[str, Any]:
+    return {"type": "function_call_output", "call_id": call_id, "output": "ok"}
+
+
+def test_responses_interleaved_and_parallel_calls_pass() -> None:
+    items = [
+        {"role": "user", "content": "go"},
+        {"type": "reasoning", "summary": []},
+        fc("a"),
+        fc("b"),
+        fco("b"),
+        fco("a"),
+        fc("c"),
+        fco("c"),
+        {"type": "web_search_call", "id": "ws_1", "status": "completed"},  # server-side
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "x"}]},
+    ]
+    report = check_transcript(one_per_line(items), "openai-responses")
+    assert report.ok
+    assert report.checks["CLOSE-2"] == 3
+
+
+def test_responses_input_between_call_and_output_is_allowed() -> None:
+    items = [
+        {"role": "user", "content": "go"},
+        fc("a"),
+        {"role": "developer", "content": "note"},
+        fco("a"),
+    ]
+    assert check_transcript(one_per_line(items), "openai-responses").ok
+
+
+def test_responses_output_after_the_next_model_turn_is_late() -> None:
+    items = [
+        {"role": "user", "content": "go"},
+        fc("a"),
+        {"role": "user", "content": "?"},
+        {"type": "reasoning", "summary": []},  # the model spoke again: a request went out
+        fco("a"),
+    ]
+    assert found(one_per_line(items), "openai-responses") == {("CLOSE-2", 3), ("CLOSE-4", 6)}
+
+
+def test_responses_previous_response_id_accepts_stored_calls_once() -> None:
+    body = {"previous_response_id": "resp_1", "input": [fco("stored"), fco("stored")]}
+    lines = one_per_line(body["input"])
+    assert found(lines, "openai-responses") == {("CLOSE-4", 2), ("CLOSE-4", 3)}  # no body key
+    report = check_transcript(pretty(body), "openai-responses")
+    assert [v.invariant for v in report.violations] == ["CLOSE-1"]
+
+
+def test_responses_plain_text_input_has_nothing_to_close() -> None:
+    report = check_transcript(json.dumps({"input": "hello", "model": "m"}), "openai-responses")
+    assert report.ok and report.events == 0
+
+
+def test_responses_duplicate_call_id_in_one_turn_is_close_7() -> None:
+    items = [{"role": "user", "content": "go"}, fc("a"), fc("a"), fco("a")]
+    assert found(one_per_line(items), "openai-responses") == {("CLOSE-7", 4)}
+
+
+# -- unreadable input --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("fmt", "lines", "line", "fragment"),
+    [
+        (
+            "anthropic",
+            ['{"messages": [', '  {"role": "user", "content": "x"},', "  oops", "]}"],
+            3,
+            "JSON",
+        ),
+        ("anthropic", ["", "", "   "], 1, "empty"),
+        ("anthropic", ["", "42"], 2, "expected a list of messages"),
+        ("anthropic", ["[", '{"role": "system", "content": "x"}', "]"], 2, "role"),
+        ("anthropic", ["[", '{"role": "user", "content": 7}', "]"], 2, "content"),
+        ("anthropic", ['[{"role": "assistant",', ' "content": [{"type": "tool_use"}]}]'], 2, "id"),
+        ("openai-chat", ["[", '{"role": "tool", "content": "x"}', "]"], 2, "tool_call_id"),
+        ("openai-chat", ["[", '{"role": "robot"}', "]"], 2, "role"),
+        ("openai-chat", ['{"messages": {"role": "user"}}'], 1, "must be a list"),
+        ("openai-responses", ["[", "[1]", "]"], 2, "JSON object"),
+        ("openai-responses", ["[", '{"content": "x"}', "]"], 2, "'type' or a 'role'"),
+        ("openai-responses", ["[", '{"type": "function_call_output"}', "]"], 2, "call_id"),
+        ("openai-responses", ['{"model": "m"}'], 1, "expected a list of input"),
+    ],
+)
+def test_unreadable_input_raises_with_the_line(
+    fmt: TranscriptFormat, lines: list[str], line: int, fragment: str
+) -> None:
+    with pytest.raises(TranscriptFormatError) as caught:
+        check_transcript(lines, fmt)
+    assert caught.value.line == line
+    assert fragment in caught.value.message
+
+
+def test_unknown_format_is_a_value_error() -> None:
+    with pytest.raises(ValueError, match="unknown transcript format"):
+        check_transcript(["[]"], "gemini")  # type: ignore[arg-type]
+
+
+# -- the package surface -----------------------------------------------------------
+
+
+def test_exports() -> None:
+    public = {n for n, v in vars(transcripts).items() if not n.startswith("_")}
+    modules = {n for n, v in vars(transcripts).items() if inspect.ismodule(v)}
+    assert set(transcripts.__all__) == public - modules
+    assert FORMATS == ("anthropic", "openai-chat", "openai-responses", "claude-code")
+    assert transcripts.TranscriptFormatError is _errors.TranscriptFormatError
+    assert issubclass(TranscriptFormatError, _errors.MetisModelError)
+    assert issubclass(TranscriptFormatError, ValueError)
+    params = list(inspect.signature(check_transcript).parameters)
+    assert params == ["lines", "fmt", "source"]
+    params = list(inspect.signature(transcripts.check_claude_code_tree).parameters)
+    assert params == ["main_lines", "subagent_files", "source"]
+
+
+def test_reports_use_known_invariant_ids_and_count_every_check() -> None:
+    for fmt in FORMATS:
+        lines = (
+            ['{"type": "user", "uuid": "u", "message": {"content": "x"}}']
+            if fmt == "claude-code"
+            else ["[]"]
+        )
+        report = check_transcript(lines, fmt, "x")
+        assert set(report.checks) <= set(BY_ID)
+        assert {"CLOSE-1", "CLOSE-2", "CLOSE-4", "CLOSE-7"} <= set(report.checks)
+        assert "CLOSE-3" not in report.checks  # not checked, so not claimed
+        assert report.source == "x"
