@@ -7,14 +7,14 @@ and the routes by which asks are answered.
 """
 
 from ._askers import Asker, AskRequest, CallbackAsker, JsonRpcAsker, TerminalAsker
-from ._gate import PERMISSIVENESS, AskAnswer, Gate, GateDecision, Refusal
+from ._gate import MODES_BELOW, AskAnswer, Gate, GateDecision, Refusal, mode_at_most
 from ._paths import PROTECTED_DIRS, PROTECTED_FILES, SECRET_PATTERNS, is_protected, is_secret
 from ._policy import Policy, Settings, load_settings, policy_from_files, settings_root
 from ._rules import Rule, RuleSpec, parse_rule
 from ._staged import mode_fallback, staged_decision, strongest
 
 __all__ = [
-    "PERMISSIVENESS",
+    "MODES_BELOW",
     "PROTECTED_DIRS",
     "PROTECTED_FILES",
     "SECRET_PATTERNS",
@@ -34,6 +34,7 @@ __all__ = [
     "is_protected",
     "is_secret",
     "load_settings",
+    "mode_at_most",
     "mode_fallback",
     "parse_rule",
     "policy_from_files",

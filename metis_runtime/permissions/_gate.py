@@ -61,14 +61,21 @@ from ._staged import staged_decision
 _BASH_TOOLS = frozenset({"bash"})
 _NOT_PATHS = frozenset({"echo", "printf"})  # their words are text, not paths
 
-# How permissive a mode is; a child may never exceed its parent.
-PERMISSIVENESS: dict[Mode, int] = {
-    Mode.PLAN: 0,
-    Mode.DONT_ASK: 1,
-    Mode.DEFAULT: 2,
-    Mode.ACCEPT_EDITS: 3,
-    Mode.BYPASS: 4,
+# The modes a parent in each mode may give a child: never more permissive.
+# plan and dontAsk are incomparable (plan asks where dontAsk denies; dontAsk
+# allows by rule where plan denies), so neither may have the other as child.
+MODES_BELOW: dict[Mode, frozenset[Mode]] = {
+    Mode.PLAN: frozenset({Mode.PLAN}),
+    Mode.DONT_ASK: frozenset({Mode.DONT_ASK}),
+    Mode.DEFAULT: frozenset({Mode.PLAN, Mode.DONT_ASK, Mode.DEFAULT}),
+    Mode.ACCEPT_EDITS: frozenset({Mode.PLAN, Mode.DONT_ASK, Mode.DEFAULT, Mode.ACCEPT_EDITS}),
+    Mode.BYPASS: frozenset(Mode),
 }
+
+
+def mode_at_most(child: Mode, parent: Mode) -> bool:
+    """Whether a `child` mode is never more permissive than `parent`."""
+    return child in MODES_BELOW[parent]
 
 
 @frozen
@@ -192,9 +199,7 @@ class Gate:
         if self._parent is None:
             return self._mode
         ceiling = self._parent.mode
-        if ceiling is Mode.PLAN:
-            return Mode.PLAN
-        return self._mode if PERMISSIVENESS[self._mode] <= PERMISSIVENESS[ceiling] else ceiling
+        return self._mode if mode_at_most(self._mode, ceiling) else ceiling
 
     @property
     def in_transition(self) -> bool:
@@ -226,7 +231,7 @@ class Gate:
         ceiling = self._parent.mode
         if ceiling is Mode.PLAN and mode is not Mode.PLAN:
             return Refusal("a plan parent forces plan", ceiling, mode)
-        if PERMISSIVENESS[mode] > PERMISSIVENESS[ceiling]:
+        if not mode_at_most(mode, ceiling):
             return Refusal(
                 f"a {ceiling.value} parent cannot have a {mode.value} child", ceiling, mode
             )
@@ -428,8 +433,9 @@ class Gate:
         """A gate for a child agent, never more permissive than this one.
 
         A plan parent forces plan; otherwise a child may ask for any mode no
-        more permissive than the parent's (plan < dontAsk < default <
-        acceptEdits < bypassPermissions), or gets a Refusal. The child sees
+        more permissive than the parent's (`MODES_BELOW`), or gets a
+        Refusal. The child's mode is also capped live by the parent's, should
+        the parent later become stricter. The child sees
         this gate's rules live plus `extra_deny` (session deny rules), and its
         asks go to this gate.
         """
@@ -437,7 +443,7 @@ class Gate:
         requested = Mode(mode) if mode is not None else current
         if current is Mode.PLAN:
             requested = Mode.PLAN
-        elif PERMISSIVENESS[requested] > PERMISSIVENESS[current]:
+        elif not mode_at_most(requested, current):
             return Refusal(
                 f"a {current.value} parent cannot have a {requested.value} child",
                 current,

@@ -300,8 +300,8 @@ def domain_matches(domain: str, url: object) -> bool | None:
         port = parts.port
     except ValueError:
         return None
-    if not host:
-        return None
+    if not re.fullmatch(r"[a-z0-9._:-]+", host):
+        return None  # no host, or not one: the rule may or may not be about it
     want, _, want_port = domain.partition(":")
     if want_port and str(port or "") != want_port:
         return False
