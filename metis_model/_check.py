@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType
 
 from ._loop import Divergence, LoopState, initial_state, step
+from ._replay import Replay
 from ._report import Report, Violation
 from .trace import Route, TraceEvent, TraceHeader
 
@@ -32,7 +33,6 @@ CHECKED_BY_KIND: Mapping[str, tuple[str, ...]] = MappingProxyType(
         "repair": ("CLOSE-5",),
         "spawn": ("CHILD-1", "CHILD-2", "CHILD-3"),
         "run_end": ("LOOP-2", "CLOSE-2", "SCHED-4"),
-        "headless_decision": ("PERM-6",),
     }
 )
 _WAITLESS = (Route.HEADLESS, Route.BACKGROUND)
@@ -50,6 +50,7 @@ def check_trace(
     *,
     source: str = "<trace>",
     line_of: Sequence[int] | None = None,
+    reference: bool = False,
 ) -> Report:
     """Replay `events` through `step`; linear in their number.
 
@@ -57,25 +58,48 @@ def check_trace(
     maps seq to line), how often each invariant was checked, and how often each
     (phase, event kind) transition was taken.
     """
+    if reference:
+        return _check_by_steps(events, header, source, line_of)
+    start = _state_for(header)
+    replay = Replay(start.mode, start.route, start.headless_default)
+    count, divergence, event = replay.run(events)
+    transitions = Counter(replay.transitions())
+    if divergence is not None:
+        violation = _violation(divergence, event, line_of)
+        return _report(source, count, transitions, replay.headless, violation)
+    if replay.headless_ask is not None:
+        state = replay.snapshot()
+        end = Divergence("PERM-6", f"headless ask {state.headless_ask} never settled", (), state)
+        return _report(source, count, transitions, replay.headless, _violation(end, None, line_of))
+    return _report(source, count, transitions, replay.headless, None)
+
+
+def _check_by_steps(
+    events: Iterable[TraceEvent],
+    header: TraceHeader | None,
+    source: str,
+    line_of: Sequence[int] | None,
+) -> Report:
+    """The same check by folding the specification's `step`: slow, and the
+    reference that the fast replay is tested against."""
     state = _state_for(header)
-    kinds: Counter[str] = Counter()
-    transitions: Counter[str] = Counter()
-    count = 0
+    transitions: Counter[tuple[str, str]] = Counter()
+    count = headless = 0
     for event in events:
         count += 1
-        phase = state.phase.value
         outcome = step(state, event)
-        kinds[event.kind] += 1
-        if event.kind == "decision" and event.route in _WAITLESS:
-            kinds["headless_decision"] += 1
         if isinstance(outcome, Divergence):
-            return _report(source, count, kinds, transitions, _violation(outcome, event, line_of))
-        transitions[f"{phase}--{event.kind}"] += 1
+            return _report(
+                source, count, transitions, headless, _violation(outcome, event, line_of)
+            )
+        transitions[(state.phase.value, event.kind)] += 1
+        if event.kind == "decision" and event.route in _WAITLESS:
+            headless += 1
         state = outcome
     if state.headless_ask is not None:
         end = Divergence("PERM-6", f"headless ask {state.headless_ask} never settled", (), state)
-        return _report(source, count, kinds, transitions, _violation(end, None, line_of))
-    return _report(source, count, kinds, transitions, None)
+        return _report(source, count, transitions, headless, _violation(end, None, line_of))
+    return _report(source, count, transitions, headless, None)
 
 
 def _violation(d: Divergence, event: TraceEvent | None, line_of: Sequence[int] | None) -> Violation:
@@ -96,18 +120,23 @@ def _violation(d: Divergence, event: TraceEvent | None, line_of: Sequence[int] |
 def _report(
     source: str,
     count: int,
-    kinds: Counter[str],
-    transitions: Counter[str],
+    transitions: Counter[tuple[str, str]],
+    headless: int,
     violation: Violation | None,
 ) -> Report:
+    """Counts come from the transitions taken; PERM-6 from headless decisions."""
     checks: Counter[str] = Counter({"TRACE-1": count, "LOOP-1": count})
+    kinds: Counter[str] = Counter()
+    for (_, kind), n in transitions.items():
+        kinds[kind] += n
     for kind, n in kinds.items():
         for inv in CHECKED_BY_KIND[kind]:
             checks[inv] += n
+    checks["PERM-6"] += headless
     return Report(
         source=source,
         events=count,
         violations=(violation,) if violation is not None else (),
-        checks=dict(checks),
-        transitions=dict(transitions),
+        checks={k: v for k, v in checks.items() if v},
+        transitions={f"{p}--{k}": n for (p, k), n in transitions.items() if n},
     )

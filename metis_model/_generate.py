@@ -418,3 +418,50 @@ def _spawn(rng: random.Random, rec: _Recorder, mode: Mode, cause: int, turn: int
             parent_mode=mode,
             parent_tools=ALL_TOOLS,
         )
+
+
+def flat_run(turns: int, mode: Mode = Mode.DEFAULT) -> tuple[TraceHeader, list[TraceEvent]]:
+    """A long, flat valid run: every turn makes one allowed read and answers.
+
+    Eight events a turn, no randomness: the shape used to measure replay
+    throughput (benchmarks/bench_check.py).
+    """
+    header = TraceHeader(run_id="flat", root_run_id="flat", mode=mode, producer="flat_run")
+    facts = Facts(mode=mode, kind=ToolKind.READ_ONLY)
+    res = resolve(facts)
+    events: list[TraceEvent] = []
+    seq = 0
+    for turn in range(1, turns + 1):
+        occ = f"{turn}.0"
+        ref = CallRef(occ=occ, call_id=f"toolu_{turn}", tool="read", input={"path": "a.txt"})
+        for factory, fields in (
+            (TurnStart, {"turn": turn}),
+            (Request, {"turn": turn}),
+            (Assistant, {"turn": turn, "calls": (ref,), "stop_reason": "tool_use"}),
+            (
+                DecisionEvent,
+                {
+                    "occ": occ,
+                    "decision": res.decision,
+                    "stage": res.stage.value,
+                    "facts": facts,
+                    "cls": CallClass.SAFE,
+                },
+            ),
+            (EffectStart, {"occ": occ}),
+            (EffectEnd, {"occ": occ, "outcome": EffectOutcome.OK}),
+            (Result, {"occ": occ, "call_id": ref.call_id, "status": ResultStatus.OK}),
+            (ResultsSent, {"turn": turn, "occs": (occ,)}),
+        ):
+            events.append(factory(seq=seq, t=seq * 1e-6, **fields))
+            seq += 1
+    tail: list[tuple[Any, dict[str, Any]]] = [
+        (TurnStart, {"turn": turns + 1}),
+        (Request, {"turn": turns + 1}),
+        (Assistant, {"turn": turns + 1, "calls": ()}),
+        (RunEnd, {"status": RunStatus.COMPLETED}),
+    ]
+    for factory, fields in tail:
+        events.append(factory(seq=seq, t=seq * 1e-6, **fields))
+        seq += 1
+    return header, events

@@ -16,10 +16,10 @@ The phases (specs/loop.md):
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from enum import StrEnum
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Protocol
 
 import attrs
 
@@ -301,30 +301,34 @@ def _decision(state: LoopState, e: DecisionEvent) -> Outcome:
         return call
     if call.decision is not None:
         return _diverge(state, "LOOP-1", f"{e.occ} decided twice", *call.events, e.seq)
-    f, d = e.facts, e.decision
-    problem: tuple[str, str] | None = None
-    if any(r.behavior is RuleBehavior.DENY for r in f.rules) and d is not Decision.DENY:
-        problem = ("PERM-2", f"a deny rule matched but the decision is {d.value}")
-    elif (f.protected or f.secret) and d is Decision.ALLOW:
-        problem = ("PERM-3", "a protected or secret path was allowed")
-    elif f.mode is Mode.PLAN and f.kind in MUTATING_KINDS and d is not Decision.DENY:
-        problem = ("PERM-4", f"plan mode gave {d.value} to a {f.kind.value} call")
-    elif f.mode is Mode.DONT_ASK and d is Decision.ASK:
-        problem = ("PERM-5", "dontAsk returned ask")
-    else:
-        expected = resolve(f)
-        if (expected.decision, expected.stage.value) != (d, e.stage):
-            problem = (
-                "PERM-1",
-                f"recorded {d.value} at stage {e.stage}, the facts give "
-                f"{expected.decision.value} at stage {expected.stage.value}",
-            )
+    problem = decision_problem(e)
     if problem is not None:
         return _diverge(state, problem[0], problem[1], call.events[0], e.seq)
-    state = _with_call(state, call, e.seq, decision=d, cls=e.cls, key=e.key)
-    if d is Decision.ASK and e.route in (Route.HEADLESS, Route.BACKGROUND):
+    state = _with_call(state, call, e.seq, decision=e.decision, cls=e.cls, key=e.key)
+    if e.decision is Decision.ASK and e.route in (Route.HEADLESS, Route.BACKGROUND):
         state = attrs.evolve(state, headless_ask=e.occ)
     return state
+
+
+def decision_problem(e: DecisionEvent) -> tuple[str, str] | None:
+    """The PERM invariant a recorded decision breaks, most specific first."""
+    f, d = e.facts, e.decision
+    if any(r.behavior is RuleBehavior.DENY for r in f.rules) and d is not Decision.DENY:
+        return "PERM-2", f"a deny rule matched but the decision is {d.value}"
+    if (f.protected or f.secret) and d is Decision.ALLOW:
+        return "PERM-3", "a protected or secret path was allowed"
+    if f.mode is Mode.PLAN and f.kind in MUTATING_KINDS and d is not Decision.DENY:
+        return "PERM-4", f"plan mode gave {d.value} to a {f.kind.value} call"
+    if f.mode is Mode.DONT_ASK and d is Decision.ASK:
+        return "PERM-5", "dontAsk returned ask"
+    expected = resolve(f)
+    if (expected.decision, expected.stage.value) != (d, e.stage):
+        return (
+            "PERM-1",
+            f"recorded {d.value} at stage {e.stage}, the facts give "
+            f"{expected.decision.value} at stage {expected.stage.value}",
+        )
+    return None
 
 
 def _ask_resolved(state: LoopState, e: AskResolved) -> Outcome:
@@ -382,23 +386,45 @@ def _effect_start(state: LoopState, e: EffectStart) -> Outcome:
                     *other.events,
                     e.seq,
                 )
-    broken = _interference(state, call)
+    broken = interference(state.calls, call)
     if broken is not None:
         return _diverge(state, broken[0], broken[1], *broken[2].events, e.seq)
     state = attrs.evolve(state, effects_started=True)
     return _with_call(state, call, e.seq, running=True)
 
 
-def _interference(state: LoopState, call: Call) -> tuple[str, str, Call] | None:
-    """The scheduling invariant that starting `call` now would break."""
-    for other in state.calls:
+class CallLike(Protocol):
+    """What the scheduling checks read of a call (frozen `Call` or a replay record)."""
+
+    @property
+    def occ(self) -> str: ...
+    @property
+    def index(self) -> int: ...
+    @property
+    def cls(self) -> CallClass | None: ...
+    @property
+    def key(self) -> str | None: ...
+    @property
+    def running(self) -> bool: ...
+    @property
+    def finished(self) -> bool: ...
+    @property
+    def admitted(self) -> bool: ...
+    @property
+    def closed(self) -> bool: ...
+
+
+def interference(calls: Sequence[CallLike], call: CallLike) -> tuple[str, str, Any] | None:
+    """The scheduling invariant that starting `call` now would break, with the
+    call it conflicts with."""
+    for other in calls:
         if (
             other.running
             and other.cls in _FOREGROUND
             and (call.cls is CallClass.EXCLUSIVE or other.cls is CallClass.EXCLUSIVE)
         ):
             return "SCHED-1", f"{call.occ} ({call.cls}) overlaps {other.occ} ({other.cls})", other
-    for other in state.calls:
+    for other in calls:
         if other.index >= call.index or not other.admitted or other.finished or other.closed:
             continue
         if call.cls is CallClass.EXCLUSIVE:
@@ -410,7 +436,7 @@ def _interference(state: LoopState, call: Call) -> tuple[str, str, Call] | None:
         if other.cls is CallClass.EXCLUSIVE:
             return "SCHED-3", f"{call.occ} started before exclusive {other.occ} finished", other
     if call.cls is CallClass.QUEUE:
-        for other in state.calls:
+        for other in calls:
             if other.cls is not CallClass.QUEUE or other.key != call.key or other is call:
                 continue
             if other.running:
@@ -646,7 +672,7 @@ def startable(state: LoopState) -> tuple[str, ...]:
         for c in state.calls
         if c.admitted
         and not (c.running or c.finished or c.closed or c.committed)
-        and _interference(state, c) is None
+        and interference(state.calls, c) is None
     )
 
 

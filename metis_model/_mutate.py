@@ -113,7 +113,11 @@ def _loop_2(ev: Events, rng: random.Random) -> Events | None:
     last_turn = max((e.seq for e in ev if e.kind == "turn_start"), default=None)
     if last_turn is None or last_turn == ev[0].seq:
         return None
-    drop = {e.seq for e in ev[last_turn:] if e.kind in ("turn_start", "compaction", "request", "assistant")}
+    drop = {
+        e.seq
+        for e in ev[last_turn:]
+        if e.kind in ("turn_start", "compaction", "request", "assistant")
+    }
     return _renumber([x for x in _tagged(ev) if x[0] not in drop])
 
 
@@ -207,7 +211,7 @@ def _close_2(ev: Events, rng: random.Random) -> Events | None:
 
 
 def _close_3(ev: Events, rng: random.Random) -> Events | None:
-    sent = _first(ev, lambda e: e.kind == "results_sent" and len(e.occs) > 1)  # type: ignore[union-attr]
+    sent = _first(ev, lambda e: e.kind == "results_sent" and len(e.occs) > 1)
     if sent is None:
         return None
     occs = list(sent.occs)  # type: ignore[union-attr]
@@ -216,7 +220,7 @@ def _close_3(ev: Events, rng: random.Random) -> Events | None:
 
 
 def _close_4(ev: Events, rng: random.Random) -> Events | None:
-    a = _first(ev, lambda e: e.kind == "assistant" and bool(e.calls))  # type: ignore[union-attr]
+    a = _first(ev, lambda e: e.kind == "assistant" and bool(e.calls))
     if a is None:
         return None
     stray = Result(seq=0, t=0, occ=f"{a.turn}.99", call_id="toolu_stray", status=ResultStatus.OK)  # type: ignore[union-attr]
@@ -224,14 +228,14 @@ def _close_4(ev: Events, rng: random.Random) -> Events | None:
 
 
 def _close_5(ev: Events, rng: random.Random) -> Events | None:
-    rep = _first(ev, lambda e: e.kind == "repair" and bool(e.stubbed))  # type: ignore[union-attr]
+    rep = _first(ev, lambda e: e.kind == "repair" and bool(e.stubbed))
     if rep is None:
         return None
     return _replace(ev, rep.seq, stubbed=tuple(rep.stubbed[:-1]))  # type: ignore[union-attr]
 
 
 def _close_6(ev: Events, rng: random.Random) -> Events | None:
-    start = _first(ev, lambda e: e.kind == "turn_start" and e.turn > 1)  # type: ignore[union-attr]
+    start = _first(ev, lambda e: e.kind == "turn_start" and e.turn > 1)
     if start is None:
         return None
     split = Compaction(seq=0, t=0, turn=start.turn, calls_removed=("1.0",), results_removed=())  # type: ignore[union-attr]
@@ -268,8 +272,12 @@ def _sched_2(ev: Events, rng: random.Random) -> Events | None:
     for started in _starts_in_batches(ev):
         for a, as_ in started:
             for b, bs in started:
-                if not (a.cls is CallClass.QUEUE and b.cls is CallClass.QUEUE and a.key == b.key
-                        and _index(b) > _index(a)):
+                if not (
+                    a.cls is CallClass.QUEUE
+                    and b.cls is CallClass.QUEUE
+                    and a.key == b.key
+                    and _index(b) > _index(a)
+                ):
                     continue
                 turn = a.occ.split(".")[0]
                 between = (decided.get(f"{turn}.{i}") for i in range(_index(a) + 1, _index(b)))
@@ -305,29 +313,44 @@ def _sched_5(ev: Events, rng: random.Random) -> Events | None:
 
 
 def _spawn_after_assistant(ev: Events, **fields: Any) -> Events | None:
-    a = _first(ev, lambda e: e.kind == "assistant" and bool(e.calls))  # type: ignore[union-attr]
+    a = _first(ev, lambda e: e.kind == "assistant" and bool(e.calls))
     if a is None:
         return None
     return _insert_after(ev, a.seq, Spawn(seq=0, t=0, agent_id="child-x", **fields))
 
 
 def _child_1(ev: Events, rng: random.Random) -> Events | None:
-    return _spawn_after_assistant(ev, child_mode=Mode.DEFAULT, child_tools=("read", "root_shell"),
-                                  parent_mode=Mode.DEFAULT, parent_tools=("read", "bash"))
+    return _spawn_after_assistant(
+        ev,
+        child_mode=Mode.DEFAULT,
+        child_tools=("read", "root_shell"),
+        parent_mode=Mode.DEFAULT,
+        parent_tools=("read", "bash"),
+    )
 
 
 def _child_2(ev: Events, rng: random.Random) -> Events | None:
-    return _spawn_after_assistant(ev, child_mode=Mode.BYPASS, child_tools=("read",),
-                                  parent_mode=Mode.DEFAULT, parent_tools=("read", "bash"))
+    return _spawn_after_assistant(
+        ev,
+        child_mode=Mode.BYPASS,
+        child_tools=("read",),
+        parent_mode=Mode.DEFAULT,
+        parent_tools=("read", "bash"),
+    )
 
 
 def _child_3(ev: Events, rng: random.Random) -> Events | None:
-    return _spawn_after_assistant(ev, child_mode=Mode.DEFAULT, child_tools=("read",),
-                                  parent_mode=Mode.PLAN, parent_tools=("read", "bash"))
+    return _spawn_after_assistant(
+        ev,
+        child_mode=Mode.DEFAULT,
+        child_tools=("read",),
+        parent_mode=Mode.PLAN,
+        parent_tools=("read", "bash"),
+    )
 
 
 def _retry_1(ev: Events, rng: random.Random) -> Events | None:
-    end = _first(ev, lambda e: e.kind == "effect_end" and e.committed)  # type: ignore[union-attr]
+    end = _first(ev, lambda e: e.kind == "effect_end" and e.committed)
     if end is None:
         return None
     return _insert_after(ev, end.seq, EffectStart(seq=0, t=0, occ=end.occ))  # type: ignore[union-attr]
@@ -363,8 +386,15 @@ MUTATORS: dict[str, Mutator] = {
 }
 
 # A run rich in the features the mutators need.
-RICH = SimConfig(turns=6, max_batch=6, p_interrupt=0.25, p_cancel=0.15, p_background=0.4,
-                 p_rules=0.5, queue_keys=1)
+RICH = SimConfig(
+    turns=6,
+    max_batch=6,
+    p_interrupt=0.25,
+    p_cancel=0.15,
+    p_background=0.4,
+    p_rules=0.5,
+    queue_keys=1,
+)
 
 
 def break_trace(events: Events, invariant_id: str, rng: random.Random) -> Events | None:

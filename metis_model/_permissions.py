@@ -67,21 +67,26 @@ def resolve(facts: Facts) -> Resolution:
         return Resolution(Decision.DENY, Stage.TRANSITION)
     if mode is Mode.PLAN and facts.kind in MUTATING_KINDS:
         return Resolution(Decision.DENY, Stage.PLAN)
-    by_behavior = {b: [r for r in facts.rules if r.behavior is b] for b in RuleBehavior}
-    if by_behavior[RuleBehavior.DENY]:
-        return Resolution(
-            Decision.DENY, Stage.DENY_RULE, _strongest(by_behavior[RuleBehavior.DENY])
-        )
-    if by_behavior[RuleBehavior.ASK]:
-        return Resolution(
-            _ask_or_deny(mode), Stage.ASK_RULE, _strongest(by_behavior[RuleBehavior.ASK])
-        )
+    deny: list[RuleRef] = []
+    ask: list[RuleRef] = []
+    allow: list[RuleRef] = []
+    for rule in facts.rules:
+        behavior = rule.behavior
+        (
+            deny
+            if behavior is RuleBehavior.DENY
+            else ask
+            if behavior is RuleBehavior.ASK
+            else allow
+        ).append(rule)
+    if deny:
+        return Resolution(Decision.DENY, Stage.DENY_RULE, _strongest(deny))
+    if ask:
+        return Resolution(_ask_or_deny(mode), Stage.ASK_RULE, _strongest(ask))
     if facts.protected or facts.secret:
         return Resolution(_ask_or_deny(mode), Stage.BYPASS_IMMUNE)
-    if by_behavior[RuleBehavior.ALLOW]:
-        return Resolution(
-            Decision.ALLOW, Stage.ALLOW_RULE, _strongest(by_behavior[RuleBehavior.ALLOW])
-        )
+    if allow:
+        return Resolution(Decision.ALLOW, Stage.ALLOW_RULE, _strongest(allow))
     if not facts.in_scope:
         return Resolution(_ask_or_deny(mode), Stage.SCOPE)
     return Resolution(_mode_fallback(mode, facts.kind), Stage.MODE)
