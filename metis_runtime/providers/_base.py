@@ -56,6 +56,11 @@ def looks_like_overflow(text: str) -> bool:
     return any(marker in lowered for marker in _OVERFLOW_MARKERS)
 
 
+def compact_json(value: Any) -> str:
+    """Arguments as the OpenAI APIs write them: no spaces, non-ASCII kept."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
 def one_line(text: str, limit: int = 300) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 3] + "..."
@@ -66,7 +71,9 @@ def error_text(payload: Any) -> str:
     if isinstance(payload, Mapping):
         inner = payload.get("error", payload)
         if isinstance(inner, Mapping):
-            kind = inner.get("type") or inner.get("code") or ""
+            kind = inner.get("code") or inner.get("type") or ""
+            if kind == "error":  # a bare event `type`, not a reason
+                kind = ""
             message = inner.get("message") or ""
             if message or kind:
                 return f"{kind}: {message}" if kind and message else str(kind or message)

@@ -8,7 +8,6 @@ usage-only chunk follows, and `data: [DONE]` ends the stream.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import AsyncIterator, Mapping
 from typing import Any, ClassVar
@@ -16,7 +15,7 @@ from typing import Any, ClassVar
 import httpx
 
 from .._errors import ProviderError
-from ._base import WireNormalizer, usage_int
+from ._base import WireNormalizer, compact_json, usage_int
 from ._builder import Slot
 from ._http import DEFAULT_TIMEOUT, stream_sse
 from ._types import ModelRequest, StreamEvent, TextBlock, ToolResultBlock, ToolUseBlock, Usage
@@ -175,7 +174,7 @@ def _chat_messages(request: ModelRequest) -> list[dict[str, Any]]:
             {
                 "id": b.id,
                 "type": "function",
-                "function": {"name": b.name, "arguments": json.dumps(b.input)},
+                "function": {"name": b.name, "arguments": compact_json(b.input)},
             }
             for b in message.content
             if isinstance(b, ToolUseBlock)

@@ -11,13 +11,12 @@ id is the item's `call_id`, which `function_call_output` refers to.
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator, Mapping
 from typing import Any, ClassVar
 
 import httpx
 
-from ._base import WireNormalizer, usage_int
+from ._base import WireNormalizer, compact_json, usage_int
 from ._builder import Slot
 from ._http import DEFAULT_TIMEOUT, stream_sse
 from ._openai_chat import OPENAI_URL, openai_headers
@@ -271,7 +270,7 @@ def _input_items(request: ModelRequest) -> list[dict[str, Any]]:
                         "type": "function_call",
                         "call_id": block.id,
                         "name": block.name,
-                        "arguments": json.dumps(block.input),
+                        "arguments": compact_json(block.input),
                     }
                 )
             # Thinking is not sent back: a reasoning item needs its server-side id.

@@ -1,0 +1,434 @@
+"""Anthropic Messages SSE: recorded streams, malformed mutations, request bodies."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from metis_runtime._errors import ProviderError, StreamFormatError
+from metis_runtime.providers import (
+    AnthropicNormalizer,
+    BlockFinished,
+    BlockStarted,
+    ContextOverflowError,
+    Message,
+    MessageComplete,
+    ModelRequest,
+    StreamRepaired,
+    TextBlock,
+    TextDelta,
+    ThinkingBlock,
+    ToolArgsDelta,
+    ToolResultBlock,
+    ToolSpec,
+    ToolUseBlock,
+    Usage,
+    anthropic_request_body,
+)
+from tests.runtime.test_providers_support import (
+    ANTHROPIC_EDITOR,
+    ANTHROPIC_MCP,
+    ANTHROPIC_THINKING,
+    ANTHROPIC_TOOL,
+    ANTHROPIC_WEB,
+    body,
+    cassette,
+    check_stream,
+    data_lines,
+    normalize,
+    to_sse,
+)
+
+
+def run_events(events: list[dict[str, Any]]) -> list[Any]:
+    return normalize(AnthropicNormalizer(), to_sse(events))
+
+
+def message_of(events: list[dict[str, Any]]) -> Any:
+    return check_stream(run_events(events))
+
+
+TOOL_EVENTS = data_lines(body(ANTHROPIC_TOOL))  # message_start, tool_use block 0, ... message_stop
+TOOL_ID = "toolu_015Rk6ndKaiXYx9AiJcpUR2H"
+MSG_ID = "msg_016qmMxFjrLSYY2paN55KqFC"
+
+
+def tool_events() -> list[dict[str, Any]]:
+    return copy.deepcopy(TOOL_EVENTS)
+
+
+def find(events: list[dict[str, Any]], kind: str, index: int | None = None) -> int:
+    for position, event in enumerate(events):
+        if event["type"] == kind and (index is None or event.get("index") == index):
+            return position
+    raise AssertionError(f"no {kind} event")
+
+
+# --- recorded streams ----------------------------------------------------------------
+
+
+def test_recorded_tool_use_stream_becomes_one_tool_block() -> None:
+    events = normalize(AnthropicNormalizer(), body(ANTHROPIC_TOOL))
+    message = check_stream(events)
+    assert message.message_id == MSG_ID
+    assert message.blocks == (
+        ToolUseBlock(TOOL_ID, "bash", {"command": 'python3 -c "print(2 + 2)"'}),
+    )
+    assert message.stop_reason == "tool_use"
+    assert message.usage == Usage(input_tokens=774, output_tokens=65)
+    assert message.repairs == ()
+    # The empty first input_json_delta and the ping produce nothing.
+    assert [type(e) for e in events] == [
+        BlockStarted,
+        ToolArgsDelta,
+        BlockFinished,
+        MessageComplete,
+    ]
+    assert events[0] == BlockStarted(0, "tool_use", TOOL_ID, "bash")
+
+
+def test_recorded_text_stream_streams_each_delta() -> None:
+    events = normalize(AnthropicNormalizer(), body(ANTHROPIC_TOOL, 1))
+    message = check_stream(events)
+    assert message.blocks == (TextBlock("The result of **2 + 2 = 4**! 🎉"),)
+    assert message.stop_reason == "end_turn"
+    assert sum(isinstance(e, TextDelta) for e in events) == 5
+
+
+def test_recorded_arguments_in_many_pieces_are_joined() -> None:
+    message = check_stream(normalize(AnthropicNormalizer(), body(ANTHROPIC_EDITOR)))
+    (call,) = message.tool_uses
+    assert call.name == "str_replace_based_edit_tool"
+    assert call.input == {"command": "view", "path": "/tmp/example.py"}
+
+
+def test_recorded_thinking_keeps_its_signature() -> None:
+    message = check_stream(normalize(AnthropicNormalizer(), body(ANTHROPIC_THINKING)))
+    thinking, text = message.blocks
+    assert isinstance(thinking, ThinkingBlock) and isinstance(text, TextBlock)
+    assert thinking.thinking.startswith("This is a straightforward question")
+    assert thinking.signature.startswith("EvMCCkYICxgCKkCHP2cSuEdc")
+    assert text.text.startswith("Here are the basic steps")
+
+
+def test_recorded_mcp_server_tool_is_not_our_tool_call() -> None:
+    events = normalize(AnthropicNormalizer(), body(ANTHROPIC_MCP))
+    message = check_stream(events)
+    assert [b.kind for b in message.blocks] == ["thinking", "text"]
+    assert message.tool_uses == ()
+    assert not any(isinstance(e, ToolArgsDelta) for e in events)  # its input stays out too
+    problems = [n.problem for n in message.repairs]
+    assert problems == [
+        "wire block 1 is mcp_tool_use 'ask_question', run by the provider itself",
+        "wire block 2 is mcp_tool_result, run by the provider itself",
+    ]
+
+
+def test_recorded_web_search_drops_server_blocks_and_empty_text() -> None:
+    message = check_stream(normalize(AnthropicNormalizer(), body(ANTHROPIC_WEB)))
+    assert message.tool_uses == ()
+    assert all(isinstance(b, TextBlock) and b.text for b in message.blocks)
+    assert message.text.startswith("Let me search for more specific breaking news")
+    assert len(message.repairs) == 4
+    assert {n.problem.split(" is ")[1].split(",")[0] for n in message.repairs} == {
+        "server_tool_use 'web_search'",
+        "web_search_tool_result",
+    }
+
+
+def test_same_id_in_two_turns_is_no_repair() -> None:
+    # The adapter sees one message at a time; reuse across turns is the runtime's.
+    first = check_stream(run_events(tool_events()))
+    second = check_stream(run_events(tool_events()))
+    assert first.tool_uses[0].id == second.tool_uses[0].id == TOOL_ID
+    assert first.repairs == second.repairs == ()
+
+
+# --- malformed streams: errors ---------------------------------------------------------
+
+
+def test_truncated_without_message_stop() -> None:
+    events = tool_events()[:-1]
+    with pytest.raises(StreamFormatError, match=r"anthropic stream truncated after 7 events"):
+        run_events(events)
+
+
+def test_truncated_mid_tool_use_names_the_open_block() -> None:
+    raw = body(ANTHROPIC_TOOL)
+    cut = raw[: raw.index("python3")]  # inside the tool's arguments
+    normalizer = AnthropicNormalizer()
+    from metis_runtime.providers import parse_sse
+
+    seen = []
+    with pytest.raises(StreamFormatError) as info:
+        for sse in parse_sse(cut):
+            seen.extend(normalizer.feed_sse(sse))
+        normalizer.finish()
+    assert "truncated" in str(info.value) and "still open: tool_use block 0" in str(info.value)
+    assert seen == [BlockStarted(0, "tool_use", TOOL_ID, "bash")]  # streamed before the cut
+    assert "\n" not in str(info.value)
+
+
+@given(st.data())
+def test_every_cut_before_message_stop_is_a_typed_truncation(data: st.DataObject) -> None:
+    raw = body(ANTHROPIC_EDITOR)
+    end = raw.index('data: {"type":"message_stop"') + len('data: {"type":"message_stop"}')
+    cut = data.draw(st.integers(min_value=0, max_value=end))
+    with pytest.raises(StreamFormatError, match="truncated"):
+        normalize(AnthropicNormalizer(), raw[:cut])
+
+
+def test_error_event_is_a_provider_error_naming_the_event() -> None:
+    events = tool_events()
+    events.insert(
+        2, {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+    )
+    with pytest.raises(ProviderError) as info:
+        run_events(events)
+    assert not isinstance(info.value, StreamFormatError | ContextOverflowError)
+    assert str(info.value) == (
+        "anthropic stream event 2 (error): provider reported an error: overloaded_error: Overloaded"
+    )
+
+
+def test_error_event_about_prompt_length_is_context_overflow() -> None:
+    events = tool_events()[:1]
+    events.append(
+        {
+            "type": "error",
+            "error": {
+                "type": "invalid_request_error",
+                "message": "prompt is too long: 205351 tokens > 200000 maximum",
+            },
+        }
+    )
+    with pytest.raises(ContextOverflowError, match="prompt is too long"):
+        run_events(events)
+
+
+@pytest.mark.parametrize(
+    ("mutate", "message"),
+    [
+        (lambda ev: ev.pop(0), r"event 0 \(content_block_start\): content before message_start"),
+        (
+            lambda ev: ev[3].update(index=5),
+            r"event 3 \(content_block_delta\): delta for block 5, which was never started",
+        ),
+        (
+            lambda ev: ev[3].update(delta={"type": "text_delta", "text": "x"}),
+            r"event 3 \(content_block_delta\): text_delta for block 0, which is a tool_use block",
+        ),
+        (
+            lambda ev: ev.insert(5, {"type": "content_block_stop", "index": 0}),
+            r"event 6 \(content_block_stop\): block 0 stopped twice",
+        ),
+        (
+            lambda ev: ev.insert(1, copy.deepcopy(ev[0])),
+            r"event 1 \(message_start\): second message_start",
+        ),
+        (
+            lambda ev: ev[1]["content_block"].pop("name"),
+            r"event 1 \(content_block_start\): tool_use block 0 has no name",
+        ),
+        (
+            lambda ev: ev[1].update(index="0"),
+            r"event 1 \(content_block_start\): field 'index' must be an integer",
+        ),
+    ],
+)
+def test_malformed_events_are_typed_errors(mutate: Any, message: str) -> None:
+    events = tool_events()
+    mutate(events)
+    with pytest.raises(StreamFormatError, match=message):
+        run_events(events)
+
+
+def test_data_that_is_not_json_names_the_event() -> None:
+    raw = body(ANTHROPIC_TOOL).replace('{"type":"content_block_stop","index":0}', "{oops")
+    with pytest.raises(
+        StreamFormatError, match=r"^anthropic stream event 5 \(content_block_stop\): "
+    ):
+        normalize(AnthropicNormalizer(), raw)
+
+
+# --- malformed streams: normalized repairs ---------------------------------------------
+
+
+def with_arguments(partial_json: str) -> list[dict[str, Any]]:
+    events = tool_events()
+    events[find(events, "content_block_delta") + 1]["delta"]["partial_json"] = partial_json
+    return events
+
+
+def test_invalid_json_arguments_become_empty_input_with_error() -> None:
+    message = message_of(with_arguments('{"command": "ls" oops'))
+    (call,) = message.tool_uses
+    assert (call.id, call.name, call.input) == (TOOL_ID, "bash", {})
+    assert call.input_error == "arguments are not valid JSON (Expecting ',' delimiter at char 17)"
+    (note,) = message.repairs
+    assert note.problem == (
+        f"tool_use 'bash' (id '{TOOL_ID}', block 0): arguments are not valid JSON "
+        "(Expecting ',' delimiter at char 17)"
+    )
+    assert note.repair == "input set to {}; the call gets an error result instead of running"
+    assert message.stop_reason == "tool_use"  # the call keeps its place and must be closed
+
+
+def test_arguments_that_are_not_an_object_are_repaired_too() -> None:
+    (call,) = message_of(with_arguments("[1, 2]")).tool_uses
+    assert call.input == {} and call.input_error == "arguments are JSON list, not an object"
+
+
+def test_no_argument_deltas_means_the_start_input() -> None:
+    events = [e for e in tool_events() if e["type"] != "content_block_delta"]
+    events[1]["content_block"]["input"] = {"command": "pwd"}
+    (call,) = message_of(events).tool_uses
+    assert call.input == {"command": "pwd"} and call.input_error is None
+
+
+def test_unknown_block_type_is_skipped_with_a_note() -> None:
+    events = tool_events()
+    alien = [
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "hologram"}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "hologram_delta", "x": 1}},
+        {"type": "content_block_stop", "index": 0},
+    ]
+    for event in events[1:-2]:
+        if "index" in event:
+            event["index"] = 1
+    events[1:1] = alien
+    message = message_of(events)
+    assert message.blocks == (
+        ToolUseBlock(TOOL_ID, "bash", {"command": 'python3 -c "print(2 + 2)"'}),
+    )
+    (note,) = message.repairs
+    assert (note.problem, note.repair) == ("wire block 0 has unknown type 'hologram'", "skipped it")
+
+
+def test_missing_tool_id_gets_a_deterministic_id() -> None:
+    events = tool_events()
+    del events[1]["content_block"]["id"]
+    first = message_of(events)
+    again = message_of(copy.deepcopy(events))
+    (call,) = first.tool_uses
+    assert call.id == f"missing-{MSG_ID}-0" == again.tool_uses[0].id
+    (note,) = first.repairs
+    assert note.problem == "tool_use 'bash' at block 0 has no id"
+
+
+def test_duplicate_id_within_a_message_keeps_both_blocks() -> None:
+    events = tool_events()
+    start, stop = find(events, "content_block_start"), find(events, "content_block_stop")
+    second = copy.deepcopy(events[start : stop + 1])
+    for event in second:
+        event["index"] = 1
+    second[-2]["delta"]["partial_json"] = '{"command": "ls"}'
+    events[stop + 1 : stop + 1] = second
+    events_out = run_events(events)
+    message = check_stream(events_out)
+    assert [(c.id, c.input) for c in message.tool_uses] == [
+        (TOOL_ID, {"command": 'python3 -c "print(2 + 2)"'}),
+        (TOOL_ID, {"command": "ls"}),
+    ]
+    (note,) = message.repairs
+    assert note.problem == f"tool_use id '{TOOL_ID}' repeated within message (blocks 0 and 1)"
+    # The note is streamed when the repeat is seen, before the block starts.
+    position = next(i for i, e in enumerate(events_out) if isinstance(e, StreamRepaired))
+    assert events_out[position + 1] == BlockStarted(1, "tool_use", TOOL_ID, "bash")
+
+
+def test_missing_stop_reason_is_inferred() -> None:
+    events = tool_events()
+    events[find(events, "message_delta")]["delta"]["stop_reason"] = None
+    message = message_of(events)
+    assert message.stop_reason == "tool_use"
+    assert message.repairs[0].problem == "message ended without a stop_reason"
+
+
+def test_block_never_stopped_is_closed_at_message_stop() -> None:
+    events = [e for e in tool_events() if e["type"] != "content_block_stop"]
+    message = message_of(events)
+    assert message.tool_uses[0].input == {"command": 'python3 -c "print(2 + 2)"'}
+    assert message.repairs[0].problem == (
+        "block 0 (tool_use) had no content_block_stop before message_stop"
+    )
+
+
+def test_unknown_events_and_events_after_message_stop_change_nothing() -> None:
+    events = tool_events()
+    events.insert(3, {"type": "brand_new_event", "whatever": True})
+    events.append({"type": "content_block_start", "index": 9, "content_block": {"type": "text"}})
+    message = message_of(events)
+    assert message.repairs == () and len(message.blocks) == 1
+
+
+# --- request body ------------------------------------------------------------------------
+
+
+def test_request_body_matches_the_recorded_second_request() -> None:
+    recorded = cassette(ANTHROPIC_TOOL)["interactions"][1]["request"]["parsed_body"]
+    prompt = recorded["messages"][0]["content"][0]["text"]
+    request = ModelRequest(
+        system=recorded["system"],
+        messages=(
+            Message.user(prompt),
+            Message(
+                "assistant",
+                (ToolUseBlock(TOOL_ID, "bash", {"command": 'python3 -c "print(2 + 2)"'}),),
+            ),
+            Message("user", (ToolResultBlock(TOOL_ID, "4"),)),
+        ),
+    )
+    ours = anthropic_request_body(request, recorded["model"])
+    assert ours["messages"] == recorded["messages"]
+    assert (ours["model"], ours["system"], ours["max_tokens"], ours["stream"]) == (
+        recorded["model"],
+        recorded["system"],
+        recorded["max_tokens"],
+        True,
+    )
+    assert "tools" not in ours  # no tools given, none sent
+
+
+def test_request_body_translation_rules() -> None:
+    request = ModelRequest(
+        system="",
+        messages=(
+            Message.user("go"),
+            Message(
+                "assistant",
+                (
+                    ThinkingBlock("plan", "sig"),
+                    ThinkingBlock("unsigned"),
+                    TextBlock(""),
+                    TextBlock("calling"),
+                    ToolUseBlock("t1", "read", {"path": "a"}),
+                ),
+            ),
+            Message("user", (TextBlock("and also"), ToolResultBlock("t1", "boom", is_error=True))),
+        ),
+        tools=(ToolSpec("read", "Read a file", {"type": "object"}),),
+        max_tokens=100,
+    )
+    out = anthropic_request_body(request, "m", thinking_budget=2000)
+    assert "system" not in out
+    assert out["thinking"] == {"type": "enabled", "budget_tokens": 2000}
+    assert out["tools"] == [
+        {"name": "read", "description": "Read a file", "input_schema": {"type": "object"}}
+    ]
+    assert out["messages"][1]["content"] == [
+        {"type": "thinking", "thinking": "plan", "signature": "sig"},
+        {"type": "text", "text": "calling"},
+        {"type": "tool_use", "id": "t1", "name": "read", "input": {"path": "a"}},
+    ]
+    # Results come first in the answering message, whatever order they were built in.
+    assert out["messages"][2]["content"] == [
+        {"type": "tool_result", "tool_use_id": "t1", "content": "boom", "is_error": True},
+        {"type": "text", "text": "and also"},
+    ]
+    json.dumps(out)  # plain JSON all the way down
