@@ -1,0 +1,1 @@
+"""Benchmarks report ratios measured side by side in one run, never absolute gates."""
