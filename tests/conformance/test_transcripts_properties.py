@@ -1,0 +1,377 @@
+"""Generated transcripts in all four formats: valid ones pass, single mutations are named.
+
+One abstract conversation (Anthropic-shaped: alternating user/assistant messages
+whose blocks are text, calls and results) is rendered to each format. Every
+rendered block records the line it landed on, so a mutation's expected
+(invariant, line) pairs come from the renderer, not from the checker.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from itertools import count
+from typing import Any
+
+import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+from metis_model.transcripts import FORMATS, TranscriptFormat, check_transcript
+
+POOL = ("a", "b", "c", "d")  # few ids: they repeat across turns, never within one
+
+
+@dataclass
+class Block:
+    kind: str  # "text", "call" or "result"
+    id: str = ""
+    key: int = 0
+
+
+@dataclass
+class Msg:
+    role: str
+    blocks: list[Block] = field(default_factory=list)
+
+
+Conversation = list[Msg]
+Expected = set[tuple[str, int]]  # (invariant, block key)
+
+
+def keyed(conversation: Conversation) -> Conversation:
+    keys = count(1)
+    for message in conversation:
+        for block in message.blocks:
+            block.key = next(keys)
+    return conversation
+
+
+@st.composite
+def conversations(draw: st.DrawFn, with_calls: bool = False) -> Conversation:
+    out = [Msg("user", [Block("text")])]
+    turns = draw(st.integers(1, 5))
+    for turn in range(turns):
+        at_least = 1 if with_calls and turn == 0 else 0
+        ids = draw(st.lists(st.sampled_from(POOL), min_size=at_least, max_size=3, unique=True))
+        text = [Block("text")] if draw(st.booleans()) or not ids else []
+        out.append(Msg("assistant", text + [Block("call", i) for i in ids]))
+        if ids:
+            order = draw(st.permutations(ids))
+            after = [Block("text")] if draw(st.booleans()) else []
+            out.append(Msg("user", [Block("result", i) for i in order] + after))
+        elif turn < turns - 1:
+            out.append(Msg("user", [Block("text")]))
+    if out[-1].role == "user" and draw(st.booleans()):
+        out.append(Msg("assistant", [Block("text")]))
+    return keyed(out)
+
+
+# -- renderers: lines, and the line of every block key -----------------------------
+
+Rendered = tuple[list[str], dict[int, int]]
+
+
+def _joined(rows: list[tuple[str, int | None]], head: str, tail: str) -> Rendered:
+    """Rows of JSON text (with the key they locate) inside one bracketed document."""
+    lines = [head]
+    where: dict[int, int] = {}
+    for text, key in rows:
+        lines.append(text)
+        if key is not None:
+            where[key] = len(lines)
+    lines.append(tail)
+    return lines, where
+
+
+def _with_commas(items: list[str]) -> list[str]:
+    return [item + ("," if i < len(items) - 1 else "") for i, item in enumerate(items)]
+
+
+def render_anthropic(conversation: Conversation) -> Rendered:
+    rows: list[tuple[str, int | None]] = []
+    for m, message in enumerate(conversation):
+        rows.append((f'{{"role": "{message.role}", "content": [', None))
+        blocks = []
+        for block in message.blocks:
+            if block.kind == "text":
+                blocks.append({"type": "text", "text": "t"})
+            elif block.kind == "call":
+                blocks.append(
+                    {"type": "tool_use", "id": f"toolu_{block.id}", "name": "t", "input": {}}
+                )
+            else:
+                blocks.append(
+                    {"type": "tool_result", "tool_use_id": f"toolu_{block.id}", "content": "r"}
+                )
+        texts = _with_commas([json.dumps(b) for b in blocks])
+        rows += [(t, b.key) for t, b in zip(texts, message.blocks, strict=True)]
+        rows.append(("]}" + ("," if m < len(conversation) - 1 else ""), None))
+    return _joined(rows, '{"model": "m", "messages": [', "]}")
+
+
+def _flat(items: list[tuple[dict[str, Any], int | None]]) -> list[tuple[str, int | None]]:
+    texts = _with_commas([json.dumps(item) for item, _ in items])
+    return [(t, key) for t, (_, key) in zip(texts, items, strict=True)]
+
+
+def render_chat(conversation: Conversation) -> Rendered:
+    rows: list[tuple[str, int | None]] = []
+    messages: list[tuple[list[tuple[str, int | None]], bool]] = []  # rows, needs comma
+    for message in conversation:
+        if message.role == "assistant":
+            calls = [b for b in message.blocks if b.kind == "call"]
+            head: dict[str, Any] = {"role": "assistant", "content": "t"}
+            if not calls:
+                messages.append(([(json.dumps(head), None)], True))
+                continue
+            opening = json.dumps(head)[:-1] + ', "tool_calls": ['
+            entries = [
+                (
+                    {
+                        "id": f"call_{b.id}",
+                        "type": "function",
+                        "function": {"name": "f", "arguments": "{}"},
+                    },
+                    b.key,
+                )
+                for b in calls
+            ]
+            messages.append(([(opening, None), *_flat(entries), ("]}", None)], True))
+            continue
+        pending_text = False
+        for block in message.blocks:  # results become tool messages, in block order
+            if block.kind == "text":
+                pending_text = True
+                continue
+            if pending_text:
+                messages.append(([(json.dumps({"role": "user", "content": "t"}), None)], True))
+                pending_text = False
+            tool = {"role": "tool", "tool_call_id": f"call_{block.id}", "content": "r"}
+            messages.append(([(json.dumps(tool), block.key)], True))
+        if pending_text:
+            messages.append(([(json.dumps({"role": "user", "content": "t"}), None)], True))
+    for i, (message_rows, _) in enumerate(messages):
+        text, key = message_rows[-1]
+        message_rows[-1] = (text + ("," if i < len(messages) - 1 else ""), key)
+        rows += message_rows
+    return _joined(rows, "[", "]")
+
+
+def render_responses(conversation: Conversation) -> Rendered:
+    items: list[tuple[dict[str, Any], int | None]] = []
+    for message in conversation:
+        for block in message.blocks:
+            if block.kind == "text" and message.role == "user":
+                items.append(({"role": "user", "content": "t"}, None))
+            elif block.kind == "text":
+                text = [{"type": "output_text", "text": "t"}]
+                items.append(({"type": "message", "role": "assistant", "content": text}, None))
+            elif block.kind == "call":
+                call = {
+                    "type": "function_call",
+                    "call_id": f"call_{block.id}",
+                    "name": "f",
+                    "arguments": "{}",
+                }
+                items.append((call, block.key))
+            else:
+                output = {
+                    "type": "function_call_output",
+                    "call_id": f"call_{block.id}",
+                    "output": "r",
+                }
+                items.append((output, block.key))
+    return _joined(_flat(items), '{"model": "m", "input": [', "]}")
+
+
+def render_claude_code(conversation: Conversation) -> Rendered:
+    """One line per block, threaded like real sessions: parallel results hang from their call."""
+    lines = [json.dumps({"type": "file-history-snapshot", "messageId": "x", "snapshot": {}})]
+    where: dict[int, int] = {}
+    uuids = count()
+    last: str | None = None
+    calls_of_previous: dict[str, str] = {}
+
+    def write(record: dict[str, Any], parent: str | None, key: int | None = None) -> str:
+        uuid = f"u{next(uuids)}"
+        lines.append(
+            json.dumps({"uuid": uuid, "parentUuid": parent, "isSidechain": False, **record})
+        )
+        if key is not None:
+            where[key] = len(lines)
+        return uuid
+
+    for m, message in enumerate(conversation):
+        if message.role == "assistant":
+            calls: dict[str, str] = {}
+            for block in message.blocks:
+                if block.kind == "text":
+                    content: dict[str, Any] = {"type": "text", "text": "t"}
+                else:
+                    content = {
+                        "type": "tool_use",
+                        "id": f"toolu_{block.id}",
+                        "name": "t",
+                        "input": {},
+                    }
+                body = {"id": f"msg_{m}", "role": "assistant", "content": [content]}
+                last = write({"type": "assistant", "message": body}, last, block.key)
+                if block.kind == "call":
+                    calls.setdefault(block.id, last)
+                    last = write({"type": "progress", "data": {"type": "hook_progress"}}, last)
+            calls_of_previous = calls
+            continue
+        for block in message.blocks:
+            if block.kind == "text":
+                body = {"role": "user", "content": "t"}
+                last = write({"type": "user", "message": body}, last)
+                continue
+            result = {"type": "tool_result", "tool_use_id": f"toolu_{block.id}", "content": "r"}
+            parent = calls_of_previous.get(block.id, last)
+            body = {"role": "user", "content": [result]}
+            last = write({"type": "user", "message": body}, parent, block.key)
+        calls_of_previous = {}
+    return lines, where
+
+
+RENDER: dict[str, Callable[[Conversation], Rendered]] = {
+    "anthropic": render_anthropic,
+    "openai-chat": render_chat,
+    "openai-responses": render_responses,
+    "claude-code": render_claude_code,
+}
+
+
+def violations_by_key(conversation: Conversation, fmt: TranscriptFormat) -> Expected:
+    lines, where = RENDER[fmt](conversation)
+    key_of_line = {line: key for key, line in where.items()}
+    report = check_transcript(lines, fmt, fmt)
+    found = set()
+    for v in report.violations:
+        assert v.line in key_of_line, (v.one_line(), lines)
+        found.add((v.invariant, key_of_line[v.line]))
+    return found
+
+
+# -- valid transcripts pass ----------------------------------------------------------
+
+
+@given(conversations())
+def test_valid_transcripts_pass_in_every_format(conversation: Conversation) -> None:
+    calls = sum(b.kind == "call" for m in conversation for b in m.blocks)
+    results = sum(b.kind == "result" for m in conversation for b in m.blocks)
+    for fmt in FORMATS:
+        lines, _ = RENDER[fmt](conversation)
+        report = check_transcript(lines, fmt)
+        assert report.ok, (fmt, [v.one_line() for v in report.violations], lines)
+        assert report.checks["CLOSE-2"] == calls, fmt
+        assert report.checks["CLOSE-7"] == calls, fmt
+        assert report.checks["CLOSE-4"] == results, fmt
+
+
+# -- single mutations are named, with the right line -------------------------------
+
+
+def _fresh_key(conversation: Conversation) -> int:
+    return max((b.key for m in conversation for b in m.blocks), default=0) + 1
+
+
+def _call_answered(conversation: Conversation, m: int, call_id: str) -> Block:
+    return next(b for b in conversation[m - 1].blocks if b.kind == "call" and b.id == call_id)
+
+
+def _results(conversation: Conversation) -> list[tuple[int, int]]:
+    return [
+        (m, i)
+        for m, msg in enumerate(conversation)
+        for i, b in enumerate(msg.blocks)
+        if b.kind == "result"
+    ]
+
+
+def _calls(conversation: Conversation) -> list[tuple[int, int]]:
+    return [
+        (m, i)
+        for m, msg in enumerate(conversation)
+        for i, b in enumerate(msg.blocks)
+        if b.kind == "call"
+    ]
+
+
+def _keep_nonempty(message: Msg) -> None:
+    if not message.blocks:
+        message.blocks.append(Block("text", key=0))
+
+
+def _movable(conversation: Conversation) -> list[tuple[int, int]]:
+    """Results that can move to the next user message after the next assistant
+    message, which must not call the same id (the result would pair with it)."""
+    return [
+        (m, i)
+        for m, i in _results(conversation)
+        if m + 2 < len(conversation)
+        and conversation[m + 2].role == "user"
+        and all(b.id != conversation[m].blocks[i].id for b in conversation[m + 1].blocks)
+    ]
+
+
+def mutate(data: st.DataObject, kind: str) -> tuple[Conversation, Expected]:
+    """Apply one mutation of `kind`; return the transcript and what must be reported."""
+    conversation = copy.deepcopy(data.draw(conversations(with_calls=True)))
+    new = _fresh_key(conversation)
+
+    if kind == "remove":
+        m, i = data.draw(st.sampled_from(_results(conversation)))
+        gone = conversation[m].blocks.pop(i)
+        _keep_nonempty(conversation[m])
+        return conversation, {("CLOSE-2", _call_answered(conversation, m, gone.id).key)}
+
+    if kind == "duplicate_result":
+        m, i = data.draw(st.sampled_from(_results(conversation)))
+        conversation[m].blocks.insert(i + 1, Block("result", conversation[m].blocks[i].id, new))
+        return conversation, {("CLOSE-1", new)}
+
+    if kind == "duplicate_call":
+        m, i = data.draw(st.sampled_from(_calls(conversation)))
+        conversation[m].blocks.insert(i + 1, Block("call", conversation[m].blocks[i].id, new))
+        return conversation, {("CLOSE-7", new)}
+
+    if kind == "cut":  # the transcript ends inside an assistant message, after a call
+        m, i = data.draw(st.sampled_from(_calls(conversation)))
+        del conversation[m + 1 :]
+        del conversation[m].blocks[i + 1 :]
+        return conversation, {
+            ("CLOSE-2", b.key) for b in conversation[m].blocks if b.kind == "call"
+        }
+
+    if kind == "move":
+        movable = _movable(conversation)
+        assume(movable)
+        m, i = data.draw(st.sampled_from(movable))
+        moved = conversation[m].blocks.pop(i)
+        _keep_nonempty(conversation[m])
+        call = _call_answered(conversation, m, moved.id)
+        conversation[m + 2].blocks.append(moved)
+        return conversation, {("CLOSE-2", call.key), ("CLOSE-4", moved.key)}
+
+    assert kind == "stray"
+    users = [m for m, msg in enumerate(conversation) if msg.role == "user"]
+    m = data.draw(st.sampled_from(users))
+    conversation[m].blocks.append(Block("result", "zz", new))
+    return conversation, {("CLOSE-4", new)}
+
+
+MUTATIONS = ("remove", "duplicate_result", "duplicate_call", "stray", "move", "cut")
+
+
+@pytest.mark.parametrize("kind", MUTATIONS)
+@given(data=st.data())
+def test_single_mutations_are_named_with_their_line_in_every_format(
+    kind: str, data: st.DataObject
+) -> None:
+    conversation, expected = mutate(data, kind)
+    for fmt in FORMATS:
+        assert violations_by_key(conversation, fmt) == expected, fmt
