@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import shlex
+import shutil
+import subprocess
 
 import pytest
 from hypothesis import given
@@ -382,3 +384,94 @@ def test_containers_are_marked() -> None:
     assert result.read_only
     assert not analyze_command("sudo bash -c ls").read_only
     assert not analyze_command('bash -c "$x"').commands[0].container
+
+
+_BASH = shutil.which("bash")
+_QUOTED = st.lists(
+    st.one_of(
+        st.text(alphabet="abc xyz-./", min_size=1, max_size=4).map(shlex.quote),
+        st.text(alphabet="abc 'x\\$`", min_size=0, max_size=4).map(
+            lambda s: (
+                '"'
+                + s.replace("\\", "\\\\")
+                .replace('"', '\\"')
+                .replace("$", "\\$")
+                .replace("`", "\\`")
+                + '"'
+            )
+        ),
+        st.sampled_from(["a", "\\ ", "\\'", '\\"', "\\\\", "b"]),
+    ),
+    min_size=1,
+    max_size=4,
+).map("".join)
+
+
+@pytest.mark.skipif(_BASH is None, reason="needs bash")
+@given(st.lists(_QUOTED, min_size=1, max_size=3))
+def test_quote_removal_agrees_with_bash(words: list[str]) -> None:
+    """The argv we see is the argv bash would pass (differential, static words)."""
+    assert _BASH is not None
+    command = "printf '%s\\0' " + " ".join(words)
+    result = analyze_command(command)
+    assert not result.opaque, result.reasons
+    (cmd,) = result.commands
+    out = subprocess.run([_BASH, "-c", command], capture_output=True, check=True, timeout=10)
+    assert list(cmd.argv[2:]) == out.stdout.decode().split("\0")[:-1]
+
+
+_RUN_WRAP = st.sampled_from(
+    ["timeout 5 ", "nice -n 3 ", "nohup ", "env A=1 ", "command ", "builtin ", "exec "]
+)
+_RUN_HIDE = st.sampled_from(
+    [
+        "$(@)",
+        "echo $(@)",
+        "cat <(@)",
+        "(@)",
+        "{ @; }",
+        "true && @",
+        "false || @",
+        "true; @",
+        "echo | @",
+        "bash -c Q",
+        "sh -c Q",
+        "eval Q",
+        "A=$(@) true",
+        "echo x | xargs @",
+        "if true; then @; fi",
+    ]
+)
+
+
+@pytest.mark.skipif(_BASH is None, reason="needs bash")
+@given(st.lists(st.one_of(_RUN_WRAP, _RUN_HIDE), max_size=3))
+def test_every_command_bash_runs_is_seen(
+    tmp_path_factory: pytest.TempPathFactory, layers: list[str]
+) -> None:
+    """Differential: run the line in bash with a logging stub `zap` on PATH;
+    if the analysis is not opaque, every stub bash ran must be listed."""
+    assert _BASH is not None
+    root = tmp_path_factory.mktemp("run")
+    stubs = root / "bin"
+    stubs.mkdir()
+    log = root / "log"
+    stub = stubs / "zap"
+    stub.write_text(f'#!/bin/sh\necho zap >> "{log}"\n')
+    stub.chmod(0o755)
+    command = "zap x"
+    for layer in layers:
+        if "Q" in layer:
+            command = layer.replace("Q", shlex.quote(command))
+        elif "@" in layer:
+            command = layer.replace("@", command)
+        else:
+            command = layer + command
+    result = analyze_command(command)
+    env = {"PATH": f"{stubs}:/usr/bin:/bin", "HOME": str(root)}
+    subprocess.run([_BASH, "-c", command], cwd=root, env=env, capture_output=True, timeout=20)
+    ran = log.exists() and log.read_text().strip() != ""
+    seen = any(c.argv[:1] == ("zap",) for c in result.commands)
+    assert result.opaque or not ran or seen, command
+    # and the analysis never claims a command that runs `zap` is read-only
+    assert not result.read_only
