@@ -12,7 +12,7 @@ import copy
 import json
 import time
 from collections.abc import Callable
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 from typing import Any
 
@@ -87,11 +87,11 @@ def test_claude_code_session_3mb(benchmark) -> None:  # type: ignore[no-untyped-
 
 
 def test_claude_code_cost_grows_linearly(benchmark) -> None:  # type: ignore[no-untyped-def]
-    per_byte = {}
+    per_byte: dict[int, float] = {}
     for target in SIZES:
         lines = _session(target)
         size = sum(len(line) + 1 for line in lines)
-        per_byte[target] = _best_of(lambda lines=lines: _check(lines)) / size
+        per_byte[target] = _best_of(partial(_check, lines)) / size
     ratio = per_byte[SIZES[-1]] / per_byte[SIZES[0]]
     benchmark.extra_info["per_byte_ratio"] = round(ratio, 3)
     benchmark.pedantic(_check, args=(_session(SIZES[-1]),), rounds=1, iterations=1)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import inspect
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -215,11 +216,16 @@ class OpenAIResponses:
         self.items.append(moved)
 
 
-SURGEONS = {"anthropic": Anthropic, "openai-chat": OpenAIChat, "openai-responses": OpenAIResponses}
+Surgeon = Anthropic | OpenAIChat | OpenAIResponses
 
 
-def surgeon(name: str) -> Anthropic | OpenAIChat | OpenAIResponses:
-    return SURGEONS[REAL[name]](load(name))
+def surgeon(name: str) -> Surgeon:
+    kinds: dict[str, type[Surgeon]] = {
+        "anthropic": Anthropic,
+        "openai-chat": OpenAIChat,
+        "openai-responses": OpenAIResponses,
+    }
+    return kinds[REAL[name]](load(name))
 
 
 @pytest.mark.parametrize("name", sorted(REAL))
@@ -314,7 +320,7 @@ def tool_result(call_id: str) -> dict[str, Any]:
     return {"type": "tool_result", "tool_use_id": call_id, "content": "ok"}
 
 
-def one_per_line(messages: list[dict[str, Any]]) -> list[str]:
+def one_per_line(messages: Sequence[Any]) -> list[str]:
     """A bare list, one message per line: message i is on line i + 2."""
     body = [json.dumps(m) + ("," if i < len(messages) - 1 else "") for i, m in enumerate(messages)]
     return ["[", *body, "]"]

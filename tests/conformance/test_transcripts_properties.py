@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import count
 from typing import Any
@@ -94,7 +94,7 @@ def render_anthropic(conversation: Conversation) -> Rendered:
     rows: list[tuple[str, int | None]] = []
     for m, message in enumerate(conversation):
         rows.append((f'{{"role": "{message.role}", "content": [', None))
-        blocks = []
+        blocks: list[dict[str, Any]] = []
         for block in message.blocks:
             if block.kind == "text":
                 blocks.append({"type": "text", "text": "t"})
@@ -112,7 +112,7 @@ def render_anthropic(conversation: Conversation) -> Rendered:
     return _joined(rows, '{"model": "m", "messages": [', "]}")
 
 
-def _flat(items: list[tuple[dict[str, Any], int | None]]) -> list[tuple[str, int | None]]:
+def _flat(items: Sequence[tuple[dict[str, Any], int | None]]) -> list[tuple[str, int | None]]:
     texts = _with_commas([json.dumps(item) for item, _ in items])
     return [(t, key) for t, (_, key) in zip(texts, items, strict=True)]
 
