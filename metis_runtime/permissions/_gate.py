@@ -247,7 +247,12 @@ class Gate:
         paths: Sequence[str | os.PathLike[str]] = (),
         command: str | None = None,
     ) -> GateDecision:
-        """Decide one call (synchronous, no I/O beyond resolving paths)."""
+        """Decide one call (synchronous, no I/O beyond resolving paths).
+
+        `paths` are resolved against the workspace; for bash, `command` (or
+        `input["command"]`) is analysed and recorded as the module doc says.
+        The decision is `staged_decision(facts)` of the facts it carries.
+        """
         kind = ToolKind(kind)
         mode = self.mode
         resolved = [resolve(p, self._workspace) for p in paths]

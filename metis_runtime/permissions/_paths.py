@@ -59,7 +59,11 @@ SECRET_PATTERNS: tuple[str, ...] = (
     ".pgpass",
     ".npmrc",
     ".pypirc",
-    "secrets.*",
+    "secrets.json",
+    "secrets.yaml",
+    "secrets.yml",
+    "secrets.toml",
+    "secrets.env",
 )
 # Templates meant to be committed; they hold no secrets.
 _NOT_SECRET = (".env.example", ".env.sample", ".env.template", "*.pub")

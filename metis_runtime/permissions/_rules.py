@@ -253,17 +253,17 @@ def path_regex(pattern: str, base: Path) -> str:
     bare name with no inner slash (`.env`, `*.pem`) matches at any depth
     below the base, as in gitignore.
     """
-    return _path_regex(pattern, os.fspath(base))
+    return _path_regex(pattern, os.fspath(base), os.path.expanduser("~"))
 
 
 @functools.lru_cache(maxsize=1024)
-def _path_regex(pattern: str, base: str) -> str:
+def _path_regex(pattern: str, base: str, home: str) -> str:
     base = posixpath.normpath(os.path.realpath(base))
     if pattern.startswith("//"):
         absolute = "/" + pattern.lstrip("/")
         anchored = True
     elif pattern == "~" or pattern.startswith("~/"):
-        absolute = os.path.expanduser("~") + pattern[1:]
+        absolute = home + pattern[1:]
         anchored = True
     elif pattern.startswith("/"):
         absolute = base + pattern
