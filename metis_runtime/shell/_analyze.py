@@ -108,7 +108,10 @@ def analyze_command(command: str) -> ShellAnalysis:
     Never raises on bad input: what cannot be parsed is opaque.
     """
     acc = _Acc()
-    _analyze_source(command, acc, wrappers=(), depth=0)
+    try:
+        _analyze_source(command, acc, wrappers=(), depth=0)
+    except RecursionError:  # absurd nesting: bashlex coped, the walk did not
+        acc.opaque("nested too deeply")
     opaque = bool(acc.reasons)
     read_only = not opaque and all(c.read_only for c in acc.commands)
     return ShellAnalysis(
