@@ -1,0 +1,63 @@
+"""Credential redaction for everything the runtime writes to disk.
+
+Redacted: `sk-...` API keys, GitHub tokens (`ghp_...`, `gho_`, `ghs_`, `ghu_`,
+`ghr_`, `github_pat_...`), `Bearer ...` credentials, `NAME=value` where NAME
+ends in `_KEY`, `_TOKEN` or `_SECRET` (any case), and the literal values of
+such environment variables present when the redactor was built. Values
+shorter than `MIN_SECRET_LEN` are not redacted by value: they would hit
+ordinary text (they are still caught by the patterns above).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from typing import Any
+
+REDACTED = "[REDACTED]"
+MIN_SECRET_LEN = 6
+
+_SECRET_NAME = re.compile(r"(?i)[A-Z0-9_]*_(?:KEY|TOKEN|SECRET)")
+_PATTERNS = (
+    r"\bsk-[A-Za-z0-9_\-]{8,}",
+    r"\b(?:gh[posur]_[A-Za-z0-9]{16,}|github_pat_[A-Za-z0-9_]{16,})",
+    r"(?<=\bBearer )[A-Za-z0-9._~+/=\-]+",
+    # NAME=value: keep the name (useful when reading a trace), drop the value.
+    r"(?i:(?<=_KEY=)|(?<=_TOKEN=)|(?<=_SECRET=))(?:\"[^\"\n]*\"|'[^'\n]*'|[^\s'\"]+)",
+)
+
+
+class Redactor:
+    """Replaces credentials in strings with `[REDACTED]`.
+
+    Built once per run (the environment is read at construction); `text` and
+    `value` are pure afterwards. Strings without a candidate are returned
+    unchanged at the cost of one regex scan.
+    """
+
+    __slots__ = ("_re",)
+
+    def __init__(self, environ: Mapping[str, str] | None = None) -> None:
+        env = os.environ if environ is None else environ
+        values = sorted(
+            {v for k, v in env.items() if _SECRET_NAME.fullmatch(k) and len(v) >= MIN_SECRET_LEN},
+            key=len,
+            reverse=True,  # longest first, so a value containing another wins
+        )
+        parts = [*(re.escape(v) for v in values), *_PATTERNS]
+        self._re = re.compile("|".join(f"(?:{p})" for p in parts))
+
+    def text(self, s: str) -> str:
+        return self._re.sub(REDACTED, s)
+
+    def value(self, obj: Any) -> Any:
+        """`obj` (JSON-like: dicts, lists, tuples, strings, scalars) with every
+        string redacted; dict keys included. Non-string leaves are kept."""
+        if isinstance(obj, str):
+            return self._re.sub(REDACTED, obj)
+        if isinstance(obj, dict):
+            return {self.value(k): self.value(v) for k, v in obj.items()}
+        if isinstance(obj, list | tuple):
+            return [self.value(v) for v in obj]
+        return obj

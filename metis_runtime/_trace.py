@@ -1,0 +1,185 @@
+"""Writing the event-graph trace (specs/trace-format.md).
+
+`TraceWriter` assigns `seq` and `t`, redacts credentials, and writes each
+event as one whole JSON line with a single `write(2)` on an `O_APPEND`
+descriptor (or one `write` + `flush` on a stream), so a process killed at any
+point leaves only whole lines behind, and at most one torn final line if the
+kill hits the write itself; reopening for append drops such a line.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO, Any
+
+from pydantic import BaseModel
+
+from metis_model.trace import TraceEvent, TraceFormatError, TraceHeader, read_trace_numbered
+
+from ._errors import MetisRuntimeError
+from ._redact import Redactor
+
+
+class TraceWriteError(MetisRuntimeError):
+    """The trace file cannot be created, read back, or written."""
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    return value
+
+
+class TraceWriter:
+    """Appends events to a trace; `emit(kind, causes, **fields) -> seq`.
+
+    `target` is a path or a text stream. With a `header`, a path must not
+    exist yet (or be empty) and the header is written first. Without one, the
+    path must hold a trace: its header is kept, `seq` continues after its
+    last event and `t` continues from its last timestamp (a resumed process
+    has a different monotonic clock, so `t` is the file's last `t` plus the
+    time elapsed since reopening). `events` then holds what was read.
+    """
+
+    def __init__(
+        self,
+        target: str | os.PathLike[str] | IO[str],
+        header: TraceHeader | None = None,
+        *,
+        redactor: Redactor | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._redact = redactor if redactor is not None else Redactor()
+        self._clock = clock
+        self._fd: int | None = None
+        self._stream: IO[str] | None = None
+        self.path: Path | None = None
+        self.events: list[TraceEvent] = []
+        self._seq = 0
+        self._t0 = 0.0
+        if isinstance(target, str | os.PathLike):
+            self.path = Path(target)
+            if header is None:
+                self.header = self._reopen(self.path)
+            else:
+                self.header = header
+                self._create(self.path)
+        else:
+            if header is None:
+                raise TraceWriteError("a trace written to a stream needs a header")
+            self.header = header
+            self._stream = target
+            self._write_obj(header.model_dump(mode="json"))
+        self._last_t = self._t0
+        self._m0 = clock()
+
+    # --- opening ---------------------------------------------------------------
+
+    def _create(self, path: Path) -> None:
+        try:
+            if path.exists() and path.stat().st_size > 0:
+                raise TraceWriteError(f"{path}: trace already exists")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
+        except OSError as exc:
+            raise TraceWriteError(f"{path}: cannot create trace: {exc.strerror or exc}") from exc
+        assert self.header is not None
+        self._write_obj(self.header.model_dump(mode="json"))
+
+    def _reopen(self, path: Path) -> TraceHeader:
+        try:
+            with path.open("rb") as fh:
+                data = fh.read()
+        except OSError as exc:
+            raise TraceWriteError(f"{path}: cannot read trace: {exc.strerror or exc}") from exc
+        end = len(data)
+        if data and not data.endswith(b"\n"):
+            end = data.rfind(b"\n") + 1  # a torn last line: the kill hit the write
+        try:
+            text = data[:end].decode("utf-8")
+            header, events, _ = read_trace_numbered(io.StringIO(text))
+        except UnicodeDecodeError as exc:
+            raise TraceWriteError(f"{path}: not UTF-8 text") from exc
+        except TraceFormatError as exc:
+            raise TraceWriteError(f"{path}: line {exc.line}: {exc.message}") from exc
+        try:
+            self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
+            if end != len(data):
+                os.ftruncate(self._fd, end)
+        except OSError as exc:
+            raise TraceWriteError(f"{path}: cannot append: {exc.strerror or exc}") from exc
+        self.events = events
+        self._seq = len(events)
+        self._t0 = events[-1].t if events else 0.0
+        return header
+
+    # --- writing ---------------------------------------------------------------
+
+    @property
+    def next_seq(self) -> int:
+        return self._seq
+
+    @property
+    def closed(self) -> bool:
+        return self._fd is None and self._stream is None
+
+    def now(self) -> float:
+        """The next timestamp: never below the last one written."""
+        t = round(self._t0 + (self._clock() - self._m0), 6)
+        return t if t > self._last_t else self._last_t
+
+    def emit(self, kind: str, causes: tuple[int, ...] = (), **fields: Any) -> int:
+        """Write one event; return its `seq`."""
+        seq = self._seq
+        t = self.now()
+        obj: dict[str, Any] = {"seq": seq, "t": t, "causes": causes, "kind": kind}
+        for name, value in fields.items():
+            obj[name] = _jsonable(value)
+        self._write_obj(obj)
+        self._seq = seq + 1
+        self._last_t = t
+        return seq
+
+    def _write_obj(self, obj: dict[str, Any]) -> None:
+        line = json.dumps(self._redact.value(obj), ensure_ascii=False, separators=(",", ":"))
+        self._write_line(line + "\n")
+
+    def _write_line(self, line: str) -> None:
+        try:
+            if self._fd is not None:
+                data = line.encode("utf-8")
+                while data:
+                    n = os.write(self._fd, data)
+                    data = data[n:]
+            elif self._stream is not None:
+                self._stream.write(line)
+                self._stream.flush()
+            else:
+                raise TraceWriteError(f"{self.path or 'trace'}: written after close")
+        except OSError as exc:
+            raise TraceWriteError(f"{self.path or 'trace'}: cannot write: {exc.strerror}") from exc
+
+    def close(self) -> None:
+        """fsync and close a file (a stream is only flushed, never closed)."""
+        if self._fd is not None:
+            fd, self._fd = self._fd, None
+            try:
+                os.fsync(fd)
+            except OSError:
+                pass  # e.g. a pipe or /dev/stdout: the lines are written already
+            finally:
+                os.close(fd)
+        elif self._stream is not None:
+            self._stream.flush()
+            self._stream = None
+
+    def __enter__(self) -> TraceWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
