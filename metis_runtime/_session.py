@@ -1,0 +1,62 @@
+"""The conversation as the provider sees it: a list of neutral messages.
+
+The loop appends the user task, each assistant message, and each batch's
+results (one `tool_result` per occurrence, in call order, then any notes).
+Messages round-trip through JSON for the journal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from pydantic import TypeAdapter, ValidationError
+
+from ._errors import JournalError
+from .providers import Message, ModelRequest, TextBlock, ToolResultBlock, ToolSpec
+
+_MESSAGE: TypeAdapter[Message] = TypeAdapter(Message)
+
+
+def message_to_json(message: Message) -> dict[str, Any]:
+    data: dict[str, Any] = _MESSAGE.dump_python(message, mode="json")
+    return data
+
+
+def message_from_json(obj: Any, where: str = "journal") -> Message:
+    try:
+        return _MESSAGE.validate_python(obj)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(p) for p in err["loc"]) or "message"
+        raise JournalError(f"{where}: {loc}: {err['msg']}") from exc
+
+
+def results_message(results: Sequence[tuple[str, str, bool]], notes: Sequence[str] = ()) -> Message:
+    """One user message: `(call_id, content, is_error)` per occurrence in call
+    order, then text notes (tool results must come first for Anthropic)."""
+    blocks: list[ToolResultBlock | TextBlock] = [
+        ToolResultBlock(call_id, content, is_error) for call_id, content, is_error in results
+    ]
+    blocks.extend(TextBlock(n) for n in notes)
+    return Message("user", tuple(blocks))
+
+
+class Session:
+    """The message history of one run."""
+
+    __slots__ = ("messages",)
+
+    def __init__(self, messages: Iterable[Message] = ()) -> None:
+        self.messages: list[Message] = list(messages)
+
+    def append(self, message: Message) -> None:
+        self.messages.append(message)
+
+    def request(
+        self, system: str, tools: Sequence[ToolSpec], max_tokens: int = 4096
+    ) -> ModelRequest:
+        return ModelRequest(system, tuple(self.messages), tuple(tools), max_tokens)
+
+    def __len__(self) -> int:
+        return len(self.messages)
