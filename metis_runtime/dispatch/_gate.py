@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import attrs
 
@@ -48,7 +48,13 @@ class AskAnswerLike(Protocol):
     def resolver(self) -> str: ...
 
 
-class GateLike(Protocol):
+_D = TypeVar("_D", bound=GateDecisionLike)
+
+
+class GateLike(Protocol[_D]):
+    """Generic in the gate's decision type: `resolve_ask` takes back what
+    `decide` returned (the production `Gate` is a `GateLike[GateDecision]`)."""
+
     def decide(
         self,
         tool: str,
@@ -56,10 +62,10 @@ class GateLike(Protocol):
         kind: ToolKind,
         paths: Sequence[Path],
         command: str | None,
-    ) -> GateDecisionLike: ...
+    ) -> _D: ...
 
     async def resolve_ask(
-        self, occ: str, tool: str, input: Mapping[str, Any], decision: GateDecisionLike
+        self, occ: str, tool: str, input: Mapping[str, Any], decision: _D
     ) -> AskAnswerLike: ...
 
 

@@ -30,7 +30,13 @@ class SerialDispatcher:
                 task = asyncio.create_task(execute_call(call, ctx, sink), name=f"metis {call.occ}")
                 if waiter is None:
                     waiter = asyncio.create_task(cancel.wait())
-                await asyncio.wait((task, waiter), return_when=asyncio.FIRST_COMPLETED)
+                try:
+                    await asyncio.wait((task, waiter), return_when=asyncio.FIRST_COMPLETED)
+                except asyncio.CancelledError:
+                    # We are cancelled from outside: the running call ends with us.
+                    task.cancel()
+                    await asyncio.wait((task,))
+                    raise
                 if not task.done():
                     task.cancel()
                     # wait(), not await: only the call's CancelledError is expected here;

@@ -1,0 +1,712 @@
+"""The agent loop (specs/loop.md), recording every transition in the trace.
+
+One iteration: `turn_start` -> context control -> `request` -> the streamed
+answer (`stream_repair` per normalized defect) -> `assistant` -> batch
+preflight (every call classified and decided, every ask settled, before any
+effect) -> dispatch of the admitted calls -> one `result` per occurrence ->
+`results_sent` in call order -> the next turn; or `run_end completed` after
+an answer without calls.
+
+The loop never lets a call go unanswered: unknown tools, malformed
+arguments, refusals, exceptions, cancellation and interruption all end in a
+result (or, after an interrupt, in a repair stub when the run resumes).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from metis_model.trace import (
+    CallClass,
+    Decision,
+    EffectOutcome,
+    Mode,
+    ResultStatus,
+    Route,
+    RunStatus,
+    ToolKind,
+    TraceHeader,
+)
+
+from ._errors import JournalError, MetisRuntimeError, StreamFormatError, ToolError
+from ._journal import Journal, JournalState, TraceScan, read_state_messages, scan_trace
+from ._session import Session, results_message
+from ._trace import TraceWriteError, TraceWriter
+from .dispatch import (
+    AskAnswer,
+    Dispatcher,
+    GateDecisionLike,
+    GateLike,
+    PlannedCall,
+    SerialDispatcher,
+)
+from .providers import (
+    AssistantMessage,
+    Message,
+    MessageComplete,
+    ModelRequest,
+    Provider,
+    StreamEvent,
+    ToolUseBlock,
+)
+from .providers import ToolSpec as WireToolSpec
+from .tools import Classification, ToolContext, ToolOutput, ToolRegistry
+
+DEFAULT_SYSTEM = "You are a coding agent working in the user's workspace. Use the tools."
+PRODUCER = "metis_runtime"
+
+_WAITLESS = (Route.HEADLESS, Route.BACKGROUND)
+_MUTATING = (ToolKind.EDIT, ToolKind.EXEC)
+_UNRUNNABLE = Classification(CallClass.EXCLUSIVE, None, ToolKind.EXEC)
+_STUB = (
+    "interrupted: the process running this call stopped before it finished. It was not run again."
+)
+_STUB_STARTED = (
+    "interrupted: the process stopped while this call was running; "
+    "its effect may be partial. It was not run again."
+)
+
+
+@attrs.frozen
+class LoopConfig:
+    """`job_wait`: seconds to wait, after the final answer, for Background
+    jobs still running before they are cancelled (None: wait for them)."""
+
+    system: str = DEFAULT_SYSTEM
+    max_turns: int = 50
+    max_tokens: int = 4096
+    job_wait: float | None = 300.0
+
+
+@attrs.frozen
+class RunResult:
+    status: RunStatus
+    turns: int
+    text: str = ""  # the final answer (completed runs)
+    error: str = ""  # why the run failed or stopped
+
+
+class LoopObserver:
+    """Progress callbacks; the defaults do nothing. Must not raise."""
+
+    def stream_event(self, turn: int, event: StreamEvent) -> None:
+        """Each normalized stream event, as it arrives."""
+
+    def assistant(self, turn: int, message: AssistantMessage) -> None:
+        """The complete answer of a turn."""
+
+    def call_started(self, occ: str, tool: str, input: Mapping[str, Any]) -> None:
+        """An admitted call's effect begins."""
+
+    def call_finished(
+        self, occ: str, tool: str, status: ResultStatus, content: str, seconds: float | None
+    ) -> None:
+        """A call's terminal result (`seconds` is None when no effect ran)."""
+
+    def job_finished(self, occ: str, job: str, outcome: EffectOutcome) -> None:
+        """Detached Background work ended."""
+
+    def note(self, text: str) -> None:
+        """A line worth showing (resume, interrupt, cancel)."""
+
+    def run_ended(self, result: RunResult) -> None:
+        """The run's end."""
+
+
+ContextHook = Callable[[Session, int], Awaitable[None]]
+"""Context control, called in `preparing` with the session and the turn.
+(Compaction is not implemented yet; a hook may only inspect the session.)"""
+
+
+def make_header(
+    *,
+    mode: Mode,
+    tools: Sequence[str],
+    route: Route = Route.INTERACTIVE,
+    headless_default: Decision = Decision.DENY,
+    run_id: str | None = None,
+    meta: Mapping[str, Any] | None = None,
+) -> TraceHeader:
+    """The header of a root agent's trace."""
+    rid = run_id or uuid.uuid4().hex
+    return TraceHeader(
+        run_id=rid,
+        root_run_id=rid,
+        mode=mode,
+        route=route,
+        headless_default=headless_default,
+        tools=tuple(tools),
+        producer=PRODUCER,
+        meta=dict(meta or {}),
+    )
+
+
+def _one_line(text: str, limit: int = 300) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+
+
+def _error_text(exc: BaseException) -> str:
+    text = _one_line(str(exc))
+    if isinstance(exc, MetisRuntimeError) and text:
+        return text
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+@attrs.define
+class _Occ:
+    occ: str
+    index: int
+    call_id: str
+    tool: str
+    input: Mapping[str, Any]
+    last: int  # seq of the latest event about this occurrence
+    kind: ToolKind | None = None
+    started: int | None = None
+    t0: float = 0.0
+    result: tuple[ResultStatus, str, int] | None = None
+
+
+class _Batch:
+    """The current batch: bookkeeping of its occurrences, and the sink the
+    dispatcher reports to (writes the trace and the journal)."""
+
+    def __init__(self, loop: AgentLoop, turn: int, assistant_seq: int) -> None:
+        self.loop = loop
+        self.turn = turn
+        self.assistant_seq = assistant_seq
+        self.occs: dict[str, _Occ] = {}
+        self.cancel = asyncio.Event()
+        self.cancel_recorded = False
+
+    # --- EffectSink ---------------------------------------------------------------
+
+    def effect_start(self, occ: str) -> None:
+        loop, c = self.loop, self.occs[occ]
+        c.started = c.last = loop._emit("effect_start", (c.last,), occ=occ)
+        c.t0 = time.monotonic()
+        if loop.journal is not None and c.kind in _MUTATING:
+            # Write-ahead: known to have (possibly) started before it runs.
+            loop.journal.admit(occ, c.call_id, c.tool, c.input)
+        loop.observer.call_started(occ, c.tool, c.input)
+
+    def effect_end(
+        self, occ: str, outcome: EffectOutcome, committed: bool, content: str = ""
+    ) -> None:
+        loop, c = self.loop, self.occs[occ]
+        if committed and loop.journal is not None:
+            loop.journal.commit(occ, outcome, content)
+        if outcome is EffectOutcome.CANCELLED and not self.cancel_recorded:
+            loop._interrupt("cancelled from outside the loop")  # not our cancel: an interrupt
+        cause = c.started if c.started is not None else c.last
+        c.last = loop._emit("effect_end", (cause,), occ=occ, outcome=outcome, committed=committed)
+
+    def handshake(self, occ: str, job: str) -> None:
+        loop, c = self.loop, self.occs[occ]
+        cause = c.started if c.started is not None else c.last
+        c.last = loop._emit("handshake", (cause,), occ=occ, job=job)
+        loop._handshakes[job] = c.last
+
+    def result(self, occ: str, status: ResultStatus, content: str) -> None:
+        loop, c = self.loop, self.occs[occ]
+        if loop._interrupted:
+            return  # after an interrupt only a resumed process closes calls (repair)
+        seq = loop._emit(
+            "result", (c.last,), occ=occ, call_id=c.call_id, status=status, content=content
+        )
+        c.result = (status, content, seq)
+        c.last = seq
+        seconds = time.monotonic() - c.t0 if c.started is not None else None
+        loop.observer.call_finished(occ, c.tool, status, content, seconds)
+
+    # --- the loop's side ----------------------------------------------------------
+
+    def record_cancel(self, reason: str) -> None:
+        if self.cancel_recorded:
+            return
+        self.loop._emit("cancel", (self.assistant_seq,), turn=self.turn, reason=reason)
+        self.cancel_recorded = True
+        self.cancel.set()
+
+
+class AgentLoop:
+    """Runs one agent: `await loop.run(task)`, or `await loop.resume(state)`
+    on a trace and journal left by a process that stopped.
+
+    The trace writer, the journal and the tool context's job manager belong
+    to the caller (close them after the run). `cancel(reason)` may be called
+    at any time, from a callback or a signal handler on the loop's thread.
+    """
+
+    def __init__(
+        self,
+        provider: Provider,
+        tools: ToolRegistry,
+        gate: GateLike[Any],
+        ctx: ToolContext,
+        trace: TraceWriter,
+        *,
+        journal: Journal | None = None,
+        dispatcher: Dispatcher | None = None,
+        observer: LoopObserver | None = None,
+        config: LoopConfig | None = None,
+        context_hook: ContextHook | None = None,
+    ) -> None:
+        self.provider = provider
+        self.tools = tools
+        self.gate = gate
+        self.ctx = ctx
+        self.trace = trace
+        self.journal = journal
+        self.dispatcher: Dispatcher = dispatcher if dispatcher is not None else SerialDispatcher()
+        self.observer = observer if observer is not None else LoopObserver()
+        self.config = config if config is not None else LoopConfig()
+        self.context_hook = context_hook
+        self.session = Session()
+        self._by_name = {t.name: t for t in tools}
+        self._specs = tuple(
+            WireToolSpec(s.name, s.description, s.input_schema) for s in tools.specs()
+        )
+        self._turn = 0
+        self._prev: tuple[int, ...] = ()  # what the next turn_start depends on
+        self._phase = "ready"
+        self._batch: _Batch | None = None
+        self._hold = 0  # > 0 while an ask is pending: nothing may come between
+        self._held: list[Callable[[], None]] = []
+        self._handshakes: dict[str, int] = {}
+        self._notes: list[str] = []
+        self._cancel_reason: str | None = None
+        self._cancelled = asyncio.Event()
+        self._interrupted = False
+        ctx.jobs.on_done(self._on_job_done)
+
+    # --- trace plumbing -----------------------------------------------------------
+
+    def _emit(self, kind: str, causes: tuple[int, ...], **fields: Any) -> int:
+        return self.trace.emit(kind, causes, **fields)
+
+    def _last(self) -> tuple[int, ...]:
+        n = self.trace.next_seq
+        return (n - 1,) if n else ()
+
+    def _interrupt(self, reason: str) -> None:
+        if self._phase in ("interrupted", "resumed", "ended"):
+            return
+        self._emit("interrupt", self._last(), reason=reason)
+        self._phase = "interrupted"
+        self._interrupted = True
+        self.observer.note(f"interrupted: {reason}")
+
+    def _defer(self, action: Callable[[], None]) -> None:
+        if self._hold:
+            self._held.append(action)
+        else:
+            action()
+
+    def _on_job_done(self, occ: str, job: str, outcome: EffectOutcome, output: ToolOutput) -> None:
+        handshake = self._handshakes.pop(job, None)
+        if handshake is None or self.trace.closed or self._phase == "ended":
+            return  # not ours, or after the end (a run never ends with a job running)
+
+        def record() -> None:
+            self._emit("job_done", (handshake,), occ=occ, job=job, outcome=outcome)
+            self._notes.append(
+                f"[background job {job} of call {occ} ended: {outcome.value}]\n{output.content}"
+            )
+            self.observer.job_finished(occ, job, outcome)
+
+        self._defer(record)
+
+    def cancel(self, reason: str = "cancelled") -> None:
+        """Stop the run: a running batch is cancelled (started calls are
+        cancelled, the rest skipped), its results are sent, and the run ends
+        `cancelled`; outside a batch the run ends at the next step."""
+        if self._cancel_reason is not None or self._phase in ("ended", "interrupted"):
+            return
+        self._cancel_reason = reason
+        self._cancelled.set()
+        batch = self._batch
+        if batch is not None and self._phase == "batch":
+            self._defer(lambda: batch.record_cancel(reason))
+
+    # --- running ------------------------------------------------------------------
+
+    async def run(self, task: str) -> RunResult:
+        """Run `task` until an answer without calls, a failure, or max turns."""
+        message = Message.user(task)
+        if self.journal is not None:
+            self.journal.message(0, "task", message)
+        self.session.append(message)
+        return await self._drive()
+
+    async def _drive(self) -> RunResult:
+        try:
+            return await self._iterate()
+        except asyncio.CancelledError:
+            # Cancelled from outside (Ctrl-C): record the interrupt and leave the
+            # run resumable; running effects have recorded their end already.
+            self._interrupt("the process was stopped")
+            raise
+        except (TraceWriteError, JournalError):
+            raise  # nothing more can be recorded
+        except Exception as exc:  # a provider or runtime failure ends the run, closed
+            return await self._fail(exc)
+
+    async def _fail(self, exc: BaseException) -> RunResult:
+        error = _error_text(exc)
+        if self.trace.closed:
+            raise exc
+        open_calls = self._batch is not None and any(
+            c.result is None for c in self._batch.occs.values()
+        )
+        if self._phase in ("preparing", "streaming", "batch"):
+            self._interrupt(error)
+        # An open call cannot be closed by a failed run (CLOSE-2): it stays for repair.
+        status = RunStatus.INTERRUPTED if open_calls else RunStatus.FAILED
+        return await self._end(status, self._last(), error=error)
+
+    async def _end(
+        self, status: RunStatus, causes: tuple[int, ...], *, text: str = "", error: str = ""
+    ) -> RunResult:
+        # Every job reports job_done before the end (SCHED-4); cancelled ones too.
+        await self.ctx.jobs.cancel_all()
+        self._flush_held()
+        if self.journal is not None:
+            self.journal.end(status.value)
+        self._emit("run_end", causes, status=status)
+        self._phase = "ended"
+        result = RunResult(status, self._turn, text, error)
+        self.observer.run_ended(result)
+        return result
+
+    def _flush_held(self) -> None:
+        held, self._held = self._held, []
+        for action in held:
+            action()
+
+    async def _iterate(self) -> RunResult:
+        config = self.config
+        while True:
+            if self._cancel_reason is not None:
+                return await self._end(RunStatus.CANCELLED, self._prev, error=self._cancel_reason)
+            if self._turn >= config.max_turns:
+                return await self._end(
+                    RunStatus.FAILED,
+                    self._prev,
+                    error=f"stopped after {config.max_turns} turns (--max-turns)",
+                )
+            self._turn += 1
+            turn = self._turn
+            start = self._emit("turn_start", self._prev, turn=turn)
+            self._phase = "preparing"
+            if self.context_hook is not None:
+                await self.context_hook(self.session, turn)
+            request = self._emit("request", (start,), turn=turn)
+            self._phase = "streaming"
+            message = await self._stream(turn)
+            if message is None:  # cancelled while streaming
+                reason = self._cancel_reason or "cancelled"
+                self._interrupt(reason)
+                return await self._end(RunStatus.CANCELLED, self._last(), error=reason)
+            repairs = tuple(
+                self._emit(
+                    "stream_repair", (request,), turn=turn, problem=n.problem, repair=n.repair
+                )
+                for n in message.repairs
+            )
+            as_message = message.to_message()
+            if self.journal is not None:
+                self.journal.message(turn, "assistant", as_message)
+            uses = message.tool_uses
+            calls = [
+                {"occ": f"{turn}.{i}", "call_id": b.id, "tool": b.name, "input": b.input}
+                for i, b in enumerate(uses)
+            ]
+            assistant = self._emit(
+                "assistant",
+                (request, *repairs),
+                turn=turn,
+                message_id=message.message_id,
+                calls=calls,
+                stop_reason=message.stop_reason,
+            )
+            self.session.append(as_message)
+            self.observer.assistant(turn, message)
+            if not uses:
+                self._phase = "answered"
+                if self.ctx.jobs.running:
+                    await self.ctx.jobs.wait_all(config.job_wait)
+                return await self._end(RunStatus.COMPLETED, (assistant,), text=message.text)
+            self._phase = "batch"
+            await self._run_batch(turn, assistant, uses)
+
+    async def _stream(self, turn: int) -> AssistantMessage | None:
+        """The turn's complete answer; None if the run was cancelled meanwhile."""
+        if self._cancel_reason is not None:
+            return None
+        request = self.session.request(self.config.system, self._specs, self.config.max_tokens)
+        task = asyncio.ensure_future(self._consume(turn, request))
+        stop = asyncio.ensure_future(self._cancelled.wait())
+        try:
+            await asyncio.wait((task, stop), return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            task.cancel()
+            raise
+        finally:
+            stop.cancel()
+        if not task.done():
+            task.cancel()
+            await asyncio.wait((task,))
+            return None
+        return task.result()
+
+    async def _consume(self, turn: int, request: ModelRequest) -> AssistantMessage:
+        provider, observer = self.provider, self.observer
+        message: AssistantMessage | None = None
+        async for event in provider.stream(request):
+            observer.stream_event(turn, event)
+            if isinstance(event, MessageComplete):
+                message = event.message
+        if message is None:
+            raise StreamFormatError(f"{provider.name}: stream ended without a complete message")
+        return message
+
+    # --- one batch ----------------------------------------------------------------
+
+    async def _run_batch(self, turn: int, assistant: int, uses: Sequence[ToolUseBlock]) -> None:
+        batch = _Batch(self, turn, assistant)
+        self._batch = batch
+        for index, block in enumerate(uses):
+            occ = f"{turn}.{index}"
+            batch.occs[occ] = _Occ(occ, index, block.id, block.name, block.input, assistant)
+        planned: list[PlannedCall] = []
+        for index, block in enumerate(uses):
+            occ = f"{turn}.{index}"
+            if batch.cancel.is_set():
+                batch.result(occ, ResultStatus.SKIPPED, "skipped: batch cancelled")
+                continue
+            call = await self._preflight(batch, batch.occs[occ], block)
+            if call is not None:
+                planned.append(call)
+        if planned:
+            await self.dispatcher.run_batch(planned, self.ctx, batch, batch.cancel)
+        for c in batch.occs.values():
+            if c.result is None and not self._interrupted:
+                # A dispatcher that lost a call: close it rather than leave it open.
+                if c.started is not None and c.last == c.started:
+                    batch.effect_end(c.occ, EffectOutcome.ERROR, False)
+                batch.result(c.occ, ResultStatus.ERROR, "error: the dispatcher lost this call")
+        if self._interrupted:
+            raise MetisRuntimeError("the batch was interrupted")
+        ordered = sorted(batch.occs.values(), key=lambda o: o.index)
+        results = []
+        seqs = []
+        for c in ordered:
+            assert c.result is not None
+            status, content, seq = c.result
+            results.append((c.call_id, content or "(no output)", status is not ResultStatus.OK))
+            seqs.append(seq)
+        notes, self._notes = self._notes, []
+        message = results_message(results, notes)
+        if self.journal is not None:
+            self.journal.message(turn, "results", message)
+        sent = self._emit("results_sent", tuple(seqs), turn=turn, occs=[c.occ for c in ordered])
+        self.session.append(message)
+        self._batch = None
+        self._phase = "ready"
+        self._prev = (sent,)
+
+    async def _preflight(self, batch: _Batch, c: _Occ, block: ToolUseBlock) -> PlannedCall | None:
+        """Classify and decide one call, settle its ask; the call if admitted."""
+        tool = self._by_name.get(block.name)
+        invalid: str | None = None
+        classification: Classification | None = None
+        if block.input_error is not None:
+            invalid = f"{block.name}: the arguments are not a JSON object ({block.input_error})"
+        elif tool is None:
+            invalid = f"unknown tool '{block.name}' (available: {', '.join(self._by_name)})"
+        else:
+            try:
+                classification = tool.classify(block.input, self.ctx)
+            except ToolError as exc:
+                invalid = _one_line(str(exc))
+            except Exception as exc:  # a buggy classifier refuses its call, not the run
+                invalid = f"{block.name}: cannot classify the call: {_error_text(exc)}"
+        # What cannot run is decided as the most dangerous kind, then answered with an error.
+        shown = classification or _UNRUNNABLE
+        kind, paths, command = shown.kind, shown.paths, shown.command
+        cls, key = shown.cls, shown.key
+        decision: GateDecisionLike = self.gate.decide(block.name, block.input, kind, paths, command)
+        c.kind = decision.facts.kind
+        c.last = self._emit(
+            "decision",
+            (c.last,),
+            occ=c.occ,
+            decision=decision.decision,
+            stage=str(decision.stage),
+            rule=decision.rule,
+            facts=decision.facts,
+            route=decision.route,
+            cls=cls,
+            key=key,
+        )
+        admitted = decision.decision is Decision.ALLOW
+        if decision.decision is Decision.ASK:
+            self._hold += 1
+            try:
+                if invalid is None:
+                    answer = await self.gate.resolve_ask(c.occ, block.name, block.input, decision)
+                elif decision.route in _WAITLESS:
+                    default = self.trace.header.headless_default is Decision.ALLOW
+                    answer = AskAnswer(default, "headless-default")
+                else:
+                    # Nobody is asked about a call that cannot run.
+                    answer = AskAnswer(False, "policy")
+                c.last = self._emit(
+                    "ask_resolved",
+                    (c.last,),
+                    occ=c.occ,
+                    approved=answer.approved,
+                    resolver=answer.resolver,
+                )
+            finally:
+                self._hold -= 1
+            self._flush_held()
+            admitted = answer.approved
+        if invalid is not None:
+            batch.result(c.occ, ResultStatus.ERROR, f"error: {invalid}")
+            return None
+        if not admitted:
+            why = f"stage {decision.stage}"
+            if decision.rule is not None:
+                why += f", rule {decision.rule.pattern}"
+            if decision.decision is Decision.ASK:
+                why = "the ask was rejected"
+            batch.result(c.occ, ResultStatus.DENIED, f"permission denied: {block.name} ({why})")
+            return None
+        assert tool is not None and classification is not None
+        # The gate may see a stronger kind than the tool did (bash); journal by that one.
+        c.kind = decision.facts.kind
+        return PlannedCall(c.occ, c.index, c.call_id, tool, block.input, classification)
+
+    # --- resuming -----------------------------------------------------------------
+
+    async def resume(self, state: JournalState, scan: TraceScan | None = None) -> RunResult:
+        """Continue a run whose process stopped, from its trace and journal.
+
+        Appends, as the model requires: `interrupt` (unless the trace has
+        one), `job_done cancelled` for Background jobs that lost their
+        process, `effect_end committed` for effects the journal shows
+        committed but the trace does not, `resume`, an ok/error `result`
+        (the journaled output) per committed effect without one, and
+        `repair` stubbing every other open occurrence: nothing is re-run.
+        A run that had answered just ends `completed`.
+        """
+        if scan is None:
+            scan = scan_trace(self.trace.events)
+        if scan.phase == "ended":
+            raise MetisRuntimeError(f"the run already ended ({scan.status}); nothing to resume")
+        if state.run_id != self.trace.header.run_id:
+            raise MetisRuntimeError(
+                f"the journal is of run {state.run_id}, the trace of run {self.trace.header.run_id}"
+            )
+        history, batch_results = read_state_messages(state, scan)
+        self.session = Session(history)
+        self._turn = scan.turn
+        self.observer.note(f"resuming run {state.run_id} after turn {scan.turn}")
+        try:
+            return await self._recover(state, scan, batch_results)
+        except asyncio.CancelledError:
+            self._interrupt("the process was stopped")
+            raise
+
+    def _lose_jobs(self, jobs: Sequence[tuple[str, tuple[str, int]]]) -> None:
+        # Their process is gone: they end cancelled, and the model is told so.
+        for job, (occ, handshake) in jobs:
+            self._emit("job_done", (handshake,), occ=occ, job=job, outcome=EffectOutcome.CANCELLED)
+            self._notes.append(
+                f"[background job {job} of call {occ} was lost when the process stopped]"
+            )
+
+    async def _recover(
+        self, state: JournalState, scan: TraceScan, batch_results: Message | None
+    ) -> RunResult:
+        lost_jobs = sorted(scan.jobs.items(), key=lambda kv: kv[1][1])
+        if scan.phase == "answered":
+            self._lose_jobs(lost_jobs)
+            last = self.session.messages[-1] if self.session.messages else None
+            text = "".join(
+                getattr(b, "text", "") for b in (last.content if last is not None else ())
+            )
+            self._phase = "answered"
+            return await self._end(RunStatus.COMPLETED, self._last(), text=text)
+        self._phase = scan.phase
+        if scan.phase == "resumed":
+            resumed = scan.resume_seq if scan.resume_seq is not None else scan.last_seq
+            self._lose_jobs(lost_jobs)
+        else:
+            if scan.phase != "interrupted":
+                self._interrupt("the process stopped before the run ended")
+            interrupt = scan.interrupt_seq
+            if interrupt is None:
+                interrupt = self.trace.next_seq - 1
+            self._lose_jobs(lost_jobs)
+            for c in scan.calls:
+                commit = state.commits.get(c.occ)
+                if c.started is not None and c.ended is None and commit is not None:
+                    c.ended = self._emit(
+                        "effect_end", (c.started,), occ=c.occ, outcome=commit[0], committed=True
+                    )
+                    c.committed, c.outcome = True, commit[0]
+            resumed = self._emit("resume", (interrupt,))
+        self._phase = "resumed"
+        reported: list[int] = []
+        for c in scan.calls:
+            if c.result is None and c.committed:
+                outcome, content = state.commits.get(
+                    c.occ, (c.outcome or EffectOutcome.OK, "[output not journaled]")
+                )
+                status = ResultStatus.OK if outcome is EffectOutcome.OK else ResultStatus.ERROR
+                cause = c.ended if c.ended is not None else c.last
+                reported.append(
+                    self._emit(
+                        "result",
+                        (cause,),
+                        occ=c.occ,
+                        call_id=c.call_id,
+                        status=status,
+                        content=content,
+                    )
+                )
+                c.result = (status, content)
+                self.observer.note(f"{c.occ} {c.tool}: committed before the stop; not run again")
+        stubbed = [c.occ for c in scan.calls if c.result is None]
+        if scan.batch_turn is not None:
+            if batch_results is None:
+                rows = []
+                for c in scan.calls:
+                    if c.result is not None:
+                        status, content = c.result
+                        rows.append(
+                            (c.call_id, content or "(no output)", status is not ResultStatus.OK)
+                        )
+                    else:
+                        stub = _STUB_STARTED if c.started is not None else _STUB
+                        rows.append((c.call_id, stub, True))
+                batch_results = results_message(rows)
+                if self.journal is not None:
+                    self.journal.message(scan.batch_turn, "results", batch_results)
+            self.session.append(batch_results)
+        repair = self._emit("repair", (resumed, *reported), stubbed=stubbed)
+        if stubbed:
+            self.observer.note(f"repaired: {', '.join(stubbed)} stubbed as interrupted")
+        self._phase = "ready"
+        self._interrupted = False
+        self._prev = (repair,)
+        return await self._drive()
