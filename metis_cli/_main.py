@@ -17,6 +17,7 @@ from metis_model.trace import TraceFormatError, read_trace_numbered
 
 from ._evidence import EvidenceTable, gather_model_evidence
 from ._output import EXIT_OK, EXIT_VIOLATION, bad_input, emit_json, table
+from ._permissions import permissions
 
 
 class _Group(click.Group):
@@ -41,8 +42,10 @@ def spec(as_json: bool, family: str | None) -> None:
     if not chosen:
         bad_input(f"--family {family!r}: no such family")
     if as_json:
-        emit_json([{"id": i.id, "family": i.family, "statement": i.statement, "spec": f"specs/{i.spec}"}
-                   for i in chosen])
+        emit_json([
+            {"id": i.id, "family": i.family, "statement": i.statement, "spec": f"specs/{i.spec}"}
+            for i in chosen
+        ])
         return
     click.echo(table(["ID", "statement", "spec"], [(i.id, i.statement, i.spec) for i in chosen]))
 
@@ -149,6 +152,9 @@ def demo(out: Path | None, runs: int, as_json: bool) -> None:
                        f"(files in {folder})")
         gather_model_evidence(ev, runs, 3, out_dir=folder)
         _finish_evidence(ev, as_json)
+
+
+cli.add_command(permissions)
 
 
 def main() -> None:

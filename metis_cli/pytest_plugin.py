@@ -1,0 +1,150 @@
+"""pytest plugin: every trace a test records is replayed against the model.
+
+Enabled by the `pytest11` entry point `metis`. For each test it sets
+`METIS_TRACE_LOG` to a fresh file; the runtime's trace writer appends the path
+of every trace it opens there (children and resumed processes too, since the
+variable is inherited). After the test body, each listed trace is checked with
+`metis_model.check_trace`; a divergence fails the test and prints the report.
+
+At the end of the session it reports which invariant IDs and which model
+transitions the recorded traces exercised, and which they never did
+(`--metis-coverage=FILE` also writes them as JSON).
+
+Opt out for a test that records broken traces on purpose:
+`@pytest.mark.metis_nonconforming`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections import Counter
+from collections.abc import Generator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from metis_model import ENABLED, INVARIANTS, Report, check_trace
+from metis_model.trace import TraceFormatError, read_trace_numbered
+
+ENV = "METIS_TRACE_LOG"
+
+
+class _Coverage:
+    def __init__(self) -> None:
+        self.traces = 0
+        self.checks: Counter[str] = Counter()
+        self.transitions: Counter[str] = Counter()
+
+    def add(self, report: Report) -> None:
+        self.traces += 1
+        self.checks.update(report.checks)
+        self.transitions.update(report.transitions)
+
+    def summary(self) -> dict[str, Any]:
+        all_transitions = sorted(f"{p.value}--{k}" for p, kinds in ENABLED.items() for k in kinds)
+        return {
+            "traces": self.traces,
+            "invariants": {inv.id: self.checks.get(inv.id, 0) for inv in INVARIANTS},
+            "never_checked": [inv.id for inv in INVARIANTS if not self.checks.get(inv.id)],
+            "transitions": {t: self.transitions.get(t, 0) for t in all_transitions},
+            "never_taken": [t for t in all_transitions if not self.transitions.get(t)],
+        }
+
+
+_COVERAGE = _Coverage()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("metis")
+    group.addoption("--metis-coverage", metavar="FILE", default=None,
+                    help="Write invariant and transition coverage of recorded traces as JSON.")
+    group.addoption("--no-metis-conformance", action="store_true", default=False,
+                    help="Do not replay recorded traces against the model.")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "metis_nonconforming: the test records broken traces on purpose"
+    )
+
+
+def check_trace_file(path: Path) -> Report:
+    with path.open(encoding="utf-8") as fh:
+        header, events, line_of = read_trace_numbered(fh)
+    return check_trace(events, header, source=str(path), line_of=line_of)
+
+
+def _listed(log: Path) -> list[Path]:
+    if not log.exists():
+        return []
+    seen: dict[str, None] = {}
+    for line in log.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            seen[line.strip()] = None
+    return [Path(p) for p in seen]
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
+    if item.config.getoption("--no-metis-conformance"):
+        return (yield)
+    log = Path(tempfile.mkdtemp(prefix="metis-traces-")) / "traces.log"
+    previous = os.environ.get(ENV)
+    os.environ[ENV] = str(log)
+    try:
+        result = yield  # a failing test body raises here and is reported as it is
+    finally:
+        if previous is None:
+            os.environ.pop(ENV, None)
+        else:
+            os.environ[ENV] = previous
+    if not item.get_closest_marker("metis_nonconforming"):
+        problems = _check_listed(log)
+        if problems:
+            pytest.fail(
+                "recorded trace does not conform to the model:\n" + "\n".join(problems),
+                pytrace=False,
+            )
+    return result
+
+
+def _check_listed(log: Path) -> list[str]:
+    problems: list[str] = []
+    for path in _listed(log):
+        if not path.exists():
+            continue
+        try:
+            report = check_trace_file(path)
+        except TraceFormatError as exc:
+            problems.append(f"{path}: line {exc.line}: {exc.message}")
+            continue
+        if report.ok:
+            _COVERAGE.add(report)
+        else:
+            v = report.first
+            assert v is not None
+            problems.append(
+                f"{path}: {v.one_line()}\n    state: {v.state}\n    slice: {list(v.slice)}"
+            )
+    return problems
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    if not _COVERAGE.traces:
+        return
+    summary = _COVERAGE.summary()
+    checked = len(INVARIANTS) - len(summary["never_checked"])
+    taken = len(summary["transitions"]) - len(summary["never_taken"])
+    tr = terminalreporter
+    tr.section("metis conformance")
+    tr.write_line(f"{summary['traces']} recorded traces replayed against the model")
+    tr.write_line(f"invariants checked: {checked}/{len(INVARIANTS)}; never: "
+                  f"{', '.join(summary['never_checked']) or 'none'}")
+    tr.write_line(f"transitions taken: {taken}/{len(summary['transitions'])}; never: "
+                  f"{', '.join(summary['never_taken']) or 'none'}")
+    target = config.getoption("--metis-coverage")
+    if target:
+        Path(target).write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
