@@ -18,7 +18,15 @@ from typing import Any, NoReturn
 
 import click
 
-from metis_model.trace import Decision, EffectOutcome, Mode, ResultStatus, Route, RunStatus
+from metis_model.trace import (
+    Decision,
+    EffectOutcome,
+    Mode,
+    ResultStatus,
+    Route,
+    RunStatus,
+    Source,
+)
 from metis_runtime import (
     AgentLoop,
     Journal,
@@ -127,7 +135,10 @@ def _seed(workspace: Path, files: Mapping[str, str]) -> None:
             except (OSError, UnicodeDecodeError):
                 same = False
             if not same:
-                _bad(f"{target}: exists with other content; refusing to overwrite (use an empty --workspace)")
+                _bad(
+                    f"{target}: exists with other content; refusing to overwrite "
+                    "(use an empty --workspace)"
+                )
             continue
     for name, content in files.items():
         target = workspace / name
@@ -170,13 +181,11 @@ def _tool_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not _SECRET_ENV.fullmatch(k)}
 
 
-def _gate(
-    mode: Mode, workspace: Path, headless: bool, settings: tuple[str, ...]
-) -> Gate:
+def _gate(mode: Mode, workspace: Path, headless: bool, settings: tuple[str, ...]) -> Gate:
     policy = Policy()
     try:
         for path in settings:
-            policy.load(path, _cli_source())
+            policy.load(path, Source.CLI)
         return Gate(
             policy,
             mode,
@@ -186,12 +195,6 @@ def _gate(
         )
     except MetisRuntimeError as exc:
         _bad(str(exc))
-
-
-def _cli_source() -> Any:
-    from metis_model.trace import Source
-
-    return Source.CLI
 
 
 def _execute(loop: AgentLoop, start: Any, trace_path: Path, quiet: bool) -> NoReturn:
@@ -232,13 +235,25 @@ def _journal_path(trace: Path) -> Path:
 @click.argument("task", required=False)
 @click.option("--workspace", "workspace_arg", metavar="DIR", help="Directory the tools work in.")
 @click.option("--mode", default="default", show_default=True, help=f"One of {', '.join(_MODES)}.")
-@click.option("--provider", "provider_arg", help="replay, anthropic or openai (default: replay "
-              "unless ANTHROPIC_API_KEY or OPENAI_API_KEY is set).")
+@click.option(
+    "--provider",
+    "provider_arg",
+    help="replay, anthropic or openai (default: replay "
+    "unless ANTHROPIC_API_KEY or OPENAI_API_KEY is set).",
+)
 @click.option("--model", help="Model name for a live provider.")
-@click.option("--scenario", default=DEFAULT_SCENARIO, show_default=True,
-              help="Replay scenario: a shipped name or a YAML path.")
-@click.option("--trace", "trace_arg", metavar="PATH",
-              help="Trace file (default: DIR/.metis/runs/<run id>/trace.jsonl).")
+@click.option(
+    "--scenario",
+    default=DEFAULT_SCENARIO,
+    show_default=True,
+    help="Replay scenario: a shipped name or a YAML path.",
+)
+@click.option(
+    "--trace",
+    "trace_arg",
+    metavar="PATH",
+    help="Trace file (default: DIR/.metis/runs/<run id>/trace.jsonl).",
+)
 @click.option("--headless", is_flag=True, help="Never ask: asks resolve to deny.")
 @click.option("--max-turns", default=50, show_default=True, type=int)
 @click.option("--settings", multiple=True, metavar="FILE", help="Permission settings (cli source).")
@@ -276,17 +291,19 @@ def run(
         _bad(f"--provider {provider_name!r}: unknown provider (one of {', '.join(PROVIDERS)})")
     if workspace_arg is None:
         _bad("--workspace DIR is required")
+    loaded = _scenario(scenario) if provider_name == "replay" else None
     workspace = _workspace(workspace_arg)
     scenario_path = ""
-    if provider_name == "replay":
-        loaded = _scenario(scenario)
+    if loaded is not None:
         scenario_path = str(loaded.path)
         task = task or loaded.prompt
         _seed(workspace, loaded.workspace_files)
     if not task:
         _bad("TASK is required with a live provider")
     run_id = uuid.uuid4().hex
-    trace_path = Path(trace_arg) if trace_arg else workspace / ".metis" / "runs" / run_id / "trace.jsonl"
+    trace_path = (
+        Path(trace_arg) if trace_arg else workspace / ".metis" / "runs" / run_id / "trace.jsonl"
+    )
     journal_path = _journal_path(trace_path)
     for p in (trace_path, journal_path):
         if p.exists() and p.stat().st_size > 0:
@@ -373,7 +390,9 @@ def _resume(trace_arg: str | None, workspace_arg: str | None, quiet: bool) -> No
     gate = _gate(header.mode, workspace, header.route is Route.HEADLESS, settings)
     provider = _build_provider(cfg, skip=len(scan.assistant_turns))
     if not quiet:
-        click.echo(f"metis run: resuming {header.run_id} ({provider_name}); trace: {trace_path}", err=True)
+        click.echo(
+            f"metis run: resuming {header.run_id} ({provider_name}); trace: {trace_path}", err=True
+        )
     loop = AgentLoop(
         provider,
         registry,
