@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Any, ClassVar, NoReturn, Protocol, runtime_checkable
 
 from .._errors import ProviderError, StreamFormatError
-from ._builder import MessageBuilder
+from ._builder import MessageBuilder, Slot
 from ._errors import ContextOverflowError
 from ._sse import SSEEvent
 from ._types import AssistantMessage, MessageComplete, ModelRequest, StreamEvent
@@ -152,12 +152,18 @@ class WireNormalizer:
     def _on_end(self) -> None:
         raise self._truncated("")
 
+    def _delta(self, slot: Slot, text: str) -> None:
+        if not slot.open:
+            where = f"block {slot.index}" if slot.index is not None else f"a {slot.kind} block"
+            raise self._error(f"delta for {where} after it finished")
+        self._b.delta(slot, text)
+
     def _complete(self, stop_reason: str, usage: Any) -> None:
         self._b.complete(stop_reason, usage)
         self._done = True
 
     def _where(self) -> str:
-        return f"{self.provider} stream event {self._n} ({self._type})"
+        return f"{self.provider} stream event {self._n} ({one_line(self._type, 60)})"
 
     def _error(self, message: str) -> StreamFormatError:
         return StreamFormatError(f"{self._where()}: {message}")

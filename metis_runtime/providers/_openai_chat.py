@@ -129,9 +129,7 @@ class OpenAIChatNormalizer(WireNormalizer):
                 raise self._error(f"tool call {index} has no function name in its first delta")
             self._close_text()
             slot = self._tools[index] = self._b.start_tool(self._opt_str(call, "id"), name)
-        elif not slot.open:
-            raise self._error(f"arguments for tool call {index} after its finish_reason")
-        self._b.delta(slot, self._opt_str(function, "arguments"))
+        self._delta(slot, self._opt_str(function, "arguments"))
 
     def _stop_reason(self) -> str:
         if self._finish is None:

@@ -66,7 +66,7 @@ class OpenAIResponsesNormalizer(WireNormalizer):
         elif kind == "response.function_call_arguments.delta":
             item = self._item(event, "function_call")
             if item is not None:
-                self._b.delta(item.slots[0], self._opt_str(event, "delta"))
+                self._delta(item.slots[0], self._opt_str(event, "delta"))
         elif kind in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta"):
             self._reasoning_delta(event)
         elif kind == "response.output_item.added":
@@ -152,7 +152,7 @@ class OpenAIResponsesNormalizer(WireNormalizer):
             item = _Item(kind)
         else:
             item = _Item("skipped")
-            if kind in _SERVER_ITEMS:
+            if isinstance(kind, str) and kind in _SERVER_ITEMS:
                 problem = f"output item {index} is {kind}, run by the provider itself"
                 repair = "left it out of the message; it is not a tool call of ours"
             else:
@@ -168,9 +168,7 @@ class OpenAIResponsesNormalizer(WireNormalizer):
         slot = item.slots.get(part)
         if slot is None:
             slot = item.slots[part] = self._b.start_text()
-        elif not slot.open:
-            raise self._error(f"text delta for content part {part} after it was done")
-        self._b.delta(slot, self._opt_str(event, "delta"))
+        self._delta(slot, self._opt_str(event, "delta"))
 
     def _reasoning_delta(self, event: Mapping[str, Any]) -> None:
         item = self._item(event, "reasoning")
@@ -180,10 +178,10 @@ class OpenAIResponsesNormalizer(WireNormalizer):
         slot = item.slots.get(0)
         if slot is None:
             slot = item.slots[0] = self._b.start_thinking(lazy=True)
-        elif part != item.part and slot.parts:
+        elif part != item.part and slot.parts and slot.open:
             self._b.delta(slot, "\n\n")  # summary parts are paragraphs of one thought
         item.part = part if isinstance(part, int) else None
-        self._b.delta(slot, self._opt_str(event, "delta"))
+        self._delta(slot, self._opt_str(event, "delta"))
 
     def _item_done(self, event: Mapping[str, Any]) -> None:
         item = self._lookup(event)

@@ -75,6 +75,16 @@ def _sdk_error(provider: str, sdk: ModuleType, exc: Exception) -> ProviderError:
     return (ContextOverflowError if overflow else ProviderError)(message)
 
 
+def _base_error(sdk: ModuleType) -> type[Exception]:
+    """The root of an SDK's own errors (`anthropic.AnthropicError`, `openai.OpenAIError`)."""
+    for name in ("AnthropicError", "OpenAIError"):
+        cls = getattr(sdk, name, None)
+        if isinstance(cls, type) and issubclass(cls, Exception):
+            return cls
+    api_error: type[Exception] = sdk.APIError
+    return api_error
+
+
 async def drive_sdk_stream(
     provider: str,
     sdk: ModuleType,
@@ -83,13 +93,28 @@ async def drive_sdk_stream(
 ) -> AsyncIterator[StreamEvent]:
     """Open an SDK stream and feed its raw events to `normalizer`."""
     api_error: type[Exception] = sdk.APIError
+    base_error = _base_error(sdk)
     try:
-        stream = await open_stream()
-        async for raw in stream:
-            for event in normalizer.feed(_event_dict(raw)):
-                yield event
+        try:
+            stream = await open_stream()
+        except TypeError as exc:
+            # What the anthropic SDK raises when no credentials can be found.
+            raise ProviderError(f"{provider} (SDK): cannot send the request: {exc}") from exc
+        try:
+            async for raw in stream:
+                for event in normalizer.feed(_event_dict(raw)):
+                    yield event
+        finally:
+            # Release the connection even when the consumer stops early.
+            close = getattr(stream, "close", None)
+            if close is not None:
+                await close()
     except api_error as exc:
         raise _sdk_error(provider, sdk, exc) from exc
+    except base_error as exc:
+        raise ProviderError(
+            f"{provider} (SDK): {type(exc).__name__}: {one_line(str(exc))}"
+        ) from exc
     except json.JSONDecodeError as exc:
         raise StreamFormatError(
             f"{provider} stream event {normalizer.events_seen}: data is not valid JSON "
@@ -101,6 +126,15 @@ async def drive_sdk_stream(
         ) from exc
     for event in normalizer.finish():
         yield event
+
+
+def make_client(sdk: ModuleType, factory: str, provider: str, kwargs: dict[str, Any]) -> Any:
+    try:
+        return getattr(sdk, factory)(**kwargs)
+    except (_base_error(sdk), TypeError, ValueError) as exc:
+        raise ProviderError(
+            f"{provider} (SDK): cannot create the client: {one_line(str(exc))}"
+        ) from exc
 
 
 def _client_kwargs(
@@ -143,8 +177,11 @@ class AnthropicSDKProvider:
     ) -> None:
         self.model = model
         self._sdk = import_sdk("anthropic")
-        self._client = client or self._sdk.AsyncAnthropic(
-            **_client_kwargs(api_key, base_url, http_client, max_retries)
+        self._client = client or make_client(
+            self._sdk,
+            "AsyncAnthropic",
+            self.name,
+            _client_kwargs(api_key, base_url, http_client, max_retries),
         )
         self._thinking_budget = thinking_budget
 
@@ -177,8 +214,11 @@ class OpenAIChatSDKProvider:
     ) -> None:
         self.model = model
         self._sdk = import_sdk("openai")
-        self._client = client or self._sdk.AsyncOpenAI(
-            **_client_kwargs(api_key, base_url, http_client, max_retries)
+        self._client = client or make_client(
+            self._sdk,
+            "AsyncOpenAI",
+            self.name,
+            _client_kwargs(api_key, base_url, http_client, max_retries),
         )
 
     def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
@@ -208,8 +248,11 @@ class OpenAIResponsesSDKProvider:
     ) -> None:
         self.model = model
         self._sdk = import_sdk("openai")
-        self._client = client or self._sdk.AsyncOpenAI(
-            **_client_kwargs(api_key, base_url, http_client, max_retries)
+        self._client = client or make_client(
+            self._sdk,
+            "AsyncOpenAI",
+            self.name,
+            _client_kwargs(api_key, base_url, http_client, max_retries),
         )
 
     def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:

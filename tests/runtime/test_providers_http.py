@@ -348,3 +348,16 @@ def test_missing_sdk_is_a_provider_error(
     monkeypatch.setitem(sys.modules, package, None)  # makes `import package` fail
     with pytest.raises(ProviderError, match=rf"the '{package}' SDK is not installed: pip install"):
         sdk_cls("m", api_key="k")
+
+
+def test_sdk_without_credentials_is_a_provider_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "OPENAI_ADMIN_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    # The openai SDK refuses at construction, the anthropic SDK when sending.
+    with pytest.raises(ProviderError, match=r"openai-chat \(SDK\): cannot create the client"):
+        OpenAIChatSDKProvider("m")
+    denied = Served(json.dumps({"error": {"message": "no key"}}), status=401)
+    provider = AnthropicSDKProvider("m", http_client=sdk_client(denied), max_retries=0)
+    with pytest.raises(ProviderError, match=r"^anthropic \(SDK\): ") as info:
+        run(complete(provider, REQUEST))
+    assert "\n" not in str(info.value)
