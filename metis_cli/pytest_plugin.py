@@ -1,6 +1,7 @@
 """pytest plugin: every trace a test records is replayed against the model.
 
-Enabled by the `pytest11` entry point `metis`. For each test it sets
+Enable it with `-p metis_cli.pytest_plugin` (or `pytest_plugins =
+["metis_cli.pytest_plugin"]` in a top-level conftest). For each test it sets
 `METIS_TRACE_LOG` to a fresh file; the runtime's trace writer appends the path
 of every trace it opens there (children and resumed processes too, since the
 variable is inherited). After the test body, each listed trace is checked with

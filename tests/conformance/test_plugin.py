@@ -34,7 +34,7 @@ pytestmark = pytest.mark.metis_nonconforming
 
 def test_plugin_checks_recorded_traces(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_inner=INNER)
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--metis-coverage=cov.json")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "metis_cli.pytest_plugin", "--metis-coverage=cov.json")
     result.assert_outcomes(passed=2, failed=1)
     result.stdout.fnmatch_lines([
         "*recorded trace does not conform to the model*",
@@ -53,5 +53,5 @@ def test_plugin_checks_recorded_traces(pytester: pytest.Pytester) -> None:
 
 def test_plugin_can_be_switched_off(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_inner=INNER)
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--no-metis-conformance")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "metis_cli.pytest_plugin", "--no-metis-conformance")
     result.assert_outcomes(passed=3)
