@@ -1,0 +1,307 @@
+"""The write-ahead journal and resume: committed effects are never re-run,
+open occurrences are repaired, and the whole trace passes check_trace."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from metis_model.trace import EffectOutcome, Mode
+from metis_runtime import (
+    AgentLoop,
+    Journal,
+    JournalError,
+    MetisRuntimeError,
+    RunResult,
+    TraceWriter,
+    make_header,
+    scan_trace,
+)
+from metis_runtime.providers import Message, ModelRequest, TextBlock, ToolResultBlock, ToolUseBlock
+from tests.runtime.test_loop_support import (
+    assert_conforms,
+    kinds,
+    make_loop,
+    of_kind,
+    read,
+    results_by_occ,
+    write_scenario,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_journal_round_trip_and_torn_tail(tmp_path: Path) -> None:
+    path = tmp_path / "j.jsonl"
+    j = Journal.create(path, "run-1", {"task": "t"}, fsync=False)
+    j.message(0, "task", Message.user("hello"))
+    j.admit("1.0", "c1", "bash", {"command": "true"})
+    j.commit("1.0", EffectOutcome.OK, "out")
+    j.close()
+    with path.open("ab") as fh:
+        fh.write(b'{"type":"commit","occ":"1.1"')  # killed during a write
+    j2, state = Journal.open(path, fsync=False)
+    assert state.run_id == "run-1" and state.config == {"task": "t"}
+    assert [(t, r) for t, r, _ in state.messages] == [(0, "task")]
+    assert state.admitted == {"1.0"} and dict(state.commits) == {"1.0": (EffectOutcome.OK, "out")}
+    assert state.status is None
+    j2.end("completed")
+    j2.close()
+    assert Journal.open(path, fsync=False)[1].status == "completed"
+
+
+def test_a_bad_journal_line_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "j.jsonl"
+    path.write_text('{"type":"run","run_id":"r","config":{}}\nnot json\n')
+    with pytest.raises(JournalError, match=r"j.jsonl: line 2: not valid JSON"):
+        Journal.open(path)
+    path.write_text('{"type":"run","run_id":"r"}\n{"type":"commit","occ":"1.0"}\n')
+    with pytest.raises(JournalError, match="line 2: missing field 'outcome'"):
+        Journal.open(path)
+    path.write_text('{"type":"message"}\n')
+    with pytest.raises(JournalError, match="line 1: the first entry must be the run entry"):
+        Journal.open(path)
+
+
+class _Killed(BaseException):
+    """Stands for SIGKILL at one exact point: nothing after it is written."""
+
+
+class _DieAt(TraceWriter):
+    def __init__(self, *args: Any, kind: str, nth: int = 1, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.kind, self.left = kind, nth
+
+    def emit(self, kind: str, causes: tuple[int, ...] = (), **fields: Any) -> int:
+        if kind == self.kind:
+            self.left -= 1
+            if self.left == 0:
+                raise _Killed
+        return super().emit(kind, causes, **fields)
+
+
+def _script(ws: Path) -> Any:
+    """Turn 1: append to count.txt (an exec that commits), then list; turn 2: answer."""
+
+    def script(request: ModelRequest, turn: int) -> list[Any]:
+        answered = sum(1 for m in request.messages if m.role == "assistant")
+        if answered == 0:
+            return [
+                ToolUseBlock("c1", "bash", {"command": "echo once >> count.txt"}),
+                ToolUseBlock("c2", "ls", {}),
+            ]
+        return [TextBlock("finished")]
+
+    return script
+
+
+def _start(tmp_path: Path, die: str, nth: int = 1) -> tuple[Path, Path, Path]:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    trace_path, journal_path = tmp_path / "t.jsonl", tmp_path / "t.jsonl.journal"
+    header = make_header(
+        mode=Mode.BYPASS, tools=("read", "write", "edit", "ls", "glob", "grep", "bash")
+    )
+    trace = _DieAt(trace_path, header, kind=die, nth=nth)
+    journal = Journal.create(journal_path, header.run_id, {}, fsync=False)
+    loop = make_loop(_script(ws), ws, trace_path, trace=trace, journal=journal)
+    with pytest.raises(_Killed):
+        asyncio.run(loop.run("count"))
+    trace.close()
+    journal.close()
+    return ws, trace_path, journal_path
+
+
+def _resume(ws: Path, trace_path: Path, journal_path: Path) -> tuple[RunResult, AgentLoop]:
+    trace = TraceWriter(trace_path)
+    journal, state = Journal.open(journal_path, fsync=False)
+    loop = make_loop(_script(ws), ws, trace_path, trace=trace, journal=journal)
+    try:
+        return asyncio.run(loop.resume(state)), loop
+    finally:
+        trace.close()
+        journal.close()
+
+
+def test_resume_after_a_kill_between_journal_commit_and_effect_end(tmp_path: Path) -> None:
+    ws, trace_path, journal_path = _start(tmp_path, die="effect_end")
+    header, events = read(trace_path)
+    assert kinds(events)[-1] == "effect_start"
+    assert_conforms(header, events)  # a prefix of a valid run
+    result, loop = _resume(ws, trace_path, journal_path)
+    assert result.status.value == "completed" and result.text == "finished"
+    header, events = read(trace_path)
+    assert_conforms(header, events)
+    ks = kinds(events)
+    i = ks.index("interrupt")
+    assert ks[i : i + 5] == ["interrupt", "effect_end", "resume", "result", "repair"]
+    end, res, repair = events[i + 1], events[i + 3], events[i + 4]
+    assert (end.occ, end.committed, end.outcome.value) == ("1.0", True, "ok")
+    assert (res.occ, res.status.value, res.content) == ("1.0", "ok", "[exit code: 0]")
+    assert repair.stubbed == ("1.1",)
+    assert (ws / "count.txt").read_text() == "once\n"  # RETRY-1: ran exactly once
+    assert [e.occ for e in of_kind(events, "effect_start")] == ["1.0"]
+    # what the model saw next: the committed output, then the stub, in call order
+    sent = loop.provider.requests[0].messages[-1].content
+    assert [b.tool_use_id for b in sent if isinstance(b, ToolResultBlock)] == ["c1", "c2"]
+    assert sent[1].is_error and "interrupted" in sent[1].content  # type: ignore[union-attr]
+
+
+def test_resume_after_a_kill_while_streaming_redoes_only_the_request(tmp_path: Path) -> None:
+    ws, trace_path, journal_path = _start(tmp_path, die="assistant", nth=2)
+    result, loop = _resume(ws, trace_path, journal_path)
+    header, events = read(trace_path)
+    assert_conforms(header, events)
+    assert result.status.value == "completed"
+    ks = kinds(events)
+    i = ks.index("interrupt")
+    assert ks[i - 2 : i + 4] == [
+        "turn_start",
+        "request",
+        "interrupt",
+        "resume",
+        "repair",
+        "turn_start",
+    ]
+    assert of_kind(events, "repair")[0].stubbed == ()
+    assert (ws / "count.txt").read_text() == "once\n"
+    # the history was rebuilt: task, assistant, results
+    assert [m.role for m in loop.provider.requests[0].messages] == ["user", "assistant", "user"]
+
+
+def test_resume_after_a_kill_inside_resume_is_idempotent(tmp_path: Path) -> None:
+    ws, trace_path, journal_path = _start(tmp_path, die="effect_end")
+    # the first resume dies right after `resume`, before reporting the committed result
+    trace = _DieAt(trace_path, kind="result")
+    journal, state = Journal.open(journal_path, fsync=False)
+    loop = make_loop(_script(ws), ws, trace_path, trace=trace, journal=journal)
+    with pytest.raises(_Killed):
+        asyncio.run(loop.resume(state))
+    trace.close()
+    journal.close()
+    assert scan_trace(read(trace_path)[1]).phase == "resumed"
+    result, _ = _resume(ws, trace_path, journal_path)
+    header, events = read(trace_path)
+    assert_conforms(header, events)
+    assert result.status.value == "completed"
+    assert kinds(events).count("resume") == 1 and kinds(events).count("repair") == 1
+    assert (ws / "count.txt").read_text() == "once\n"
+
+
+def test_resume_of_an_answered_run_just_ends_it(tmp_path: Path) -> None:
+    ws, trace_path, journal_path = _start(tmp_path, die="run_end")
+    result, _ = _resume(ws, trace_path, journal_path)
+    header, events = read(trace_path)
+    assert_conforms(header, events)
+    assert result.status.value == "completed" and result.text == "finished"
+    assert kinds(events)[-2:] == ["assistant", "run_end"]
+    with pytest.raises(MetisRuntimeError, match="already ended"):
+        _resume(ws, trace_path, journal_path)
+
+
+# --- a real process, killed with SIGKILL in the middle of a batch ----------------------
+
+
+def _metis_run(*args: str) -> list[str]:
+    return [sys.executable, "-m", "metis_cli._run", *args]
+
+
+@pytest.mark.slow
+def test_sigkill_mid_batch_then_resume(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    scenario = write_scenario(
+        tmp_path / "kill.yaml",
+        [
+            [
+                {"text": "Counting, then a slow step."},
+                {"tool": "bash", "id": "t1", "input": {"command": "echo ran >> count.txt"}},
+                {
+                    "tool": "bash",
+                    "id": "t2",
+                    "input": {
+                        "command": "sleep 60 & echo $! > m.tmp; mv m.tmp started.marker; wait"
+                    },
+                },
+                {"tool": "ls", "id": "t3", "input": {}},
+            ],
+            [{"text": "All done."}],
+        ],
+    )
+    trace = tmp_path / "run" / "trace.jsonl"
+    env = {k: v for k, v in os.environ.items() if not k.endswith(("_API_KEY",))}
+    env["PYTHONPATH"] = str(ROOT)
+    common = ["--workspace", str(ws), "--trace", str(trace)]
+    proc = subprocess.Popen(
+        _metis_run(
+            *common,
+            "--scenario",
+            str(scenario),
+            "--provider",
+            "replay",
+            "--mode",
+            "bypassPermissions",
+            "--headless",
+            "-q",
+        ),
+        env=env,
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    marker = ws / "started.marker"
+    sleeper: int | None = None
+    try:
+        deadline = time.monotonic() + 60
+        while not marker.exists():  # the second call runs: the first has committed
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the slow call never started"
+            time.sleep(0.02)
+        sleeper = int(marker.read_text())
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if sleeper is not None:  # the bash group outlives its parent: clean it up
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(os.getpgid(sleeper), signal.SIGKILL)
+        proc.stdout.close()  # type: ignore[union-attr]
+        proc.stderr.close()  # type: ignore[union-attr]
+    assert proc.returncode == -signal.SIGKILL
+    header, events = read(trace)
+    assert kinds(events)[-1] == "effect_start" and events[-1].occ == "1.1"
+    assert (ws / "count.txt").read_text() == "ran\n"
+
+    done = subprocess.run(
+        _metis_run("--resume", "--trace", str(trace), "-q"),
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "All done." in done.stdout
+    header, events = read(trace)
+    assert_conforms(header, events)
+    # one-to-one closure: every occurrence has exactly one result or one repair stub
+    closed = [e.occ for e in of_kind(events, "result")]
+    for repair in of_kind(events, "repair"):
+        closed.extend(repair.stubbed)
+    occs = [c.occ for a in of_kind(events, "assistant") for c in a.calls]
+    assert sorted(closed) == sorted(occs) and len(set(closed)) == len(closed)
+    assert of_kind(events, "repair")[0].stubbed == ("1.1", "1.2")
+    assert results_by_occ(events)["1.0"][0] == "ok"
+    assert (ws / "count.txt").read_text() == "ran\n"  # the committed effect ran exactly once
+    assert [e.occ for e in of_kind(events, "effect_start")] == ["1.0", "1.1"]
+    assert of_kind(events, "run_end")[0].status.value == "completed"

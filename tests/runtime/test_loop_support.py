@@ -1,0 +1,302 @@
+"""Shared helpers of the loop, trace, journal and `metis run` tests.
+
+(Named test_*.py so it sits under the loop tests' path; it has no tests.)
+Every trace these helpers produce is checked with `metis_model.check_trace`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import os
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+import yaml
+
+from metis_model import check_trace
+from metis_model.trace import (
+    CallClass,
+    Mode,
+    Route,
+    ToolKind,
+    TraceEvent,
+    TraceHeader,
+    read_trace,
+)
+from metis_runtime import (
+    AgentLoop,
+    Journal,
+    LoopConfig,
+    LoopObserver,
+    PassThroughGate,
+    RunResult,
+    TraceWriter,
+    make_header,
+)
+from metis_runtime.dispatch import GateLike
+from metis_runtime.providers import ScriptedProvider, ScriptFunction
+from metis_runtime.tools import (
+    Classification,
+    JobManager,
+    Tool,
+    ToolContext,
+    ToolInput,
+    ToolOutput,
+    ToolRegistry,
+    ToolSpec,
+    builtin_tools,
+)
+
+
+def read(path: Path) -> tuple[TraceHeader, list[TraceEvent]]:
+    with path.open(encoding="utf-8") as fh:
+        return read_trace(fh)
+
+
+def assert_conforms(header: TraceHeader, events: Sequence[TraceEvent]) -> None:
+    report = check_trace(events, header)
+    assert report.ok, f"{report.first}"
+
+
+def kinds(events: Sequence[TraceEvent]) -> list[str]:
+    return [e.kind for e in events]
+
+
+def of_kind(events: Sequence[TraceEvent], kind: str) -> list[Any]:
+    return [e for e in events if e.kind == kind]
+
+
+def results_by_occ(events: Sequence[TraceEvent]) -> dict[str, tuple[str, str]]:
+    return {e.occ: (e.status.value, e.content) for e in of_kind(events, "result")}
+
+
+# --- test tools -------------------------------------------------------------------
+
+
+class FuncTool(Tool):
+    """A tool whose run is a given coroutine function; class and kind fixed."""
+
+    def __init__(
+        self,
+        name: str,
+        run: Callable[[ToolInput, ToolContext], Awaitable[ToolOutput]],
+        *,
+        cls: CallClass = CallClass.SAFE,
+        kind: ToolKind = ToolKind.READ_ONLY,
+    ) -> None:
+        self._spec = ToolSpec(name, f"test tool {name}", {"type": "object", "properties": {}})
+        self._run = run
+        self._cls = cls
+        self._kind = kind
+
+    @property
+    def spec(self) -> ToolSpec:
+        return self._spec
+
+    def kind(self, input: ToolInput) -> ToolKind:
+        return self._kind
+
+    def classify(self, input: ToolInput, ctx: ToolContext) -> Classification:
+        return Classification(self._cls, None, self._kind)
+
+    async def run(self, input: ToolInput, ctx: ToolContext) -> ToolOutput:
+        return await self._run(input, ctx)
+
+
+# --- running the loop in process --------------------------------------------------
+
+
+class Recorder(LoopObserver):
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def call_started(self, occ: str, tool: str, input: Mapping[str, Any]) -> None:
+        self.lines.append(f"start {occ} {tool}")
+
+    def call_finished(
+        self, occ: str, tool: str, status: Any, content: str, seconds: float | None
+    ) -> None:
+        self.lines.append(f"end {occ} {tool} {status.value}")
+
+    def note(self, text: str) -> None:
+        self.lines.append(f"note {text}")
+
+
+@attrs.define
+class Run:
+    result: RunResult
+    header: TraceHeader
+    events: list[TraceEvent]
+    provider: ScriptedProvider
+    workspace: Path
+    trace_path: Path
+    loop: AgentLoop
+    observer: Recorder
+
+
+def make_loop(
+    script: ScriptFunction | Sequence[Any],
+    workspace: Path,
+    trace_path: Path,
+    *,
+    mode: Mode = Mode.BYPASS,
+    route: Route = Route.INTERACTIVE,
+    gate: GateLike[Any] | None = None,
+    extra_tools: Sequence[Tool] = (),
+    config: LoopConfig | None = None,
+    journal: Journal | None = None,
+    trace: TraceWriter | None = None,
+    env: Mapping[str, str] | None = None,
+) -> AgentLoop:
+    registry = ToolRegistry([*builtin_tools(), *extra_tools])
+    if gate is None:
+        gate = PassThroughGate(mode, workspace, route=route)
+    if trace is None:
+        header = make_header(mode=mode, tools=registry.names(), route=route)
+        trace = TraceWriter(trace_path, header)
+    ctx = ToolContext(workspace, dict(env if env is not None else os.environ), JobManager())
+    return AgentLoop(
+        ScriptedProvider(script),
+        registry,
+        gate,
+        ctx,
+        trace,
+        journal=journal,
+        observer=Recorder(),
+        config=config,
+    )
+
+
+def run_loop(
+    script: ScriptFunction | Sequence[Any],
+    tmp_path: Path,
+    *,
+    task: str = "do the task",
+    during: Callable[[AgentLoop], Awaitable[None]] | None = None,
+    **kwargs: Any,
+) -> Run:
+    """Run a scripted agent in `tmp_path/ws`; the trace must conform."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir(parents=True, exist_ok=True)
+    trace_path = tmp_path / "trace.jsonl"
+    loop = make_loop(script, workspace, trace_path, **kwargs)
+
+    async def main() -> RunResult:
+        if during is None:
+            return await loop.run(task)
+        side = asyncio.ensure_future(during(loop))
+        try:
+            return await loop.run(task)
+        finally:
+            side.cancel()
+
+    try:
+        result = asyncio.run(main())
+    finally:
+        loop.trace.close()
+    header, events = read(trace_path)
+    assert_conforms(header, events)
+    assert isinstance(loop.provider, ScriptedProvider)
+    assert isinstance(loop.observer, Recorder)
+    return Run(result, header, events, loop.provider, workspace, trace_path, loop, loop.observer)
+
+
+def stream_trace(header: TraceHeader) -> tuple[TraceWriter, io.StringIO]:
+    buf = io.StringIO()
+    return TraceWriter(buf, header), buf
+
+
+# --- replay scenarios written by tests ----------------------------------------------
+
+
+def _sse(event: str, data: Mapping[str, Any]) -> str:
+    return f"event: {event}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n"
+
+
+def anthropic_body(message_id: str, blocks: Sequence[Mapping[str, Any]]) -> str:
+    """An Anthropic Messages SSE body for `blocks`: {"text": ...} or
+    {"tool": name, "id": id, "input": {...}}."""
+    usage = {"input_tokens": 10, "output_tokens": 1}
+    out = [
+        _sse(
+            "message_start",
+            {
+                "type": "message_start",
+                "message": {
+                    "id": message_id,
+                    "type": "message",
+                    "role": "assistant",
+                    "model": "claude-test",
+                    "content": [],
+                    "stop_reason": None,
+                    "stop_sequence": None,
+                    "usage": usage,
+                },
+            },
+        )
+    ]
+    has_tool = False
+    for i, block in enumerate(blocks):
+        if "tool" in block:
+            has_tool = True
+            start = {"type": "tool_use", "id": block["id"], "name": block["tool"], "input": {}}
+            delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
+        else:
+            start = {"type": "text", "text": ""}
+            delta = {"type": "text_delta", "text": block["text"]}
+        out.append(
+            _sse(
+                "content_block_start",
+                {"type": "content_block_start", "index": i, "content_block": start},
+            )
+        )
+        out.append(
+            _sse("content_block_delta", {"type": "content_block_delta", "index": i, "delta": delta})
+        )
+        out.append(_sse("content_block_stop", {"type": "content_block_stop", "index": i}))
+    stop = "tool_use" if has_tool else "end_turn"
+    out.append(
+        _sse(
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": stop, "stop_sequence": None},
+                "usage": {"output_tokens": 5},
+            },
+        )
+    )
+    out.append(_sse("message_stop", {"type": "message_stop"}))
+    return "".join(out)
+
+
+def write_scenario(
+    path: Path,
+    turns: Sequence[Sequence[Mapping[str, Any]]],
+    *,
+    prompt: str = "test task",
+    files: Mapping[str, str] | None = None,
+) -> Path:
+    """A replay scenario YAML: one Anthropic interaction per turn."""
+    interactions = [
+        {
+            "request": {"method": "POST", "uri": "https://api.anthropic.com/v1/messages"},
+            "response": {
+                "status": {"code": 200, "message": "OK"},
+                "headers": {"content-type": ["text/event-stream"]},
+                "body": {"string": anthropic_body(f"msg_{n}", blocks)},
+            },
+        }
+        for n, blocks in enumerate(turns)
+    ]
+    data = {
+        "description": "written by a test",
+        "prompt": prompt,
+        "workspace": {"files": dict(files or {})},
+        "interactions": interactions,
+    }
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    return path
