@@ -113,6 +113,12 @@ INVARIANTS: tuple[Invariant, ...] = (
         "closure.md",
     ),
     _I(
+        "CLOSE-8",
+        "CLOSE",
+        "Every context-control step keeps the transcript provider-valid: a cut never separates a tool_use from its result and leaves no result without its call.",
+        "loop.md",
+    ),
+    _I(
         "SCHED-1",
         "SCHED",
         "An Exclusive call's execution interval overlaps no other foreground call's interval.",
@@ -153,6 +159,24 @@ INVARIANTS: tuple[Invariant, ...] = (
         "CHILD-3",
         "CHILD",
         "A plan parent means a plan child, and a plan-locked child has no spawning or mode-changing tools.",
+        "children.md",
+    ),
+    _I(
+        "CHILD-4",
+        "CHILD",
+        "The spawn guard checks depth, then total, then per-parent, then concurrency, then duplicate task, and no admitted spawn exceeds a limit.",
+        "children.md",
+    ),
+    _I(
+        "CHILD-5",
+        "CHILD",
+        "A child's trace links to its parent: one root_run_id for the tree, its parent_id names an agent whose trace holds the spawn event for its agent_id with its mode and tools, and its depth is the parent's plus one.",
+        "children.md",
+    ),
+    _I(
+        "CHILD-6",
+        "CHILD",
+        "A hook configured on the parent applies to every descendant.",
         "children.md",
     ),
     _I(
