@@ -368,8 +368,9 @@ def _resume(trace_arg: str | None, workspace_arg: str | None, quiet: bool) -> No
         trace_path = Path(trace_arg)
     journal_path = _journal_path(trace_path)
     try:
-        trace = TraceWriter(trace_path)
+        # The journal first: its lock refuses a resume while the run's process lives.
         journal, state = Journal.open(journal_path)
+        trace = TraceWriter(trace_path)
     except MetisRuntimeError as exc:
         _bad(str(exc))
     scan = scan_trace(trace.events)

@@ -21,6 +21,7 @@ left to the model, which sees the stub.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 from collections.abc import Mapping, Sequence
@@ -96,6 +97,7 @@ class Journal:
             fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
         except OSError as exc:
             raise JournalError(f"{p}: cannot create journal: {exc.strerror or exc}") from exc
+        _lock(p, fd)
         journal = cls(p, fd, fsync=fsync, redactor=redactor or Redactor())
         journal._append({"type": "run", "run_id": run_id, "config": dict(config)})
         return journal
@@ -112,19 +114,24 @@ class Journal:
         by a kill during its write, is dropped)."""
         p = Path(path)
         try:
-            data = p.read_bytes()
-        except OSError as exc:
-            raise JournalError(f"{p}: cannot read journal: {exc.strerror or exc}") from exc
-        end = len(data)
-        if data and not data.endswith(b"\n"):
-            end = data.rfind(b"\n") + 1
-        state = _parse(p, data[:end])
-        try:
             fd = os.open(p, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
+        except OSError as exc:
+            raise JournalError(f"{p}: cannot append: {exc.strerror or exc}") from exc
+        _lock(p, fd)  # before reading: a live writer may still be appending
+        try:
+            data = p.read_bytes()
+            end = len(data)
+            if data and not data.endswith(b"\n"):
+                end = data.rfind(b"\n") + 1
+            state = _parse(p, data[:end])
             if end != len(data):
                 os.ftruncate(fd, end)
         except OSError as exc:
-            raise JournalError(f"{p}: cannot append: {exc.strerror or exc}") from exc
+            os.close(fd)
+            raise JournalError(f"{p}: cannot read journal: {exc.strerror or exc}") from exc
+        except JournalError:
+            os.close(fd)
+            raise
         return cls(p, fd, fsync=fsync, redactor=redactor or Redactor()), state
 
     def _append(self, entry: dict[str, Any]) -> None:
@@ -163,6 +170,16 @@ class Journal:
 
 
 _ROLES = ("task", "assistant", "results")
+
+
+def _lock(path: Path, fd: int) -> None:
+    # One process per run: a resume while the run's process lives is refused.
+    # The kernel drops the lock when the holder dies, SIGKILL included.
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as exc:
+        os.close(fd)
+        raise JournalError(f"{path}: in use by another process (is the run still going?)") from exc
 
 
 def _parse(path: Path, data: bytes) -> JournalState:

@@ -203,7 +203,7 @@ class _Batch:
         if committed and loop.journal is not None:
             loop.journal.commit(occ, outcome, content)
         if outcome is EffectOutcome.CANCELLED and not self.cancel_recorded:
-            loop._interrupt("cancelled from outside the loop")  # not our cancel: an interrupt
+            loop._interrupt("the process was stopped")  # not our cancel: an interrupt
         cause = c.started if c.started is not None else c.last
         c.last = loop._emit("effect_end", (cause,), occ=occ, outcome=outcome, committed=committed)
 

@@ -9,6 +9,7 @@ kill hits the write itself; reopening for append drops such a line.
 
 from __future__ import annotations
 
+import fcntl
 import io
 import json
 import os
@@ -88,6 +89,7 @@ class TraceWriter:
             self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
         except OSError as exc:
             raise TraceWriteError(f"{path}: cannot create trace: {exc.strerror or exc}") from exc
+        self._lock(path)
         assert self.header is not None
         self._write_obj(self.header.model_dump(mode="json"))
 
@@ -109,6 +111,10 @@ class TraceWriter:
             raise TraceWriteError(f"{path}: line {exc.line}: {exc.message}") from exc
         try:
             self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
+        except OSError as exc:
+            raise TraceWriteError(f"{path}: cannot append: {exc.strerror or exc}") from exc
+        self._lock(path)
+        try:
             if end != len(data):
                 os.ftruncate(self._fd, end)
         except OSError as exc:
@@ -117,6 +123,19 @@ class TraceWriter:
         self._seq = len(events)
         self._t0 = events[-1].t if events else 0.0
         return header
+
+    def _lock(self, path: Path) -> None:
+        # One writer per trace: a second process (a resume while the run is
+        # still alive) is refused. The kernel drops the lock when we die.
+        assert self._fd is not None
+        try:
+            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            os.close(self._fd)
+            self._fd = None
+            raise TraceWriteError(
+                f"{path}: in use by another process (is the run still going?)"
+            ) from exc
 
     # --- writing ---------------------------------------------------------------
 

@@ -305,3 +305,91 @@ def test_sigkill_mid_batch_then_resume(tmp_path: Path) -> None:
     assert (ws / "count.txt").read_text() == "ran\n"  # the committed effect ran exactly once
     assert [e.occ for e in of_kind(events, "effect_start")] == ["1.0", "1.1"]
     assert of_kind(events, "run_end")[0].status.value == "completed"
+
+
+def test_a_live_run_cannot_be_resumed_by_a_second_process(tmp_path: Path) -> None:
+    path = tmp_path / "j.jsonl"
+    live = Journal.create(path, "run-1", {}, fsync=False)
+    with pytest.raises(JournalError, match="in use by another process"):
+        Journal.open(path)
+    trace_path = tmp_path / "t.jsonl"
+    writer = TraceWriter(trace_path, make_header(mode=Mode.DEFAULT, tools=()))
+    with pytest.raises(MetisRuntimeError, match="in use by another process"):
+        TraceWriter(trace_path)
+    writer.close()
+    live.close()
+    Journal.open(path)[0].close()
+    TraceWriter(trace_path).close()
+
+
+@pytest.mark.slow
+def test_ctrl_c_mid_batch_records_the_interrupt_then_resume_completes(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    scenario = write_scenario(
+        tmp_path / "int.yaml",
+        [
+            [
+                {"tool": "write", "id": "t1", "input": {"path": "one.txt", "content": "1"}},
+                {
+                    "tool": "bash",
+                    "id": "t2",
+                    "input": {"command": "touch started.marker; sleep 60"},
+                },
+            ],
+            [{"text": "All done."}],
+        ],
+    )
+    trace = tmp_path / "trace.jsonl"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(
+        _metis_run(
+            "--workspace",
+            str(ws),
+            "--trace",
+            str(trace),
+            "--scenario",
+            str(scenario),
+            "--mode",
+            "bypassPermissions",
+            "--headless",
+            "-q",
+        ),
+        env=env,
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not (ws / "started.marker").exists():
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 1
+    assert err.strip().splitlines()[-1] == (
+        f"metis run: interrupted; resume with: metis run --resume --trace {trace}"
+    )
+    assert "Traceback" not in err
+    header, events = read(trace)
+    assert_conforms(header, events)
+    assert kinds(events)[-3:] == ["effect_start", "interrupt", "effect_end"]
+    assert events[-1].outcome.value == "cancelled"  # the bash group was killed with it
+    done = subprocess.run(
+        _metis_run("--resume", "--trace", str(trace), "-q"),
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    header, events = read(trace)
+    assert_conforms(header, events)
+    assert of_kind(events, "repair")[0].stubbed == ("1.1",)
+    assert (ws / "one.txt").read_text() == "1"
