@@ -3,11 +3,14 @@
 `Dispatcher` is the contract (`run_batch(calls, ctx, sink, cancel)`),
 `EffectSink` what a dispatcher reports to, `execute_call`/`skip_call` the
 per-call steps every dispatcher shares, `SerialDispatcher` the one-at-a-time
-reference. `GateLike` is the permission gate as the loop uses it;
+reference, `FourClassDispatcher` the four-class mediation of
+specs/scheduler.md (Safe concurrent, Queue FIFO per key, Exclusive a barrier,
+Background a handshake). `GateLike` is the permission gate as the loop uses it;
 `PassThroughGate` a minimal gate (mode fallback and scope only).
 """
 
 from ._base import Dispatcher, EffectSink, PlannedCall, execute_call, skip_call
+from ._four_class import FourClassDispatcher
 from ._gate import (
     AskAnswer,
     AskAnswerLike,
@@ -25,6 +28,7 @@ __all__ = [
     "AskFunction",
     "Dispatcher",
     "EffectSink",
+    "FourClassDispatcher",
     "GateDecision",
     "GateDecisionLike",
     "GateLike",

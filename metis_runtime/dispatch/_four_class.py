@@ -1,0 +1,228 @@
+"""The four-class dispatcher: Safe, Queue, Exclusive and Background calls
+mediated by the rules of specs/scheduler.md (SCHED-1..5).
+
+The batch is cut at its Exclusive calls into segments. Within a segment every
+call is admitted at once: a Safe call starts when one of `safe_concurrency`
+slots is free, a Queue call when its key's earlier calls have ended (FIFO per
+key), a Background call at once (its task ends at the handshake). An
+Exclusive call starts when everything admitted before it has ended, and the
+next segment is admitted only when it has ended.
+
+Scheduling is done in task done-callbacks, not by a polling coroutine: a call
+that ends starts its successors in the same loop iteration, and per call
+there is one task and one callback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import Sequence
+from typing import Any
+
+from metis_model.trace import CallClass
+
+from .._errors import ConfigError
+from ..tools import ToolContext
+from ._base import EffectSink, PlannedCall, execute_call, skip_call
+
+
+class FourClassDispatcher:
+    """Runs admitted calls concurrently where the class rules allow it.
+
+    `safe_concurrency` bounds the Safe calls running at once (Queue calls are
+    bounded by their keys, Background calls end at their handshake).
+    """
+
+    def __init__(self, safe_concurrency: int = 8) -> None:
+        if isinstance(safe_concurrency, bool) or not isinstance(safe_concurrency, int):
+            raise ConfigError(f"safe_concurrency must be an integer, got {safe_concurrency!r}")
+        if safe_concurrency < 1:
+            raise ConfigError(f"safe_concurrency must be at least 1, got {safe_concurrency}")
+        self.safe_concurrency = safe_concurrency
+
+    def __repr__(self) -> str:
+        return f"FourClassDispatcher(safe_concurrency={self.safe_concurrency})"
+
+    async def run_batch(
+        self,
+        calls: Sequence[PlannedCall],
+        ctx: ToolContext,
+        sink: EffectSink,
+        cancel: asyncio.Event,
+    ) -> None:
+        if not calls:
+            return
+        await _BatchRun(calls, ctx, sink, cancel, self.safe_concurrency).run()
+
+
+class _BatchRun:
+    """The state of one `run_batch`; lives on the event loop's thread only."""
+
+    def __init__(
+        self,
+        calls: Sequence[PlannedCall],
+        ctx: ToolContext,
+        sink: EffectSink,
+        cancel: asyncio.Event,
+        bound: int,
+    ) -> None:
+        self.calls = calls
+        self.ctx = ctx
+        self.sink = sink
+        self.cancel = cancel
+        self.bound = bound
+        self.started = [False] * len(calls)  # effect_start recorded (by position)
+        self.next = 0  # position of the first call not yet admitted
+        self.pending = 0  # admitted, not yet ended (running or waiting)
+        self.barrier = False  # an Exclusive call is running
+        self.safe_running = 0
+        self.safe_waiting: deque[int] = deque()
+        self.key_waiting: dict[str | None, deque[int]] = {}  # present = key busy
+        self.running: dict[asyncio.Task[None], int] = {}
+        self.stopping = False  # cancelled, failed, or stopped from outside: start nothing
+        self.failure: BaseException | None = None
+        self.done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    async def run(self) -> None:
+        if self.cancel.is_set():
+            self._skip_unstarted()
+            return
+        watcher = asyncio.ensure_future(self.cancel.wait())
+        watcher.add_done_callback(self._on_cancel)
+        try:
+            self._pump()
+            try:
+                # shield: our own cancellation must not cancel the shared future.
+                await asyncio.shield(self.done)
+            except asyncio.CancelledError:
+                # Stopped from outside (the loop records an interrupt): running
+                # calls end cancelled; unstarted ones are left for repair, since a
+                # `skipped` result without a recorded cancel would break SCHED-5.
+                self.stopping = True
+                await self._cancel_running()
+                raise
+        finally:
+            watcher.remove_done_callback(self._on_cancel)
+            watcher.cancel()
+        if self.failure is not None:
+            raise self.failure  # the sink failed (trace or journal), not a tool
+        if self.cancel.is_set():
+            self._skip_unstarted()
+
+    # --- starting calls -----------------------------------------------------------
+
+    def _pump(self) -> None:
+        """Start every call the rules allow now; resolve `done` when all ended."""
+        if not self.stopping:
+            while self.safe_waiting and self.safe_running < self.bound:
+                self.safe_running += 1
+                self._start(self.safe_waiting.popleft())
+            calls = self.calls
+            while self.next < len(calls) and not self.barrier:
+                i = self.next
+                cls = calls[i].classification.cls
+                if cls is CallClass.EXCLUSIVE and self.pending:
+                    break  # SCHED-3: every earlier call ends first
+                self.next = i + 1
+                self.pending += 1
+                if cls is CallClass.EXCLUSIVE:
+                    self.barrier = True  # SCHED-3: nothing later starts until it ends
+                    self._start(i)
+                else:
+                    self._admit(i, cls)
+        if self.running:
+            return
+        ended = self.stopping or (self.next == len(self.calls) and not self.pending)
+        if ended and not self.done.done():
+            self.done.set_result(None)
+
+    def _admit(self, i: int, cls: CallClass) -> None:
+        """Start a non-exclusive call now, or queue it behind its rule."""
+        if cls is CallClass.SAFE:
+            if self.safe_running < self.bound:
+                self.safe_running += 1
+                self._start(i)
+            else:
+                self.safe_waiting.append(i)
+        elif cls is CallClass.QUEUE:
+            key = self.calls[i].classification.key
+            waiting = self.key_waiting.get(key)
+            if waiting is None:
+                self.key_waiting[key] = deque()
+                self._start(i)
+            else:
+                waiting.append(i)  # SCHED-2: FIFO behind the running one
+        else:
+            self._start(i)  # Background: its task ends at the handshake
+
+    def _start(self, i: int) -> None:
+        task = asyncio.ensure_future(self._execute(i))
+        self.running[task] = i
+        task.add_done_callback(self._on_done)
+
+    async def _execute(self, i: int) -> None:
+        # A cancel may land between scheduling this task and its first step:
+        # then the call has not started and gets `skipped` at the end.
+        if self.cancel.is_set() or self.stopping:
+            return
+        self.started[i] = True
+        await execute_call(self.calls[i], self.ctx, self.sink)
+
+    # --- ending calls -------------------------------------------------------------
+
+    def _on_done(self, task: asyncio.Task[None]) -> None:
+        try:
+            i = self.running.pop(task)
+            if not task.cancelled():
+                exc = task.exception()
+                if exc is not None and self.failure is None:
+                    self.failure = exc
+                    self._stop()
+            self._release(i)
+            self._pump()
+        except BaseException as exc:  # a bug here must end the batch, not hang it
+            if self.failure is None:
+                self.failure = exc
+            self._stop()
+            if not self.running and not self.done.done():
+                self.done.set_result(None)
+
+    def _release(self, i: int) -> None:
+        self.pending -= 1
+        classification = self.calls[i].classification
+        cls = classification.cls
+        if cls is CallClass.SAFE:
+            self.safe_running -= 1
+        elif cls is CallClass.QUEUE:
+            key = classification.key
+            waiting = self.key_waiting[key]
+            if waiting and not self.stopping:
+                self._start(waiting.popleft())  # the key stays busy
+            else:
+                del self.key_waiting[key]
+        elif cls is CallClass.EXCLUSIVE:
+            self.barrier = False
+
+    def _on_cancel(self, watcher: asyncio.Future[Any]) -> None:
+        if not watcher.cancelled():
+            self._stop()
+            self._pump()
+
+    def _stop(self) -> None:
+        """Start nothing more and cancel what runs (each records its own end)."""
+        self.stopping = True
+        for task in self.running:
+            task.cancel()
+
+    async def _cancel_running(self) -> None:
+        tasks = tuple(self.running)
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.wait(tasks)
+
+    def _skip_unstarted(self) -> None:
+        for i, call in enumerate(self.calls):
+            if not self.started[i]:
+                skip_call(call, self.sink)
