@@ -10,6 +10,7 @@ ordinary text (they are still caught by the patterns above).
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Mapping
@@ -27,6 +28,10 @@ _PATTERNS = (
     r"(?i:(?<=_KEY=)|(?<=_TOKEN=)|(?<=_SECRET=))(?:\"[^\"\n]*\"|'[^'\n]*'|[^\s'\"]+)",
 )
 
+# What every pattern above starts with, lower-cased.
+_PREFIXES = ("sk-", "ghp_", "gho_", "ghs_", "ghu_", "ghr_", "github_pat_", "bearer ")
+_NAME_ENDS = ("_key=", "_token=", "_secret=")
+
 
 class Redactor:
     """Replaces credentials in strings with `[REDACTED]`.
@@ -36,7 +41,7 @@ class Redactor:
     unchanged at the cost of one regex scan.
     """
 
-    __slots__ = ("_re",)
+    __slots__ = ("_escaped", "_re")
 
     def __init__(self, environ: Mapping[str, str] | None = None) -> None:
         env = os.environ if environ is None else environ
@@ -47,6 +52,19 @@ class Redactor:
         )
         parts = [*(re.escape(v) for v in values), *_PATTERNS]
         self._re = re.compile("|".join(f"(?:{p})" for p in parts))
+        # Each value as it appears inside a JSON string, for `found_in_json`.
+        self._escaped = tuple(json.dumps(v, ensure_ascii=False)[1:-1] for v in values)
+
+    def found_in_json(self, line: str) -> bool:
+        """Whether a JSON text may hold something to redact (never a false
+        negative for strings inside it; false positives are fine). Literal
+        substring tests: an order of magnitude faster than a regex scan."""
+        low = line.lower()
+        return (
+            any(p in low for p in _PREFIXES)
+            or any(p in low for p in _NAME_ENDS)
+            or any(v in line for v in self._escaped)
+        )
 
     def text(self, s: str) -> str:
         return self._re.sub(REDACTED, s)

@@ -165,7 +165,9 @@ class TraceWriter:
         return seq
 
     def _write_obj(self, obj: dict[str, Any]) -> None:
-        line = json.dumps(self._redact.value(obj), ensure_ascii=False, separators=(",", ":"))
+        line = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+        if self._redact.found_in_json(line):  # rare: only then walk the strings
+            line = json.dumps(self._redact.value(obj), ensure_ascii=False, separators=(",", ":"))
         self._write_line(line + "\n")
 
     def _write_line(self, line: str) -> None:

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import networkx as nx
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from metis_model.trace import Mode, read_trace
 from metis_runtime import (
@@ -137,3 +139,19 @@ def test_graph_export_networkx_and_dot(tmp_path: Path) -> None:
     dot = trace_dot(run.events)
     assert dot.startswith('digraph "trace" {') and dot.rstrip().endswith("}")
     assert "n0 -> n1;" in dot and 'label="0 turn_start\\nturn=1"' in dot
+
+
+@given(
+    secret=st.text(min_size=6, max_size=20).filter(lambda s: s.strip() == s and s.strip()),
+    before=st.text(max_size=10),
+    after=st.text(max_size=10),
+)
+def test_an_environment_secret_never_survives_serialization(
+    secret: str, before: str, after: str
+) -> None:
+    redactor = Redactor({"SERVICE_TOKEN": secret})
+    buf = io.StringIO()
+    w = TraceWriter(buf, make_header(mode=Mode.DEFAULT, tools=()), redactor=redactor)
+    w.emit("interrupt", (), reason=before + secret + after)
+    _, events = read_trace(buf.getvalue().splitlines())
+    assert secret not in events[0].reason  # type: ignore[union-attr]
