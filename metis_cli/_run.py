@@ -50,7 +50,7 @@ from metis_runtime.providers import (
     builtin_scenarios,
     load_scenario,
 )
-from metis_runtime.tools import JobManager, ToolContext, ToolRegistry
+from metis_runtime.tools import JobManager, ToolContext, ToolRegistry, atomic_write
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 DEFAULT_SCENARIO = "edit_files"
@@ -145,7 +145,7 @@ def _seed(workspace: Path, files: Mapping[str, str]) -> None:
         if not target.exists():
             try:
                 target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_text(content, encoding="utf-8")
+                atomic_write(target, content.encode("utf-8"))  # whole files or none
             except OSError as exc:
                 _bad(f"{target}: cannot write: {exc.strerror or exc}")
 
