@@ -258,7 +258,8 @@ def _fold(step: str, t: Transcript, k: int, summary_size: int) -> StepOutcome:
 
 
 def _fold_keeping(step: str, t: Transcript, recent: int, summary_size: int) -> StepOutcome:
-    points = [k for k in cut_points(t) if len(t) - k >= max(recent, 1)]
+    # k > 1: a fold that removes no turn (only the first message) is pointless.
+    points = [k for k in cut_points(t) if k > 1 and len(t) - k >= max(recent, 1)]
     if not points:
         return _unchanged(step, t)
     return _fold(step, t, points[-1], summary_size)

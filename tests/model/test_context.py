@@ -167,8 +167,14 @@ U0 = Msg("user", (Block(T),))
         ((U0, U0), "two user messages in a row"),
         ((U0, Msg("assistant", ())), "empty"),
         ((U0, Msg("assistant", (_call("a"),))), "have no results"),
-        ((U0, Msg("assistant", (_call("a"),)), Msg("user", (Block(T), _res("a")))), "results do not come first"),
-        ((U0, Msg("assistant", (_call("a"), _call("a"))), Msg("user", (_res("a"),))), "answer calls"),
+        (
+            (U0, Msg("assistant", (_call("a"),)), Msg("user", (Block(T), _res("a")))),
+            "results do not come first",
+        ),
+        (
+            (U0, Msg("assistant", (_call("a"), _call("a"))), Msg("user", (_res("a"),))),
+            "answer calls",
+        ),
         ((U0, Msg("assistant", (_call("a"),)), Msg("user", (_res("b"),))), "answer calls"),
         ((Msg("user", (_res("a"),)),), "answer calls []"),
         ((U0, Msg("assistant", (_res("a"),))), "assistant message holds a result"),

@@ -65,12 +65,16 @@ def _state_breaking(broken: frozenset[RefusalCode]) -> tuple[GuardState, SpawnRe
     depth = _LIM.max_depth if RefusalCode.DEPTH_LIMIT in broken else 0
     total = _LIM.max_total if RefusalCode.TOTAL_LIMIT in broken else 1
     per = _LIM.max_per_parent if RefusalCode.PER_PARENT_LIMIT in broken else 0
-    running = frozenset(f"r{i}" for i in range(_LIM.max_concurrent)) if (
-        RefusalCode.CONCURRENCY_LIMIT in broken
-    ) else frozenset()
-    tasks = frozenset({("planner", task_hash("plan it"))}) if (
-        RefusalCode.DUPLICATE_TASK_WARNING in broken
-    ) else frozenset()
+    running = (
+        frozenset(f"r{i}" for i in range(_LIM.max_concurrent))
+        if (RefusalCode.CONCURRENCY_LIMIT in broken)
+        else frozenset()
+    )
+    tasks = (
+        frozenset({("planner", task_hash("plan it"))})
+        if (RefusalCode.DUPLICATE_TASK_WARNING in broken)
+        else frozenset()
+    )
     state = GuardState(_LIM, total, {"p": per}, running, tasks)
     return state, SpawnRequest("p", depth, "planner", "Plan  IT")
 

@@ -57,7 +57,7 @@ def _parent_events(spawns: list[tuple[str, Mode, tuple[str, ...]]], mode: Mode) 
     )
     ev.append(Assistant(seq=2, t=2, turn=1, calls=calls))
     allow = RuleRef(behavior=RuleBehavior.ALLOW, source=Source.CLI, pattern="spawn_agent")
-    for i, (agent_id, child_mode, child_tools) in enumerate(spawns):
+    for i in range(len(spawns)):
         s = len(ev)
         ev += [
             DecisionEvent(
@@ -93,7 +93,9 @@ def _parent_events(spawns: list[tuple[str, Mode, tuple[str, ...]]], mode: Mode) 
     return ev
 
 
-def _header(agent_id: str, parent: str | None, depth: int, mode: Mode, tools: tuple[str, ...], **meta: Any) -> TraceHeader:
+def _header(
+    agent_id: str, parent: str | None, depth: int, mode: Mode, tools: tuple[str, ...], **meta: Any
+) -> TraceHeader:
     return TraceHeader(
         run_id=f"run-{agent_id}",
         root_run_id="run-root",
@@ -121,18 +123,47 @@ def valid_tree() -> Tree:
     return {
         "root.jsonl": (
             _header("root", None, 0, Mode.DEFAULT, PARENT_TOOLS, guard=GUARD, hooks=hooks),
-            _parent_events([("a1", Mode.PLAN, ("read",)), ("a2", Mode.DEFAULT, CHILD_TOOLS)], Mode.DEFAULT),
+            _parent_events(
+                [("a1", Mode.PLAN, ("read",)), ("a2", Mode.DEFAULT, CHILD_TOOLS)], Mode.DEFAULT
+            ),
         ),
         "a1.jsonl": (
-            _header("a1", "root", 1, Mode.PLAN, ("read",), agent="planner", task_hash=task_hash("plan"), hooks=hooks),
+            _header(
+                "a1",
+                "root",
+                1,
+                Mode.PLAN,
+                ("read",),
+                agent="planner",
+                task_hash=task_hash("plan"),
+                hooks=hooks,
+            ),
             _leaf(),
         ),
         "a2.jsonl": (
-            _header("a2", "root", 1, Mode.DEFAULT, CHILD_TOOLS, agent="implementer", task_hash=task_hash("do"), hooks=hooks),
+            _header(
+                "a2",
+                "root",
+                1,
+                Mode.DEFAULT,
+                CHILD_TOOLS,
+                agent="implementer",
+                task_hash=task_hash("do"),
+                hooks=hooks,
+            ),
             _parent_events([("a3", Mode.DEFAULT, ("read",))], Mode.DEFAULT),
         ),
         "a3.jsonl": (
-            _header("a3", "a2", 2, Mode.DEFAULT, ("read",), agent="reviewer", task_hash=task_hash("look"), hooks=[*hooks, "cmd:x"]),
+            _header(
+                "a3",
+                "a2",
+                2,
+                Mode.DEFAULT,
+                ("read",),
+                agent="reviewer",
+                task_hash=task_hash("look"),
+                hooks=[*hooks, "cmd:x"],
+            ),
             _leaf(),
         ),
     }
@@ -165,7 +196,10 @@ MUTATIONS: dict[str, tuple[str, Callable[[Tree], Tree]]] = {
     "no spawn for child": ("CHILD-5", lambda t: _with_header(t, "a1.jsonl", agent_id="a9")),
     "two roots": ("CHILD-5", lambda t: _with_header(t, "a1.jsonl", parent_id=None, depth=0)),
     "missing child trace": ("CHILD-5", lambda t: {k: v for k, v in t.items() if k != "a3.jsonl"}),
-    "header mode differs from spawn": ("CHILD-5", lambda t: _with_header(t, "a1.jsonl", mode=Mode.DEFAULT)),
+    "header mode differs from spawn": (
+        "CHILD-5",
+        lambda t: _with_header(t, "a1.jsonl", mode=Mode.DEFAULT),
+    ),
     "child tools beyond parent": (
         "CHILD-1",
         lambda t: _with_header(
@@ -179,7 +213,10 @@ MUTATIONS: dict[str, tuple[str, Callable[[Tree], Tree]]] = {
         "CHILD-4",
         lambda t: _with_meta(t, "root.jsonl", guard={**GUARD, "max_depth": 1}),
     ),
-    "too many in total": ("CHILD-4", lambda t: _with_meta(t, "root.jsonl", guard={**GUARD, "max_total": 2})),
+    "too many in total": (
+        "CHILD-4",
+        lambda t: _with_meta(t, "root.jsonl", guard={**GUARD, "max_total": 2}),
+    ),
     "too many per parent": (
         "CHILD-4",
         lambda t: _with_meta(t, "root.jsonl", guard={**GUARD, "max_per_parent": 1}),
@@ -200,7 +237,9 @@ def test_each_broken_link_is_caught_with_its_id(name: str) -> None:
 
 
 def test_a_forced_duplicate_is_admitted() -> None:
-    tree = _with_meta(valid_tree(), "a3.jsonl", agent="planner", task_hash=task_hash("plan"), forced=True)
+    tree = _with_meta(
+        valid_tree(), "a3.jsonl", agent="planner", task_hash=task_hash("plan"), forced=True
+    )
     assert check_trace_tree(tree).ok
 
 
