@@ -1,0 +1,194 @@
+"""`metis prove` and `metis counterexample`: the z3 proofs from the command line.
+
+Exit codes. prove: 0 every property holds (proved or bounded), 1 a property
+is refuted, 2 bad usage, 3 none refuted but some unknown (a solver timeout;
+never reported as a pass). counterexample: 1 a counterexample was found and
+written (the weakened protocol breaks its invariant), 0 none within the
+depth, 2 bad usage (e.g. an unknown ablation name).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import click
+
+from metis_model.smt import (
+    ABLATIONS,
+    DEFAULT_DEPTH,
+    PROPERTIES,
+    LoopConfig,
+    ProofResult,
+    Verdict,
+    find_counterexample,
+    prove_all,
+)
+
+from ._output import EXIT_OK, EXIT_VIOLATION, bad_input, emit_json, table
+
+EXIT_UNKNOWN = 3
+
+
+def _ablation(name: str | None) -> str | None:
+    if name is not None and name not in ABLATIONS:
+        bad_input(f"--ablate: unknown ablation {name!r} (valid: {', '.join(ABLATIONS)})")
+    return name
+
+
+def _depth(value: int) -> int:
+    if value < 1:
+        bad_input(f"--depth: must be at least 1, not {value}")
+    return value
+
+
+@click.command("prove")
+@click.option(
+    "--depth",
+    default=DEFAULT_DEPTH,
+    show_default=True,
+    type=int,
+    help="BMC depth for the loop properties.",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    default="out/proofs",
+    show_default=True,
+    type=click.Path(file_okay=False),
+    help="Where the .smt2 files go.",
+)
+@click.option(
+    "--timeout",
+    default=120.0,
+    show_default=True,
+    type=float,
+    help="Seconds per solver call; a timeout makes the result unknown.",
+)
+@click.option(
+    "--ablate",
+    default=None,
+    metavar="NAME",
+    help="Prove a weakened protocol instead (expect refutations).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+def prove(depth: int, out_dir: str, timeout: float, ablate: str | None, as_json: bool) -> None:
+    """Prove every property (PERM by SMT, the loop by BMC + k-induction)."""
+    depth = _depth(depth)
+    ablate = _ablation(ablate)
+    config = LoopConfig(ablations=frozenset({ablate} if ablate else ()))
+    total = len(PROPERTIES)
+    done: list[ProofResult] = []
+    start = time.perf_counter()
+    tty = sys.stderr.isatty()
+
+    def on_depth(k: int) -> None:
+        msg = f"  bmc depth {k}/{depth} ({time.perf_counter() - start:.1f}s)"
+        click.echo(("\r" + msg) if tty else msg, err=True, nl=not tty)
+
+    def on_result(r: ProofResult) -> None:
+        if tty and r.method != "smt" and len(done) == sum(p.method == "smt" for p in PROPERTIES):
+            click.echo("", err=True)
+        done.append(r)
+        click.echo(
+            f"[{len(done):2}/{total}] {r.prop_id:8} {r.label:12} {r.seconds:7.2f}s", err=True
+        )
+
+    results = prove_all(
+        Path(out_dir),
+        depth=depth,
+        timeout_s=timeout,
+        config=config,
+        on_result=on_result,
+        on_depth=on_depth,
+    )
+    if as_json:
+        emit_json(
+            {
+                "depth": depth,
+                "ablation": ablate,
+                "seconds": round(time.perf_counter() - start, 3),
+                "results": [r.to_json() for r in results],
+            }
+        )
+    else:
+        rows = [
+            (
+                r.invariant,
+                r.method if r.k is None else f"{r.method} (k={r.k})",
+                r.label,
+                "-" if r.depth is None else r.depth,
+                f"{r.seconds:.2f}",
+            )
+            for r in results
+        ]
+        click.echo(table(["invariant", "method", "result", "depth", "seconds"], rows))
+        click.echo(f"smt2 files: {out_dir}")
+        for r in results:
+            if r.verdict is Verdict.REFUTED and r.witness:
+                click.echo(f"{r.invariant} refuted: counterexample trace {r.witness}")
+    if any(r.verdict is Verdict.REFUTED for r in results):
+        sys.exit(EXIT_VIOLATION)
+    if not all(r.holds for r in results):
+        sys.exit(EXIT_UNKNOWN)
+    sys.exit(EXIT_OK)
+
+
+@click.command("counterexample")
+@click.option(
+    "--ablate",
+    required=True,
+    metavar="NAME",
+    help=f"The weakened protocol: one of {', '.join(ABLATIONS)}.",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    required=True,
+    type=click.Path(file_okay=False),
+    help="Directory for the trace, ITF, DOT/SVG and pytest files.",
+)
+@click.option(
+    "--max-depth",
+    default=DEFAULT_DEPTH,
+    show_default=True,
+    type=int,
+    help="Deepest path to search.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+def counterexample(ablate: str, out_dir: str, max_depth: int, as_json: bool) -> None:
+    """Find the shortest trace a weakened protocol allows that the checker rejects.
+
+    Exits 1 when a counterexample was found and written (the expected outcome
+    for every listed ablation), 0 when none exists within --max-depth.
+    """
+    name = _ablation(ablate)
+    assert name is not None
+    depth = _depth(max_depth)
+    cex = find_counterexample(name, depth)
+    if cex is None:
+        if as_json:
+            emit_json({"ablation": name, "found": False, "max_depth": depth})
+        else:
+            click.echo(f"{name}: no counterexample within {depth} steps")
+        sys.exit(EXIT_OK)
+    files = cex.write(Path(out_dir))
+    written = [files.trace, files.itf, files.dot, files.svg, files.test]
+    if as_json:
+        emit_json(
+            {**cex.to_json(), "found": True, "files": [str(f) for f in written if f is not None]}
+        )
+    else:
+        first = cex.report.first
+        click.echo(f"{name}: {cex.invariant} broken by a {cex.depth}-event trace")
+        if first is not None:
+            click.echo(f"  check_trace: {first.one_line()}")
+        if not cex.confirmed:
+            click.echo("  WARNING: check_trace does not report the same invariant", err=True)
+        for f in written:
+            if f is not None:
+                click.echo(f"  wrote {f}")
+        if files.svg is None:
+            click.echo("  (no SVG: graphviz's `dot` is not installed)")
+    sys.exit(EXIT_VIOLATION)

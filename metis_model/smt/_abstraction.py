@@ -1,0 +1,211 @@
+"""The abstraction function: Python `LoopState`s and events as z3 values.
+
+Used to compare the z3 mirror with `metis_model.step` on concrete steps. A
+value of None means "not representable in this abstraction" (more calls than
+slots, more outstanding jobs than job slots, a third queue key in a batch, a
+stage string that is no `Stage`); callers skip such steps. Fields the Python
+model leaves unset (the class of an undecided call, the outcome of an
+unfinished one) are left out, i.e. unconstrained.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import z3
+
+from .._children import PLAN_LOCKED_REMOVED
+from .._loop import LoopState
+from ..trace import CallClass, Facts, Stage, TraceEvent
+from ._perm import SymFacts
+from ._sorts import encode_value
+from ._system import OK, LoopSystem, Params, State
+
+Values = dict[str, object]
+
+
+class Abstraction:
+    """Keeps the names that must stay consistent along a trace: which job
+    slot holds which job id, and which Bool stands for which queue key."""
+
+    def __init__(self, system: LoopSystem) -> None:
+        self.system = system
+        self.K = system.K
+        self.J = system.J
+        self.job_slot: dict[str, int] = {}
+        self.keys: dict[str | None, bool] = {}
+
+    # --- states ----------------------------------------------------------
+
+    def state(self, st: LoopState) -> Values | None:
+        if len(st.calls) > self.K or len(st.jobs) > self.J:
+            return None
+        v: Values = {
+            "phase": st.phase,
+            "mode": st.mode,
+            "route": st.route,
+            "hdef": st.headless_default,
+            "viol": OK,
+            "eff": st.effects_started,
+            "canc": st.cancelled,
+        }
+        for i in range(self.K):
+            if i >= len(st.calls):
+                for name, value in self.system.canonical(i).items():
+                    v[name] = z3_value(value)
+                continue
+            c = st.calls[i]
+            v[f"inb{i}"] = True
+            v[f"decided{i}"] = c.decision is not None
+            if c.decision is not None:
+                v[f"dec{i}"] = c.decision
+            v[f"settled{i}"] = c.approved is not None
+            v[f"appr{i}"] = c.approved is True
+            if c.cls is not None:
+                v[f"cls{i}"] = c.cls
+            if c.cls is CallClass.QUEUE:
+                if c.key not in self.keys:
+                    return None
+                v[f"key{i}"] = self.keys[c.key]
+            v[f"running{i}"] = c.running
+            v[f"finished{i}"] = c.finished
+            v[f"committed{i}"] = c.committed
+            if c.outcome is not None:
+                v[f"out{i}"] = c.outcome
+            v[f"closed{i}"] = c.closed
+            v[f"hp{i}"] = st.headless_ask == c.occ
+        held = {self.job_slot[j] for j in st.jobs if j in self.job_slot}
+        if len(held) != len(st.jobs):
+            return None
+        for j in range(self.J):
+            v[f"job{j}"] = j in held
+        return v
+
+    # --- events ----------------------------------------------------------
+
+    def event(self, st: LoopState, e: TraceEvent) -> tuple[Values, Facts | None] | None:
+        """The label of `e` in state `st` (and its facts, for a decision)."""
+        v: Values = {"ev": e.kind}
+        occ = getattr(e, "occ", None)
+        if occ is not None and e.kind != "job_done":
+            index = st.index_of.get(occ)
+            v["slot"] = self.K if index is None else index
+        facts: Facts | None = None
+        kind = e.kind
+        f: Any = e
+        if kind == "turn_start":
+            v["turn_ok"] = f.turn == st.turn + 1
+        elif kind == "compaction":
+            v["split"] = set(f.calls_removed) != set(f.results_removed)
+        elif kind == "assistant":
+            occs = [c.occ for c in f.calls]
+            if len(occs) > self.K:
+                return None
+            v["n"] = len(occs)
+            v["dup"] = len(set(occs)) != len(occs)
+        elif kind == "decision":
+            if len(f.facts.rules) > self.system.config.rule_slots:
+                return None
+            try:
+                v["stage"] = Stage(f.stage)
+            except ValueError:
+                return None
+            facts = f.facts
+            v["d"] = f.decision
+            v["dcls"] = f.cls
+            v["droute"] = f.route
+            if f.cls is CallClass.QUEUE:
+                key = self.key(f.key)
+                if key is None:
+                    return None
+                v["dkey"] = key
+        elif kind == "ask_resolved":
+            v["approved"] = f.approved
+            v["by_default"] = f.resolver == "headless-default"
+        elif kind == "effect_end":
+            v["outcome"] = f.outcome
+            v["committed"] = f.committed
+        elif kind == "handshake":
+            if f.job in st.jobs:
+                v["jslot"] = self.job_slot[f.job]
+            else:
+                free = [j for j in range(self.J) if j not in self.job_slot.values()]
+                if not free:
+                    return None
+                v["jslot"] = free[0]
+        elif kind == "job_done":
+            if f.job in st.jobs:
+                v["jslot"] = self.job_slot[f.job]
+                v["occ_match"] = st.jobs[f.job][0] == f.occ
+            else:
+                v["jslot"] = self.J
+        elif kind == "result":
+            v["status"] = f.status
+        elif kind == "results_sent":
+            v["inorder"] = tuple(f.occs) == tuple(c.occ for c in st.calls)
+        elif kind == "repair":
+            v["exact"] = tuple(f.stubbed) == st.open_occs()
+        elif kind == "spawn":
+            v["tools_extra"] = bool(set(f.child_tools) - set(f.parent_tools))
+            v["locked"] = bool(set(f.child_tools) & PLAN_LOCKED_REMOVED)
+            v["parent_mode"] = f.parent_mode
+            v["child_mode"] = f.child_mode
+        elif kind == "run_end":
+            v["rstatus"] = f.status
+        return v, facts
+
+    def key(self, key: str | None) -> bool | None:
+        if key not in self.keys:
+            if len(self.keys) >= 2:
+                return None
+            self.keys[key] = len(self.keys) == 1
+        return self.keys[key]
+
+    def after(self, before: LoopState, e: TraceEvent, label: Values) -> None:
+        """Book-keeping once `e` was accepted: job slots and per-batch keys."""
+        f: Any = e
+        if e.kind == "handshake":
+            self.job_slot[f.job] = int(str(label["jslot"]))
+        elif e.kind == "job_done":
+            self.job_slot.pop(f.job, None)
+        elif e.kind == "assistant" and f.calls:
+            self.keys = {}
+
+
+def z3_value(value: z3.ExprRef) -> object:
+    from ._sorts import decode_value
+
+    return decode_value(z3.simplify(value))
+
+
+def assume(state: State, values: Mapping[str, object]) -> list[z3.BoolRef]:
+    """Equalities pinning a symbolic state (or label) to concrete values."""
+    return [state[n] == encode_value(state[n], v) for n, v in values.items()]
+
+
+def assume_label(p: Params, values: Mapping[str, object], facts: Facts | None) -> list[z3.BoolRef]:
+    out = [p[n] == encode_value(p[n], v) for n, v in values.items()]
+    if facts is not None:
+        concrete = SymFacts.of(facts)
+        slots = p.facts.rules
+        out += [
+            p.facts.mode == concrete.mode,
+            p.facts.kind == concrete.kind,
+            p.facts.protected == concrete.protected,
+            p.facts.secret == concrete.secret,
+            p.facts.in_scope == concrete.in_scope,
+            p.facts.transition == concrete.transition,
+        ]
+        for i, slot in enumerate(slots):
+            if i < len(concrete.rules):
+                r = concrete.rules[i]
+                out += [
+                    slot.present,
+                    slot.behavior == r.behavior,
+                    slot.source == r.source,
+                    slot.recency == r.recency,
+                ]
+            else:
+                out.append(z3.Not(slot.present))
+    return out

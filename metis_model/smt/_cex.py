@@ -1,0 +1,219 @@
+"""Shortest counterexamples for an ablated protocol, in four file formats."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import attrs
+import graphviz
+import z3
+
+from .._check import check_trace
+from .._report import Report
+from ..trace import TraceEvent, TraceHeader, dumps_trace
+from ._convert import Path as ZPath
+from ._convert import decode_path, path_to_trace, to_itf
+from ._engine import bmc
+from ._system import ABLATIONS, EVENT, LoopConfig, LoopSystem, UnknownAblation
+
+
+@attrs.frozen
+class CounterexampleFiles:
+    trace: Path
+    itf: Path
+    dot: Path
+    svg: Path | None  # None when graphviz's `dot` is not installed
+    test: Path
+
+
+@attrs.frozen
+class Counterexample:
+    """The shortest trace an ablation allows that the checker rejects.
+
+    `invariant` is the ID the z3 path reaches; `report` is what
+    `check_trace` says about the converted trace (they agree when
+    `confirmed`)."""
+
+    ablation: str
+    invariant: str
+    depth: int
+    header: TraceHeader
+    events: tuple[TraceEvent, ...]
+    path: ZPath
+    report: Report
+    slots: int
+    jobs: int
+
+    @property
+    def confirmed(self) -> bool:
+        first = self.report.first
+        return first is not None and first.invariant == self.invariant
+
+    @property
+    def name(self) -> str:
+        return f"cex_{self.ablation.replace('-', '_')}"
+
+    def to_json(self) -> dict[str, object]:
+        first = self.report.first
+        return {
+            "ablation": self.ablation,
+            "invariant": self.invariant,
+            "depth": self.depth,
+            "events": len(self.events),
+            "checker": first.to_json() if first is not None else None,
+            "confirmed": self.confirmed,
+        }
+
+    def write(self, out_dir: Path) -> CounterexampleFiles:
+        """Write the JSONL trace, ITF JSON, DOT + SVG graph and a pytest file."""
+        out_dir.mkdir(parents=True, exist_ok=True)
+        trace_text = dumps_trace(self.header, list(self.events))
+        trace = out_dir / f"{self.name}.jsonl"
+        trace.write_text(trace_text)
+        itf = out_dir / f"{self.name}.itf.json"
+        itf_doc = to_itf(self.path, self.slots, self.jobs, self.events, f"ablation {self.ablation}")
+        itf.write_text(json.dumps(itf_doc, indent=1) + "\n")
+        graph = event_graph(self.header, self.events, self.report)
+        dot = out_dir / f"{self.name}.dot"
+        dot.write_text(graph.source)
+        svg: Path | None = out_dir / f"{self.name}.svg"
+        try:
+            assert svg is not None
+            svg.write_bytes(graph.pipe(format="svg"))
+        except graphviz.ExecutableNotFound:
+            svg = None
+        test = out_dir / f"test_{self.name}.py"
+        test.write_text(regression_test(self, trace_text))
+        return CounterexampleFiles(trace, itf, dot, svg, test)
+
+
+def _label(event: TraceEvent) -> str:
+    kind = event.kind
+    occ = getattr(event, "occ", None)
+    parts = [f"{event.seq}: {kind}"]
+    if occ is not None:
+        parts.append(occ)
+    for field in ("decision", "cls", "status", "outcome", "job", "child_mode"):
+        value = getattr(event, field, None)
+        if value is not None:
+            parts.append(f"{field}={getattr(value, 'value', value)}")
+    if kind == "assistant":
+        parts.append("calls=" + ",".join(c.occ for c in getattr(event, "calls", ())))
+    return "\\n".join(parts)
+
+
+def event_graph(
+    header: TraceHeader, events: tuple[TraceEvent, ...] | list[TraceEvent], report: Report
+) -> graphviz.Digraph:
+    """Events as nodes, causal edges as arcs; the violating step in red and
+    the events that explain it (the report's slice) outlined in red."""
+    first = report.first
+    bad = first.index if first is not None else None
+    explain = set(first.slice) if first is not None else set()
+    title = f"{header.run_id}: {first.one_line() if first else 'accepted'}"
+    g = graphviz.Digraph("trace", graph_attr={"rankdir": "TB", "label": title, "labelloc": "t"})
+    g.attr("node", shape="box", style="rounded,filled", fillcolor="white", fontname="Helvetica")
+    for e in events:
+        attrs_: dict[str, str] = {}
+        if e.seq == bad:
+            attrs_ = {
+                "fillcolor": "#e53935",
+                "fontcolor": "white",
+                "color": "#b71c1c",
+                "penwidth": "2",
+            }
+        elif e.seq in explain:
+            attrs_ = {"color": "#e53935", "penwidth": "2"}
+        g.node(f"e{e.seq}", _label(e), **attrs_)
+        for c in e.causes:
+            g.edge(f"e{c}", f"e{e.seq}", color="#e53935" if e.seq == bad else "black")
+    return g
+
+
+def regression_test(cex: Counterexample, trace_text: str) -> str:
+    """A self-contained pytest file that replays the trace through check_trace."""
+    first = cex.report.first
+    index = first.index if first is not None else -1
+    lines = ",\n".join(f"    {line!r}" for line in trace_text.splitlines())
+    ident = cex.invariant.replace("-", "_").lower()
+    return f'''"""Regression: ablation `{cex.ablation}` admits a trace that breaks {cex.invariant}.
+
+Generated by `metis counterexample --ablate {cex.ablation}` from the shortest
+z3 path ({cex.depth} events). Replays the trace through `check_trace` and
+expects the checker to reject it with {cex.invariant} at event {index}.
+"""
+
+from metis_model import check_trace
+from metis_model.trace import read_trace
+
+LINES = [
+{lines},
+]
+
+
+def test_{cex.ablation.replace("-", "_")}_breaks_{ident}() -> None:
+    header, events = read_trace(LINES)
+    report = check_trace(events, header)
+    assert report.first is not None, "the checker accepted the counterexample"
+    assert report.first.invariant == {cex.invariant!r}
+    assert report.first.index == {index}
+'''
+
+
+def find_counterexample(
+    ablation: str,
+    max_depth: int = 20,
+    *,
+    config: LoopConfig | None = None,
+    timeout_s: float | None = 120.0,
+    minimize: bool = True,
+) -> Counterexample | None:
+    """The shortest trace the ablated protocol allows whose first violation
+    is the ablation's invariant, or None if there is none within `max_depth`.
+
+    Iterative deepening makes it shortest in events; among those, `minimize`
+    then asks for the fewest calls (a smaller assistant batch), again through
+    assumption literals on the same solver.
+    """
+    if ablation not in ABLATIONS:
+        raise UnknownAblation(f"unknown ablation {ablation!r}; valid: {', '.join(ABLATIONS)}")
+    base = config or LoopConfig()
+    cfg = attrs.evolve(base, ablations=frozenset({ablation}))
+    system = LoopSystem(cfg)
+    target = ABLATIONS[ablation]
+    run = bmc(system, [target], max_depth, timeout_s=timeout_s, stop_at_first=True)
+    if target not in run.found:
+        return None
+    depth, model = run.found[target]
+    path = run.unrolling
+    if minimize:
+        solver = path.solver
+        calls = z3.Sum(
+            [z3.If(p["ev"] == EVENT["assistant"], p["n"], 0) for p in path.params[:depth]]
+        )
+        bad = system.bad(path.states[depth], target)
+        best = model.eval(calls, model_completion=True).as_long()
+        while best > 1:
+            lit = z3.Bool(f"fewer-calls-{best}")
+            solver.add(z3.Implies(lit, z3.And(bad, calls < best)))
+            if solver.check(lit) != z3.sat:
+                break
+            model = solver.model()
+            best = model.eval(calls, model_completion=True).as_long()
+        # Prefer no side events (spawn, stream repair) that do not matter.
+        quiet = [
+            p["ev"] != EVENT[k]
+            for p in path.params[: depth - 1]
+            for k in ("spawn", "stream_repair", "compaction")
+        ]
+        lit = z3.Bool("quiet")
+        solver.add(z3.Implies(lit, z3.And(bad, calls <= best, *quiet) if quiet else bad))
+        if solver.check(lit) == z3.sat:
+            model = solver.model()
+    zpath = decode_path(model, path, depth)
+    header, events = path_to_trace(zpath, cfg.slots, run_id=f"cex-{ablation}")
+    report = check_trace(events, header, source=f"counterexample for {ablation}")
+    return Counterexample(
+        ablation, zpath.violation, depth, header, tuple(events), zpath, report, cfg.slots, cfg.jobs
+    )

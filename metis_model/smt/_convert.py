@@ -1,0 +1,368 @@
+"""From a z3 path to our formats: trace events, ITF JSON and an event graph.
+
+A path is the sequence of (label, state) the solver chose. The abstract
+labels become concrete records here: occurrences are named `<turn>.<index>`,
+job ids are invented per handshake, timestamps are 1 ms apart and each call
+event is caused by the previous event of its occurrence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+import z3
+
+from .._children import PLAN_LOCKED_REMOVED, child_surface
+from .._generate import ALL_TOOLS, TOOLS_BY_KIND
+from .._permissions import resolve
+from ..trace import (
+    AskResolved,
+    Assistant,
+    CallClass,
+    CallRef,
+    Cancel,
+    Compaction,
+    Decision,
+    DecisionEvent,
+    EffectEnd,
+    EffectOutcome,
+    EffectStart,
+    Facts,
+    Handshake,
+    Interrupt,
+    JobDone,
+    Mode,
+    Repair,
+    Request,
+    Result,
+    ResultsSent,
+    Resume,
+    Route,
+    RunEnd,
+    Spawn,
+    StreamRepair,
+    TraceEvent,
+    TraceHeader,
+    TurnStart,
+)
+from ._engine import Unrolling
+from ._sorts import decode_value
+
+Values = Mapping[str, object]
+
+
+@attrs.frozen
+class PathStep:
+    """One step of a path: the event label, its facts, and the state after."""
+
+    kind: str
+    params: Values
+    facts: Facts
+    after: Values
+
+
+@attrs.frozen
+class Path:
+    initial: Values
+    steps: tuple[PathStep, ...]
+
+    @property
+    def violation(self) -> str:
+        """The ID the last state reports (`ok` if none)."""
+        last = self.steps[-1].after if self.steps else self.initial
+        return str(last["viol"])
+
+
+def _values(model: z3.ModelRef, exprs: Mapping[str, z3.ExprRef]) -> dict[str, object]:
+    return {n: decode_value(model.eval(e, model_completion=True)) for n, e in exprs.items()}
+
+
+def decode_path(model: z3.ModelRef, path: Unrolling, depth: int | None = None) -> Path:
+    """The first `depth` steps (default: all) of an unrolling under a model."""
+    depth = path.depth if depth is None else depth
+    steps = []
+    for k in range(depth):
+        p = path.params[k]
+        params = _values(model, p.values)
+        steps.append(
+            PathStep(
+                kind=str(params["ev"]),
+                params=params,
+                facts=p.facts.decode(model),
+                after=_values(model, path.states[k + 1].values),
+            )
+        )
+    return Path(_values(model, path.states[0].values), tuple(steps))
+
+
+def header_for(path: Path, run_id: str) -> TraceHeader:
+    init = path.initial
+    mode, route, hdef = init["mode"], init["route"], init["hdef"]
+    assert isinstance(mode, Mode) and isinstance(route, Route) and isinstance(hdef, Decision)
+    return TraceHeader(
+        run_id=run_id,
+        root_run_id=run_id,
+        mode=mode,
+        route=route,
+        headless_default=hdef,
+        tools=ALL_TOOLS,
+        producer="metis_model.smt",
+        meta={"source": "z3 path", "steps": len(path.steps)},
+    )
+
+
+def _key(cls: object, key: object) -> str | None:
+    return f"file:/ws/k{int(bool(key))}.txt" if cls is CallClass.QUEUE else None
+
+
+class _Writer:
+    """Turns labels into records, keeping the names consistent along the path."""
+
+    def __init__(self, path: Path, slots: int) -> None:
+        self.path = path
+        self.slots = slots
+        self.events: list[TraceEvent] = []
+        self.turn = 0
+        self.batch_turn = 0
+        self.occs: list[str] = []
+        self.call_ids: dict[str, str] = {}
+        self.last: dict[str, int] = {}
+        self.jobs: dict[int, tuple[str, str]] = {}
+        self.job_count = 0
+        self.history: list[str] = []
+
+    def add(self, record: type[Any], /, *, occ: str | None = None, **fields: Any) -> None:
+        seq = len(self.events)
+        if occ is not None:
+            cause = self.last.get(occ, self.last.get("@assistant", seq - 1))
+            fields["occ"] = occ
+            self.last[occ] = seq
+        else:
+            cause = seq - 1
+        causes = (cause,) if 0 <= cause < seq else ()
+        self.events.append(record(seq=seq, t=round(seq * 0.001, 6), causes=causes, **fields))
+
+    def occ(self, slot: object) -> str:
+        assert isinstance(slot, int)
+        if slot < len(self.occs):
+            return self.occs[slot]
+        return f"{self.batch_turn}.{slot}"  # not a call of this batch
+
+    def tool_for(self, k: int, slot: int) -> str:
+        """A tool of the kind the batch's later decision for `slot` records."""
+        for step in self.path.steps[k + 1 :]:
+            if step.kind == "assistant":
+                break
+            if step.kind == "decision" and step.params["slot"] == slot:
+                return TOOLS_BY_KIND[step.facts.kind][0]
+        return "read"
+
+    def step(self, k: int, before: Values, st: PathStep) -> None:
+        p, kind = st.params, st.kind
+        occ = self.occ(p["slot"])
+        if kind == "turn_start":
+            self.turn += 1 if p["turn_ok"] else 2
+            self.add(TurnStart, turn=self.turn)
+        elif kind == "compaction":
+            removed = tuple(self.history)
+            self.history.clear()
+            if p["split"]:
+                self.add(
+                    Compaction,
+                    turn=self.turn,
+                    calls_removed=(*removed, "0.0"),
+                    results_removed=removed,
+                )
+            else:
+                self.add(Compaction, turn=self.turn, calls_removed=removed, results_removed=removed)
+        elif kind == "request":
+            self.add(Request, turn=self.turn)
+        elif kind == "stream_repair":
+            self.add(
+                StreamRepair,
+                turn=self.turn,
+                problem="truncated tool input",
+                repair="closed the JSON",
+            )
+        elif kind == "assistant":
+            n = p["n"]
+            assert isinstance(n, int)
+            self.batch_turn = self.turn
+            occs = [f"{self.turn}.{i}" for i in range(n)]
+            if p["dup"]:
+                occs[-1] = occs[0]
+            calls = []
+            for i, o in enumerate(occs):
+                call_id = f"toolu_{self.turn}_{i}"
+                self.call_ids[o] = call_id
+                calls.append(
+                    CallRef(occ=o, call_id=call_id, tool=self.tool_for(k, i), input={"n": i})
+                )
+            self.occs = occs
+            self.last = {"@assistant": len(self.events)}
+            self.add(
+                Assistant,
+                turn=self.turn,
+                message_id=f"msg_{self.turn}",
+                calls=tuple(calls),
+                stop_reason="tool_use" if n else "end_turn",
+            )
+        elif kind == "decision":
+            facts = st.facts
+            expected = resolve(facts)
+            same = (expected.decision, expected.stage) == (p["d"], p["stage"])
+            self.add(
+                DecisionEvent,
+                occ=occ,
+                decision=p["d"],
+                stage=str(p["stage"]),
+                rule=expected.rule if same else None,
+                facts=facts,
+                route=p["droute"],
+                cls=p["dcls"],
+                key=_key(p["dcls"], p["dkey"]),
+            )
+        elif kind == "ask_resolved":
+            self.add(
+                AskResolved,
+                occ=occ,
+                approved=p["approved"],
+                resolver="headless-default" if p["by_default"] else "user",
+            )
+        elif kind == "effect_start":
+            self.add(EffectStart, occ=occ)
+        elif kind == "effect_end":
+            self.add(EffectEnd, occ=occ, outcome=p["outcome"], committed=p["committed"])
+        elif kind == "handshake":
+            jslot = p["jslot"]
+            assert isinstance(jslot, int)
+            if jslot in self.jobs:  # the same id again: what SCHED-4 rejects
+                job = self.jobs[jslot][0]
+            else:
+                self.job_count += 1
+                job = f"job-{self.job_count}"
+                self.jobs[jslot] = (job, occ)
+            self.add(Handshake, occ=occ, job=job)
+        elif kind == "job_done":
+            jslot = p["jslot"]
+            assert isinstance(jslot, int)
+            if jslot in self.jobs:
+                job, owner = self.jobs.pop(jslot)
+                self.add(
+                    JobDone,
+                    occ=owner if p["occ_match"] else f"{owner}9",
+                    job=job,
+                    outcome=EffectOutcome.OK,
+                )
+            else:
+                self.add(JobDone, occ="0.99", job=f"job-unknown-{jslot}", outcome=EffectOutcome.OK)
+        elif kind == "result":
+            self.add(Result, occ=occ, call_id=self.call_ids.get(occ, ""), status=p["status"])
+        elif kind == "results_sent":
+            sent = tuple(self.occs)
+            if not p["inorder"]:
+                sent = tuple(reversed(sent)) if len(sent) > 1 else sent + sent
+            self.add(ResultsSent, turn=self.batch_turn, occs=sent)
+            self.history.extend(self.occs)
+        elif kind == "cancel":
+            self.add(Cancel, turn=self.turn, reason="user cancel")
+        elif kind == "interrupt":
+            self.add(Interrupt, reason="user interrupt")
+        elif kind == "resume":
+            self.add(Resume)
+        elif kind == "repair":
+            open_occs = tuple(
+                o for i, o in enumerate(self.occs) if before[f"inb{i}"] and not before[f"closed{i}"]
+            )
+            # inexact: stub nothing (or, with nothing open, an unknown occurrence)
+            stubbed = open_occs if p["exact"] else () if open_occs else ("0.99",)
+            self.add(Repair, stubbed=stubbed)
+        elif kind == "spawn":
+            child = p["child_mode"]
+            tools = set(child_surface(ALL_TOOLS))
+            if child is Mode.PLAN:
+                tools -= PLAN_LOCKED_REMOVED
+            if p["locked"]:
+                tools |= {"spawn_agent"}
+            if p["tools_extra"]:
+                tools |= {"not_visible_to_parent"}
+            self.add(
+                Spawn,
+                agent_id=f"child-{k}",
+                child_mode=child,
+                child_tools=tuple(sorted(tools)),
+                parent_mode=p["parent_mode"],
+                parent_tools=ALL_TOOLS,
+            )
+        elif kind == "run_end":
+            self.add(RunEnd, status=p["rstatus"])
+        else:  # pragma: no cover - EVENT_KINDS and this writer must agree
+            raise ValueError(f"no writer for event kind {kind!r}")
+
+
+def path_to_trace(
+    path: Path, slots: int, run_id: str = "z3-path"
+) -> tuple[TraceHeader, list[TraceEvent]]:
+    """The trace a path stands for (header + events, `metis_model.trace` records)."""
+    writer = _Writer(path, slots)
+    before: Values = path.initial
+    for k, st in enumerate(path.steps):
+        writer.step(k, before, st)
+        before = st.after
+    return header_for(path, run_id), writer.events
+
+
+# --- ITF (the Apalache / Quint trace format) ------------------------------
+
+
+def _itf(value: object) -> object:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return {"#bigint": str(value)}
+    return str(value)
+
+
+def _slot_record(values: Values, slots: int, field: str) -> list[object]:
+    return [_itf(values[f"{field}{i}"]) for i in range(slots)]
+
+
+def to_itf(
+    path: Path, slots: int, jobs: int, events: Sequence[TraceEvent], source: str
+) -> dict[str, Any]:
+    """ITF JSON: one state per step, with the event that led to it.
+
+    Per-call fields are lists indexed by slot; `event` is the trace record's
+    kind and `occ` (when it names a call)."""
+    fields = sorted({n.rstrip("0123456789") for n in path.initial if n[-1].isdigit()} - {"job"})
+    scalars = [n for n in path.initial if not n[-1].isdigit()]
+    names = ["event", "seq", *scalars, *fields, "jobs"]
+    states = []
+    rows: list[tuple[Values, str, int]] = [(path.initial, "init", -1)]
+    for i, st in enumerate(path.steps):
+        rows.append((st.after, st.kind, i))
+    for index, (values, kind, seq) in enumerate(rows):
+        occ = getattr(events[seq], "occ", None) if seq >= 0 else None
+        state: dict[str, object] = {
+            "#meta": {"index": index},
+            "event": kind if occ is None else f"{kind}({occ})",
+            "seq": _itf(seq),
+        }
+        for n in scalars:
+            state[n] = _itf(values[n])
+        for f in fields:
+            state[f] = _slot_record(values, slots, f)
+        state["jobs"] = [_itf(values[f"job{j}"]) for j in range(jobs)]
+        states.append(state)
+    return {
+        "#meta": {
+            "format": "ITF",
+            "format-description": "https://apalache-mc.org/docs/adr/015adr-trace.html",
+            "source": source,
+            "description": "metis loop abstraction; per-call fields are lists by slot",
+        },
+        "vars": names,
+        "states": states,
+    }

@@ -1,0 +1,62 @@
+"""Three-valued proof results (CrossHair style), plus refutations."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+
+import attrs
+
+
+class Verdict(StrEnum):
+    PROVED = "proved"  # holds for every input / at every depth
+    BOUNDED = "bounded"  # holds on every path up to `depth` steps
+    UNKNOWN = "unknown"  # the solver gave up (timeout): no claim at all
+    REFUTED = "refuted"  # a counterexample exists
+
+
+@attrs.frozen
+class ProofResult:
+    """The outcome of one property.
+
+    For loop properties `depth` is the deepest BMC depth with no violation
+    (for `refuted`: the depth of the shortest violation) and `k` the k of
+    k-induction when that closed the proof; both are None for SMT claims.
+    """
+
+    prop_id: str
+    invariant: str
+    method: str  # "smt" | "k-induction" | "bmc"
+    verdict: Verdict
+    depth: int | None
+    seconds: float
+    smt2: str | None = None
+    detail: str = ""
+    witness: str | None = None  # a refuting input or the path to a counterexample
+    k: int | None = None
+
+    @property
+    def holds(self) -> bool:
+        """True only for `proved` and `bounded`; `unknown` is never a pass."""
+        return self.verdict in (Verdict.PROVED, Verdict.BOUNDED)
+
+    @property
+    def label(self) -> str:
+        if self.verdict is Verdict.BOUNDED:
+            return f"bounded({self.depth})"
+        return self.verdict.value
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "property": self.prop_id,
+            "invariant": self.invariant,
+            "method": self.method,
+            "result": self.label,
+            "verdict": self.verdict.value,
+            "depth": self.depth,
+            "k": self.k,
+            "seconds": round(self.seconds, 3),
+            "smt2": self.smt2,
+            "detail": self.detail,
+            "witness": self.witness,
+        }

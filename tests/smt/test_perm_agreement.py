@@ -1,0 +1,91 @@
+"""The z3 permission encodings agree with the Python model on concrete inputs."""
+
+from __future__ import annotations
+
+import itertools
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from metis_model import child_authority, mode_at_most, resolve, settle_ask
+from metis_model._children import ChildAuthority
+from metis_model.smt import child_mode_z3, concrete_resolution, concrete_settlement
+from metis_model.smt._perm import MODE, mode_at_most_z3, rule_index
+from metis_model.trace import (
+    Decision,
+    Facts,
+    Mode,
+    Route,
+    RuleBehavior,
+    RuleRef,
+    Source,
+    ToolKind,
+)
+
+rules = st.builds(
+    RuleRef,
+    behavior=st.sampled_from(RuleBehavior),
+    source=st.sampled_from(Source),
+    pattern=st.sampled_from(["Bash(git:*)", "Read(./.env)", "Edit(src/**)"]),
+    recency=st.integers(-2, 4),  # small range: ties within a source are common
+)
+facts = st.builds(
+    Facts,
+    mode=st.sampled_from(Mode),
+    kind=st.sampled_from(ToolKind),
+    protected=st.booleans(),
+    secret=st.booleans(),
+    in_scope=st.booleans(),
+    transition=st.booleans(),
+    rules=st.lists(rules, max_size=6).map(tuple),
+)
+
+
+@given(facts)
+def test_z3_resolve_equals_python_resolve(f: Facts) -> None:
+    expected = resolve(f)
+    assert concrete_resolution(f) == (
+        expected.decision,
+        expected.stage,
+        rule_index(f.rules, expected.rule),
+    )
+
+
+def test_z3_resolve_on_every_rule_free_fact() -> None:
+    for mode, kind, *flags in itertools.product(Mode, ToolKind, *[(False, True)] * 4):
+        f = Facts(
+            mode=mode,
+            kind=kind,
+            protected=flags[0],
+            secret=flags[1],
+            in_scope=flags[2],
+            transition=flags[3],
+        )
+        r = resolve(f)
+        assert concrete_resolution(f) == (r.decision, r.stage, -1), f
+
+
+def test_z3_settle_equals_settle_ask_everywhere() -> None:
+    for route, default, answer in itertools.product(Route, Decision, (False, True)):
+        s = settle_ask(route, default, answer)
+        assert concrete_settlement(route, default, answer) == (s.approved, s.waited)
+
+
+def test_z3_child_mode_equals_child_authority_everywhere() -> None:
+    import z3
+
+    for parent, requested in itertools.product(Mode, [None, *Mode]):
+        got = child_authority(parent, ["read"], requested)
+        mode, refused = child_mode_z3(
+            MODE[parent], MODE[requested or Mode.DEFAULT], z3.BoolVal(requested is None)
+        )
+        assert z3.is_true(z3.simplify(refused)) == (not isinstance(got, ChildAuthority))
+        if isinstance(got, ChildAuthority):
+            assert MODE.decode(z3.simplify(mode)) is got.mode
+
+
+def test_mode_order_table_is_the_python_one() -> None:
+    import z3
+
+    for a, b in itertools.product(Mode, Mode):
+        assert z3.is_true(z3.simplify(mode_at_most_z3(MODE[a], MODE[b]))) == mode_at_most(a, b)
