@@ -399,7 +399,7 @@ class AgentLoop:
                 return await self._end(
                     RunStatus.FAILED,
                     self._prev,
-                    error=f"stopped after {config.max_turns} turns (--max-turns)",
+                    error=f"stopped at the limit of {config.max_turns} turns",
                 )
             self._turn += 1
             turn = self._turn

@@ -374,7 +374,7 @@ def test_max_turns_ends_the_run_failed_and_closed(tmp_path: Path) -> None:
 
     run = run_loop(forever, tmp_path, config=LoopConfig(max_turns=3))
     assert run.result.status.value == "failed" and run.result.turns == 3
-    assert "3 turns" in run.result.error
+    assert "limit of 3 turns" in run.result.error
     assert kinds(run.events)[-2:] == ["results_sent", "run_end"]
     assert of_kind(run.events, "run_end")[0].status.value == "failed"
 
