@@ -29,6 +29,7 @@ from metis_model.trace import (
 )
 from metis_runtime import (
     AgentLoop,
+    Dispatcher,
     Journal,
     LoopConfig,
     LoopObserver,
@@ -38,6 +39,7 @@ from metis_runtime import (
     make_header,
     scan_trace,
 )
+from metis_runtime.dispatch import FourClassDispatcher, SerialDispatcher
 from metis_runtime.permissions import Gate, Policy
 from metis_runtime.providers import (
     AnthropicProvider,
@@ -258,6 +260,7 @@ def _journal_path(trace: Path) -> Path:
 @click.option("--max-turns", default=50, show_default=True, type=int)
 @click.option("--settings", multiple=True, metavar="FILE", help="Permission settings (cli source).")
 @click.option("--resume", is_flag=True, help="Continue the run of --trace after its process died.")
+@click.option("--serial", is_flag=True, help="Run calls one at a time (default: four-class).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines.")
 def run(
     task: str | None,
@@ -271,6 +274,7 @@ def run(
     max_turns: int,
     settings: tuple[str, ...],
     resume: bool,
+    serial: bool,
     quiet: bool,
 ) -> None:
     """Run the agent on TASK in a workspace and record its trace.
@@ -281,7 +285,7 @@ def run(
     failed/cancelled/interrupted, 2 bad input.
     """
     if resume:
-        _resume(trace_arg, workspace_arg, quiet)
+        _resume(trace_arg, workspace_arg, quiet, serial)
     if mode not in _MODES:
         _bad(f"--mode {mode!r}: unknown mode (one of {', '.join(_MODES)})")
     if max_turns < 1:
@@ -344,6 +348,7 @@ def run(
         ToolContext(workspace, _tool_env(), JobManager()),
         trace,
         journal=journal,
+        dispatcher=_dispatcher(serial),
         observer=_Progress(quiet),
         config=LoopConfig(max_turns=max_turns),
     )
@@ -359,7 +364,13 @@ def _latest_trace(workspace: Path) -> Path:
     return runs[-1]
 
 
-def _resume(trace_arg: str | None, workspace_arg: str | None, quiet: bool) -> NoReturn:
+def _dispatcher(serial: bool) -> Dispatcher:
+    return SerialDispatcher() if serial else FourClassDispatcher()
+
+
+def _resume(
+    trace_arg: str | None, workspace_arg: str | None, quiet: bool, serial: bool
+) -> NoReturn:
     if trace_arg is None:
         if workspace_arg is None:
             _bad("--resume needs --trace PATH (or --workspace DIR to pick its latest run)")
@@ -401,6 +412,7 @@ def _resume(trace_arg: str | None, workspace_arg: str | None, quiet: bool) -> No
         ToolContext(workspace, _tool_env(), JobManager()),
         trace,
         journal=journal,
+        dispatcher=_dispatcher(serial),
         observer=_Progress(quiet),
         config=LoopConfig(max_turns=max_turns),
     )

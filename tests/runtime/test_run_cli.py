@@ -191,3 +191,16 @@ def test_a_live_provider_needs_a_task(tmp_path: Path) -> None:
         *_invoke("--workspace", str(tmp_path / "ws"), "--provider", "anthropic")[::2]
     )
     assert "TASK is required" in line
+
+
+def test_serial_and_four_class_dispatch_give_the_same_files(tmp_path: Path) -> None:
+    contents = []
+    for flag in ("--serial", None):
+        ws = tmp_path / (flag or "four")
+        trace = tmp_path / f"{flag or 'four'}.jsonl"
+        args = ["--workspace", str(ws), "--mode", "acceptEdits", "--headless", "-q"]
+        code, _, err = _invoke(*args, "--trace", str(trace), *([flag] if flag else []))
+        assert code == 0, err
+        assert_conforms(*read(trace))
+        contents.append(((ws / "notes.txt").read_text(), (ws / "src" / "greeter.py").read_text()))
+    assert contents[0] == contents[1]
