@@ -18,6 +18,7 @@ from metis_model.trace import TraceFormatError, read_trace_numbered
 from ._evidence import EvidenceTable, gather_model_evidence
 from ._output import EXIT_OK, EXIT_VIOLATION, bad_input, emit_json, table
 from ._permissions import permissions
+from ._run import run
 
 
 class _Group(click.Group):
@@ -155,6 +156,7 @@ def demo(out: Path | None, runs: int, as_json: bool) -> None:
 
 
 cli.add_command(permissions)
+cli.add_command(run)
 
 
 def main() -> None:

@@ -44,6 +44,18 @@ class _Coverage:
         self.checks.update(report.checks)
         self.transitions.update(report.transitions)
 
+    def dump(self) -> dict[str, Any]:
+        return {
+            "traces": self.traces,
+            "checks": dict(self.checks),
+            "transitions": dict(self.transitions),
+        }
+
+    def merge(self, data: dict[str, Any]) -> None:
+        self.traces += int(data.get("traces", 0))
+        self.checks.update(data.get("checks", {}))
+        self.transitions.update(data.get("transitions", {}))
+
     def summary(self) -> dict[str, Any]:
         all_transitions = sorted(f"{p.value}--{k}" for p, kinds in ENABLED.items() for k in kinds)
         return {
@@ -60,10 +72,18 @@ _COVERAGE = _Coverage()
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("metis")
-    group.addoption("--metis-coverage", metavar="FILE", default=None,
-                    help="Write invariant and transition coverage of recorded traces as JSON.")
-    group.addoption("--no-metis-conformance", action="store_true", default=False,
-                    help="Do not replay recorded traces against the model.")
+    group.addoption(
+        "--metis-coverage",
+        metavar="FILE",
+        default=None,
+        help="Write invariant and transition coverage of recorded traces as JSON.",
+    )
+    group.addoption(
+        "--no-metis-conformance",
+        action="store_true",
+        default=False,
+        help="Do not replay recorded traces against the model.",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -133,6 +153,20 @@ def _check_listed(log: Path) -> list[str]:
     return problems
 
 
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    # Under xdist each worker checks its own tests' traces; hand the counts on.
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput["metis_coverage"] = json.dumps(_COVERAGE.dump())
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object) -> None:
+    data = getattr(node, "workeroutput", {}).get("metis_coverage")
+    if data:
+        _COVERAGE.merge(json.loads(data))
+
+
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     if not _COVERAGE.traces:
         return
@@ -142,10 +176,14 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     tr = terminalreporter
     tr.section("metis conformance")
     tr.write_line(f"{summary['traces']} recorded traces replayed against the model")
-    tr.write_line(f"invariants checked: {checked}/{len(INVARIANTS)}; never: "
-                  f"{', '.join(summary['never_checked']) or 'none'}")
-    tr.write_line(f"transitions taken: {taken}/{len(summary['transitions'])}; never: "
-                  f"{', '.join(summary['never_taken']) or 'none'}")
+    tr.write_line(
+        f"invariants checked: {checked}/{len(INVARIANTS)}; never: "
+        f"{', '.join(summary['never_checked']) or 'none'}"
+    )
+    tr.write_line(
+        f"transitions taken: {taken}/{len(summary['transitions'])}; never: "
+        f"{', '.join(summary['never_taken']) or 'none'}"
+    )
     target = config.getoption("--metis-coverage")
     if target:
         Path(target).write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")

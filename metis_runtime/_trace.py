@@ -36,6 +36,23 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
+TRACE_LOG_ENV = "METIS_TRACE_LOG"
+
+
+def _announce(path: Path) -> None:
+    """List this trace in $METIS_TRACE_LOG, where the conformance pytest plugin
+    (metis_cli.pytest_plugin) finds every trace a test recorded, subprocesses'
+    included, and replays it against the model."""
+    log = os.environ.get(TRACE_LOG_ENV)
+    if not log:
+        return
+    try:
+        with open(log, "a", encoding="utf-8") as fh:
+            fh.write(f"{path.resolve()}\n")
+    except OSError:
+        pass  # a missing log must not stop a run
+
+
 class TraceWriter:
     """Appends events to a trace; `emit(kind, causes, **fields) -> seq`.
 
@@ -70,6 +87,7 @@ class TraceWriter:
             else:
                 self.header = header
                 self._create(self.path)
+            _announce(self.path)
         else:
             if header is None:
                 raise TraceWriteError("a trace written to a stream needs a header")
