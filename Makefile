@@ -37,8 +37,14 @@ unit: setup
 
 test: lint typecheck unit
 
+# The main job: a replay task through the runtime, its trace checked against the
+# model, then the whole story in one table (`metis demo`).
 demo: setup
-	$(BIN)/metis demo
+	rm -rf demo-out && mkdir -p demo-out/workspace
+	$(BIN)/metis run "Fix the greeting format and record what changed" \
+	  --workspace demo-out/workspace --mode acceptEdits --headless --trace demo-out/run.jsonl
+	$(BIN)/metis conform demo-out/run.jsonl
+	$(BIN)/metis demo --out demo-out/story
 
 exhaustive: setup
 	HYPOTHESIS_PROFILE=exhaustive $(PYTEST) -q -m exhaustive tests

@@ -7,7 +7,6 @@ Exit codes, for every command: 0 everything holds, 1 a violation was found,
 from __future__ import annotations
 
 import sys
-import tempfile
 from pathlib import Path
 
 import click
@@ -15,6 +14,7 @@ import click
 from metis_model import BY_ID, INVARIANTS, Report, check_trace
 from metis_model.trace import TraceFormatError, read_trace_numbered
 
+from ._demo import demo
 from ._evidence import EvidenceTable, gather_model_evidence
 from ._output import EXIT_OK, EXIT_VIOLATION, bad_input, emit_json, table
 from ._permissions import permissions
@@ -43,10 +43,17 @@ def spec(as_json: bool, family: str | None) -> None:
     if not chosen:
         bad_input(f"--family {family!r}: no such family")
     if as_json:
-        emit_json([
-            {"id": i.id, "family": i.family, "statement": i.statement, "spec": f"specs/{i.spec}"}
-            for i in chosen
-        ])
+        emit_json(
+            [
+                {
+                    "id": i.id,
+                    "family": i.family,
+                    "statement": i.statement,
+                    "spec": f"specs/{i.spec}",
+                }
+                for i in chosen
+            ]
+        )
         return
     click.echo(table(["ID", "statement", "spec"], [(i.id, i.statement, i.spec) for i in chosen]))
 
@@ -83,8 +90,14 @@ FORMATS = ("trace", "anthropic", "openai-chat", "openai-responses", "claude-code
 
 @cli.command()
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="trace", show_default=True,
-              help="A metis trace, or a transcript of another runtime.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(FORMATS),
+    default="trace",
+    show_default=True,
+    help="A metis trace, or a transcript of another runtime.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the reports as JSON.")
 def conform(files: tuple[Path, ...], fmt: str, as_json: bool) -> None:
     """Check trace files (or other runtimes' transcripts) against the model.
@@ -107,16 +120,27 @@ def _evidence_table(ev: EvidenceTable) -> str:
     for inv in INVARIANTS:
         e = ev.rows[inv.id]
         broken = f"{e.caught}/{e.caught + e.missed}" if e.caught + e.missed else "-"
-        rows.append((inv.id, e.traces, e.checks, broken, e.proof or "-",
-                     "holds" if e.holds else "FAILS"))
+        rows.append(
+            (inv.id, e.traces, e.checks, broken, e.proof or "-", "holds" if e.holds else "FAILS")
+        )
     return table(["invariant", "traces", "checks", "broken caught", "proof", "verdict"], rows)
 
 
 @cli.command()
-@click.option("--runs", type=click.IntRange(1, 100_000), default=200, show_default=True,
-              help="Simulated model runs to record and check.")
-@click.option("--broken", type=click.IntRange(1, 1000), default=5, show_default=True,
-              help="Broken traces per invariant.")
+@click.option(
+    "--runs",
+    type=click.IntRange(1, 100_000),
+    default=200,
+    show_default=True,
+    help="Simulated model runs to record and check.",
+)
+@click.option(
+    "--broken",
+    type=click.IntRange(1, 1000),
+    default=5,
+    show_default=True,
+    help="Broken traces per invariant.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def check(runs: int, broken: int, as_json: bool) -> None:
     """Report the evidence behind every invariant ID."""
@@ -127,8 +151,13 @@ def check(runs: int, broken: int, as_json: bool) -> None:
 
 def _finish_evidence(ev: EvidenceTable, as_json: bool) -> None:
     if as_json:
-        emit_json({"ok": ev.ok, "invariants": {k: v.to_json() for k, v in ev.rows.items()},
-                   "failures": ev.failures})
+        emit_json(
+            {
+                "ok": ev.ok,
+                "invariants": {k: v.to_json() for k, v in ev.rows.items()},
+                "failures": ev.failures,
+            }
+        )
     else:
         click.echo(_evidence_table(ev))
         for failure in ev.failures:
@@ -137,24 +166,7 @@ def _finish_evidence(ev: EvidenceTable, as_json: bool) -> None:
     sys.exit(EXIT_OK if ev.ok else EXIT_VIOLATION)
 
 
-@cli.command()
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Where to keep the recorded traces (default: a temporary folder).")
-@click.option("--runs", type=click.IntRange(1, 100_000), default=100, show_default=True)
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def demo(out: Path | None, runs: int, as_json: bool) -> None:
-    """Record model runs as trace files, check them and broken ones, print a table."""
-    with tempfile.TemporaryDirectory(prefix="metis-demo-") as tmp:
-        folder = out or Path(tmp)
-        folder.mkdir(parents=True, exist_ok=True)
-        ev = EvidenceTable()
-        if not as_json:
-            click.echo(f"== model runs: {runs} simulated traces, broken copies per invariant "
-                       f"(files in {folder})")
-        gather_model_evidence(ev, runs, 3, out_dir=folder)
-        _finish_evidence(ev, as_json)
-
-
+cli.add_command(demo)
 cli.add_command(permissions)
 cli.add_command(run)
 

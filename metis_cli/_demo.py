@@ -1,0 +1,181 @@
+"""`metis demo`: the whole story in one table.
+
+1. a replay-provider task through the runtime (`metis run`, a real subprocess);
+2. conformance of the trace it recorded;
+3. the transcripts of another runtime (the bundled Claude Code sessions);
+4. the model's own evidence: simulated runs, and broken traces per invariant.
+Later sections (proofs, the fault matrix) join the same table.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import attrs
+import click
+
+from metis_model import INVARIANTS
+from metis_model.trace import TraceFormatError, read_trace_numbered
+
+from ._evidence import EvidenceTable, gather_model_evidence
+from ._output import EXIT_OK, EXIT_VIOLATION, emit_json, table
+
+ROOT = Path(__file__).resolve().parent.parent
+DEMO_TASK = "Fix the greeting format in src/greeter.py and record what changed in notes.txt."
+
+
+@attrs.frozen
+class Row:
+    part: str
+    check: str
+    ok: bool
+    detail: str
+
+    def to_json(self) -> dict[str, Any]:
+        return attrs.asdict(self)
+
+
+def runtime_rows(folder: Path) -> list[Row]:
+    """Run the shipped replay scenario through the runtime, then conform its trace."""
+    workspace = folder / "workspace"
+    workspace.mkdir(parents=True, exist_ok=True)
+    trace = folder / "run.jsonl"
+    trace.unlink(missing_ok=True)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "metis_cli",
+            "run",
+            DEMO_TASK,
+            "--workspace",
+            str(workspace),
+            "--mode",
+            "acceptEdits",
+            "--headless",
+            "--trace",
+            str(trace),
+            "--quiet",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    first = (done.stderr.strip().splitlines() or [""])[-1]
+    rows = [
+        Row(
+            "runtime",
+            "replay scenario edit_files through the runtime",
+            done.returncode == 0,
+            f"exit {done.returncode}" + (f": {first}" if first else ""),
+        )
+    ]
+    if not trace.exists():
+        return [*rows, Row("conformance", "the run's trace against the model", False, "no trace")]
+    try:
+        with trace.open(encoding="utf-8") as fh:
+            header, events, line_of = read_trace_numbered(fh)
+    except TraceFormatError as exc:
+        return [
+            *rows,
+            Row("conformance", "the run's trace", False, f"line {exc.line}: {exc.message}"),
+        ]
+    from metis_model import check_trace
+
+    report = check_trace(events, header, source=str(trace), line_of=line_of)
+    calls = sum(len(e.calls) for e in events if e.kind == "assistant")
+    detail = f"{report.events} events, {calls} calls" if report.ok else report.first.one_line()  # type: ignore[union-attr]
+    changed = (workspace / "notes.txt").exists()
+    rows.append(
+        Row(
+            "runtime",
+            "the scenario's edits landed in the workspace",
+            changed,
+            "notes.txt written" if changed else "notes.txt missing",
+        )
+    )
+    rows.append(Row("conformance", "the run's trace replayed against the model", report.ok, detail))
+    return rows
+
+
+def transcript_rows() -> list[Row]:
+    """Every bundled Claude Code session (and the shared corpus when present)."""
+    from ._transcripts import check_transcript_file
+
+    bundled = ROOT / "tests" / "data" / "transcripts" / "claude-code"
+    shared = ROOT.parent / "shared" / "corpora" / "claude-code"
+    sessions = {p.name: p for folder in (bundled, shared) for p in sorted(folder.glob("*.jsonl"))}
+    rows = []
+    for path in sessions.values():
+        report = check_transcript_file(path, "claude-code")
+        detail = f"{report.events} lines" if report.ok else report.first.one_line()  # type: ignore[union-attr]
+        rows.append(Row("transcripts", f"claude-code {path.name}", report.ok, detail))
+    return rows
+
+
+def model_rows(runs: int, folder: Path) -> list[Row]:
+    ev = EvidenceTable()
+    gather_model_evidence(ev, runs, 3, out_dir=folder)
+    rows = []
+    for inv in INVARIANTS:
+        e = ev.rows[inv.id]
+        if not (e.traces or e.caught or e.missed):
+            continue
+        broken = f", broken {e.caught}/{e.caught + e.missed} caught" if e.caught + e.missed else ""
+        rows.append(Row("model", inv.id, e.holds, f"{e.traces} traces, {e.checks} checks{broken}"))
+    rows += [Row("model", "simulated run conforms", False, f) for f in ev.failures]
+    return rows
+
+
+SECTIONS: list[tuple[str, Callable[[Path, int], list[Row]]]] = [
+    ("runtime task and its conformance", lambda folder, runs: runtime_rows(folder)),
+    ("transcripts of another runtime", lambda folder, runs: transcript_rows()),
+    ("model evidence", lambda folder, runs: model_rows(runs, folder)),
+]
+
+
+@click.command()
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Where to keep the run, its trace and the recorded model traces "
+    "(default: a temporary folder).",
+)
+@click.option(
+    "--runs",
+    type=click.IntRange(1, 100_000),
+    default=100,
+    show_default=True,
+    help="Simulated model runs to record and check.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def demo(out: Path | None, runs: int, as_json: bool) -> None:
+    """Run the whole story and print one table; exit 1 if any row fails."""
+    with tempfile.TemporaryDirectory(prefix="metis-demo-") as tmp:
+        folder = out or Path(tmp)
+        folder.mkdir(parents=True, exist_ok=True)
+        rows: list[Row] = []
+        for title, section in SECTIONS:
+            if not as_json:
+                click.echo(f"== {title} ...", err=True)
+            rows += section(folder, runs)
+    ok = all(r.ok for r in rows)
+    if as_json:
+        emit_json({"ok": ok, "rows": [r.to_json() for r in rows]})
+    else:
+        click.echo(
+            table(
+                ["part", "check", "result", "detail"],
+                [(r.part, r.check, "ok" if r.ok else "FAIL", r.detail) for r in rows],
+            )
+        )
+        click.echo(
+            f"\n{sum(r.ok for r in rows)}/{len(rows)} checks hold" + ("" if ok else " — SOME FAIL")
+        )
+    sys.exit(EXIT_OK if ok else EXIT_VIOLATION)

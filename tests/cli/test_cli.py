@@ -1,0 +1,83 @@
+"""The metis command: exit codes 0 / 1 / 2, one-line errors, JSON output."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from metis_cli._main import cli
+from metis_model import INVARIANTS, broken_trace, simulate
+from metis_model.trace import dumps_trace
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    return CliRunner()
+
+
+def test_version_and_help(runner: CliRunner) -> None:
+    assert runner.invoke(cli, ["--version"]).output.startswith("metis, version ")
+    for command in ("spec", "conform", "check", "demo", "run", "permissions"):
+        result = runner.invoke(cli, [command, "--help"])
+        assert result.exit_code == 0 and "Usage:" in result.output, command
+
+
+def test_spec_lists_every_invariant(runner: CliRunner) -> None:
+    result = runner.invoke(cli, ["spec", "--json"])
+    assert result.exit_code == 0
+    assert [row["id"] for row in json.loads(result.output)] == [i.id for i in INVARIANTS]
+    assert runner.invoke(cli, ["spec", "--family", "nope"]).exit_code == 2
+
+
+def test_conform_exit_codes(runner: CliRunner, tmp_path: Path) -> None:
+    good = tmp_path / "good.jsonl"
+    good.write_text(dumps_trace(*simulate(5)))
+    assert runner.invoke(cli, ["conform", str(good)]).exit_code == 0
+
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(dumps_trace(*broken_trace("AUTH-2", 1)))
+    result = runner.invoke(cli, ["conform", str(bad), "--json"])
+    assert result.exit_code == 1
+    report = json.loads(result.output)
+    assert report["violations"][0]["invariant"] == "AUTH-2"
+    assert report["violations"][0]["line"] >= 2
+
+    malformed = tmp_path / "malformed.jsonl"
+    lines = good.read_text().splitlines()
+    lines[3] = '{"seq": 2, "kind": "nonsense"'
+    malformed.write_text("\n".join(lines) + "\n")
+    result = runner.invoke(cli, ["conform", str(malformed)])
+    assert result.exit_code == 2
+    assert "line 4" in result.output and "Traceback" not in result.output
+    assert len(result.output.strip().splitlines()) == 1
+
+    assert runner.invoke(cli, ["conform", str(tmp_path / "missing.jsonl")]).exit_code == 2
+
+
+def test_conform_rejects_a_foreign_header(runner: CliRunner, tmp_path: Path) -> None:
+    path = tmp_path / "v9.jsonl"
+    path.write_text('{"kind": "header", "format": "metis-trace", "version": 9}\n')
+    result = runner.invoke(cli, ["conform", str(path)])
+    assert result.exit_code == 2 and "unsupported trace version 9" in result.output
+
+
+def test_check_reports_evidence_per_id(runner: CliRunner) -> None:
+    result = runner.invoke(cli, ["check", "--runs", "12", "--broken", "1", "--json"])
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.output)
+    assert payload["ok"]
+    assert payload["invariants"]["AUTH-1"]["caught"] == 1
+    assert payload["invariants"]["AUTH-1"]["traces"] == 12
+
+
+def test_demo_runs_the_whole_story(runner: CliRunner, tmp_path: Path) -> None:
+    result = runner.invoke(cli, ["demo", "--runs", "6", "--json", "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.output)["rows"]
+    parts = {row["part"] for row in rows}
+    assert {"runtime", "conformance", "transcripts", "model"} <= parts
+    assert all(row["ok"] for row in rows)
+    assert (tmp_path / "run.jsonl").exists() and (tmp_path / "workspace" / "notes.txt").exists()
