@@ -1,0 +1,199 @@
+"""PreToolUse hooks: a command or a callable that can veto a call.
+
+A hook configured on an agent is passed to every child it spawns, which
+passes it on (CHILD-6); a child may add hooks, never drop one. A hook runs
+in preflight, after the gate decided and only if the gate did not deny:
+
+- a command gets a JSON object on stdin (`tool`, `input`, `agent_id`,
+  `depth`); exit 0 lets the call through, exit 2 vetoes it (stderr is the
+  reason), as does a JSON `{"decision": "block"}` on stdout. Any other exit
+  code, a timeout, or a hook that cannot be started vetoes too: a guard that
+  fails must fail closed;
+- a callable, named `module:attribute` so a child process can import it, is
+  called with `(tool, input)`; False or a string (the reason) vetoes.
+
+A veto is a `deny` whose facts carry a deny rule `hook:<id>` (source
+policy), so the recorded decision still recomputes from its facts (PERM-1).
+Hooks run synchronously inside `decide`, so keep them short (timeout 10 s).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import importlib
+import json
+import os
+import subprocess
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+from pydantic import BaseModel, ConfigDict, model_validator
+
+from metis_model.trace import Decision, Facts, RuleBehavior, RuleRef, Source, ToolKind
+
+from .._errors import ConfigError
+from ..dispatch import GateDecision, GateDecisionLike, GateLike
+from ..permissions import staged_decision
+
+HookFunction = Callable[[str, Mapping[str, Any]], "bool | str | None"]
+
+
+class HookSpec(BaseModel):
+    """`id` names the hook in traces; `matcher` is a glob over tool names."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str
+    command: str | None = None
+    callable: str | None = None
+    matcher: str = "*"
+    timeout_s: float = 10.0
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> HookSpec:
+        if (self.command is None) == (self.callable is None):
+            raise ValueError(f"hook {self.id!r}: give exactly one of command or callable")
+        if self.callable is not None and ":" not in self.callable:
+            raise ValueError(f"hook {self.id!r}: callable must be 'module:attribute'")
+        return self
+
+
+@attrs.frozen
+class HookVerdict:
+    vetoed: bool
+    reason: str = ""
+
+
+def _load(spec: HookSpec) -> HookFunction:
+    assert spec.callable is not None
+    module, _, attr = spec.callable.partition(":")
+    try:
+        fn = getattr(importlib.import_module(module), attr)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError(f"hook {spec.id!r}: cannot import {spec.callable}: {exc}") from exc
+    if not callable(fn):
+        raise ConfigError(f"hook {spec.id!r}: {spec.callable} is not callable")
+    return fn  # type: ignore[no-any-return]
+
+
+class Hook:
+    """One loaded hook. `run` never raises: a failure is a veto."""
+
+    def __init__(self, spec: HookSpec, *, cwd: str | os.PathLike[str] | None = None) -> None:
+        self.spec = spec
+        self._cwd = cwd
+        self._fn = _load(spec) if spec.callable is not None else None
+
+    def matches(self, tool: str) -> bool:
+        return fnmatch.fnmatchcase(tool, self.spec.matcher)
+
+    def run(self, tool: str, input: Mapping[str, Any], about: Mapping[str, Any]) -> HookVerdict:
+        if self._fn is not None:
+            try:
+                got = self._fn(tool, input)
+            except Exception as exc:  # a crashing guard fails closed
+                return HookVerdict(True, f"hook {self.spec.id} failed: {type(exc).__name__}")
+            if got is False or isinstance(got, str):
+                return HookVerdict(True, got if isinstance(got, str) else "")
+            return HookVerdict(False)
+        return self._run_command(tool, input, about)
+
+    def _run_command(
+        self, tool: str, input: Mapping[str, Any], about: Mapping[str, Any]
+    ) -> HookVerdict:
+        payload = json.dumps({"tool": tool, "input": dict(input), **about}, default=str)
+        assert self.spec.command is not None
+        try:
+            done = subprocess.run(
+                ["/bin/sh", "-c", self.spec.command],
+                input=payload,
+                capture_output=True,
+                text=True,
+                timeout=self.spec.timeout_s,
+                cwd=self._cwd,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            return HookVerdict(True, f"hook {self.spec.id} timed out")
+        except OSError as exc:
+            return HookVerdict(True, f"hook {self.spec.id} could not run: {exc.strerror}")
+        reason = " ".join(done.stderr.split())[:300]
+        if done.returncode == 2:
+            return HookVerdict(True, reason)
+        if done.returncode != 0:
+            return HookVerdict(True, f"hook {self.spec.id} exited {done.returncode}: {reason}")
+        try:
+            out = json.loads(done.stdout) if done.stdout.strip() else None
+        except json.JSONDecodeError:
+            out = None
+        if isinstance(out, dict) and out.get("decision") == "block":
+            return HookVerdict(True, str(out.get("reason", "")))
+        return HookVerdict(False)
+
+
+def hook_rule(spec: HookSpec) -> RuleRef:
+    return RuleRef(behavior=RuleBehavior.DENY, source=Source.POLICY, pattern=f"hook:{spec.id}")
+
+
+class HookedGate:
+    """A gate whose non-deny decisions pass through the hooks first."""
+
+    def __init__(
+        self,
+        inner: GateLike[Any],
+        hooks: Sequence[Hook],
+        *,
+        about: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.inner = inner
+        self.hooks = tuple(hooks)
+        self.about = dict(about or {})
+        self.vetoes: list[tuple[str, str, str]] = []  # (tool, hook id, reason)
+
+    def __getattr__(self, name: str) -> Any:
+        # mode, route, workspace, clone_for_child...: the inner gate's.
+        return getattr(self.inner, name)
+
+    def decide(
+        self,
+        tool: str,
+        input: Mapping[str, Any],
+        kind: ToolKind,
+        paths: Sequence[Path],
+        command: str | None,
+    ) -> GateDecisionLike:
+        decision: GateDecisionLike = self.inner.decide(tool, input, kind, paths, command)
+        if decision.decision is Decision.DENY:
+            return decision
+        for hook in self.hooks:
+            if not hook.matches(tool):
+                continue
+            verdict = hook.run(tool, input, self.about)
+            if verdict.vetoed:
+                self.vetoes.append((tool, hook.spec.id, verdict.reason))
+                return _vetoed(decision, hook_rule(hook.spec))
+        return decision
+
+    async def resolve_ask(
+        self, occ: str, tool: str, input: Mapping[str, Any], decision: GateDecisionLike
+    ) -> Any:
+        return await self.inner.resolve_ask(occ, tool, input, decision)
+
+
+def _vetoed(decision: GateDecisionLike, rule: RuleRef) -> GateDecisionLike:
+    facts: Facts = decision.facts.model_copy(update={"rules": (*decision.facts.rules, rule)})
+    verdict, stage, chosen = staged_decision(facts)
+    if attrs.has(type(decision)):
+        changes = {"decision": verdict, "stage": stage, "rule": chosen, "facts": facts}
+        return attrs.evolve(decision, **changes)  # type: ignore[misc]
+    return GateDecision(verdict, stage, chosen, facts, decision.route)
+
+
+def load_hooks(specs: Sequence[HookSpec], cwd: str | os.PathLike[str] | None = None) -> list[Hook]:
+    """Load every hook; ConfigError (naming the hook) if one cannot be loaded."""
+    ids = [s.id for s in specs]
+    if len(set(ids)) != len(ids):
+        raise ConfigError(f"hooks: ids must be unique, got {ids}")
+    return [Hook(s, cwd=cwd) for s in specs]

@@ -1,0 +1,200 @@
+"""Building and running one child agent from its `ChildConfig`.
+
+`run_child(config)` is what `python -m metis_runtime.agents._child` runs (and
+what the child-boundary ablation runs in process): the provider, the gate
+(cloned by the parent, plus the inherited hooks), the registry narrowed to
+the child's surface, its own supervisor (so it may spawn in turn, within the
+same tree-wide guard), context control, and the agent loop writing to the
+trace whose header the parent wrote. The outcome goes to `result.json`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from .._journal import Journal
+from .._loop import AgentLoop, LoopConfig, RunResult
+from .._session import Session
+from .._trace import TraceWriter
+from ..context import ContextBudget, ContextController, provider_summarizer
+from ..providers import Message, Provider, TextBlock
+from ..tools import JobManager, ToolContext, ToolRegistry
+from ._config import ChildConfig, build_gate, build_provider
+from ._definitions import load_agents
+from ._guard import SpawnLedger
+from ._hooks import HookedGate, load_hooks
+from ._process import sanitized_env
+from ._supervisor import AgentIdentity, AgentSupervisor
+
+_LIVE = ("anthropic", "openai", "openai-responses")
+
+
+@attrs.define
+class ChildRuntime:
+    """Everything one child runs with (kept for tests and the ablation)."""
+
+    config: ChildConfig
+    loop: AgentLoop
+    supervisor: AgentSupervisor
+    registry: ToolRegistry
+    provider: Provider
+    trace: TraceWriter
+    journal: Journal | None
+
+
+def task_text(config: ChildConfig) -> str:
+    if not config.context.strip():
+        return config.task
+    return f"{config.task}\n\nContext from the agent that started you:\n{config.context}"
+
+
+class Inbox:
+    """Messages a parent queued with message_agent, read before each request."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._offset = 0
+
+    def drain(self) -> list[str]:
+        try:
+            with self.path.open("rb") as fh:
+                fh.seek(self._offset)
+                data = fh.read()
+        except FileNotFoundError:
+            return []
+        end = data.rfind(b"\n") + 1  # a line still being written waits for the next turn
+        self._offset += end
+        out = []
+        for line in data[:end].splitlines():
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(obj, dict) and isinstance(obj.get("text"), str):
+                out.append(f"[message from {obj.get('from', 'your parent')}] {obj['text']}")
+        return out
+
+
+def context_hook(
+    controller: ContextController, trace: TraceWriter, inbox: Inbox | None
+) -> Callable[[Session, int], Awaitable[None]]:
+    """Deliver queued messages (joined to the last user message, after its
+    results), then run the context ladder."""
+    ladder = controller.hook(trace)
+
+    async def hook(session: Session, turn: int) -> None:
+        notes = inbox.drain() if inbox is not None else []
+        if notes and session.messages and session.messages[-1].role == "user":
+            last = session.messages[-1]
+            session.messages[-1] = Message("user", (*last.content, *(TextBlock(n) for n in notes)))
+        await ladder(session, turn)
+
+    return hook
+
+
+def build_child(config: ChildConfig, *, env: dict[str, str] | None = None) -> ChildRuntime:
+    workspace = Path(config.workspace)
+    agent_dir = Path(config.agent_dir)
+    info: dict[str, Any] = {
+        "agent": config.agent.name,
+        "agent_id": config.agent_id,
+        "depth": config.depth,
+        "task": config.task,
+        "workspace": str(workspace),
+        "agent_dir": str(agent_dir),
+    }
+    provider = build_provider(config.provider, info)
+    gate: Any = build_gate(config.gate, workspace)
+    hooks = load_hooks(config.hooks, cwd=workspace)
+    if hooks:
+        about = {"agent_id": config.agent_id, "depth": config.depth}
+        gate = HookedGate(gate, hooks, about=about)
+    trace = TraceWriter(config.trace_path)  # the parent wrote the header
+    identity = AgentIdentity(
+        config.root_run_id, config.agent_id, config.depth, Path(config.run_dir)
+    )
+    project = config.project_dir or config.workspace
+    names: list[str] = []
+    supervisor = AgentSupervisor(
+        identity,
+        workspace=workspace,
+        gate=gate,
+        visible_tools=lambda: names,
+        catalog=load_agents(project),
+        provider=config.provider,
+        ledger=SpawnLedger(config.ledger_path),
+        hooks=config.hooks,
+        child_deny=config.child_deny,
+        headless_default=config.gate.headless_default,
+        context_budget=config.context_budget,
+        max_turns=config.max_turns,
+        trace=trace,
+        project_dir=project,
+    )
+    everything = ToolRegistry([*ToolRegistry.load(), *supervisor.tools()])
+    if config.filter_registry:
+        registry = everything.subset(n for n in config.tools if n in everything)
+    else:
+        registry = everything  # the ablation's unprotected child sees every tool
+    names.extend(registry.names())
+    budget = ContextBudget(**config.context_budget) if config.context_budget else ContextBudget()
+    summarizer = provider_summarizer(provider) if config.provider.kind in _LIVE else None
+    controller = ContextController(budget, summarizer=summarizer, offload_dir=agent_dir / "offload")
+    journal = Journal.create(
+        agent_dir / "trace.jsonl.journal", trace.header.run_id, {"agent_id": config.agent_id}
+    )
+    tool_env = sanitized_env(env, config.agent.env)
+    loop = AgentLoop(
+        provider,
+        registry,
+        gate,
+        ToolContext(workspace, tool_env, JobManager()),
+        trace,
+        journal=journal,
+        config=LoopConfig(
+            system=config.agent.system_prompt or "You are a sub-agent. Do the task.",
+            max_turns=config.max_turns,
+        ),
+        context_hook=context_hook(controller, trace, Inbox(config.inbox_path)),
+    )
+    return ChildRuntime(config, loop, supervisor, registry, provider, trace, journal)
+
+
+def write_result(path: Path, result: RunResult) -> None:
+    data = {
+        "status": result.status.value,
+        "text": result.text,
+        "error": result.error,
+        "turns": result.turns,
+    }
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+async def run_child(config: ChildConfig, *, env: dict[str, str] | None = None) -> RunResult:
+    """Run the child to its end; its children are killed and its retained
+    workspaces removed when it ends (its parent integrates only its own)."""
+    runtime = build_child(config, env=env)
+    try:
+        result = await runtime.loop.run(task_text(config))
+    finally:
+        try:
+            await runtime.supervisor.close()
+        finally:
+            runtime.trace.close()
+            if runtime.journal is not None:
+                runtime.journal.close()
+    write_result(config.result_path, result)
+    return result
+
+
+def run_child_sync(config: ChildConfig) -> RunResult:
+    return asyncio.run(run_child(config))

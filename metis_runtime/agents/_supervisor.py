@@ -1,0 +1,582 @@
+"""`AgentSupervisor`: one agent's children — spawning, watching, waiting, killing.
+
+A spawn, in order: look up the definition; clone the gate for the requested
+mode (a refusal is a value); compute the tool surface; ask the tree's spawn
+guard (a refusal is a value with a code); make the workspace; write the
+child's trace header (so the tree links even if the child dies at once);
+record the `spawn` event in this agent's trace; start
+`python -m metis_runtime.agents._child CONFIG.json` in its own process group.
+A watcher waits for it (killing its group at the timeout), reads its result,
+releases its guard slot and keeps or removes its workspace.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import sys
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from metis_model.trace import Decision, Mode, Route, TraceHeader
+
+from .._errors import ConfigError
+from .._trace import TraceWriter
+from ..dispatch import GateLike
+from ..permissions import Refusal
+from ..tools import Tool
+from ._authority import child_surface
+from ._config import ChildConfig, ProviderConfig, clone_gate_config, gate_mode
+from ._definitions import AgentCatalog
+from ._guard import GuardAdmit, GuardRefusal, GuardRequest, SpawnLedger
+from ._hooks import HookSpec
+from ._process import (
+    install_reaper,
+    register_group,
+    sanitized_env,
+    signal_group,
+    unregister_group,
+)
+from ._worktree import (
+    AgentWorkspace,
+    WorkspaceError,
+    WorkspaceKind,
+    WorkspaceManager,
+    changed_files,
+    make_workspace,
+)
+
+PRODUCER = "metis_runtime.agents"
+CHILD_MODULE = "metis_runtime.agents._child"
+KILL_GRACE_S = 2.0
+_DONE = ("completed", "failed", "cancelled", "timed_out", "killed")
+
+
+@attrs.frozen
+class AgentIdentity:
+    """Where an agent sits in its tree. `run_dir` holds the tree's ledger
+    (`guard.json`), its agents' folders (`agents/<id>/`) and worktrees."""
+
+    root_run_id: str
+    agent_id: str
+    depth: int
+    run_dir: Path
+
+
+@attrs.frozen
+class SpawnRefused:
+    """A spawn that did not happen: a guard code, or AUTHORITY / UNKNOWN_AGENT / WORKSPACE."""
+
+    code: str
+    message: str
+
+    def text(self) -> str:
+        return f"spawn refused: {self.code}: {self.message}"
+
+
+@attrs.define
+class ChildRecord:
+    agent_id: str
+    agent: str
+    task: str
+    depth: int
+    mode: Mode
+    tools: tuple[str, ...]
+    workspace: AgentWorkspace
+    agent_dir: Path
+    sync: bool
+    started: float
+    status: str = "starting"
+    pid: int | None = None
+    text: str = ""
+    error: str = ""
+    turns: int = 0
+    ended: float | None = None
+    changed: tuple[str, ...] = ()
+    done: asyncio.Event = attrs.field(factory=asyncio.Event)
+    process: asyncio.subprocess.Process | None = None
+    watcher: asyncio.Task[None] | None = None
+    kill_reason: str | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.status in _DONE
+
+    def summary(self) -> dict[str, Any]:
+        elapsed = (self.ended or time.monotonic()) - self.started
+        out: dict[str, Any] = {
+            "agent_id": self.agent_id,
+            "agent": self.agent,
+            "status": self.status,
+            "depth": self.depth,
+            "mode": self.mode.value,
+            "workspace": str(self.workspace.path),
+            "worktree": self.workspace.kind.value,
+            "seconds": round(elapsed, 2),
+            "turns": self.turns,
+        }
+        if self.workspace.branch:
+            out["branch"] = self.workspace.branch
+        if self.error:
+            out["error"] = self.error
+        return out
+
+    def report(self) -> str:
+        """The tool result text for a finished child."""
+        head = f"agent {self.agent_id} ({self.agent}) {self.status} after {self.turns} turn(s)"
+        lines = [head]
+        ws = self.workspace
+        if ws.kind is not WorkspaceKind.INHERIT:
+            kept = self.status == "completed"
+            where = f"branch {ws.branch}" if ws.branch else "a copy"
+            fate = "kept until you integrate it or exit" if kept else "removed"
+            lines.append(f"workspace: {ws.path} ({where}; {fate})")
+            if self.changed:
+                lines.append(f"changed: {', '.join(self.changed)}")
+        if self.error:
+            lines.append(f"error: {self.error}")
+        if self.text:
+            lines += ["---", self.text]
+        return "\n".join(lines)
+
+
+class AgentSupervisor:
+    """The children of one agent.
+
+    `gate` is this agent's gate (cloned for each child); `visible_tools`
+    its visible tool names (a callable is asked at each spawn); `trace` its
+    trace writer (the `spawn` events go there; may be set after
+    construction). `child_deny` is a deny list applied to every descendant.
+    `python` and `env` are those of the child processes; `project_dir`
+    is where every descendant looks up `.metis/agents` (default: workspace).
+    `ablation` switches protections off, for the child-boundary ablation only.
+    """
+
+    def __init__(
+        self,
+        identity: AgentIdentity,
+        *,
+        workspace: str | os.PathLike[str],
+        gate: GateLike[Any],
+        visible_tools: Sequence[str] | Callable[[], Sequence[str]],
+        catalog: AgentCatalog,
+        provider: ProviderConfig,
+        ledger: SpawnLedger,
+        hooks: Sequence[HookSpec] = (),
+        child_deny: Sequence[str] = (),
+        headless_default: Decision = Decision.DENY,
+        context_budget: Mapping[str, int] | None = None,
+        max_turns: int = 50,
+        trace: TraceWriter | None = None,
+        python: str = sys.executable,
+        env: Mapping[str, str] | None = None,
+        project_dir: str | os.PathLike[str] | None = None,
+        ablation: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.identity = identity
+        self.workspace = Path(os.path.realpath(workspace))
+        self.gate = gate
+        self._visible = visible_tools
+        self.catalog = catalog
+        self.provider = provider
+        self.ledger = ledger
+        self.hooks = tuple(hooks)
+        self.child_deny = tuple(child_deny)
+        self.headless_default = headless_default
+        self.context_budget = dict(context_budget) if context_budget else None
+        self.max_turns = max_turns
+        self.trace = trace
+        self.python = python
+        self.env = dict(env) if env is not None else None
+        self.project_dir = str(project_dir) if project_dir is not None else str(self.workspace)
+        self.ablation = dict(ablation or {})
+        self.children: dict[str, ChildRecord] = {}
+        self.workspaces = WorkspaceManager()
+        self.limits = ledger.limits
+        install_reaper()
+
+    # --- helpers --------------------------------------------------------------
+
+    def visible_tools(self) -> tuple[str, ...]:
+        got = self._visible() if callable(self._visible) else self._visible
+        return tuple(got)
+
+    @property
+    def agents_dir(self) -> Path:
+        return self.identity.run_dir / "agents"
+
+    def header_meta(self) -> dict[str, Any]:
+        """What this agent's own trace header should carry in `meta`
+        (the guard's limits and the hooks in force: CHILD-4, CHILD-6)."""
+        return {"guard": self.limits.to_json(), "hooks": [h.id for h in self.hooks]}
+
+    def _emit_spawn(self, agent_id: str, mode: Mode, tools: Sequence[str]) -> None:
+        if self.trace is None:
+            return
+        n = self.trace.next_seq
+        self.trace.emit(
+            "spawn",
+            (n - 1,) if n else (),
+            agent_id=agent_id,
+            child_mode=mode,
+            child_tools=list(tools),
+            parent_mode=gate_mode(self.gate),
+            parent_tools=list(self.visible_tools()),
+        )
+
+    # --- spawning -------------------------------------------------------------
+
+    async def spawn(
+        self,
+        agent: str,
+        task: str,
+        *,
+        sync: bool = True,
+        worktree: str = "inherit",
+        tools: Sequence[str] | None = None,
+        disallowed_tools: Sequence[str] = (),
+        permission_mode: Mode | None = None,
+        context: str = "",
+        force: bool = False,
+        rationale: str = "",
+    ) -> ChildRecord | SpawnRefused:
+        definition = self.catalog.get(agent)
+        if definition is None:
+            known = ", ".join(self.catalog.names()) or "none"
+            return SpawnRefused("UNKNOWN_AGENT", f"no agent named {agent!r} (known: {known})")
+        agent_id = f"{agent}-{uuid.uuid4().hex[:8]}"
+        kind = WorkspaceKind(worktree)
+        # The gate is cloned against the child's workspace; the mode check does not depend on it.
+        probe = clone_gate_config(
+            self.gate,
+            permission_mode,
+            parent_workspace=self.workspace,
+            child_workspace=self.workspace,
+            headless_default=self.headless_default,
+            extra_deny=(),
+        )
+        if isinstance(probe, Refusal):
+            return SpawnRefused("AUTHORITY", probe.reason)
+        mode = probe.mode
+        surface = child_surface(
+            self.visible_tools(),
+            definition.tools,
+            tools,
+            (definition.disallowed_tools, disallowed_tools, self.child_deny),
+            mode=mode,
+        )
+        request = GuardRequest(
+            self.identity.agent_id, self.identity.depth, agent, task, force, rationale
+        )
+        admitted = await asyncio.to_thread(self.ledger.request, request, agent_id)
+        if isinstance(admitted, GuardRefusal):
+            return SpawnRefused(admitted.code.value, admitted.message)
+        try:
+            ws = await asyncio.to_thread(
+                make_workspace, kind, self.workspace, self.identity.run_dir / "worktrees", agent_id
+            )
+        except (WorkspaceError, OSError) as exc:
+            self.ledger.finished(agent_id)
+            return SpawnRefused("WORKSPACE", str(exc))
+        gate_cfg = clone_gate_config(
+            self.gate,
+            permission_mode,
+            parent_workspace=self.workspace,
+            child_workspace=ws.path,
+            headless_default=self.headless_default,
+        )
+        assert not isinstance(gate_cfg, Refusal)  # the probe above already passed
+        if self.ablation.get("open_gate"):
+            gate_cfg = gate_cfg.model_copy(update={"kind": "open"})
+        agent_dir = self.agents_dir / agent_id
+        agent_dir.mkdir(parents=True, exist_ok=True)
+        config = ChildConfig(
+            agent=definition,
+            task=task,
+            context=context,
+            root_run_id=self.identity.root_run_id,
+            run_id=uuid.uuid4().hex,
+            parent_id=self.identity.agent_id,
+            agent_id=agent_id,
+            depth=admitted.depth,
+            parent_pid=os.getpid(),
+            run_dir=str(self.identity.run_dir),
+            agent_dir=str(agent_dir),
+            workspace=str(ws.path),
+            project_dir=self.project_dir,
+            mode=mode,
+            tools=tuple(sorted(surface)),
+            filter_registry=not self.ablation.get("unfiltered_registry", False),
+            gate=gate_cfg,
+            hooks=self.hooks,
+            provider=self.provider,
+            child_deny=self.child_deny,
+            context_budget=self.context_budget,
+            max_turns=self.max_turns,
+        )
+        record = ChildRecord(
+            agent_id=agent_id,
+            agent=agent,
+            task=task,
+            depth=admitted.depth,
+            mode=mode,
+            tools=config.tools,
+            workspace=ws,
+            agent_dir=agent_dir,
+            sync=sync,
+            started=time.monotonic(),
+        )
+        self.children[agent_id] = record
+        self._write_child_header(config, admitted)
+        self._emit_spawn(agent_id, mode, config.tools)
+        (agent_dir / "config.json").write_text(config.model_dump_json(indent=1), encoding="utf-8")
+        try:
+            await self._start(record, config)
+        except OSError as exc:
+            record.status, record.error = "failed", f"could not start: {exc}"
+            self._finish(record)
+            return record
+        record.watcher = asyncio.ensure_future(self._watch(record))
+        if sync:
+            await self._await_child(record)
+        return record
+
+    def _write_child_header(self, config: ChildConfig, admitted: GuardAdmit) -> None:
+        header = TraceHeader(
+            run_id=config.run_id,
+            root_run_id=config.root_run_id,
+            parent_id=config.parent_id,
+            agent_id=config.agent_id,
+            depth=config.depth,
+            mode=config.mode,
+            route=Route.HEADLESS,
+            headless_default=config.gate.headless_default,
+            tools=config.tools,
+            producer=PRODUCER,
+            meta={
+                "agent": config.agent.name,
+                "task": config.task,
+                "task_hash": admitted.task_hash,
+                "forced": admitted.forced,
+                "guard": self.limits.to_json(),
+                "hooks": [h.id for h in config.hooks],
+                "workspace": config.workspace,
+            },
+        )
+        TraceWriter(config.trace_path, header).close()
+
+    async def _start(self, record: ChildRecord, config: ChildConfig) -> None:
+        env = sanitized_env(self.env, config.agent.env)
+        log = (record.agent_dir / "stderr.log").open("ab")
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                self.python,
+                "-m",
+                CHILD_MODULE,
+                str(record.agent_dir / "config.json"),
+                cwd=str(record.workspace.path),
+                env=env,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=log,
+                stderr=log,
+                start_new_session=True,  # its own process group: pgid == pid
+            )
+        finally:
+            log.close()
+        record.process = proc
+        record.pid = proc.pid
+        record.status = "running"
+        register_group(proc.pid)
+        await asyncio.to_thread(self.ledger.started, record.agent_id, proc.pid)
+
+    async def _watch(self, record: ChildRecord) -> None:
+        proc = record.process
+        assert proc is not None
+        remaining = self.limits.timeout_s - (time.monotonic() - record.started)
+        try:
+            await asyncio.wait_for(proc.wait(), timeout=max(remaining, 0.01))
+        except TimeoutError:
+            record.kill_reason = record.kill_reason or "timed_out"
+            await self._terminate(record)
+        except asyncio.CancelledError:
+            record.kill_reason = record.kill_reason or "cancelled"
+            await self._terminate(record)
+            self._collect(record, proc.returncode)
+            self._finish(record)
+            raise
+        self._collect(record, proc.returncode)
+        self._finish(record)
+
+    async def _terminate(self, record: ChildRecord) -> None:
+        proc = record.process
+        if proc is None or proc.returncode is not None:
+            return
+        signal_group(proc.pid, signal.SIGTERM)
+        try:
+            await asyncio.wait_for(proc.wait(), KILL_GRACE_S)
+        except TimeoutError:
+            signal_group(proc.pid, signal.SIGKILL)
+            await proc.wait()
+        # Whatever of its group outlived it goes too.
+        signal_group(proc.pid, signal.SIGKILL)
+
+    def _collect(self, record: ChildRecord, returncode: int | None) -> None:
+        data: dict[str, Any] = {}
+        with contextlib.suppress(OSError, json.JSONDecodeError):
+            loaded = json.loads((record.agent_dir / "result.json").read_text(encoding="utf-8"))
+            if isinstance(loaded, dict):
+                data = loaded
+        record.text = str(data.get("text", ""))
+        record.turns = int(data.get("turns", 0) or 0)
+        status = str(data.get("status", ""))
+        if record.kill_reason is not None:
+            record.status = record.kill_reason
+            record.error = record.error or {
+                "timed_out": f"killed after the {self.limits.timeout_s:g} s timeout",
+                "cancelled": "cancelled with its parent's call",
+                "killed": "killed by its parent",
+            }.get(record.kill_reason, record.kill_reason)
+        elif status == "completed" and returncode == 0:
+            record.status = "completed"
+        else:
+            # A child that ended any other way (interrupted, crashed) failed.
+            record.status = "cancelled" if status == "cancelled" else "failed"
+            record.error = str(data.get("error") or "") or self._stderr_tail(record, returncode)
+
+    @staticmethod
+    def _stderr_tail(record: ChildRecord, returncode: int | None) -> str:
+        try:
+            tail = (record.agent_dir / "stderr.log").read_text(errors="replace")[-400:]
+        except OSError:
+            tail = ""
+        last = " ".join(tail.split())[-200:]
+        return f"exit status {returncode}" + (f": {last}" if last else "")
+
+    def _finish(self, record: ChildRecord) -> None:
+        record.ended = time.monotonic()
+        if record.process is not None:
+            unregister_group(record.process.pid)
+        self.ledger.finished(record.agent_id)
+        if record.status == "completed":
+            with contextlib.suppress(WorkspaceError, OSError):
+                record.changed = tuple(changed_files(record.workspace))
+            self.workspaces.keep(record.agent_id, record.workspace)
+        else:
+            with contextlib.suppress(WorkspaceError, OSError):
+                self.workspaces.drop(record.workspace)
+        record.done.set()
+
+    async def _await_child(self, record: ChildRecord) -> None:
+        try:
+            await record.done.wait()
+        except asyncio.CancelledError:
+            # The parent's call was cancelled: the child goes with it.
+            record.kill_reason = "cancelled"
+            if record.watcher is not None:
+                record.watcher.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await record.watcher
+            raise
+
+    # --- the other tools --------------------------------------------------------
+
+    def find(self, agent_id: str) -> ChildRecord | None:
+        return self.children.get(agent_id)
+
+    def listing(self) -> list[dict[str, Any]]:
+        return [r.summary() for r in self.children.values()]
+
+    async def wait(
+        self, agent_ids: Sequence[str] = (), timeout_s: float | None = None
+    ) -> tuple[list[ChildRecord], list[str]]:
+        """Wait for these children (default: every running one). Returns the
+        records and the ids that are not this agent's children."""
+        unknown = [a for a in agent_ids if a not in self.children]
+        chosen = [self.children[a] for a in agent_ids if a in self.children]
+        if not agent_ids:
+            chosen = [r for r in self.children.values() if not r.finished]
+        pending = [asyncio.ensure_future(r.done.wait()) for r in chosen if not r.finished]
+        if pending:
+            _, still = await asyncio.wait(pending, timeout=timeout_s)
+            for task in still:
+                task.cancel()
+        return chosen, unknown
+
+    async def kill(self, agent_id: str, *, cascade: bool = True) -> ChildRecord | None:
+        record = self.children.get(agent_id)
+        if record is None:
+            return None
+        if record.finished:
+            return record
+        record.kill_reason = "killed"
+        proc = record.process
+        if proc is not None and proc.returncode is None:
+            if cascade:
+                await self._terminate(record)
+            else:
+                with contextlib.suppress(ProcessLookupError):
+                    proc.send_signal(signal.SIGTERM)
+        await record.done.wait()
+        return record
+
+    def message(self, agent_id: str, text: str) -> str | None:
+        """Queue guidance for a running child (read before its next request);
+        None if it was delivered, else why not."""
+        record = self.children.get(agent_id)
+        if record is None:
+            return f"{agent_id} is not a child of this agent"
+        if record.finished:
+            return f"{agent_id} has already {record.status}"
+        line = json.dumps({"from": self.identity.agent_id, "text": text}) + "\n"
+        with (record.agent_dir / "inbox.jsonl").open("a", encoding="utf-8") as fh:
+            fh.write(line)
+        return None
+
+    def integrate(self, agent_id: str) -> list[str]:
+        """Apply a completed child's workspace changes to this agent's workspace."""
+        return self.workspaces.integrate(agent_id)
+
+    async def close(self) -> None:
+        """Kill every running child, then remove the retained workspaces."""
+        for record in list(self.children.values()):
+            if not record.finished and record.process is not None:
+                record.kill_reason = record.kill_reason or "cancelled"
+                await self._terminate(record)
+        watchers = [r.watcher for r in self.children.values() if r.watcher is not None]
+        if watchers:
+            await asyncio.gather(*watchers, return_exceptions=True)
+        self.workspaces.close()
+
+    def tools(self) -> tuple[Tool, ...]:
+        """The five agent tools bound to this supervisor."""
+        from ._tools import agent_tools  # the tools module imports this one
+
+        return agent_tools(self)
+
+
+def new_tree(
+    run_dir: str | os.PathLike[str],
+    limits: Any = None,
+    *,
+    root_run_id: str | None = None,
+    agent_id: str = "root",
+) -> tuple[AgentIdentity, SpawnLedger]:
+    """The identity of a root agent and a fresh ledger for its tree."""
+    from ._guard import GuardLimits
+
+    run = Path(run_dir)
+    run.mkdir(parents=True, exist_ok=True)
+    if limits is None:
+        limits = GuardLimits()
+    if not isinstance(limits, GuardLimits):
+        raise ConfigError("limits: expected GuardLimits")
+    ledger = SpawnLedger.create(run / "guard.json", limits)
+    return AgentIdentity(root_run_id or uuid.uuid4().hex, agent_id, 0, run), ledger

@@ -1,0 +1,239 @@
+"""The agent tools: spawn_agent, list_agents, wait_agent, kill_agent, message_agent.
+
+Each is a `metis_runtime.tools.Tool` bound to one `AgentSupervisor`, so they
+plug into a `ToolRegistry` like any other tool. A refused spawn is an error
+result whose text starts with `spawn refused: <CODE>:`, never an exception.
+
+Classification: spawning, killing and messaging are `exec` (they start or
+stop processes, or steer them); a sync spawn into the parent's own
+directory is Exclusive (the child edits the same files), other spawns and
+the kill/message tools are Queue calls on `agents:<id>` keys; listing and
+waiting are read-only and Safe.
+"""
+
+from __future__ import annotations
+
+import json
+
+from metis_model.trace import CallClass, Mode, ToolKind
+
+from ..tools import Classification, Tool, ToolContext, ToolInput, ToolOutput, ToolSpec
+from ._guard import task_digest
+from ._supervisor import AgentSupervisor, SpawnRefused
+
+_STRINGS = {"type": "array", "items": {"type": "string"}}
+AGENT_TOOL_NAMES: tuple[str, ...] = (
+    "spawn_agent",
+    "list_agents",
+    "wait_agent",
+    "kill_agent",
+    "message_agent",
+)
+
+
+def _schema(props: dict[str, object], required: tuple[str, ...]) -> dict[str, object]:
+    return {
+        "type": "object",
+        "properties": props,
+        "required": list(required),
+        "additionalProperties": False,
+    }
+
+
+class _AgentTool(Tool):
+    def __init__(self, supervisor: AgentSupervisor) -> None:
+        self.supervisor = supervisor
+
+
+class SpawnAgentTool(_AgentTool):
+    spec = ToolSpec(
+        "spawn_agent",
+        "Start a sub-agent on a task. `agent`: a definition name (list_agents shows "
+        "them). `mode`: sync waits for its answer, async returns its id at once "
+        "(collect it with wait_agent). `worktree`: inherit (work in this directory), "
+        "branch (a git worktree from a snapshot of this workspace), temp (a copy). "
+        "`tools` narrows its tools; `permission_mode` may only be as strict as yours "
+        "or stricter. The same task for the same agent is refused unless you pass "
+        "`force: true` or a `rationale`.",
+        _schema(
+            {
+                "agent": {"type": "string", "minLength": 1},
+                "task": {"type": "string", "minLength": 1},
+                "mode": {"type": "string", "enum": ["sync", "async"]},
+                "worktree": {"type": "string", "enum": ["inherit", "branch", "temp"]},
+                "tools": _STRINGS,
+                "disallowed_tools": _STRINGS,
+                "permission_mode": {"type": "string", "enum": [m.value for m in Mode]},
+                "context": {"type": "string"},
+                "force": {"type": "boolean"},
+                "rationale": {"type": "string"},
+            },
+            ("agent", "task"),
+        ),
+    )
+
+    def kind(self, input: ToolInput) -> ToolKind:
+        return ToolKind.EXEC
+
+    def classify(self, input: ToolInput, ctx: ToolContext) -> Classification:
+        self.validate(input)
+        sync = input.get("mode", "sync") == "sync"
+        if sync and input.get("worktree", "inherit") == "inherit":
+            return Classification(CallClass.EXCLUSIVE, None, ToolKind.EXEC)
+        key = f"agents:spawn:{input['agent']}:{task_digest(str(input['task']))}"
+        return Classification(CallClass.QUEUE, key, ToolKind.EXEC)
+
+    async def run(self, input: ToolInput, ctx: ToolContext) -> ToolOutput:
+        self.validate(input)
+        mode = input.get("permission_mode")
+        tools = input.get("tools")
+        got = await self.supervisor.spawn(
+            str(input["agent"]),
+            str(input["task"]),
+            sync=input.get("mode", "sync") == "sync",
+            worktree=str(input.get("worktree", "inherit")),
+            tools=[str(t) for t in tools] if tools is not None else None,
+            disallowed_tools=[str(t) for t in input.get("disallowed_tools", ())],
+            permission_mode=Mode(mode) if mode is not None else None,
+            context=str(input.get("context", "")),
+            force=bool(input.get("force", False)),
+            rationale=str(input.get("rationale", "")),
+        )
+        if isinstance(got, SpawnRefused):
+            return ToolOutput(got.text(), is_error=True)
+        record = got
+        if not record.finished:
+            return ToolOutput(
+                f"started agent {record.agent_id} ({record.agent}) at depth {record.depth}; "
+                "collect its answer with wait_agent"
+            )
+        return ToolOutput(record.report(), is_error=record.status != "completed")
+
+
+class ListAgentsTool(_AgentTool):
+    spec = ToolSpec(
+        "list_agents",
+        "List your sub-agents (status, depth, workspace) and the agent definitions you can spawn.",
+        _schema({}, ()),
+    )
+
+    def kind(self, input: ToolInput) -> ToolKind:
+        return ToolKind.READ_ONLY
+
+    def classify(self, input: ToolInput, ctx: ToolContext) -> Classification:
+        return Classification(CallClass.SAFE, None, ToolKind.READ_ONLY)
+
+    async def run(self, input: ToolInput, ctx: ToolContext) -> ToolOutput:
+        sup = self.supervisor
+        definitions = [
+            {"name": d.name, "description": d.description, "origin": d.origin}
+            for d in sorted(sup.catalog.agents.values(), key=lambda d: d.name)
+        ]
+        snapshot = sup.ledger.snapshot()
+        body = {
+            "children": sup.listing(),
+            "definitions": definitions,
+            "tree": {
+                "spawned": snapshot.total,
+                "running": len(snapshot.running),
+                "limits": snapshot.limits.to_json(),
+            },
+        }
+        return ToolOutput(json.dumps(body, indent=1))
+
+
+class WaitAgentTool(_AgentTool):
+    spec = ToolSpec(
+        "wait_agent",
+        "Wait for sub-agents to finish (default: all running ones), at most "
+        "`timeout_s` seconds; returns each one's status and answer.",
+        _schema(
+            {
+                "agent_ids": _STRINGS,
+                "timeout_s": {"type": "number", "exclusiveMinimum": 0},
+            },
+            (),
+        ),
+    )
+
+    def kind(self, input: ToolInput) -> ToolKind:
+        return ToolKind.READ_ONLY
+
+    def classify(self, input: ToolInput, ctx: ToolContext) -> Classification:
+        return Classification(CallClass.SAFE, None, ToolKind.READ_ONLY)
+
+    async def run(self, input: ToolInput, ctx: ToolContext) -> ToolOutput:
+        self.validate(input)
+        ids = [str(a) for a in input.get("agent_ids", ())]
+        timeout = input.get("timeout_s")
+        records, unknown = await self.supervisor.wait(
+            ids, float(timeout) if timeout is not None else None
+        )
+        parts = [
+            r.report() if r.finished else f"agent {r.agent_id}: still running" for r in records
+        ]
+        if unknown:
+            parts.append(f"not your agents: {', '.join(unknown)}")
+        if not parts:
+            parts.append("no running sub-agents")
+        failed = bool(unknown) or any(r.finished and r.status != "completed" for r in records)
+        return ToolOutput("\n\n".join(parts), is_error=failed)
+
+
+class KillAgentTool(_AgentTool):
+    spec = ToolSpec(
+        "kill_agent",
+        "Terminate a sub-agent. With `cascade` (default) its whole process group goes, "
+        "and every agent it started with it.",
+        _schema({"agent_id": {"type": "string"}, "cascade": {"type": "boolean"}}, ("agent_id",)),
+    )
+
+    def kind(self, input: ToolInput) -> ToolKind:
+        return ToolKind.EXEC
+
+    def classify(self, input: ToolInput, ctx: ToolContext) -> Classification:
+        self.validate(input)
+        return Classification(CallClass.QUEUE, f"agents:{input['agent_id']}", ToolKind.EXEC)
+
+    async def run(self, input: ToolInput, ctx: ToolContext) -> ToolOutput:
+        self.validate(input)
+        agent_id = str(input["agent_id"])
+        record = await self.supervisor.kill(agent_id, cascade=bool(input.get("cascade", True)))
+        if record is None:
+            return ToolOutput(f"{agent_id} is not a child of this agent", is_error=True)
+        return ToolOutput(f"agent {agent_id}: {record.status}")
+
+
+class MessageAgentTool(_AgentTool):
+    spec = ToolSpec(
+        "message_agent",
+        "Send guidance to a running sub-agent; it reads it before its next model request.",
+        _schema(
+            {"agent_id": {"type": "string"}, "message": {"type": "string", "minLength": 1}},
+            ("agent_id", "message"),
+        ),
+    )
+
+    def kind(self, input: ToolInput) -> ToolKind:
+        return ToolKind.EXEC
+
+    def classify(self, input: ToolInput, ctx: ToolContext) -> Classification:
+        self.validate(input)
+        return Classification(CallClass.QUEUE, f"agents:{input['agent_id']}", ToolKind.EXEC)
+
+    async def run(self, input: ToolInput, ctx: ToolContext) -> ToolOutput:
+        self.validate(input)
+        problem = self.supervisor.message(str(input["agent_id"]), str(input["message"]))
+        if problem is not None:
+            return ToolOutput(problem, is_error=True)
+        return ToolOutput(f"message queued for {input['agent_id']}")
+
+
+def agent_tools(supervisor: AgentSupervisor) -> tuple[Tool, ...]:
+    return (
+        SpawnAgentTool(supervisor),
+        ListAgentsTool(supervisor),
+        WaitAgentTool(supervisor),
+        KillAgentTool(supervisor),
+        MessageAgentTool(supervisor),
+    )

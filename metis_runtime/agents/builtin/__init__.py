@@ -1,0 +1,1 @@
+"""The five built-in agent definitions (Markdown files, shipped as package data)."""

@@ -1,0 +1,90 @@
+"""Scripted providers that child processes build by name (`provider.factory`).
+
+Child processes import this module (`tests.agents._scripts:child_provider`),
+so the tests put the repository on PYTHONPATH. Each role plays a short,
+fixed script; its final answer quotes the tool results it got, so the
+parent's trace (and the test) can see what happened inside the child.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from metis_runtime.providers import (
+    ModelRequest,
+    ScriptedProvider,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+)
+
+
+def _results(request: ModelRequest) -> list[str]:
+    last = request.messages[-1]
+    return [b.content for b in last.content if isinstance(b, ToolResultBlock)]
+
+
+def _answer(request: ModelRequest, prefix: str) -> list[Any]:
+    seen = " | ".join(" ".join(r.split())[:300] for r in _results(request))
+    return [TextBlock(f"{prefix} [{seen}]")]
+
+
+def _planner(request: ModelRequest, n: int) -> Sequence[Any]:
+    if n == 0:
+        # A plan child has no spawn_agent: the call must come back unknown.
+        return [
+            ToolUseBlock("p1", "read", {"path": "untracked.txt"}),
+            ToolUseBlock("p2", "spawn_agent", {"agent": "reviewer", "task": "x"}),
+        ]
+    return _answer(request, "PLAN: write feature.txt")
+
+
+def _implementer(request: ModelRequest, n: int) -> Sequence[Any]:
+    if n == 0:
+        return [
+            ToolUseBlock("i1", "write", {"path": "feature.txt", "content": "implemented\n"}),
+            ToolUseBlock("i2", "read", {"path": "tracked.txt"}),
+        ]
+    if n == 1:
+        return [ToolUseBlock("i3", "spawn_agent", {"agent": "reviewer", "task": "review it"})]
+    return _answer(request, "IMPLEMENTED")
+
+
+def _sleeper(request: ModelRequest, n: int) -> Sequence[Any]:
+    if n == 0:
+        # Spawn a grandchild (async) that sleeps too, then sleep: a tree to kill.
+        return [
+            ToolUseBlock(
+                "s1", "spawn_agent", {"agent": "sleeper", "task": "sleep deeper", "mode": "async"}
+            ),
+            ToolUseBlock("s2", "bash", {"command": "sleep 120"}),
+        ]
+    return [TextBlock("woke up")]
+
+
+def _echo(request: ModelRequest, n: int) -> Sequence[Any]:
+    if n == 0:
+        return [ToolUseBlock("e1", "ls", {})]
+    return _answer(request, "ECHO")
+
+
+async def _slow(request: ModelRequest, n: int) -> Sequence[Any]:
+    await asyncio.sleep(60)
+    return [TextBlock("too late")]
+
+
+SCRIPTS = {
+    "planner": _planner,
+    "implementer": _implementer,
+    "reviewer": _echo,
+    "verifier": _echo,
+    "sleeper": _sleeper,
+    "slow": _slow,
+}
+
+
+def child_provider(info: Mapping[str, Any], **options: Any) -> ScriptedProvider:
+    script = SCRIPTS.get(str(info["agent"]), _echo)
+    return ScriptedProvider(script, name=f"scripted-{info['agent']}")
