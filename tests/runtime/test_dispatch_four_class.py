@@ -208,6 +208,21 @@ def test_background_hands_a_job_id_back_at_once_and_its_completion_pairs(tmp_pat
     assert run.result.status is RunStatus.COMPLETED
 
 
+def test_a_job_done_during_the_batch_pairs_and_is_noted(tmp_path: Path) -> None:
+    # The job ends while a sibling still runs: job_done lands inside the batch.
+    inputs = [op(B, "b", ms=1), op(S, "slow", ms=80)]
+    run = run_batch(FourClassDispatcher(), inputs, tmp_path)
+    (handshake,) = run.of("handshake")
+    (job_done,) = run.of("job_done")
+    (sent,) = run.of("results_sent")
+    assert handshake.seq < job_done.seq < sent.seq
+    assert tuple(job_done.causes) == (handshake.seq,)
+    # The loop tells the model in the same results message.
+    results = run.loop.provider.requests[1].messages[-1]  # type: ignore[attr-defined]
+    notes = [b.text for b in results.content if b.kind == "text"]
+    assert any(handshake.job in n for n in notes)
+
+
 @pytest.mark.parametrize("fail", ["raise", "error"])
 def test_background_failing_after_its_handshake(tmp_path: Path, fail: str) -> None:
     inputs = [op(B, "b", ms=20, fail=fail), op(S, "s", ms=1)]
