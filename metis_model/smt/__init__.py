@@ -8,7 +8,16 @@ See specs/proofs.md.
 
 from ._cex import Counterexample, CounterexampleFiles, event_graph, find_counterexample
 from ._convert import Path, PathStep, decode_path, path_to_trace, to_itf
-from ._engine import BmcOutcome, InductionOutcome, Invariant, Unrolling, bmc, houdini, k_induction
+from ._engine import (
+    BmcOutcome,
+    Induction,
+    InductionOutcome,
+    Invariant,
+    Unrolling,
+    bmc,
+    houdini,
+    k_induction,
+)
 from ._perm import (
     SymFacts,
     SymResolution,
@@ -45,6 +54,7 @@ __all__ = [
     "BmcOutcome",
     "Counterexample",
     "CounterexampleFiles",
+    "Induction",
     "InductionOutcome",
     "Invariant",
     "LoopConfig",

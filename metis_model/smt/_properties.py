@@ -26,7 +26,7 @@ import z3
 from .._invariants import BY_ID
 from ..trace import MUTATING_KINDS, Decision, Mode, Route, RuleBehavior, dumps_trace
 from ._convert import decode_path, path_to_trace
-from ._engine import BmcOutcome, Invariant, Unrolling, bmc, houdini, k_induction
+from ._engine import BmcOutcome, Induction, Invariant, Unrolling, bmc, houdini
 from ._perm import (
     BEHAVIOR,
     DECISION,
@@ -46,9 +46,9 @@ from ._perm import (
     stage_decides,
 )
 from ._results import ProofResult, Verdict
-from ._smt2 import smt2_query, write_smt2
+from ._smt2 import Query, smt2_query, write_smt2
 from ._sorts import ands
-from ._system import CHECK, LoopConfig, LoopSystem
+from ._system import LoopConfig, LoopSystem
 
 PERM_RULE_SLOTS = len(RuleBehavior) + 1  # every behaviour set, plus a same-behaviour tie
 CHILD_EXTRA_SLOTS = 2
@@ -301,12 +301,19 @@ class LoopSession:
         self.on_depth = on_depth
         self._bmc: BmcOutcome | None = None
         self._invariant: Invariant | bool | None = False
+        self._lemma_text: tuple[Query, Query] | None = None
+        self._induction: Induction | None = None
 
     @property
     def bmc(self) -> BmcOutcome:
         if self._bmc is None:
             self._bmc = bmc(
-                self.system, None, self.depth, timeout_s=self.timeout_s, on_depth=self.on_depth
+                self.system,
+                None,
+                self.depth,
+                timeout_s=self.timeout_s,
+                on_depth=self.on_depth,
+                invariant=self.invariant,
             )
         return self._bmc
 
@@ -347,7 +354,9 @@ class LoopSession:
         invariant = self.invariant
         induction = None
         if invariant is not None:
-            induction = k_induction(self.system, inv_id, invariant, max_k, self.timeout_s)
+            if self._induction is None:
+                self._induction = Induction(self.system, invariant, self.timeout_s)
+            induction = self._induction.check(inv_id, max_k)
         seconds = run.seconds + time.perf_counter() - start
         if induction is not None and induction.proved and run.clean_depth >= induction.k - 1:
             smt2 = self._write_induction(prop, out_dir, invariant, induction.k)
@@ -404,31 +413,34 @@ class LoopSession:
         label = f"paths of 1..{depth} steps from init reaching {prop.invariant}"
         return str(write_smt2(out_dir, prop, [smt2_query(query, label, expect)]))
 
-    def _write_induction(
-        self, prop: Property, out_dir: Path | None, invariant: Invariant | None, k: int
-    ) -> str | None:
-        if out_dir is None or invariant is None:
-            return None
-        sys_ = self.system
-        queries = []
-        s0 = sys_.state("init")
-        queries.append(
-            smt2_query(
+    def _lemma_queries(self, invariant: Invariant) -> tuple[Query, Query]:
+        """Init and step queries for the lemmas: the same in every file, built once."""
+        if self._lemma_text is None:
+            sys_ = self.system
+            s0 = sys_.state("init")
+            init = smt2_query(
                 z3.And(sys_.init(s0), z3.Not(invariant.holds(sys_, s0))),
                 "the lemmas hold initially",
                 "unsat",
             )
-        )
-        s, p, t = sys_.state("pre"), sys_.params("step"), sys_.state("post")
-        queries.append(
-            smt2_query(
+            s, p, t = sys_.state("pre"), sys_.params("step"), sys_.state("post")
+            step = smt2_query(
                 z3.And(
                     invariant.holds(sys_, s), sys_.trans(s, p, t), z3.Not(invariant.holds(sys_, t))
                 ),
                 "the lemmas are inductive",
                 "unsat",
             )
-        )
+            self._lemma_text = (init, step)
+        return self._lemma_text
+
+    def _write_induction(
+        self, prop: Property, out_dir: Path | None, invariant: Invariant | None, k: int
+    ) -> str | None:
+        if out_dir is None or invariant is None:
+            return None
+        sys_ = self.system
+        queries = list(self._lemma_queries(invariant))
         if k > 1:
             base = z3.Solver()
             path = Unrolling(sys_, base, prefix="base.")
@@ -442,13 +454,8 @@ class LoopSession:
                     "unsat",
                 )
             )
-        step = z3.Solver()
-        path = Unrolling(sys_, step, prefix="kind.", init=False)
-        conds = [invariant.holds(sys_, path.states[0])]
-        for _ in range(k):
-            conds.append(path.states[-1]["viol"] != CHECK[prop.invariant])
-            conds.append(invariant.holds(sys_, path.extend()))
-        query = z3.And(*step.assertions(), *conds, sys_.bad(path.states[-1], prop.invariant))
+        assert self._induction is not None
+        query = self._induction.query(prop.invariant, k)
         queries.append(smt2_query(query, f"{k}-induction step for {prop.invariant}", "unsat"))
         return str(write_smt2(out_dir, prop, queries))
 

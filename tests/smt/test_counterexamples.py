@@ -1,0 +1,89 @@
+"""Shortest counterexamples for every ablation, in all four formats."""
+
+from __future__ import annotations
+
+import json
+import runpy
+import shutil
+import subprocess
+import sys
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from metis_model import check_trace
+from metis_model.smt import ABLATIONS, Counterexample, UnknownAblation, find_counterexample
+from metis_model.trace import read_trace
+
+MAX_DEPTH = 12
+
+
+@cache
+def cex(ablation: str) -> Counterexample:
+    found = find_counterexample(ablation, MAX_DEPTH)
+    assert found is not None, f"{ablation}: no counterexample within {MAX_DEPTH}"
+    return found
+
+
+@pytest.mark.parametrize("ablation", list(ABLATIONS))
+def test_check_trace_rejects_it_with_the_same_id(ablation: str) -> None:
+    c = cex(ablation)
+    assert c.invariant == ABLATIONS[ablation]
+    report = check_trace(list(c.events), c.header)
+    assert report.first is not None
+    assert report.first.invariant == c.invariant
+    assert report.first.index == len(c.events) - 1  # the last step, no earlier one
+    assert c.confirmed
+
+
+@pytest.mark.parametrize("ablation", list(ABLATIONS))
+def test_it_is_the_shortest(ablation: str) -> None:
+    c = cex(ablation)
+    assert c.depth == len(c.events)
+    if c.depth > 1:
+        assert find_counterexample(ablation, c.depth - 1, minimize=False) is None
+
+
+@pytest.mark.parametrize("ablation", list(ABLATIONS))
+def test_it_writes_trace_itf_graph_and_a_regression_test(ablation: str, tmp_path: Path) -> None:
+    c = cex(ablation)
+    files = c.write(tmp_path)
+    header, events = read_trace(files.trace.read_text().splitlines())
+    first = check_trace(events, header).first
+    assert first is not None and first.invariant == c.invariant
+
+    itf = json.loads(files.itf.read_text())
+    assert set(itf) == {"#meta", "vars", "states"}
+    assert [s["#meta"]["index"] for s in itf["states"]] == list(range(len(events) + 1))
+    for state in itf["states"]:
+        assert set(itf["vars"]) <= set(state)
+    assert itf["states"][-1]["viol"] == c.invariant
+
+    dot = files.dot.read_text()
+    assert f"e{len(events) - 1} [label=" in dot and "#e53935" in dot
+    if shutil.which("dot"):
+        assert files.svg is not None and files.svg.read_text().lstrip().startswith("<?xml")
+
+    namespace = runpy.run_path(str(files.test))
+    tests = [v for k, v in namespace.items() if k.startswith("test_")]
+    assert len(tests) == 1
+    tests[0]()  # the generated regression test passes
+
+
+def test_a_generated_test_runs_under_pytest(tmp_path: Path) -> None:
+    files = cex("queue-not-fifo").write(tmp_path)
+    out = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(files.test)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd=tmp_path,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_an_unknown_ablation_is_an_error() -> None:
+    with pytest.raises(UnknownAblation, match="valid: no-preflight"):
+        find_counterexample("no-such-thing", 3)
