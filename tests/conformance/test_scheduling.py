@@ -164,6 +164,7 @@ class _ReversedQueue:
             await execute_call(c, ctx, sink)
 
 
+@pytest.mark.metis_nonconforming
 @pytest.mark.parametrize(
     ("wrong", "inputs", "invariant"),
     [
