@@ -89,10 +89,35 @@ def group_alive(pgid: int) -> bool:
     return True
 
 
+def _child_groups() -> set[int]:
+    """Process groups of every direct child of this process (Linux: /proc),
+    tools' subprocesses included, except our own group."""
+    me, own = os.getpid(), os.getpgrp()
+    found: set[int] = set()
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return found
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        # After the command: state, ppid, pgrp.
+        if len(fields) > 2 and int(fields[1]) == me and int(fields[2]) != own:
+            found.add(int(fields[2]))
+    return found
+
+
 def kill_all_groups(grace_s: float = 1.0) -> None:
-    """SIGTERM every live child group (their handlers take their own children),
-    wait up to `grace_s`, then SIGKILL what is left."""
-    groups = live_groups()
+    """SIGTERM every child group: the agents' (their handlers take their own
+    children) and, where /proc shows them, those of other direct children
+    such as tool subprocesses; wait up to `grace_s`, then SIGKILL what is left."""
+    agents = set(live_groups())
+    groups = tuple(sorted(agents | _child_groups()))
     for pgid in groups:
         signal_group(pgid, signal.SIGTERM)
     deadline = time.monotonic() + grace_s
@@ -100,9 +125,11 @@ def kill_all_groups(grace_s: float = 1.0) -> None:
     while pending and time.monotonic() < deadline:
         time.sleep(0.02)
         for pgid in pending:
-            # pgid == the child's pid: reap it if exited, so its zombie leaves the group.
-            with contextlib.suppress(ChildProcessError):
-                os.waitpid(pgid, os.WNOHANG)
+            if pgid in agents:
+                # pgid == the agent's pid: reap it if exited, so its zombie leaves
+                # the group (tools' processes are left to their owners to reap).
+                with contextlib.suppress(ChildProcessError):
+                    os.waitpid(pgid, os.WNOHANG)
         pending = [g for g in pending if group_alive(g)]
     for pgid in pending:
         signal_group(pgid, signal.SIGKILL)

@@ -75,6 +75,44 @@ async def _slow(request: ModelRequest, n: int) -> Sequence[Any]:
     return [TextBlock("too late")]
 
 
+def _hooked(depth: int):  # type: ignore[no-untyped-def]
+    def script(request: ModelRequest, n: int) -> Sequence[Any]:
+        if n == 0:
+            calls: list[Any] = [ToolUseBlock("h1", "bash", {"command": "rm -f victim.txt"})]
+            if depth < 2:
+                calls.append(
+                    ToolUseBlock(
+                        "h2",
+                        "spawn_agent",
+                        {"agent": "hooked", "task": f"delete at depth {depth + 1}"},
+                    )
+                )
+            return calls
+        return _answer(request, f"HOOKED {depth}")
+
+    return script
+
+
+def _listener(request: ModelRequest, n: int) -> Sequence[Any]:
+    if n == 0:
+        return [ToolUseBlock("l1", "bash", {"command": "sleep 2"})]
+    # Quote every user text: a queued message joins the user message of its turn.
+    texts = [
+        b.text
+        for m in request.messages
+        if m.role == "user"
+        for b in m.content
+        if isinstance(b, TextBlock)
+    ]
+    return [TextBlock("HEARD: " + " | ".join(texts))]
+
+
+def _envprobe(request: ModelRequest, n: int) -> Sequence[Any]:
+    if n == 0:
+        return [ToolUseBlock("v1", "bash", {"command": "env"})]
+    return [TextBlock("ENV\n" + "\n".join(_results(request)))]
+
+
 SCRIPTS = {
     "planner": _planner,
     "implementer": _implementer,
@@ -82,9 +120,22 @@ SCRIPTS = {
     "verifier": _echo,
     "sleeper": _sleeper,
     "slow": _slow,
+    "listener": _listener,
+    "envprobe": _envprobe,
 }
 
 
 def child_provider(info: Mapping[str, Any], **options: Any) -> ScriptedProvider:
+    if info["agent"] == "broken":
+        raise RuntimeError("this provider cannot be built")
+    if info["agent"] == "hooked":
+        return ScriptedProvider(_hooked(int(info["depth"])), name="scripted-hooked")
     script = SCRIPTS.get(str(info["agent"]), _echo)
     return ScriptedProvider(script, name=f"scripted-{info['agent']}")
+
+
+def veto_secret_paths(tool: str, input: Mapping[str, Any]) -> str | None:
+    """A callable PreToolUse hook: no tool may touch a path with 'secret' in it."""
+    if "secret" in str(input.get("path", "")):
+        return "paths with 'secret' are off limits"
+    return None

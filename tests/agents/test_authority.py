@@ -1,0 +1,226 @@
+"""Child authority in the runtime: surface, mode, cloned gate, hooks (CHILD-1..3, 6)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from metis_model import ChildRefusal, check_trace, child_authority
+from metis_model.trace import Decision, Mode, Route, RuleBehavior, Source, ToolKind
+from metis_runtime.agents import (
+    PLAN_LOCKED_REMOVED,
+    GateConfig,
+    Hook,
+    HookedGate,
+    HookSpec,
+    build_gate,
+    child_mode,
+    child_surface,
+    clone_gate_config,
+    load_hooks,
+)
+from metis_runtime.dispatch import PassThroughGate
+from metis_runtime.permissions import Gate, Policy, Refusal
+
+from ._support import make_root, read_tree, tree_report
+
+HOOK = str(Path(__file__).with_name("hook_deny_rm.sh"))
+TOOLS = ["read", "edit", "bash", "spawn_agent", "exit_plan_mode", "set_mode", "grep"]
+tool_sets = st.lists(st.sampled_from(TOOLS), unique=True)
+
+
+@given(
+    st.sampled_from(Mode),
+    st.none() | st.sampled_from(Mode),
+    tool_sets,
+    st.none() | tool_sets,
+    st.none() | tool_sets,
+    st.lists(tool_sets, max_size=2),
+)
+def test_child1_to_3_surface_and_mode_equal_the_model(
+    parent, requested, visible, profile, callsite, denies
+) -> None:  # type: ignore[no-untyped-def]
+    want = child_authority(parent, visible, requested, profile, callsite, denies)
+    mode = child_mode(parent, requested)
+    if isinstance(want, ChildRefusal):
+        assert isinstance(mode, Refusal)
+        return
+    assert mode == want.mode
+    assert child_surface(visible, profile, callsite, denies, mode=mode) == want.tools
+    if mode is Mode.PLAN:
+        assert not want.tools & PLAN_LOCKED_REMOVED
+
+
+def _gate(tmp: Path, mode: Mode, *rules: tuple[str, str]) -> Gate:
+    policy = Policy()
+    for behavior, pattern in rules:
+        policy.add(Source.PROJECT, behavior, pattern, base=tmp)  # type: ignore[arg-type]
+    return Gate(policy, mode, tmp, Route.HEADLESS)
+
+
+def test_the_cloned_gate_is_never_more_permissive(tmp_path: Path) -> None:
+    default = _gate(tmp_path, Mode.DEFAULT)
+    for mode in (Mode.ACCEPT_EDITS, Mode.BYPASS):
+        refused = clone_gate_config(
+            default,
+            mode,
+            parent_workspace=tmp_path,
+            child_workspace=tmp_path,
+            headless_default=Decision.DENY,
+        )
+        assert isinstance(refused, Refusal)
+    plan = _gate(tmp_path, Mode.PLAN)
+    cfg = clone_gate_config(
+        plan,
+        Mode.BYPASS,
+        parent_workspace=tmp_path,
+        child_workspace=tmp_path,
+        headless_default=Decision.DENY,
+    )
+    assert isinstance(cfg, GateConfig) and cfg.mode is Mode.PLAN
+    passthrough = PassThroughGate(Mode.DEFAULT, tmp_path)
+    assert isinstance(
+        clone_gate_config(
+            passthrough,
+            Mode.BYPASS,
+            parent_workspace=tmp_path,
+            child_workspace=tmp_path,
+            headless_default=Decision.DENY,
+        ),
+        Refusal,
+    )
+
+
+def test_rules_anchored_at_the_parent_follow_the_child_into_its_worktree(tmp_path: Path) -> None:
+    parent_ws, child_ws = tmp_path / "parent", tmp_path / "child"
+    parent_ws.mkdir()
+    child_ws.mkdir()
+    parent = _gate(
+        parent_ws, Mode.ACCEPT_EDITS, ("deny", "Write(release/**)"), ("allow", "Bash(git status)")
+    )
+    cfg = clone_gate_config(
+        parent,
+        None,
+        parent_workspace=parent_ws,
+        child_workspace=child_ws,
+        headless_default=Decision.DENY,
+        extra_deny=("Bash(rm:*)",),
+    )
+    assert isinstance(cfg, GateConfig)
+    child = build_gate(cfg, child_ws)
+    target = child_ws / "release" / "VERSION"
+    d = child.decide("write", {"path": str(target)}, ToolKind.EDIT, [target], None)
+    assert (
+        d.decision is Decision.DENY and d.rule is not None and d.rule.pattern == "Write(release/**)"
+    )
+    ok = child.decide("write", {"path": "src.py"}, ToolKind.EDIT, [child_ws / "src.py"], None)
+    assert ok.decision is Decision.ALLOW  # acceptEdits carried over
+    rm = child.decide("bash", {"command": "rm -rf x"}, ToolKind.EXEC, [], "rm -rf x")
+    assert rm.decision is Decision.DENY
+    assert child.route is Route.HEADLESS
+
+
+# --- hooks ----------------------------------------------------------------------
+
+
+def test_a_command_hook_vetoes_with_exit_2_and_fails_closed(tmp_path: Path) -> None:
+    (deny_rm,) = load_hooks([HookSpec(id="no-rm", command=HOOK)])
+    assert deny_rm.run("bash", {"command": "rm x"}, {}).vetoed
+    assert not deny_rm.run("bash", {"command": "ls"}, {}).vetoed
+    broken = Hook(HookSpec(id="broken", command="exit 1"))
+    assert broken.run("bash", {"command": "ls"}, {}).vetoed
+    blocker = Hook(
+        HookSpec(id="json", command='echo \'{"decision": "block", "reason": "json says no"}\'')
+    )
+    verdict = blocker.run("read", {}, {})
+    assert verdict.vetoed and verdict.reason == "json says no"
+    slow = Hook(HookSpec(id="slow", command="sleep 5", timeout_s=0.2))
+    assert slow.run("read", {}, {}).vetoed
+
+
+def test_a_callable_hook_and_its_matcher(tmp_path: Path) -> None:
+    (hook,) = load_hooks(
+        [HookSpec(id="secrets", callable="tests.agents._scripts:veto_secret_paths", matcher="re*")]
+    )
+    assert hook.matches("read") and not hook.matches("write")
+    assert (
+        hook.run("read", {"path": "my_secret.txt"}, {}).reason
+        == "paths with 'secret' are off limits"
+    )
+    with pytest.raises(ValueError, match="module:attribute"):
+        HookSpec(id="x", callable="nocolon")
+    with pytest.raises(ValueError, match="exactly one"):
+        HookSpec(id="x")
+    with pytest.raises(ValueError, match="cannot import"):
+        load_hooks([HookSpec(id="x", callable="no.such.module:f")])
+
+
+def test_a_veto_is_a_deny_that_recomputes_from_its_facts(tmp_path: Path) -> None:
+    gate = HookedGate(
+        _gate(tmp_path, Mode.BYPASS), load_hooks([HookSpec(id="no-rm", command=HOOK)])
+    )
+    d = gate.decide("bash", {"command": "rm x"}, ToolKind.EXEC, [], "rm x")
+    assert d.decision is Decision.DENY and d.stage.value == "deny_rule"
+    assert (
+        d.rule is not None
+        and d.rule.pattern == "hook:no-rm"
+        and d.rule.behavior is RuleBehavior.DENY
+    )
+    assert any(r.pattern == "hook:no-rm" for r in d.facts.rules)
+    assert gate.mode is Mode.BYPASS  # the inner gate's attributes show through
+
+
+@pytest.mark.slow
+def test_child6_a_parent_hook_applies_in_every_descendant(tmp_path: Path) -> None:
+    def script(request, n):  # type: ignore[no-untyped-def]
+        from metis_runtime.providers import TextBlock, ToolUseBlock
+
+        if n == 0:
+            return [
+                ToolUseBlock("r1", "bash", {"command": "rm -f victim.txt"}),
+                ToolUseBlock("r2", "spawn_agent", {"agent": "hooked", "task": "delete at depth 1"}),
+            ]
+        return [TextBlock("done")]
+
+    ws = tmp_path / "ws"
+    (ws / ".metis" / "agents").mkdir(parents=True)
+    # A project definition: every descendant looks it up in the root's project.
+    (ws / ".metis" / "agents" / "hooked.md").write_text(
+        "---\nname: hooked\ndescription: tries to rm\ntools: [bash, spawn_agent]\n---\nrm\n"
+    )
+    (ws / "victim.txt").write_text("still here\n")
+    root = make_root(
+        tmp_path,
+        script,
+        workspace=ws,
+        mode=Mode.BYPASS,  # without the hook, rm would be allowed
+        hooks=[HookSpec(id="no-rm", command=HOOK, matcher="bash")],
+    )
+    result = root.run("try to delete")
+    assert result.status.value == "completed"
+    assert (ws / "victim.txt").read_text() == "still here\n"
+    tree = read_tree(root.run_dir)
+    depths = sorted(h.depth for h, _ in tree.values())
+    assert depths == [0, 1, 2]
+    for header, events in tree.values():
+        assert header.meta["hooks"] == ["no-rm"]
+        assert check_trace(events, header).ok
+        denials = [
+            e
+            for e in events
+            if e.kind == "decision" and e.rule is not None and e.rule.pattern == "hook:no-rm"
+        ]
+        assert len(denials) == 1, header.agent_id
+    report = tree_report(root.run_dir)
+    assert report.ok and report.checks["CHILD-6"] == 2
+
+
+def test_hook_specs_round_trip_through_json() -> None:
+    spec = HookSpec(id="no-rm", command=HOOK, matcher="bash")
+    assert HookSpec.model_validate(json.loads(spec.model_dump_json())) == spec
+    asyncio.run(asyncio.sleep(0))

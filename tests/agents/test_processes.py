@@ -1,0 +1,296 @@
+"""Child processes for real: sanitised environment, process groups, timeouts,
+kill, messages, waiting; and no orphan left when the root is killed."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from metis_model.trace import Mode
+from metis_runtime.agents import AgentDefinition, GuardLimits, live_groups, sanitized_env
+from metis_runtime.providers import ModelRequest, TextBlock, ToolUseBlock
+
+from ._support import REPO, child_env, git, make_root, tree_report
+
+pytestmark = pytest.mark.slow
+
+
+def test_the_environment_drops_injection_variables() -> None:
+    env = sanitized_env(
+        {
+            "PATH": "/bin",
+            "LD_PRELOAD": "x.so",
+            "LD_LIBRARY_PATH": "/l",
+            "LD_AUDIT": "a",
+            "DYLD_INSERT_LIBRARIES": "d",
+            "SUDO_USER": "root",
+            "ANTHROPIC_API_KEY": "sk-keep",
+        },
+        {"NODE_ENV": "test", "LD_PRELOAD": "from-a-definition.so"},
+    )
+    assert env == {"PATH": "/bin", "ANTHROPIC_API_KEY": "sk-keep", "NODE_ENV": "test"}
+
+
+def _definition(name: str, tools: tuple[str, ...], **env: str) -> AgentDefinition:
+    return AgentDefinition(name=name, description=name, tools=tools, env=env, system_prompt=name)
+
+
+def test_a_child_process_sees_the_sanitised_environment(tmp_path: Path) -> None:
+    def script(request: ModelRequest, n: int) -> list[Any]:
+        if n == 0:
+            return [ToolUseBlock("c1", "spawn_agent", {"agent": "envprobe", "task": "print env"})]
+        return [TextBlock(request.messages[-1].content[0].content)]  # type: ignore[union-attr]
+
+    root = make_root(
+        tmp_path,
+        script,
+        mode=Mode.BYPASS,
+        extra_definitions=[_definition("envprobe", ("bash",), PROBE_VAR="from-definition")],
+    )
+    dirty = {
+        "LD_AUDIT": "",
+        "DYLD_INSERT_LIBRARIES": "evil",
+        "SUDO_USER": "root",
+        "METIS_KEEP_ME": "yes",
+    }
+    root.supervisor.env = {**child_env(), **dirty}
+    result = root.run("probe")
+    assert result.status.value == "completed"
+    lines = set(result.text.splitlines())
+    assert "PROBE_VAR=from-definition" in lines and "METIS_KEEP_ME=yes" in lines
+    assert not [line for line in lines if line.startswith(("LD_AUDIT=", "DYLD_", "SUDO_"))]
+
+
+def test_async_children_are_waited_for_messaged_and_listed(tmp_path: Path) -> None:
+    ids: list[str] = []
+
+    def script(request: ModelRequest, n: int) -> list[Any]:
+        last = request.messages[-1].content
+        if n == 0:
+            return [
+                ToolUseBlock(
+                    "c1",
+                    "spawn_agent",
+                    {"agent": "listener", "task": "listen", "mode": "async", "worktree": "temp"},
+                )
+            ]
+        if n == 1:
+            ids.append(last[0].content.split()[2])  # type: ignore[union-attr]
+            return [
+                ToolUseBlock("c2", "message_agent", {"agent_id": ids[0], "message": "use tabs"}),
+                ToolUseBlock("c3", "list_agents", {}),
+            ]
+        if n == 2:
+            return [ToolUseBlock("c4", "wait_agent", {"agent_ids": [ids[0]], "timeout_s": 60})]
+        return [TextBlock("\n".join(b.content for b in last if hasattr(b, "content")))]  # type: ignore[union-attr]
+
+    root = make_root(
+        tmp_path, script, mode=Mode.BYPASS, extra_definitions=[_definition("listener", ("bash",))]
+    )
+    result = root.run("listen")
+    assert result.status.value == "completed"
+    assert "[message from root] use tabs" in result.text
+    assert f"agent {ids[0]} (listener) completed" in result.text
+    listing = json.loads(root.provider.requests[2].messages[-1].content[1].content)  # type: ignore[union-attr]
+    (child,) = listing["children"]
+    assert (
+        child["agent_id"] == ids[0] and child["status"] == "running" and child["worktree"] == "temp"
+    )
+    assert listing["tree"]["limits"]["max_depth"] == 5
+    assert {"coordinator", "listener"} <= {d["name"] for d in listing["definitions"]}
+    assert tree_report(root.run_dir).ok
+
+
+def test_a_timed_out_child_is_killed_and_its_worktree_removed(tmp_path: Path) -> None:
+    def script(request: ModelRequest, n: int) -> list[Any]:
+        if n == 0:
+            return [
+                ToolUseBlock(
+                    "c1",
+                    "spawn_agent",
+                    {"agent": "slow", "task": "take forever", "worktree": "branch"},
+                )
+            ]
+        return [TextBlock(request.messages[-1].content[0].content)]  # type: ignore[union-attr]
+
+    root = make_root(
+        tmp_path,
+        script,
+        limits=GuardLimits(timeout_s=3.0),
+        extra_definitions=[_definition("slow", ("read",))],
+    )
+    started = time.monotonic()
+    result = root.run("wait")
+    assert time.monotonic() - started < 30
+    assert "timed_out" in result.text and "killed after the 3 s timeout" in result.text
+    (child,) = root.supervisor.children.values()
+    assert child.status == "timed_out" and not child.workspace.path.exists()
+    assert git(["worktree", "list"], root.workspace).count("\n") == 1
+    assert root.supervisor.ledger.snapshot().running == ()
+    assert child.pid not in live_groups()
+    assert tree_report(root.run_dir).ok  # the killed child's trace is cut short, still valid
+
+
+def test_kill_agent_stops_the_group_and_a_failed_child_is_reported(tmp_path: Path) -> None:
+    ids: list[str] = []
+
+    def script(request: ModelRequest, n: int) -> list[Any]:
+        last = request.messages[-1].content
+        if n == 0:
+            return [
+                ToolUseBlock(
+                    "c1",
+                    "spawn_agent",
+                    {"agent": "sleeper", "task": "sleep", "mode": "async", "worktree": "temp"},
+                ),
+                ToolUseBlock(
+                    "c2", "spawn_agent", {"agent": "broken", "task": "fail", "worktree": "branch"}
+                ),
+            ]
+        if n == 1:
+            ids.append(last[0].content.split()[2])  # type: ignore[union-attr]
+            time.sleep(1.0)  # let the sleeper start its own sleep
+            return [ToolUseBlock("c3", "kill_agent", {"agent_id": ids[0]})]
+        return [TextBlock("\n".join(b.content for b in last if hasattr(b, "content")))]  # type: ignore[union-attr]
+
+    sleeper = _definition("sleeper", ("bash", "spawn_agent"))
+    root = make_root(
+        tmp_path,
+        script,
+        mode=Mode.BYPASS,
+        limits=GuardLimits(max_depth=1),
+        extra_definitions=[sleeper, _definition("broken", ("read",))],
+    )
+    result = root.run("kill")
+    assert result.text == f"agent {ids[0]}: killed"
+    records = {r.agent: r for r in root.supervisor.children.values()}
+    assert records["sleeper"].status == "killed" and not records["sleeper"].workspace.path.exists()
+    broken = records["broken"]
+    assert broken.status == "failed" and "cannot be built" in broken.error
+    assert not broken.workspace.path.exists()
+    assert live_groups() == ()
+
+
+# --- no orphans ------------------------------------------------------------------
+
+_ROOT = """
+import sys
+from pathlib import Path
+from metis_model.trace import Mode
+from metis_runtime.agents import AgentDefinition, GuardLimits
+from metis_runtime.providers import TextBlock, ToolUseBlock
+from tests.agents._support import make_root
+
+def script(request, n):
+    if n == 0:
+        calls = [ToolUseBlock("r1", "spawn_agent", {"agent": "sleeper", "task": "sleep", "mode": "async"})]
+        if sys.argv[2] == "with-bash":
+            calls.append(ToolUseBlock("r2", "bash", {"command": "sleep 300"}))
+        else:
+            calls.append(ToolUseBlock("r2", "wait_agent", {}))
+        return calls
+    return [TextBlock("done")]
+
+sleeper = AgentDefinition(name="sleeper", description="s", tools=("bash", "spawn_agent"))
+tmp = Path(sys.argv[1])
+(tmp / "ws").mkdir()
+(tmp / "ws" / ".metis" / "agents").mkdir(parents=True)
+(tmp / "ws" / ".metis" / "agents" / "sleeper.md").write_text(
+    "---\\nname: sleeper\\ndescription: s\\ntools: [bash, spawn_agent]\\n---\\ns\\n")
+root = make_root(tmp, script, workspace=tmp / "ws", mode=Mode.BYPASS, limits=GuardLimits(max_depth=2))
+print("ready", flush=True)
+root.run("sleep")
+"""
+
+
+def _marked(marker: str) -> list[int]:
+    """Live processes (not zombies) whose environment carries the marker."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            environ = Path(f"/proc/{entry}/environ").read_bytes()
+            state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if f"METIS_ORPHAN_MARK={marker}".encode() in environ.split(b"\0") and state != "Z":
+            found.append(int(entry))
+    return found
+
+
+@pytest.fixture
+def marker() -> Iterator[str]:
+    mark = uuid.uuid4().hex
+    yield mark
+    for pid in _marked(mark):  # whatever a failing test left behind
+        with contextlib_suppress():
+            os.kill(pid, signal.SIGKILL)
+
+
+class contextlib_suppress:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> bool:
+        return True
+
+
+def _wait_for(predicate: Any, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.1)
+    return predicate()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize(
+    ("sig", "root_runs_bash"),
+    [
+        (signal.SIGTERM, True),  # handlers run: every child group goes, tools' too
+        # SIGKILL: no handler runs; the agents go by PR_SET_PDEATHSIG. The root's
+        # own tool processes are not agents and have no parent-death signal, so
+        # here the root waits on its child instead of sleeping in bash.
+        (signal.SIGKILL, False),
+    ],
+)
+def test_killing_the_root_leaves_no_orphan(
+    tmp_path: Path, marker: str, sig: int, root_runs_bash: bool
+) -> None:
+    env = {**child_env(), "METIS_ORPHAN_MARK": marker}
+    mode = "with-bash" if root_runs_bash else "waiting"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _ROOT, str(tmp_path), mode],
+        env=env,
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    expected = 6 if root_runs_bash else 5
+    try:
+        # root (+ its sleep), child + its sleep, grandchild + its sleep (depth 2 may not spawn).
+        assert _wait_for(lambda: len(_marked(marker)) >= expected, 60), (
+            _marked(marker),
+            proc.poll(),
+        )
+        assert len(list(tmp_path.rglob("agents/*/trace.jsonl"))) == 2
+        proc.send_signal(sig)
+        proc.wait(timeout=30)
+        assert _wait_for(lambda: not _marked(marker), 20), _marked(marker)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
