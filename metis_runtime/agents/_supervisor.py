@@ -103,6 +103,7 @@ class ChildRecord:
     changed: tuple[str, ...] = ()
     done: asyncio.Event = attrs.field(factory=asyncio.Event)
     process: asyncio.subprocess.Process | None = None
+    inline: asyncio.Task[Any] | None = None  # a child run in this process (ablation)
     watcher: asyncio.Task[None] | None = None
     kill_reason: str | None = None
 
@@ -157,7 +158,9 @@ class AgentSupervisor:
     construction). `child_deny` is a deny list applied to every descendant.
     `python` and `env` are those of the child processes; `project_dir`
     is where every descendant looks up `.metis/agents` (default: workspace).
-    `ablation` switches protections off, for the child-boundary ablation only.
+    `ablation` switches protections off, for the child-boundary ablation only;
+    `inline` runs children as tasks of this process (same config, same child
+    builder, no process boundary): for the ablation and tests only.
     """
 
     def __init__(
@@ -180,6 +183,7 @@ class AgentSupervisor:
         env: Mapping[str, str] | None = None,
         project_dir: str | os.PathLike[str] | None = None,
         ablation: Mapping[str, Any] | None = None,
+        inline: bool = False,
     ) -> None:
         self.identity = identity
         self.workspace = Path(os.path.realpath(workspace))
@@ -198,6 +202,7 @@ class AgentSupervisor:
         self.env = dict(env) if env is not None else None
         self.project_dir = str(project_dir) if project_dir is not None else str(self.workspace)
         self.ablation = dict(ablation or {})
+        self.inline = inline
         self.children: dict[str, ChildRecord] = {}
         self.workspaces = WorkspaceManager()
         self.limits = ledger.limits
@@ -339,7 +344,10 @@ class AgentSupervisor:
         self._emit_spawn(agent_id, mode, config.tools)
         (agent_dir / "config.json").write_text(config.model_dump_json(indent=1), encoding="utf-8")
         try:
-            await self._start(record, config)
+            if self.inline:
+                self._start_inline(record, config)
+            else:
+                await self._start(record, config)
         except OSError as exc:
             record.status, record.error = "failed", f"could not start: {exc}"
             self._finish(record)
@@ -397,25 +405,51 @@ class AgentSupervisor:
         register_group(proc.pid)
         await asyncio.to_thread(self.ledger.started, record.agent_id, proc.pid)
 
+    def _start_inline(self, record: ChildRecord, config: ChildConfig) -> None:
+        from ._runtime import run_child  # the runtime module imports this one
+
+        record.inline = asyncio.ensure_future(run_child(config, env=self.env))
+        record.status = "running"
+        self.ledger.started(record.agent_id, os.getpid())
+
+    async def _exited(self, record: ChildRecord) -> None:
+        if record.process is not None:
+            await record.process.wait()
+        elif record.inline is not None:
+            await asyncio.wait({record.inline})  # never raises: the task's outcome stays in it
+
+    def _returncode(self, record: ChildRecord) -> int | None:
+        if record.process is not None:
+            return record.process.returncode
+        task = record.inline
+        if task is None or not task.done() or task.cancelled():
+            return None
+        if task.exception() is not None:
+            record.error = record.error or f"{type(task.exception()).__name__}: {task.exception()}"
+            return 1
+        return 0 if task.result().status.value == "completed" else 1
+
     async def _watch(self, record: ChildRecord) -> None:
-        proc = record.process
-        assert proc is not None
         remaining = self.limits.timeout_s - (time.monotonic() - record.started)
         try:
-            await asyncio.wait_for(proc.wait(), timeout=max(remaining, 0.01))
+            await asyncio.wait_for(self._exited(record), timeout=max(remaining, 0.01))
         except TimeoutError:
             record.kill_reason = record.kill_reason or "timed_out"
             await self._terminate(record)
         except asyncio.CancelledError:
             record.kill_reason = record.kill_reason or "cancelled"
             await self._terminate(record)
-            self._collect(record, proc.returncode)
+            self._collect(record, self._returncode(record))
             self._finish(record)
             raise
-        self._collect(record, proc.returncode)
+        self._collect(record, self._returncode(record))
         self._finish(record)
 
     async def _terminate(self, record: ChildRecord) -> None:
+        if record.inline is not None:
+            record.inline.cancel()
+            await asyncio.wait({record.inline}, timeout=KILL_GRACE_S)
+            return
         proc = record.process
         if proc is None or proc.returncode is not None:
             return
@@ -518,7 +552,9 @@ class AgentSupervisor:
             return record
         record.kill_reason = "killed"
         proc = record.process
-        if proc is not None and proc.returncode is None:
+        if record.inline is not None:
+            await self._terminate(record)
+        elif proc is not None and proc.returncode is None:
             if cascade:
                 await self._terminate(record)
             else:
@@ -547,7 +583,7 @@ class AgentSupervisor:
     async def close(self) -> None:
         """Kill every running child, then remove the retained workspaces."""
         for record in list(self.children.values()):
-            if not record.finished and record.process is not None:
+            if not record.finished and (record.process is not None or record.inline is not None):
                 record.kill_reason = record.kill_reason or "cancelled"
                 await self._terminate(record)
         watchers = [r.watcher for r in self.children.values() if r.watcher is not None]

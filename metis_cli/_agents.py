@@ -1,0 +1,241 @@
+"""`metis agents` (definitions, tree conformance) and `metis ablate child-boundary`.
+
+Register in `_main.py` with `cli.add_command(agents)` and
+`cli.add_command(ablate)`. `guard_options` adds the spawn-guard flags to any
+command (`metis run` too) and `limits_from_options` turns them into
+`GuardLimits`. Exit codes: 0 everything holds, 1 a violation (or an
+ablation cell off its expected outcome), 2 bad input.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from metis_model._agents import check_trace_tree
+from metis_model.trace import TraceFormatError, read_trace_numbered
+from metis_runtime.agents import GuardLimits, load_agents
+from metis_runtime.agents._ablation import ESCAPE_TOOLS, run_child_boundary
+
+from ._output import EXIT_OK, EXIT_VIOLATION, bad_input, emit_json, table
+
+F = TypeVar("F", bound=Callable[..., Any])
+_DEFAULTS = GuardLimits()
+
+
+def guard_options(command: F) -> F:
+    """The spawn guard's limits as options (defaults: 5, 32, 8, 4, 600 s)."""
+    options = [
+        click.option(
+            "--max-spawn-depth",
+            type=click.IntRange(0),
+            default=_DEFAULTS.max_depth,
+            show_default=True,
+            help="Deepest child depth (the root is 0).",
+        ),
+        click.option(
+            "--max-agents",
+            type=click.IntRange(0),
+            default=_DEFAULTS.max_total,
+            show_default=True,
+            help="Agents one tree may spawn in total.",
+        ),
+        click.option(
+            "--max-children-per-agent",
+            type=click.IntRange(0),
+            default=_DEFAULTS.max_per_parent,
+            show_default=True,
+            help="Children one agent may spawn.",
+        ),
+        click.option(
+            "--max-concurrent",
+            type=click.IntRange(0),
+            default=_DEFAULTS.max_concurrent,
+            show_default=True,
+            help="Children running at once in the tree.",
+        ),
+        click.option(
+            "--agent-timeout",
+            type=click.FloatRange(min=0, min_open=True),
+            default=_DEFAULTS.timeout_s,
+            show_default=True,
+            help="Seconds before a child is killed.",
+        ),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def limits_from_options(options: dict[str, Any]) -> GuardLimits:
+    """GuardLimits from the values `guard_options` added (popped from `options`)."""
+    return GuardLimits(
+        max_depth=options.pop("max_spawn_depth"),
+        max_total=options.pop("max_agents"),
+        max_per_parent=options.pop("max_children_per_agent"),
+        max_concurrent=options.pop("max_concurrent"),
+        timeout_s=options.pop("agent_timeout"),
+    )
+
+
+@click.group("agents")
+def agents() -> None:
+    """Sub-agent definitions and trees of traces."""
+
+
+@agents.command("list")
+@click.option(
+    "--project",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=".",
+    show_default=True,
+    help="Project whose .metis/agents is read.",
+)
+@click.option(
+    "--user-dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="User folder (default: $METIS_USER_AGENTS or ~/.metis/agents).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def list_agents(project: Path, user_dir: Path | None, as_json: bool) -> None:
+    """List the agent definitions in force; bad files are reported (exit 1)."""
+    catalog = load_agents(project, user_dir=user_dir)
+    rows = [catalog.agents[n] for n in catalog.names()]
+    if as_json:
+        emit_json(
+            {
+                "agents": [
+                    {
+                        "name": d.name,
+                        "description": d.description,
+                        "origin": d.origin,
+                        "path": d.path,
+                        "model": d.model,
+                        "thinking": d.thinking,
+                        "tools": list(d.tools) if d.tools is not None else None,
+                        "disallowedTools": list(d.disallowed_tools),
+                    }
+                    for d in rows
+                ],
+                "problems": [str(p) for p in catalog.problems],
+            }
+        )
+    else:
+        click.echo(
+            table(
+                ["name", "origin", "tools", "description"],
+                [
+                    (
+                        d.name,
+                        d.origin,
+                        ",".join(d.tools) if d.tools is not None else "(parent's)",
+                        d.description,
+                    )
+                    for d in rows
+                ],
+            )
+        )
+        for problem in catalog.problems:
+            click.echo(f"metis agents: {problem}", err=True)
+    sys.exit(EXIT_VIOLATION if catalog.problems else EXIT_OK)
+
+
+@agents.command("conform")
+@click.argument("run_dir", type=click.Path(path_type=Path, exists=True, file_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def conform_tree(run_dir: Path, as_json: bool) -> None:
+    """Check every trace under RUN_DIR as one tree of agents (CHILD-1..6 across it)."""
+    traces = {}
+    for path in sorted(run_dir.rglob("trace.jsonl")):
+        try:
+            with path.open(encoding="utf-8") as fh:
+                header, events, _ = read_trace_numbered(fh)
+        except OSError as exc:
+            bad_input(f"{path}: cannot read ({exc.strerror or exc})")
+        except UnicodeDecodeError:
+            bad_input(f"{path}: not UTF-8 text")
+        except TraceFormatError as exc:
+            bad_input(f"{path}: line {exc.line}: {exc.message}")
+        traces[str(path.relative_to(run_dir))] = (header, events)
+    if not traces:
+        bad_input(f"{run_dir}: no trace.jsonl below it")
+    report = check_trace_tree(traces, source=str(run_dir))
+    if as_json:
+        emit_json(report.to_json())
+    elif report.ok:
+        click.echo(f"{run_dir}: {len(traces)} traces conform as one tree ({report.events} events)")
+    else:
+        for v in report.violations:
+            click.echo(v.one_line())
+    sys.exit(EXIT_OK if report.ok else EXIT_VIOLATION)
+
+
+@click.group("ablate")
+def ablate() -> None:
+    """Ablations: switch a protection off and show what it was for."""
+
+
+@ablate.command("child-boundary")
+@click.option(
+    "--seeds",
+    type=click.IntRange(1, 100),
+    default=3,
+    show_default=True,
+    help="Seeds per cell (each varies target, call order, effect position).",
+)
+@click.option(
+    "--processes",
+    is_flag=True,
+    help="Run each child as a real process (default: in process, same spawn path).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def child_boundary(seeds: int, processes: bool, as_json: bool) -> None:
+    """2x2: cloned gate x filtered registry; the unauthorized effect and 5 escape tools.
+
+    Exit 0 when every cell shows its expected outcome over every seed.
+    """
+    cells = run_child_boundary(tuple(range(seeds)), processes=processes)
+    ok = all(c.ok for c in cells)
+    if as_json:
+        emit_json(
+            {"escape_tools": list(ESCAPE_TOOLS), "cells": [c.to_json() for c in cells], "ok": ok}
+        )
+    else:
+        n = len(ESCAPE_TOOLS)
+
+        def onoff(flag: bool) -> str:
+            return "on" if flag else "off"
+
+        rows = []
+        for c in cells:
+            j = c.to_json()
+            exposed = sorted(set(j["exposed"]))
+            rows.append(
+                (
+                    onoff(c.cloned_gate),
+                    onoff(c.filtered_registry),
+                    f"{j['effect_admitted']}/{j['seeds']} admitted",
+                    "/".join(f"{e}/{n}" for e in exposed) + " exposed",
+                    ("admitted" if c.expected_effect else "blocked")
+                    + f", {c.expected_exposed}/{n} exposed",
+                    "ok" if c.ok else "UNEXPECTED",
+                )
+            )
+        click.echo(
+            table(
+                [
+                    "cloned gate",
+                    "filtered registry",
+                    "effect",
+                    "escape tools",
+                    "expected",
+                    "verdict",
+                ],
+                rows,
+            )
+        )
+    sys.exit(EXIT_OK if ok else EXIT_VIOLATION)

@@ -1,0 +1,137 @@
+"""`metis agents list|conform`, `metis ablate child-boundary`, the guard options."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from metis_cli._agents import ablate, agents, guard_options, limits_from_options
+from metis_model.trace import dumps_trace
+from metis_runtime.agents import GuardLimits
+from tests.model.test_spawn_guard_tree import valid_tree
+
+from ._support import child_env
+
+
+def test_ablate_child_boundary_shows_each_protections_effect() -> None:
+    result = CliRunner().invoke(ablate, ["child-boundary", "--seeds", "3", "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["ok"] and data["escape_tools"] == ["bash", "edit", "glob", "grep", "spawn_agent"]
+    cells = {(c["cloned_gate"], c["filtered_registry"]): c for c in data["cells"]}
+    # Full protection: the effect is blocked and no escape tool is exposed.
+    assert cells[(True, True)]["effect_admitted"] == 0 and cells[(True, True)]["exposed"] == [
+        0,
+        0,
+        0,
+    ]
+    # No protection: the effect happens and all five are exposed.
+    assert cells[(False, False)]["effect_admitted"] == 3 and cells[(False, False)]["exposed"] == [
+        5,
+        5,
+        5,
+    ]
+    # Each protection alone: the gate blocks the effect, the filter hides the tools.
+    assert cells[(True, False)]["effect_admitted"] == 0 and cells[(True, False)]["exposed"] == [
+        5,
+        5,
+        5,
+    ]
+    assert cells[(False, True)]["effect_admitted"] == 3 and cells[(False, True)]["exposed"] == [
+        0,
+        0,
+        0,
+    ]
+    # Exposed escape tools really run when nothing filters them.
+    assert "bash" in cells[(False, False)]["escapes_ran"][0]
+
+
+def test_ablate_child_boundary_table() -> None:
+    result = CliRunner().invoke(ablate, ["child-boundary", "--seeds", "1"])
+    assert result.exit_code == 0
+    lines = result.output.splitlines()
+    assert lines[0].split()[:4] == ["cloned", "gate", "filtered", "registry"]
+    assert sum(line.rstrip().endswith("ok") for line in lines) == 4
+
+
+@pytest.mark.slow
+def test_ablate_child_boundary_with_real_processes(monkeypatch: pytest.MonkeyPatch) -> None:
+    for k, v in child_env().items():
+        monkeypatch.setenv(k, v)
+    result = CliRunner().invoke(ablate, ["child-boundary", "--seeds", "1", "--processes", "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["ok"]
+
+
+def test_agents_list_reports_a_bad_file_and_exits_1(tmp_path: Path) -> None:
+    folder = tmp_path / ".metis" / "agents"
+    folder.mkdir(parents=True)
+    (folder / "ok.md").write_text("---\nname: mine\ndescription: d\n---\nbody\n")
+    (folder / "bad.md").write_text("---\nname: x\n---\n")
+    runner = CliRunner()
+    result = runner.invoke(
+        agents, ["list", "--project", str(tmp_path), "--user-dir", str(tmp_path / "u"), "--json"]
+    )
+    assert result.exit_code == 1
+    data = json.loads(result.stdout)
+    assert "mine" in {a["name"] for a in data["agents"]}
+    assert data["problems"] == [f"{folder / 'bad.md'}: description: Field required"]
+    clean = runner.invoke(
+        agents, ["list", "--project", str(tmp_path / "none"), "--user-dir", str(tmp_path / "u")]
+    )
+    assert clean.exit_code == 0 and "coordinator" in clean.output
+
+
+def _write_tree(root: Path, tree: dict[str, Any]) -> None:
+    for name, (header, events) in tree.items():
+        path = root / name.replace(".jsonl", "") / "trace.jsonl"
+        path.parent.mkdir(parents=True)
+        path.write_text(dumps_trace(header, events))
+
+
+def test_agents_conform_checks_a_tree(tmp_path: Path) -> None:
+    good, bad = tmp_path / "good", tmp_path / "bad"
+    _write_tree(good, valid_tree())
+    tree = valid_tree()
+    header, events = tree["a3.jsonl"]
+    tree["a3.jsonl"] = (header.model_copy(update={"depth": 5}), events)
+    _write_tree(bad, tree)
+    runner = CliRunner()
+    ok = runner.invoke(agents, ["conform", str(good)])
+    assert ok.exit_code == 0 and "4 traces conform as one tree" in ok.output
+    broken = runner.invoke(agents, ["conform", str(bad), "--json"])
+    assert broken.exit_code == 1
+    assert {v["invariant"] for v in json.loads(broken.output)["violations"]} >= {
+        "CHILD-5",
+        "CHILD-4",
+    }
+    (good / "junk").mkdir()
+    (good / "junk" / "trace.jsonl").write_text("not json\n")
+    assert runner.invoke(agents, ["conform", str(good)]).exit_code == 2
+    assert runner.invoke(agents, ["conform", str(tmp_path / "good" / "junk" / "..")]).exit_code == 2
+
+
+def test_guard_options_make_limits() -> None:
+    seen: list[GuardLimits] = []
+
+    @click.command()
+    @guard_options
+    def cmd(**options: Any) -> None:
+        seen.append(limits_from_options(options))
+        assert options == {}
+
+    runner = CliRunner()
+    assert runner.invoke(cmd, []).exit_code == 0
+    assert (
+        runner.invoke(
+            cmd, ["--max-spawn-depth", "2", "--max-concurrent", "1", "--agent-timeout", "9.5"]
+        ).exit_code
+        == 0
+    )
+    assert seen == [GuardLimits(), GuardLimits(max_depth=2, max_concurrent=1, timeout_s=9.5)]
+    assert runner.invoke(cmd, ["--agent-timeout", "0"]).exit_code == 2
