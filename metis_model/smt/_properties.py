@@ -91,6 +91,8 @@ PROPERTIES: tuple[Property, ...] = (
     _p("SCHED-4", "background handshake pairing", "k-induction", "sched_4_background"),
     _p("SCHED-5", "cancel needs a cancel or interrupt", "k-induction", "sched_5_no_sibling_cancel"),
     _p("RETRY-1", "no automatic re-run after commit", "k-induction", "retry_1_no_rerun"),
+    _p("CHILD-1", "a child sees no tool its parent lacks", "k-induction", "child_1_surface"),
+    _p("CHILD-3", "plan parent, plan-locked child", "k-induction", "child_3_plan_lock"),
     _p("LOOP-1", "every event enabled in its phase", "k-induction", "loop_1_enabled"),
     _p("LOOP-2", "completed only after an answer", "k-induction", "loop_2_completed"),
 )

@@ -1,0 +1,115 @@
+"""The z3 proofs (issue: PERM proofs < 5 s total; BMC depth >= 20 within 60 s).
+
+Ratios, measured side by side in this run:
+- the time to prove every PERM / CHILD-2 claim for ALL inputs, relative to
+  checking the same claims by evaluating the Python `resolve` over a small
+  finite fact space (every mode, kind and flag, rule lists of up to two rules
+  over every behaviour and source, recency 0..1);
+- the BMC depth reached within the budget on the full loop transition
+  relation with the Houdini lemmas, relative to plain BMC (no lemmas, z3's
+  default solver) in the same budget.
+Seconds and depths are recorded in `extra_info`, not asserted.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import time
+
+import z3
+
+from metis_model import resolve
+from metis_model.smt import PROPERTIES, LoopConfig, LoopSystem, Verdict, bmc, houdini
+from metis_model.smt._properties import prove_claim
+from metis_model.trace import (
+    MUTATING_KINDS,
+    Decision,
+    Facts,
+    Mode,
+    RuleBehavior,
+    RuleRef,
+    Source,
+    ToolKind,
+)
+
+BUDGET_S = float(os.environ.get("METIS_BENCH_BMC_BUDGET", "60"))
+
+
+def _small_fact_space() -> list[Facts]:
+    rules = [
+        RuleRef(behavior=b, source=s, pattern="r", recency=r)
+        for b, s, r in itertools.product(RuleBehavior, Source, (0, 1))
+    ]
+    rule_lists = [(), *((r,) for r in rules), *itertools.combinations(rules, 2)]
+    out = []
+    for mode, kind, *flags in itertools.product(Mode, ToolKind, *[(False, True)] * 4):
+        for rs in rule_lists[:: max(1, len(rule_lists) // 200)]:
+            out.append(
+                Facts(
+                    mode=mode,
+                    kind=kind,
+                    protected=flags[0],
+                    secret=flags[1],
+                    in_scope=flags[2],
+                    transition=flags[3],
+                    rules=tuple(rs),
+                )
+            )
+    return out
+
+
+def _check_by_enumeration(space: list[Facts]) -> None:
+    for f in space:
+        d = resolve(f).decision
+        assert not (
+            any(r.behavior is RuleBehavior.DENY for r in f.rules) and d is not Decision.DENY
+        )
+        assert not ((f.protected or f.secret) and d is Decision.ALLOW)
+        assert not (f.mode is Mode.PLAN and f.kind in MUTATING_KINDS and d is not Decision.DENY)
+        assert not (f.mode is Mode.DONT_ASK and d is Decision.ASK)
+
+
+def _prove_perm() -> list[Verdict]:
+    return [prove_claim(p, None).verdict for p in PROPERTIES if p.method == "smt"]
+
+
+def test_perm_proofs_against_enumeration(benchmark) -> None:  # type: ignore[no-untyped-def]
+    space = _small_fact_space()
+    start = time.perf_counter()
+    _check_by_enumeration(space)
+    enumeration = time.perf_counter() - start
+    verdicts = benchmark.pedantic(_prove_perm, rounds=3, iterations=1)
+    assert all(v is Verdict.PROVED for v in verdicts)
+    proofs = benchmark.stats.stats.min
+    benchmark.extra_info["perm_proof_seconds"] = round(proofs, 3)
+    benchmark.extra_info["enumeration_seconds"] = round(enumeration, 3)
+    benchmark.extra_info["facts_enumerated"] = len(space)
+    benchmark.extra_info["proof_over_enumeration"] = round(proofs / enumeration, 3)
+
+
+def _depth_within(system: LoopSystem, budget: float, lemmas: bool) -> int:
+    invariant = houdini(system) if lemmas else None
+    if lemmas:
+        run = bmc(system, None, 10_000, budget_s=budget, invariant=invariant)
+    else:
+        from metis_model.smt import _engine
+
+        plain = _engine._new_solver
+        _engine._new_solver = lambda t: z3.Solver()  # type: ignore[assignment]
+        try:
+            run = bmc(system, None, 10_000, budget_s=budget)
+        finally:
+            _engine._new_solver = plain
+    assert not run.found and run.unknown_at is None
+    return run.clean_depth
+
+
+def test_bmc_depth_within_budget(benchmark) -> None:  # type: ignore[no-untyped-def]
+    system = LoopSystem(LoopConfig())
+    plain = _depth_within(system, BUDGET_S, lemmas=False)
+    depth = benchmark.pedantic(_depth_within, args=(system, BUDGET_S, True), rounds=1, iterations=1)
+    benchmark.extra_info["budget_seconds"] = BUDGET_S
+    benchmark.extra_info["bmc_depth"] = depth
+    benchmark.extra_info["plain_bmc_depth"] = plain
+    benchmark.extra_info["depth_over_plain"] = round(depth / max(plain, 1), 3)
