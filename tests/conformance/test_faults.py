@@ -276,11 +276,13 @@ def test_faults_command_table_and_exit_codes(
 @pytest.mark.xfail(strict=True, reason=SPAWN_CANCEL)
 def test_a_cancel_during_the_bash_spawn_kills_the_whole_group(tmp_path: Path) -> None:
     # Deterministic: the cancel comes from the protocol's connection_made, which
-    # asyncio calls after the child started and before subprocess_exec returns.
+    # asyncio calls after the child started and before subprocess_exec returns,
+    # once the command has forked its subshell.
     ws = tmp_path / "ws"
     ws.mkdir()
     ctx = ToolContext(ws, {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, JobManager())
-    command = "echo b >> log.txt; (sleep 2; echo B >> log.txt) & wait"
+    # `b` is written after the subshell is forked: once it is there, so is the subshell.
+    command = "(sleep 2; echo B >> log.txt) & echo b >> log.txt; wait"
 
     async def main() -> float:
         task = asyncio.ensure_future(BashTool().run({"command": command}, ctx))
@@ -288,6 +290,10 @@ def test_a_cancel_during_the_bash_spawn_kills_the_whole_group(tmp_path: Path) ->
 
         def cancelling(self: Any, transport: Any) -> None:
             real(self, transport)
+            deadline = time.monotonic() + 10
+            log = ws / "log.txt"
+            while not (log.exists() and "b" in log.read_text()) and time.monotonic() < deadline:
+                time.sleep(0.005)  # blocking on purpose: still inside subprocess_exec
             task.cancel()
 
         with pytest.MonkeyPatch.context() as mp:
