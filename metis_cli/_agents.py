@@ -20,6 +20,7 @@ from metis_model._agents import check_trace_tree
 from metis_model.trace import TraceFormatError, read_trace_numbered
 from metis_runtime.agents import GuardLimits, load_agents
 from metis_runtime.agents._ablation import ESCAPE_TOOLS, run_child_boundary
+from metis_runtime.context import ContextBudget
 
 from ._output import EXIT_OK, EXIT_VIOLATION, bad_input, emit_json, table
 
@@ -79,6 +80,36 @@ def limits_from_options(options: dict[str, Any]) -> GuardLimits:
         max_per_parent=options.pop("max_children_per_agent"),
         max_concurrent=options.pop("max_concurrent"),
         timeout_s=options.pop("agent_timeout"),
+    )
+
+
+def context_options(command: F) -> F:
+    """The context budget as options: a window, and optionally each step's trigger."""
+    options = [
+        click.option(
+            "--context-window",
+            type=click.IntRange(1),
+            default=200_000,
+            show_default=True,
+            help="Estimated tokens (about 4 characters each) the provider takes.",
+        ),
+        click.option(
+            "--context-recent",
+            type=click.IntRange(0),
+            default=4,
+            show_default=True,
+            help="Trailing messages prune and snip leave alone.",
+        ),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def budget_from_options(options: dict[str, Any]) -> ContextBudget:
+    """The ladder's budget (triggers at 50/60/70/80/90 % of the window)."""
+    return ContextBudget.for_window(
+        options.pop("context_window"), recent=options.pop("context_recent")
     )
 
 

@@ -208,6 +208,16 @@ class AgentSupervisor:
         self.limits = ledger.limits
         install_reaper()
 
+    def bind(
+        self,
+        visible_tools: Sequence[str] | Callable[[], Sequence[str]],
+        trace: TraceWriter | None,
+    ) -> None:
+        """Set what this agent shows (usually `registry.names`, once the registry
+        holds `self.tools()`) and the trace its `spawn` events go to."""
+        self._visible = visible_tools
+        self.trace = trace
+
     # --- helpers --------------------------------------------------------------
 
     def visible_tools(self) -> tuple[str, ...]:

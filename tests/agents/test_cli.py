@@ -10,9 +10,17 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from metis_cli._agents import ablate, agents, guard_options, limits_from_options
+from metis_cli._agents import (
+    ablate,
+    agents,
+    budget_from_options,
+    context_options,
+    guard_options,
+    limits_from_options,
+)
 from metis_model.trace import dumps_trace
 from metis_runtime.agents import GuardLimits
+from metis_runtime.context import ContextBudget
 from tests.model.test_spawn_guard_tree import valid_tree
 
 from ._support import child_env
@@ -135,3 +143,19 @@ def test_guard_options_make_limits() -> None:
     )
     assert seen == [GuardLimits(), GuardLimits(max_depth=2, max_concurrent=1, timeout_s=9.5)]
     assert runner.invoke(cmd, ["--agent-timeout", "0"]).exit_code == 2
+
+
+def test_context_options_make_a_budget() -> None:
+    seen: list[ContextBudget] = []
+
+    @click.command()
+    @context_options
+    def cmd(**options: Any) -> None:
+        seen.append(budget_from_options(options))
+
+    assert (
+        CliRunner().invoke(cmd, ["--context-window", "1000", "--context-recent", "2"]).exit_code
+        == 0
+    )
+    assert seen == [ContextBudget.for_window(1000, recent=2)]
+    assert seen[0].prune_at == 500 and seen[0].compaction_at == 900
