@@ -103,6 +103,12 @@ def test_gate_agrees_with_model_on_every_route(
     assert tally.asks >= MIN_ASKS
 
 
+@pytest.mark.xfail(strict=True, reason=PARSE_GAP)
+def test_run_oracle_with_the_known_gap_agrees_everywhere() -> None:
+    counts = run_oracle(3)
+    assert all(agreed == decided for decided, agreed in counts.values()), counts
+
+
 def test_run_oracle_counts_every_route() -> None:
     counts = run_oracle(15, avoid_parse_gap=True)
     assert set(counts) == set(Route)
