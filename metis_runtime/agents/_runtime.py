@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,7 @@ from ._process import sanitized_env
 from ._supervisor import AgentIdentity, AgentSupervisor
 
 _LIVE = ("anthropic", "openai", "openai-responses")
+_SECRET = re.compile(r"(?i).*_(KEY|TOKEN|SECRET)")
 
 
 @attrs.define
@@ -150,7 +152,10 @@ def build_child(config: ChildConfig, *, env: dict[str, str] | None = None) -> Ch
     journal = Journal.create(
         agent_dir / "trace.jsonl.journal", trace.header.run_id, {"agent_id": config.agent_id}
     )
-    tool_env = sanitized_env(env, config.agent.env)
+    # Tools never see credentials: the provider got them from the environment above.
+    tool_env = {
+        k: v for k, v in sanitized_env(env, config.agent.env).items() if not _SECRET.fullmatch(k)
+    }
     loop = AgentLoop(
         provider,
         registry,

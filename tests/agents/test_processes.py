@@ -3,6 +3,8 @@ kill, messages, waiting; and no orphan left when the root is killed."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -69,6 +71,8 @@ def test_a_child_process_sees_the_sanitised_environment(tmp_path: Path) -> None:
     lines = set(result.text.splitlines())
     assert "PROBE_VAR=from-definition" in lines and "METIS_KEEP_ME=yes" in lines
     assert not [line for line in lines if line.startswith(("LD_AUDIT=", "DYLD_", "SUDO_"))]
+    # The child process has the key (its provider may need it); its tools do not.
+    assert not [line for line in lines if line.startswith("SOME_API_KEY=")]
 
 
 def test_async_children_are_waited_for_messaged_and_listed(tmp_path: Path) -> None:
@@ -181,6 +185,39 @@ def test_kill_agent_stops_the_group_and_a_failed_child_is_reported(tmp_path: Pat
     assert live_groups() == ()
 
 
+def test_a_cancelled_parent_call_kills_the_child_and_removes_its_worktree(tmp_path: Path) -> None:
+    def script(request: ModelRequest, n: int) -> list[Any]:
+        if n == 0:
+            return [
+                ToolUseBlock(
+                    "c1", "spawn_agent", {"agent": "slow", "task": "forever", "worktree": "branch"}
+                )
+            ]
+        return [TextBlock("unreachable")]
+
+    root = make_root(tmp_path, script, extra_definitions=[_definition("slow", ("read",))])
+
+    async def main() -> Any:
+        run = asyncio.ensure_future(root.loop.run("go"))
+        while not any(r.status == "running" for r in root.supervisor.children.values()):
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.5)
+        root.loop.cancel("the user stopped it")
+        try:
+            return await run
+        finally:
+            await root.supervisor.close()
+            root.trace.close()
+
+    result = asyncio.run(main())
+    assert result.status.value == "cancelled"
+    (child,) = root.supervisor.children.values()
+    assert child.status == "cancelled" and not child.workspace.path.exists()
+    assert git(["worktree", "list"], root.workspace).count("\n") == 1
+    assert live_groups() == ()
+    assert tree_report(root.run_dir).ok
+
+
 # --- no orphans ------------------------------------------------------------------
 
 _ROOT = """
@@ -234,16 +271,8 @@ def marker() -> Iterator[str]:
     mark = uuid.uuid4().hex
     yield mark
     for pid in _marked(mark):  # whatever a failing test left behind
-        with contextlib_suppress():
+        with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGKILL)
-
-
-class contextlib_suppress:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> bool:
-        return True
 
 
 def _wait_for(predicate: Any, timeout: float) -> bool:
