@@ -90,7 +90,6 @@ from metis_runtime.tools import (
     builtin_tools,
     resolve_path,
 )
-from metis_runtime.tools._base import object_schema
 
 from ._output import EXIT_OK, EXIT_VIOLATION, emit_json, table
 
@@ -142,10 +141,19 @@ class FaultRow:
 # --- fault-injecting tools --------------------------------------------------------------
 
 
+def _schema(properties: dict[str, Any], required: tuple[str, ...]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(required),
+        "additionalProperties": False,
+    }
+
+
 class ExplodeTool(Tool):
     """A buggy plugin: raises a plain exception (not a ToolError) when run."""
 
-    spec = ToolSpec("explode", "Crashes.", object_schema({}, ()))
+    spec = ToolSpec("explode", "Crashes.", _schema({}, ()))
 
     def kind(self, input: ToolInput) -> ToolKind:
         return ToolKind.EXEC
@@ -164,7 +172,7 @@ class MultiWriteTool(Tool):
     spec = ToolSpec(
         "multi_write",
         "Writes `files` (name -> content) in order; fails before file `fail_after`.",
-        object_schema(
+        _schema(
             {"files": {"type": "object"}, "fail_after": {"type": "integer", "minimum": 0}},
             ("files",),
         ),
