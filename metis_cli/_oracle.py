@@ -273,7 +273,7 @@ class Shell:
     """A command line (with {home}/{outside} placeholders) and the simple
     commands it runs. `simple`: a prefix wrapper may be put before it.
     `parse_gap`: it puts an `&&`/`||` list inside `$( )`, which the runtime's
-    shell parser cannot read (PARSE_GAP below)."""
+    shell parser reads only in parts (PARSE_GAP below)."""
 
     text: str
     atoms: tuple[ShellAtom, ...]
@@ -282,10 +282,9 @@ class Shell:
 
 
 PARSE_GAP = (
-    "runtime bug: the shell analyzer cannot parse an &&/|| list inside $( ) "
-    "(`echo $(rm -rf build && ls)`); the command becomes opaque with no commands, "
-    "so matching deny and ask rules are not recorded: a Bash(rm:*) deny rule yields "
-    "ask at bypass_immune instead of deny, and an approved ask runs rm"
+    "bashlex cannot parse an &&/|| list inside $( ) (`echo $(rm -rf build && ls)`): "
+    "the line stays opaque (exec, protected: never allowed), and the analyzer still "
+    "reads the substituted parts, so deny and ask rules on them are recorded"
 )
 
 
@@ -474,7 +473,8 @@ def expected_rules(call: Call, placed: Iterable[_Placed]) -> set[tuple[str, str,
         [p for p in allows if p.draw.rule.bash and bash_rule_allows(p.draw.rule.bash, a)]
         for a in atoms
     ]
-    if all(hits):
+    # A line the parser cannot fully read is opaque: no allow rule ever counts.
+    if all(hits) and not call.shell.parse_gap:
         out.update(p.key() for h in hits for p in h)
     return out
 
@@ -637,8 +637,9 @@ def _expected_facts(call: Call, mode: Mode, transition: bool) -> dict[str, objec
     else:
         assert call.shell is not None
         atoms = call.shell.atoms
-        kind = ToolKind.READ_ONLY if all(a.read_only for a in atoms) else ToolKind.EXEC
-        protected = any(a.protected for a in atoms)
+        gap = call.shell.parse_gap  # opaque: exec, and protected so never allowed
+        kind = ToolKind.READ_ONLY if all(a.read_only for a in atoms) and not gap else ToolKind.EXEC
+        protected = any(a.protected for a in atoms) or gap
         secret = any(a.secret for a in atoms)
         in_scope = not any(a.out_of_scope for a in atoms)
     return {

@@ -77,7 +77,11 @@ ENABLED: Mapping[Phase, frozenset[str]] = MappingProxyType(
             {"turn_start", "repair", "run_end", "job_done", "interrupt", "spawn"}
         ),
         Phase.PREPARING: frozenset({"compaction", "request", "job_done", "interrupt"}),
-        Phase.STREAMING: frozenset({"stream_repair", "assistant", "job_done", "interrupt"}),
+        # `compaction` here is the single retry after the provider refused the
+        # request as too long: the context shrinks and the turn prepares again.
+        Phase.STREAMING: frozenset(
+            {"stream_repair", "assistant", "job_done", "interrupt", "compaction"}
+        ),
         Phase.BATCH: frozenset(
             {
                 "decision",
@@ -246,6 +250,15 @@ def _compaction(state: LoopState, e: Compaction) -> Outcome:
             f"compaction while {sorted(open_now or state.open_occs())} open",
             e.seq,
         )
+    if state.phase is Phase.STREAMING:
+        if e.step != "retry":
+            return _diverge(
+                state,
+                "LOOP-1",
+                f"only an overflow retry compacts while streaming, not {e.step}",
+                e.seq,
+            )
+        return attrs.evolve(state, phase=Phase.PREPARING)
     return state
 
 

@@ -229,6 +229,14 @@ class Replay:
         if open_occs:
             shown = sorted(set(open_occs) & calls or open_occs)
             raise _Stop("CLOSE-6", f"compaction while {shown} open", [e.seq])
+        if self.phase is Phase.STREAMING:
+            if e.step != "retry":
+                raise _Stop(
+                    "LOOP-1",
+                    f"only an overflow retry compacts while streaming, not {e.step}",
+                    [e.seq],
+                )
+            self._enter(Phase.PREPARING)
 
     def _request(self, e: Any) -> None:
         open_occs = self._open()

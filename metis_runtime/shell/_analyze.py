@@ -134,10 +134,51 @@ def _analyze_source(src: str, acc: _Acc, wrappers: tuple[tuple[str, ...], ...], 
     except Exception as exc:  # bashlex raises several types, and bugs; all mean "cannot see"
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         acc.opaque(f"cannot parse: {first}")
+        # Still opaque (never allowed), but look inside what bashlex choked on so
+        # that deny and ask rules on the parts still apply: bashlex rejects, for
+        # one, `$(a && b)`, which bash runs happily.
+        outer, inner = _split_substitutions(src)
+        for part in inner:
+            _analyze_source(part, acc, wrappers, depth + 1)
+        if inner and outer != src:
+            _analyze_source(outer, acc, wrappers, depth + 1)
         return
     ctx = _Ctx(src=src, depth=depth, wrappers=wrappers)
     for tree in trees:
         _visit(tree, ctx, acc)
+
+
+def _split_substitutions(src: str) -> tuple[str, list[str]]:
+    """`src` with each `$(...)` and backquoted part replaced by a plain word,
+    and the texts of those parts. Single quotes are respected; an unbalanced
+    substitution runs to the end of the text (bash would refuse it anyway)."""
+    outer: list[str] = []
+    inner: list[str] = []
+    i, n = 0, len(src)
+    quote = False
+    while i < n:
+        ch = src[i]
+        if ch == "'" and (i == 0 or src[i - 1] != "\\"):
+            quote = not quote
+        if not quote and src.startswith("$(", i) and not src.startswith("$((", i):
+            depth, j = 1, i + 2
+            while j < n and depth:
+                depth += {"(": 1, ")": -1}.get(src[j], 0)
+                j += 1
+            inner.append(src[i + 2 : j - 1 if depth == 0 else j])
+            outer.append("SUBST")
+            i = j
+            continue
+        if not quote and ch == "`":
+            j = src.find("`", i + 1)
+            j = n if j < 0 else j
+            inner.append(src[i + 1 : j])
+            outer.append("SUBST")
+            i = j + 1
+            continue
+        outer.append(ch)
+        i += 1
+    return "".join(outer), inner
 
 
 def _visit(node: Any, ctx: _Ctx, acc: _Acc) -> None:

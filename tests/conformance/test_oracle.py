@@ -3,8 +3,8 @@
 Strategies and the per-call check live in `metis_cli._oracle` (the lead's
 `metis demo` runs them too). Here: each route gets a Hypothesis run that must
 agree on every call (model decision and stage, labelled facts, settlement),
-the checks are shown to fail on wrong inputs, and the known runtime bug is
-pinned by a strict xfail.
+the checks are shown to fail on wrong inputs, and the parser gap that once
+let a deny rule slip through `$(a && b)` stays closed.
 """
 
 from __future__ import annotations
@@ -103,7 +103,6 @@ def test_gate_agrees_with_model_on_every_route(
     assert tally.asks >= MIN_ASKS
 
 
-@pytest.mark.xfail(strict=True, reason=PARSE_GAP)
 def test_run_oracle_with_the_known_gap_agrees_everywhere() -> None:
     counts = run_oracle(3)
     assert all(agreed == decided for decided, agreed in counts.values()), counts
@@ -240,7 +239,6 @@ def test_labelled_shell_lines_agree_one_by_one(world: World) -> None:
         assert outcome.ok, outcome.describe()
 
 
-@pytest.mark.xfail(strict=True, reason=PARSE_GAP)
 def test_a_deny_rule_holds_inside_a_substituted_list(world: World) -> None:
     policy = Policy()
     policy.add(Source.PROJECT, RuleBehavior.DENY, "Bash(rm:*)")
@@ -265,7 +263,6 @@ def test_a_substituted_list_with_semicolons_agrees(world: World) -> None:
     assert (outcome.checks[0].decision, outcome.checks[0].stage) == ("deny", "deny_rule")
 
 
-@pytest.mark.xfail(strict=True, reason=PARSE_GAP)
 def test_a_substituted_list_with_and_agrees(world: World) -> None:
     gap = Shell("echo $( rm -rf build && ls src )", (RM, LS, ECHO_DYN), parse_gap=True)
     outcome = check_case(world, _case(Call("bash", shell=gap), DENY_RM))

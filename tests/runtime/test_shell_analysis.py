@@ -475,3 +475,12 @@ def test_every_command_bash_runs_is_seen(
     assert result.opaque or not ran or seen, command
     # and the analysis never claims a command that runs `zap` is read-only
     assert not result.read_only
+
+
+def test_a_list_inside_substitution_that_bashlex_rejects_is_read_in_parts() -> None:
+    # bashlex fails on `$(a && b)`; the line stays opaque but its parts are seen,
+    # so a deny rule on `rm` still applies (found by the differential oracle).
+    analysis = analyze_command("echo $(rm -rf build && ls)")
+    assert analysis.opaque and not analysis.read_only
+    assert ("rm", "-rf", "build") in [c.argv for c in analysis.commands]
+    assert ("ls",) in [c.argv for c in analysis.commands]
