@@ -21,7 +21,6 @@ from hypothesis import HealthCheck, given, settings
 from metis_cli._oracle import (
     ATOMS,
     ECHO_DYN,
-    PARSE_GAP,
     PATHS,
     ROUTES,
     RULES,
