@@ -93,14 +93,6 @@ from metis_runtime.tools import (
 
 from ._output import EXIT_OK, EXIT_VIOLATION, emit_json, table
 
-SPAWN_CANCEL = (
-    "runtime bug: BashTool.run awaits loop.subprocess_exec outside the try that kills "
-    "the process group, so a cancel that lands while the pipes are still connecting "
-    "(the command is already running) is handled by asyncio alone: it kills bash, not "
-    "its group, then waits for the pipes to close. The cancel blocks until every process "
-    "holding the pipe ends, and those processes keep changing the world after the call "
-    "was recorded cancelled (`(sleep 2; echo B >> log.txt) &` still writes B)"
-)
 _ROOT = Path(metis_cli.__file__).resolve().parent.parent
 RECORDED_STREAM = (
     _ROOT / "tests/data/streams/anthropic/test_anthropic_local_shell_toolset_stream.yaml"
@@ -365,9 +357,8 @@ async def _until(cond: Callable[[], bool], what: str) -> None:
 async def _running(h: _Harness, letter: str) -> None:
     """Until the slow call has written `letter` and its spawn has returned.
 
-    The settle matters: a cancel that lands while the bash tool is still in
-    `subprocess_exec` is not handled by the tool (see SPAWN_CANCEL); these
-    rows test closure, and tests/conformance/test_faults.py pins that bug.
+    The settle makes the cancel land on a running command; a cancel during the
+    spawn itself is tested on its own in tests/conformance/test_faults.py.
     """
     await _until(lambda: h.log()[letter] > 0, "the slow call to start")
     await asyncio.sleep(0.05)

@@ -213,8 +213,8 @@ class BashTool(Tool):
         background: bool = input.get("background", False)
         timeout: float | None = input.get("timeout", None if background else DEFAULT_TIMEOUT)
         loop = asyncio.get_running_loop()
-        try:
-            transport, proto = await loop.subprocess_exec(
+        spawn = asyncio.ensure_future(
+            loop.subprocess_exec(
                 lambda: _Collector(loop),
                 BASH,
                 "-c",
@@ -226,6 +226,20 @@ class BashTool(Tool):
                 env=dict(ctx.env),
                 start_new_session=True,  # own process group: pgid == pid
             )
+        )
+        try:
+            transport, proto = await asyncio.shield(spawn)
+        except asyncio.CancelledError:
+            # Never interrupt the spawn itself: asyncio would kill only bash and
+            # then wait for pipes that the rest of the group holds open. Let it
+            # finish, then the whole group dies before the cancellation goes on.
+            with contextlib.suppress(Exception):
+                transport, proto = await spawn
+                try:
+                    await _terminate(proto, transport.get_pid())
+                finally:
+                    transport.close()
+            raise
         except OSError as exc:
             raise os_error("bash", ctx.workspace, exc) from exc
         pgid = transport.get_pid()

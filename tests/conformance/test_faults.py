@@ -20,7 +20,6 @@ from metis_cli._faults import (
     DISPATCHERS,
     FAULTS,
     HEADERS,
-    SPAWN_CANCEL,
     FaultRow,
     closure_of,
     cut_stream_cassette,
@@ -270,10 +269,10 @@ def test_faults_command_table_and_exit_codes(
     assert failed.output.rstrip().endswith("2/3 rows hold")
 
 
-# --- a runtime bug the matrix exposed ------------------------------------------------------
+# --- a runtime bug the matrix exposed, fixed ------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason=SPAWN_CANCEL)
+
 def test_a_cancel_during_the_bash_spawn_kills_the_whole_group(tmp_path: Path) -> None:
     # Deterministic: the cancel comes from the protocol's connection_made, which
     # asyncio calls after the child started and before subprocess_exec returns,
