@@ -14,7 +14,9 @@ import click
 from metis_model import BY_ID, INVARIANTS, Report, check_trace
 from metis_model.trace import TraceFormatError, read_trace_numbered
 
+from ._agents import ablate, agents
 from ._demo import demo
+from ._faults import faults
 from ._evidence import EvidenceTable, gather_model_evidence
 from ._output import EXIT_OK, EXIT_VIOLATION, bad_input, emit_json, table
 from ._permissions import permissions
@@ -166,7 +168,10 @@ def _finish_evidence(ev: EvidenceTable, as_json: bool) -> None:
     sys.exit(EXIT_OK if ev.ok else EXIT_VIOLATION)
 
 
+cli.add_command(ablate)
+cli.add_command(agents)
 cli.add_command(demo)
+cli.add_command(faults)
 cli.add_command(permissions)
 cli.add_command(run)
 

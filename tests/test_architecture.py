@@ -29,7 +29,17 @@ def test_model_core_is_pure() -> None:
         assert not any(m == banned or m.startswith(banned + ".") for m in mods), banned
 
 
-IMPURE_MODULES = {"asyncio", "time", "os", "pathlib", "subprocess", "socket", "threading", "io", "shutil"}
+IMPURE_MODULES = {
+    "asyncio",
+    "time",
+    "os",
+    "pathlib",
+    "subprocess",
+    "socket",
+    "threading",
+    "io",
+    "shutil",
+}
 
 
 def test_model_core_has_no_clock_io_or_global_randomness() -> None:
@@ -41,10 +51,13 @@ def test_model_core_has_no_clock_io_or_global_randomness() -> None:
         for name in _imports(path):
             assert name.split(".")[0] not in IMPURE_MODULES, f"{rel}: imports {name}"
         for node in ast.walk(tree):
-            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-                # Only seeded `random.Random(seed)` instances; never the global generator.
-                if node.value.id == "random":
-                    assert node.attr == "Random", f"{rel}:{node.lineno}: random.{node.attr}"
+            # Only seeded `random.Random(seed)` instances; never the global generator.
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id == "random"
+            ):
+                assert node.attr == "Random", f"{rel}:{node.lineno}: random.{node.attr}"
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
                 assert node.func.id != "open", f"{rel}:{node.lineno}: file I/O in the model"
 
@@ -84,10 +97,19 @@ def test_runtime_never_imports_model_logic() -> None:
                 assert name == "metis_model.trace", f"{path}: imports {name}"
 
 
-@pytest.mark.parametrize("package", ["metis_model", "metis_model.trace", "metis_cli"])
+@pytest.mark.parametrize(
+    "package",
+    [
+        "metis_model",
+        "metis_model.trace",
+        "metis_model.context",
+        "metis_model.transcripts",
+        "metis_cli",
+    ],
+)
 def test_public_names_equal_all(package: str) -> None:
     module = __import__(package, fromlist=["__all__"])
-    public = {n for n in vars(module) if not n.startswith("_")}
+    public = {n for n in vars(module) if not n.startswith(("_", "@"))}
     submodules = {n for n, v in vars(module).items() if type(v).__name__ == "module"}
     assert set(module.__all__) == public - submodules
     for name in module.__all__:
@@ -106,7 +128,9 @@ def test_every_invariant_is_stated_in_its_spec_page() -> None:
 
     for inv in INVARIANTS:
         page = (ROOT / "specs" / inv.spec).read_text()
-        assert f"- **{inv.id}** — {inv.statement}" in page, f"{inv.id} missing from specs/{inv.spec}"
+        assert f"- **{inv.id}** — {inv.statement}" in page, (
+            f"{inv.id} missing from specs/{inv.spec}"
+        )
 
 
 def test_readme_shows_the_two_commands_and_links_the_specs() -> None:

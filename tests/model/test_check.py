@@ -23,10 +23,15 @@ from metis_model.trace import Route, dumps_trace, read_trace_numbered
 TRACE_IDS = [inv.id for inv in INVARIANTS if inv.id in MUTATORS]
 
 
+# Invariants that no single trace can break, and where their broken cases live:
+# CLOSE-7 pairs provider ids in other runtimes' transcripts (tests/conformance);
+# CLOSE-8 is about context-control cuts (tests/model/test_context*.py);
+# CHILD-4..6 hold across a tree of traces (tests/agents, tests/model/test_spawn_guard*.py).
+NOT_PER_TRACE = {"CLOSE-7", "CLOSE-8", "CHILD-4", "CHILD-5", "CHILD-6"}
+
+
 def test_every_invariant_has_an_invalid_trace_mutator() -> None:
-    # CLOSE-7 concerns provider transcripts, where ids pair calls; it is caught
-    # by the transcript checker (tests/conformance), not in runtime traces.
-    assert {inv.id for inv in INVARIANTS} - set(MUTATORS) == {"CLOSE-7"}
+    assert {inv.id for inv in INVARIANTS} - set(MUTATORS) == NOT_PER_TRACE
 
 
 @given(seed=st.integers(0, 10_000), config=st.sampled_from([SimConfig(), RICH, SimConfig(route=Route.HEADLESS)]))
