@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 import click
 
-from metis_model._agents import check_trace_tree
+from metis_model import check_trace_tree
 from metis_model.trace import TraceFormatError, read_trace_numbered
 from metis_runtime.agents import GuardLimits, load_agents
 from metis_runtime.agents._ablation import ESCAPE_TOOLS, run_child_boundary

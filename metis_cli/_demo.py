@@ -3,8 +3,10 @@
 1. a replay-provider task through the runtime (`metis run`, a real subprocess);
 2. conformance of the trace it recorded;
 3. the transcripts of another runtime (the bundled Claude Code sessions);
-4. the model's own evidence: simulated runs, and broken traces per invariant.
-Later sections (proofs, the fault matrix) join the same table.
+4. the fault matrix against the real runtime;
+5. the differential permission oracle, per route;
+6. the child-boundary ablation (2x2);
+7. the model's own evidence: simulated runs, and broken traces per invariant.
 """
 
 from __future__ import annotations
@@ -132,9 +134,61 @@ def model_rows(runs: int, folder: Path) -> list[Row]:
     return rows
 
 
+def fault_rows(folder: Path) -> list[Row]:
+    """The fault matrix against the real runtime, under the four-class dispatcher."""
+    from ._faults import run_fault_matrix
+
+    return [
+        Row("faults", row.case, row.holds, f"{row.observed_closure}; {row.observed_effects}")
+        for row in run_fault_matrix(folder / "faults", "four-class")
+    ]
+
+
+def oracle_rows(examples: int) -> list[Row]:
+    """The differential permission oracle: runtime gate against model, per route."""
+    from ._oracle import run_oracle
+
+    return [
+        Row(
+            "oracle",
+            f"gate = model on route {route.value}",
+            agreed == decided,
+            f"{agreed}/{decided} calls agree (decision, stage, facts, settlement)",
+        )
+        for route, (decided, agreed) in run_oracle(examples).items()
+    ]
+
+
+def ablation_rows() -> list[Row]:
+    """The child-boundary 2x2: cloned gate x filtered registry."""
+    from metis_runtime.agents._ablation import ESCAPE_TOOLS, run_child_boundary
+
+    rows = []
+    for cell in run_child_boundary((0, 1)):
+        j = cell.to_json()
+        name = (
+            f"cloned gate {'on' if cell.cloned_gate else 'off'}, "
+            f"filtered registry {'on' if cell.filtered_registry else 'off'}"
+        )
+        exposed = "/".join(str(e) for e in sorted(set(j["exposed"])))
+        rows.append(
+            Row(
+                "ablation",
+                name,
+                cell.ok,
+                f"effect admitted {j['effect_admitted']}/{j['seeds']}, "
+                f"{exposed}/{len(ESCAPE_TOOLS)} escape tools exposed",
+            )
+        )
+    return rows
+
+
 SECTIONS: list[tuple[str, Callable[[Path, int], list[Row]]]] = [
     ("runtime task and its conformance", lambda folder, runs: runtime_rows(folder)),
     ("transcripts of another runtime", lambda folder, runs: transcript_rows()),
+    ("fault matrix", lambda folder, runs: fault_rows(folder)),
+    ("permission oracle", lambda folder, runs: oracle_rows(max(10, runs // 4))),
+    ("child-boundary ablation", lambda folder, runs: ablation_rows()),
     ("model evidence", lambda folder, runs: model_rows(runs, folder)),
 ]
 

@@ -816,8 +816,7 @@ def run_oracle(
 ) -> dict[Route, tuple[int, int]]:
     """Per route: (calls decided, calls on which gate, facts, model and
     settlement all agreed). The two are equal when everything holds. The
-    PARSE_GAP case is always tried (unless `avoid_parse_gap`): until that
-    runtime bug is fixed, every route shows one disagreement."""
+    PARSE_GAP case is always tried (unless `avoid_parse_gap`)."""
     with tempfile.TemporaryDirectory(prefix="metis-oracle-") as tmp:
         world = build_world(Path(tmp))
         out: dict[Route, tuple[int, int]] = {}
