@@ -48,6 +48,7 @@ from .dispatch import (
 )
 from .providers import (
     AssistantMessage,
+    ContextOverflowError,
     Message,
     MessageComplete,
     ModelRequest,
@@ -257,6 +258,7 @@ class AgentLoop:
         observer: LoopObserver | None = None,
         config: LoopConfig | None = None,
         context_hook: ContextHook | None = None,
+        overflow_hook: ContextHook | None = None,
     ) -> None:
         self.provider = provider
         self.tools = tools
@@ -268,6 +270,10 @@ class AgentLoop:
         self.observer = observer if observer is not None else LoopObserver()
         self.config = config if config is not None else LoopConfig()
         self.context_hook = context_hook
+        # Called once per turn when the provider refuses the request as too
+        # long: it cuts the context (recording a `compaction` with step
+        # `retry`), and the request is sent again; a second refusal fails the run.
+        self.overflow_hook = overflow_hook
         self.session = Session()
         self._by_name = {t.name: t for t in tools}
         self._specs = tuple(
@@ -409,7 +415,16 @@ class AgentLoop:
                 await self.context_hook(self.session, turn)
             request = self._emit("request", (start,), turn=turn)
             self._phase = "streaming"
-            message = await self._stream(turn)
+            try:
+                message = await self._stream(turn)
+            except ContextOverflowError:
+                if self.overflow_hook is None:
+                    raise
+                await self.overflow_hook(self.session, turn)
+                self._phase = "preparing"
+                request = self._emit("request", self._last(), turn=turn)
+                self._phase = "streaming"
+                message = await self._stream(turn)
             if message is None:  # cancelled while streaming
                 reason = self._cancel_reason or "cancelled"
                 self._interrupt(reason)

@@ -273,6 +273,19 @@ class ContextController:
 
         return context_hook
 
+    def retry_hook(self, trace: TraceWriter) -> Callable[[Session, int], Awaitable[None]]:
+        """An `overflow_hook` for `AgentLoop`: after the provider refused the
+        request as too long, fold the session once more and record the cut as
+        a `compaction` with step `retry` (the loop then sends the request again)."""
+
+        async def overflow_hook(session: Session, turn: int) -> None:
+            prepared = await self.retry(session.messages)
+            session.messages[:] = list(prepared.messages)
+            for s in prepared.steps:
+                record_step(trace, turn, s)
+
+        return overflow_hook
+
 
 def record_step(trace: TraceWriter, turn: int, step: StepTaken) -> int:
     """Write one `compaction` event; its cause is the event before it."""

@@ -365,3 +365,48 @@ def test_a_second_overflow_propagates() -> None:
     wrapped = OverflowRetryProvider(_Overflowing(failures=2), ContextController())
     with pytest.raises(ContextOverflowError):
         asyncio.run(_drain(wrapped, ModelRequest("sys", _long_conversation())))
+
+
+def test_the_loop_retries_an_overflow_once_and_the_trace_conforms(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("alpha\n")
+
+    def script(request: ModelRequest, n: int) -> list[Any]:
+        assert transcript_problem(request.messages) is None
+        if n < 2:
+            return [ToolUseBlock(f"r{n}", "read", {"path": "a.txt"})]
+        return [TextBlock("done")]
+
+    class OverflowOnce:
+        name = "overflow-once"
+
+        def __init__(self) -> None:
+            self.inner = ScriptedProvider(script)
+            self.seen = 0
+
+        def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+            self.seen += 1
+            if self.seen == 3:  # the third request is refused as too long, once
+                return _Overflowing(failures=1)._fail()
+            return self.inner.stream(request)
+
+    registry = ToolRegistry(builtin_tools())
+    trace_path = tmp_path / "trace.jsonl"
+    trace = TraceWriter(trace_path, make_header(mode=Mode.BYPASS, tools=registry.names()))
+    ctl = ContextController()
+    loop = AgentLoop(
+        OverflowOnce(), registry, PassThroughGate(Mode.BYPASS, ws),
+        ToolContext(ws, dict(os.environ), JobManager()), trace,
+        overflow_hook=ctl.retry_hook(trace),
+    )
+    result = asyncio.run(loop.run("read a.txt twice"))
+    trace.close()
+    assert result.status.value == "completed"
+    with trace_path.open() as fh:
+        header, events = read_trace(fh)
+    assert check_trace(events, header).ok
+    kinds = [e.kind for e in events if getattr(e, "turn", None) == 3]
+    assert kinds[:4] == ["turn_start", "request", "compaction", "request"]
+    retry = next(e for e in events if e.kind == "compaction")
+    assert retry.step == "retry" and set(retry.calls_removed) == set(retry.results_removed)
