@@ -2,11 +2,12 @@
 
 1. a replay-provider task through the runtime (`metis run`, a real subprocess);
 2. conformance of the trace it recorded;
-3. the transcripts of another runtime (the bundled Claude Code sessions);
+3. the proofs (z3: SMT for all inputs, k-induction and BMC for the loop);
 4. the fault matrix against the real runtime;
-5. the differential permission oracle, per route;
-6. the child-boundary ablation (2x2);
-7. the model's own evidence: simulated runs, and broken traces per invariant.
+5. the transcripts of another runtime (the bundled Claude Code sessions);
+6. the differential permission oracle, per route;
+7. the child-boundary ablation (2x2);
+8. the model's own evidence: simulated runs, and broken traces per invariant.
 """
 
 from __future__ import annotations
@@ -105,15 +106,20 @@ def runtime_rows(folder: Path) -> list[Row]:
     return rows
 
 
+def bundled_transcripts() -> list[Path]:
+    """The bundled Claude Code sessions, and the shared corpus when it is there."""
+    bundled = ROOT / "tests" / "data" / "transcripts" / "claude-code"
+    shared = ROOT.parent / "shared" / "corpora" / "claude-code"
+    sessions = {p.name: p for folder in (bundled, shared) for p in sorted(folder.glob("*.jsonl"))}
+    return list(sessions.values())
+
+
 def transcript_rows() -> list[Row]:
     """Every bundled Claude Code session (and the shared corpus when present)."""
     from ._transcripts import check_transcript_file
 
-    bundled = ROOT / "tests" / "data" / "transcripts" / "claude-code"
-    shared = ROOT.parent / "shared" / "corpora" / "claude-code"
-    sessions = {p.name: p for folder in (bundled, shared) for p in sorted(folder.glob("*.jsonl"))}
     rows = []
-    for path in sessions.values():
+    for path in bundled_transcripts():
         report = check_transcript_file(path, "claude-code")
         detail = f"{report.events} lines" if report.ok else report.first.one_line()  # type: ignore[union-attr]
         rows.append(Row("transcripts", f"claude-code {path.name}", report.ok, detail))
@@ -183,10 +189,30 @@ def ablation_rows() -> list[Row]:
     return rows
 
 
+def proof_rows(folder: Path) -> list[Row]:
+    """Every z3 proof and bounded model check, with its SMT-LIB2 file."""
+    from metis_model.smt import prove_all
+
+    rows = []
+    for r in prove_all(folder / "proofs", depth=20):
+        method = r.method + (f", k={r.k}" if r.k is not None else "")
+        depth = f", depth {r.depth}" if r.depth is not None else ""
+        rows.append(
+            Row(
+                "proofs",
+                f"{r.prop_id}: {r.invariant}",
+                r.holds,
+                f"{r.label} by {method}{depth}, {r.seconds:.2f}s",
+            )
+        )
+    return rows
+
+
 SECTIONS: list[tuple[str, Callable[[Path, int], list[Row]]]] = [
     ("runtime task and its conformance", lambda folder, runs: runtime_rows(folder)),
-    ("transcripts of another runtime", lambda folder, runs: transcript_rows()),
+    ("proofs", lambda folder, runs: proof_rows(folder)),
     ("fault matrix", lambda folder, runs: fault_rows(folder)),
+    ("transcripts of another runtime", lambda folder, runs: transcript_rows()),
     ("permission oracle", lambda folder, runs: oracle_rows(max(10, runs // 4))),
     ("child-boundary ablation", lambda folder, runs: ablation_rows()),
     ("model evidence", lambda folder, runs: model_rows(runs, folder)),

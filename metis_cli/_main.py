@@ -15,11 +15,17 @@ from metis_model import BY_ID, INVARIANTS, Report, check_trace
 from metis_model.trace import TraceFormatError, read_trace_numbered
 
 from ._agents import ablate, agents
-from ._demo import demo
+from ._demo import bundled_transcripts, demo
+from ._evidence import (
+    EvidenceTable,
+    gather_model_evidence,
+    gather_proof_evidence,
+    gather_transcript_evidence,
+)
 from ._faults import faults
-from ._evidence import EvidenceTable, gather_model_evidence
 from ._output import EXIT_OK, EXIT_VIOLATION, bad_input, emit_json, table
 from ._permissions import permissions
+from ._prove import counterexample, prove
 from ._run import run
 
 
@@ -122,9 +128,7 @@ def _evidence_table(ev: EvidenceTable) -> str:
     for inv in INVARIANTS:
         e = ev.rows[inv.id]
         broken = f"{e.caught}/{e.caught + e.missed}" if e.caught + e.missed else "-"
-        rows.append(
-            (inv.id, e.traces, e.checks, broken, e.proof or "-", "holds" if e.holds else "FAILS")
-        )
+        rows.append((inv.id, e.traces, e.checks, broken, e.proof or "-", e.verdict))
     return table(["invariant", "traces", "checks", "broken caught", "proof", "verdict"], rows)
 
 
@@ -143,11 +147,29 @@ def _evidence_table(ev: EvidenceTable) -> str:
     show_default=True,
     help="Broken traces per invariant.",
 )
+@click.option(
+    "--prove/--no-prove",
+    "with_proofs",
+    default=True,
+    show_default=True,
+    help="Run the z3 proofs and bounded model checks too.",
+)
+@click.option(
+    "--depth",
+    type=click.IntRange(1, 200),
+    default=20,
+    show_default=True,
+    help="BMC depth for the loop properties.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def check(runs: int, broken: int, as_json: bool) -> None:
-    """Report the evidence behind every invariant ID."""
+def check(runs: int, broken: int, with_proofs: bool, depth: int, as_json: bool) -> None:
+    """Report the evidence behind every invariant ID: proved, bounded to depth
+    k, N simulated traces (and checks) in which it held, K broken traces caught."""
     ev = EvidenceTable()
     gather_model_evidence(ev, runs, broken)
+    gather_transcript_evidence(ev, bundled_transcripts())
+    if with_proofs:
+        gather_proof_evidence(ev, depth)
     _finish_evidence(ev, as_json)
 
 
@@ -170,9 +192,11 @@ def _finish_evidence(ev: EvidenceTable, as_json: bool) -> None:
 
 cli.add_command(ablate)
 cli.add_command(agents)
+cli.add_command(counterexample)
 cli.add_command(demo)
 cli.add_command(faults)
 cli.add_command(permissions)
+cli.add_command(prove)
 cli.add_command(run)
 
 

@@ -2,6 +2,31 @@
 
 Register in `_main.py` with `cli.add_command(run)`. Exit codes: 0 the run
 completed, 1 it failed, was cancelled or interrupted, 2 bad input.
+
+The root agent has the five agent tools (`spawn_agent`, `list_agents`,
+`wait_agent`, `kill_agent`, `message_agent`) of an `AgentSupervisor`: its
+children run as processes under the spawn guard (`guard_options`), with the
+root's gate cloned, in the tree directory (the trace's folder when the trace
+is named `trace.jsonl`, as by default; else `<trace>.agents/`), which holds
+`guard.json`, `agents/<id>/trace.jsonl`, `worktrees/` and `offload/`, so
+`metis agents conform DIR` checks the whole tree. Unless
+`--ask-agent-tools`, `spawn_agent`, `kill_agent` and `message_agent` are
+allowed by cli rules (a child's authority is the root's cloned gate, its
+number the guard's); deny and ask rules still come first. Context control
+(`context_options`) runs before each request and once after an overflow.
+
+A replay scenario may add, beside `interactions` and `workspace.files`:
+
+    agents:                      # each child's own cassette, by agent name
+      planner: coordinator/planner.yaml   # (relative to the scenario's folder;
+      implementer: coordinator/implementer.yaml   # "*" for any other agent)
+    workspace:
+      git: true                  # `git init` a workspace that is in no repository
+                                 # (`.metis/` excluded, the seed as first commit),
+                                 # as `worktree: branch` needs
+
+A child agent with no cassette fails at its first request (its parent gets
+that as the spawn's result).
 """
 
 from __future__ import annotations
@@ -10,13 +35,16 @@ import asyncio
 import json
 import os
 import re
+import subprocess
 import sys
 import uuid
-from collections.abc import Mapping
+from collections.abc import Coroutine, Mapping
 from pathlib import Path
 from typing import Any, NoReturn
 
+import attrs
 import click
+import yaml
 
 from metis_model.trace import (
     Decision,
@@ -24,6 +52,7 @@ from metis_model.trace import (
     Mode,
     ResultStatus,
     Route,
+    RuleBehavior,
     RunStatus,
     Source,
 )
@@ -39,6 +68,17 @@ from metis_runtime import (
     make_header,
     scan_trace,
 )
+from metis_runtime.agents import (
+    AgentIdentity,
+    AgentSupervisor,
+    GuardLimits,
+    ProviderConfig,
+    SpawnLedger,
+    load_agents,
+    new_tree,
+    sanitized_env,
+)
+from metis_runtime.context import ContextBudget, ContextController, provider_summarizer
 from metis_runtime.dispatch import FourClassDispatcher, SerialDispatcher
 from metis_runtime.permissions import Gate, Policy
 from metis_runtime.providers import (
@@ -50,9 +90,12 @@ from metis_runtime.providers import (
     ReplayProvider,
     Scenario,
     builtin_scenarios,
+    load_cassette,
     load_scenario,
 )
 from metis_runtime.tools import JobManager, ToolContext, ToolRegistry, atomic_write
+
+from ._agents import budget_from_options, context_options, guard_options, limits_from_options
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 DEFAULT_SCENARIO = "edit_files"
@@ -60,11 +103,29 @@ PROVIDERS = ("replay", "anthropic", "openai")
 DEFAULT_MODELS = {"anthropic": "claude-sonnet-4-5", "openai": "gpt-4.1"}
 _MODES = {m.value: m for m in Mode}
 _SECRET_ENV = re.compile(r"(?i).*_(KEY|TOKEN|SECRET)")
+# Agent tools that start, stop or steer processes (kind exec); list/wait are read-only.
+AGENT_EXEC_TOOLS = ("spawn_agent", "kill_agent", "message_agent")
+_GIT_IDENTITY = {
+    "GIT_AUTHOR_NAME": "metis",
+    "GIT_AUTHOR_EMAIL": "metis@localhost",
+    "GIT_COMMITTER_NAME": "metis",
+    "GIT_COMMITTER_EMAIL": "metis@localhost",
+}
 
 
 def _bad(message: str) -> NoReturn:
     click.echo(f"metis run: error: {message}", err=True)
     sys.exit(EXIT_BAD_INPUT)
+
+
+class _OneLineErrors(click.Command):
+    """A bad option value is one line and exit 2, like every other bad input."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as exc:
+            _bad(" ".join(exc.format_message().split()))
 
 
 def _short(value: Any, limit: int = 60) -> str:
@@ -152,6 +213,76 @@ def _seed(workspace: Path, files: Mapping[str, str]) -> None:
                 _bad(f"{target}: cannot write: {exc.strerror or exc}")
 
 
+@attrs.frozen
+class _Extras:
+    """What `metis run` reads from a scenario beyond the cassette and its files."""
+
+    agents: dict[str, str]  # agent name -> absolute path of its cassette
+    git: bool = False
+
+
+def _scenario_extras(scenario: Scenario) -> _Extras:
+    path = scenario.path
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        _bad(f"{path}: cannot read: {exc}")
+    data = data if isinstance(data, dict) else {}
+    workspace = data.get("workspace") or {}
+    git = workspace.get("git", False) if isinstance(workspace, dict) else False
+    if not isinstance(git, bool):
+        _bad(f"{path}: workspace.git: must be true or false")
+    raw = data.get("agents") or {}
+    if not isinstance(raw, dict):
+        _bad(f"{path}: agents: must be a mapping of agent name to cassette file")
+    agents: dict[str, str] = {}
+    for name, rel in raw.items():
+        if not isinstance(name, str) or not isinstance(rel, str) or not rel:
+            _bad(f"{path}: agents[{name!r}]: must name a cassette file")
+        cassette = (path.parent / rel).resolve()
+        try:
+            load_cassette(cassette)  # a bad child cassette is bad input now, not a child failure
+        except MetisRuntimeError as exc:
+            _bad(f"{path}: agents[{name!r}]: {exc}")
+        agents[name] = str(cassette)
+    return _Extras(agents, git)
+
+
+def _git_init(workspace: Path) -> None:
+    """A repository for a workspace that is in none: `.metis/` (runs, worktrees)
+    excluded, the seeded files as its first commit. A repository is left alone."""
+
+    def git(*args: str) -> subprocess.CompletedProcess[str]:
+        try:
+            return subprocess.run(
+                ["git", *args],
+                cwd=workspace,
+                env={**os.environ, **_GIT_IDENTITY, "GIT_TERMINAL_PROMPT": "0"},
+                capture_output=True,
+                text=True,
+                check=False,
+                timeout=60,
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            _bad(f"the scenario needs git (workspace.git): {exc}")
+
+    if git("rev-parse", "--is-inside-work-tree").returncode == 0:
+        return
+    for args in (
+        ("init", "-q"),
+        ("add", "--all", "--", "."),
+        ("commit", "-q", "--allow-empty", "-m", "metis: the scenario's workspace"),
+    ):
+        done = git(*args)
+        if done.returncode != 0:
+            _bad(f"{workspace}: git {args[0]} failed: {' '.join(done.stderr.split())[:200]}")
+        if args[0] == "init":
+            exclude = workspace / ".git" / "info" / "exclude"
+            exclude.parent.mkdir(parents=True, exist_ok=True)
+            with exclude.open("a", encoding="utf-8") as fh:
+                fh.write(".metis/\n")
+
+
 def _workspace(raw: str) -> Path:
     path = Path(raw).expanduser()
     if path.exists() and not path.is_dir():
@@ -183,11 +314,31 @@ def _tool_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not _SECRET_ENV.fullmatch(k)}
 
 
-def _gate(mode: Mode, workspace: Path, headless: bool, settings: tuple[str, ...]) -> Gate:
+def _child_provider(config: Mapping[str, Any]) -> ProviderConfig:
+    """The children's provider: the scenario's per-agent cassettes, or the run's live one."""
+    name = str(config["provider"])
+    if name == "replay":
+        scenarios = {str(k): str(v) for k, v in (config.get("agent_scenarios") or {}).items()}
+        return ProviderConfig(kind="replay", scenarios=scenarios)
+    model = config.get("model") or DEFAULT_MODELS[name]
+    return ProviderConfig.model_validate({"kind": name, "model": model})
+
+
+def _gate(
+    mode: Mode, workspace: Path, headless: bool, settings: tuple[str, ...], agent_tools: str
+) -> Gate:
     policy = Policy()
     try:
         for path in settings:
             policy.load(path, Source.CLI)
+        if agent_tools == "allow":
+            for name in AGENT_EXEC_TOOLS:
+                policy.add(
+                    Source.CLI,
+                    RuleBehavior.ALLOW,
+                    name,
+                    origin="metis run: agent tools (--ask-agent-tools to ask instead)",
+                )
         return Gate(
             policy,
             mode,
@@ -199,9 +350,119 @@ def _gate(mode: Mode, workspace: Path, headless: bool, settings: tuple[str, ...]
         _bad(str(exc))
 
 
-def _execute(loop: AgentLoop, start: Any, trace_path: Path, quiet: bool) -> NoReturn:
+def _tree_dir(trace: Path) -> Path:
+    """Where the run's agent tree lives (ledger, children, worktrees, offloads):
+    the trace's folder for a `trace.jsonl`, else `<trace>.agents/` beside it."""
+    return trace.parent if trace.name == "trace.jsonl" else trace.with_name(trace.name + ".agents")
+
+
+def _limits(config: Mapping[str, Any]) -> GuardLimits:
     try:
-        result: RunResult = asyncio.run(start)
+        return GuardLimits(**dict(config.get("guard") or {}))
+    except (TypeError, MetisRuntimeError) as exc:
+        _bad(f"the run's guard limits are unusable: {exc}")
+
+
+def _budget(config: Mapping[str, Any]) -> ContextBudget:
+    context = dict(config.get("context") or {})
+    try:
+        if not context:
+            return ContextBudget()
+        return ContextBudget.for_window(int(context["window"]), recent=int(context["recent"]))
+    except (KeyError, TypeError, ValueError, MetisRuntimeError) as exc:
+        _bad(f"the run's context budget is unusable: {exc}")
+
+
+def _supervisor(
+    identity: AgentIdentity,
+    ledger: SpawnLedger,
+    workspace: Path,
+    gate: Gate,
+    config: Mapping[str, Any],
+    budget: ContextBudget,
+) -> AgentSupervisor:
+    catalog = load_agents(workspace)
+    for problem in catalog.problems:
+        click.echo(f"metis run: warning: {problem}", err=True)
+    return AgentSupervisor(
+        identity,
+        workspace=workspace,
+        gate=gate,
+        visible_tools=(),
+        catalog=catalog,
+        provider=_child_provider(config),
+        ledger=ledger,
+        headless_default=Decision.DENY,
+        context_budget=attrs.asdict(budget),
+        max_turns=int(config["max_turns"]),
+        env=sanitized_env(),  # the children's providers need the credentials; their tools do not
+    )
+
+
+def _registry(supervisor: AgentSupervisor | None) -> ToolRegistry:
+    loaded = ToolRegistry.load()
+    for problem in loaded.plugin_errors:
+        click.echo(f"metis run: warning: {problem}", err=True)
+    if supervisor is None:
+        return loaded
+    try:
+        return ToolRegistry([*loaded, *supervisor.tools()], loaded.plugin_errors)
+    except MetisRuntimeError as exc:
+        _bad(str(exc))
+
+
+def _loop(
+    provider: Provider,
+    registry: ToolRegistry,
+    gate: Gate,
+    workspace: Path,
+    trace: TraceWriter,
+    journal: Journal,
+    *,
+    config: Mapping[str, Any],
+    budget: ContextBudget,
+    tree: Path,
+    serial: bool,
+    quiet: bool,
+) -> AgentLoop:
+    live = config["provider"] != "replay"  # a replayed run has no answers to spare for summaries
+    controller = ContextController(
+        budget,
+        summarizer=provider_summarizer(provider) if live else None,
+        offload_dir=tree / "offload",
+    )
+    return AgentLoop(
+        provider,
+        registry,
+        gate,
+        ToolContext(workspace, _tool_env(), JobManager()),
+        trace,
+        journal=journal,
+        dispatcher=_dispatcher(serial),
+        observer=_Progress(quiet),
+        config=LoopConfig(max_turns=int(config["max_turns"])),
+        context_hook=controller.hook(trace),
+        overflow_hook=controller.retry_hook(trace),
+    )
+
+
+def _execute(
+    loop: AgentLoop,
+    start: Coroutine[Any, Any, RunResult],
+    supervisor: AgentSupervisor | None,
+    trace_path: Path,
+    quiet: bool,
+) -> NoReturn:
+    async def main() -> RunResult:
+        try:
+            return await start
+        finally:
+            if supervisor is not None:
+                # Children still running are killed; kept worktrees are removed.
+                await supervisor.close()
+
+    try:
+        result: RunResult = asyncio.run(main())
     except KeyboardInterrupt:
         click.echo(
             f"metis run: interrupted; resume with: metis run --resume --trace {trace_path}",
@@ -215,11 +476,15 @@ def _execute(loop: AgentLoop, start: Any, trace_path: Path, quiet: bool) -> NoRe
         loop.trace.close()
         if loop.journal is not None:
             loop.journal.close()
+    spawned = supervisor is not None and bool(supervisor.children)
     if result.status is RunStatus.COMPLETED:
         if result.text:
             click.echo(result.text)
         if not quiet:
-            click.echo(f"run completed in {result.turns} turn(s); trace: {trace_path}", err=True)
+            where = f"; agent tree: {_tree_dir(trace_path)}" if spawned else ""
+            click.echo(
+                f"run completed in {result.turns} turn(s); trace: {trace_path}{where}", err=True
+            )
         sys.exit(EXIT_OK)
     click.echo(
         f"metis run: run {result.status.value} after {result.turns} turn(s): "
@@ -233,7 +498,7 @@ def _journal_path(trace: Path) -> Path:
     return trace.with_name(trace.name + ".journal")
 
 
-@click.command("run")
+@click.command("run", cls=_OneLineErrors)
 @click.argument("task", required=False)
 @click.option("--workspace", "workspace_arg", metavar="DIR", help="Directory the tools work in.")
 @click.option("--mode", default="default", show_default=True, help=f"One of {', '.join(_MODES)}.")
@@ -243,7 +508,7 @@ def _journal_path(trace: Path) -> Path:
     help="replay, anthropic or openai (default: replay "
     "unless ANTHROPIC_API_KEY or OPENAI_API_KEY is set).",
 )
-@click.option("--model", help="Model name for a live provider.")
+@click.option("--model", help="Model name for a live provider (the children use it too).")
 @click.option(
     "--scenario",
     default=DEFAULT_SCENARIO,
@@ -259,6 +524,14 @@ def _journal_path(trace: Path) -> Path:
 @click.option("--headless", is_flag=True, help="Never ask: asks resolve to deny.")
 @click.option("--max-turns", default=50, show_default=True, type=int)
 @click.option("--settings", multiple=True, metavar="FILE", help="Permission settings (cli source).")
+@click.option(
+    "--ask-agent-tools",
+    is_flag=True,
+    help="Do not pre-allow spawn_agent, kill_agent, message_agent: "
+    "the gate asks for them like any exec tool.",
+)
+@guard_options
+@context_options
 @click.option("--resume", is_flag=True, help="Continue the run of --trace after its process died.")
 @click.option("--serial", is_flag=True, help="Run calls one at a time (default: four-class).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines.")
@@ -273,19 +546,30 @@ def run(
     headless: bool,
     max_turns: int,
     settings: tuple[str, ...],
+    ask_agent_tools: bool,
     resume: bool,
     serial: bool,
     quiet: bool,
+    **options: Any,
 ) -> None:
     """Run the agent on TASK in a workspace and record its trace.
 
     With the replay provider the scenario's recorded answers drive the run
-    and its files seed the workspace. Progress (one line per call start and
-    end) goes to stderr, the final answer to stdout. Exit 0 completed, 1
-    failed/cancelled/interrupted, 2 bad input.
+    and its files seed the workspace. The agent may spawn sub-agents
+    (spawn_agent, ...) within the spawn guard's limits; their traces go
+    under the run's folder (check the tree with `metis agents conform`).
+    Progress (one line per call start and end) goes to stderr, the final
+    answer to stdout. Exit 0 completed, 1 failed/cancelled/interrupted, 2
+    bad input.
     """
     if resume:
+        # A resumed run keeps its recorded limits, budget and agent tools.
         _resume(trace_arg, workspace_arg, quiet, serial)
+    try:
+        limits = limits_from_options(options)
+        budget = budget_from_options(options)
+    except MetisRuntimeError as exc:
+        _bad(str(exc))
     if mode not in _MODES:
         _bad(f"--mode {mode!r}: unknown mode (one of {', '.join(_MODES)})")
     if max_turns < 1:
@@ -296,12 +580,15 @@ def run(
     if workspace_arg is None:
         _bad("--workspace DIR is required")
     loaded = _scenario(scenario) if provider_name == "replay" else None
+    extras = _scenario_extras(loaded) if loaded is not None else _Extras({})
     workspace = _workspace(workspace_arg)
     scenario_path = ""
     if loaded is not None:
         scenario_path = str(loaded.path)
         task = task or loaded.prompt
         _seed(workspace, loaded.workspace_files)
+        if extras.git:
+            _git_init(workspace)
     if not task:
         _bad("TASK is required with a live provider")
     run_id = uuid.uuid4().hex
@@ -312,47 +599,66 @@ def run(
     for p in (trace_path, journal_path):
         if p.exists() and p.stat().st_size > 0:
             _bad(f"{p}: already exists (use --resume to continue that run, or another --trace)")
-    registry = ToolRegistry.load()
-    for problem in registry.plugin_errors:
-        click.echo(f"metis run: warning: {problem}", err=True)
-    gate = _gate(_MODES[mode], workspace, headless, settings)
+    tree = _tree_dir(trace_path)
+    if (tree / "guard.json").exists():
+        _bad(f"{tree}: holds another run's agent tree (guard.json); use another --trace")
+    agent_tools = "ask" if ask_agent_tools else "allow"
+    gate = _gate(_MODES[mode], workspace, headless, settings, agent_tools)
     config = {
         "task": task,
         "provider": provider_name,
         "model": model,
         "scenario": scenario_path,
+        "agent_scenarios": extras.agents,
         "workspace": str(workspace),
         "max_turns": max_turns,
         "settings": list(settings),
+        "agent_tools": agent_tools,
+        "guard": limits.to_json(),
+        "context": {"window": budget.window, "recent": budget.recent},
     }
     provider = _build_provider(config)
+    try:
+        identity, ledger = new_tree(tree, limits, root_run_id=run_id)
+    except (OSError, MetisRuntimeError) as exc:
+        _bad(f"{tree}: cannot make the agent tree: {exc}")
+    supervisor = _supervisor(identity, ledger, workspace, gate, config, budget)
+    registry = _registry(supervisor)
     header = make_header(
         mode=_MODES[mode],
         tools=registry.names(),
         route=gate.route,
         headless_default=Decision.DENY,
         run_id=run_id,
-        meta={"task": task, "provider": provider_name, "workspace": str(workspace)},
+        meta={
+            "task": task,
+            "provider": provider_name,
+            "workspace": str(workspace),
+            **supervisor.header_meta(),
+        },
     )
     try:
         trace = TraceWriter(trace_path, header)
         journal = Journal.create(journal_path, run_id, config)
     except MetisRuntimeError as exc:
         _bad(str(exc))
+    supervisor.bind(registry.names, trace)
     if not quiet:
         click.echo(f"metis run: {run_id} ({provider_name}); trace: {trace_path}", err=True)
-    loop = AgentLoop(
+    loop = _loop(
         provider,
         registry,
         gate,
-        ToolContext(workspace, _tool_env(), JobManager()),
+        workspace,
         trace,
-        journal=journal,
-        dispatcher=_dispatcher(serial),
-        observer=_Progress(quiet),
-        config=LoopConfig(max_turns=max_turns),
+        journal,
+        config=config,
+        budget=budget,
+        tree=tree,
+        serial=serial,
+        quiet=quiet,
     )
-    _execute(loop, loop.run(task), trace_path, quiet)
+    _execute(loop, loop.run(task), supervisor, trace_path, quiet)
 
 
 def _latest_trace(workspace: Path) -> Path:
@@ -390,7 +696,7 @@ def _resume(
     cfg = state.config
     try:
         workspace = Path(str(cfg["workspace"]))
-        max_turns = int(cfg["max_turns"])
+        int(cfg["max_turns"])
         settings = tuple(str(s) for s in cfg.get("settings", ()))
         provider_name = str(cfg["provider"])
     except (KeyError, TypeError, ValueError) as exc:
@@ -398,25 +704,41 @@ def _resume(
     if not workspace.is_dir():
         _bad(f"{workspace}: the run's workspace is gone")
     header = trace.header
-    registry = ToolRegistry.load()
-    gate = _gate(header.mode, workspace, header.route is Route.HEADLESS, settings)
+    # Runs recorded before sub-agents were wired have no agent tools: keep it so.
+    agent_tools = str(cfg.get("agent_tools", "ask"))
+    gate = _gate(header.mode, workspace, header.route is Route.HEADLESS, settings, agent_tools)
     provider = _build_provider(cfg, skip=len(scan.assistant_turns))
+    tree = _tree_dir(trace_path)
+    budget = _budget(cfg)
+    supervisor: AgentSupervisor | None = None
+    if "spawn_agent" in header.tools:
+        try:
+            # The ledger is the tree's: its counts and task hashes carry over.
+            identity, ledger = new_tree(tree, _limits(cfg), root_run_id=header.root_run_id)
+        except (OSError, MetisRuntimeError) as exc:
+            _bad(f"{tree}: cannot open the agent tree: {exc}")
+        supervisor = _supervisor(identity, ledger, workspace, gate, cfg, budget)
+    registry = _registry(supervisor)
+    if supervisor is not None:
+        supervisor.bind(registry.names, trace)
     if not quiet:
         click.echo(
             f"metis run: resuming {header.run_id} ({provider_name}); trace: {trace_path}", err=True
         )
-    loop = AgentLoop(
+    loop = _loop(
         provider,
         registry,
         gate,
-        ToolContext(workspace, _tool_env(), JobManager()),
+        workspace,
         trace,
-        journal=journal,
-        dispatcher=_dispatcher(serial),
-        observer=_Progress(quiet),
-        config=LoopConfig(max_turns=max_turns),
+        journal,
+        config=cfg,
+        budget=budget,
+        tree=tree,
+        serial=serial,
+        quiet=quiet,
     )
-    _execute(loop, loop.resume(state, scan), trace_path, quiet)
+    _execute(loop, loop.resume(state, scan), supervisor, trace_path, quiet)
 
 
 if __name__ == "__main__":  # `python -m metis_cli._run` until `metis run` is registered
