@@ -65,12 +65,13 @@ def test_conform_rejects_a_foreign_header(runner: CliRunner, tmp_path: Path) -> 
 
 
 def test_check_reports_evidence_per_id(runner: CliRunner) -> None:
-    result = runner.invoke(cli, ["check", "--runs", "12", "--broken", "1", "--json"])
+    result = runner.invoke(cli, ["check", "--runs", "12", "--broken", "1", "--no-prove", "--json"])
     assert result.exit_code == 0, result.output
     payload = json.loads(result.output)
     assert payload["ok"]
     assert payload["invariants"]["AUTH-1"]["caught"] == 1
     assert payload["invariants"]["AUTH-1"]["traces"] == 12
+    assert payload["invariants"]["CLOSE-7"]["checks"] > 0  # from the bundled transcripts
 
 
 def test_demo_runs_the_whole_story(runner: CliRunner, tmp_path: Path) -> None:
@@ -78,6 +79,7 @@ def test_demo_runs_the_whole_story(runner: CliRunner, tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     rows = json.loads(result.output)["rows"]
     parts = {row["part"] for row in rows}
-    assert {"runtime", "conformance", "transcripts", "model"} <= parts
+    assert {"runtime", "conformance", "proofs", "faults", "transcripts", "oracle", "ablation",
+            "model"} <= parts
     assert all(row["ok"] for row in rows)
     assert (tmp_path / "run.jsonl").exists() and (tmp_path / "workspace" / "notes.txt").exists()
