@@ -137,10 +137,7 @@ class Journal:
     def _append(self, entry: dict[str, Any]) -> None:
         if self._fd is None:
             raise JournalError(f"{self.path}: written after close")
-        line = json.dumps(entry, ensure_ascii=False, separators=(",", ":"))
-        if self._redact.found_in_json(line):
-            line = json.dumps(self._redact.value(entry), ensure_ascii=False, separators=(",", ":"))
-        data = (line + "\n").encode("utf-8")
+        data = (self._redact.json_line(entry) + "\n").encode("utf-8")
         try:
             while data:
                 data = data[os.write(self._fd, data) :]

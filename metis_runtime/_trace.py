@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import fcntl
 import io
-import json
 import os
 import time
 from collections.abc import Callable
@@ -183,10 +182,7 @@ class TraceWriter:
         return seq
 
     def _write_obj(self, obj: dict[str, Any]) -> None:
-        line = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
-        if self._redact.found_in_json(line):  # rare: only then walk the strings
-            line = json.dumps(self._redact.value(obj), ensure_ascii=False, separators=(",", ":"))
-        self._write_line(line + "\n")
+        self._write_line(self._redact.json_line(obj) + "\n")
 
     def _write_line(self, line: str) -> None:
         try:
