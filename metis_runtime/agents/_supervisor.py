@@ -106,6 +106,7 @@ class ChildRecord:
     inline: asyncio.Task[Any] | None = None  # a child run in this process (ablation)
     watcher: asyncio.Task[None] | None = None
     kill_reason: str | None = None
+    reported: bool = False  # its answer reached the parent (a sync spawn's, or wait's result)
 
     @property
     def finished(self) -> bool:
@@ -361,10 +362,12 @@ class AgentSupervisor:
         except OSError as exc:
             record.status, record.error = "failed", f"could not start: {exc}"
             self._finish(record)
+            record.reported = True  # the spawn's own result says so
             return record
         record.watcher = asyncio.ensure_future(self._watch(record))
         if sync:
             await self._await_child(record)
+            record.reported = True
         return record
 
     def _write_child_header(self, config: ChildConfig, admitted: GuardAdmit) -> None:
@@ -541,17 +544,20 @@ class AgentSupervisor:
     async def wait(
         self, agent_ids: Sequence[str] = (), timeout_s: float | None = None
     ) -> tuple[list[ChildRecord], list[str]]:
-        """Wait for these children (default: every running one). Returns the
-        records and the ids that are not this agent's children."""
+        """Wait for these children (default: every one whose answer this agent
+        has not had yet: running ones, and async ones that ended before the
+        wait). Returns the records and the ids that are not this agent's children."""
         unknown = [a for a in agent_ids if a not in self.children]
         chosen = [self.children[a] for a in agent_ids if a in self.children]
         if not agent_ids:
-            chosen = [r for r in self.children.values() if not r.finished]
+            chosen = [r for r in self.children.values() if not r.finished or not r.reported]
         pending = [asyncio.ensure_future(r.done.wait()) for r in chosen if not r.finished]
         if pending:
             _, still = await asyncio.wait(pending, timeout=timeout_s)
             for task in still:
                 task.cancel()
+        for record in chosen:
+            record.reported = record.reported or record.finished
         return chosen, unknown
 
     async def kill(self, agent_id: str, *, cascade: bool = True) -> ChildRecord | None:

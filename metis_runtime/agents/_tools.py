@@ -145,8 +145,8 @@ class ListAgentsTool(_AgentTool):
 class WaitAgentTool(_AgentTool):
     spec = ToolSpec(
         "wait_agent",
-        "Wait for sub-agents to finish (default: all running ones), at most "
-        "`timeout_s` seconds; returns each one's status and answer.",
+        "Wait for sub-agents to finish (default: every one whose answer you have not "
+        "had yet), at most `timeout_s` seconds; returns each one's status and answer.",
         _schema(
             {
                 "agent_ids": _STRINGS,
