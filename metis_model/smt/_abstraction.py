@@ -98,6 +98,7 @@ class Abstraction:
             v["turn_ok"] = f.turn == st.turn + 1
         elif kind == "compaction":
             v["split"] = set(f.calls_removed) != set(f.results_removed)
+            v["retry"] = f.step == "retry"
         elif kind == "assistant":
             occs = [c.occ for c in f.calls]
             if len(occs) > self.K:

@@ -168,15 +168,23 @@ class _Writer:
         elif kind == "compaction":
             removed = tuple(self.history)
             self.history.clear()
+            step = "retry" if p["retry"] else "compaction"
             if p["split"]:
                 self.add(
                     Compaction,
                     turn=self.turn,
                     calls_removed=(*removed, "0.0"),
                     results_removed=removed,
+                    step=step,
                 )
             else:
-                self.add(Compaction, turn=self.turn, calls_removed=removed, results_removed=removed)
+                self.add(
+                    Compaction,
+                    turn=self.turn,
+                    calls_removed=removed,
+                    results_removed=removed,
+                    step=step,
+                )
         elif kind == "request":
             self.add(Request, turn=self.turn)
         elif kind == "stream_repair":

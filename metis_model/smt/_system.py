@@ -259,6 +259,7 @@ _PARAM_BOOLS = (
     "turn_ok",
     "dup",
     "split",
+    "retry",
     "inorder",
     "exact",
     "occ_match",
@@ -483,7 +484,12 @@ class LoopSystem:
         completed = p["rstatus"] == RUN[RunStatus.COMPLETED]
         return {
             "turn_start": [(z3.Not(p["turn_ok"]), "LOOP-1")],
-            "compaction": [(p["split"], "CLOSE-6"), (s.any_open(), "CLOSE-6")],
+            "compaction": [
+                (p["split"], "CLOSE-6"),
+                (s.any_open(), "CLOSE-6"),
+                # while streaming, only the overflow retry may cut the context
+                (z3.And(s["phase"] == PHASE[Phase.STREAMING], z3.Not(p["retry"])), "LOOP-1"),
+            ],
             "request": [(s.any_open(), "CLOSE-2")],
             "assistant": [(p["dup"], "LOOP-1")],
             "decision": [
@@ -629,6 +635,8 @@ class LoopSystem:
 
         c.set("phase", ev("turn_start"), PHASE[Phase.PREPARING])
         c.set("phase", ev("request"), PHASE[Phase.STREAMING])
+        retry = z3.And(ev("compaction"), s["phase"] == PHASE[Phase.STREAMING])
+        c.set("phase", retry, PHASE[Phase.PREPARING])
         clear(ev("request"))
         answered = z3.And(ev("assistant"), p["n"] == 0)
         batch = z3.And(ev("assistant"), p["n"] > 0)
@@ -795,7 +803,10 @@ class LoopSystem:
         hdef_allows = s["hdef"] == DECISION[Decision.ALLOW]
         guards: dict[str, z3.BoolRef] = {
             "turn_start": p["turn_ok"],
-            "compaction": z3.Not(p["split"]),
+            "compaction": z3.And(
+                z3.Not(p["split"]),
+                z3.Implies(s["phase"] == PHASE[Phase.STREAMING], p["retry"]),
+            ),
             "request": z3.BoolVal(True),
             "stream_repair": z3.BoolVal(True),
             "assistant": z3.Not(p["dup"]),
