@@ -35,8 +35,10 @@ import asyncio
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
+import threading
 import uuid
 from collections.abc import Coroutine, Mapping
 from pathlib import Path
@@ -461,18 +463,35 @@ def _execute(
                 # Children still running are killed; kept worktrees are removed.
                 await supervisor.close()
 
+    # Ctrl-C goes to asyncio, which cancels the run: the loop records the interrupt
+    # and `close()` kills the children. (The agents' reaper would raise
+    # KeyboardInterrupt in the middle of a callback instead; SIGTERM, SIGHUP and
+    # the exit handler stay its own.)
+    main_thread = threading.current_thread() is threading.main_thread()
+    reaper = signal.getsignal(signal.SIGINT) if main_thread else None
+    if main_thread:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         result: RunResult = asyncio.run(main())
     except KeyboardInterrupt:
+        loop.trace.close()
+        if loop.journal is not None:
+            loop.journal.close()
         click.echo(
             f"metis run: interrupted; resume with: metis run --resume --trace {trace_path}",
             err=True,
         )
-        sys.exit(EXIT_FAILED)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        # Leave now: at interpreter shutdown asyncio may log a task it cancelled
+        # as "destroyed but pending", after the line that tells how to resume.
+        os._exit(EXIT_FAILED)
     except MetisRuntimeError as exc:  # the trace or journal could not be written
         click.echo(f"metis run: error: {exc}", err=True)
         sys.exit(EXIT_FAILED)
     finally:
+        if main_thread and reaper is not None:
+            signal.signal(signal.SIGINT, reaper)
         loop.trace.close()
         if loop.journal is not None:
             loop.journal.close()
