@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import re
 import signal
@@ -481,11 +482,10 @@ def _execute(
             f"metis run: interrupted; resume with: metis run --resume --trace {trace_path}",
             err=True,
         )
-        sys.stdout.flush()
-        sys.stderr.flush()
-        # Leave now: at interpreter shutdown asyncio may log a task it cancelled
-        # as "destroyed but pending", after the line that tells how to resume.
-        os._exit(EXIT_FAILED)
+        # At interpreter shutdown asyncio may log a task it cancelled as
+        # "destroyed but pending", after the line that tells how to resume.
+        logging.getLogger("asyncio").setLevel(logging.CRITICAL)
+        sys.exit(EXIT_FAILED)
     except MetisRuntimeError as exc:  # the trace or journal could not be written
         click.echo(f"metis run: error: {exc}", err=True)
         sys.exit(EXIT_FAILED)
