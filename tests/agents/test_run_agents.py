@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -338,3 +339,98 @@ def test_resume_after_sigkill_keeps_the_agent_tools_and_the_tree(tmp_path: Path)
     assert tree_report(run_dir).ok
     got = CliRunner().invoke(agents, ["conform", str(run_dir)])
     assert got.exit_code == 0, got.output
+
+
+def _sleepers(arg: str) -> list[int]:
+    """Live processes running `sleep ARG`."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            argv = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")[:2]
+            state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if argv == [b"sleep", arg.encode()] and state != "Z":
+            found.append(int(entry))
+    return found
+
+
+def test_ctrl_c_kills_the_running_children_and_the_run_resumes(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    nap = f"60.{uuid.uuid4().int % 10**9}"  # names the child's tool process
+    child = write_scenario(
+        tmp_path / "child.yaml",
+        [
+            [
+                {
+                    "tool": "bash",
+                    "id": "c1",
+                    "input": {"command": f"touch child.marker; sleep {nap}"},
+                }
+            ],
+            [{"text": "slept"}],
+        ],
+    )
+    spawn = {"agent": "implementer", "task": "sleep", "mode": "async"}
+    root = write_scenario(
+        tmp_path / "root.yaml",
+        [
+            [{"tool": "spawn_agent", "id": "s1", "input": spawn}],
+            [{"tool": "bash", "id": "b1", "input": {"command": "touch started.marker; sleep 60"}}],
+            [{"text": "All done."}],
+        ],
+    )
+    data = yaml.safe_load(root.read_text())
+    data["agents"] = {"implementer": child.name}
+    root.write_text(yaml.safe_dump(data, sort_keys=False))
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env["PYTHONPATH"] = str(REPO)
+    base = [sys.executable, "-m", "metis_cli._run"]
+    proc = subprocess.Popen(
+        [*base, "--workspace", str(ws), "--scenario", str(root), "--mode", "bypassPermissions"],
+        env=env,
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not ((ws / "started.marker").exists() and _sleepers(nap)):
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the child or the slow call never started"
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+        leftover = _sleepers(nap)
+        for pid in leftover:  # a failing run must not leave them behind
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+    assert proc.returncode == 1
+    assert leftover == [], "the child's tool outlived the interrupted run"
+    run_dir = _run_dir(ws)
+    assert err.strip().splitlines()[-1] == (
+        f"metis run: interrupted; resume with: metis run --resume --trace {run_dir / 'trace.jsonl'}"
+    )
+    assert "Traceback" not in err
+    assert json.loads((run_dir / "guard.json").read_text())["running"] == {}
+    _, events = _root(run_dir)
+    assert "interrupt" in [e.kind for e in events]
+
+    done = subprocess.run(
+        [*base, "--resume", "--trace", str(run_dir / "trace.jsonl"), "-q"],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "All done." in done.stdout
+    assert tree_report(run_dir).ok
