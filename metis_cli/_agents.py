@@ -17,12 +17,11 @@ from typing import Any, TypeVar
 import click
 
 from metis_model import check_trace_tree
-from metis_model.trace import TraceFormatError, read_trace_numbered
 from metis_runtime.agents import GuardLimits, load_agents
 from metis_runtime.agents._ablation import ESCAPE_TOOLS, run_child_boundary
 from metis_runtime.context import ContextBudget
 
-from ._output import EXIT_OK, EXIT_VIOLATION, bad_input, emit_json, table
+from ._output import EXIT_OK, EXIT_VIOLATION, bad_input, emit_json, read_trace_file, table
 
 F = TypeVar("F", bound=Callable[..., Any])
 _DEFAULTS = GuardLimits()
@@ -182,15 +181,7 @@ def conform_tree(run_dir: Path, as_json: bool) -> None:
     """Check every trace under RUN_DIR as one tree of agents (CHILD-1..6 across it)."""
     traces = {}
     for path in sorted(run_dir.rglob("trace.jsonl")):
-        try:
-            with path.open(encoding="utf-8") as fh:
-                header, events, _ = read_trace_numbered(fh)
-        except OSError as exc:
-            bad_input(f"{path}: cannot read ({exc.strerror or exc})")
-        except UnicodeDecodeError:
-            bad_input(f"{path}: not UTF-8 text")
-        except TraceFormatError as exc:
-            bad_input(f"{path}: line {exc.line}: {exc.message}")
+        header, events, _ = read_trace_file(path)
         traces[str(path.relative_to(run_dir))] = (header, events)
     if not traces:
         bad_input(f"{run_dir}: no trace.jsonl below it")

@@ -12,7 +12,6 @@ from pathlib import Path
 import click
 
 from metis_model import BY_ID, INVARIANTS, Report, check_trace
-from metis_model.trace import TraceFormatError, read_trace_numbered
 
 from ._agents import ablate, agents
 from ._demo import bundled_transcripts, demo
@@ -23,7 +22,7 @@ from ._evidence import (
     gather_transcript_evidence,
 )
 from ._faults import faults
-from ._output import EXIT_OK, EXIT_VIOLATION, bad_input, emit_json, table
+from ._output import EXIT_OK, EXIT_VIOLATION, bad_input, emit_json, read_trace_file, table
 from ._permissions import permissions
 from ._prove import counterexample, prove
 from ._run import run
@@ -67,15 +66,7 @@ def spec(as_json: bool, family: str | None) -> None:
 
 
 def _read_trace(path: Path) -> Report:
-    try:
-        with path.open(encoding="utf-8") as fh:
-            header, events, line_of = read_trace_numbered(fh)
-    except OSError as exc:
-        bad_input(f"{path}: cannot read ({exc.strerror or exc})")
-    except UnicodeDecodeError:
-        bad_input(f"{path}: not UTF-8 text")
-    except TraceFormatError as exc:
-        bad_input(f"{path}: line {exc.line}: {exc.message}")
+    header, events, line_of = read_trace_file(path)
     return check_trace(events, header, source=str(path), line_of=line_of)
 
 

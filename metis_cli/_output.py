@@ -5,9 +5,12 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, NoReturn
 
 import click
+
+from metis_model.trace import TraceEvent, TraceFormatError, TraceHeader, read_trace_numbered
 
 EXIT_OK = 0
 EXIT_VIOLATION = 1
@@ -24,6 +27,20 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
 
 def emit_json(payload: Any) -> None:
     click.echo(json.dumps(payload, indent=2, sort_keys=False, default=str))
+
+
+def read_trace_file(path: Path) -> tuple[TraceHeader, list[TraceEvent], list[int]]:
+    """A trace file's header, events and event lines; unreadable or malformed
+    input is a one-line error naming the file (and line), exit 2."""
+    try:
+        with path.open(encoding="utf-8") as fh:
+            return read_trace_numbered(fh)
+    except OSError as exc:
+        bad_input(f"{path}: cannot read ({exc.strerror or exc})")
+    except UnicodeDecodeError:
+        bad_input(f"{path}: not UTF-8 text")
+    except TraceFormatError as exc:
+        bad_input(f"{path}: line {exc.line}: {exc.message}")
 
 
 def bad_input(message: str) -> NoReturn:
