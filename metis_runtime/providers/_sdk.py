@@ -197,10 +197,10 @@ class AnthropicSDKProvider:
         )
 
 
-class OpenAIChatSDKProvider:
-    """Chat Completions through `openai.AsyncOpenAI(...).chat.completions.create(stream=True)`."""
+class _OpenAISDKProvider:
+    """What both OpenAI SDK providers share: one `openai.AsyncOpenAI` client."""
 
-    name = "openai-chat"
+    name = "openai"
 
     def __init__(
         self,
@@ -220,6 +220,12 @@ class OpenAIChatSDKProvider:
             self.name,
             _client_kwargs(api_key, base_url, http_client, max_retries),
         )
+
+
+class OpenAIChatSDKProvider(_OpenAISDKProvider):
+    """Chat Completions through `openai.AsyncOpenAI(...).chat.completions.create(stream=True)`."""
+
+    name = "openai-chat"
 
     def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         body = _sdk_body(openai_chat_request_body(request, self.model))
@@ -231,29 +237,10 @@ class OpenAIChatSDKProvider:
         )
 
 
-class OpenAIResponsesSDKProvider:
+class OpenAIResponsesSDKProvider(_OpenAISDKProvider):
     """The Responses API through `openai.AsyncOpenAI(...).responses.create(stream=True)`."""
 
     name = "openai-responses"
-
-    def __init__(
-        self,
-        model: str,
-        *,
-        client: Any = None,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        http_client: Any = None,
-        max_retries: int = 2,
-    ) -> None:
-        self.model = model
-        self._sdk = import_sdk("openai")
-        self._client = client or make_client(
-            self._sdk,
-            "AsyncOpenAI",
-            self.name,
-            _client_kwargs(api_key, base_url, http_client, max_retries),
-        )
 
     def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         body = _sdk_body(openai_responses_request_body(request, self.model))
