@@ -215,10 +215,12 @@ def openai_headers(api_key: str | None, provider: str) -> dict[str, str]:
     return {"authorization": f"Bearer {key}", "accept": "text/event-stream"}
 
 
-class OpenAIChatProvider:
-    """Streams Chat Completions over plain httpx (OpenAI or a compatible server)."""
+class OpenAIHTTPProvider:
+    """What both OpenAI wire formats share over plain httpx: a model, a key, an
+    endpoint under `base_url`; subclasses name the path, body and normalizer."""
 
-    name = "openai-chat"
+    name = "openai"
+    path = ""
 
     def __init__(
         self,
@@ -231,9 +233,15 @@ class OpenAIChatProvider:
     ) -> None:
         self.model = model
         self._api_key = api_key
-        self._url = base_url.rstrip("/") + "/chat/completions"
+        self._url = base_url.rstrip("/") + self.path
         self._client = http_client
         self._timeout = timeout
+
+    def body(self, request: ModelRequest) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def normalizer(self) -> WireNormalizer:
+        raise NotImplementedError
 
     def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         return stream_sse(
@@ -241,7 +249,20 @@ class OpenAIChatProvider:
             client=self._client,
             url=self._url,
             headers=openai_headers(self._api_key, self.name),
-            body=openai_chat_request_body(request, self.model),
-            normalizer=OpenAIChatNormalizer(),
+            body=self.body(request),
+            normalizer=self.normalizer(),
             timeout=self._timeout,
         )
+
+
+class OpenAIChatProvider(OpenAIHTTPProvider):
+    """Streams Chat Completions over plain httpx (OpenAI or a compatible server)."""
+
+    name = "openai-chat"
+    path = "/chat/completions"
+
+    def body(self, request: ModelRequest) -> dict[str, Any]:
+        return openai_chat_request_body(request, self.model)
+
+    def normalizer(self) -> WireNormalizer:
+        return OpenAIChatNormalizer()

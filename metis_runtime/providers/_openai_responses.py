@@ -11,16 +11,13 @@ id is the item's `call_id`, which `function_call_output` refers to.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
 from typing import Any, ClassVar
-
-import httpx
 
 from ._base import WireNormalizer, compact_json, usage_int
 from ._builder import Slot
-from ._http import DEFAULT_TIMEOUT, stream_sse
-from ._openai_chat import OPENAI_URL, openai_headers
-from ._types import ModelRequest, StreamEvent, TextBlock, ToolResultBlock, ToolUseBlock, Usage
+from ._openai_chat import OpenAIHTTPProvider
+from ._types import ModelRequest, TextBlock, ToolResultBlock, ToolUseBlock, Usage
 
 # Output items the provider runs itself (hosted tools): never tool calls of ours.
 _SERVER_ITEMS = frozenset(
@@ -300,33 +297,14 @@ def openai_responses_request_body(request: ModelRequest, model: str) -> dict[str
     return body
 
 
-class OpenAIResponsesProvider:
+class OpenAIResponsesProvider(OpenAIHTTPProvider):
     """Streams the Responses API over plain httpx."""
 
     name = "openai-responses"
+    path = "/responses"
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        api_key: str | None = None,
-        base_url: str = OPENAI_URL,
-        http_client: httpx.AsyncClient | None = None,
-        timeout: httpx.Timeout = DEFAULT_TIMEOUT,
-    ) -> None:
-        self.model = model
-        self._api_key = api_key
-        self._url = base_url.rstrip("/") + "/responses"
-        self._client = http_client
-        self._timeout = timeout
+    def body(self, request: ModelRequest) -> dict[str, Any]:
+        return openai_responses_request_body(request, self.model)
 
-    def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        return stream_sse(
-            provider=self.name,
-            client=self._client,
-            url=self._url,
-            headers=openai_headers(self._api_key, self.name),
-            body=openai_responses_request_body(request, self.model),
-            normalizer=OpenAIResponsesNormalizer(),
-            timeout=self._timeout,
-        )
+    def normalizer(self) -> WireNormalizer:
+        return OpenAIResponsesNormalizer()
