@@ -1,7 +1,7 @@
 """`metis demo`: the whole story in one table.
 
 1. a replay-provider task through the runtime (`metis run`, a real subprocess);
-2. conformance of the trace it recorded;
+2. conformance of the trace it recorded, and a coordinator tree of agents;
 3. the proofs (z3: SMT for all inputs, k-induction and BMC for the loop);
 4. the fault matrix against the real runtime;
 5. the transcripts of another runtime (the bundled Claude Code sessions);
@@ -103,6 +103,65 @@ def runtime_rows(folder: Path) -> list[Row]:
         )
     )
     rows.append(Row("conformance", "the run's trace replayed against the model", report.ok, detail))
+    return rows
+
+
+def agents_rows(folder: Path) -> list[Row]:
+    """The coordinator scenario: a planner and an implementer in branch
+    worktrees, a refused duplicate; then the whole tree of traces conforms."""
+    from metis_model import check_trace_tree
+
+    workspace = folder / "coordinator"
+    workspace.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "metis_cli",
+            "run",
+            "--scenario",
+            "coordinator",
+            "--workspace",
+            str(workspace),
+            "--mode",
+            "acceptEdits",
+            "--headless",
+            "--quiet",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    rows = [
+        Row(
+            "agents",
+            "coordinator scenario spawns a planner and an implementer",
+            done.returncode == 0,
+            f"exit {done.returncode}",
+        )
+    ]
+    runs = sorted((workspace / ".metis" / "runs").glob("*/trace.jsonl"))
+    if not runs:
+        return [*rows, Row("agents", "the tree of traces conforms", False, "no trace")]
+    run_dir = runs[-1].parent
+    traces = {}
+    for path in sorted(run_dir.rglob("trace.jsonl")):
+        with path.open(encoding="utf-8") as fh:
+            header, events, _ = read_trace_numbered(fh)
+        traces[str(path.relative_to(run_dir))] = (header, events)
+    root_events = traces["trace.jsonl"][1]
+    refused = any("DUPLICATE_TASK_WARNING" in getattr(e, "content", "") for e in root_events)
+    rows.append(
+        Row(
+            "agents",
+            "the duplicate spawn is refused",
+            refused,
+            "DUPLICATE_TASK_WARNING" if refused else "not refused",
+        )
+    )
+    report = check_trace_tree(traces, source=str(run_dir))
+    detail = f"{len(traces)} traces" if report.ok else report.first.one_line()  # type: ignore[union-attr]
+    rows.append(Row("agents", "the whole tree of traces conforms (CHILD-1..6)", report.ok, detail))
     return rows
 
 
@@ -210,6 +269,7 @@ def proof_rows(folder: Path) -> list[Row]:
 
 SECTIONS: list[tuple[str, Callable[[Path, int], list[Row]]]] = [
     ("runtime task and its conformance", lambda folder, runs: runtime_rows(folder)),
+    ("sub-agents", lambda folder, runs: agents_rows(folder)),
     ("proofs", lambda folder, runs: proof_rows(folder)),
     ("fault matrix", lambda folder, runs: fault_rows(folder)),
     ("transcripts of another runtime", lambda folder, runs: transcript_rows()),
