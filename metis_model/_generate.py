@@ -423,8 +423,8 @@ def _spawn(rng: random.Random, rec: _Recorder, mode: Mode, cause: int, turn: int
 def flat_run(turns: int, mode: Mode = Mode.DEFAULT) -> tuple[TraceHeader, list[TraceEvent]]:
     """A long, flat valid run: every turn makes one allowed read and answers.
 
-    Eight events a turn, no randomness: the shape used to measure replay
-    throughput (benchmarks/bench_check.py).
+    Eight events a turn, each caused by the one before, no randomness: the
+    shape used to measure replay throughput (benchmarks/bench_check.py).
     """
     header = TraceHeader(run_id="flat", root_run_id="flat", mode=mode, producer="flat_run")
     facts = Facts(mode=mode, kind=ToolKind.READ_ONLY)
@@ -453,7 +453,9 @@ def flat_run(turns: int, mode: Mode = Mode.DEFAULT) -> tuple[TraceHeader, list[T
             (Result, {"occ": occ, "call_id": ref.call_id, "status": ResultStatus.OK}),
             (ResultsSent, {"turn": turn, "occs": (occ,)}),
         ):
-            events.append(factory(seq=seq, t=seq * 1e-6, **fields))
+            events.append(
+                factory(seq=seq, t=seq * 1e-6, causes=(seq - 1,) if seq else (), **fields)
+            )
             seq += 1
     tail: list[tuple[Any, dict[str, Any]]] = [
         (TurnStart, {"turn": turns + 1}),
@@ -462,6 +464,6 @@ def flat_run(turns: int, mode: Mode = Mode.DEFAULT) -> tuple[TraceHeader, list[T
         (RunEnd, {"status": RunStatus.COMPLETED}),
     ]
     for factory, fields in tail:
-        events.append(factory(seq=seq, t=seq * 1e-6, **fields))
+        events.append(factory(seq=seq, t=seq * 1e-6, causes=(seq - 1,), **fields))
         seq += 1
     return header, events

@@ -31,6 +31,23 @@ _WAITLESS = (Route.HEADLESS, Route.BACKGROUND)
 _NEEDS_CANCEL = (ResultStatus.CANCELLED, ResultStatus.SKIPPED)
 
 
+# What entering a phase sets, precomputed: hashing an enum member costs a
+# Python-level call, and the replay enters a phase four times a turn.
+_Entry = tuple[Phase, frozenset[str], str]
+_ENTRY_READY: _Entry = (Phase.READY, ENABLED[Phase.READY], Phase.READY.value)
+_ENTRY_PREPARING: _Entry = (Phase.PREPARING, ENABLED[Phase.PREPARING], Phase.PREPARING.value)
+_ENTRY_STREAMING: _Entry = (Phase.STREAMING, ENABLED[Phase.STREAMING], Phase.STREAMING.value)
+_ENTRY_BATCH: _Entry = (Phase.BATCH, ENABLED[Phase.BATCH], Phase.BATCH.value)
+_ENTRY_ANSWERED: _Entry = (Phase.ANSWERED, ENABLED[Phase.ANSWERED], Phase.ANSWERED.value)
+_ENTRY_INTERRUPTED: _Entry = (
+    Phase.INTERRUPTED,
+    ENABLED[Phase.INTERRUPTED],
+    Phase.INTERRUPTED.value,
+)
+_ENTRY_RESUMED: _Entry = (Phase.RESUMED, ENABLED[Phase.RESUMED], Phase.RESUMED.value)
+_ENTRY_ENDED: _Entry = (Phase.ENDED, ENABLED[Phase.ENDED], Phase.ENDED.value)
+
+
 class _Call:
     __slots__ = (
         "approved",
@@ -170,40 +187,38 @@ class Replay:
         )
 
     def _step(self, e: Any) -> None:
+        # The hot path: locals and early exits, nothing allocated when all is well.
         seq = e.seq
+        t = e.t
         if seq != self.last_seq + 1:
             raise _Stop("TRACE-1", f"seq {seq} follows {self.last_seq}", [seq])
-        if e.t < self.last_t:
-            raise _Stop("TRACE-1", f"timestamp {e.t} goes back from {self.last_t}", [seq])
+        if t < self.last_t:
+            raise _Stop("TRACE-1", f"timestamp {t} goes back from {self.last_t}", [seq])
         for c in e.causes:
             if c >= seq or c < 0:
                 raise _Stop("TRACE-1", f"causal edge {list(e.causes)} does not point back", [seq])
+        kind = e.kind
         if self.headless_ask is not None and not (
-            e.kind == "ask_resolved" and e.occ == self.headless_ask
+            kind == "ask_resolved" and e.occ == self.headless_ask
         ):
             call = self.calls[self.index_of[self.headless_ask]]
             raise _Stop(
                 "PERM-6", f"headless ask {self.headless_ask} was left waiting", [*call.events, seq]
             )
-        kind = e.kind
         if kind not in self.enabled:
             raise _Stop("LOOP-1", f"{kind} is not enabled in phase {self.phase.value}", [seq])
         self.last_seq = seq
-        self.last_t = e.t
+        self.last_t = t
         counts = self._counts
         self._handlers[kind](e)
         counts[kind] = counts.get(kind, 0) + 1
 
-    def _enter(self, phase: Phase) -> None:
-        self.phase = phase
-        self.enabled = ENABLED[phase]
-        self._counts = self.counts[phase.value]
+    def _enter(self, entry: _Entry) -> None:
+        self.phase, self.enabled, name = entry
+        self._counts = self.counts[name]
 
-    def _call(self, occ: str, seq: int, inv: str = "LOOP-1") -> _Call:
-        index = self.index_of.get(occ)
-        if index is None:
-            raise _Stop(inv, f"{occ} is not a call of the current batch", [seq])
-        return self.calls[index]
+    def _missing(self, occ: str, seq: int, inv: str = "LOOP-1") -> _Stop:
+        return _Stop(inv, f"{occ} is not a call of the current batch", [seq])
 
     def _open(self) -> list[str]:
         return [c.occ for c in self.calls if not c.closed]
@@ -217,7 +232,7 @@ class Replay:
     def _turn_start(self, e: Any) -> None:
         if e.turn != self.turn + 1:
             raise _Stop("LOOP-1", f"turn {e.turn} follows turn {self.turn}", [e.seq])
-        self._enter(Phase.PREPARING)
+        self._enter(_ENTRY_PREPARING)
         self.turn = e.turn
 
     def _compaction(self, e: Any) -> None:
@@ -236,7 +251,7 @@ class Replay:
                     f"only an overflow retry compacts while streaming, not {e.step}",
                     [e.seq],
                 )
-            self._enter(Phase.PREPARING)
+            self._enter(_ENTRY_PREPARING)
 
     def _request(self, e: Any) -> None:
         open_occs = self._open()
@@ -247,7 +262,7 @@ class Replay:
                 f"provider request with {open_occs} unanswered",
                 [*first.events, e.seq],
             )
-        self._enter(Phase.STREAMING)
+        self._enter(_ENTRY_STREAMING)
         self._clear_batch()
 
     def _stream_repair(self, e: Any) -> None:
@@ -259,9 +274,9 @@ class Replay:
             raise _Stop("LOOP-1", f"repeated occurrence ids in one message: {occs}", [e.seq])
         self.assistant_seq = e.seq
         if not occs:
-            self._enter(Phase.ANSWERED)
+            self._enter(_ENTRY_ANSWERED)
             return
-        self._enter(Phase.BATCH)
+        self._enter(_ENTRY_BATCH)
         self.calls = [_Call(o, i, e.seq) for i, o in enumerate(occs)]
         self.index_of = {o: i for i, o in enumerate(occs)}
         self.effects_started = False
@@ -270,7 +285,10 @@ class Replay:
     # -- permissions -----------------------------------------------------
 
     def _decision(self, e: Any) -> None:
-        call = self._call(e.occ, e.seq)
+        index = self.index_of.get(e.occ)
+        if index is None:
+            raise self._missing(e.occ, e.seq)
+        call = self.calls[index]
         if call.decision is not None:
             raise _Stop("LOOP-1", f"{e.occ} decided twice", [*call.events, e.seq])
         problem = decision_problem(e)
@@ -286,7 +304,10 @@ class Replay:
                 self.headless_ask = e.occ
 
     def _ask_resolved(self, e: Any) -> None:
-        call = self._call(e.occ, e.seq)
+        index = self.index_of.get(e.occ)
+        if index is None:
+            raise self._missing(e.occ, e.seq)
+        call = self.calls[index]
         if call.decision is not Decision.ASK or call.approved is not None:
             raise _Stop("LOOP-1", f"{e.occ} has no pending ask", [*call.events, e.seq])
         if self.headless_ask == e.occ:
@@ -305,7 +326,10 @@ class Replay:
     # -- the scheduler ---------------------------------------------------
 
     def _effect_start(self, e: Any) -> None:
-        call = self._call(e.occ, e.seq, inv="AUTH-1")
+        index = self.index_of.get(e.occ)
+        if index is None:
+            raise self._missing(e.occ, e.seq, "AUTH-1")
+        call = self.calls[index]
         if call.committed:
             raise _Stop(
                 "RETRY-1", f"{e.occ} re-executed after its effect committed", [*call.events, e.seq]
@@ -334,7 +358,10 @@ class Replay:
         call.running = True
 
     def _effect_end(self, e: Any) -> None:
-        call = self._call(e.occ, e.seq)
+        index = self.index_of.get(e.occ)
+        if index is None:
+            raise self._missing(e.occ, e.seq)
+        call = self.calls[index]
         if not call.running:
             raise _Stop(
                 "LOOP-1", f"{e.occ} ended without running in the foreground", [*call.events, e.seq]
@@ -346,7 +373,10 @@ class Replay:
         call.outcome = e.outcome
 
     def _handshake(self, e: Any) -> None:
-        call = self._call(e.occ, e.seq)
+        index = self.index_of.get(e.occ)
+        if index is None:
+            raise self._missing(e.occ, e.seq)
+        call = self.calls[index]
         if call.cls is not CallClass.BACKGROUND or not call.running:
             raise _Stop(
                 "SCHED-4",
@@ -372,7 +402,10 @@ class Replay:
     # -- closure ---------------------------------------------------------
 
     def _result(self, e: Any) -> None:
-        call = self._call(e.occ, e.seq, inv="CLOSE-4")
+        index = self.index_of.get(e.occ)
+        if index is None:
+            raise self._missing(e.occ, e.seq, "CLOSE-4")
+        call = self.calls[index]
         where = [*call.events, e.seq]
         if call.closed:
             raise _Stop("CLOSE-1", f"second result for {e.occ}", where)
@@ -412,18 +445,18 @@ class Replay:
                 f"results sent as {list(e.occs)}, calls were {expected}",
                 [self.assistant_seq, e.seq],
             )
-        self._enter(Phase.READY)
+        self._enter(_ENTRY_READY)
         self._clear_batch()
 
     def _cancel(self, e: Any) -> None:
         self.cancelled = True
 
     def _interrupt(self, e: Any) -> None:
-        self._enter(Phase.INTERRUPTED)
+        self._enter(_ENTRY_INTERRUPTED)
         self.cancelled = True
 
     def _resume(self, e: Any) -> None:
-        self._enter(Phase.RESUMED)
+        self._enter(_ENTRY_RESUMED)
 
     def _repair(self, e: Any) -> None:
         open_occs = self._open()
@@ -431,7 +464,7 @@ class Replay:
             extra = sorted(set(e.stubbed) - set(open_occs))
             what = f"stubs closed or unknown {extra}" if extra else f"leaves {open_occs} open"
             raise _Stop("CLOSE-5", f"repair {what}", [self.assistant_seq, e.seq])
-        self._enter(Phase.READY)
+        self._enter(_ENTRY_READY)
         self._clear_batch()
 
     # -- children and the end --------------------------------------------
@@ -461,4 +494,4 @@ class Replay:
             raise _Stop(
                 "CLOSE-2", f"run ended with {open_occs} unanswered", [self.assistant_seq, e.seq]
             )
-        self._enter(Phase.ENDED)
+        self._enter(_ENTRY_ENDED)
