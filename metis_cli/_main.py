@@ -192,4 +192,17 @@ cli.add_command(run)
 
 
 def main() -> None:
-    cli()
+    """Run the CLI; a usage error is one line naming the command, exit 2."""
+    try:
+        code = cli.main(standalone_mode=False)
+    except click.UsageError as exc:
+        where = exc.ctx.command_path if exc.ctx is not None else "metis"
+        click.echo(f"{where}: error: {exc.format_message()} (see {where} --help)", err=True)
+        sys.exit(2)
+    except click.exceptions.Abort:
+        click.echo("metis: aborted", err=True)
+        sys.exit(1)
+    except click.ClickException as exc:
+        click.echo(f"metis: error: {exc.format_message()}", err=True)
+        sys.exit(exc.exit_code)
+    sys.exit(code if isinstance(code, int) else 0)

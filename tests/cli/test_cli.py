@@ -83,3 +83,14 @@ def test_demo_runs_the_whole_story(runner: CliRunner, tmp_path: Path) -> None:
             "model"} <= parts
     assert all(row["ok"] for row in rows)
     assert (tmp_path / "run.jsonl").exists() and (tmp_path / "workspace" / "notes.txt").exists()
+
+
+@pytest.mark.parametrize("argv", [["conform"], ["nosuch"], ["spec", "--bogus"], ["check", "--runs", "x"]])
+def test_usage_errors_are_one_line_and_exit_2(argv: list[str]) -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "metis_cli", *argv], capture_output=True, text=True)
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "error:" in lines[0] and "Traceback" not in done.stderr
