@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from .._errors import MetisRuntimeError
 from ._config import ChildConfig
 from ._process import install_reaper, kill_all_groups, set_parent_death_signal
-from ._runtime import build_child, task_text, write_result
+from ._runtime import build_child, drive_child
 
 GRACE_S = 3.0
 
@@ -43,16 +43,7 @@ async def _main(config: ChildConfig) -> int:
         loop.call_later(GRACE_S, os._exit, 1)
 
     loop.add_signal_handler(signal.SIGTERM, on_term)
-    try:
-        result = await runtime.loop.run(task_text(config))
-    finally:
-        try:
-            await runtime.supervisor.close()
-        finally:
-            runtime.trace.close()
-            if runtime.journal is not None:
-                runtime.journal.close()
-    write_result(config.result_path, result)
+    result = await drive_child(runtime, config)
     return 0 if result.status.value == "completed" else 1
 
 

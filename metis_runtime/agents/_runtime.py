@@ -187,7 +187,11 @@ def write_result(path: Path, result: RunResult) -> None:
 async def run_child(config: ChildConfig, *, env: dict[str, str] | None = None) -> RunResult:
     """Run the child to its end; its children are killed and its retained
     workspaces removed when it ends (its parent integrates only its own)."""
-    runtime = build_child(config, env=env)
+    return await drive_child(build_child(config, env=env), config)
+
+
+async def drive_child(runtime: ChildRuntime, config: ChildConfig) -> RunResult:
+    """Run a built child to its end, close what it holds, write its result."""
     try:
         result = await runtime.loop.run(task_text(config))
     finally:
