@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 import click
 
-from metis_model import check_trace_tree
+from metis_model import Report, check_trace_tree
 from metis_runtime.agents import GuardLimits, load_agents
 from metis_runtime.agents._ablation import ESCAPE_TOOLS, run_child_boundary
 from metis_runtime.context import ContextBudget
@@ -174,18 +174,23 @@ def list_agents(project: Path, user_dir: Path | None, as_json: bool) -> None:
     sys.exit(EXIT_VIOLATION if catalog.problems else EXIT_OK)
 
 
-@agents.command("conform")
-@click.argument("run_dir", type=click.Path(path_type=Path, exists=True, file_okay=False))
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-def conform_tree(run_dir: Path, as_json: bool) -> None:
-    """Check every trace under RUN_DIR as one tree of agents (CHILD-1..6 across it)."""
+def check_tree_dir(run_dir: Path) -> tuple[dict[str, Any], Report]:
+    """Every `trace.jsonl` under `run_dir`, checked as one tree of agents."""
     traces = {}
     for path in sorted(run_dir.rglob("trace.jsonl")):
         header, events, _ = read_trace_file(path)
         traces[str(path.relative_to(run_dir))] = (header, events)
     if not traces:
         bad_input(f"{run_dir}: no trace.jsonl below it")
-    report = check_trace_tree(traces, source=str(run_dir))
+    return traces, check_trace_tree(traces, source=str(run_dir))
+
+
+@agents.command("conform")
+@click.argument("run_dir", type=click.Path(path_type=Path, exists=True, file_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def conform_tree(run_dir: Path, as_json: bool) -> None:
+    """Check every trace under RUN_DIR as one tree of agents (CHILD-1..6 across it)."""
+    traces, report = check_tree_dir(run_dir)
     if as_json:
         emit_json(report.to_json())
     elif report.ok:

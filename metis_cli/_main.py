@@ -101,11 +101,19 @@ FORMATS = ("trace", "anthropic", "openai-chat", "openai-responses", "claude-code
 def conform(files: tuple[Path, ...], fmt: str, as_json: bool) -> None:
     """Check trace files (or other runtimes' transcripts) against the model.
 
-    Exit 0 when every file conforms, 1 on a violation, 2 on a malformed file.
+    A directory is a run of a tree of agents: every trace.jsonl below it is
+    checked, and the tree as a whole (CHILD invariants across it). Exit 0
+    when everything conforms, 1 on a violation, 2 on a malformed file.
     """
+    from ._agents import check_tree_dir
     from ._transcripts import check_transcript_file
 
-    reports = [_read_trace(p) if fmt == "trace" else check_transcript_file(p, fmt) for p in files]
+    def one(path: Path) -> Report:
+        if fmt != "trace":
+            return check_transcript_file(path, fmt)
+        return check_tree_dir(path)[1] if path.is_dir() else _read_trace(path)
+
+    reports = [one(p) for p in files]
     if as_json:
         emit_json([r.to_json() for r in reports] if len(reports) > 1 else reports[0].to_json())
     else:

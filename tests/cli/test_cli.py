@@ -94,3 +94,30 @@ def test_usage_errors_are_one_line_and_exit_2(argv: list[str]) -> None:
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "error:" in lines[0] and "Traceback" not in done.stderr
+
+
+@pytest.mark.metis_nonconforming  # it tampers with a recorded trace on purpose
+def test_conform_checks_a_directory_as_one_tree_of_agents(runner: CliRunner, tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    done = subprocess.run(
+        [sys.executable, "-m", "metis_cli", "run", "--scenario", "coordinator", "--workspace",
+         str(ws), "--mode", "acceptEdits", "--headless", "-q"],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    (run_dir,) = (ws / ".metis" / "runs").iterdir()
+    ok = runner.invoke(cli, ["conform", str(run_dir), "--json"])
+    assert ok.exit_code == 0, ok.output
+    # A child that claims more authority than its parent breaks the tree (CHILD-2/5).
+    child = next(p for p in run_dir.rglob("trace.jsonl") if p.parent != run_dir)
+    lines = child.read_text().splitlines()
+    header = json.loads(lines[0])
+    header["mode"] = "bypassPermissions"
+    child.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n")
+    bad = runner.invoke(cli, ["conform", str(run_dir), "--json"])
+    assert bad.exit_code == 1
+    assert json.loads(bad.output)["violations"][0]["invariant"].startswith("CHILD-")
