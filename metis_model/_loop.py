@@ -326,7 +326,7 @@ def _decision(state: LoopState, e: DecisionEvent) -> Outcome:
 def decision_problem(e: DecisionEvent) -> tuple[str, str] | None:
     """The PERM invariant a recorded decision breaks, most specific first."""
     f, d = e.facts, e.decision
-    if any(r.behavior is RuleBehavior.DENY for r in f.rules) and d is not Decision.DENY:
+    if f.rules and d is not Decision.DENY and any(r.behavior is RuleBehavior.DENY for r in f.rules):
         return "PERM-2", f"a deny rule matched but the decision is {d.value}"
     if (f.protected or f.secret) and d is Decision.ALLOW:
         return "PERM-3", "a protected or secret path was allowed"
