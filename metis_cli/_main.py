@@ -28,11 +28,7 @@ from ._prove import counterexample, prove
 from ._run import run
 
 
-class _Group(click.Group):
-    """Usage errors exit 2 with one line (click's default), other errors too."""
-
-
-@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="metis", prog_name="metis")
 def cli() -> None:
     """metis: check the invariants of tool-using agent runtimes.

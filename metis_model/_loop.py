@@ -242,14 +242,10 @@ def _compaction(state: LoopState, e: Compaction) -> Outcome:
         return _diverge(
             state, "CLOSE-6", f"compaction separates calls from results: {split}", e.seq
         )
-    open_now = set(state.open_occs()) & calls
-    if state.open_occs():
-        return _diverge(
-            state,
-            "CLOSE-6",
-            f"compaction while {sorted(open_now or state.open_occs())} open",
-            e.seq,
-        )
+    open_occs = state.open_occs()
+    if open_occs:
+        shown = sorted(set(open_occs) & calls or open_occs)
+        return _diverge(state, "CLOSE-6", f"compaction while {shown} open", e.seq)
     if state.phase is Phase.STREAMING:
         if e.step != "retry":
             return _diverge(

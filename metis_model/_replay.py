@@ -12,10 +12,19 @@ same event — on every generated and broken trace.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from types import MappingProxyType
 from typing import Any
 
 from ._children import spawn_violation
-from ._loop import ENABLED, Divergence, LoopState, Phase, decision_problem, interference
+from ._loop import (
+    ENABLED,
+    Call,
+    Divergence,
+    LoopState,
+    Phase,
+    decision_problem,
+    interference,
+)
 from .trace import (
     CallClass,
     Decision,
@@ -148,10 +157,6 @@ class Replay:
 
     def snapshot(self) -> LoopState:
         """The frozen `LoopState` this replay stands for (for reports)."""
-        from types import MappingProxyType
-
-        from ._loop import Call
-
         calls = tuple(
             Call(
                 occ=c.occ,
