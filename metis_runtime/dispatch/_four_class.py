@@ -121,21 +121,40 @@ class _BatchRun:
             calls = self.calls
             while self.next < len(calls) and not self.barrier:
                 i = self.next
-                cls = calls[i].classification.cls
-                if cls is CallClass.EXCLUSIVE and self.pending:
-                    break  # SCHED-3: every earlier call ends first
-                self.next = i + 1
-                self.pending += 1
-                if cls is CallClass.EXCLUSIVE:
+                if calls[i].classification.cls is CallClass.EXCLUSIVE:
+                    if self.pending:
+                        break  # SCHED-3: every earlier call ends first
+                    self.next = i + 1
+                    self.pending += 1
                     self.barrier = True  # SCHED-3: nothing later starts until it ends
                     self._start(i)
                 else:
-                    self._admit(i, cls)
+                    self._admit_segment(i)
         if self.running:
             return
         ended = self.stopping or (self.next == len(self.calls) and not self.pending)
         if ended and not self.done.done():
             self.done.set_result(None)
+
+    def _admit_segment(self, first: int) -> None:
+        """Admit every call from `first` up to the next Exclusive one. Safe
+        calls whose work runs in another process start first: they then
+        overlap the in-process calls, which take turns on this thread."""
+        calls = self.calls
+        end = first
+        while end < len(calls) and calls[end].classification.cls is not CallClass.EXCLUSIVE:
+            end += 1
+        self.next = end
+        self.pending += end - first
+        later: list[int] = []
+        for i in range(first, end):
+            cls = calls[i].classification.cls
+            if cls is CallClass.SAFE and not calls[i].tool.out_of_process:
+                later.append(i)
+            else:
+                self._admit(i, cls)
+        for i in later:
+            self._admit(i, CallClass.SAFE)
 
     def _admit(self, i: int, cls: CallClass) -> None:
         """Start a non-exclusive call now, or queue it behind its rule."""

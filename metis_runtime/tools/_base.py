@@ -8,7 +8,7 @@ import operator
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from attrs import field, frozen
 
@@ -230,7 +230,14 @@ class Tool(abc.ABC):
 
     `run` raises ToolInputError for bad input and ToolError for an operation
     that failed; the loop turns both into an error result.
+
+    `out_of_process` says that a call's work runs in another process (a
+    subprocess, a worker), so this process is free while it runs: the
+    four-class dispatcher starts such Safe calls before the others of their
+    segment, so that they overlap the work done here.
     """
+
+    out_of_process: ClassVar[bool] = False
 
     @property
     @abc.abstractmethod

@@ -5,10 +5,9 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-import stat
 import threading
-from collections.abc import Callable, Iterator
-from pathlib import Path, PurePath
+from collections.abc import Callable
+from pathlib import Path
 from typing import TypeVar
 
 from metis_model.trace import CallClass, ToolKind
@@ -16,6 +15,7 @@ from metis_model.trace import CallClass, ToolKind
 from .._errors import ToolError, ToolInputError
 from ._base import Classification, Tool, ToolContext, ToolInput, ToolOutput, ToolSpec, object_schema
 from ._files import atomic_write, display_path, os_error, resolve_path
+from ._search import Cancellation, SearchRequest, SearchWorkerError, SearchWorkers, search
 
 READ_DEFAULT_LIMIT = 2000
 READ_MAX_LINE = 2000  # characters kept of one line
@@ -288,6 +288,7 @@ class GrepTool(Tool):
         object_schema({"pattern": _STR, "path": _STR, "glob": _STR}, ("pattern",)),
     )
 
+    out_of_process = True  # a search worker process
     def kind(self, input: ToolInput) -> ToolKind:
         return ToolKind.READ_ONLY
 
@@ -305,32 +306,18 @@ class GrepTool(Tool):
         name_glob: str | None = input.get("glob")
         workspace = ctx.workspace
 
-        def scan(stop: threading.Event) -> tuple[list[str], bool]:
-            hits: list[str] = []
-            for file in _walk_files(base, name_glob):
-                if stop.is_set():
-                    break
-                text = _read_text(file)
-                if text is None:
-                    continue
-                shown = display_path(workspace, file)
-                lines = text.split("\n")
-                if lines and lines[-1] == "":
-                    lines.pop()
-                for lineno, line in enumerate(lines, 1):
-                    line = line.removesuffix("\r")
-                    if regex.search(line) is None:
-                        continue
-                    if len(hits) == GREP_MAX_MATCHES:
-                        return hits, True
-                    if len(line) > GREP_MAX_LINE:
-                        line = line[:GREP_MAX_LINE] + " [line truncated]"
-                    hits.append(f"{shown}:{lineno}:{line}")
-            return hits, False
-
         if not base.exists():
             raise ToolError(f"grep: {base}: No such file or directory")
-        hits, truncated = await _in_thread(scan)
+        request = SearchRequest(
+            pattern=regex.pattern,
+            base=str(base),
+            glob=name_glob,
+            shown_base=display_path(workspace, base if base.is_dir() else base.parent),
+            max_matches=GREP_MAX_MATCHES,
+            max_line=GREP_MAX_LINE,
+            max_file_bytes=GREP_MAX_FILE_BYTES,
+        )
+        hits, truncated = await _search_off_the_loop(request)
         if not hits:
             return ToolOutput("[no matches]")
         if truncated:
@@ -338,35 +325,20 @@ class GrepTool(Tool):
         return ToolOutput("\n".join(hits))
 
 
-def _walk_files(base: Path, name_glob: str | None) -> Iterator[Path]:
-    """Regular files under `base` in a stable order, without following symlinks."""
-    if not base.is_dir():
-        yield base
-        return
-    for root, dirs, files in os.walk(base):
-        dirs[:] = sorted(d for d in dirs if d not in _VCS_DIRS)
-        root_path = Path(root)
-        for name in sorted(files):
-            path = root_path / name
-            if name_glob is not None and not PurePath(path.relative_to(base)).match(name_glob):
-                continue
-            yield path
+_WORKERS = SearchWorkers()
 
 
-def _read_text(path: Path) -> str | None:
-    """The file's text, or None if it is not a readable, regular, small, text file."""
+async def _search_off_the_loop(request: SearchRequest) -> tuple[list[str], bool]:
+    """Run a search in a worker process (off the GIL); in a thread of this
+    process if no worker can answer. A cancelled search stops either way."""
+    cancel = Cancellation()
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except OSError:
-        return None  # unreadable or a symlink: skipped, not an error of the whole search
-    with open(fd, "rb", closefd=True) as f:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > GREP_MAX_FILE_BYTES:
-            return None
         try:
-            data = f.read()
-        except OSError:
-            return None
-    if _is_binary(data[:BINARY_SNIFF]):
-        return None
-    return data.decode("utf-8", "replace")
+            return await asyncio.to_thread(_WORKERS.run, request, cancel)
+        except SearchWorkerError:
+            if cancel.is_set():
+                raise
+        return await asyncio.to_thread(search, request, cancel)
+    except asyncio.CancelledError:
+        cancel.set()
+        raise

@@ -469,3 +469,43 @@ def test_a_failing_sink_is_raised_and_stops_the_batch(tmp_path: Path, dispatcher
     assert "1.2" not in started
     if "1.1" in started:  # four-class: the sibling was running and is cancelled
         assert ("end:cancelled", "1.1") in sink.events
+
+
+class _ElsewhereTool(OpTool):
+    """An `op` whose work, as the dispatcher is told, runs in another process."""
+
+    out_of_process = True
+
+
+def test_out_of_process_safe_calls_start_first_within_their_segment(tmp_path: Path) -> None:
+    probe = Probe()
+    here, elsewhere = OpTool(probe), _ElsewhereTool(probe)
+    inputs = [
+        (here, op(S, "read1", ms=1)),
+        (here, op(Q, "edit1", ms=1, key="k")),
+        (elsewhere, op(S, "grep1", ms=1)),
+        (here, op(S, "read2", ms=1)),
+        (elsewhere, op(S, "bash1", ms=1)),
+        (here, op(X, "barrier", ms=1)),
+        (here, op(S, "read3", ms=1)),
+        (elsewhere, op(S, "bash2", ms=1)),
+    ]
+    calls = [
+        PlannedCall(f"1.{i}", i, f"c{i}", tool, x, Classification(x_cls, x.get("key"), KIND[x_cls]))
+        for i, (tool, x) in enumerate(inputs)
+        for x_cls in [CallClass(x["cls"])]
+    ]
+    sink = ListSink()
+
+    async def main() -> None:
+        ctx = ToolContext(tmp_path, {}, JobManager())
+        await FourClassDispatcher().run_batch(calls, ctx, sink, asyncio.Event())
+
+    asyncio.run(main())
+    # Per segment: the other process's Safe calls, then the rest in call order
+    # (the Queue call keeps its place among them); the barrier still divides.
+    assert probe.order("start") == [
+        "edit1", "grep1", "bash1", "read1", "read2", "barrier", "bash2", "read3",
+    ]  # fmt: skip
+    results = [occ for what, occ in sink.events if what.startswith("result:")]
+    assert sorted(results) == [f"1.{i}" for i in range(len(inputs))]

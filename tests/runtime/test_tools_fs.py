@@ -7,6 +7,7 @@ import asyncio
 import json
 import os
 import stat
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ from metis_runtime.tools import (
     atomic_write,
 )
 from metis_runtime.tools import _fs as fs_module
+from metis_runtime.tools import _search as search_module
 
 
 def _ctx(ws: Path, transaction: FileTransaction | None = None) -> ToolContext:
@@ -361,6 +363,63 @@ def test_grep_output_is_bounded(ws: Path) -> None:
     assert lines[0].endswith(" [line truncated]") and len(lines[0]) < 600
 
 
+# Pieces of patterns: anchors, classes that match a newline, quantifiers,
+# alternation, and the constructs that must send a pattern the slow way.
+_REGEX_PIECES = [
+    "a", "b", "x", ".", "^", "$", r"\s", r"\S", "[^a]", "[ab]", r"\b", r"\B", r"\w",
+    "*", "+", "?", "*?", "{1,2}", "|", "(", ")", "(?:", r"\A", r"\Z", "(?=a)", "(?!b)",
+    "(?<=a)", "(?<!x)", "(?>a*)", "a*+", "(?i)", "(?-i:a)", r"(a)\1", " ",
+]  # fmt: skip
+_TEXT = st.text(alphabet="abx \n\r\t\u2028", max_size=40)
+
+
+@given(
+    pieces=st.lists(st.sampled_from(_REGEX_PIECES), min_size=1, max_size=6),
+    text=_TEXT,
+)
+def test_grep_whole_text_search_finds_the_same_lines(pieces: list[str], text: str) -> None:
+    import re
+
+    try:
+        regex = re.compile("".join(pieces))
+    except re.error:
+        return
+    whole = search_module.whole_text_regex(regex)
+    slow = list(search_module.matching_lines(text, regex, None))
+    fast = list(search_module.matching_lines(text, regex, whole))
+    assert fast == slow
+
+
+@pytest.mark.parametrize(
+    ("pattern", "fast"),
+    [
+        (r"def parse_\d+", True),
+        (r"^import \w+$", True),
+        (r"a\s*b", True),
+        (r"\Aimport", False),
+        (r"x(?=y)", False),
+        (r"(?<!_)key", False),
+        (r"(?>a\s*)$", False),
+        (r"a\s*+$", False),
+        (r"(?-m:^a)", False),
+    ],
+)
+def test_grep_takes_the_whole_text_path_only_when_it_is_exact(pattern: str, fast: bool) -> None:
+    import re
+
+    assert (search_module.whole_text_regex(re.compile(pattern)) is not None) is fast
+
+
+def test_grep_whole_text_search_counts_lines_across_multi_line_matches() -> None:
+    import re
+
+    text = "x1\nxz\n\nx z\nlast x"
+    regex = re.compile(r"x[^y]*z")  # in the whole text, one match runs from line 1 to 4
+    whole = search_module.whole_text_regex(regex)
+    assert whole is not None
+    assert list(search_module.matching_lines(text, regex, whole)) == [(2, "xz"), (4, "x z")]
+
+
 # --- FileTransaction -----------------------------------------------------------
 
 
@@ -427,3 +486,100 @@ def test_rollback_keeps_directories_that_gained_other_files(ws: Path) -> None:
 def test_snapshot_of_directory_is_tool_error(ws: Path) -> None:
     with pytest.raises(ToolError, match="is a directory"):
         FileTransaction().snapshot(ws)
+
+
+# --- the search worker ---------------------------------------------------------------
+
+
+def _request(base: Path, pattern: str) -> search_module.SearchRequest:
+    return search_module.SearchRequest(
+        pattern=pattern,
+        base=str(base),
+        glob=None,
+        shown_base=".",
+        max_matches=fs_module.GREP_MAX_MATCHES,
+        max_line=fs_module.GREP_MAX_LINE,
+        max_file_bytes=fs_module.GREP_MAX_FILE_BYTES,
+    )
+
+
+def test_search_worker_answers_as_the_in_process_search(ws: Path) -> None:
+    (ws / "a.txt").write_text("one\ntwo\r\nthree two\n\u00e9two\n")
+    (ws / "sub").mkdir()
+    (ws / "sub" / "b.md").write_text("no\ntwo!")
+    workers = search_module.SearchWorkers()
+    try:
+        request = _request(ws, "two")
+        answer = workers.run(request, search_module.Cancellation())
+        assert answer == search_module.search(request)
+        assert answer[0] == [
+            "a.txt:2:two",
+            "a.txt:3:three two",
+            "a.txt:4:\u00e9two",
+            "sub/b.md:2:two!",
+        ]
+        # The worker is kept and reused.
+        assert workers.run(request, search_module.Cancellation()) == answer
+        assert len(workers._idle) == 1
+    finally:
+        workers.close()
+
+
+def test_a_cancelled_grep_kills_its_worker(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (ws / "slow.txt").write_text("a" * 40 + "\n")  # (a+)+b backtracks for hours
+    started: list[search_module._Worker] = []
+
+    class Recorded(search_module._Worker):
+        def __init__(self) -> None:
+            super().__init__()
+            started.append(self)
+
+    workers = search_module.SearchWorkers()
+    monkeypatch.setattr(search_module, "_Worker", Recorded)
+    monkeypatch.setattr(fs_module, "_WORKERS", workers)
+
+    async def main() -> None:
+        task = asyncio.ensure_future(GrepTool().run({"pattern": "(a+)+b"}, _ctx(ws)))
+        await asyncio.sleep(0.3)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(task, 5)
+
+    try:
+        asyncio.run(main())
+        [worker] = started
+        assert worker.process.returncode is not None  # killed and reaped
+        assert workers._idle == []
+    finally:
+        workers.close()
+
+
+def test_grep_falls_back_to_this_process_when_no_worker_starts(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (ws / "a.txt").write_text("x = 1\ny = 2\n")
+    workers = search_module.SearchWorkers()
+    monkeypatch.setattr(fs_module, "_WORKERS", workers)
+    monkeypatch.setattr(sys, "executable", str(ws / "no-such-python"))
+    try:
+        assert _run(GrepTool(), {"pattern": "y ="}, _ctx(ws)).content == "a.txt:2:y = 2"
+        assert workers._idle == []
+    finally:
+        workers.close()
+
+
+def test_grep_survives_a_worker_that_died_while_idle(ws: Path) -> None:
+    (ws / "a.txt").write_text("x = 1\ny = 2\n")
+    workers = search_module.SearchWorkers()
+    try:
+        request = _request(ws, "x")
+        workers.run(request, search_module.Cancellation())
+        [worker] = workers._idle
+        worker.process.kill()
+        worker.process.wait()
+        with pytest.raises(search_module.SearchWorkerError, match="gone"):
+            workers.run(request, search_module.Cancellation())
+        assert workers._idle == []  # the dead one is not kept
+        assert workers.run(request, search_module.Cancellation())[0] == ["a.txt:1:x = 1"]
+    finally:
+        workers.close()
