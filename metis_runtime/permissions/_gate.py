@@ -60,6 +60,7 @@ from ._staged import staged_decision
 
 _BASH_TOOLS = frozenset({"bash"})
 _NOT_PATHS = frozenset({"echo", "printf"})  # their words are text, not paths
+_RULELESS_MAX = 256  # decisions kept per gate for calls no rule applies to
 
 # The modes a parent in each mode may give a child: never more permissive.
 # plan and dontAsk are incomparable (plan asks where dontAsk denies; dontAsk
@@ -178,6 +179,8 @@ class Gate:
         )
         self._parent = _parent
         self._transition = False
+        # `decide`'s decisions for calls no rule applies to, without paths.
+        self._ruleless: dict[tuple[str, Mode, ToolKind, bool], GateDecision] = {}
 
     # --- state ----------------------------------------------------------------
 
@@ -253,10 +256,43 @@ class Gate:
         `input["command"]`) is analysed and recorded as the module doc says.
         The decision is `staged_decision(facts)` of the facts it carries.
         """
+        kind = kind if kind.__class__ is ToolKind else ToolKind(kind)
+        if paths or self._policy.rules_for(tool):
+            return self._decide(tool, input, kind, paths, command)
+        # No rule applies and no path: the facts are the mode's, the kind's
+        # and the transition flag's alone (a shell command's analysis aside),
+        # so the decision for those three is kept, computed the same way.
+        # `rules_for` is asked on every call: a rule added meanwhile counts.
+        if self._parent is None:
+            mode = self._mode
+            transition = self._transition
+        else:
+            mode = self.mode
+            transition = self.in_transition
+        key = (tool, mode, kind, transition)
+        hit = self._ruleless.get(key)
+        if hit is not None:
+            return hit
+        decision = self._decide(tool, input, kind, paths, command)
+        if tool.lower() not in _BASH_TOOLS:
+            if len(self._ruleless) >= _RULELESS_MAX:
+                self._ruleless.clear()
+            self._ruleless[key] = decision
+        return decision
+
+    def _decide(
+        self,
+        tool: str,
+        input: Mapping[str, Any],
+        kind: ToolKind,
+        paths: Sequence[str | os.PathLike[str]] = (),
+        command: str | None = None,
+    ) -> GateDecision:
+        """`decide`, computed every time."""
         kind = ToolKind(kind)
         mode = self.mode
         resolved = [resolve(p, self._workspace) for p in paths]
-        rules = [r for r in self._policy.rules if r.applies_to(tool)]
+        rules = self._policy.rules_for(tool)
         matched: list[Rule] = []
         protected = kind in MUTATING_KINDS and any(is_protected(p) for p in resolved)
         secret = any(is_secret(p) for p in resolved)

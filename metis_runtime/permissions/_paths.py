@@ -11,7 +11,7 @@ import fnmatch
 import os
 import posixpath
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 # Directories whose contents are protected from edits and commands.
@@ -69,6 +69,15 @@ SECRET_PATTERNS: tuple[str, ...] = (
 _NOT_SECRET = (".env.example", ".env.sample", ".env.template", "*.pub")
 
 
+def _any_of(patterns: Iterable[str]) -> Callable[[str], re.Match[str] | None]:
+    """One regex for `any(fnmatch.fnmatchcase(name, p) for p in patterns)`."""
+    return re.compile("|".join(fnmatch.translate(p) for p in patterns)).match
+
+
+_secret_name = _any_of(SECRET_PATTERNS)
+_not_secret_name = _any_of(_NOT_SECRET)
+
+
 def resolve(path: str | os.PathLike[str], base: Path) -> Path:
     """`path` made absolute against `base`, `~` expanded, symlinks and `..` resolved."""
     text = os.path.expanduser(os.fspath(path))
@@ -79,7 +88,7 @@ def resolve(path: str | os.PathLike[str], base: Path) -> Path:
 def is_protected(path: Path) -> bool:
     """Whether changing `path` is bypass-immune (see module constants)."""
     parts = path.parts
-    if any(p in PROTECTED_DIRS for p in parts):
+    if not PROTECTED_DIRS.isdisjoint(parts):
         return True
     name = path.name
     if name in PROTECTED_FILES:
@@ -92,16 +101,25 @@ def is_protected(path: Path) -> bool:
 def is_secret(path: Path) -> bool:
     """Whether `path` looks like a secret (credentials, keys, `.env`)."""
     name = path.name
-    if any(fnmatch.fnmatchcase(name, p) for p in _NOT_SECRET):
+    if _not_secret_name(name) is not None:
         return False
-    if any(fnmatch.fnmatchcase(name, p) for p in SECRET_PATTERNS):
+    if _secret_name(name) is not None:
         return True
     return ".ssh" in path.parts and not name.endswith(".pub") and name != "known_hosts"
 
 
 def is_within(path: Path, roots: Iterable[Path]) -> bool:
-    """Whether `path` is one of `roots` or below one (all already resolved)."""
-    return any(path == root or root in path.parents for root in roots)
+    """Whether `path` is one of `roots` or below one (all already resolved).
+
+    `path == root or root in path.parents`, by parts: the parents are the
+    prefixes of the parts (building them costs microseconds each); `.` has
+    no parts and is a parent of relative paths only."""
+    parts = path.parts
+    for root in roots:
+        prefix = root.parts
+        if parts[: len(prefix)] == prefix and (prefix or not path.is_absolute()):
+            return True
+    return False
 
 
 def glob_regex(pattern: str) -> str:

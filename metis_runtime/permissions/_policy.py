@@ -34,6 +34,7 @@ _KNOWN_KEYS = frozenset(
     {"allow", "ask", "deny", "defaultMode", "additionalDirectories", "disableBypassPermissionsMode"}
 )
 _AGENT_DIRS = frozenset({".metis", ".claude"})
+_INDEX_MAX = 1024  # tool names kept in a policy's rule index
 
 
 def settings_root(path: Path) -> Path:
@@ -172,6 +173,10 @@ class Policy:
         self._modes: list[_Setting] = []
         self._dirs: list[Path] = []
         self._disable_bypass = False
+        # `rules_for`'s index, valid while the family's counter stands still:
+        # every rule added here, in an ancestor or in a derived policy moves it.
+        self._index: dict[str, tuple[Rule, ...]] = {}
+        self._index_version = -1
 
     def add(
         self,
@@ -232,6 +237,21 @@ class Policy:
     def rules(self) -> tuple[Rule, ...]:
         inherited = self._parent.rules if self._parent is not None else ()
         return (*inherited, *self._rules)
+
+    def rules_for(self, tool: str) -> tuple[Rule, ...]:
+        """The rules that apply to `tool` (`Rule.applies_to`), in `rules`
+        order. Kept per tool name until a rule is added anywhere in this
+        policy's family (its ancestors and the policies derived from them
+        share the counter every addition moves)."""
+        if self._index_version != self._counter.value:
+            self._index = {}
+            self._index_version = self._counter.value
+        hit = self._index.get(tool)
+        if hit is None:
+            if len(self._index) >= _INDEX_MAX:
+                self._index.clear()
+            hit = self._index[tool] = tuple(r for r in self.rules if r.applies_to(tool))
+        return hit
 
     @property
     def default_mode(self) -> Mode | None:

@@ -18,6 +18,7 @@ import os
 import posixpath
 import re
 import shlex
+from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -287,7 +288,12 @@ def _normalize(path: str) -> str:
 
 
 def path_matches(pattern: str, path: Path, base: Path) -> bool:
-    return re.fullmatch(path_regex(pattern, base), path.as_posix()) is not None
+    return _fullmatch(path_regex(pattern, base))(path.as_posix()) is not None
+
+
+@functools.lru_cache(maxsize=1024)
+def _fullmatch(regex: str) -> Callable[[str], re.Match[str] | None]:
+    return re.compile(regex).fullmatch
 
 
 def domain_matches(domain: str, url: object) -> bool | None:
