@@ -19,7 +19,14 @@ from typing import IO, Any
 
 from pydantic import BaseModel
 
-from metis_model.trace import TraceEvent, TraceFormatError, TraceHeader, read_trace_numbered
+from metis_model.trace import (
+    Facts,
+    RuleRef,
+    TraceEvent,
+    TraceFormatError,
+    TraceHeader,
+    read_trace_numbered,
+)
 
 from ._errors import MetisRuntimeError
 from ._redact import Redactor
@@ -29,12 +36,21 @@ class TraceWriteError(MetisRuntimeError):
     """The trace file cannot be created, read back, or written."""
 
 
-def _jsonable(value: Any) -> Any:
-    # Python mode is twice as fast and enough: the shared enums are StrEnums
-    # and tuples encode as arrays.
-    if isinstance(value, BaseModel):
-        return value.model_dump()
-    return value
+# Field values pydantic-core writes fast as they are; others go through `_plain`.
+_PLAIN = frozenset({str, int, float, bool, type(None), tuple, list, dict})
+# Models whose JSON dump can be kept per instance: frozen, and their fields
+# immutable too. The gate hands out the same `Facts` for calls alike.
+_IMMUTABLE_MODELS = frozenset({Facts, RuleRef})
+_DUMPS_MAX = 256
+
+
+def _micro(x: float) -> float:
+    """`round(x, 6)`, faster: the same double, since below 1e12 microseconds
+    the product's error is far below the 0.0001 margin kept from a tie (ties
+    and huge values take `round`)."""
+    s = x * 1e6
+    n = round(s)
+    return n / 1e6 if -0.4999 < s - n < 0.4999 and -1e12 < s < 1e12 else round(x, 6)
 
 
 TRACE_LOG_ENV = "METIS_TRACE_LOG"
@@ -81,6 +97,7 @@ class TraceWriter:
         self.events: list[TraceEvent] = []
         self._seq = 0
         self._t0 = 0.0
+        self._dumps: dict[int, tuple[BaseModel, dict[str, Any]]] = {}
         if isinstance(target, str | os.PathLike):
             self.path = Path(target)
             if header is None:
@@ -168,38 +185,77 @@ class TraceWriter:
 
     def now(self) -> float:
         """The next timestamp: never below the last one written."""
-        t = round(self._t0 + (self._clock() - self._m0), 6)
+        t = _micro(self._t0 + (self._clock() - self._m0))
         return t if t > self._last_t else self._last_t
 
     def emit(self, kind: str, causes: tuple[int, ...] = (), **fields: Any) -> int:
         """Write one event; return its `seq`."""
         seq = self._seq
-        t = self.now()
-        obj: dict[str, Any] = {"seq": seq, "t": t, "causes": causes, "kind": kind}
+        # `now()` inlined, with `_micro` too: this runs several times per call.
+        x = self._t0 + (self._clock() - self._m0)
+        s = x * 1e6
+        n = round(s)
+        t = n / 1e6 if -0.4999 < s - n < 0.4999 and -1e12 < s < 1e12 else round(x, 6)
+        if t < self._last_t:
+            t = self._last_t
+        obj = {"seq": seq, "t": t, "causes": causes, "kind": kind, **fields}
         for name, value in fields.items():
-            obj[name] = _jsonable(value)
-        self._write_obj(obj)
+            if value.__class__ not in _PLAIN:
+                obj[name] = str.__str__(value) if isinstance(value, str) else self._plain(value)
+        data = self._redact.json_bytes(obj) + b"\n"
+        if self._fd is not None:  # `_write`'s common case, inlined
+            try:
+                n = os.write(self._fd, data)
+            except OSError as exc:
+                raise self._write_error(exc) from exc
+            if n < len(data):
+                self._write(data[n:])
+        else:
+            self._write(data)
         self._seq = seq + 1
         self._last_t = t
         return seq
 
-    def _write_obj(self, obj: dict[str, Any]) -> None:
-        self._write_line(self._redact.json_line(obj) + "\n")
+    def _plain(self, value: Any) -> Any:
+        """`value` as pydantic-core writes it fast, meaning the same JSON: a
+        model as its JSON dump, an enum (any str subclass) as its str; it
+        infers a subclass's type slowly (microseconds)."""
+        if value.__class__ in _IMMUTABLE_MODELS:
+            hit = self._dumps.get(id(value))
+            if hit is not None and hit[0] is value:
+                return hit[1]
+            dumped = value.model_dump(mode="json")
+            if len(self._dumps) >= _DUMPS_MAX:
+                self._dumps.clear()
+            self._dumps[id(value)] = (value, dumped)  # held: its id is not reused
+            return dumped
+        if isinstance(value, str):
+            return str.__str__(value)  # the text the stdlib encoder writes
+        if isinstance(value, BaseModel):
+            return value.model_dump(mode="json")
+        return value
 
-    def _write_line(self, line: str) -> None:
+    def _write_obj(self, obj: dict[str, Any]) -> None:
+        self._write(self._redact.json_bytes(obj) + b"\n")
+
+    def _write(self, data: bytes) -> None:
+        """Write a line (or the rest of one): on a file, one `write(2)`
+        unless the kernel takes only part of it; on a stream, one write and
+        a flush."""
         try:
             if self._fd is not None:
-                data = line.encode("utf-8")
                 while data:
-                    n = os.write(self._fd, data)
-                    data = data[n:]
+                    data = data[os.write(self._fd, data) :]
             elif self._stream is not None:
-                self._stream.write(line)
+                self._stream.write(data.decode("ascii"))
                 self._stream.flush()
             else:
                 raise TraceWriteError(f"{self.path or 'trace'}: written after close")
         except OSError as exc:
-            raise TraceWriteError(f"{self.path or 'trace'}: cannot write: {exc.strerror}") from exc
+            raise self._write_error(exc) from exc
+
+    def _write_error(self, exc: OSError) -> TraceWriteError:
+        return TraceWriteError(f"{self.path or 'trace'}: cannot write: {exc.strerror}")
 
     def close(self) -> None:
         """fsync and close a file (a stream is only flushed, never closed)."""
