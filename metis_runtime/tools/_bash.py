@@ -184,6 +184,7 @@ class BashTool(Tool):
     )
 
     out_of_process = True  # bash and its children
+
     def kind(self, input: ToolInput) -> ToolKind:
         self.spec.validate(input)
         return ToolKind.READ_ONLY if _read_only(_analyze(input["command"])) else ToolKind.EXEC

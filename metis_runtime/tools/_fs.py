@@ -289,6 +289,7 @@ class GrepTool(Tool):
     )
 
     out_of_process = True  # a search worker process
+
     def kind(self, input: ToolInput) -> ToolKind:
         return ToolKind.READ_ONLY
 
