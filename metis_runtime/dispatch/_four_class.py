@@ -82,7 +82,8 @@ class _BatchRun:
         self.running: dict[asyncio.Task[None], int] = {}
         self.stopping = False  # cancelled, failed, or stopped from outside: start nothing
         self.failure: BaseException | None = None
-        self.done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.loop = asyncio.get_running_loop()
+        self.done: asyncio.Future[None] = self.loop.create_future()
 
     async def run(self) -> None:
         if self.cancel.is_set():
@@ -176,7 +177,7 @@ class _BatchRun:
             self._start(i)  # Background: its task ends at the handshake
 
     def _start(self, i: int) -> None:
-        task = asyncio.ensure_future(self._execute(i))
+        task = self.loop.create_task(self._execute(i))
         self.running[task] = i
         task.add_done_callback(self._on_done)
 
