@@ -137,7 +137,7 @@ class Journal:
     def _append(self, entry: dict[str, Any]) -> None:
         if self._fd is None:
             raise JournalError(f"{self.path}: written after close")
-        data = (self._redact.json_line(entry) + "\n").encode("utf-8")
+        data = self._redact.json_bytes(entry) + b"\n"
         try:
             while data:
                 data = data[os.write(self._fd, data) :]
