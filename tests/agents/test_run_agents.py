@@ -22,7 +22,7 @@ from metis_cli._agents import agents
 from metis_cli._main import cli
 from metis_cli._run import _child_provider, run
 from metis_model.trace import Mode, TraceEvent, TraceHeader, read_trace
-from tests.runtime.test_loop_support import write_scenario
+from tests.runtime.test_loop_support import SLOW_MARKED_CALL, sigkill_when_marked, write_scenario
 
 from ._support import events_of, git, read_tree, results, tree_report
 
@@ -257,9 +257,7 @@ def _scenario_with_child(tmp_path: Path) -> Path:
                 {
                     "tool": "bash",
                     "id": "b1",
-                    "input": {
-                        "command": "sleep 60 & echo $! > m.tmp; mv m.tmp started.marker; wait"
-                    },
+                    "input": {"command": SLOW_MARKED_CALL},
                 }
             ],
             [{"tool": "spawn_agent", "id": "s2", "input": spawn}],
@@ -280,7 +278,7 @@ def test_resume_after_sigkill_keeps_the_agent_tools_and_the_tree(tmp_path: Path)
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env["PYTHONPATH"] = str(REPO)
     base = [sys.executable, "-m", "metis_cli._run"]
-    proc = subprocess.Popen(
+    sigkill_when_marked(
         [
             *base,
             "--workspace",
@@ -294,30 +292,11 @@ def test_resume_after_sigkill_keeps_the_agent_tools_and_the_tree(tmp_path: Path)
             "--headless",
             "-q",
         ],
-        env=env,
-        cwd=tmp_path,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+        env,
+        tmp_path,
+        ws / "started.marker",
+        timeout=120,
     )
-    marker = ws / "started.marker"
-    sleeper: int | None = None
-    try:
-        deadline = time.monotonic() + 120
-        while not marker.exists():
-            assert proc.poll() is None, proc.communicate()
-            assert time.monotonic() < deadline, "the slow call never started"
-            time.sleep(0.02)
-        sleeper = int(marker.read_text())
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        if sleeper is not None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(os.getpgid(sleeper), signal.SIGKILL)
-        proc.stderr.close()  # type: ignore[union-attr]
     run_dir = _run_dir(ws)
     done = subprocess.run(
         [*base, "--resume", "--trace", str(run_dir / "trace.jsonl"), "-q"],

@@ -4,11 +4,9 @@ open occurrences are repaired, and the whole trace passes check_trace."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -28,12 +26,15 @@ from metis_runtime import (
 )
 from metis_runtime.providers import Message, ModelRequest, TextBlock, ToolResultBlock, ToolUseBlock
 from tests.runtime.test_loop_support import (
+    SLOW_MARKED_CALL,
     assert_conforms,
     kinds,
     make_loop,
+    metis_run_argv,
     of_kind,
     read,
     results_by_occ,
+    sigkill_when_marked,
     write_scenario,
 )
 
@@ -211,10 +212,6 @@ def test_resume_of_an_answered_run_just_ends_it(tmp_path: Path) -> None:
 # --- a real process, killed with SIGKILL in the middle of a batch ----------------------
 
 
-def _metis_run(*args: str) -> list[str]:
-    return [sys.executable, "-m", "metis_cli._run", *args]
-
-
 @pytest.mark.slow
 def test_sigkill_mid_batch_then_resume(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
@@ -227,9 +224,7 @@ def test_sigkill_mid_batch_then_resume(tmp_path: Path) -> None:
                 {
                     "tool": "bash",
                     "id": "t2",
-                    "input": {
-                        "command": "sleep 60 & echo $! > m.tmp; mv m.tmp started.marker; wait"
-                    },
+                    "input": {"command": SLOW_MARKED_CALL},
                 },
                 {"tool": "ls", "id": "t3", "input": {}},
             ],
@@ -240,8 +235,8 @@ def test_sigkill_mid_batch_then_resume(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.endswith(("_API_KEY",))}
     env["PYTHONPATH"] = str(ROOT)
     common = ["--workspace", str(ws), "--trace", str(trace)]
-    proc = subprocess.Popen(
-        _metis_run(
+    returncode = sigkill_when_marked(
+        metis_run_argv(
             *common,
             "--scenario",
             str(scenario),
@@ -252,38 +247,18 @@ def test_sigkill_mid_batch_then_resume(tmp_path: Path) -> None:
             "--headless",
             "-q",
         ),
-        env=env,
-        cwd=tmp_path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        env,
+        tmp_path,
+        ws / "started.marker",  # the second call runs: the first has committed
+        timeout=60,
     )
-    marker = ws / "started.marker"
-    sleeper: int | None = None
-    try:
-        deadline = time.monotonic() + 60
-        while not marker.exists():  # the second call runs: the first has committed
-            assert proc.poll() is None, proc.communicate()
-            assert time.monotonic() < deadline, "the slow call never started"
-            time.sleep(0.02)
-        sleeper = int(marker.read_text())
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        if sleeper is not None:  # the bash group outlives its parent: clean it up
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(os.getpgid(sleeper), signal.SIGKILL)
-        proc.stdout.close()  # type: ignore[union-attr]
-        proc.stderr.close()  # type: ignore[union-attr]
-    assert proc.returncode == -signal.SIGKILL
+    assert returncode == -signal.SIGKILL
     header, events = read(trace)
     assert kinds(events)[-1] == "effect_start" and events[-1].occ == "1.1"
     assert (ws / "count.txt").read_text() == "ran\n"
 
     done = subprocess.run(
-        _metis_run("--resume", "--trace", str(trace), "-q"),
+        metis_run_argv("--resume", "--trace", str(trace), "-q"),
         env=env,
         cwd=tmp_path,
         capture_output=True,
@@ -342,7 +317,7 @@ def test_ctrl_c_mid_batch_records_the_interrupt_then_resume_completes(tmp_path: 
     trace = tmp_path / "trace.jsonl"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen(
-        _metis_run(
+        metis_run_argv(
             "--workspace",
             str(ws),
             "--trace",
@@ -381,7 +356,7 @@ def test_ctrl_c_mid_batch_records_the_interrupt_then_resume_completes(tmp_path: 
     assert kinds(events)[-3:] == ["effect_start", "interrupt", "effect_end"]
     assert events[-1].outcome.value == "cancelled"  # the bash group was killed with it
     done = subprocess.run(
-        _metis_run("--resume", "--trace", str(trace), "-q"),
+        metis_run_argv("--resume", "--trace", str(trace), "-q"),
         env=env,
         cwd=tmp_path,
         capture_output=True,

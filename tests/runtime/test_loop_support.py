@@ -7,9 +7,14 @@ Every trace these helpers produce is checked with `metis_model.check_trace`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import json
 import os
+import signal
+import subprocess
+import sys
+import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -300,3 +305,44 @@ def write_scenario(
     }
     path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
     return path
+
+
+# A bash command for a scenario: a call that runs until killed, and shows it
+# started by leaving its sleeper's pid in `started.marker` in the workspace.
+SLOW_MARKED_CALL = "sleep 60 & echo $! > m.tmp; mv m.tmp started.marker; wait"
+
+
+def metis_run_argv(*args: str) -> list[str]:
+    """`metis run` as a subprocess (`python -m metis_cli._run`)."""
+    return [sys.executable, "-m", "metis_cli._run", *args]
+
+
+def sigkill_when_marked(
+    argv: Sequence[str], env: Mapping[str, str], cwd: Path, marker: Path, timeout: float
+) -> int:
+    """Run `argv` until `marker` appears (a SLOW_MARKED_CALL started), SIGKILL
+    it there, kill the sleeper's process group that outlives it, and return
+    the exit status (-SIGKILL)."""
+    proc = subprocess.Popen(
+        argv, env=dict(env), cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    sleeper: int | None = None
+    try:
+        deadline = time.monotonic() + timeout
+        while not marker.exists():
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the slow call never started"
+            time.sleep(0.02)
+        sleeper = int(marker.read_text())
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if sleeper is not None:  # the bash group outlives its parent: clean it up
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(os.getpgid(sleeper), signal.SIGKILL)
+        assert proc.stderr is not None
+        proc.stderr.close()
+    return proc.returncode
