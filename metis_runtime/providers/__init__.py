@@ -5,6 +5,9 @@
 - Pure incremental normalizers, one per wire format (Anthropic Messages,
   OpenAI Chat Completions, OpenAI Responses), shared by the httpx providers and
   the SDK-backed providers.
+- `RetryPolicy`: the httpx providers send a request again after a transient
+  failure (429, 5xx, 529, a refused connection, an in-stream overload) that
+  came before any event was yielded, with `retry-after` or jittered backoff.
 - `ReplayProvider` (recorded cassettes through the real adapters),
   `ScriptedProvider` (a function-driven test double), replay scenarios.
 
@@ -35,6 +38,7 @@ from ._openai_responses import (
     openai_responses_request_body,
 )
 from ._replay import ReplayProvider
+from ._retry import RetryPolicy
 from ._scripted import ScriptedProvider, ScriptFunction
 from ._sdk import AnthropicSDKProvider, OpenAIChatSDKProvider, OpenAIResponsesSDKProvider
 from ._sse import SSEDecoder, SSEEvent, parse_sse
@@ -88,6 +92,7 @@ __all__ = [
     "OpenAIResponsesSDKProvider",
     "Provider",
     "ReplayProvider",
+    "RetryPolicy",
     "Role",
     "SSEDecoder",
     "SSEEvent",

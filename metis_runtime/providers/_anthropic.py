@@ -20,6 +20,7 @@ from .._errors import ProviderError
 from ._base import WireNormalizer, usage_int
 from ._builder import Slot
 from ._http import DEFAULT_TIMEOUT, stream_sse
+from ._retry import RetryPolicy
 from ._types import (
     ModelRequest,
     StreamEvent,
@@ -275,7 +276,12 @@ def anthropic_request_body(
 
 
 class AnthropicProvider:
-    """Streams the Messages API over plain httpx."""
+    """Streams the Messages API over plain httpx.
+
+    A request that fails transiently (429, 5xx, 529 overloaded, a refused
+    connection, an in-stream `overloaded_error`) before any event is yielded
+    is sent again under `retry` (by default up to 2 retries; see `RetryPolicy`).
+    """
 
     name = "anthropic"
 
@@ -288,6 +294,7 @@ class AnthropicProvider:
         http_client: httpx.AsyncClient | None = None,
         thinking_budget: int | None = None,
         timeout: httpx.Timeout = DEFAULT_TIMEOUT,
+        retry: RetryPolicy | None = None,
     ) -> None:
         self.model = model
         self._api_key = api_key
@@ -295,6 +302,7 @@ class AnthropicProvider:
         self._client = http_client
         self._thinking_budget = thinking_budget
         self._timeout = timeout
+        self.retry = RetryPolicy() if retry is None else retry
 
     def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         key = self._api_key or os.environ.get("ANTHROPIC_API_KEY")
@@ -310,6 +318,7 @@ class AnthropicProvider:
                 "accept": "text/event-stream",
             },
             body=anthropic_request_body(request, self.model, thinking_budget=self._thinking_budget),
-            normalizer=AnthropicNormalizer(),
+            normalizer=AnthropicNormalizer,
             timeout=self._timeout,
+            retry=self.retry,
         )

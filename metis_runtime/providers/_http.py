@@ -1,21 +1,33 @@
-"""POST a request and feed the SSE answer to a normalizer: the httpx path."""
+"""POST a request and feed the SSE answer to a normalizer: the httpx path.
+
+A request that failed transiently before the caller saw any event is sent
+again under a `RetryPolicy` (see `_retry`); anything after the first yielded
+event is final.
+"""
 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Mapping
+import logging
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
 import httpx
 
-from .._errors import ProviderError
+from .._errors import ProviderError, StreamFormatError
 from ._base import WireNormalizer, error_text, looks_like_overflow, one_line
 from ._errors import ContextOverflowError
-from ._sse import SSEDecoder
+from ._retry import NO_RETRY, RETRY_STATUSES, RetryPolicy, transient_stream_error
+from ._sse import SSEDecoder, SSEEvent
 from ._types import StreamEvent
 
 # Connect quickly, but let a long generation stream for minutes between bytes.
 DEFAULT_TIMEOUT = httpx.Timeout(600.0, connect=10.0)
+
+# Transport failures that mean the request never reached a server that answered.
+_RETRY_TRANSPORT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.RemoteProtocolError)
+
+_log = logging.getLogger(__name__)
 
 
 def status_error(provider: str, status: int, body: str, url: str) -> ProviderError:
@@ -31,6 +43,53 @@ def status_error(provider: str, status: int, body: str, url: str) -> ProviderErr
     return ProviderError(message)
 
 
+class _Transient(Exception):
+    """An attempt failed in a way worth another one; `error` is what to raise if none is left."""
+
+    def __init__(self, error: ProviderError, headers: Mapping[str, str] | None) -> None:
+        super().__init__(str(error))
+        self.error = error
+        self.headers = headers
+
+
+def _counted(error: ProviderError, attempts: int) -> ProviderError:
+    """Name the number of attempts in the message, when there was more than one."""
+    if attempts > 1 and error.args and isinstance(error.args[0], str):
+        error.args = (f"{error.args[0]} (after {attempts} attempts)", *error.args[1:])
+    return error
+
+
+def _feed(
+    normalizer: WireNormalizer, sse: SSEEvent, sent: bool, headers: Mapping[str, str]
+) -> list[StreamEvent]:
+    try:
+        return normalizer.feed_sse(sse)
+    except ProviderError as exc:
+        if (
+            not sent
+            and not isinstance(exc, StreamFormatError | ContextOverflowError)
+            and transient_stream_error(sse.data)
+        ):
+            raise _Transient(exc, headers) from None
+        raise
+
+
+async def _check_answer(provider: str, response: httpx.Response, url: str) -> None:
+    if response.status_code >= 300:
+        raw = (await response.aread()).decode("utf-8", errors="replace")
+        error = status_error(provider, response.status_code, raw, url)
+        if response.status_code in RETRY_STATUSES:
+            raise _Transient(error, response.headers)
+        raise error
+    content_type = response.headers.get("content-type", "")
+    if content_type.startswith("application/json"):
+        # A JSON body on 2xx means the server ignored `stream: true`.
+        raw = (await response.aread()).decode("utf-8", errors="replace")
+        raise ProviderError(
+            f"{provider}: expected an event stream from {url}, got JSON: {one_line(raw)}"
+        )
+
+
 async def stream_sse(
     *,
     provider: str,
@@ -38,37 +97,59 @@ async def stream_sse(
     url: str,
     headers: Mapping[str, str],
     body: Mapping[str, Any],
-    normalizer: WireNormalizer,
+    normalizer: Callable[[], WireNormalizer],
     timeout: httpx.Timeout = DEFAULT_TIMEOUT,
+    retry: RetryPolicy = NO_RETRY,
 ) -> AsyncIterator[StreamEvent]:
+    """Stream one answer; `normalizer` makes a fresh normalizer for each attempt."""
     own = client is None
     http = httpx.AsyncClient(timeout=timeout) if client is None else client
+    attempt = 0
     try:
-        async with http.stream("POST", url, json=body, headers=dict(headers)) as response:
-            if response.status_code >= 300:
-                raw = (await response.aread()).decode("utf-8", errors="replace")
-                raise status_error(provider, response.status_code, raw, url)
-            content_type = response.headers.get("content-type", "")
-            if content_type.startswith("application/json"):
-                # A JSON body on 2xx means the server ignored `stream: true`.
-                raw = (await response.aread()).decode("utf-8", errors="replace")
-                raise ProviderError(
-                    f"{provider}: expected an event stream from {url}, got JSON: {one_line(raw)}"
-                )
-            decoder = SSEDecoder()
-            async for chunk in response.aiter_text():
-                for sse in decoder.feed(chunk):
-                    for event in normalizer.feed_sse(sse):
+        while True:
+            attempt += 1
+            sent = False  # has the caller seen an event of this attempt?
+            opened = False  # did a response (status and headers) arrive?
+            try:
+                async with http.stream("POST", url, json=body, headers=dict(headers)) as response:
+                    opened = True
+                    await _check_answer(provider, response, url)
+                    norm = normalizer()
+                    decoder = SSEDecoder()
+                    async for chunk in response.aiter_text():
+                        for sse in decoder.feed(chunk):
+                            for event in _feed(norm, sse, sent, response.headers):
+                                sent = True
+                                yield event
+                    for sse in decoder.flush():
+                        for event in _feed(norm, sse, sent, response.headers):
+                            sent = True
+                            yield event
+                    for event in norm.finish():
                         yield event
-            for sse in decoder.flush():
-                for event in normalizer.feed_sse(sse):
-                    yield event
-            for event in normalizer.finish():
-                yield event
-    except (httpx.HTTPError, httpx.StreamError, httpx.InvalidURL) as exc:
-        raise ProviderError(
-            f"{provider}: request to {url} failed: {type(exc).__name__}: {one_line(str(exc))}"
-        ) from exc
+                return
+            except _Transient as exc:
+                transient = exc
+            except ProviderError as exc:
+                _counted(exc, attempt)
+                raise
+            except (httpx.HTTPError, httpx.StreamError, httpx.InvalidURL) as exc:
+                error = ProviderError(
+                    f"{provider}: request to {url} failed: "
+                    f"{type(exc).__name__}: {one_line(str(exc))}"
+                )
+                if opened or not isinstance(exc, _RETRY_TRANSPORT):
+                    raise _counted(error, attempt) from exc
+                error.__cause__ = exc
+                transient = _Transient(error, None)
+            error = transient.error
+            if attempt > retry.max_retries:
+                raise _counted(error, attempt) from error.__cause__
+            wait = retry.delay(attempt - 1, transient.headers)
+            _log.info(
+                "%s; retrying in %.2f s (retry %d of %d)", error, wait, attempt, retry.max_retries
+            )
+            await retry.sleep(wait)
     finally:
         if own:
             await http.aclose()

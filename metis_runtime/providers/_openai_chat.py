@@ -18,6 +18,7 @@ from .._errors import ProviderError
 from ._base import WireNormalizer, compact_json, usage_int
 from ._builder import Slot
 from ._http import DEFAULT_TIMEOUT, stream_sse
+from ._retry import RetryPolicy
 from ._types import ModelRequest, StreamEvent, TextBlock, ToolResultBlock, ToolUseBlock, Usage
 
 OPENAI_URL = "https://api.openai.com/v1"
@@ -217,7 +218,11 @@ def openai_headers(api_key: str | None, provider: str) -> dict[str, str]:
 
 class OpenAIHTTPProvider:
     """What both OpenAI wire formats share over plain httpx: a model, a key, an
-    endpoint under `base_url`; subclasses name the path, body and normalizer."""
+    endpoint under `base_url`; subclasses name the path, body and normalizer.
+
+    A request that fails transiently (429, 5xx, a refused connection, an
+    in-stream `rate_limit_exceeded`) before any event is yielded is sent again
+    under `retry` (by default up to 2 retries; see `RetryPolicy`)."""
 
     name = "openai"
     path = ""
@@ -230,12 +235,14 @@ class OpenAIHTTPProvider:
         base_url: str = OPENAI_URL,
         http_client: httpx.AsyncClient | None = None,
         timeout: httpx.Timeout = DEFAULT_TIMEOUT,
+        retry: RetryPolicy | None = None,
     ) -> None:
         self.model = model
         self._api_key = api_key
         self._url = base_url.rstrip("/") + self.path
         self._client = http_client
         self._timeout = timeout
+        self.retry = RetryPolicy() if retry is None else retry
 
     def body(self, request: ModelRequest) -> dict[str, Any]:
         raise NotImplementedError
@@ -250,8 +257,9 @@ class OpenAIHTTPProvider:
             url=self._url,
             headers=openai_headers(self._api_key, self.name),
             body=self.body(request),
-            normalizer=self.normalizer(),
+            normalizer=self.normalizer,
             timeout=self._timeout,
+            retry=self.retry,
         )
 
 

@@ -14,6 +14,7 @@ from ._anthropic import AnthropicProvider
 from ._cassette import Cassette, Interaction, WireFormat, load_cassette
 from ._openai_chat import OpenAIChatProvider
 from ._openai_responses import OpenAIResponsesProvider
+from ._retry import NO_RETRY
 from ._types import ModelRequest, StreamEvent
 
 _WireProvider = AnthropicProvider | OpenAIChatProvider | OpenAIResponsesProvider
@@ -32,6 +33,7 @@ class ReplayProvider:
     HTTP, SSE and normalizer code is exactly the live code. What we posted is
     kept in `sent` (decoded JSON bodies) for inspection. Recorded requests are
     not compared with ours: the artifact is frozen, our prompts may evolve.
+    Nothing is retried: a recorded error is the answer to that request.
     """
 
     name = "replay"
@@ -82,6 +84,7 @@ class ReplayProvider:
                 api_key="replay",
                 base_url=interaction.base_url,
                 http_client=client,
+                retry=NO_RETRY,  # one recorded answer per request, failures included
             )
             async for event in provider.stream(request):
                 yield event

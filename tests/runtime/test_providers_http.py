@@ -29,6 +29,7 @@ from metis_runtime.providers import (
     OpenAIResponsesNormalizer,
     OpenAIResponsesProvider,
     OpenAIResponsesSDKProvider,
+    RetryPolicy,
     StreamEvent,
     ToolResultBlock,
     ToolSpec,
@@ -72,6 +73,7 @@ CASES: list[tuple[str, int, Any, Any, type[WireNormalizer], str]] = [
     (RESPONSES_PHASE, 0, OpenAIResponsesProvider, OpenAIResponsesSDKProvider, OpenAIResponsesNormalizer, "/v1/responses"),
 ]  # fmt: skip
 IDS = [f"{c[0].split('/')[-1][5:-5]}[{c[1]}]" for c in CASES]
+NO_RETRY = RetryPolicy(max_retries=0)  # these tests are about one attempt's errors
 
 
 class Served:
@@ -190,7 +192,7 @@ def test_openai_request_headers_and_base_url() -> None:
 )  # fmt: skip
 def test_http_errors_are_typed(status: int, payload: Any, error: type[Exception]) -> None:
     served = Served(json.dumps(payload), status=status, content_type="application/json")
-    provider = AnthropicProvider("m", api_key="k", http_client=client(served))
+    provider = AnthropicProvider("m", api_key="k", http_client=client(served), retry=NO_RETRY)
     with pytest.raises(ProviderError) as info:
         run(complete(provider, REQUEST))
     assert type(info.value) is error
@@ -201,7 +203,7 @@ def test_http_errors_are_typed(status: int, payload: Any, error: type[Exception]
 
 def test_non_json_error_body_is_kept_short_and_on_one_line() -> None:
     served = Served("<html>\n" + "upstream down " * 100 + "\n</html>", status=502)
-    provider = OpenAIResponsesProvider("m", api_key="k", http_client=client(served))
+    provider = OpenAIResponsesProvider("m", api_key="k", http_client=client(served), retry=NO_RETRY)
     with pytest.raises(ProviderError, match=r"^openai-responses: HTTP 502 from .*<html> upstream"):
         run(complete(provider, REQUEST))
 
@@ -211,7 +213,10 @@ def test_transport_errors_are_mapped_with_cause() -> None:
         raise httpx.ConnectError("connection refused", request=request)
 
     provider = AnthropicProvider(
-        "m", api_key="k", http_client=httpx.AsyncClient(transport=httpx.MockTransport(refuse))
+        "m",
+        api_key="k",
+        http_client=httpx.AsyncClient(transport=httpx.MockTransport(refuse)),
+        retry=NO_RETRY,
     )
     with pytest.raises(ProviderError, match=r"request to .* failed: ConnectError") as info:
         run(complete(provider, REQUEST))
