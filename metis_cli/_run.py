@@ -91,6 +91,7 @@ from metis_runtime.providers import (
     OpenAIChatProvider,
     Provider,
     ReplayProvider,
+    RetryPolicy,
     Scenario,
     builtin_scenarios,
     load_cassette,
@@ -104,6 +105,7 @@ EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 DEFAULT_SCENARIO = "edit_files"
 PROVIDERS = ("replay", "anthropic", "openai")
 DEFAULT_MODELS = {"anthropic": "claude-sonnet-4-5", "openai": "gpt-4.1"}
+DEFAULT_MAX_RETRIES = RetryPolicy().max_retries
 _MODES = {m.value: m for m in Mode}
 _SECRET_ENV = re.compile(r"(?i).*_(KEY|TOKEN|SECRET)")
 # Agent tools that start, stop or steer processes (kind exec); list/wait are read-only.
@@ -307,9 +309,15 @@ def _build_provider(config: Mapping[str, Any], skip: int = 0) -> Provider:
         # A resumed run continues after the answers it already has.
         return ReplayProvider(Cassette(cassette.path, cassette.interactions[skip:]))
     model = config.get("model") or DEFAULT_MODELS[name]
+    # Runs recorded before --max-retries existed retry as the default does.
+    raw = config.get("max_retries", DEFAULT_MAX_RETRIES)
+    try:
+        retry = RetryPolicy(max_retries=raw)
+    except ValueError as exc:
+        _bad(str(exc))
     if name == "anthropic":
-        return AnthropicProvider(model)
-    return OpenAIChatProvider(model)
+        return AnthropicProvider(model, retry=retry)
+    return OpenAIChatProvider(model, retry=retry)
 
 
 def _tool_env() -> dict[str, str]:
@@ -542,6 +550,14 @@ def _journal_path(trace: Path) -> Path:
 )
 @click.option("--headless", is_flag=True, help="Never ask: asks resolve to deny.")
 @click.option("--max-turns", default=50, show_default=True, type=int)
+@click.option(
+    "--max-retries",
+    default=DEFAULT_MAX_RETRIES,
+    show_default=True,
+    type=int,
+    help="Retries of a live request that failed transiently (429, 5xx, 529) "
+    "before any answer arrived; 0 disables.",
+)
 @click.option("--settings", multiple=True, metavar="FILE", help="Permission settings (cli source).")
 @click.option(
     "--ask-agent-tools",
@@ -564,6 +580,7 @@ def run(
     trace_arg: str | None,
     headless: bool,
     max_turns: int,
+    max_retries: int,
     settings: tuple[str, ...],
     ask_agent_tools: bool,
     resume: bool,
@@ -593,6 +610,8 @@ def run(
         _bad(f"--mode {mode!r}: unknown mode (one of {', '.join(_MODES)})")
     if max_turns < 1:
         _bad(f"--max-turns {max_turns}: must be at least 1")
+    if max_retries < 0:
+        _bad(f"--max-retries {max_retries}: must be 0 or more")
     provider_name = provider_arg or _provider_default()
     if provider_name not in PROVIDERS:
         _bad(f"--provider {provider_name!r}: unknown provider (one of {', '.join(PROVIDERS)})")
@@ -631,6 +650,7 @@ def run(
         "agent_scenarios": extras.agents,
         "workspace": str(workspace),
         "max_turns": max_turns,
+        "max_retries": max_retries,
         "settings": list(settings),
         "agent_tools": agent_tools,
         "guard": limits.to_json(),

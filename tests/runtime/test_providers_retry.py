@@ -18,9 +18,11 @@ from typing import Any
 
 import httpx
 import pytest
+from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
 
+from metis_cli import _run as run_cli
 from metis_runtime._errors import ProviderError, StreamFormatError
 from metis_runtime.providers import (
     AnthropicNormalizer,
@@ -524,3 +526,41 @@ def test_sdk_providers_pass_max_retries_to_the_client(sdk_cls: Callable[..., Any
     provider = sdk_cls("m", api_key="k", max_retries=5)
     assert provider._client.max_retries == 5
     assert sdk_cls("m", api_key="k")._client.max_retries == 2
+
+
+# --- metis run --max-retries -------------------------------------------------------------
+
+
+def test_cli_builds_live_providers_with_the_policy() -> None:
+    made = run_cli._build_provider({"provider": "anthropic", "model": "m", "max_retries": 5})
+    assert isinstance(made, AnthropicProvider) and made.retry.max_retries == 5
+    # a run journalled before the option existed: the default
+    made = run_cli._build_provider({"provider": "openai", "model": "m"})
+    assert isinstance(made, OpenAIChatProvider) and made.retry.max_retries == 2
+
+
+def test_cli_unusable_journalled_max_retries_is_one_line_exit_2(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as info:
+        run_cli._build_provider({"provider": "anthropic", "model": "m", "max_retries": "x"})
+    assert info.value.code == 2
+    assert capsys.readouterr().err == (
+        "metis run: error: max_retries must be an integer >= 0, got 'x'\n"
+    )
+
+
+@pytest.mark.parametrize("value", ["-1", "many"])
+def test_cli_bad_max_retries_is_one_line_exit_2(tmp_path: Path, value: str) -> None:
+    result = CliRunner().invoke(
+        run_cli.run, ["--max-retries", value, "--workspace", str(tmp_path)], catch_exceptions=False
+    )
+    assert result.exit_code == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("metis run: error: "), result.stderr
+    assert "--max-retries" in lines[0]
+
+
+def test_cli_help_lists_max_retries() -> None:
+    result = CliRunner().invoke(run_cli.run, ["--help"])
+    assert "--max-retries" in result.stdout and "[default: 2]" in result.stdout
