@@ -8,9 +8,11 @@ key), a Background call at once (its task ends at the handshake). An
 Exclusive call starts when everything admitted before it has ended, and the
 next segment is admitted only when it has ended.
 
-Scheduling is done in task done-callbacks, not by a polling coroutine: a call
-that ends starts its successors in the same loop iteration, and per call
-there is one task and one callback.
+Scheduling is done in done-callbacks, not by a polling coroutine: a call
+that ends starts its successors in the same loop iteration. Safe calls run
+in at most `safe_concurrency` worker tasks that take the waiting Safe calls
+in order, one after another (a worker per call would cost a task, a
+callback and a loop iteration each); every other call has a task of its own.
 """
 
 from __future__ import annotations
@@ -76,7 +78,7 @@ class _BatchRun:
         self.next = 0  # position of the first call not yet admitted
         self.pending = 0  # admitted, not yet ended (running or waiting)
         self.barrier = False  # an Exclusive call is running
-        self.safe_running = 0
+        self.safe_workers = 0  # worker tasks running Safe calls (at most `bound`)
         self.safe_waiting: deque[int] = deque()
         self.key_waiting: dict[str | None, deque[int]] = {}  # present = key busy
         self.running: dict[asyncio.Task[None], int] = {}
@@ -116,9 +118,6 @@ class _BatchRun:
     def _pump(self) -> None:
         """Start every call the rules allow now; resolve `done` when all ended."""
         if not self.stopping:
-            while self.safe_waiting and self.safe_running < self.bound:
-                self.safe_running += 1
-                self._start(self.safe_waiting.popleft())
             calls = self.calls
             while self.next < len(calls) and not self.barrier:
                 i = self.next
@@ -131,6 +130,11 @@ class _BatchRun:
                     self._start(i)
                 else:
                     self._admit_segment(i)
+            while self.safe_waiting and self.safe_workers < self.bound:
+                self.safe_workers += 1
+                worker = self.loop.create_task(self._safe_worker())
+                self.running[worker] = -1
+                worker.add_done_callback(self._on_worker_done)
         if self.running:
             return
         ended = self.stopping or (self.next == len(self.calls) and not self.pending)
@@ -160,11 +164,7 @@ class _BatchRun:
     def _admit(self, i: int, cls: CallClass) -> None:
         """Start a non-exclusive call now, or queue it behind its rule."""
         if cls is CallClass.SAFE:
-            if self.safe_running < self.bound:
-                self.safe_running += 1
-                self._start(i)
-            else:
-                self.safe_waiting.append(i)
+            self.safe_waiting.append(i)  # a worker takes it (`_pump` starts workers)
         elif cls is CallClass.QUEUE:
             key = self.calls[i].classification.key
             waiting = self.key_waiting.get(key)
@@ -180,6 +180,18 @@ class _BatchRun:
         task = self.loop.create_task(self._execute(i))
         self.running[task] = i
         task.add_done_callback(self._on_done)
+
+    async def _safe_worker(self) -> None:
+        """Run waiting Safe calls in order until none is left (or we stop).
+        Calls share this task, so a tool's context variables outlive its call."""
+        waiting = self.safe_waiting
+        while waiting and not (self.cancel.is_set() or self.stopping):
+            i = waiting.popleft()
+            self.started[i] = True
+            await execute_call(self.calls[i], self.ctx, self.sink)
+            self.pending -= 1
+            if not waiting:
+                self._pump()  # what waited for this segment to end may start now
 
     async def _execute(self, i: int) -> None:
         # A cancel may land between scheduling this task and its first step:
@@ -208,13 +220,29 @@ class _BatchRun:
             if not self.running and not self.done.done():
                 self.done.set_result(None)
 
+    def _on_worker_done(self, worker: asyncio.Task[None]) -> None:
+        # As `_on_done`, for a Safe worker: its calls released themselves.
+        try:
+            del self.running[worker]
+            self.safe_workers -= 1
+            if not worker.cancelled():
+                exc = worker.exception()
+                if exc is not None and self.failure is None:
+                    self.failure = exc
+                    self._stop()
+            self._pump()
+        except BaseException as exc:
+            if self.failure is None:
+                self.failure = exc
+            self._stop()
+            if not self.running and not self.done.done():
+                self.done.set_result(None)
+
     def _release(self, i: int) -> None:
         self.pending -= 1
         classification = self.calls[i].classification
         cls = classification.cls
-        if cls is CallClass.SAFE:
-            self.safe_running -= 1
-        elif cls is CallClass.QUEUE:
+        if cls is CallClass.QUEUE:
             key = classification.key
             waiting = self.key_waiting[key]
             if waiting and not self.stopping:

@@ -509,3 +509,30 @@ def test_out_of_process_safe_calls_start_first_within_their_segment(tmp_path: Pa
     ]  # fmt: skip
     results = [occ for what, occ in sink.events if what.startswith("result:")]
     assert sorted(results) == [f"1.{i}" for i in range(len(inputs))]
+
+
+def test_safe_calls_share_at_most_bound_worker_tasks(tmp_path: Path) -> None:
+    # A task per Safe call would cost a task, a callback and a loop iteration
+    # each; the dispatcher runs them in at most `bound` workers instead.
+    probe = Probe()
+    calls = _planned(OpTool(probe), [op(S, f"s{i}") for i in range(100)])
+    created: list[str] = []
+    sink = ListSink()
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+
+        def factory(loop: asyncio.AbstractEventLoop, coro: Any, **kw: Any) -> asyncio.Task[Any]:
+            created.append(coro.__qualname__)
+            return asyncio.Task(coro, loop=loop, **kw)
+
+        loop.set_task_factory(factory)
+        ctx = ToolContext(tmp_path, {}, JobManager())
+        await FourClassDispatcher(3).run_batch(calls, ctx, sink, asyncio.Event())
+
+    asyncio.run(main())
+    assert probe.order("start") == [f"s{i}" for i in range(100)]
+    assert probe.max_by_class["safe"] <= 3
+    workers = [name for name in created if name.endswith("_safe_worker")]
+    assert 1 <= len(workers) <= 3
+    assert not any(name.endswith("_execute") for name in created)
