@@ -332,7 +332,8 @@ def _child_provider(config: Mapping[str, Any]) -> ProviderConfig:
         scenarios = {str(k): str(v) for k, v in (config.get("agent_scenarios") or {}).items()}
         return ProviderConfig(kind="replay", scenarios=scenarios)
     model = config.get("model") or DEFAULT_MODELS[name]
-    return ProviderConfig.model_validate({"kind": name, "model": model})
+    retries = config.get("max_retries", DEFAULT_MAX_RETRIES)
+    return ProviderConfig.model_validate({"kind": name, "model": model, "max_retries": retries})
 
 
 def _gate(

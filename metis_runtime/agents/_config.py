@@ -29,6 +29,7 @@ from ..providers import (
     OpenAIResponsesProvider,
     Provider,
     ReplayProvider,
+    RetryPolicy,
 )
 from ._authority import child_mode
 from ._definitions import AgentDefinition
@@ -69,8 +70,9 @@ class ProviderConfig(BaseModel):
     (a mapping: agent, agent_id, depth, task, workspace), returning a
     Provider (tests and embedders: scripted providers). `replay`: a scenario
     or cassette file per agent name in `scenarios`. `anthropic`, `openai`,
-    `openai-responses`: the live providers with `model` and `base_url`;
-    credentials come from the (inherited) environment.
+    `openai-responses`: the live providers with `model`, `base_url` and
+    `max_retries` (transient failures before the first event; None: the
+    provider's default); credentials come from the (inherited) environment.
     """
 
     model_config = _FROZEN
@@ -81,6 +83,7 @@ class ProviderConfig(BaseModel):
     scenarios: dict[str, str] = Field(default_factory=dict)
     model: str | None = None
     base_url: str | None = None
+    max_retries: int | None = Field(default=None, ge=0)
 
 
 class ChildConfig(BaseModel):
@@ -161,8 +164,13 @@ def build_provider(cfg: ProviderConfig, info: AgentInfo) -> Provider:
         "openai-responses": OpenAIResponsesProvider,
     }
     make: Any = kinds[cfg.kind]
-    # The parent's base URL is inherited; without one each provider's default applies.
-    return make(cfg.model, base_url=cfg.base_url) if cfg.base_url else make(cfg.model)  # type: ignore[no-any-return]
+    # The parent's base URL and retries are inherited; else each provider's default applies.
+    options: dict[str, Any] = {}
+    if cfg.base_url:
+        options["base_url"] = cfg.base_url
+    if cfg.max_retries is not None:
+        options["retry"] = RetryPolicy(max_retries=cfg.max_retries)
+    return make(cfg.model, **options)  # type: ignore[no-any-return]
 
 
 # --- gates ---------------------------------------------------------------------

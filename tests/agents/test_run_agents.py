@@ -413,3 +413,14 @@ def test_ctrl_c_kills_the_running_children_and_the_run_resumes(tmp_path: Path) -
     assert done.returncode == 0, done.stderr
     assert "All done." in done.stdout
     assert tree_report(run_dir).ok
+
+
+def test_children_inherit_the_runs_max_retries() -> None:
+    from metis_runtime.agents import build_provider
+
+    config = _child_provider({"provider": "anthropic", "model": "m", "max_retries": 5})
+    assert config.max_retries == 5
+    info: Any = {"agent": "a", "agent_id": "x", "depth": 1, "task": "t", "workspace": "."}
+    assert build_provider(config, info).retry.max_retries == 5  # type: ignore[attr-defined]
+    # Journals from before --max-retries: the default.
+    assert _child_provider({"provider": "openai"}).max_retries == 2
