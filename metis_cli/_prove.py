@@ -25,10 +25,12 @@ from metis_model.smt import (
     find_counterexample,
     prove_all,
 )
+from metis_model.smt._context import ContextProof, prove_context
 
 from ._output import EXIT_OK, EXIT_VIOLATION, bad_input, emit_json, table
 
 EXIT_UNKNOWN = 3
+CONTEXT_MESSAGES = 6  # the context-control check's bound (CLOSE-8), as `metis check` runs it
 
 
 def _ablation(name: str | None) -> str | None:
@@ -74,7 +76,8 @@ def _depth(value: int) -> int:
 )
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 def prove(depth: int, out_dir: str, timeout: float, ablate: str | None, as_json: bool) -> None:
-    """Prove every property (PERM by SMT, the loop by BMC + k-induction)."""
+    """Prove every property (PERM by SMT, the loop by BMC + k-induction, and
+    context control's CLOSE-8 bounded to 6 messages)."""
     depth = _depth(depth)
     ablate = _ablation(ablate)
     config = LoopConfig(ablations=frozenset({ablate} if ablate else ()))
@@ -103,6 +106,13 @@ def prove(depth: int, out_dir: str, timeout: float, ablate: str | None, as_json:
         on_result=on_result,
         on_depth=on_depth,
     )
+    # CLOSE-8: every context-control step, on every valid transcript up to
+    # CONTEXT_MESSAGES messages (the cut rule's ablations are refuted on purpose).
+    context = [p for p in prove_context(CONTEXT_MESSAGES, timeout_s=timeout) if p.expected_to_hold]
+    for p in context:
+        click.echo(
+            f"[ctx] {p.invariant:8} {_context_label(p):12} {p.seconds:7.2f}s  {p.name}", err=True
+        )
     if as_json:
         emit_json(
             {
@@ -110,6 +120,17 @@ def prove(depth: int, out_dir: str, timeout: float, ablate: str | None, as_json:
                 "ablation": ablate,
                 "seconds": round(time.perf_counter() - start, 3),
                 "results": [r.to_json() for r in results],
+                "context": [
+                    {
+                        "invariant": p.invariant,
+                        "step": p.name,
+                        "result": _context_label(p),
+                        "messages": p.max_len,
+                        "seconds": p.seconds,
+                        "counterexample": p.counterexample,
+                    }
+                    for p in context
+                ],
             }
         )
     else:
@@ -123,16 +144,30 @@ def prove(depth: int, out_dir: str, timeout: float, ablate: str | None, as_json:
             )
             for r in results
         ]
+        rows += [
+            (p.invariant, f"bmc, {p.name}", _context_label(p), p.max_len, f"{p.seconds:.2f}")
+            for p in context
+        ]
         click.echo(table(["invariant", "method", "result", "depth", "seconds"], rows))
         click.echo(f"smt2 files: {out_dir}")
         for r in results:
             if r.verdict is Verdict.REFUTED and r.witness:
                 click.echo(f"{r.invariant} refuted: counterexample trace {r.witness}")
-    if any(r.verdict is Verdict.REFUTED for r in results):
+        for p in context:
+            if p.verdict == "refuted":
+                click.echo(f"{p.invariant} refuted ({p.name}): {p.counterexample}")
+    if any(r.verdict is Verdict.REFUTED for r in results) or any(
+        p.verdict == "refuted" for p in context
+    ):
         sys.exit(EXIT_VIOLATION)
-    if not all(r.holds for r in results):
+    if not all(r.holds for r in results) or any(p.verdict == "unknown" for p in context):
         sys.exit(EXIT_UNKNOWN)
     sys.exit(EXIT_OK)
+
+
+def _context_label(proof: ContextProof) -> str:
+    """As the loop's results read: bounded(N msgs), refuted, unknown."""
+    return f"bounded({proof.max_len} msgs)" if proof.verdict == "bounded" else proof.verdict
 
 
 @click.command("counterexample")

@@ -17,6 +17,11 @@ def test_prove_json_all_hold(tmp_path: Path) -> None:
     doc = json.loads(r.stdout)
     assert [x["property"] for x in doc["results"]] == [p.id for p in PROPERTIES]
     assert all(x["result"] in ("proved", "bounded(3)") for x in doc["results"])
+    # CLOSE-8, context control: every step bounded over 6-message transcripts.
+    steps = {x["step"]: x["result"] for x in doc["context"]}
+    assert set(steps) == {"fold (collapse, compaction, retry)", "prune", "snip", "offload"}
+    assert set(steps.values()) == {"bounded(6 msgs)"}
+    assert {x["invariant"] for x in doc["context"]} == {"CLOSE-8"}
     assert {p.name for p in tmp_path.glob("*.smt2")} == {f"{p.id}.smt2" for p in PROPERTIES}
 
 
@@ -24,6 +29,7 @@ def test_prove_table(tmp_path: Path) -> None:
     r = CliRunner().invoke(prove, ["--depth", "2", "--out", str(tmp_path)])
     assert r.exit_code == 0, r.output
     assert "invariant  method" in r.stdout and "SCHED-2" in r.stdout
+    assert "CLOSE-8    bmc, prune" in r.stdout
 
 
 def test_prove_exits_1_on_a_refuted_property(tmp_path: Path) -> None:
