@@ -5,9 +5,16 @@ one message/item per line. A body is itself the next provider request, so every
 call in it must already be answered where its format says:
 
 * anthropic: in the very next message (consecutive same-role messages count as
-  one turn, as the API combines them). Server-side tools (`server_tool_use`,
-  `mcp_tool_use`) count toward CLOSE-7 only: the provider answers those itself,
-  and a `pause_turn` continuation legitimately ends on an unanswered one.
+  one turn, as the API combines them), and results first: a result placed after
+  any other block of that turn (text, image, a string content, ..., also one in
+  an earlier user message of the turn) leaves its call unanswered, a CLOSE-2 at
+  the result. The API refuses such a body with a 400 ("`tool_use` ids were
+  found without `tool_result` blocks immediately after"; in older reports "Did
+  not find N `tool_result` block(s) at the beginning of this message"). Only
+  results that answer a call are held to it; strays stay CLOSE-4. Server-side
+  tools (`server_tool_use`, `mcp_tool_use`) count toward CLOSE-7 only: the
+  provider answers those itself, and a `pause_turn` continuation legitimately
+  ends on an unanswered one.
 * openai-chat: by `role: "tool"` messages in the run of tool messages right
   after the assistant message; any other message ends that run.
 * openai-responses: by a `*_call_output` item after the call and before the next
@@ -30,7 +37,7 @@ from typing import Any
 
 from .._errors import TranscriptFormatError
 from ._locate import LEAF, Located, Want
-from ._tree import NodeKind, Occ, Tree
+from ._tree import Block, NodeKind, Occ, Tree
 
 _MESSAGE = Want(keys={"content": Want(each=LEAF), "tool_calls": Want(each=LEAF)})
 # The top level is a body, a bare list, or (JSON Lines) a message per line.
@@ -81,6 +88,7 @@ def read_anthropic(docs: list[Located], source: str) -> tuple[Tree, int, Counter
     tree = Tree()
     kinds: Counter[str] = Counter()
     last_role = ""
+    first_other: Block | None = None  # the turn's first block that is not a tool_result
     for index, record in enumerate(records):
         message = _object(record, "a message", source)
         role = message.get("role")
@@ -97,12 +105,17 @@ def read_anthropic(docs: list[Located], source: str) -> tuple[Tree, int, Counter
         if role != last_role or not tree.nodes:
             parent = len(tree.nodes) - 1 if tree.nodes else None
             tree.add("model" if role == "assistant" else "input", parent, record.line, index)
+            first_other = None
         node = tree.nodes[-1]
         last_role = role
+        if isinstance(content, str) and first_other is None and role == "user":
+            first_other = Block("text", record.line, index)  # a string is one text block
         for block, line in record.parts("content"):
             if not isinstance(block, dict):
                 raise TranscriptFormatError(line, "a content block must be a JSON object", source)
             kind = block.get("type")
+            if kind != "tool_result" and first_other is None and role == "user":
+                first_other = Block(kind if isinstance(kind, str) else "untyped", line, index)
             if kind == "tool_use" and role == "assistant":
                 node.calls.append(
                     Occ(_text_id(block.get("id"), line, "tool_use id", source), line, index)
@@ -112,7 +125,7 @@ def read_anthropic(docs: list[Located], source: str) -> tuple[Tree, int, Counter
                 node.calls.append(Occ(call_id, line, index, closable=False))
             elif kind == "tool_result":
                 result_id = _text_id(block.get("tool_use_id"), line, "tool_use_id", source)
-                node.results.append(Occ(result_id, line, index))
+                node.results.append(Occ(result_id, line, index, after=first_other))
     return tree, len(records), kinds
 
 

@@ -16,6 +16,11 @@ the turns that were actually sent to the provider:
   lines join one turn (Claude Code merges them before sending). Once a message
   has results, any later line hanging from the message itself continues from
   that result turn: the next turn may hang from any of the sibling results.
+* Results first applies within one line only: a line is one stored API message,
+  so a `tool_result` after a text (or other) block of the same line is a
+  CLOSE-2 where a provider request follows. Across the lines of one turn it is
+  not checked: those lines are written as things happen (each result as its tool
+  finishes), and Claude Code puts the results first when it merges them.
 * Any other branching is a rewind. Each root-to-leaf path is checked, but a
   call needs its result only where a later provider request follows on that
   path, because an abandoned branch is never sent again. The exception is where
@@ -42,7 +47,7 @@ from typing import Any
 import attrs
 
 from .._errors import TranscriptFormatError
-from ._tree import Occ, Tree
+from ._tree import Block, Occ, Tree
 
 
 @attrs.frozen
@@ -194,11 +199,15 @@ def read_session(lines: Iterable[str], source: str = "") -> Session:
                 if parent is None and obj.get("isCompactSummary"):
                     compacted[node] = number
             turn = tree.nodes[node]
+            other: Block | None = None  # results first, within the line only
             for block in blocks:
-                if block.get("type") == "tool_result":
-                    turn.results.append(
-                        Occ(_id(block, "tool_use_id", number, source), number, number - 1)
-                    )
+                block_type = block.get("type")
+                if block_type == "tool_result":
+                    result_id = _id(block, "tool_use_id", number, source)
+                    turn.results.append(Occ(result_id, number, number - 1, after=other))
+                elif other is None:
+                    kind_of = block_type if isinstance(block_type, str) else "untyped"
+                    other = Block(kind_of, number, number - 1)
         kept[uuid] = _Kept(kind, node, sidechain)
         if not sidechain:
             last_turn = node

@@ -8,7 +8,10 @@ is a real tree (rewinds, compaction threads). The rules, per parent/child pair:
 * a call is answered by a result in the node right after its assistant message
   (CLOSE-2 if it is missing and a provider request follows on that path, or the
   path is where the run ended; CLOSE-6 if the request that follows is a
-  compaction);
+  compaction). Where the format wants results first (Anthropic), a result read
+  after another block of its node (`Occ.after`) does not answer its call in the
+  provider request that follows: CLOSE-2 at the result, part of that call's
+  CLOSE-2 check;
 * a result pairs with a call of the assistant message right before it; anything
   else is CLOSE-4 (stray, or moved to a later message), CLOSE-1 (a second result
   for an answered call), or CLOSE-6 (its call sits before a compaction);
@@ -36,6 +39,15 @@ CHECKED: tuple[str, ...] = ("CLOSE-1", "CLOSE-2", "CLOSE-4", "CLOSE-7")
 
 
 @attrs.frozen
+class Block:
+    """A content block that is not a result, and where it was read."""
+
+    type: str
+    line: int | None
+    index: int
+
+
+@attrs.frozen
 class Occ:
     """One call or result occurrence: its provider id and where it was read."""
 
@@ -43,6 +55,9 @@ class Occ:
     line: int | None
     index: int
     closable: bool = True  # False for server-side calls: the provider answers them itself
+    # For a result, in a format that wants results first: the first block of its
+    # node that is not a result, when one was read before it.
+    after: Block | None = None
 
 
 @attrs.define
@@ -77,7 +92,9 @@ class Tree:
 
 
 class _Reporter(Protocol):
-    def __call__(self, inv: str, occ: Occ, message: str, node: Node, *others: Occ) -> None: ...
+    def __call__(
+        self, inv: str, occ: Occ, message: str, node: Node, *others: Occ | Block
+    ) -> None: ...
 
 
 @attrs.frozen
@@ -86,7 +103,7 @@ class _Open:
     answered: Occ | None
 
 
-def _where(occ: Occ) -> str:
+def _where(occ: Occ | Block) -> str:
     return f"line {occ.line}" if occ.line is not None else f"record {occ.index}"
 
 
@@ -116,7 +133,7 @@ def check_tree(
     if compacted or "CLOSE-6" in ends.values():
         checks["CLOSE-6"] += 0
 
-    def report(inv: str, occ: Occ, message: str, node: Node, *others: Occ) -> None:
+    def report(inv: str, occ: Occ, message: str, node: Node, *others: Occ | Block) -> None:
         indices = sorted({occ.index, *(o.index for o in others)})
         violations.append(
             Violation(inv, occ.index, prefix + message, occ.line, node.describe(), tuple(indices))
@@ -191,7 +208,8 @@ def check_tree(
             after = "a compaction follows"
         for call in calls.values():
             checks[kind] += 1
-            if call.id not in answered:
+            result = answered.get(call.id)
+            if result is None:
                 report(  # the call's own line: that is what lacks its result
                     kind,
                     call,
@@ -199,6 +217,19 @@ def check_tree(
                     f"assistant message, and {after}",
                     nodes[parent],
                     call,
+                )
+            elif result.after is not None and child is not None and requested[child]:
+                block = result.after  # out of place in the request that carries it
+                report(  # the result's line: that is what is out of place
+                    kind,
+                    result,
+                    f"result for call {call.id!r} (at {_where(call)}) comes after the "
+                    f"{block.type!r} block at {_where(block)} in the message right after "
+                    f"its assistant message, and {after}: results must come first there, "
+                    "so the call counts as unanswered",
+                    nodes[child],
+                    call,
+                    block,
                 )
 
     # Depth-first over the tree, keeping the calls of the current path (undoable).

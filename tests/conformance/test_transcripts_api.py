@@ -119,6 +119,10 @@ class Anthropic:
         del self.messages[self.a + 1 :]
         del self.messages[self.a]["content"][self.block + 1 :]
 
+    def text_before_result(self) -> None:
+        self._results()[self.rblock] = marked(self._results()[self.rblock], "copy")
+        self._results().insert(self.rblock, {"type": "text", "text": "Here are the results:"})
+
     def move_result_later(self) -> None:
         moved = marked(self._results()[self.rblock], "copy")
         self.remove_result()
@@ -295,6 +299,18 @@ def test_body_cut_after_a_tool_call_is_close_2(name: str) -> None:
     assert found(lines, s.fmt) == {("CLOSE-2", line_of(lines, "call"))}
 
 
+@pytest.mark.parametrize("name", sorted(n for n, fmt in REAL.items() if fmt == "anthropic"))
+def test_text_before_the_result_is_close_2_at_the_result(name: str) -> None:
+    s = Anthropic(load(name))
+    s.text_before_result()
+    lines = pretty(s.body)
+    assert found(lines, s.fmt) == {("CLOSE-2", line_of(lines, "copy"))}
+    (violation,) = check_transcript(lines, s.fmt).violations
+    assert violation.index == s.r
+    assert violation.slice == (s.a, s.r)
+    assert "must come first" in violation.message
+
+
 def test_pause_turn_body_with_server_tools_passes() -> None:
     cassette = CASSETTES / "anthropic" / "test_pause_turn_web_search_streaming_vcr.yaml"
     if not cassette.exists():
@@ -349,6 +365,121 @@ def test_anthropic_consecutive_user_messages_count_as_one_turn() -> None:
         {"role": "user", "content": [tool_result("b")]},
     ]
     assert check_transcript(one_per_line(messages), "anthropic").ok
+
+
+def test_anthropic_text_before_a_result_leaves_its_call_unanswered() -> None:
+    # The API's 400: "`tool_use` ids were found without `tool_result` blocks
+    # immediately after" (formerly "Did not find 1 `tool_result` block(s) at the
+    # beginning of this message").
+    messages = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": [tool_use("a"), tool_use("b")]},
+        {"role": "user", "content": [tool_result("a"), {"type": "text", "text": "x"}]},
+    ]
+    messages[2]["content"].append(tool_result("b"))  # after the text
+    report = check_transcript(one_per_line(messages), "anthropic")
+    (violation,) = report.violations
+    assert (violation.invariant, violation.index, violation.line) == ("CLOSE-2", 2, 4)
+    assert violation.slice == (1, 2)
+    assert violation.state == "input message at line 4"
+    assert violation.message == (
+        "result for call 'b' (at line 3) comes after the 'text' block at line 4 in the "
+        "message right after its assistant message, and a provider request follows: "
+        "results must come first there, so the call counts as unanswered"
+    )
+    assert report.checks["CLOSE-2"] == 2  # one check per call, as before
+
+
+def test_anthropic_any_block_before_a_result_counts_and_is_named() -> None:
+    body = {
+        "messages": [
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": [tool_use("a")]},
+            {
+                "role": "user",
+                "content": [
+                    {"type": "image", "source": {"type": "url", "url": "https://x/y.png"}},
+                    marked(tool_result("a"), "result"),
+                ],
+            },
+        ]
+    }
+    lines = pretty(body)
+    (violation,) = check_transcript(lines, "anthropic").violations
+    assert (violation.invariant, violation.line) == ("CLOSE-2", line_of(lines, "result"))
+    assert "comes after the 'image' block at line" in violation.message
+
+
+def test_anthropic_results_first_then_text_passes() -> None:
+    messages = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": [tool_use("a"), tool_use("b")]},
+        {
+            "role": "user",
+            "content": [tool_result("b"), tool_result("a"), {"type": "text", "text": "next?"}],
+        },
+        {"role": "assistant", "content": "done"},
+    ]
+    assert check_transcript(one_per_line(messages), "anthropic").ok
+
+
+def test_anthropic_text_message_before_the_results_message_of_one_turn() -> None:
+    # Consecutive user messages are one turn: a text-only message first puts
+    # text before the results of the combined message.
+    messages = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": [tool_use("a")]},
+        {"role": "user", "content": "wait, one more thing"},
+        {"role": "user", "content": [tool_result("a")]},
+    ]
+    report = check_transcript(one_per_line(messages), "anthropic")
+    (violation,) = report.violations
+    assert (violation.invariant, violation.index, violation.line) == ("CLOSE-2", 3, 5)
+    assert violation.slice == (1, 2, 3)
+    assert "comes after the 'text' block at line 4" in violation.message
+    blocks = [{"type": "text", "text": "wait"}]
+    messages[2] = {"role": "user", "content": blocks}  # the same as a list of blocks
+    assert found(one_per_line(messages), "anthropic") == {("CLOSE-2", 5)}
+
+
+def test_anthropic_results_split_over_consecutive_messages_results_first_pass() -> None:
+    messages = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": [tool_use("a"), tool_use("b"), tool_use("c")]},
+        {"role": "user", "content": [tool_result("a")]},
+        {"role": "user", "content": [tool_result("c"), tool_result("b")]},
+        {"role": "user", "content": [{"type": "text", "text": "and then"}]},
+        {"role": "assistant", "content": "done"},
+    ]
+    report = check_transcript(one_per_line(messages), "anthropic")
+    assert report.ok
+    assert report.checks["CLOSE-2"] == 3
+
+
+def test_anthropic_text_closing_one_message_comes_before_the_next_messages_results() -> None:
+    # Each message is results-first on its own, but combined the text of the
+    # first precedes the result of the second.
+    messages = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": [tool_use("a"), tool_use("b")]},
+        {"role": "user", "content": [tool_result("a"), {"type": "text", "text": "x"}]},
+        {"role": "user", "content": [tool_result("b")]},
+    ]
+    assert found(one_per_line(messages), "anthropic") == {("CLOSE-2", 5)}
+
+
+def test_anthropic_order_is_checked_only_for_results_that_answer_a_call() -> None:
+    # A stray result after text is CLOSE-4 only; so is a result in a user
+    # message that answers no tool_use.
+    messages = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": [tool_use("a")]},
+        {"role": "user", "content": [tool_result("a"), {"type": "text", "text": "x"}]},
+        {"role": "user", "content": [tool_result("zz")]},
+        {"role": "assistant", "content": "ok"},
+        {"role": "user", "content": [{"type": "text", "text": "y"}, tool_result("a")]},
+    ]
+    assert found(one_per_line(messages), "anthropic") == {("CLOSE-4", 5), ("CLOSE-1", 7)}
 
 
 def test_anthropic_result_after_an_intervening_assistant_message_is_late() -> None:

@@ -309,6 +309,9 @@ class Session:
         block = {"type": "tool_result", "tool_use_id": call_id, "content": "ok"}
         return self._add({"type": "user", "message": {"role": "user", "content": [block]}}, parent)
 
+    def blocks(self, content: list[Record], parent: str | bool | None = True) -> str:
+        return self._add({"type": "user", "message": {"role": "user", "content": content}}, parent)
+
     def assistant(
         self, msg: str, block: Record, parent: str | bool | None = True, **extra: Any
     ) -> str:
@@ -486,6 +489,53 @@ def test_a_result_in_an_assistant_line_is_close_4() -> None:
     s.user()
     s.assistant("m1", {"type": "tool_result", "tool_use_id": "x", "content": "?"})
     assert s.violations() == {("CLOSE-4", 2)}
+
+
+def _result_block(call_id: str) -> Record:
+    return {"type": "tool_result", "tool_use_id": call_id, "content": "ok"}
+
+
+def test_text_before_a_result_within_one_line_is_close_2_at_that_line() -> None:
+    s = Session()
+    s.user()
+    s.call("m1", "a")
+    s.blocks([{"type": "text", "text": "note"}, _result_block("a")])
+    s.text("m2")  # a request carries the misordered message
+    report = check_transcript(dump(s.records), "claude-code")
+    (violation,) = report.violations
+    assert (violation.invariant, violation.line, violation.index) == ("CLOSE-2", 3, 2)
+    assert violation.slice == (1, 2)
+    assert "comes after the 'text' block at line 3" in violation.message
+
+
+def test_results_first_within_one_line_passes() -> None:
+    s = Session()
+    s.user()
+    s.call("m1", "a")
+    s.blocks([_result_block("a"), {"type": "text", "text": "note"}])
+    s.text("m2")
+    assert s.violations() == set()
+
+
+def test_results_first_is_not_checked_across_the_lines_of_one_turn() -> None:
+    # Lines of one turn are written as things happen; Claude Code merges them
+    # (results first) before sending, so only the order inside a line counts.
+    s = Session()
+    s.user()
+    s.call("m1", "a")
+    s.user("a queued prompt")
+    s.result("a")
+    s.text("m2")
+    assert s.violations() == set()
+
+
+def test_misordered_last_line_sent_nowhere_is_not_reported() -> None:
+    # No request followed the misordered message (the run ended there).
+    s = Session()
+    s.user()
+    s.call("m1", "a")
+    s.blocks([{"type": "text", "text": "note"}, _result_block("a")])
+    assert s.violations() == set()
 
 
 # -- unreadable input --------------------------------------------------------------
