@@ -4,8 +4,11 @@ Wire events: message_start, content_block_start / content_block_delta
 (text_delta, input_json_delta, thinking_delta, signature_delta, citations_delta)
 / content_block_stop, message_delta (stop_reason, usage), message_stop, ping,
 error. Server tools (server_tool_use, web_search_tool_result, mcp_tool_use, ...)
-run at the provider: they are left out of the message with a note, never turned
-into tool calls of ours.
+run at the provider: their blocks are kept as `ServerToolBlock`s (the wire JSON,
+streamed input joined) and `redacted_thinking` as `RedactedThinkingBlock`s, in
+wire order, and both are sent back verbatim in the next request, as the API
+requires of the turn it continues. A server tool block is never a tool call of
+ours and gets no tool result.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ from ._http import DEFAULT_TIMEOUT, stream_sse
 from ._retry import RetryPolicy
 from ._types import (
     ModelRequest,
+    RedactedThinkingBlock,
+    ServerToolBlock,
     StreamEvent,
     TextBlock,
     ThinkingBlock,
@@ -43,13 +48,16 @@ def _is_server_block(kind: str) -> bool:
     )
 
 
+_OPAQUE = ("redacted_thinking", "server_tool")
+
+
 class AnthropicNormalizer(WireNormalizer):
     provider: ClassVar[str] = "anthropic"
 
     def __init__(self) -> None:
         super().__init__()
         self._started = False
-        # wire index -> our slot; None for a block we skip (server tool, unknown).
+        # wire index -> our slot; None for a block we skip (unknown type).
         self._slots: dict[int, Slot | None] = {}
         self._stopped: set[int] = set()
         self._stop_reason: str | None = None
@@ -135,19 +143,18 @@ class AnthropicNormalizer(WireNormalizer):
                 name,
                 dict(initial) if isinstance(initial, Mapping) else None,
             )
+        elif kind == "redacted_thinking":
+            data = self._opt_str(block, "data")
+            if not data:
+                self._slots[index] = None
+                b.note(f"redacted_thinking block {index} has no data", "skipped it")
+                return
+            slot = b.start_opaque("redacted_thinking", {"data": data})
+        elif isinstance(kind, str) and _is_server_block(kind):
+            slot = b.start_opaque("server_tool", dict(block))
         else:
             self._slots[index] = None
-            if isinstance(kind, str) and _is_server_block(kind):
-                server_name = block.get("name")
-                what = f"{kind} {server_name!r}" if isinstance(server_name, str) else kind
-                b.note(
-                    f"wire block {index} is {what}, run by the provider itself",
-                    "left it out of the message; it is not a tool call of ours",
-                )
-            elif kind == "redacted_thinking":
-                b.note(f"wire block {index} is redacted_thinking", "skipped it")
-            else:
-                b.note(f"wire block {index} has unknown type {kind!r}", "skipped it")
+            b.note(f"wire block {index} has unknown type {kind!r}", "skipped it")
             return
         self._slots[index] = slot
 
@@ -162,6 +169,11 @@ class AnthropicNormalizer(WireNormalizer):
             raise self._error(f"delta for block {index} after its content_block_stop")
         delta = self._get_map(event, "delta")
         kind = delta.get("type")
+        if slot.kind in _OPAQUE:
+            # A server tool streams its input like a tool_use; nothing else is kept.
+            if kind == "input_json_delta" and slot.kind == "server_tool":
+                self._b.delta(slot, self._opt_str(delta, "partial_json"))
+            return
         if kind == "text_delta":
             self._expect(slot, "text", kind, index)
             self._b.delta(slot, self._opt_str(delta, "text"))
@@ -242,6 +254,10 @@ def _assistant_content(blocks: tuple[Any, ...]) -> list[dict[str, Any]]:
             out.append(
                 {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
             )
+        elif isinstance(block, RedactedThinkingBlock):
+            out.append({"type": "redacted_thinking", "data": block.data})
+        elif isinstance(block, ServerToolBlock):
+            out.append(dict(block.raw))  # verbatim: the provider ran it and checks it
     return out
 
 

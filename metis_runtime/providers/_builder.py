@@ -9,8 +9,9 @@ for what cannot be repaired, the builder only records repairs.
 
 from __future__ import annotations
 
+import copy
 import json
-from typing import Any
+from typing import Any, Literal
 
 from ._types import (
     AssistantBlock,
@@ -19,6 +20,8 @@ from ._types import (
     BlockKind,
     BlockStarted,
     MessageComplete,
+    RedactedThinkingBlock,
+    ServerToolBlock,
     StreamEvent,
     StreamRepaired,
     StreamRepairNote,
@@ -37,7 +40,17 @@ _EMPTY_INPUT: dict[str, Any] = {}
 class Slot:
     """A block being streamed. `index` stays None until the block is visible."""
 
-    __slots__ = ("index", "initial_input", "kind", "name", "open", "parts", "signature", "tool_id")
+    __slots__ = (
+        "index",
+        "initial_input",
+        "kind",
+        "name",
+        "open",
+        "parts",
+        "raw",
+        "signature",
+        "tool_id",
+    )
 
     def __init__(self, kind: BlockKind) -> None:
         self.kind: BlockKind = kind
@@ -47,6 +60,7 @@ class Slot:
         self.tool_id = ""
         self.name = ""
         self.initial_input: dict[str, Any] | None = None
+        self.raw: dict[str, Any] | None = None  # opaque blocks: what the wire sent at start
         self.open = True
 
 
@@ -132,6 +146,18 @@ class MessageBuilder:
         self._show(slot)
         return slot
 
+    def start_opaque(
+        self, kind: Literal["redacted_thinking", "server_tool"], raw: dict[str, Any]
+    ) -> Slot:
+        """A block kept as the provider sent it, to be sent back unchanged:
+        `redacted_thinking` (raw is `{"data": ...}`) or a server tool's block
+        (raw is the whole wire block; its input deltas are joined at finish)."""
+        slot = Slot(kind)
+        slot.raw = copy.deepcopy(raw)
+        self._open.append(slot)
+        self._show(slot)
+        return slot
+
     # --- content -------------------------------------------------------------------
 
     def delta(self, slot: Slot, text: str) -> None:
@@ -145,8 +171,9 @@ class MessageBuilder:
             self.events.append(TextDelta(index, text))
         elif slot.kind == "thinking":
             self.events.append(ThinkingDelta(index, text))
-        else:
+        elif slot.kind == "tool_use":
             self.events.append(ToolArgsDelta(index, text))
+        # A server tool's input is joined silently: it is no call of ours.
 
     def add_signature(self, slot: Slot, signature: str) -> None:
         slot.signature.append(signature)
@@ -176,10 +203,32 @@ class MessageBuilder:
             block = TextBlock("".join(slot.parts))
         elif slot.kind == "thinking":
             block = ThinkingBlock("".join(slot.parts), "".join(slot.signature))
+        elif slot.kind == "redacted_thinking":
+            data = slot.raw.get("data") if slot.raw else None
+            block = RedactedThinkingBlock(data if isinstance(data, str) else "")
+        elif slot.kind == "server_tool":
+            block = self._server_block(slot, index)
         else:
             block = self._tool_block(slot, index, final_arguments)
         self._blocks[index] = block
         self.events.append(BlockFinished(index, block))
+
+    def _server_block(self, slot: Slot, index: int) -> ServerToolBlock:
+        raw = slot.raw if slot.raw is not None else {}
+        streamed = "".join(slot.parts)
+        if streamed.strip():
+            try:
+                value = json.loads(streamed)
+            except (json.JSONDecodeError, RecursionError):
+                value = None
+            if isinstance(value, dict):
+                raw["input"] = value
+            else:
+                self.note(
+                    f"block {index} ({raw.get('type')}): streamed input is not a JSON object",
+                    "kept the input of its start event",
+                )
+        return ServerToolBlock(raw)
 
     def _tool_block(self, slot: Slot, index: int, final_arguments: str | None) -> ToolUseBlock:
         streamed = "".join(slot.parts)

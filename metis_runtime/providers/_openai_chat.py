@@ -155,6 +155,8 @@ class OpenAIChatNormalizer(WireNormalizer):
 
 
 def _chat_messages(request: ModelRequest) -> list[dict[str, Any]]:
+    """Text, tool calls and tool results only: thinking, Anthropic's
+    redacted_thinking and server tool blocks have no place in this API."""
     out: list[dict[str, Any]] = []
     if request.system:
         out.append({"role": "system", "content": request.system})

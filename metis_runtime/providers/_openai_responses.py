@@ -268,7 +268,10 @@ def _input_items(request: ModelRequest) -> list[dict[str, Any]]:
                         "arguments": compact_json(block.input),
                     }
                 )
-            # Thinking is not sent back: a reasoning item needs its server-side id.
+            # Not sent: thinking (a reasoning item needs its server-side id, or
+            # encrypted_content, which this adapter never asks for: no `include`),
+            # and Anthropic's redacted_thinking and server tool blocks, which
+            # this API has no input item for.
     return out
 
 

@@ -15,6 +15,8 @@ from ._types import (
     BlockStarted,
     MessageComplete,
     ModelRequest,
+    RedactedThinkingBlock,
+    ServerToolBlock,
     StreamEvent,
     StreamRepaired,
     TextBlock,
@@ -26,6 +28,7 @@ from ._types import (
 )
 
 Turn = Union[AssistantMessage, Sequence[AssistantBlock]]  # noqa: UP007 - a runtime alias
+_ANSWER_BLOCKS = (TextBlock, ThinkingBlock, RedactedThinkingBlock, ToolUseBlock, ServerToolBlock)
 ScriptFunction = Callable[[ModelRequest, int], Union[Turn, Awaitable[Turn]]]  # noqa: UP007
 
 
@@ -72,10 +75,11 @@ class ScriptedProvider:
         if isinstance(answer, Sequence) and not isinstance(answer, str | bytes):
             blocks = tuple(answer)
             for block in blocks:
-                if not isinstance(block, TextBlock | ThinkingBlock | ToolUseBlock):
+                if not isinstance(block, _ANSWER_BLOCKS):
                     raise TypeError(
                         f"{self.name}: turn {turn} holds a {type(block).__name__}; "
-                        "an answer holds text, thinking and tool_use blocks only"
+                        "an answer holds text, thinking, redacted_thinking, tool_use "
+                        "and server_tool blocks only"
                     )
             stop = "tool_use" if any(isinstance(b, ToolUseBlock) for b in blocks) else "end_turn"
             return AssistantMessage(f"scripted-{turn}", blocks, stop)
@@ -105,6 +109,8 @@ class ScriptedProvider:
                 yield BlockStarted(index, "thinking")
                 for piece in self._pieces(block.thinking):
                     yield ThinkingDelta(index, piece)
+            elif isinstance(block, RedactedThinkingBlock | ServerToolBlock):
+                yield BlockStarted(index, block.kind)  # opaque: no deltas
             else:
                 yield BlockStarted(index, "text")
                 for piece in self._pieces(block.text):

@@ -15,7 +15,7 @@ from pydantic.dataclasses import dataclass
 
 _CONFIG = ConfigDict(extra="forbid")
 
-BlockKind = Literal["text", "thinking", "tool_use"]
+BlockKind = Literal["text", "thinking", "redacted_thinking", "tool_use", "server_tool"]
 Role = Literal["user", "assistant"]
 
 
@@ -30,6 +30,38 @@ class ThinkingBlock:
     thinking: str
     signature: str = ""
     kind: Literal["thinking"] = "thinking"
+
+
+@dataclass(frozen=True, slots=True, config=_CONFIG)
+class RedactedThinkingBlock:
+    """Thinking the provider encrypted (Anthropic `redacted_thinking`).
+
+    `data` is opaque: it is sent back unchanged, like a thinking block's
+    signature, so the provider can verify the turn it continues.
+    """
+
+    data: str
+    kind: Literal["redacted_thinking"] = "redacted_thinking"
+
+
+@dataclass(frozen=True, slots=True, config=_CONFIG)
+class ServerToolBlock:
+    """A block of a tool the provider runs itself (Anthropic `server_tool_use`,
+    `web_search_tool_result`, `mcp_tool_use`, `*_tool_result`, ...).
+
+    `raw` is the wire block as received, its streamed input joined into
+    `input`; it goes back verbatim to the provider it came from. It is never a
+    call of ours: the provider already ran it, so it gets no tool result.
+    """
+
+    raw: dict[str, Any]
+    kind: Literal["server_tool"] = "server_tool"
+
+    @property
+    def block_type(self) -> str:
+        """The wire type, e.g. `server_tool_use` or `web_search_tool_result`."""
+        value = self.raw.get("type")
+        return value if isinstance(value, str) else ""
 
 
 @dataclass(frozen=True, slots=True, config=_CONFIG)
@@ -57,9 +89,20 @@ class ToolResultBlock:
 
 
 Block = Annotated[
-    TextBlock | ThinkingBlock | ToolUseBlock | ToolResultBlock, Field(discriminator="kind")
+    TextBlock
+    | ThinkingBlock
+    | RedactedThinkingBlock
+    | ToolUseBlock
+    | ServerToolBlock
+    | ToolResultBlock,
+    Field(discriminator="kind"),
 ]
-AssistantBlock = Annotated[TextBlock | ThinkingBlock | ToolUseBlock, Field(discriminator="kind")]
+AssistantBlock = Annotated[
+    TextBlock | ThinkingBlock | RedactedThinkingBlock | ToolUseBlock | ServerToolBlock,
+    Field(discriminator="kind"),
+]
+# Blocks only an assistant message may hold.
+_ASSISTANT_ONLY = (ThinkingBlock, RedactedThinkingBlock, ToolUseBlock, ServerToolBlock)
 
 
 @dataclass(frozen=True, slots=True, config=_CONFIG)
@@ -72,7 +115,7 @@ class Message:
     def __post_init__(self) -> None:
         # Every wire format rejects these, so refuse them where they are built.
         for block in self.content:
-            if self.role == "user" and isinstance(block, ToolUseBlock | ThinkingBlock):
+            if self.role == "user" and isinstance(block, _ASSISTANT_ONLY):
                 raise ValueError(f"a user message cannot hold a {block.kind} block")
             if self.role == "assistant" and isinstance(block, ToolResultBlock):
                 raise ValueError("an assistant message cannot hold a tool_result block")
@@ -115,6 +158,7 @@ class AssistantMessage:
 
     @property
     def tool_uses(self) -> tuple[ToolUseBlock, ...]:
+        """The calls we must run and answer; server tool blocks are not among them."""
         return tuple(b for b in self.blocks if isinstance(b, ToolUseBlock))
 
     @property
@@ -142,8 +186,9 @@ class ModelRequest:
 
 # --- stream events ------------------------------------------------------------
 # `index` is the block's position in the final `AssistantMessage.blocks`, not the
-# provider's wire index: skipped server-tool blocks and empty text blocks leave
-# no gap.
+# provider's wire index: skipped blocks (empty text, unknown types) leave no gap.
+# Opaque blocks (redacted_thinking, server_tool) start and finish with no deltas
+# in between: a server tool's streamed input is not a `ToolArgsDelta` of ours.
 
 
 @dataclass(frozen=True, slots=True, config=_CONFIG)

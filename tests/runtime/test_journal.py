@@ -24,9 +24,22 @@ from metis_runtime import (
     make_header,
     scan_trace,
 )
-from metis_runtime.providers import Message, ModelRequest, TextBlock, ToolResultBlock, ToolUseBlock
+from metis_runtime.providers import (
+    Cassette,
+    Interaction,
+    Message,
+    ModelRequest,
+    RedactedThinkingBlock,
+    ReplayProvider,
+    ServerToolBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+)
 from tests.runtime.test_loop_support import (
     SLOW_MARKED_CALL,
+    anthropic_body,
     assert_conforms,
     kinds,
     make_loop,
@@ -36,6 +49,12 @@ from tests.runtime.test_loop_support import (
     results_by_occ,
     sigkill_when_marked,
     write_scenario,
+)
+from tests.runtime.test_providers_support import (
+    REDACTED_DATA,
+    REDACTED_NEXT_CONTENT,
+    REDACTED_TOOL_ID,
+    redacted_thinking_body,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -368,3 +387,73 @@ def test_ctrl_c_mid_batch_records_the_interrupt_then_resume_completes(tmp_path: 
     assert_conforms(header, events)
     assert of_kind(events, "repair")[0].stubbed == ("1.1",)
     assert (ws / "one.txt").read_text() == "1"
+
+
+def test_journal_keeps_redacted_thinking_and_server_tool_blocks(tmp_path: Path) -> None:
+    search = {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search",
+              "input": {"query": "q"}, "caller": {"type": "direct"}}  # fmt: skip
+    found = {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1",
+             "content": [{"type": "web_search_result", "url": "https://x", "title": "X",
+                          "encrypted_content": "EvoP+/=", "page_age": None}]}  # fmt: skip
+    turn = Message(
+        "assistant",
+        (
+            ThinkingBlock("plan", "EqQBCkYIBxgC+/="),
+            RedactedThinkingBlock("EmwKAhgBEgy3va3pzix/LafPsn4a=="),
+            ServerToolBlock(search),
+            ServerToolBlock(found),
+            ToolUseBlock("c1", "ls", {}),
+        ),
+    )
+    path = tmp_path / "j.jsonl"
+    j = Journal.create(path, "run-1", {}, fsync=False)
+    j.message(0, "task", Message.user("go"))
+    j.message(1, "assistant", turn)
+    j.close()
+    j2, state = Journal.open(path, fsync=False)
+    j2.close()
+    assert [m for _, _, m in state.messages] == [Message.user("go"), turn]
+
+
+def _anthropic(body: str) -> Interaction:
+    return Interaction(
+        "https://api.anthropic.com/v1/messages", "anthropic", "https://api.anthropic.com", 200, body
+    )
+
+
+def test_resume_sends_back_thinking_and_redacted_thinking_unchanged(tmp_path: Path) -> None:
+    # Turn 1 comes through the real Anthropic adapter (thinking, redacted_thinking,
+    # text, ls); the run is killed after the ls effect; resume must send the
+    # journaled turn back byte for byte, as the API requires of the turn it continues.
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    trace_path, journal_path = tmp_path / "t.jsonl", tmp_path / "t.jsonl.journal"
+    header = make_header(
+        mode=Mode.BYPASS, tools=("read", "write", "edit", "ls", "glob", "grep", "bash")
+    )
+    answer = _anthropic(anthropic_body("msg_2", [{"text": "finished"}]))
+    dying = _DieAt(trace_path, header, kind="effect_end")
+    journal = Journal.create(journal_path, header.run_id, {}, fsync=False)
+    loop = make_loop([], ws, trace_path, trace=dying, journal=journal)
+    cassette = Cassette(tmp_path / "c.yaml", (_anthropic(redacted_thinking_body()), answer))
+    loop.provider = ReplayProvider(cassette)
+    with pytest.raises(_Killed):
+        asyncio.run(loop.run("list the files"))
+    dying.close()
+    journal.close()
+    assert REDACTED_DATA in journal_path.read_text()
+
+    trace = TraceWriter(trace_path)
+    journal, state = Journal.open(journal_path, fsync=False)
+    loop = make_loop([], ws, trace_path, trace=trace, journal=journal)
+    replay = loop.provider = ReplayProvider(Cassette(tmp_path / "c.yaml", (answer,)))
+    try:
+        result = asyncio.run(loop.resume(state))
+    finally:
+        trace.close()
+        journal.close()
+    assert result.status.value == "completed" and result.text == "finished"
+    assert_conforms(*read(trace_path))
+    (sent,) = replay.sent
+    assert sent["messages"][1] == {"role": "assistant", "content": REDACTED_NEXT_CONTENT}
+    assert sent["messages"][2]["content"][0]["tool_use_id"] == REDACTED_TOOL_ID

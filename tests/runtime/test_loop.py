@@ -27,11 +27,17 @@ from metis_runtime.dispatch import AskAnswer, GateDecision
 from metis_runtime.permissions import Gate, Policy
 from metis_runtime.providers import (
     AssistantMessage,
+    Block,
+    Message,
     ModelRequest,
+    RedactedThinkingBlock,
+    ServerToolBlock,
     StreamRepairNote,
     TextBlock,
+    ThinkingBlock,
     ToolResultBlock,
     ToolUseBlock,
+    anthropic_request_body,
 )
 from metis_runtime.tools import ToolContext, ToolInput, ToolOutput
 from tests.runtime.test_loop_support import (
@@ -455,3 +461,51 @@ def test_timestamps_never_decrease_and_causes_point_back(tmp_path: Path) -> None
     assert all(c < e.seq for e in run.events for c in e.causes)
     sent = of_kind(run.events, "results_sent")[0]
     assert set(sent.causes) == {e.seq for e in of_kind(run.events, "result")}
+
+
+_SEARCH = {"type": "server_tool_use", "id": "srvtoolu_01", "name": "web_search",
+           "input": {"query": "metis"}}  # fmt: skip
+_FOUND = {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_01",
+          "content": [{"type": "web_search_result", "url": "https://example.org",
+                       "title": "Example", "encrypted_content": "EvoP", "page_age": None}]}  # fmt: skip
+
+
+def test_server_tool_and_redacted_blocks_are_kept_but_never_dispatched(tmp_path: Path) -> None:
+    turn1: list[Block] = [
+        ThinkingBlock("search, then list", "sig-1"),
+        RedactedThinkingBlock("EmwKAhgB=="),
+        ServerToolBlock(_SEARCH),
+        ServerToolBlock(_FOUND),
+        TextBlock("Found it; listing."),
+        ToolUseBlock("t1", "ls", {}),
+    ]
+    run = run_loop([turn1, _answer()], tmp_path)
+    assert run.result.status.value == "completed" and run.result.text == "done"
+    # Only our call is a call: one occurrence, one effect, one result.
+    (assistant, _) = of_kind(run.events, "assistant")
+    assert [c.call_id for c in assistant.calls] == ["t1"]
+    assert [e.occ for e in of_kind(run.events, "effect_start")] == ["1.0"]
+    history = run.provider.requests[1].messages
+    assert history[1] == Message("assistant", tuple(turn1))  # kept whole, in order
+    results = history[2].content
+    assert [b.tool_use_id for b in results if isinstance(b, ToolResultBlock)] == ["t1"]
+    assert not any(isinstance(b, TextBlock) and "srvtoolu" in b.text for b in results)
+    sent = anthropic_request_body(run.provider.requests[1], "m")["messages"][1]["content"]
+    assert [b["type"] for b in sent] == [
+        "thinking",
+        "redacted_thinking",
+        "server_tool_use",
+        "web_search_tool_result",
+        "text",
+        "tool_use",
+    ]
+    assert sent[1] == {"type": "redacted_thinking", "data": "EmwKAhgB=="}
+    assert (sent[2], sent[3]) == (_SEARCH, _FOUND)
+
+
+def test_a_turn_of_server_tools_only_ends_the_run(tmp_path: Path) -> None:
+    turn = [ServerToolBlock(_SEARCH), ServerToolBlock(_FOUND), TextBlock("The answer.")]
+    run = run_loop([turn], tmp_path)
+    assert run.result.status.value == "completed" and run.result.text == "The answer."
+    assert of_kind(run.events, "effect_start") == [] and of_kind(run.events, "result") == []
+    assert of_kind(run.events, "assistant")[0].calls == ()

@@ -4,21 +4,28 @@ from __future__ import annotations
 
 import copy
 import json
+from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
+import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
 from metis_runtime._errors import ProviderError, StreamFormatError
 from metis_runtime.providers import (
     AnthropicNormalizer,
+    AnthropicProvider,
+    AnthropicSDKProvider,
     BlockFinished,
     BlockStarted,
     ContextOverflowError,
     Message,
     MessageComplete,
     ModelRequest,
+    RedactedThinkingBlock,
+    ServerToolBlock,
     StreamRepaired,
     TextBlock,
     TextDelta,
@@ -29,18 +36,30 @@ from metis_runtime.providers import (
     ToolUseBlock,
     Usage,
     anthropic_request_body,
+    complete,
 )
+from tests.runtime.test_providers_http import Served, sdk_client
 from tests.runtime.test_providers_support import (
     ANTHROPIC_EDITOR,
     ANTHROPIC_MCP,
     ANTHROPIC_THINKING,
     ANTHROPIC_TOOL,
     ANTHROPIC_WEB,
+    REDACTED_DATA,
+    REDACTED_MSG_ID,
+    REDACTED_NEXT_CONTENT,
+    REDACTED_SIGNATURE,
+    REDACTED_TOOL_ID,
+    anthropic_wire_blocks,
     body,
     cassette,
     check_stream,
     data_lines,
+    drain,
     normalize,
+    redacted_thinking_body,
+    redacted_thinking_events,
+    run,
     to_sse,
 )
 
@@ -116,29 +135,176 @@ def test_recorded_thinking_keeps_its_signature() -> None:
     assert text.text.startswith("Here are the basic steps")
 
 
-def test_recorded_mcp_server_tool_is_not_our_tool_call() -> None:
+def test_recorded_mcp_server_tool_is_kept_but_is_not_our_tool_call() -> None:
     events = normalize(AnthropicNormalizer(), body(ANTHROPIC_MCP))
     message = check_stream(events)
-    assert [b.kind for b in message.blocks] == ["thinking", "text"]
-    assert message.tool_uses == ()
-    assert not any(isinstance(e, ToolArgsDelta) for e in events)  # its input stays out too
-    problems = [n.problem for n in message.repairs]
-    assert problems == [
-        "wire block 1 is mcp_tool_use 'ask_question', run by the provider itself",
-        "wire block 2 is mcp_tool_result, run by the provider itself",
+    assert [b.kind for b in message.blocks] == ["thinking", "server_tool", "server_tool", "text"]
+    assert message.tool_uses == () and message.repairs == ()
+    assert not any(isinstance(e, ToolArgsDelta) for e in events)  # its input is no call of ours
+    use, result = message.blocks[1], message.blocks[2]
+    assert isinstance(use, ServerToolBlock) and isinstance(result, ServerToolBlock)
+    assert (use.block_type, result.block_type) == ("mcp_tool_use", "mcp_tool_result")
+    assert use.raw["input"] == {
+        "repoName": "pydantic/pydantic-ai",
+        "question": "What is this repository about? What are its main features and purpose?",
+    }
+    assert result.raw["tool_use_id"] == use.raw["id"]
+    assert [b for b in anthropic_wire_blocks(body(ANTHROPIC_MCP)) if "mcp" in b["type"]] == [
+        use.raw,
+        result.raw,
     ]
 
 
-def test_recorded_web_search_drops_server_blocks_and_empty_text() -> None:
-    message = check_stream(normalize(AnthropicNormalizer(), body(ANTHROPIC_WEB)))
-    assert message.tool_uses == ()
-    assert all(isinstance(b, TextBlock) and b.text for b in message.blocks)
-    assert message.text.startswith("Let me search for more specific breaking news")
-    assert len(message.repairs) == 4
-    assert {n.problem.split(" is ")[1].split(",")[0] for n in message.repairs} == {
-        "server_tool_use 'web_search'",
+def test_recorded_web_search_keeps_server_blocks_in_order_and_drops_empty_text() -> None:
+    events = normalize(AnthropicNormalizer(), body(ANTHROPIC_WEB))
+    message = check_stream(events)
+    assert message.tool_uses == () and message.repairs == ()
+    assert not any(isinstance(e, ToolArgsDelta) for e in events)
+    assert [b.kind for b in message.blocks[:5]] == [
+        "server_tool",
+        "server_tool",
+        "text",
+        "server_tool",
+        "server_tool",
+    ]
+    assert all(isinstance(b, ServerToolBlock) or b.text for b in message.blocks)  # type: ignore[union-attr]
+    server = [b for b in message.blocks if isinstance(b, ServerToolBlock)]
+    assert [b.block_type for b in server] == [
+        "server_tool_use",
         "web_search_tool_result",
-    }
+        "server_tool_use",
+        "web_search_tool_result",
+    ]
+    assert server[0].raw["input"] == {"query": "top world news today"}  # the deltas, joined
+    assert server[1].raw["tool_use_id"] == server[0].raw["id"]
+    assert message.text.startswith("Let me search for more specific breaking news")
+
+
+def test_web_search_blocks_go_back_verbatim_in_the_next_request() -> None:
+    message = check_stream(normalize(AnthropicNormalizer(), body(ANTHROPIC_WEB)))
+    request = ModelRequest(
+        "", (Message.user("Give me the top 3 news in the world today."), message.to_message())
+    )
+    sent = anthropic_request_body(request, "claude-sonnet-4-0")["messages"][1]["content"]
+    assert sent == anthropic_wire_blocks(body(ANTHROPIC_WEB))
+    json.dumps(sent)
+
+
+PAUSE_TURN = (
+    Path(__file__).resolve().parents[3]
+    / "shared/corpora/provider-streams/anthropic/test_pause_turn_web_search_streaming_vcr.yaml"
+)
+
+
+@pytest.mark.skipif(not PAUSE_TURN.exists(), reason="../shared/corpora is not present")
+def test_recorded_pause_turn_continuation_carries_the_same_blocks() -> None:
+    # A real exchange: thinking + server tools ended in pause_turn, and the client
+    # sent the turn back. Its recorder re-encoded the search results (no `caller`,
+    # retyped quotes in titles), so those are compared with what we received.
+    recorded = yaml.safe_load(PAUSE_TURN.read_text(encoding="utf-8"))["interactions"]
+    received = recorded[0]["response"]["body"]["string"]
+    message = check_stream(normalize(AnthropicNormalizer(), received))
+    assert message.stop_reason == "pause_turn" and message.tool_uses == ()
+    then = recorded[1]["request"]["parsed_body"]["messages"]
+    ours = anthropic_request_body(
+        ModelRequest("", (Message.user(then[0]["content"][0]["text"]), message.to_message())), "m"
+    )["messages"][1]["content"]
+    assert [b["type"] for b in ours] == [b["type"] for b in then[1]["content"]]
+    for mine, theirs in zip(ours, then[1]["content"], strict=True):
+        if mine["type"] == "web_search_tool_result":
+            assert mine["tool_use_id"] == theirs["tool_use_id"]
+            assert [r["encrypted_content"] for r in mine["content"]] == [
+                r["encrypted_content"] for r in theirs["content"]
+            ]
+        else:  # thinking with its signature, text, server_tool_use with its input
+            assert mine == theirs
+    assert ours == anthropic_wire_blocks(received)
+
+
+def test_redacted_thinking_is_kept_in_order_and_sent_back_unchanged() -> None:
+    bodies = [redacted_thinking_body(), body(ANTHROPIC_TOOL, 1)]
+    posted: list[dict[str, Any]] = []
+
+    def serve(request: httpx.Request) -> httpx.Response:
+        posted.append(json.loads(request.content))
+        answer = bodies[len(posted) - 1].encode("utf-8")
+        return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=answer)
+
+    async def two_turns() -> tuple[list[Any], Any]:
+        async with httpx.AsyncClient(transport=httpx.MockTransport(serve)) as http:
+            provider = AnthropicProvider(
+                "claude-x", api_key="k", http_client=http, thinking_budget=2000
+            )
+            first = ModelRequest("", (Message.user("List the files."),))
+            events = [e async for e in provider.stream(first)]
+            message = check_stream(events)
+            results = Message("user", (ToolResultBlock(REDACTED_TOOL_ID, "a.txt\nb.txt"),))
+            second = ModelRequest("", (*first.messages, message.to_message(), results))
+            return events, await complete(provider, second)
+
+    events, _ = run(two_turns())
+    message = check_stream(events)
+    assert message.message_id == REDACTED_MSG_ID and message.repairs == ()
+    assert message.blocks == (
+        ThinkingBlock("The user wants the files listed. I should call ls.", REDACTED_SIGNATURE),
+        RedactedThinkingBlock(REDACTED_DATA),
+        TextBlock("Listing the workspace."),
+        ToolUseBlock(REDACTED_TOOL_ID, "ls", {"path": "."}),
+    )
+    assert message.tool_uses == (message.blocks[3],)
+    assert [e for e in events if isinstance(e, BlockStarted)][1] == BlockStarted(
+        1, "redacted_thinking"
+    )
+    # The second request carries the turn back: thinking with its signature and the
+    # redacted block byte for byte, in wire order, before the results.
+    assert posted[1]["thinking"] == {"type": "enabled", "budget_tokens": 2000}
+    assert posted[1]["messages"][1] == {"role": "assistant", "content": REDACTED_NEXT_CONTENT}
+    assert posted[1]["messages"][1]["content"] == anthropic_wire_blocks(redacted_thinking_body())
+    assert posted[1]["messages"][2]["content"][0]["tool_use_id"] == REDACTED_TOOL_ID
+
+
+def test_redacted_thinking_through_the_sdk_gives_the_same_events() -> None:
+    via_httpx = normalize(AnthropicNormalizer(), redacted_thinking_body())
+    served = Served(redacted_thinking_body(), chunk=13)
+    provider = AnthropicSDKProvider("m", api_key="k", http_client=sdk_client(served), max_retries=0)
+    assert run(drain(provider.stream(ModelRequest("", (Message.user("go"),))))) == via_httpx
+
+
+def test_redacted_thinking_without_data_is_skipped_with_a_note() -> None:
+    events = redacted_thinking_events()
+    events[find(events, "content_block_start", 1)]["content_block"] = {"type": "redacted_thinking"}
+    message = message_of(events)
+    assert [b.kind for b in message.blocks] == ["thinking", "text", "tool_use"]
+    (note,) = message.repairs
+    assert (note.problem, note.repair) == ("redacted_thinking block 1 has no data", "skipped it")
+
+
+def test_deltas_for_opaque_blocks_are_ignored_and_bad_server_input_is_noted() -> None:
+    events = [
+        e
+        for e in redacted_thinking_events()
+        if e["type"] not in ("content_block_start", "content_block_delta", "content_block_stop")
+    ]
+    use = {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}}
+    events[1:1] = [
+        {"type": "content_block_start", "index": 0, "content_block": use},
+        {"type": "content_block_delta", "index": 0,
+         "delta": {"type": "input_json_delta", "partial_json": '{"query": '}},
+        {"type": "content_block_delta", "index": 0,
+         "delta": {"type": "citations_delta", "citation": {}}},
+        {"type": "content_block_stop", "index": 0},
+        {"type": "content_block_start", "index": 1,
+         "content_block": {"type": "redacted_thinking", "data": "abc"}},
+        {"type": "content_block_delta", "index": 1,
+         "delta": {"type": "thinking_delta", "thinking": "x"}},
+        {"type": "content_block_stop", "index": 1},
+    ]  # fmt: skip
+    message = message_of(events)
+    assert message.blocks == (ServerToolBlock(use), RedactedThinkingBlock("abc"))
+    assert message.tool_uses == ()
+    (note,) = message.repairs
+    assert note.problem == "block 0 (server_tool_use): streamed input is not a JSON object"
+    assert message.stop_reason == "tool_use"  # as the wire said; no call of ours is open
 
 
 def test_same_id_in_two_turns_is_no_repair() -> None:

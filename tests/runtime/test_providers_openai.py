@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 import pytest
@@ -15,6 +16,8 @@ from metis_runtime.providers import (
     ModelRequest,
     OpenAIChatNormalizer,
     OpenAIResponsesNormalizer,
+    RedactedThinkingBlock,
+    ServerToolBlock,
     TextBlock,
     ThinkingBlock,
     ToolArgsDelta,
@@ -407,3 +410,54 @@ def test_responses_request_body_matches_the_recorded_second_request() -> None:
             "strict": False,
         }
     ]
+
+
+def _turn_with_anthropic_only_blocks() -> ModelRequest:
+    use = {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search",
+           "input": {"query": "q"}}  # fmt: skip
+    result = {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": []}
+    return ModelRequest(
+        system="",
+        messages=(
+            Message.user("go"),
+            Message(
+                "assistant",
+                (
+                    ThinkingBlock("plan", "THINKING-SIG"),
+                    RedactedThinkingBlock("REDACTED-DATA"),
+                    ServerToolBlock(use),
+                    ServerToolBlock(result),
+                    TextBlock("calling"),
+                    ToolUseBlock("c1", "ls", {}),
+                ),
+            ),
+            Message("user", (ToolResultBlock("c1", "a.txt"),)),
+        ),
+    )
+
+
+def test_openai_requests_leave_out_thinking_redacted_and_server_tool_blocks() -> None:
+    # Neither API has an input for Anthropic's redacted_thinking or server tool
+    # blocks; reasoning is not sent back either, as the Responses adapter never
+    # asks for encrypted reasoning (no `include`, default `store`).
+    request = _turn_with_anthropic_only_blocks()
+    chat = openai_chat_request_body(request, "m")
+    assert chat["messages"][1] == {
+        "role": "assistant",
+        "content": "calling",
+        "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "ls", "arguments": "{}"}}
+        ],
+    }
+    responses_body = openai_responses_request_body(request, "m")
+    assert responses_body["input"] == [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": "calling"},
+        {"type": "function_call", "call_id": "c1", "name": "ls", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "c1", "output": "a.txt"},
+    ]
+    assert "include" not in responses_body and "store" not in responses_body
+    for out in (chat, responses_body):
+        text = json.dumps(out)
+        assert "REDACTED-DATA" not in text and "srvtoolu_1" not in text
+        assert "THINKING-SIG" not in text and "plan" not in text

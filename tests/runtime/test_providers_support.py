@@ -20,6 +20,8 @@ from metis_runtime.providers import (
     BlockFinished,
     BlockStarted,
     MessageComplete,
+    RedactedThinkingBlock,
+    ServerToolBlock,
     StreamEvent,
     StreamRepaired,
     TextBlock,
@@ -99,7 +101,7 @@ def check_stream(events: list[StreamEvent]) -> AssistantMessage:
 
     Exactly one MessageComplete, last; blocks start in index order 0..n-1, each
     finishes once; deltas fall inside their block and add up to the finished
-    block; repair events match `message.repairs`.
+    block (opaque blocks have none); repair events match `message.repairs`.
     """
     assert events, "empty stream"
     completes = [e for e in events if isinstance(e, MessageComplete)]
@@ -134,6 +136,8 @@ def check_stream(events: list[StreamEvent]) -> AssistantMessage:
                 assert parts == block.text
             elif isinstance(block, ThinkingBlock):
                 assert parts == block.thinking
+            elif isinstance(block, RedactedThinkingBlock | ServerToolBlock):
+                assert parts == "", "opaque blocks stream no deltas"
             elif block.input_error is None and parts.strip() and not differ:
                 assert json.loads(parts) == block.input
         elif isinstance(event, StreamRepaired):
@@ -142,3 +146,126 @@ def check_stream(events: list[StreamEvent]) -> AssistantMessage:
     assert tuple(finished[i] for i in range(len(finished))) == message.blocks
     assert tuple(notes) == message.repairs
     return message
+
+
+# --- a thinking + redacted_thinking + tool_use stream -----------------------------------
+# No recorded body of ours has a redacted_thinking block (the API sends one when
+# a safety system encrypts part of the thinking), so this one follows the wire
+# shape of the recorded thinking and tool streams: the block comes whole in its
+# content_block_start, `{"type": "redacted_thinking", "data": ...}`, with no deltas.
+
+REDACTED_MSG_ID = "msg_01KmRv7fPq3RkL7nYtXz9wQd"
+REDACTED_TOOL_ID = "toolu_01D7FLrfh4GYq7yT1ULFeyMV"
+REDACTED_SIGNATURE = (
+    "EqQBCkYIBxgCIkB1Mq6W4yRmQmH3l0bC1xv8nLhQ2b9kq0rjV7aKq1Jk0pG3Xq1Yw8y1Jv3Zb2c4u6d8"
+    "EgyV5s6kR3n2m1q0p9oaDE9mV1zQy2xw3t4u5iIwR1kq7c9y0b3Zl5m7n9p1r3t5v7x9z1b3d5f7h9j1"
+)
+REDACTED_DATA = (
+    "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpPkNRj2YfWXGmKDxH4"
+    "mPnZ5sQ7vB5URj2pLmN3kF8/dW5hR7xJ0aP3oLQ+9Wq2c4bV6nK1tY8eZs0Hd3fG5jM7pR2wU4x=="
+)
+
+
+def redacted_thinking_events() -> list[dict[str, Any]]:
+    def start(index: int, block: dict[str, Any]) -> dict[str, Any]:
+        return {"type": "content_block_start", "index": index, "content_block": block}
+
+    def delta(index: int, **fields: Any) -> dict[str, Any]:
+        return {"type": "content_block_delta", "index": index, "delta": fields}
+
+    def stop(index: int) -> dict[str, Any]:
+        return {"type": "content_block_stop", "index": index}
+
+    return [
+        {
+            "type": "message_start",
+            "message": {
+                "model": "claude-sonnet-4-5-20250929",
+                "id": REDACTED_MSG_ID,
+                "type": "message",
+                "role": "assistant",
+                "content": [],
+                "stop_reason": None,
+                "stop_sequence": None,
+                "usage": {
+                    "input_tokens": 1024,
+                    "cache_creation_input_tokens": 0,
+                    "cache_read_input_tokens": 0,
+                    "output_tokens": 3,
+                },
+            },
+        },
+        start(0, {"type": "thinking", "thinking": "", "signature": ""}),
+        {"type": "ping"},
+        delta(0, type="thinking_delta", thinking="The user wants the files listed."),
+        delta(0, type="thinking_delta", thinking=" I should call ls."),
+        delta(0, type="signature_delta", signature=REDACTED_SIGNATURE),
+        stop(0),
+        start(1, {"type": "redacted_thinking", "data": REDACTED_DATA}),
+        stop(1),
+        start(2, {"type": "text", "text": ""}),
+        delta(2, type="text_delta", text="Listing the workspace."),
+        stop(2),
+        start(3, {"type": "tool_use", "id": REDACTED_TOOL_ID, "name": "ls", "input": {}}),
+        delta(3, type="input_json_delta", partial_json=""),
+        delta(3, type="input_json_delta", partial_json='{"path": "'),
+        delta(3, type="input_json_delta", partial_json='."}'),
+        stop(3),
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": "tool_use", "stop_sequence": None},
+            "usage": {"output_tokens": 187},
+        },
+        {"type": "message_stop"},
+    ]
+
+
+def redacted_thinking_body() -> str:
+    return to_sse(redacted_thinking_events())
+
+
+# The assistant content the next Anthropic request must carry for that stream:
+# every block unchanged and in order.
+REDACTED_NEXT_CONTENT: list[dict[str, Any]] = [
+    {
+        "type": "thinking",
+        "thinking": "The user wants the files listed. I should call ls.",
+        "signature": REDACTED_SIGNATURE,
+    },
+    {"type": "redacted_thinking", "data": REDACTED_DATA},
+    {"type": "text", "text": "Listing the workspace."},
+    {"type": "tool_use", "id": REDACTED_TOOL_ID, "name": "ls", "input": {"path": "."}},
+]
+
+
+def anthropic_wire_blocks(sse_body: str) -> list[dict[str, Any]]:
+    """The content blocks of a recorded Anthropic stream, accumulated the way the
+    API documents it (deltas appended, a tool's input JSON parsed at the end),
+    empty text blocks left out: what an assistant turn sends back."""
+    blocks: dict[int, dict[str, Any]] = {}
+    inputs: dict[int, str] = {}
+    for event in data_lines(sse_body):
+        if event["type"] == "content_block_start":
+            blocks[event["index"]] = copy.deepcopy(event["content_block"])
+        elif event["type"] == "content_block_delta":
+            block, change = blocks[event["index"]], event["delta"]
+            if change["type"] == "text_delta":
+                block["text"] += change["text"]
+            elif change["type"] == "thinking_delta":
+                block["thinking"] += change["thinking"]
+            elif change["type"] == "signature_delta":
+                block["signature"] += change["signature"]
+            elif change["type"] == "input_json_delta":
+                inputs[event["index"]] = inputs.get(event["index"], "") + change["partial_json"]
+    for index, raw in inputs.items():
+        if raw:
+            blocks[index]["input"] = json.loads(raw)
+    out = []
+    for index in sorted(blocks):
+        block = blocks[index]
+        if block["type"] == "text":
+            if not block["text"]:
+                continue
+            block = {"type": "text", "text": block["text"]}  # citations are not kept
+        out.append(block)
+    return out

@@ -17,6 +17,8 @@ from metis_runtime.providers import (
     Message,
     MessageComplete,
     ModelRequest,
+    RedactedThinkingBlock,
+    ServerToolBlock,
     StreamEvent,
     StreamRepaired,
     StreamRepairNote,
@@ -86,6 +88,16 @@ def test_blocks_validate_their_fields() -> None:
     [
         ("user", ToolUseBlock("t", "read"), "a user message cannot hold a tool_use block"),
         ("user", ThinkingBlock("x"), "a user message cannot hold a thinking block"),
+        (
+            "user",
+            RedactedThinkingBlock("x"),
+            "a user message cannot hold a redacted_thinking block",
+        ),
+        (
+            "user",
+            ServerToolBlock({"type": "web_search_tool_result"}),
+            "a user message cannot hold a server_tool block",
+        ),
         ("assistant", ToolResultBlock("t", "x"), "an assistant message cannot hold a tool_result"),
     ],
 )
@@ -138,3 +150,40 @@ def test_messages_and_events_round_trip_through_json() -> None:
     )
     request_adapter = TypeAdapter(ModelRequest)
     assert request_adapter.validate_json(request_adapter.dump_json(request)) == request
+
+
+def test_opaque_blocks_round_trip_through_json() -> None:
+    use = {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search",
+           "input": {"query": "q"}, "caller": {"type": "direct"}}  # fmt: skip
+    result = {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1",
+              "content": [{"type": "web_search_result", "url": "https://x", "title": "X",
+                           "encrypted_content": "Eo8=", "page_age": None}]}  # fmt: skip
+    message = AssistantMessage(
+        "m1",
+        (
+            ThinkingBlock("hmm", "sig"),
+            RedactedThinkingBlock("EmwKAhgB=="),
+            ServerToolBlock(use),
+            ServerToolBlock(result),
+            TextBlock("found"),
+        ),
+        "end_turn",
+    )
+    adapter = TypeAdapter(AssistantMessage)
+    again = adapter.validate_json(adapter.dump_json(message))
+    assert again == message
+    assert again.blocks[3].raw == result  # type: ignore[union-attr]
+    assert [b.kind for b in again.blocks] == [
+        "thinking",
+        "redacted_thinking",
+        "server_tool",
+        "server_tool",
+        "text",
+    ]
+    assert ServerToolBlock(use).block_type == "server_tool_use"
+    assert ServerToolBlock({}).block_type == ""
+    assert message.tool_uses == ()  # the provider ran its tools: nothing for us to answer
+    event = BlockStarted(1, "redacted_thinking")
+    assert (
+        TypeAdapter(StreamEvent).validate_json(TypeAdapter(StreamEvent).dump_json(event)) == event
+    )
