@@ -1,7 +1,8 @@
 """A simple token estimate: about four characters per token.
 
 Per block: ⌈characters / 4⌉ of its text (a tool call: its name and its input
-as compact JSON; a result: its content), plus 4 per message for the framing
+as compact JSON; a result: its content; a redacted thinking block: its data;
+a server tool's block: its wire JSON), plus 4 per message for the framing
 (role, separators). It over-counts code a little and under-counts CJK text;
 the budgets are set with that margin (specs/loop.md, context control).
 """
@@ -11,7 +12,16 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
-from ..providers import Block, Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
+from ..providers import (
+    Block,
+    Message,
+    RedactedThinkingBlock,
+    ServerToolBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+)
 
 CHARS_PER_TOKEN = 4
 MESSAGE_OVERHEAD = 4
@@ -31,6 +41,10 @@ def block_chars(block: Block) -> int:
         return len(block.name) + len(args)
     if isinstance(block, ToolResultBlock):
         return len(block.content)
+    if isinstance(block, RedactedThinkingBlock):
+        return len(block.data)
+    if isinstance(block, ServerToolBlock):  # e.g. web search results: often large
+        return len(json.dumps(block.raw, separators=(",", ":"), ensure_ascii=False))
     return 0  # a block kind this estimate does not know costs nothing
 
 

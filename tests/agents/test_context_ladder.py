@@ -396,8 +396,11 @@ def test_the_loop_retries_an_overflow_once_and_the_trace_conforms(tmp_path: Path
     trace = TraceWriter(trace_path, make_header(mode=Mode.BYPASS, tools=registry.names()))
     ctl = ContextController()
     loop = AgentLoop(
-        OverflowOnce(), registry, PassThroughGate(Mode.BYPASS, ws),
-        ToolContext(ws, dict(os.environ), JobManager()), trace,
+        OverflowOnce(),
+        registry,
+        PassThroughGate(Mode.BYPASS, ws),
+        ToolContext(ws, dict(os.environ), JobManager()),
+        trace,
         overflow_hook=ctl.retry_hook(trace),
     )
     result = asyncio.run(loop.run("read a.txt twice"))
@@ -410,3 +413,12 @@ def test_the_loop_retries_an_overflow_once_and_the_trace_conforms(tmp_path: Path
     assert kinds[:4] == ["turn_start", "request", "compaction", "request"]
     retry = next(e for e in events if e.kind == "compaction")
     assert retry.step == "retry" and set(retry.calls_removed) == set(retry.results_removed)
+
+
+def test_the_estimate_counts_redacted_thinking_and_server_tool_blocks() -> None:
+    from metis_runtime.context._estimate import block_chars
+    from metis_runtime.providers import RedactedThinkingBlock, ServerToolBlock
+
+    raw = {"type": "web_search_tool_result", "tool_use_id": "s1", "content": ["x" * 4000]}
+    assert block_chars(RedactedThinkingBlock(data="A" * 800)) == 800
+    assert block_chars(ServerToolBlock(raw=raw)) > 4000
