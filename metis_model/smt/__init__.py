@@ -1,8 +1,9 @@
 """metis_model.smt: z3 encodings, proofs and counterexamples.
 
 The one place (with `proofs/`) where z3 is imported. Everything is built from
-the shared enums of `metis_model.trace`, and a Hypothesis test keeps the
-encodings in step with the Python model (`resolve`, `settle_ask`, `step`).
+the shared enums of `metis_model.trace` (and `_agents`' `RefusalCode` and
+`GUARD_ORDER`), and tests keep the encodings in step with the Python model
+(`resolve`, `settle_ask`, `step`, `guard_decision`, `admit`, `finish`).
 See specs/proofs.md.
 """
 
@@ -17,6 +18,17 @@ from ._engine import (
     bmc,
     houdini,
     k_induction,
+)
+from ._guard import (
+    GUARD_ABLATIONS,
+    GuardAblation,
+    GuardProof,
+    GuardSystem,
+    SymGuard,
+    check_guard,
+    concrete_decision,
+    guard_z3,
+    prove_spawn_guard,
 )
 from ._perm import (
     SymFacts,
@@ -49,11 +61,15 @@ __all__ = [
     "ABLATIONS",
     "CHECKED",
     "DEFAULT_DEPTH",
+    "GUARD_ABLATIONS",
     "PERM_RULE_SLOTS",
     "PROPERTIES",
     "BmcOutcome",
     "Counterexample",
     "CounterexampleFiles",
+    "GuardAblation",
+    "GuardProof",
+    "GuardSystem",
     "Induction",
     "InductionOutcome",
     "Invariant",
@@ -66,13 +82,16 @@ __all__ = [
     "Property",
     "State",
     "SymFacts",
+    "SymGuard",
     "SymResolution",
     "UnknownAblation",
     "UnknownProperty",
     "Unrolling",
     "Verdict",
     "bmc",
+    "check_guard",
     "child_mode_z3",
+    "concrete_decision",
     "concrete_resolution",
     "concrete_settlement",
     "cvc5_answers",
@@ -81,6 +100,7 @@ __all__ = [
     "expected_answers",
     "find_counterexample",
     "get_property",
+    "guard_z3",
     "houdini",
     "k_induction",
     "mode_at_most_z3",
@@ -88,6 +108,7 @@ __all__ = [
     "property_ids",
     "prove",
     "prove_all",
+    "prove_spawn_guard",
     "resolve_z3",
     "run_proof_script",
     "settle_z3",

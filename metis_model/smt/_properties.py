@@ -7,6 +7,9 @@ entry of `PROPERTIES` and writes its SMT-LIB2 file.
 * PERM-x and CHILD-2 are claims about `resolve_z3` / `settle_z3` /
   `child_mode_z3` over symbolic facts: the negated claim is unsat, so the
   claim holds for every input (`proved`).
+* CHILD-4 (`_guard.py`): the spawn guard's claim over unbounded limits and
+  counts (validity), and its ledger's counts within limits (1-induction over
+  spawn and child-end steps); `proved` only when both close.
 * Loop properties ("the checker never reports X") go through one shared BMC
   run (iterative deepening with assumption literals) and one Houdini
   invariant, then k-induction per ID: `proved` when induction closes, else
@@ -27,6 +30,7 @@ from .._invariants import BY_ID
 from ..trace import MUTATING_KINDS, Decision, Mode, Route, RuleBehavior, dumps_trace
 from ._convert import decode_path, path_to_trace
 from ._engine import BmcOutcome, Induction, Invariant, Unrolling, bmc, houdini
+from ._guard import prove_spawn_guard
 from ._perm import (
     BEHAVIOR,
     DECISION,
@@ -77,6 +81,7 @@ PROPERTIES: tuple[Property, ...] = (
     _p("PERM-5", "dontAsk never returns ask", "smt", "perm_5_dontask_never_asks"),
     _p("PERM-6", "headless never leaves an ask pending", "smt", "perm_6_headless_settles"),
     _p("CHILD-2", "a child gate is never more permissive", "smt", "child_2_monotone_gate"),
+    _p("CHILD-4", "spawn guard: check order, counts within limits", "smt", "child_4_spawn_guard"),
     _p("AUTH-1", "no effect without allow or approval", "k-induction", "auth_1_gate"),
     _p("AUTH-2", "batch preflight before any effect", "k-induction", "auth_2_preflight"),
     _p("CLOSE-1", "at most one result per occurrence", "k-induction", "close_1_one_result"),
@@ -230,6 +235,11 @@ PERM_CLAIMS: Mapping[str, Callable[[LoopConfig], z3.BoolRef]] = MappingProxyType
 )
 
 
+# Claims with their own prover: CHILD-4, the spawn guard's decision function
+# (validity) and its ledger's counts (1-induction over spawn/finish).
+GUARD_CLAIMS = frozenset({"CHILD-4"})
+
+
 def prove_claim(
     prop: Property,
     out_dir: Path | None,
@@ -237,6 +247,8 @@ def prove_claim(
     config: LoopConfig | None = None,
 ) -> ProofResult:
     """Unsat of the negated claim = proved for every input."""
+    if prop.id in GUARD_CLAIMS:  # the claim plus the ledger's induction (`_guard.py`)
+        return prove_spawn_guard(prop, out_dir, timeout_s)
     start = time.perf_counter()
     negated = z3.Not(PERM_CLAIMS[prop.id](config or LoopConfig()))
     solver = z3.Solver()

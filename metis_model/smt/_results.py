@@ -21,7 +21,9 @@ class ProofResult:
 
     For loop properties `depth` is the deepest BMC depth with no violation
     (for `refuted`: the depth of the shortest violation) and `k` the k of
-    k-induction when that closed the proof; both are None for SMT claims.
+    k-induction when that closed the proof; both are None for SMT claims,
+    except CHILD-4 (method `smt`), whose ledger invariant is closed by
+    k-induction too: `k` is that k (1), `depth` the length of a refuting path.
     """
 
     prop_id: str

@@ -52,6 +52,7 @@ def test_perm_and_child_claims_are_proved_for_all_inputs(proved: list[ProofResul
         "PERM-5",
         "PERM-6",
         "CHILD-2",
+        "CHILD-4",  # the guard claim, plus the ledger's 1-induction (k = 1)
     }
     for r in smt:
         assert r.verdict is Verdict.PROVED, r
