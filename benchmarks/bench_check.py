@@ -2,6 +2,8 @@
 
 Ratios, measured side by side in this run:
 - per-event cost at 10^3..10^6 events relative to 10^3 (linear growth: ~1.0);
+- per-call cost of one batch of 2,000 calls relative to one of 250 (the
+  replay keeps counters instead of scanning the batch: ~1.0);
 - the fast replay relative to folding the specification's `step`.
 Events per second are recorded in `extra_info` for the record, not asserted.
 """
@@ -12,11 +14,33 @@ import functools
 import time
 from collections.abc import Callable
 from functools import cache
+from typing import Any
 
 import pytest
 
-from metis_model import check_trace
+from metis_model import check_trace, resolve
 from metis_model._generate import flat_run
+from metis_model.trace import (
+    Assistant,
+    CallClass,
+    CallRef,
+    DecisionEvent,
+    EffectEnd,
+    EffectOutcome,
+    EffectStart,
+    Facts,
+    Mode,
+    Request,
+    Result,
+    ResultsSent,
+    ResultStatus,
+    RunEnd,
+    RunStatus,
+    ToolKind,
+    TraceEvent,
+    TraceHeader,
+    TurnStart,
+)
 
 SIZES = (1_000, 10_000, 100_000, 1_000_000)
 
@@ -24,6 +48,59 @@ SIZES = (1_000, 10_000, 100_000, 1_000_000)
 @cache
 def _trace(events: int):  # type: ignore[no-untyped-def]
     return flat_run(max(1, (events - 4) // 8))
+
+
+@cache
+def _wide(width: int) -> tuple[TraceHeader, list[TraceEvent]]:
+    """One batch of `width` allowed calls, run by their class: every fourth
+    queues on one key (each waits for the one before), the last is exclusive
+    (it waits for all), the rest are safe and run together."""
+    header = TraceHeader(run_id="wide", root_run_id="wide", producer="bench_check")
+    facts = Facts(mode=Mode.DEFAULT, kind=ToolKind.READ_ONLY)
+    allowed = resolve(facts)
+    events: list[TraceEvent] = []
+
+    def add(factory: Any, **fields: Any) -> None:
+        seq = len(events)
+        events.append(factory(seq=seq, t=seq * 1e-6, causes=(seq - 1,) if seq else (), **fields))
+
+    refs = [CallRef(occ=f"1.{i}", call_id=f"c{i}", tool="read") for i in range(width)]
+    last = width - 1
+    add(TurnStart, turn=1)
+    add(Request, turn=1)
+    add(Assistant, turn=1, calls=tuple(refs), stop_reason="tool_use")
+    for i, ref in enumerate(refs):
+        cls = CallClass.EXCLUSIVE if i == last else CallClass.SAFE
+        if i % 4 == 3 and i != last:
+            cls = CallClass.QUEUE
+        key = "file:/ws/a.txt" if cls is CallClass.QUEUE else None
+        stage = allowed.stage.value
+        add(
+            DecisionEvent,
+            occ=ref.occ,
+            decision=allowed.decision,
+            stage=stage,
+            facts=facts,
+            cls=cls,
+            key=key,
+        )
+    for i in range(last):
+        add(EffectStart, occ=refs[i].occ)
+        if i % 4 == 3:
+            add(EffectEnd, occ=refs[i].occ, outcome=EffectOutcome.OK)
+    for i in range(last):
+        if i % 4 != 3:
+            add(EffectEnd, occ=refs[i].occ, outcome=EffectOutcome.OK)
+    add(EffectStart, occ=refs[last].occ)
+    add(EffectEnd, occ=refs[last].occ, outcome=EffectOutcome.OK)
+    for ref in refs:
+        add(Result, occ=ref.occ, call_id=ref.call_id, status=ResultStatus.OK)
+    add(ResultsSent, turn=1, occs=tuple(ref.occ for ref in refs))
+    add(TurnStart, turn=2)
+    add(Request, turn=2)
+    add(Assistant, turn=2)
+    add(RunEnd, status=RunStatus.COMPLETED)
+    return header, events
 
 
 def _best_of(fn: Callable[[], object], repeats: int = 3) -> float:
@@ -56,6 +133,21 @@ def test_cost_grows_linearly(benchmark) -> None:  # type: ignore[no-untyped-def]
     benchmark.pedantic(check_trace, args=(events, header), rounds=1, iterations=1)
     # Linear: a thousand times more events cost about a thousand times more.
     assert per_event[SIZES[-1]] / base < 3.0
+
+
+def test_wide_batch_costs_linear(benchmark) -> None:  # type: ignore[no-untyped-def]
+    per_call = {}
+    for width in (250, 2_000):
+        header, events = _wide(width)
+        assert check_trace(events, header).ok
+        per_call[width] = _best_of(functools.partial(check_trace, events, header), 5) / width
+    ratio = per_call[2_000] / per_call[250]
+    benchmark.extra_info["per_call_ratio_2000_to_250"] = round(ratio, 3)
+    benchmark.extra_info["calls_per_s_2000"] = round(1 / per_call[2_000])
+    header, events = _wide(2_000)
+    benchmark.pedantic(check_trace, args=(events, header), rounds=3, iterations=1)
+    # Linear: eight times the calls cost about eight times as much (O(b^2): 8x per call).
+    assert ratio < 3.0
 
 
 def test_fast_replay_against_the_specification_fold(benchmark) -> None:  # type: ignore[no-untyped-def]

@@ -52,9 +52,10 @@ def check_trace(
     line_of: Sequence[int] | None = None,
     reference: bool = False,
 ) -> Report:
-    """Replay `events` through `step`; linear in their number for batches of
-    bounded width (each effect start is checked against its own batch, so one
-    batch of b calls costs O(b^2): about half a second for b = 1000).
+    """Replay `events` through `step`; linear in their number, however wide
+    the batches (a batch of b calls costs O(b): its effect starts are checked
+    against running counters, see `_replay._Schedule`). `reference=True` folds
+    the specification's `step` itself: slower, and O(b^2) for one batch.
 
     The report carries the first divergence (with its file line when `line_of`
     maps seq to line), how often each invariant was checked, and how often each

@@ -7,16 +7,27 @@ checks themselves are shared (`decision_problem`, `interference`,
 `spawn_violation`, `ENABLED`); what is repeated here is bookkeeping only, and
 tests/model/test_replay.py holds the two equal — same verdict, same invariant,
 same event — on every generated and broken trace.
+
+What keeps the work per event small and constant:
+- dispatch: each phase has a table from the event kinds it enables to their
+  handlers, so one lookup both checks LOOP-1 and finds the handler;
+- decisions: `decision_problem` is remembered per (facts, decision, stage),
+  which a run repeats; resolving the facts again costs several lookups' worth;
+- wide batches: `_Schedule` keeps counters and cursors that say when the
+  shared `interference` scan would find a conflict, so the scan (O(b) for a
+  batch of b calls) runs only then, not at every effect start: a batch costs
+  O(b), not O(b^2).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
-from typing import Any
+from typing import Any, NoReturn
 
 from ._children import spawn_violation
 from ._loop import (
+    _FOREGROUND,
     ENABLED,
     Call,
     Divergence,
@@ -29,6 +40,7 @@ from .trace import (
     CallClass,
     Decision,
     EffectOutcome,
+    Facts,
     Mode,
     ResultStatus,
     Route,
@@ -39,26 +51,30 @@ from .trace import (
 _WAITLESS = (Route.HEADLESS, Route.BACKGROUND)
 _NEEDS_CANCEL = (ResultStatus.CANCELLED, ResultStatus.SKIPPED)
 
+# Enum members the handlers compare against, bound once: on Python 3.11
+# `Decision.ALLOW` goes through `EnumType.__getattr__`, about 0.1 µs a lookup,
+# and the replay makes several per event.
+_ALLOW, _ASK, _DENY = Decision.ALLOW, Decision.ASK, Decision.DENY
+_EXCLUSIVE, _QUEUE, _BACKGROUND = CallClass.EXCLUSIVE, CallClass.QUEUE, CallClass.BACKGROUND
+_OK, _DENIED = ResultStatus.OK, ResultStatus.DENIED
+_RESUMED = Phase.RESUMED
 
-# What entering a phase sets, precomputed: hashing an enum member costs a
-# Python-level call, and the replay enters a phase four times a turn.
-_Entry = tuple[Phase, frozenset[str], str]
-_ENTRY_READY: _Entry = (Phase.READY, ENABLED[Phase.READY], Phase.READY.value)
-_ENTRY_PREPARING: _Entry = (Phase.PREPARING, ENABLED[Phase.PREPARING], Phase.PREPARING.value)
-_ENTRY_STREAMING: _Entry = (Phase.STREAMING, ENABLED[Phase.STREAMING], Phase.STREAMING.value)
-_ENTRY_BATCH: _Entry = (Phase.BATCH, ENABLED[Phase.BATCH], Phase.BATCH.value)
-_ENTRY_ANSWERED: _Entry = (Phase.ANSWERED, ENABLED[Phase.ANSWERED], Phase.ANSWERED.value)
-_ENTRY_INTERRUPTED: _Entry = (
-    Phase.INTERRUPTED,
-    ENABLED[Phase.INTERRUPTED],
-    Phase.INTERRUPTED.value,
-)
-_ENTRY_RESUMED: _Entry = (Phase.RESUMED, ENABLED[Phase.RESUMED], Phase.RESUMED.value)
-_ENTRY_ENDED: _Entry = (Phase.ENDED, ENABLED[Phase.ENDED], Phase.ENDED.value)
+# Batches up to this width are scanned by `interference` at every effect
+# start: cheaper than building a `_Schedule`, and a scan of at most 8 calls.
+_NARROW = 8
+
+# How many (facts, decision, stage) verdicts a replay remembers at most, and
+# the marker of one not seen yet (None is a verdict: no problem).
+_PROBLEMS_KEPT = 256
+_UNSEEN = ("unseen", "")
+
+# An index past every call of any batch: "no such call".
+_PAST_ALL = 1 << 62
 
 
 class _Call:
     __slots__ = (
+        "admitted",
         "approved",
         "closed",
         "cls",
@@ -79,6 +95,9 @@ class _Call:
         self.index = index
         self.decision: Decision | None = None
         self.approved: bool | None = None
+        # `Call.admitted` of the specification, kept as a field: it is read at
+        # every effect start, and changes only with `decision` and `approved`.
+        self.admitted = False
         self.cls: CallClass | None = None
         self.key: str | None = None
         self.running = False
@@ -89,10 +108,94 @@ class _Call:
         self.outcome: EffectOutcome | None = None
         self.events = [seq]
 
-    @property
-    def admitted(self) -> bool:
-        d = self.decision
-        return d is Decision.ALLOW or (d is Decision.ASK and self.approved is True)
+
+def _holds_back(call: _Call) -> bool:
+    """Whether `call` still holds back later calls (SCHED-2, SCHED-3): admitted,
+    and neither finished nor closed."""
+    return call.admitted and not (call.finished or call.closed)
+
+
+class _Cursor:
+    """The first of some calls, in batch order, that still holds back later ones.
+
+    Once a call stops holding back it never does again: `finished` and
+    `closed` are never reset, and admission is settled for the whole batch
+    before its first effect start (AUTH-2), when cursors are made. So the
+    cursor only moves forward: O(n) in all for n calls.
+    """
+
+    __slots__ = ("at", "calls")
+
+    def __init__(self, calls: list[_Call]) -> None:
+        self.calls = calls
+        self.at = 0
+
+    def first_index(self) -> int:
+        """The batch index of that first call; past every index if there is none."""
+        calls, at = self.calls, self.at
+        while at < len(calls) and not _holds_back(calls[at]):
+            at += 1
+        self.at = at
+        return calls[at].index if at < len(calls) else _PAST_ALL
+
+
+class _Schedule:
+    """What `interference` looks for in a batch, kept up to date as effects run.
+
+    `conflicts(call)` is true exactly when `interference(calls, call)` finds a
+    conflict, so the replay runs the shared scan only then, and reports what
+    the specification reports. Made at the batch's first effect start, when
+    every call is decided: a call's class and key never change after that (a
+    second decision is a LOOP-1 divergence).
+    """
+
+    __slots__ = (
+        "held_by_any",
+        "held_by_exclusive",
+        "held_on_key",
+        "running_exclusive",
+        "running_foreground",
+        "running_on_key",
+    )
+
+    def __init__(self, calls: list[_Call]) -> None:
+        queues: dict[str | None, list[_Call]] = {}
+        for c in calls:
+            if c.cls is _QUEUE:
+                queues.setdefault(c.key, []).append(c)
+        self.running_foreground = 0
+        self.running_exclusive = 0
+        self.running_on_key = dict.fromkeys(queues, 0)
+        self.held_by_any = _Cursor(calls)
+        self.held_by_exclusive = _Cursor([c for c in calls if c.cls is _EXCLUSIVE])
+        self.held_on_key = {key: _Cursor(queue) for key, queue in queues.items()}
+
+    def conflicts(self, call: _Call) -> bool:
+        """Whether starting `call` (which is not running) breaks a scheduling rule."""
+        exclusive = call.cls is _EXCLUSIVE
+        # SCHED-1: a running exclusive call; or, for an exclusive one, any
+        # running foreground call.
+        if self.running_exclusive or (exclusive and self.running_foreground):
+            return True
+        # SCHED-3: an earlier call still held back, where one of the two is exclusive.
+        barrier = self.held_by_any if exclusive else self.held_by_exclusive
+        if barrier.first_index() < call.index:
+            return True
+        # SCHED-2: on the call's queue key, one running or an earlier one held back.
+        if call.cls is _QUEUE:
+            key = call.key
+            return self.running_on_key[key] > 0 or self.held_on_key[key].first_index() < call.index
+        return False
+
+    def count_running(self, call: _Call, delta: int) -> None:
+        """Count `call` in (delta 1) or out of (delta -1) the running calls."""
+        cls = call.cls
+        if cls in _FOREGROUND:
+            self.running_foreground += delta
+        if cls is _EXCLUSIVE:
+            self.running_exclusive += delta
+        elif cls is _QUEUE:
+            self.running_on_key[call.key] += delta
 
 
 class _Stop(Exception):
@@ -104,6 +207,19 @@ class _Stop(Exception):
         self.seqs = seqs
 
 
+def _about(call: _Call, seq: int) -> list[int]:
+    """The slice of a divergence about `call`: its events and the offending one."""
+    return [*call.events, seq]
+
+
+# Per phase: the kinds it enables (LOOP-1) and their handlers, filled in below
+# the class. The entries are what entering a phase sets, precomputed: hashing
+# an enum member costs a Python-level call, and the replay enters a phase four
+# times a turn.
+_Handler = Callable[["Replay", Any], None]
+_Entry = tuple[Phase, Mapping[str, _Handler], str]
+
+
 class Replay:
     """A mutable replayer of the loop state machine."""
 
@@ -111,15 +227,18 @@ class Replay:
         self.mode = mode
         self.route = route
         self.headless_default = headless_default
-        self.phase = Phase.READY
-        # Cached per phase: hashing an enum member is slow on the hot path.
-        self.enabled = ENABLED[Phase.READY]
-        self.counts: dict[str, dict[str, int]] = {p.value: {} for p in Phase}
-        self._counts = self.counts[Phase.READY.value]
+        # Every enabled (phase, kind) transition is counted, from zero.
+        self.counts: dict[str, dict[str, int]] = {
+            p.value: dict.fromkeys(ENABLED[p], 0) for p in Phase
+        }
+        self._enter(_ENTRIES[Phase.READY])
+        self._problems: dict[tuple[Facts, Decision, str], tuple[str, str] | None] = {}
         self.headless = 0  # decisions on routes that never wait (PERM-6 checks)
         self.turn = 0
         self.calls: list[_Call] = []
+        self.occs: list[str] = []  # the batch's occurrences, in the assistant's order
         self.index_of: dict[str, int] = {}
+        self.schedule: _Schedule | None = None  # for a wide batch, once effects start
         self.assistant_seq = -1
         self.effects_started = False
         self.cancelled = False
@@ -127,21 +246,42 @@ class Replay:
         self.headless_ask: str | None = None
         self.last_seq = -1
         self.last_t = float("-inf")
-        self._handlers: dict[str, Callable[[Any], None]] = {
-            kind: getattr(self, "_" + kind) for phase in ENABLED.values() for kind in phase
-        }
 
     # -- driving ---------------------------------------------------------
 
     def run(self, events: Iterable[TraceEvent]) -> tuple[int, Divergence | None, TraceEvent | None]:
         """Replay until the end or the first divergence: (events read, divergence, its event)."""
         count = 0
-        step = self._step
         event: TraceEvent | None = None
         try:
+            # The hot loop, `step`'s checks inlined (a call per event costs as
+            # much as a check): nothing is allocated while all is well.
             for event in events:
                 count += 1
-                step(event)
+                seq = event.seq
+                t = event.t
+                if seq != self.last_seq + 1 or t < self.last_t:
+                    self._out_of_order(seq, t)
+                for c in event.causes:
+                    if c >= seq or c < 0:
+                        raise _Stop(
+                            "TRACE-1",
+                            f"causal edge {list(event.causes)} does not point back",
+                            [seq],
+                        )
+                kind = event.kind
+                if self.headless_ask is not None:
+                    self._check_headless_ask(event, self.headless_ask)
+                handler = self._handlers.get(kind)
+                if handler is None:
+                    raise _Stop(
+                        "LOOP-1", f"{kind} is not enabled in phase {self.phase.value}", [seq]
+                    )
+                self.last_seq = seq
+                self.last_t = t
+                counts = self._counts  # the phase the event is taken in, before it changes
+                handler(self, event)
+                counts[kind] += 1
         except _Stop as stop:
             divergence = Divergence(
                 stop.invariant, stop.message, tuple(sorted(set(stop.seqs))), self.snapshot()
@@ -150,9 +290,12 @@ class Replay:
         return count, None, None
 
     def transitions(self) -> dict[tuple[str, str], int]:
-        """How often each (phase, event kind) transition was taken."""
+        """How often each (phase, event kind) transition was taken, if at all."""
         return {
-            (phase, kind): n for phase, counts in self.counts.items() for kind, n in counts.items()
+            (phase, kind): n
+            for phase, counts in self.counts.items()
+            for kind, n in counts.items()
+            if n
         }
 
     def snapshot(self) -> LoopState:
@@ -191,35 +334,20 @@ class Replay:
             last_t=self.last_t,
         )
 
-    def _step(self, e: Any) -> None:
-        # The hot path: locals and early exits, nothing allocated when all is well.
-        seq = e.seq
-        t = e.t
+    def _out_of_order(self, seq: int, t: float) -> NoReturn:
+        """TRACE-1 for an event whose seq or timestamp does not follow on."""
         if seq != self.last_seq + 1:
             raise _Stop("TRACE-1", f"seq {seq} follows {self.last_seq}", [seq])
-        if t < self.last_t:
-            raise _Stop("TRACE-1", f"timestamp {t} goes back from {self.last_t}", [seq])
-        for c in e.causes:
-            if c >= seq or c < 0:
-                raise _Stop("TRACE-1", f"causal edge {list(e.causes)} does not point back", [seq])
-        kind = e.kind
-        if self.headless_ask is not None and not (
-            kind == "ask_resolved" and e.occ == self.headless_ask
-        ):
-            call = self.calls[self.index_of[self.headless_ask]]
-            raise _Stop(
-                "PERM-6", f"headless ask {self.headless_ask} was left waiting", [*call.events, seq]
-            )
-        if kind not in self.enabled:
-            raise _Stop("LOOP-1", f"{kind} is not enabled in phase {self.phase.value}", [seq])
-        self.last_seq = seq
-        self.last_t = t
-        counts = self._counts
-        self._handlers[kind](e)
-        counts[kind] = counts.get(kind, 0) + 1
+        raise _Stop("TRACE-1", f"timestamp {t} goes back from {self.last_t}", [seq])
+
+    def _check_headless_ask(self, e: Any, occ: str) -> None:
+        """PERM-6: the headless ask `occ` is settled by the very next event."""
+        if not (e.kind == "ask_resolved" and e.occ == occ):
+            call = self.calls[self.index_of[occ]]
+            raise _Stop("PERM-6", f"headless ask {occ} was left waiting", _about(call, e.seq))
 
     def _enter(self, entry: _Entry) -> None:
-        self.phase, self.enabled, name = entry
+        self.phase, self._handlers, name = entry
         self._counts = self.counts[name]
 
     def _missing(self, occ: str, seq: int, inv: str = "LOOP-1") -> _Stop:
@@ -230,7 +358,9 @@ class Replay:
 
     def _clear_batch(self) -> None:
         self.calls = []
+        self.occs = []
         self.index_of = {}
+        self.schedule = None
 
     # -- the loop --------------------------------------------------------
 
@@ -259,23 +389,25 @@ class Replay:
             self._enter(_ENTRY_PREPARING)
 
     def _request(self, e: Any) -> None:
-        open_occs = self._open()
-        if open_occs:
-            first = self.calls[self.index_of[open_occs[0]]]
-            raise _Stop(
-                "CLOSE-2",
-                f"provider request with {open_occs} unanswered",
-                [*first.events, e.seq],
-            )
+        if self.calls:  # usually cleared already, when the last batch closed
+            open_occs = self._open()
+            if open_occs:
+                first = self.calls[self.index_of[open_occs[0]]]
+                raise _Stop(
+                    "CLOSE-2",
+                    f"provider request with {open_occs} unanswered",
+                    _about(first, e.seq),
+                )
+            self._clear_batch()
         self._enter(_ENTRY_STREAMING)
-        self._clear_batch()
 
     def _stream_repair(self, e: Any) -> None:
         return
 
     def _assistant(self, e: Any) -> None:
         occs = [c.occ for c in e.calls]
-        if len(set(occs)) != len(occs):
+        index_of = {o: i for i, o in enumerate(occs)}
+        if len(index_of) != len(occs):  # an occurrence id repeats
             raise _Stop("LOOP-1", f"repeated occurrence ids in one message: {occs}", [e.seq])
         self.assistant_seq = e.seq
         if not occs:
@@ -283,7 +415,9 @@ class Replay:
             return
         self._enter(_ENTRY_BATCH)
         self.calls = [_Call(o, i, e.seq) for i, o in enumerate(occs)]
-        self.index_of = {o: i for i, o in enumerate(occs)}
+        self.occs = occs
+        self.index_of = index_of
+        self.schedule = None
         self.effects_started = False
         self.cancelled = False
 
@@ -295,38 +429,60 @@ class Replay:
             raise self._missing(e.occ, e.seq)
         call = self.calls[index]
         if call.decision is not None:
-            raise _Stop("LOOP-1", f"{e.occ} decided twice", [*call.events, e.seq])
-        problem = decision_problem(e)
+            raise _Stop("LOOP-1", f"{e.occ} decided twice", _about(call, e.seq))
+        problem = self._decision_problem(e)
         if problem is not None:
             raise _Stop(problem[0], problem[1], [call.events[0], e.seq])
         call.events.append(e.seq)
-        call.decision = e.decision
+        call.decision = decision = e.decision
+        call.admitted = decision is _ALLOW
         call.cls = e.cls
         call.key = e.key
         if e.route in _WAITLESS:
             self.headless += 1
-            if e.decision is Decision.ASK:
+            if decision is _ASK:
                 self.headless_ask = e.occ
+
+    def _decision_problem(self, e: Any) -> tuple[str, str] | None:
+        """`decision_problem(e)`, remembered for the run.
+
+        It is a pure function of the facts, the decision and the stage;
+        `Facts` is frozen and compares by value (a validated event holds enum
+        members, so equal facts read alike). A run repeats the same few, and
+        a lookup is several times cheaper than resolving the facts again.
+        Kept small, so that a streamed trace is still replayed in constant memory.
+        """
+        key = (e.facts, e.decision, e.stage)
+        try:
+            problem = self._problems.get(key, _UNSEEN)
+        except TypeError:  # unhashable facts (not a validated event): nothing to remember
+            return decision_problem(e)
+        if problem is _UNSEEN:
+            if len(self._problems) >= _PROBLEMS_KEPT:
+                self._problems.clear()
+            problem = self._problems[key] = decision_problem(e)
+        return problem
 
     def _ask_resolved(self, e: Any) -> None:
         index = self.index_of.get(e.occ)
         if index is None:
             raise self._missing(e.occ, e.seq)
         call = self.calls[index]
-        if call.decision is not Decision.ASK or call.approved is not None:
-            raise _Stop("LOOP-1", f"{e.occ} has no pending ask", [*call.events, e.seq])
+        if call.decision is not _ASK or call.approved is not None:
+            raise _Stop("LOOP-1", f"{e.occ} has no pending ask", _about(call, e.seq))
         if self.headless_ask == e.occ:
-            wanted = self.headless_default is Decision.ALLOW
+            wanted = self.headless_default is _ALLOW
             if e.resolver != "headless-default" or e.approved != wanted:
                 raise _Stop(
                     "PERM-6",
                     f"headless ask settled by {e.resolver} as {e.approved}, "
                     "not the configured default",
-                    [*call.events, e.seq],
+                    _about(call, e.seq),
                 )
             self.headless_ask = None
         call.events.append(e.seq)
         call.approved = e.approved
+        call.admitted = e.approved is True
 
     # -- the scheduler ---------------------------------------------------
 
@@ -337,30 +493,36 @@ class Replay:
         call = self.calls[index]
         if call.committed:
             raise _Stop(
-                "RETRY-1", f"{e.occ} re-executed after its effect committed", [*call.events, e.seq]
+                "RETRY-1", f"{e.occ} re-executed after its effect committed", _about(call, e.seq)
             )
         if not call.admitted:
             raise _Stop(
-                "AUTH-1", f"{e.occ} started without an allow or approved ask", [*call.events, e.seq]
+                "AUTH-1", f"{e.occ} started without an allow or approved ask", _about(call, e.seq)
             )
         if call.running or call.closed:
-            raise _Stop("LOOP-1", f"{e.occ} started while running or closed", [*call.events, e.seq])
+            raise _Stop("LOOP-1", f"{e.occ} started while running or closed", _about(call, e.seq))
         if not self.effects_started:
-            for other in self.calls:
-                if other.decision is None or (
-                    other.decision is Decision.ASK and other.approved is None
-                ):
-                    raise _Stop(
-                        "AUTH-2",
-                        f"effects started before {other.occ} was settled",
-                        [*other.events, e.seq],
-                    )
-        broken = interference(self.calls, call)
-        if broken is not None:
-            raise _Stop(broken[0], broken[1], [*broken[2].events, e.seq])
+            self._check_settled(e.seq)
+            if len(self.calls) > _NARROW:
+                self.schedule = _Schedule(self.calls)
+        schedule = self.schedule
+        if schedule is None or schedule.conflicts(call):
+            broken = interference(self.calls, call)
+            if broken is not None:
+                raise _Stop(broken[0], broken[1], _about(broken[2], e.seq))
         self.effects_started = True
         call.events.append(e.seq)
         call.running = True
+        if schedule is not None:
+            schedule.count_running(call, 1)
+
+    def _check_settled(self, seq: int) -> None:
+        """AUTH-2, at a batch's first effect start: every call decided, no ask pending."""
+        for other in self.calls:
+            if other.decision is None or (other.decision is _ASK and other.approved is None):
+                raise _Stop(
+                    "AUTH-2", f"effects started before {other.occ} was settled", _about(other, seq)
+                )
 
     def _effect_end(self, e: Any) -> None:
         index = self.index_of.get(e.occ)
@@ -369,8 +531,10 @@ class Replay:
         call = self.calls[index]
         if not call.running:
             raise _Stop(
-                "LOOP-1", f"{e.occ} ended without running in the foreground", [*call.events, e.seq]
+                "LOOP-1", f"{e.occ} ended without running in the foreground", _about(call, e.seq)
             )
+        if self.schedule is not None:
+            self.schedule.count_running(call, -1)
         call.events.append(e.seq)
         call.running = False
         call.finished = True
@@ -382,14 +546,16 @@ class Replay:
         if index is None:
             raise self._missing(e.occ, e.seq)
         call = self.calls[index]
-        if call.cls is not CallClass.BACKGROUND or not call.running:
+        if call.cls is not _BACKGROUND or not call.running:
             raise _Stop(
                 "SCHED-4",
                 f"handshake for {e.occ}, which is not a running background call",
-                [*call.events, e.seq],
+                _about(call, e.seq),
             )
         if e.job in self.jobs:
             raise _Stop("SCHED-4", f"job id {e.job} handed out twice", [self.jobs[e.job][1], e.seq])
+        if self.schedule is not None:
+            self.schedule.count_running(call, -1)
         self.jobs[e.job] = (e.occ, e.seq)
         call.events.append(e.seq)
         call.running = False
@@ -411,43 +577,45 @@ class Replay:
         if index is None:
             raise self._missing(e.occ, e.seq, "CLOSE-4")
         call = self.calls[index]
-        where = [*call.events, e.seq]
         if call.closed:
-            raise _Stop("CLOSE-1", f"second result for {e.occ}", where)
-        if self.phase is Phase.RESUMED and not call.committed:
+            raise _Stop("CLOSE-1", f"second result for {e.occ}", _about(call, e.seq))
+        if self.phase is _RESUMED and not call.committed:
             raise _Stop(
                 "LOOP-1",
                 f"after resume only committed effects report results, not {e.occ}",
-                where,
+                _about(call, e.seq),
             )
-        if e.status in _NEEDS_CANCEL and not self.cancelled:
+        status = e.status
+        if status in _NEEDS_CANCEL and not self.cancelled:
             raise _Stop(
-                "SCHED-5", f"{e.occ} was {e.status.value} with no cancel or interrupt", where
+                "SCHED-5",
+                f"{e.occ} was {status.value} with no cancel or interrupt",
+                _about(call, e.seq),
             )
         if call.running:
-            raise _Stop("LOOP-1", f"result for {e.occ} while its effect runs", where)
-        if e.status is ResultStatus.OK and not call.finished:
-            raise _Stop("LOOP-1", f"ok result for {e.occ} with no finished effect", where)
-        refused = call.decision is Decision.DENY or (
-            call.decision is Decision.ASK and call.approved is False
-        )
-        if e.status is ResultStatus.DENIED and not refused:
-            raise _Stop("LOOP-1", f"denied result for {e.occ}, which was not refused", where)
+            raise _Stop("LOOP-1", f"result for {e.occ} while its effect runs", _about(call, e.seq))
+        if status is _OK and not call.finished:
+            raise _Stop(
+                "LOOP-1", f"ok result for {e.occ} with no finished effect", _about(call, e.seq)
+            )
+        if status is _DENIED and not _refused(call):
+            raise _Stop(
+                "LOOP-1", f"denied result for {e.occ}, which was not refused", _about(call, e.seq)
+            )
         call.events.append(e.seq)
         call.closed = True
-        call.status = e.status
+        call.status = status
 
     def _results_sent(self, e: Any) -> None:
         for c in self.calls:
             if not c.closed:
                 raise _Stop(
-                    "CLOSE-2", f"results sent without a result for {c.occ}", [*c.events, e.seq]
+                    "CLOSE-2", f"results sent without a result for {c.occ}", _about(c, e.seq)
                 )
-        expected = [c.occ for c in self.calls]
-        if list(e.occs) != expected:
+        if list(e.occs) != self.occs:
             raise _Stop(
                 "CLOSE-3",
-                f"results sent as {list(e.occs)}, calls were {expected}",
+                f"results sent as {list(e.occs)}, calls were {self.occs}",
                 [self.assistant_seq, e.seq],
             )
         self._enter(_ENTRY_READY)
@@ -500,3 +668,28 @@ class Replay:
                 "CLOSE-2", f"run ended with {open_occs} unanswered", [self.assistant_seq, e.seq]
             )
         self._enter(_ENTRY_ENDED)
+
+
+def _refused(call: _Call) -> bool:
+    return call.decision is _DENY or (call.decision is _ASK and call.approved is False)
+
+
+_ENTRIES: Mapping[Phase, _Entry] = MappingProxyType(
+    {
+        phase: (
+            phase,
+            # A plain dict: its `get` is the one lookup per event.
+            {kind: getattr(Replay, "_" + kind) for kind in sorted(kinds)},
+            phase.value,
+        )
+        for phase, kinds in ENABLED.items()
+    }
+)
+_ENTRY_READY = _ENTRIES[Phase.READY]
+_ENTRY_PREPARING = _ENTRIES[Phase.PREPARING]
+_ENTRY_STREAMING = _ENTRIES[Phase.STREAMING]
+_ENTRY_BATCH = _ENTRIES[Phase.BATCH]
+_ENTRY_ANSWERED = _ENTRIES[Phase.ANSWERED]
+_ENTRY_INTERRUPTED = _ENTRIES[Phase.INTERRUPTED]
+_ENTRY_RESUMED = _ENTRIES[_RESUMED]
+_ENTRY_ENDED = _ENTRIES[Phase.ENDED]
