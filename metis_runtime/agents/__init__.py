@@ -3,13 +3,14 @@
 - Definitions: Markdown + YAML front matter, from `.metis/agents`, the user
   folder, then the built-ins (`load_agents`).
 - `AgentSupervisor`: one agent's children; its `tools()` are `spawn_agent`,
-  `list_agents`, `wait_agent`, `kill_agent`, `message_agent`.
+  `list_agents`, `wait_agent`, `kill_agent`, `message_agent`, `integrate_agent`.
 - Authority: `child_surface` (parent ∩ allowlists − denies, plan lock), the
   gate cloned with `Gate.clone_for_child`, PreToolUse hooks inherited by
   every descendant (`HookSpec`, `HookedGate`).
 - The spawn guard (`SpawnLedger`, `decide`): depth, total, per-parent,
   concurrency, duplicate task, in that order; refusals are values.
-- Workspaces: inherit, a git worktree from a snapshot (`branch`), a copy (`temp`).
+- Workspaces: inherit, a git worktree from a snapshot (`branch`), a copy (`temp`);
+  integration planned (`plan_integration`), then applied all or nothing.
 - Processes: `python -m metis_runtime.agents._child CONFIG.json`, one process
   group each, sanitised environment, no orphans (`install_reaper`).
 """
@@ -73,6 +74,7 @@ from ._supervisor import (
 )
 from ._tools import (
     AGENT_TOOL_NAMES,
+    IntegrateAgentTool,
     KillAgentTool,
     ListAgentsTool,
     MessageAgentTool,
@@ -82,12 +84,15 @@ from ._tools import (
 )
 from ._worktree import (
     AgentWorkspace,
+    IntegrationPlan,
     WorkspaceError,
     WorkspaceKind,
     WorkspaceManager,
+    apply_integration,
     changed_files,
     integrate,
     make_workspace,
+    plan_integration,
     remove_workspace,
     snapshot_commit,
 )
@@ -121,6 +126,8 @@ __all__ = [
     "HookVerdict",
     "HookedGate",
     "Inbox",
+    "IntegrateAgentTool",
+    "IntegrationPlan",
     "KillAgentTool",
     "ListAgentsTool",
     "MessageAgentTool",
@@ -134,6 +141,7 @@ __all__ = [
     "WorkspaceKind",
     "WorkspaceManager",
     "agent_tools",
+    "apply_integration",
     "build_child",
     "build_gate",
     "build_provider",
@@ -155,6 +163,7 @@ __all__ = [
     "new_tree",
     "normalized_task",
     "parse_definition",
+    "plan_integration",
     "remove_workspace",
     "run_child",
     "sanitized_env",

@@ -47,6 +47,7 @@ from ._process import (
 )
 from ._worktree import (
     AgentWorkspace,
+    IntegrationPlan,
     WorkspaceError,
     WorkspaceKind,
     WorkspaceManager,
@@ -107,6 +108,7 @@ class ChildRecord:
     watcher: asyncio.Task[None] | None = None
     kill_reason: str | None = None
     reported: bool = False  # its answer reached the parent (a sync spawn's, or wait's result)
+    integrated: bool = False  # its workspace was applied to the parent's (integrate_agent)
 
     @property
     def finished(self) -> bool:
@@ -127,6 +129,8 @@ class ChildRecord:
         }
         if self.workspace.branch:
             out["branch"] = self.workspace.branch
+        if self.integrated:
+            out["integrated"] = True
         if self.error:
             out["error"] = self.error
         return out
@@ -139,7 +143,9 @@ class ChildRecord:
         if ws.kind is not WorkspaceKind.INHERIT:
             kept = self.status == "completed"
             where = f"branch {ws.branch}" if ws.branch else "a copy"
-            fate = "kept until you integrate it or exit" if kept else "removed"
+            fate = "kept until you integrate it (integrate_agent) or exit" if kept else "removed"
+            if self.integrated:
+                fate = "integrated into yours, then removed"
             lines.append(f"workspace: {ws.path} ({where}; {fate})")
             if self.changed:
                 lines.append(f"changed: {', '.join(self.changed)}")
@@ -514,7 +520,11 @@ class AgentSupervisor:
         self.ledger.finished(record.agent_id)
         if record.status == "completed":
             with contextlib.suppress(WorkspaceError, OSError):
-                record.changed = tuple(changed_files(record.workspace))
+                # For the report: an undecodable name is shown with `\udcXX` escapes.
+                record.changed = tuple(
+                    p.encode("utf-8", "backslashreplace").decode("utf-8")
+                    for p in changed_files(record.workspace)
+                )
             self.workspaces.keep(record.agent_id, record.workspace)
         else:
             with contextlib.suppress(WorkspaceError, OSError):
@@ -592,9 +602,47 @@ class AgentSupervisor:
             fh.write(line)
         return None
 
-    def integrate(self, agent_id: str) -> list[str]:
-        """Apply a completed child's workspace changes to this agent's workspace."""
-        return self.workspaces.integrate(agent_id)
+    def _integrable(self, agent_id: str) -> ChildRecord:
+        """The child whose retained workspace may be integrated; WorkspaceError
+        (one line, saying why) if there is none."""
+        record = self.children.get(agent_id)
+        if record is None:
+            raise WorkspaceError(f"{agent_id} is not a child of this agent")
+        if not record.finished:
+            raise WorkspaceError(
+                f"agent {agent_id} is still running; wait for it with wait_agent first"
+            )
+        if record.workspace.kind is WorkspaceKind.INHERIT:
+            raise WorkspaceError(
+                f"agent {agent_id} worked in your own directory (worktree inherit): "
+                "its changes are already there"
+            )
+        if record.integrated:
+            raise WorkspaceError(f"agent {agent_id}: its workspace was already integrated")
+        if record.status != "completed":
+            raise WorkspaceError(
+                f"agent {agent_id} {record.status}: its workspace was removed, nothing to integrate"
+            )
+        if agent_id not in self.workspaces.retained:
+            raise WorkspaceError(f"agent {agent_id}: no workspace of it is retained")
+        return record
+
+    def integration_plan(self, agent_id: str) -> IntegrationPlan:
+        """What integrating this child's workspace would change, before anything
+        changes (WorkspaceError: unknown, running, nothing retained, or the
+        changes cannot be listed)."""
+        self._integrable(agent_id)
+        return self.workspaces.plan(agent_id)
+
+    def integrate(self, agent_id: str, expect: IntegrationPlan | None = None) -> list[str]:
+        """Apply a completed child's retained workspace to this agent's
+        workspace (the plan `expect`, if given), then remove it; returns the
+        changed paths. WorkspaceError, and nothing changed, on a refusal, a
+        conflict, or a workspace that no longer matches `expect`."""
+        record = self._integrable(agent_id)
+        changed = self.workspaces.integrate(agent_id, expect)
+        record.integrated = True
+        return changed
 
     async def close(self) -> None:
         """Kill every running child, then remove the retained workspaces."""
@@ -608,7 +656,7 @@ class AgentSupervisor:
         self.workspaces.close()
 
     def tools(self) -> tuple[Tool, ...]:
-        """The five agent tools bound to this supervisor."""
+        """The six agent tools bound to this supervisor."""
         from ._tools import agent_tools  # the tools module imports this one
 
         return agent_tools(self)

@@ -1,4 +1,5 @@
-"""The agent tools: spawn_agent, list_agents, wait_agent, kill_agent, message_agent.
+"""The agent tools: spawn_agent, list_agents, wait_agent, kill_agent,
+message_agent, integrate_agent.
 
 Each is a `metis_runtime.tools.Tool` bound to one `AgentSupervisor`, so they
 plug into a `ToolRegistry` like any other tool. A refused spawn is an error
@@ -8,7 +9,11 @@ Classification: spawning, killing and messaging are `exec` (they start or
 stop processes, or steer them); a sync spawn into the parent's own
 directory is Exclusive (the child edits the same files), other spawns and
 the kill/message tools are Queue calls on `agents:<id>` keys; listing and
-waiting are read-only and Safe.
+waiting are read-only and Safe. Integrating is `edit` and Exclusive: its
+classification lists, resolved, every path the integration would change
+(planned from the child's retained workspace before anything runs), so the
+gate's protected-path and scope checks see each one; a child that cannot be
+integrated, or whose changes cannot be listed, is a ToolError there.
 """
 
 from __future__ import annotations
@@ -17,9 +22,12 @@ import json
 
 from metis_model.trace import CallClass, Mode, ToolKind
 
+from .._errors import ToolError
 from ..tools import Classification, Tool, ToolContext, ToolInput, ToolOutput, ToolSpec
+from ..tools._files import display_path
 from ._guard import task_digest
 from ._supervisor import AgentSupervisor, SpawnRefused
+from ._worktree import IntegrationPlan, WorkspaceError
 
 _STRINGS = {"type": "array", "items": {"type": "string"}}
 AGENT_TOOL_NAMES: tuple[str, ...] = (
@@ -28,6 +36,7 @@ AGENT_TOOL_NAMES: tuple[str, ...] = (
     "wait_agent",
     "kill_agent",
     "message_agent",
+    "integrate_agent",
 )
 
 
@@ -229,6 +238,77 @@ class MessageAgentTool(_AgentTool):
         return ToolOutput(f"message queued for {input['agent_id']}")
 
 
+def _one_line(exc: Exception) -> str:
+    return _printable(" ".join(str(exc).split()))
+
+
+def _printable(text: str) -> str:
+    """`text` with undecodable path bytes (surrogate escapes) shown as `\\udcXX`."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+class IntegrateAgentTool(_AgentTool):
+    """`integrate_agent`: apply a finished child's retained workspace to this one.
+
+    `classify` plans the integration (the supervisor's `integration_plan`)
+    and keeps the plan; `run` applies exactly that plan, and refuses if the
+    child's workspace changed since (the gate saw other paths), or if no
+    plan was made for the agent (a call that was never classified).
+    """
+
+    spec = ToolSpec(
+        "integrate_agent",
+        "Apply a finished sub-agent's kept workspace (worktree branch or temp) to your "
+        "workspace: its new and changed files land here (a branch also brings its "
+        "deletions), then its workspace is removed. Returns the changed paths. Wait for "
+        "a running agent with wait_agent first. If its changes conflict with yours, "
+        "nothing is changed.",
+        _schema({"agent_id": {"type": "string", "minLength": 1}}, ("agent_id",)),
+    )
+
+    def __init__(self, supervisor: AgentSupervisor) -> None:
+        super().__init__(supervisor)
+        self._planned: dict[str, IntegrationPlan] = {}
+
+    def kind(self, input: ToolInput) -> ToolKind:
+        return ToolKind.EDIT
+
+    def classify(self, input: ToolInput, ctx: ToolContext) -> Classification:
+        self.validate(input)
+        agent_id = str(input["agent_id"])
+        try:
+            plan = self.supervisor.integration_plan(agent_id)
+        except WorkspaceError as exc:
+            raise ToolError(f"integrate_agent: {_one_line(exc)}") from exc
+        self._planned[agent_id] = plan
+        return Classification(CallClass.EXCLUSIVE, None, ToolKind.EDIT, plan.targets)
+
+    async def run(self, input: ToolInput, ctx: ToolContext) -> ToolOutput:
+        self.validate(input)
+        agent_id = str(input["agent_id"])
+        plan = self._planned.get(agent_id)
+        try:
+            if plan is None:
+                self.supervisor.integration_plan(agent_id)  # says why not, if it cannot be
+                raise WorkspaceError(
+                    f"the integration of agent {agent_id} was not planned by a permission "
+                    "check; call integrate_agent again"
+                )
+            # Synchronous, like the file tools: a cancellation cannot split it.
+            changed = self.supervisor.integrate(agent_id, plan)
+        except WorkspaceError as exc:
+            return ToolOutput(f"integrate_agent: {_one_line(exc)}", is_error=True)
+        self._planned.pop(agent_id, None)
+        record = self.supervisor.find(agent_id)
+        branch = record.workspace.branch if record is not None else None
+        where = f"branch {branch}" if branch else "its copy"
+        if not changed:
+            return ToolOutput(f"agent {agent_id} changed nothing; its workspace was removed")
+        shown = [_printable(display_path(ctx.workspace, target)) for target in plan.targets]
+        head = f"integrated agent {agent_id} ({where}): {len(shown)} path(s) changed"
+        return ToolOutput("\n".join([head, *shown]))
+
+
 def agent_tools(supervisor: AgentSupervisor) -> tuple[Tool, ...]:
     return (
         SpawnAgentTool(supervisor),
@@ -236,4 +316,5 @@ def agent_tools(supervisor: AgentSupervisor) -> tuple[Tool, ...]:
         WaitAgentTool(supervisor),
         KillAgentTool(supervisor),
         MessageAgentTool(supervisor),
+        IntegrateAgentTool(supervisor),
     )

@@ -10,14 +10,26 @@ stash and its branches are untouched. `temp`: a copy of the workspace (its
 Workspaces of children that failed, were cancelled or timed out are removed
 at once; successful ones are kept until the parent integrates or discards
 them, or exits (`WorkspaceManager.close`).
+
+Integration is planned, then applied (`plan_integration`, `apply_integration`).
+The plan lists every path it would change in the parent, resolved, before
+anything changes (the permission gate checks each one), and a token of the
+child's state; applying refuses a plan whose token no longer matches.
+branch: the diff from the snapshot to the child's tree (`git diff-tree
+--no-renames`, so a rename lists both paths) applied with `git apply`, which
+changes nothing when any hunk fails. temp: new and changed files and symlinks
+are copied back (deletions are not); every target's prior state is saved
+first and restored if any copy fails, so a failure changes nothing.
 """
 
 from __future__ import annotations
 
 import contextlib
 import filecmp
+import hashlib
 import os
 import shutil
+import stat
 import subprocess
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -27,6 +39,7 @@ from pathlib import Path
 from attrs import frozen
 
 from .._errors import MetisRuntimeError
+from ..tools import atomic_write
 
 
 class WorkspaceKind(StrEnum):
@@ -64,7 +77,9 @@ def _git(
             cwd=cwd,
             env=full_env,
             capture_output=True,
-            text=True,
+            # Paths are bytes to git: undecodable ones round-trip (as `os.fsencode` does).
+            encoding="utf-8",
+            errors="surrogateescape",
             input=input,
             check=False,
             timeout=120,
@@ -160,59 +175,244 @@ def remove_workspace(ws: AgentWorkspace) -> None:
     shutil.rmtree(ws.root, ignore_errors=True)
 
 
+_NOT_COPIED = (".git", ".metis")  # never copied into a temp workspace, nor back
+
+
+def _tree_changes(ws: AgentWorkspace, tree: str) -> list[str]:
+    """Paths (relative to the repository root) that differ between the
+    snapshot and `tree`: plumbing (no diff.* config), no rename detection (a
+    rename is a deletion and an addition: both paths), NUL-separated (no
+    quoting of unusual names)."""
+    assert ws.root is not None and ws.base is not None
+    out = _git(["diff-tree", "-r", "--name-only", "--no-renames", "-z", ws.base, tree], ws.root)
+    return [name for name in out.split("\0") if name]
+
+
 def changed_files(ws: AgentWorkspace) -> list[str]:
     """Paths (relative to the child's root) the child changed since its start."""
     if ws.kind is WorkspaceKind.BRANCH and ws.root is not None and ws.base is not None:
-        tree = snapshot_tree(ws.root, ws.root)
-        out = _git(["diff", "--name-only", ws.base, tree], ws.root)
-        return [line for line in out.splitlines() if line]
+        return _tree_changes(ws, snapshot_tree(ws.root, ws.root))
     if ws.kind is WorkspaceKind.TEMP and ws.root is not None:
         return _copied_changes(ws.root, ws.parent)
     return []
 
 
+def _differs(ours: Path, theirs: Path) -> bool:
+    """Whether the copy's entry `ours` (a regular file or a symlink) differs from
+    the parent's `theirs`: a symlink by its target text, a file by its bytes
+    (following a symlink at `theirs`, where a copy would land)."""
+    if ours.is_symlink():
+        return not (theirs.is_symlink() and os.readlink(theirs) == os.readlink(ours))
+    return not (theirs.is_file() and filecmp.cmp(ours, theirs, shallow=False))
+
+
 def _copied_changes(copy: Path, parent: Path) -> list[str]:
+    """New and changed regular files and symlinks of a temp copy (relative
+    paths, sorted); other kinds of entries (fifos, sockets) are skipped."""
     changed = []
     for dirpath, dirnames, filenames in os.walk(copy):
-        dirnames[:] = [d for d in dirnames if d not in (".git", ".metis")]
-        for name in filenames:
-            path = Path(dirpath) / name
+        dirnames[:] = [d for d in dirnames if d not in _NOT_COPIED]
+        here = Path(dirpath)
+        # A symlink to a directory is listed with the directories, and not entered.
+        links = [d for d in dirnames if (here / d).is_symlink()]
+        for name in (*filenames, *links):
+            path = here / name
+            st = path.lstat()
+            if not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
+                continue
             rel = path.relative_to(copy)
-            theirs = parent / rel
-            if not theirs.exists() or not filecmp.cmp(path, theirs, shallow=False):
+            if _differs(path, parent / rel):
                 changed.append(str(rel))
     return sorted(changed)
 
 
-def integrate(ws: AgentWorkspace) -> list[str]:
-    """Bring the child's changes into the parent's workspace.
+@frozen
+class IntegrationPlan:
+    """What integrating a retained workspace would change, computed before
+    anything changes.
 
-    branch: the diff from the snapshot to the child's current tree, applied
-    with `git apply` to the parent's work tree (a conflict is a
-    WorkspaceError and changes nothing). temp: new and changed files are
-    copied back (deletions are not). Returns the changed paths.
+    `paths`: the changed paths, relative to the parent's repository root
+    (branch) or workspace (temp). `targets`: where each lands in the parent,
+    resolved (realpath; for a symlink copied back, the link's own place), so
+    the permission gate checks every path it would change. `token`: the
+    child's state (its tree id for branch; a sha-256 of the changed entries
+    for temp); `apply_integration` refuses a plan whose token no longer holds.
     """
-    if ws.kind is WorkspaceKind.BRANCH and ws.root is not None and ws.base is not None:
-        assert ws.repo is not None
-        tree = snapshot_tree(ws.root, ws.root)
-        patch = _git(["diff", "--binary", ws.base, tree], ws.root)
-        if patch.strip():
-            # Plain apply (working tree only): --3way would imply --index and
-            # refuse files the parent changed without staging.
+
+    kind: WorkspaceKind
+    paths: tuple[str, ...]
+    targets: tuple[Path, ...]
+    token: str
+
+
+def _copy_target(parent: Path, rel: str, source: Path) -> Path:
+    """Where copying `source` back lands: a file is written through any
+    symlink at its place; a symlink replaces what is at its place."""
+    place = parent / rel
+    if source.is_symlink():
+        return Path(os.path.realpath(place.parent)) / place.name
+    return Path(os.path.realpath(place))
+
+
+def _copy_digest(copy: Path, paths: Sequence[str]) -> str:
+    digest = hashlib.sha256()
+    for rel in paths:
+        source = copy / rel
+        digest.update(rel.encode("utf-8", "surrogateescape") + b"\0")
+        if source.is_symlink():
+            digest.update(b"L" + os.fsencode(os.readlink(source)))
+        else:
+            digest.update(b"F%o\0" % stat.S_IMODE(source.stat().st_mode))
+            digest.update(hashlib.sha256(source.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+def plan_integration(ws: AgentWorkspace) -> IntegrationPlan:
+    """The plan of integrating `ws` into its parent (WorkspaceError if it
+    cannot be computed, or if a copy would land on a directory)."""
+    try:
+        if ws.kind is WorkspaceKind.BRANCH and ws.root is not None and ws.base is not None:
+            assert ws.repo is not None
+            tree = snapshot_tree(ws.root, ws.root)
+            paths = tuple(_tree_changes(ws, tree))
+            repo = Path(os.path.realpath(ws.repo))
+            targets = tuple(Path(os.path.realpath(repo / p)) for p in paths)
+            return IntegrationPlan(ws.kind, paths, targets, tree)
+        if ws.kind is WorkspaceKind.TEMP and ws.root is not None:
+            paths = tuple(_copied_changes(ws.root, ws.parent))
+            targets = tuple(_copy_target(ws.parent, p, ws.root / p) for p in paths)
+            for rel, target in zip(paths, targets, strict=True):
+                if target.is_dir() and not target.is_symlink():
+                    raise WorkspaceError(f"{rel}: is a directory in the parent's workspace")
+            return IntegrationPlan(ws.kind, paths, targets, _copy_digest(ws.root, paths))
+    except (OSError, WorkspaceError) as exc:
+        raise WorkspaceError(f"cannot list the changes of {ws.path}: {exc}") from exc
+    raise WorkspaceError(f"{ws.path}: a {ws.kind.value} workspace has nothing to integrate")
+
+
+def apply_integration(ws: AgentWorkspace, plan: IntegrationPlan) -> list[str]:
+    """Apply `plan` to the parent's workspace; all or nothing. WorkspaceError
+    (nothing changed) if the child's workspace no longer matches the plan, on
+    a conflict (branch), or when a copy fails (temp, after restoring)."""
+    now = plan_integration(ws)
+    if now.token != plan.token or now.paths != plan.paths or now.targets != plan.targets:
+        raise WorkspaceError(
+            f"{ws.path} changed since its integration was planned; nothing was applied"
+        )
+    if not plan.paths:
+        return []
+    if plan.kind is WorkspaceKind.BRANCH:
+        assert ws.root is not None and ws.base is not None and ws.repo is not None
+        # Plumbing: a user's diff.noprefix or diff.external cannot reshape the patch.
+        patch = _git(
+            ["diff-tree", "-r", "-p", "--binary", "--no-renames", ws.base, plan.token], ws.root
+        )
+        # Plain apply (working tree only): --3way would imply --index and
+        # refuse files the parent changed without staging. Without --reject,
+        # git apply changes nothing unless every hunk of every file applies.
+        try:
             _git(["apply", "--whitespace=nowarn", "-"], ws.repo, input=patch)
-        return [
-            line
-            for line in _git(["diff", "--name-only", ws.base, tree], ws.root).splitlines()
-            if line
-        ]
-    if ws.kind is WorkspaceKind.TEMP and ws.root is not None:
-        changed = _copied_changes(ws.root, ws.parent)
-        for rel in changed:
-            target = ws.parent / rel
+        except WorkspaceError as exc:
+            raise WorkspaceError(
+                f"the changes conflict with the parent's workspace; nothing was changed ({exc})"
+            ) from exc
+        return list(plan.paths)
+    assert ws.root is not None
+    _copy_back(ws.root, plan)
+    return list(plan.paths)
+
+
+@frozen
+class _Prior:
+    """A target's state before a copy: its bytes and mode, its link text, or
+    absent (with the directories the copy creates, deepest first)."""
+
+    target: Path
+    data: bytes | None = None
+    mode: int | None = None
+    link: str | None = None
+    created: tuple[Path, ...] = ()
+
+
+def _prior(target: Path) -> _Prior:
+    if target.is_symlink():
+        return _Prior(target, link=os.readlink(target))
+    if target.exists():
+        return _Prior(target, data=target.read_bytes(), mode=stat.S_IMODE(target.stat().st_mode))
+    missing = []
+    d = target.parent
+    while not d.exists():
+        missing.append(d)
+        d = d.parent
+    return _Prior(target, created=tuple(missing))
+
+
+def _place_link(target: Path, text: str) -> None:
+    """Make `target` a symlink to `text`, replacing what is there atomically."""
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.link.tmp")
+    with contextlib.suppress(FileNotFoundError):
+        tmp.unlink()
+    os.symlink(text, tmp)
+    try:
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+
+
+def _restore(prior: _Prior) -> None:
+    target = prior.target
+    if prior.link is not None:
+        _place_link(target, prior.link)
+    elif prior.data is not None:
+        if target.is_symlink():
+            target.unlink()  # a copied-back link took its place
+        atomic_write(target, prior.data, prior.mode)
+    else:
+        with contextlib.suppress(FileNotFoundError):
+            target.unlink()
+        for d in prior.created:  # deepest first; stop at one that is not empty
+            try:
+                d.rmdir()
+            except OSError:
+                break
+
+
+def _copy_back(copy: Path, plan: IntegrationPlan) -> None:
+    """Copy the plan's entries into the parent; on any failure restore every
+    target already written, in reverse order, then raise."""
+    done: list[_Prior] = []
+    rel = ""
+    try:
+        for rel, target in zip(plan.paths, plan.targets, strict=True):
+            source = copy / rel
+            prior = _prior(target)
+            done.append(prior)
             target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ws.root / rel, target)
-        return changed
-    return []
+            if source.is_symlink():
+                _place_link(target, os.readlink(source))
+            else:  # `target` is resolved: the bytes land where the gate saw them land
+                atomic_write(target, source.read_bytes(), stat.S_IMODE(source.stat().st_mode))
+    except OSError as exc:
+        failed: list[str] = []
+        for prior in reversed(done):
+            try:
+                _restore(prior)
+            except OSError as again:
+                failed.append(f"{prior.target}: {again.strerror or type(again).__name__}")
+        reason = f"copying back {rel} failed ({exc.strerror or type(exc).__name__})"
+        if failed:
+            raise WorkspaceError(
+                f"{reason}; could not restore {len(failed)} file(s): {'; '.join(failed)}"
+            ) from exc
+        raise WorkspaceError(f"{reason}; every file copied before it was restored") from exc
+
+
+def integrate(ws: AgentWorkspace) -> list[str]:
+    """Bring the child's changes into the parent's workspace (plan, then apply);
+    returns the changed paths. See the module doc."""
+    return apply_integration(ws, plan_integration(ws))
 
 
 class WorkspaceManager:
@@ -228,13 +428,26 @@ class WorkspaceManager:
     def drop(self, ws: AgentWorkspace) -> None:
         remove_workspace(ws)
 
-    def integrate(self, agent_id: str) -> list[str]:
+    def _retained(self, agent_id: str) -> AgentWorkspace:
         ws = self.retained.get(agent_id)
         if ws is None:
             raise WorkspaceError(f"{agent_id}: no retained workspace to integrate")
-        changed = integrate(ws)
+        return ws
+
+    def plan(self, agent_id: str) -> IntegrationPlan:
+        """What integrating this agent's workspace would change (WorkspaceError if
+        none is retained or the changes cannot be listed)."""
+        return plan_integration(self._retained(agent_id))
+
+    def integrate(self, agent_id: str, expect: IntegrationPlan | None = None) -> list[str]:
+        """Apply the retained workspace (the plan `expect`, if given: refused
+        when the workspace no longer matches it), then remove it. A failure
+        changes nothing and keeps the workspace."""
+        ws = self._retained(agent_id)
+        changed = apply_integration(ws, expect if expect is not None else plan_integration(ws))
         del self.retained[agent_id]
-        remove_workspace(ws)
+        with contextlib.suppress(WorkspaceError):  # applied: a failed removal is no failure
+            remove_workspace(ws)
         return changed
 
     def discard(self, agent_id: str) -> None:

@@ -113,6 +113,42 @@ def _envprobe(request: ModelRequest, n: int) -> Sequence[Any]:
     return [TextBlock("ENV\n" + "\n".join(_results(request)))]
 
 
+def _writer(request: ModelRequest, n: int) -> Sequence[Any]:
+    if n == 0:
+        return [
+            ToolUseBlock("w1", "write", {"path": "feature.txt", "content": "from the child\n"}),
+            ToolUseBlock(
+                "w2",
+                "edit",
+                {"path": "tracked.txt", "old": "changed but not committed", "new": "by the child"},
+            ),
+        ]
+    return _answer(request, "WROTE")
+
+
+def _generator(task: str):  # type: ignore[no-untyped-def]
+    """Writes the files its task names (space-separated) through a script it
+    runs, as a build step would: its own gate sees `python3 gen.py`, not the
+    paths. The script removes itself."""
+    code = (
+        "import os, pathlib\n"
+        f"for name in {task.split()!r}:\n"
+        "    path = pathlib.Path(name)\n"
+        "    path.parent.mkdir(parents=True, exist_ok=True)\n"
+        "    path.write_text('written by gen.py\\n')\n"
+        "os.remove('gen.py')\n"
+    )
+
+    def script(request: ModelRequest, n: int) -> Sequence[Any]:
+        if n == 0:
+            return [ToolUseBlock("g1", "write", {"path": "gen.py", "content": code})]
+        if n == 1:
+            return [ToolUseBlock("g2", "bash", {"command": "python3 gen.py"})]
+        return _answer(request, "GENERATED")
+
+    return script
+
+
 SCRIPTS = {
     "planner": _planner,
     "implementer": _implementer,
@@ -122,6 +158,7 @@ SCRIPTS = {
     "slow": _slow,
     "listener": _listener,
     "envprobe": _envprobe,
+    "writer": _writer,
 }
 
 
@@ -130,6 +167,8 @@ def child_provider(info: Mapping[str, Any], **options: Any) -> ScriptedProvider:
         raise RuntimeError("this provider cannot be built")
     if info["agent"] == "hooked":
         return ScriptedProvider(_hooked(int(info["depth"])), name="scripted-hooked")
+    if info["agent"] == "generator":
+        return ScriptedProvider(_generator(str(info["task"])), name="scripted-generator")
     script = SCRIPTS.get(str(info["agent"]), _echo)
     return ScriptedProvider(script, name=f"scripted-{info['agent']}")
 
