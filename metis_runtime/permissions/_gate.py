@@ -19,7 +19,11 @@ simple command at a time; what is recorded in `Facts` is:
   bypassPermissions, and it is denied outright in dontAsk;
 - protected / secret / scope facts also come from the static words and
   redirection targets of the parts (`cat .env`, `echo x >> ~/.bashrc`).
-  Words only known at run time (`cat $F`) cannot be checked.
+  Words only known at run time (`cat $F`) cannot be checked. A relative
+  word is resolved against the workspace and every directory a `cd` or
+  `pushd` before it may have entered (`cd .metis && cp x .` writes the
+  settings folder); a `cd` to a place known only at run time (`cd $D`,
+  `cd -`) makes the call as opaque.
 
 A bash call declared read_only whose command is not read-only is treated as
 exec; a declared kind is never weakened.
@@ -60,6 +64,7 @@ from ._staged import staged_decision
 
 _BASH_TOOLS = frozenset({"bash"})
 _NOT_PATHS = frozenset({"echo", "printf"})  # their words are text, not paths
+_CHDIR = frozenset({"cd", "pushd"})  # later relative words resolve against their target
 _RULELESS_MAX = 256  # decisions kept per gate for calls no rule applies to
 
 # The modes a parent in each mode may give a child: never more permissive.
@@ -306,7 +311,7 @@ class Gate:
             if kind is ToolKind.READ_ONLY and not analysis.read_only:
                 kind = ToolKind.EXEC
             matched = self._bash_rules(rules, analysis)
-            words, scoped = self._shell_paths(analysis)
+            words, scoped, lost = self._shell_paths(analysis)
             if kind in MUTATING_KINDS:
                 protected = protected or any(is_protected(p) for p in words)
             secret = secret or any(is_secret(p) for p in words)
@@ -314,6 +319,9 @@ class Gate:
             if analysis.opaque:
                 protected = True  # never allow what cannot be seen (module doc)
                 detail = "not fully analysable: " + "; ".join(analysis.reasons)
+            elif lost:
+                protected = True  # later relative paths cannot be resolved: as opaque
+                detail = "changes directory to a place known only when it runs"
         else:
             matched = self._other_rules(rules, tool, input, resolved)
         refs = tuple(
@@ -394,19 +402,32 @@ class Gate:
             matched.extend(allow_hits)
         return matched
 
-    def _shell_paths(self, analysis: ShellAnalysis) -> tuple[list[Path], list[Path]]:
-        """Resolved static words of every part (for protected/secret) and the
-        path-looking ones among them (for scope)."""
+    def _shell_paths(self, analysis: ShellAnalysis) -> tuple[list[Path], list[Path], bool]:
+        """Resolved static words of every part (for protected/secret), the
+        path-looking ones among them (for scope), and whether a `cd` went
+        somewhere only known when the command runs.
+
+        A relative word is resolved against the workspace and against every
+        directory a `cd`/`pushd` before it may have entered (`cd .metis &&
+        cp x .` writes the settings folder): an over-approximation, since a
+        subshell or a failed `cd` leaves the directory as it was."""
         words: list[Path] = []
         scoped: list[Path] = []
+        bases = [self._workspace]
+        lost = False
         for c in analysis.commands:
             if c.container:
                 continue
-            for target in (*c.writes, *c.reads):
-                p = resolve(target, self._workspace)
-                words.append(p)
-                scoped.append(p)
             name = trusted_name(c.argv[0]) if c.argv else None
+            for target in (*c.writes, *c.reads):
+                for base in bases:
+                    p = resolve(target, base)
+                    words.append(p)
+                    scoped.append(p)
+            if name in _CHDIR:
+                entered, known = self._entered(c, bases)
+                bases.extend(p for p in entered if p not in bases)
+                lost = lost or not known
             candidates = list(enumerate(c.argv))
             if name in _NOT_PATHS:
                 candidates = []
@@ -420,11 +441,27 @@ class Gate:
                     if not eq or not value:
                         continue
                     word = value  # --file=.env
-                p = resolve(word, self._workspace)
-                words.append(p)
-                if "/" in word or word.startswith("~") or word in {".", ".."}:
-                    scoped.append(p)
-        return words, scoped
+                path_like = "/" in word or word.startswith("~") or word in {".", ".."}
+                for base in bases:
+                    p = resolve(word, base)
+                    words.append(p)
+                    if path_like:
+                        scoped.append(p)
+        return words, scoped, lost
+
+    @staticmethod
+    def _entered(c: SimpleCommand, bases: Sequence[Path]) -> tuple[list[Path], bool]:
+        """The directories a `cd`/`pushd` may enter from any of `bases`, and
+        whether they are all known (a dynamic word or `cd -` is not)."""
+        args = [(i, w) for i, w in enumerate(c.argv[1:], 1) if w != "--"]
+        if any(c.is_dynamic(i) for i, _ in args):
+            return [], False
+        targets = [w for _, w in args if not w.startswith("-") or w in {"-"}]
+        if not targets:
+            return [resolve("~", Path("/"))], True  # `cd` alone: home
+        if "-" in targets or len(targets) > 1:
+            return [], False  # the previous directory, or a form we do not model
+        return [resolve(targets[0], base) for base in bases], True
 
     # --- asking ---------------------------------------------------------------
 

@@ -91,7 +91,9 @@ def is_protected(path: Path) -> bool:
     if not PROTECTED_DIRS.isdisjoint(parts):
         return True
     name = path.name
-    if name in PROTECTED_FILES:
+    if name in PROTECTED_FILES or name in _AGENT_DIRS:
+        # The settings folder itself too: `cp x .metis/` or `mv seed .claude`
+        # would put a settings file in it without naming one.
         return True
     return (
         len(parts) >= 2 and parts[-2] in _AGENT_DIRS and fnmatch.fnmatchcase(name, _SETTINGS_GLOB)

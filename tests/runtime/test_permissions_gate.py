@@ -697,3 +697,47 @@ def test_facts_type() -> None:
     # a smoke check that GateDecision carries the shared schema types
     d = staged_decision(Facts(mode=Mode.DEFAULT, kind=ToolKind.READ_ONLY))
     assert d == (Decision.ALLOW, Stage.MODE, None)
+
+
+# --- the agent's settings through a directory: cd, a folder as the target -----------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cp seed/settings.json .metis/",
+        "mv seed .claude",
+        "cp -r seed/. .claude",
+        "cd .metis && cp /tmp/x/settings.json .",
+        "cd .metis; cp ../seed/settings.json settings.json",
+        "cd .claude && echo '{}' > settings.local.json",
+        "cd src && cd ../.metis && tee settings.json < /dev/null",
+        "pushd .metis && cp /tmp/s.json settings.json",
+        "cd -P .metis && cp /tmp/s.json settings.json",
+        "cd $DIR && cp /tmp/s.json settings.json",
+        "cd - && cp /tmp/s.json settings.json",
+    ],
+)
+@pytest.mark.parametrize("mode", [Mode.BYPASS, Mode.ACCEPT_EDITS])
+def test_settings_reached_through_a_directory_are_bypass_immune(
+    command: str, mode: Mode, ws: Path
+) -> None:
+    p = policy((Source.POLICY, ALLOW, "Bash"))
+    d = sh(gate(p, mode, ws), command)
+    assert (d.decision, d.stage) == (Decision.ASK, Stage.BYPASS_IMMUNE)
+    assert d.facts.protected
+
+
+@pytest.mark.parametrize(
+    ("command", "kind"),
+    [
+        ("cd src && cp a.txt b.txt", ToolKind.EXEC),
+        ("cd src && make", ToolKind.EXEC),
+        ("cd && ls", ToolKind.READ_ONLY),
+        ("ls .metis", ToolKind.READ_ONLY),  # reading the folder changes nothing
+    ],
+)
+def test_cd_elsewhere_is_not_protected(command: str, kind: ToolKind, ws: Path) -> None:
+    d = sh(gate(policy((Source.POLICY, ALLOW, "Bash")), Mode.BYPASS, ws), command, kind)
+    assert not d.facts.protected
+    assert d.decision is Decision.ALLOW
