@@ -22,8 +22,9 @@ simple command at a time; what is recorded in `Facts` is:
   Words only known at run time (`cat $F`) cannot be checked. A relative
   word is resolved against the workspace and every directory a `cd` or
   `pushd` before it may have entered (`cd .metis && cp x .` writes the
-  settings folder); a `cd` to a place known only at run time (`cd $D`,
-  `cd -`) makes the call as opaque.
+  settings folder), and against the directory an `env -C DIR` or
+  `sudo -D DIR` wrapper runs its command in; a `cd` or wrapper directory
+  known only at run time (`cd $D`, `cd -`) makes the call as opaque.
 
 A bash call declared read_only whose command is not read-only is treated as
 exec; a declared kind is never weakened.
@@ -33,6 +34,7 @@ from __future__ import annotations
 
 import functools
 import os
+import posixpath
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -65,6 +67,8 @@ from ._staged import staged_decision
 _BASH_TOOLS = frozenset({"bash"})
 _NOT_PATHS = frozenset({"echo", "printf"})  # their words are text, not paths
 _CHDIR = frozenset({"cd", "pushd"})  # later relative words resolve against their target
+# Wrappers that run their command in another directory: name -> (short, long) option.
+_WRAPPER_CHDIR = {"env": ("C", "--chdir"), "sudo": ("D", "--chdir")}
 _RULELESS_MAX = 256  # decisions kept per gate for calls no rule applies to
 
 # The modes a parent in each mode may give a child: never more permissive.
@@ -419,6 +423,9 @@ class Gate:
             if c.container:
                 continue
             name = trusted_name(c.argv[0]) if c.argv else None
+            outer = bases
+            bases, known = _wrapper_dirs(c, outer)
+            lost = lost or not known
             for target in (*c.writes, *c.reads):
                 for base in bases:
                     p = resolve(target, base)
@@ -426,7 +433,7 @@ class Gate:
                     scoped.append(p)
             if name in _CHDIR:
                 entered, known = self._entered(c, bases)
-                bases.extend(p for p in entered if p not in bases)
+                outer = [*outer, *(p for p in entered if p not in outer)]
                 lost = lost or not known
             candidates = list(enumerate(c.argv))
             if name in _NOT_PATHS:
@@ -447,6 +454,7 @@ class Gate:
                     words.append(p)
                     if path_like:
                         scoped.append(p)
+            bases = outer  # a wrapper's directory is its command's alone
         return words, scoped, lost
 
     @staticmethod
@@ -539,6 +547,40 @@ class Gate:
             additional_directories=self._extra_dirs,
             _parent=self,
         )
+
+
+def _wrapper_dirs(c: SimpleCommand, bases: list[Path]) -> tuple[list[Path], bool]:
+    """`bases` plus the directories `env -C DIR` / `sudo -D DIR` wrappers of
+    `c` run it in (each resolved from every base), and whether all are known.
+    Read conservatively: a cluster such as `-iC DIR` counts too."""
+    dirs = list(bases)
+    known = True
+    for wrapper in c.wrappers:
+        spec = _WRAPPER_CHDIR.get(posixpath.basename(wrapper[0])) if wrapper else None
+        if spec is None:
+            continue
+        short, long = spec
+        found: list[str] = []
+        args = wrapper[1:]
+        for i, word in enumerate(args):
+            if word == long or word.startswith(long + "="):
+                value = word.partition("=")[2] if "=" in word else None
+            elif word.startswith("-") and not word.startswith("--") and short in word[1:]:
+                value = word[word.index(short, 1) + 1 :] or None
+            else:
+                continue
+            if value is None:
+                value = args[i + 1] if i + 1 < len(args) else ""
+            found.append(value)
+        for value in found:
+            if not value or any(ch in value for ch in "$`*?["):
+                known = False  # a run-time directory
+                continue
+            for base in bases:
+                p = resolve(value, base)
+                if p not in dirs:
+                    dirs.append(p)
+    return dirs, known
 
 
 def _may_deny_or_ask(rule: Rule, commands: Sequence[SimpleCommand]) -> bool:

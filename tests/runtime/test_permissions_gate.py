@@ -716,6 +716,14 @@ def test_facts_type() -> None:
         "cd -P .metis && cp /tmp/s.json settings.json",
         "cd $DIR && cp /tmp/s.json settings.json",
         "cd - && cp /tmp/s.json settings.json",
+        "env -C .metis cp /tmp/s.json settings.json",
+        "env --chdir=.claude cp /tmp/s.json settings.json",
+        "env -i -C .metis cp /tmp/s.json settings.json",
+        "timeout 5 env --chdir .metis tee settings.json",
+        "sudo -D .claude cp /tmp/s.json settings.json",
+        "env -C $D cp /tmp/s.json settings.json",
+        "bash -c 'cd .metis && cp /tmp/s.json settings.json'",
+        "(cd .claude; tee settings.local.json < /dev/null)",
     ],
 )
 @pytest.mark.parametrize("mode", [Mode.BYPASS, Mode.ACCEPT_EDITS])
@@ -733,6 +741,7 @@ def test_settings_reached_through_a_directory_are_bypass_immune(
     [
         ("cd src && cp a.txt b.txt", ToolKind.EXEC),
         ("cd src && make", ToolKind.EXEC),
+        ("env -C src cp a.txt b.txt", ToolKind.EXEC),
         ("cd && ls", ToolKind.READ_ONLY),
         ("ls .metis", ToolKind.READ_ONLY),  # reading the folder changes nothing
     ],
