@@ -3,8 +3,9 @@
 Register in `_main.py` with `cli.add_command(run)`. Exit codes: 0 the run
 completed, 1 it failed, was cancelled or interrupted, 2 bad input.
 
-The root agent has the five agent tools (`spawn_agent`, `list_agents`,
-`wait_agent`, `kill_agent`, `message_agent`) of an `AgentSupervisor`: its
+The root agent has the six agent tools (`spawn_agent`, `list_agents`,
+`wait_agent`, `kill_agent`, `message_agent`, `integrate_agent`) of an
+`AgentSupervisor`: its
 children run as processes under the spawn guard (`guard_options`), with the
 root's gate cloned, in the tree directory (the trace's folder when the trace
 is named `trace.jsonl`, as by default; else `<trace>.agents/`), which holds
