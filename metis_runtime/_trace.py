@@ -191,27 +191,12 @@ class TraceWriter:
     def emit(self, kind: str, causes: tuple[int, ...] = (), **fields: Any) -> int:
         """Write one event; return its `seq`."""
         seq = self._seq
-        # `now()` inlined, with `_micro` too: this runs several times per call.
-        x = self._t0 + (self._clock() - self._m0)
-        s = x * 1e6
-        n = round(s)
-        t = n / 1e6 if -0.4999 < s - n < 0.4999 and -1e12 < s < 1e12 else round(x, 6)
-        if t < self._last_t:
-            t = self._last_t
+        t = self.now()
         obj = {"seq": seq, "t": t, "causes": causes, "kind": kind, **fields}
         for name, value in fields.items():
             if value.__class__ not in _PLAIN:
                 obj[name] = str.__str__(value) if isinstance(value, str) else self._plain(value)
-        data = self._redact.json_bytes(obj) + b"\n"
-        if self._fd is not None:  # `_write`'s common case, inlined
-            try:
-                n = os.write(self._fd, data)
-            except OSError as exc:
-                raise self._write_error(exc) from exc
-            if n < len(data):
-                self._write(data[n:])
-        else:
-            self._write(data)
+        self._write_obj(obj)
         self._seq = seq + 1
         self._last_t = t
         return seq
@@ -239,9 +224,8 @@ class TraceWriter:
         self._write(self._redact.json_bytes(obj) + b"\n")
 
     def _write(self, data: bytes) -> None:
-        """Write a line (or the rest of one): on a file, one `write(2)`
-        unless the kernel takes only part of it; on a stream, one write and
-        a flush."""
+        """Write a line: on a file, one `write(2)` unless the kernel takes
+        only part of it; on a stream, one write and a flush."""
         try:
             if self._fd is not None:
                 while data:
@@ -252,10 +236,7 @@ class TraceWriter:
             else:
                 raise TraceWriteError(f"{self.path or 'trace'}: written after close")
         except OSError as exc:
-            raise self._write_error(exc) from exc
-
-    def _write_error(self, exc: OSError) -> TraceWriteError:
-        return TraceWriteError(f"{self.path or 'trace'}: cannot write: {exc.strerror}")
+            raise TraceWriteError(f"{self.path or 'trace'}: cannot write: {exc.strerror}") from exc
 
     def close(self) -> None:
         """fsync and close a file (a stream is only flushed, never closed)."""
