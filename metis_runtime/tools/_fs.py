@@ -15,7 +15,15 @@ from metis_model.trace import CallClass, ToolKind
 from .._errors import ToolError, ToolInputError
 from ._base import Classification, Tool, ToolContext, ToolInput, ToolOutput, ToolSpec, object_schema
 from ._files import atomic_write, display_path, os_error, resolve_path
-from ._search import Cancellation, SearchRequest, SearchWorkerError, SearchWorkers, search
+from ._search import (
+    BINARY_SNIFF,
+    Cancellation,
+    SearchRequest,
+    SearchWorkerError,
+    SearchWorkers,
+    is_binary,
+    search,
+)
 
 READ_DEFAULT_LIMIT = 2000
 READ_MAX_LINE = 2000  # characters kept of one line
@@ -24,14 +32,8 @@ GLOB_MAX_RESULTS = 1000
 GREP_MAX_MATCHES = 500
 GREP_MAX_LINE = 500
 GREP_MAX_FILE_BYTES = 10 * 1024 * 1024  # larger files are skipped, not scanned
-BINARY_SNIFF = 8192
-_VCS_DIRS = frozenset({".git", ".hg", ".svn"})
 
 _STR = {"type": "string", "minLength": 1}
-
-
-def _is_binary(head: bytes) -> bool:
-    return b"\x00" in head
 
 
 def _safe(kind: ToolKind, paths: tuple[Path, ...]) -> Classification:
@@ -69,7 +71,7 @@ class ReadTool(Tool):
         more = False
         try:
             with open(path, "rb") as f:
-                if _is_binary(f.read(BINARY_SNIFF)):
+                if is_binary(f.read(BINARY_SNIFF)):
                     raise ToolError(f"read: {path}: binary file")
                 f.seek(0)
                 for lineno, raw in enumerate(f, 1):

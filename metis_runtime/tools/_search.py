@@ -29,8 +29,14 @@ from collections.abc import Callable, Iterator
 from pathlib import PurePath
 from typing import Any, TypedDict
 
-BINARY_SNIFF = 8192
+BINARY_SNIFF = 8192  # bytes looked at to tell a binary file
 VCS_DIRS = frozenset({".git", ".hg", ".svn"})
+
+
+def is_binary(head: bytes) -> bool:
+    """Whether a file's first BINARY_SNIFF bytes make it binary (a NUL byte)."""
+    return b"\x00" in head
+
 
 # What may make a line's match depend on text beyond the line, or make a
 # search of the whole text miss a line that matches alone: string anchors,
@@ -146,7 +152,7 @@ def read_text(path: str, max_bytes: int) -> str | None:
         return None
     finally:
         os.close(fd)
-    if b"\x00" in data[:BINARY_SNIFF]:
+    if is_binary(data[:BINARY_SNIFF]):
         return None
     return data.decode("utf-8", "replace")
 
