@@ -28,6 +28,9 @@ from .._errors import ConfigError
 from ..tools import ToolContext
 from ._base import EffectSink, PlannedCall, execute_call, skip_call
 
+# What `_BatchRun.running` maps a Safe worker's task to: it runs many calls.
+_WORKER = -1
+
 
 class FourClassDispatcher:
     """Runs admitted calls concurrently where the class rules allow it.
@@ -133,8 +136,8 @@ class _BatchRun:
             while self.safe_waiting and self.safe_workers < self.bound:
                 self.safe_workers += 1
                 worker = self.loop.create_task(self._safe_worker())
-                self.running[worker] = -1
-                worker.add_done_callback(self._on_worker_done)
+                self.running[worker] = _WORKER
+                worker.add_done_callback(self._on_done)
         if self.running:
             return
         ended = self.stopping or (self.next == len(self.calls) and not self.pending)
@@ -204,6 +207,7 @@ class _BatchRun:
     # --- ending calls -------------------------------------------------------------
 
     def _on_done(self, task: asyncio.Task[None]) -> None:
+        """A call's task or a Safe worker (`_WORKER`) ended."""
         try:
             i = self.running.pop(task)
             if not task.cancelled():
@@ -211,27 +215,12 @@ class _BatchRun:
                 if exc is not None and self.failure is None:
                     self.failure = exc
                     self._stop()
-            self._release(i)
+            if i == _WORKER:
+                self.safe_workers -= 1  # its calls released themselves
+            else:
+                self._release(i)
             self._pump()
         except BaseException as exc:  # a bug here must end the batch, not hang it
-            if self.failure is None:
-                self.failure = exc
-            self._stop()
-            if not self.running and not self.done.done():
-                self.done.set_result(None)
-
-    def _on_worker_done(self, worker: asyncio.Task[None]) -> None:
-        # As `_on_done`, for a Safe worker: its calls released themselves.
-        try:
-            del self.running[worker]
-            self.safe_workers -= 1
-            if not worker.cancelled():
-                exc = worker.exception()
-                if exc is not None and self.failure is None:
-                    self.failure = exc
-                    self._stop()
-            self._pump()
-        except BaseException as exc:
             if self.failure is None:
                 self.failure = exc
             self._stop()
