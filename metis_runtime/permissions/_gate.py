@@ -272,13 +272,7 @@ class Gate:
         # and the transition flag's alone (a shell command's analysis aside),
         # so the decision for those three is kept, computed the same way.
         # `rules_for` is asked on every call: a rule added meanwhile counts.
-        if self._parent is None:
-            mode = self._mode
-            transition = self._transition
-        else:
-            mode = self.mode
-            transition = self.in_transition
-        key = (tool, mode, kind, transition)
+        key = (tool, self.mode, kind, self.in_transition)
         hit = self._ruleless.get(key)
         if hit is not None:
             return hit
