@@ -38,8 +38,8 @@ from pathlib import Path
 
 from attrs import frozen
 
-from .._errors import MetisRuntimeError
-from ..tools import atomic_write
+from .._errors import MetisRuntimeError, ToolError
+from ..tools import FileTransaction, atomic_write, place_symlink
 
 
 class WorkspaceKind(StrEnum):
@@ -322,91 +322,34 @@ def apply_integration(ws: AgentWorkspace, plan: IntegrationPlan) -> list[str]:
     return list(plan.paths)
 
 
-@frozen
-class _Prior:
-    """A target's state before a copy: its bytes and mode, its link text, or
-    absent (with the directories the copy creates, deepest first)."""
-
-    target: Path
-    data: bytes | None = None
-    mode: int | None = None
-    link: str | None = None
-    created: tuple[Path, ...] = ()
-
-
-def _prior(target: Path) -> _Prior:
-    if target.is_symlink():
-        return _Prior(target, link=os.readlink(target))
-    if target.exists():
-        return _Prior(target, data=target.read_bytes(), mode=stat.S_IMODE(target.stat().st_mode))
-    missing = []
-    d = target.parent
-    while not d.exists():
-        missing.append(d)
-        d = d.parent
-    return _Prior(target, created=tuple(missing))
-
-
-def _place_link(target: Path, text: str) -> None:
-    """Make `target` a symlink to `text`, replacing what is there atomically."""
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.link.tmp")
-    with contextlib.suppress(FileNotFoundError):
-        tmp.unlink()
-    os.symlink(text, tmp)
-    try:
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
-
-
-def _restore(prior: _Prior) -> None:
-    target = prior.target
-    if prior.link is not None:
-        _place_link(target, prior.link)
-    elif prior.data is not None:
-        if target.is_symlink():
-            target.unlink()  # a copied-back link took its place
-        atomic_write(target, prior.data, prior.mode)
-    else:
-        with contextlib.suppress(FileNotFoundError):
-            target.unlink()
-        for d in prior.created:  # deepest first; stop at one that is not empty
-            try:
-                d.rmdir()
-            except OSError:
-                break
-
-
 def _copy_back(copy: Path, plan: IntegrationPlan) -> None:
     """Copy the plan's entries into the parent; on any failure restore every
-    target already written, in reverse order, then raise."""
-    done: list[_Prior] = []
+    target already written (a `FileTransaction`, links kept as links), then raise."""
+    tx = FileTransaction()
     rel = ""
     try:
         for rel, target in zip(plan.paths, plan.targets, strict=True):
             source = copy / rel
-            prior = _prior(target)
-            done.append(prior)
+            tx.snapshot(target, follow_symlinks=False)
             target.parent.mkdir(parents=True, exist_ok=True)
             if source.is_symlink():
-                _place_link(target, os.readlink(source))
+                place_symlink(target, os.readlink(source))
             else:  # `target` is resolved: the bytes land where the gate saw them land
                 atomic_write(target, source.read_bytes(), stat.S_IMODE(source.stat().st_mode))
-    except OSError as exc:
-        failed: list[str] = []
-        for prior in reversed(done):
-            try:
-                _restore(prior)
-            except OSError as again:
-                failed.append(f"{prior.target}: {again.strerror or type(again).__name__}")
-        reason = f"copying back {rel} failed ({exc.strerror or type(exc).__name__})"
-        if failed:
-            raise WorkspaceError(
-                f"{reason}; could not restore {len(failed)} file(s): {'; '.join(failed)}"
-            ) from exc
+    except (OSError, ToolError) as exc:
+        reason = f"copying back {rel} failed ({_why(exc)})"
+        try:
+            tx.rollback()
+        except ToolError as again:
+            raise WorkspaceError(f"{reason}; {again}") from exc
         raise WorkspaceError(f"{reason}; every file copied before it was restored") from exc
+    tx.commit()
+
+
+def _why(exc: OSError | ToolError) -> str:
+    if isinstance(exc, OSError):
+        return exc.strerror or type(exc).__name__
+    return str(exc)
 
 
 def integrate(ws: AgentWorkspace) -> list[str]:

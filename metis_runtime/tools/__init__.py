@@ -2,7 +2,7 @@
 
 from ._base import Classification, Tool, ToolContext, ToolInput, ToolOutput, ToolSpec
 from ._bash import BashTool
-from ._files import FileTransaction, atomic_write, resolve_path
+from ._files import FileTransaction, atomic_write, place_symlink, resolve_path
 from ._fs import EditTool, GlobTool, GrepTool, LsTool, ReadTool, WriteTool
 from ._jobs import JobCallback, JobManager
 from ._registry import (
@@ -36,5 +36,6 @@ __all__ = [
     "WriteTool",
     "atomic_write",
     "builtin_tools",
+    "place_symlink",
     "resolve_path",
 ]

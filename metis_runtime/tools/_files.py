@@ -76,18 +76,34 @@ def atomic_write(path: str | os.PathLike[str], data: bytes, mode: int | None = N
         raise
 
 
+def place_symlink(path: str | os.PathLike[str], text: str) -> None:
+    """Make `path` a symlink to `text`, replacing what is there atomically."""
+    target = os.fspath(path)
+    directory, base = os.path.split(target)
+    tmp = os.path.join(directory, f".{base}.{os.getpid()}.{next(_tmp_counter)}.link.tmp")
+    os.symlink(text, tmp)
+    try:
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
 @frozen
 class _Saved:
-    data: bytes | None  # None: the file did not exist
+    data: bytes | None  # None: the file did not exist (or was a symlink)
     mode: int | None
     created_dirs: tuple[str, ...]  # missing ancestors, deepest first
+    link: str | None = None  # a symlink's text, when snapshotted without following it
 
 
 class FileTransaction:
     """Snapshots of files taken before a multi-step mutation.
 
     `snapshot(path)` records the current bytes and permission bits of `path`
-    (once; later snapshots of the same real path are no-ops). `rollback()`
+    (once; later snapshots of the same real path are no-ops); with
+    `follow_symlinks=False` a symlink at `path` is recorded as a link. `rollback()`
     restores every snapshotted file exactly, deletes files that did not
     exist, and removes directories created since (when empty). `commit()`
     forgets the snapshots. Used as a context manager, an exception rolls back
@@ -104,9 +120,16 @@ class FileTransaction:
         """The real paths snapshotted so far, in snapshot order."""
         return tuple(Path(p) for p in self._saved)
 
-    def snapshot(self, path: str | os.PathLike[str]) -> None:
-        real = os.path.realpath(path)
+    def snapshot(self, path: str | os.PathLike[str], *, follow_symlinks: bool = True) -> None:
+        if follow_symlinks:
+            real = os.path.realpath(path)
+        else:  # the entry itself, in its real directory
+            head, name = os.path.split(os.fspath(path))
+            real = os.path.join(os.path.realpath(head), name)
         if real in self._saved:
+            return
+        if not follow_symlinks and os.path.islink(real):
+            self._saved[real] = _Saved(None, None, (), link=os.readlink(real))
             return
         try:
             with open(real, "rb") as f:
@@ -127,7 +150,9 @@ class FileTransaction:
         failures: list[str] = []
         for real, saved in reversed(self._saved.items()):
             try:
-                if saved.data is None:
+                if saved.link is not None:
+                    place_symlink(real, saved.link)
+                elif saved.data is None:
                     with contextlib.suppress(FileNotFoundError):
                         os.unlink(real)
                     for d in saved.created_dirs:

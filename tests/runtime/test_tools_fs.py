@@ -583,3 +583,20 @@ def test_grep_survives_a_worker_that_died_while_idle(ws: Path) -> None:
         assert workers.run(request, search_module.Cancellation())[0] == ["a.txt:1:x = 1"]
     finally:
         workers.close()
+
+
+def test_transaction_keeps_a_symlink_as_a_link_when_not_following(ws: Path) -> None:
+    from metis_runtime.tools import place_symlink
+
+    (ws / "real.txt").write_text("real\n")
+    os.symlink("real.txt", ws / "link")
+    tx = FileTransaction()
+    tx.snapshot(ws / "link", follow_symlinks=False)
+    tx.snapshot(ws / "new" / "file.txt", follow_symlinks=False)
+    atomic_write(ws / "link", b"a file now\n")  # replaces the link itself
+    (ws / "new").mkdir()
+    place_symlink(ws / "new" / "file.txt", "../real.txt")
+    tx.rollback()
+    assert os.readlink(ws / "link") == "real.txt"
+    assert (ws / "real.txt").read_text() == "real\n"
+    assert not (ws / "new").exists()
