@@ -131,10 +131,7 @@ def gather_proof_evidence(table: EvidenceTable, depth: int = 20) -> None:
         if not proof.expected_to_hold:
             continue  # ablations of the cut rule: refuted on purpose
         row = table.rows[proof.invariant]
-        label = proof.verdict if proof.verdict != "bounded" else f"bounded({proof.max_len} msgs)"
-        if proof.verdict == "refuted":
-            label = "refuted"
-        row.proof = row.proof or label
+        row.proof = row.proof or proof.label
 
 
 def gather_transcript_evidence(table: EvidenceTable, paths: Iterable[Path]) -> None:

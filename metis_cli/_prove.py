@@ -25,7 +25,7 @@ from metis_model.smt import (
     find_counterexample,
     prove_all,
 )
-from metis_model.smt._context import ContextProof, prove_context
+from metis_model.smt._context import prove_context
 
 from ._output import EXIT_OK, EXIT_VIOLATION, bad_input, emit_json, table
 
@@ -110,9 +110,7 @@ def prove(depth: int, out_dir: str, timeout: float, ablate: str | None, as_json:
     # CONTEXT_MESSAGES messages (the cut rule's ablations are refuted on purpose).
     context = [p for p in prove_context(CONTEXT_MESSAGES, timeout_s=timeout) if p.expected_to_hold]
     for p in context:
-        click.echo(
-            f"[ctx] {p.invariant:8} {_context_label(p):12} {p.seconds:7.2f}s  {p.name}", err=True
-        )
+        click.echo(f"[ctx] {p.invariant:8} {p.label:12} {p.seconds:7.2f}s  {p.name}", err=True)
     if as_json:
         emit_json(
             {
@@ -124,7 +122,7 @@ def prove(depth: int, out_dir: str, timeout: float, ablate: str | None, as_json:
                     {
                         "invariant": p.invariant,
                         "step": p.name,
-                        "result": _context_label(p),
+                        "result": p.label,
                         "messages": p.max_len,
                         "seconds": p.seconds,
                         "counterexample": p.counterexample,
@@ -145,8 +143,7 @@ def prove(depth: int, out_dir: str, timeout: float, ablate: str | None, as_json:
             for r in results
         ]
         rows += [
-            (p.invariant, f"bmc, {p.name}", _context_label(p), p.max_len, f"{p.seconds:.2f}")
-            for p in context
+            (p.invariant, f"bmc, {p.name}", p.label, p.max_len, f"{p.seconds:.2f}") for p in context
         ]
         click.echo(table(["invariant", "method", "result", "depth", "seconds"], rows))
         click.echo(f"smt2 files: {out_dir}")
@@ -163,11 +160,6 @@ def prove(depth: int, out_dir: str, timeout: float, ablate: str | None, as_json:
     if not all(r.holds for r in results) or any(p.verdict == "unknown" for p in context):
         sys.exit(EXIT_UNKNOWN)
     sys.exit(EXIT_OK)
-
-
-def _context_label(proof: ContextProof) -> str:
-    """As the loop's results read: bounded(N msgs), refuted, unknown."""
-    return f"bounded({proof.max_len} msgs)" if proof.verdict == "bounded" else proof.verdict
 
 
 @click.command("counterexample")

@@ -281,6 +281,11 @@ class ContextProof:
     counterexample: str | None = None
 
     @property
+    def label(self) -> str:
+        """As the loop's results read: `bounded(N msgs)`, `refuted` or `unknown`."""
+        return f"bounded({self.max_len} msgs)" if self.verdict == "bounded" else self.verdict
+
+    @property
     def as_expected(self) -> bool:
         want = "bounded" if self.expected_to_hold else "refuted"
         return self.verdict == want
