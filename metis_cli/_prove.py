@@ -30,7 +30,6 @@ from metis_model.smt._context import prove_context
 from ._output import EXIT_OK, EXIT_VIOLATION, bad_input, emit_json, table
 
 EXIT_UNKNOWN = 3
-CONTEXT_MESSAGES = 6  # the context-control check's bound (CLOSE-8), as `metis check` runs it
 
 
 def _ablation(name: str | None) -> str | None:
@@ -107,8 +106,9 @@ def prove(depth: int, out_dir: str, timeout: float, ablate: str | None, as_json:
         on_depth=on_depth,
     )
     # CLOSE-8: every context-control step, on every valid transcript up to
-    # CONTEXT_MESSAGES messages (the cut rule's ablations are refuted on purpose).
-    context = [p for p in prove_context(CONTEXT_MESSAGES, timeout_s=timeout) if p.expected_to_hold]
+    # prove_context's default length, as `metis check` runs it (the cut rule's
+    # ablations are refuted on purpose).
+    context = [p for p in prove_context(timeout_s=timeout) if p.expected_to_hold]
     for p in context:
         click.echo(f"[ctx] {p.invariant:8} {p.label:12} {p.seconds:7.2f}s  {p.name}", err=True)
     if as_json:
