@@ -53,6 +53,7 @@ from ._worktree import (
     WorkspaceManager,
     changed_files,
     make_workspace,
+    printable,
 )
 
 PRODUCER = "metis_runtime.agents"
@@ -520,11 +521,7 @@ class AgentSupervisor:
         self.ledger.finished(record.agent_id)
         if record.status == "completed":
             with contextlib.suppress(WorkspaceError, OSError):
-                # For the report: an undecodable name is shown with `\udcXX` escapes.
-                record.changed = tuple(
-                    p.encode("utf-8", "backslashreplace").decode("utf-8")
-                    for p in changed_files(record.workspace)
-                )
+                record.changed = tuple(printable(p) for p in changed_files(record.workspace))
             self.workspaces.keep(record.agent_id, record.workspace)
         else:
             with contextlib.suppress(WorkspaceError, OSError):

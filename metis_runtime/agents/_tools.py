@@ -27,7 +27,7 @@ from ..tools import Classification, Tool, ToolContext, ToolInput, ToolOutput, To
 from ..tools._files import display_path
 from ._guard import task_digest
 from ._supervisor import AgentSupervisor, SpawnRefused
-from ._worktree import IntegrationPlan, WorkspaceError
+from ._worktree import IntegrationPlan, WorkspaceError, printable
 
 _STRINGS = {"type": "array", "items": {"type": "string"}}
 AGENT_TOOL_NAMES: tuple[str, ...] = (
@@ -239,12 +239,7 @@ class MessageAgentTool(_AgentTool):
 
 
 def _one_line(exc: Exception) -> str:
-    return _printable(" ".join(str(exc).split()))
-
-
-def _printable(text: str) -> str:
-    """`text` with undecodable path bytes (surrogate escapes) shown as `\\udcXX`."""
-    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return printable(" ".join(str(exc).split()))
 
 
 class IntegrateAgentTool(_AgentTool):
@@ -304,7 +299,7 @@ class IntegrateAgentTool(_AgentTool):
         where = f"branch {branch}" if branch else "its copy"
         if not changed:
             return ToolOutput(f"agent {agent_id} changed nothing; its workspace was removed")
-        shown = [_printable(display_path(ctx.workspace, target)) for target in plan.targets]
+        shown = [printable(display_path(ctx.workspace, target)) for target in plan.targets]
         head = f"integrated agent {agent_id} ({where}): {len(shown)} path(s) changed"
         return ToolOutput("\n".join([head, *shown]))
 

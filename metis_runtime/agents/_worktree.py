@@ -188,6 +188,11 @@ def _tree_changes(ws: AgentWorkspace, tree: str) -> list[str]:
     return [name for name in out.split("\0") if name]
 
 
+def printable(path: str) -> str:
+    """`path` for a report: undecodable bytes (surrogate escapes) shown as `\\udcXX`."""
+    return path.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def changed_files(ws: AgentWorkspace) -> list[str]:
     """Paths (relative to the child's root) the child changed since its start."""
     if ws.kind is WorkspaceKind.BRANCH and ws.root is not None and ws.base is not None:
