@@ -102,12 +102,6 @@ class Redactor:
         self._escaped = tuple(_stdlib_escaped(v) for v in values)
         self._fast_escaped = tuple(e for v in values if (e := _fast_escaped(v)) is not None)
 
-    def found_in_json(self, line: str) -> bool:
-        """Whether a JSON text written by the stdlib ASCII encoder may hold
-        something to redact (never a false negative for strings inside it;
-        false positives are fine)."""
-        return _screen(line, self._escaped)
-
     def json_line(self, obj: Any) -> str:
         """`obj` as one line of ASCII JSON, with credentials redacted. ASCII:
         U+2028, U+0085 and the like would end the line for some JSONL readers.
