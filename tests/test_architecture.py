@@ -125,11 +125,34 @@ def test_studies_use_the_public_surfaces_only() -> None:
 )
 def test_public_names_equal_all(package: str) -> None:
     module = __import__(package, fromlist=["__all__"])
+    for name in module.__all__:  # a lazy package (PEP 562) binds names on first use
+        getattr(module, name)
     public = {n for n in vars(module) if not n.startswith(("_", "@"))}
     submodules = {n for n, v in vars(module).items() if type(v).__name__ == "module"}
     assert set(module.__all__) == public - submodules
     for name in module.__all__:
         assert getattr(module, name) is not None
+
+
+@pytest.mark.parametrize("package", ["metis_model"])
+def test_lazy_exports_agree_with_the_type_checking_imports(package: str) -> None:
+    """A lazy package names each export three times: the `TYPE_CHECKING`
+    imports (for mypy), the `_EXPORTS` table (for PEP 562), and `__all__`."""
+    path = ROOT / package.replace(".", "/") / "__init__.py"
+    tree = ast.parse(path.read_text())
+    typed: dict[str, set[str]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and ast.unparse(node.test).endswith("TYPE_CHECKING"):
+            for stmt in node.body:
+                assert isinstance(stmt, ast.ImportFrom) and stmt.level == 1, ast.unparse(stmt)
+                typed.setdefault(f".{stmt.module}", set()).update(a.name for a in stmt.names)
+    module = __import__(package, fromlist=["_EXPORTS"])
+    table = {mod: set(names) for mod, names in module._EXPORTS.items()}
+    assert typed == table
+    assert sorted(module.__all__) == sorted(n for names in table.values() for n in names)
+    code = f"import json, sys, {package}; print(json.dumps(sorted(sys.modules)))"
+    loaded = _imported_in(code)
+    assert not [m for mod in table if (m := package + mod) in loaded], "exports load eagerly"
 
 
 def test_checked_in_trace_schema_has_not_drifted() -> None:
