@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from metis_model import BY_ID, INVARIANTS, Report, check_trace
+from metis_model.trace import InputError
 
 from ._agents import ablate, agents
 from ._demo import bundled_transcripts, demo
@@ -209,4 +210,6 @@ def main() -> None:
     except click.ClickException as exc:
         click.echo(f"metis: error: {exc.format_message()}", err=True)
         sys.exit(exc.exit_code)
+    except InputError as exc:  # any reader's bad input that no command mapped itself
+        bad_input(str(exc))
     sys.exit(code if isinstance(code, int) else 0)

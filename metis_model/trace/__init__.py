@@ -3,7 +3,7 @@
 The runtime may import this package (and nothing else of `metis_model`).
 """
 
-from .._errors import MetisModelError, TraceFormatError
+from .._errors import InputError, MetisModelError, TraceFormatError
 from ._enums import (
     AUTHORITY,
     MUTATING_KINDS,
@@ -52,11 +52,22 @@ from ._io import (
     dumps_trace,
     iter_trace_lines,
     parse_event,
+    parse_event_json,
     parse_header,
     read_trace,
     read_trace_numbered,
     trace_json_schema,
 )
+from ._strict_json import (
+    JsonLimits,
+    check_json_value,
+    decode_json,
+    json_limits,
+    positive_int_setting,
+    raw_decode_json,
+    set_json_limits,
+)
+from ._validate import first_error, model_strict, validate_strict, value_strict
 
 __all__ = [
     "AUTHORITY",
@@ -77,8 +88,10 @@ __all__ = [
     "EffectStart",
     "Facts",
     "Handshake",
+    "InputError",
     "Interrupt",
     "JobDone",
+    "JsonLimits",
     "MetisModelError",
     "Mode",
     "Repair",
@@ -101,11 +114,22 @@ __all__ = [
     "TraceFormatError",
     "TraceHeader",
     "TurnStart",
+    "check_json_value",
+    "decode_json",
     "dumps_trace",
+    "first_error",
     "iter_trace_lines",
+    "json_limits",
+    "model_strict",
     "parse_event",
+    "parse_event_json",
     "parse_header",
+    "positive_int_setting",
+    "raw_decode_json",
     "read_trace",
     "read_trace_numbered",
+    "set_json_limits",
     "trace_json_schema",
+    "validate_strict",
+    "value_strict",
 ]
