@@ -6,12 +6,12 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
-from metis_model.trace import InputError, TraceEvent, TraceHeader, read_trace_numbered
-from metis_runtime._input import input_lines, read_input_text
+if TYPE_CHECKING:
+    from metis_model.trace import TraceEvent, TraceHeader
 
 EXIT_OK = 0
 EXIT_VIOLATION = 1
@@ -33,6 +33,9 @@ def emit_json(payload: Any) -> None:
 def read_trace_file(path: Path) -> tuple[TraceHeader, list[TraceEvent], list[int]]:
     """A trace file's header, events and event lines; unreadable or malformed
     input is a one-line error naming the file (and line and field), exit 2."""
+    from metis_model.trace import InputError, read_trace_numbered
+    from metis_runtime._input import input_lines, read_input_text
+
     try:
         return read_trace_numbered(input_lines(read_input_text(path)))
     except InputError as exc:

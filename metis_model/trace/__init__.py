@@ -1,73 +1,168 @@
 """The trace format: the one place where the model and the runtime meet.
 
 The runtime may import this package (and nothing else of `metis_model`).
+
+Exports load lazily (PEP 562, see `metis_model/_lazy.py`).
 """
 
-from .._errors import InputError, MetisModelError, TraceFormatError
-from ._enums import (
-    AUTHORITY,
-    MUTATING_KINDS,
-    CallClass,
-    Decision,
-    EffectOutcome,
-    Mode,
-    ResultStatus,
-    Route,
-    RuleBehavior,
-    RunStatus,
-    Source,
-    Stage,
-    ToolKind,
-)
-from ._events import (
-    EVENT_KINDS,
-    FORMAT_NAME,
-    FORMAT_VERSION,
-    AskResolved,
-    Assistant,
-    CallRef,
-    Cancel,
-    Compaction,
-    DecisionEvent,
-    EffectEnd,
-    EffectStart,
-    Facts,
-    Handshake,
-    Interrupt,
-    JobDone,
-    Repair,
-    Request,
-    Result,
-    ResultsSent,
-    Resume,
-    RuleRef,
-    RunEnd,
-    Spawn,
-    StreamRepair,
-    TraceEvent,
-    TraceHeader,
-    TurnStart,
-)
-from ._io import (
-    dumps_trace,
-    iter_trace_lines,
-    parse_event,
-    parse_event_json,
-    parse_header,
-    read_trace,
-    read_trace_numbered,
-    trace_json_schema,
-)
-from ._strict_json import (
-    JsonLimits,
-    check_json_value,
-    decode_json,
-    json_limits,
-    positive_int_setting,
-    raw_decode_json,
-    set_json_limits,
-)
-from ._validate import first_error, model_strict, validate_strict, value_strict
+import typing as _typing
+
+from .._lazy import lazy_exports as _lazy_exports
+
+if _typing.TYPE_CHECKING:
+    from .._errors import (
+        InputError,
+        MetisModelError,
+        TraceFormatError,
+    )
+    from ._enums import (
+        AUTHORITY,
+        MUTATING_KINDS,
+        CallClass,
+        Decision,
+        EffectOutcome,
+        Mode,
+        ResultStatus,
+        Route,
+        RuleBehavior,
+        RunStatus,
+        Source,
+        Stage,
+        ToolKind,
+    )
+    from ._events import (
+        EVENT_KINDS,
+        FORMAT_NAME,
+        FORMAT_VERSION,
+        AskResolved,
+        Assistant,
+        CallRef,
+        Cancel,
+        Compaction,
+        DecisionEvent,
+        EffectEnd,
+        EffectStart,
+        Facts,
+        Handshake,
+        Interrupt,
+        JobDone,
+        Repair,
+        Request,
+        Result,
+        ResultsSent,
+        Resume,
+        RuleRef,
+        RunEnd,
+        Spawn,
+        StreamRepair,
+        TraceEvent,
+        TraceHeader,
+        TurnStart,
+    )
+    from ._io import (
+        dumps_trace,
+        iter_trace_lines,
+        parse_event,
+        parse_event_json,
+        parse_header,
+        read_trace,
+        read_trace_numbered,
+        trace_json_schema,
+    )
+    from ._strict_json import (
+        JsonLimits,
+        check_json_value,
+        decode_json,
+        json_limits,
+        positive_int_setting,
+        raw_decode_json,
+        set_json_limits,
+    )
+    from ._validate import (
+        first_error,
+        model_strict,
+        validate_strict,
+        value_strict,
+    )
+
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    ".._errors": (
+        "InputError",
+        "MetisModelError",
+        "TraceFormatError",
+    ),
+    "._enums": (
+        "AUTHORITY",
+        "MUTATING_KINDS",
+        "CallClass",
+        "Decision",
+        "EffectOutcome",
+        "Mode",
+        "ResultStatus",
+        "Route",
+        "RuleBehavior",
+        "RunStatus",
+        "Source",
+        "Stage",
+        "ToolKind",
+    ),
+    "._events": (
+        "EVENT_KINDS",
+        "FORMAT_NAME",
+        "FORMAT_VERSION",
+        "AskResolved",
+        "Assistant",
+        "CallRef",
+        "Cancel",
+        "Compaction",
+        "DecisionEvent",
+        "EffectEnd",
+        "EffectStart",
+        "Facts",
+        "Handshake",
+        "Interrupt",
+        "JobDone",
+        "Repair",
+        "Request",
+        "Result",
+        "ResultsSent",
+        "Resume",
+        "RuleRef",
+        "RunEnd",
+        "Spawn",
+        "StreamRepair",
+        "TraceEvent",
+        "TraceHeader",
+        "TurnStart",
+    ),
+    "._io": (
+        "dumps_trace",
+        "iter_trace_lines",
+        "parse_event",
+        "parse_event_json",
+        "parse_header",
+        "read_trace",
+        "read_trace_numbered",
+        "trace_json_schema",
+    ),
+    "._strict_json": (
+        "JsonLimits",
+        "check_json_value",
+        "decode_json",
+        "json_limits",
+        "positive_int_setting",
+        "raw_decode_json",
+        "set_json_limits",
+    ),
+    "._validate": (
+        "first_error",
+        "model_strict",
+        "validate_strict",
+        "value_strict",
+    ),
+}
+
+__getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
     "AUTHORITY",
