@@ -15,6 +15,10 @@ import typing as _typing
 
 from metis_model._lazy import lazy_exports as _lazy_exports
 
+# Imported eagerly: a fail point is taken out of the environment as soon as the
+# runtime is imported, so nothing it starts inherits it (see `_failpoints`).
+from . import _failpoints  # noqa: F401
+
 if _typing.TYPE_CHECKING:
     from ._errors import (
         ConfigError,

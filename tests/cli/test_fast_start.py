@@ -40,6 +40,7 @@ SCHEMA = ("pydantic", "metis_model.trace")
 INPUT_LAYER = {
     "metis_runtime",
     "metis_runtime._input",
+    "metis_runtime._failpoints",
     "metis_model.trace",
     "metis_model.trace._strict_json",
 }
