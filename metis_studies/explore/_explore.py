@@ -18,6 +18,7 @@ passing). Budgets:
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import time
 from collections import Counter
@@ -131,17 +132,21 @@ def explore(
             stats.findings[f.invariant] += 1
         return verdict
 
-    def probe(workload: Workload, execution: Execution) -> None:
+    seen: dict[tuple[str, Execution], str | None] = {}
+
+    def judge(workload: Workload, execution: Execution) -> str | None:
+        """Run a candidate; the divergence it shows (of the target ID), if any."""
         now = time.monotonic()
+        key = (workload.model_dump_json(), execution)
         if state.target is None:
             if (runs is not None and stats.runs >= runs) or now >= deadline:
                 raise _Spent
             stats.runs += 1
+        elif key in seen:
+            return seen[key]  # Hypothesis replaying a candidate: already run
+        elif now >= shrink_deadline[0]:
+            return None
         else:
-            if state.best is not None and workload == state.best[0]:
-                raise _Diverged("known")  # Hypothesis replaying the smallest: already run
-            if now >= shrink_deadline[0]:
-                return
             stats.shrink_runs += 1
         verdict = run_one(workload, execution)
         first = verdict.first
@@ -149,7 +154,8 @@ def explore(
         if first is None or (state.target is not None and first.invariant != state.target):
             if not state.keep:
                 shutil.rmtree(root, ignore_errors=True)
-            return
+            seen[key] = None
+            return None
         if state.target is None:
             state.target = first.invariant
             state.first = workload
@@ -161,10 +167,16 @@ def explore(
             if best is not None and not state.keep:
                 shutil.rmtree(best[2].outcome.paths.root, ignore_errors=True)
             state.best = (workload, execution, verdict)
-            say(f"  smaller: {workload.size} ({len(workload.calls)} calls) {execution}")
+            say(f"  smaller: size {workload.size}, {len(workload.calls)} calls, {execution}")
         elif not state.keep:
             shutil.rmtree(root, ignore_errors=True)
-        raise _Diverged(first.one_line())
+        seen[key] = first.one_line()
+        return seen[key]
+
+    def probe(workload: Workload, execution: Execution) -> None:
+        found = judge(workload, execution)
+        if found is not None:
+            raise _Diverged(found)  # one place: Hypothesis tells failures apart by line
 
     def hypothesis_run(strategy: st.SearchStrategy[Workload], examples: int, salt: int) -> None:
         test = settings(
@@ -175,7 +187,7 @@ def explore(
             phases=(Phase.generate, Phase.shrink),
             suppress_health_check=list(HealthCheck),
             report_multiple_bugs=False,
-            verbosity=Verbosity.quiet,
+            verbosity=Verbosity.debug if os.environ.get("METIS_EXPLORE_DEBUG") else Verbosity.quiet,
             print_blob=False,
         )(hseed(seed + salt)(given(strategy, st.sampled_from(tuple(executions)))(probe)))
         # Flaky: Hypothesis's final replay did not fail; confirmed by a run of ours below.
