@@ -105,7 +105,6 @@ __all__ = [
     "event_graph",
     "expected_answers",
     "find_counterexample",
-    "write_trace_files",
     "get_property",
     "guard_z3",
     "houdini",
@@ -121,5 +120,6 @@ __all__ = [
     "settle_z3",
     "to_itf",
     "trace_itf",
+    "write_trace_files",
     "z3_answers",
 ]

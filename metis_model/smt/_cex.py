@@ -68,8 +68,8 @@ class Counterexample:
 
     def write(self, out_dir: Path) -> CounterexampleFiles:
         """Write the JSONL trace, ITF JSON, DOT + SVG graph and a pytest file."""
-        itf_doc = to_itf(self.path, self.slots, self.jobs, self.events, f"ablation {self.ablation}")
-        files = write_trace_files(out_dir, self.name, self.header, self.events, self.report, itf_doc)
+        itf = to_itf(self.path, self.slots, self.jobs, self.events, f"ablation {self.ablation}")
+        files = write_trace_files(out_dir, self.name, self.header, self.events, self.report, itf)
         test = out_dir / f"test_{self.name}.py"
         test.write_text(regression_test(self, dumps_trace(self.header, list(self.events))))
         return attrs.evolve(files, test=test)

@@ -16,7 +16,8 @@ import z3
 
 from .._children import PLAN_LOCKED_REMOVED, child_surface
 from .._generate import ALL_TOOLS, TOOLS_BY_KIND
-from .._loop import Call, Divergence, LoopState, initial_state, step
+from .._loop import Call, Divergence, LoopState, initial_state
+from .._loop import step as model_step
 from .._permissions import resolve
 from ..trace import (
     AskResolved,
@@ -399,7 +400,7 @@ def trace_itf(header: TraceHeader, events: Sequence[TraceEvent], source: str) ->
     for event in events:
         occ = getattr(event, "occ", None)
         label = event.kind if occ is None else f"{event.kind}({occ})"
-        out = step(state, event)
+        out = model_step(state, event)
         if isinstance(out, Divergence):
             rows.append((label, event.seq, out.state, out.invariant))
             break

@@ -58,7 +58,8 @@ def test_a_seeded_fault_is_found_shrunk_and_written(
     assert load_scenario(tmp_path / "out" / "scenario.yaml").cassette.interactions
     assert read_workload(tmp_path / "out" / "scenario.yaml") == d.workload
     # the counterexample trace is rejected with the ID; the ITF ends at the violation
-    header, events = read_trace((tmp_path / "out" / "cex_perm_1.jsonl").open())
+    with (tmp_path / "out" / "cex_perm_1.jsonl").open() as fh:
+        header, events = read_trace(fh)
     assert check_trace(events, header).first.invariant == "PERM-1"  # type: ignore[union-attr]
     itf = json.loads((tmp_path / "out" / "cex_perm_1.itf.json").read_text())
     assert itf["states"][-1]["#meta"]["violation"] == "PERM-1"
