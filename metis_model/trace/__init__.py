@@ -4,6 +4,19 @@ The runtime may import this package (and nothing else of `metis_model`).
 """
 
 from .._errors import MetisModelError, TraceFormatError
+from ._credentials import (
+    FAMILIES,
+    FAMILY_NAMES,
+    SCREEN_NEEDLES,
+    CredentialFamily,
+    CredentialFinding,
+    CredentialScanner,
+    find_credentials,
+    may_hold_credential,
+    redact_credentials,
+    replace_spans,
+    secret_name,
+)
 from ._enums import (
     AUTHORITY,
     MUTATING_KINDS,
@@ -61,15 +74,21 @@ from ._io import (
 __all__ = [
     "AUTHORITY",
     "EVENT_KINDS",
+    "FAMILIES",
+    "FAMILY_NAMES",
     "FORMAT_NAME",
     "FORMAT_VERSION",
     "MUTATING_KINDS",
+    "SCREEN_NEEDLES",
     "AskResolved",
     "Assistant",
     "CallClass",
     "CallRef",
     "Cancel",
     "Compaction",
+    "CredentialFamily",
+    "CredentialFinding",
+    "CredentialScanner",
     "Decision",
     "DecisionEvent",
     "EffectEnd",
@@ -102,10 +121,15 @@ __all__ = [
     "TraceHeader",
     "TurnStart",
     "dumps_trace",
+    "find_credentials",
     "iter_trace_lines",
+    "may_hold_credential",
     "parse_event",
     "parse_header",
     "read_trace",
     "read_trace_numbered",
+    "redact_credentials",
+    "replace_spans",
+    "secret_name",
     "trace_json_schema",
 ]
