@@ -64,7 +64,7 @@ if _typing.TYPE_CHECKING:
         resolve,
         settle_ask,
     )
-    from ._report import Report, Violation
+    from ._report import STATUSES, Note, Report, Undecided, Verdict, Violation
 
 _EXPORTS = {
     "._agents": (
@@ -139,7 +139,11 @@ _EXPORTS = {
         "settle_ask",
     ),
     "._report": (
+        "STATUSES",
+        "Note",
         "Report",
+        "Undecided",
+        "Verdict",
         "Violation",
     ),
 }
@@ -160,6 +164,7 @@ __all__ = [
     "PLAN_LOCKED_REMOVED",
     "SPAWNING_TOOLS",
     "STAGE_ORDER",
+    "STATUSES",
     "Admit",
     "Call",
     "ChildAuthority",
@@ -170,6 +175,7 @@ __all__ = [
     "Invariant",
     "LoopState",
     "MetisModelError",
+    "Note",
     "Phase",
     "Refusal",
     "RefusalCode",
@@ -179,6 +185,8 @@ __all__ = [
     "SimConfig",
     "SpawnRequest",
     "TraceFormatError",
+    "Undecided",
+    "Verdict",
     "Violation",
     "admit",
     "break_trace",
