@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import glob
 import os
-import stat
-import sys
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -22,8 +20,6 @@ import attrs
 from metis_model import Report
 
 STDIN = "-"
-# Bound on what one input file may hold: a guard against /dev/zero-like input.
-MAX_BYTES = int(os.environ.get("METIS_MAX_INPUT_BYTES", str(512 * 1024 * 1024)))
 TRANSCRIPT_SUFFIXES = (".jsonl", ".json", ".ndjson")
 
 
@@ -60,24 +56,14 @@ class FileResult:
 
 
 def read_text(path: str) -> str:
-    """A regular file (or `-`) as UTF-8 text, bounded; `BadInput` on failure."""
+    """A regular file (or `-`) as strict UTF-8 text, bounded (`metis_runtime._input`)."""
+    from metis_model.trace import InputError
+    from metis_runtime._input import read_input_text
+
     try:
-        if path == STDIN:
-            data = sys.stdin.buffer.read(MAX_BYTES + 1)
-        else:
-            # Never open a FIFO or a device: opening one may block, reading may never end.
-            if not stat.S_ISREG(os.stat(path).st_mode):
-                raise BadInput(f"{path}: not a regular file")
-            with open(path, "rb") as handle:
-                data = handle.read(MAX_BYTES + 1)
-    except OSError as exc:
-        raise BadInput(f"{path}: cannot read ({exc.strerror or exc})") from exc
-    if len(data) > MAX_BYTES:
-        raise BadInput(f"{path}: larger than {MAX_BYTES} bytes (METIS_MAX_INPUT_BYTES)")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise BadInput(f"{path}: not UTF-8 text (byte {exc.start})") from exc
+        return read_input_text(path)
+    except InputError as exc:
+        raise BadInput(exc.describe(path)) from exc
 
 
 def companions_of(session: Path) -> tuple[str, ...]:
@@ -155,12 +141,8 @@ def load(unit: Unit) -> Loaded:
 
 def check_loaded(loaded: Loaded, fmt: str) -> FileResult:
     """Check one loaded unit; every failure is a result, never an exception."""
-    from metis_model.transcripts import (
-        TranscriptFormatError,
-        check_claude_code_tree,
-        check_transcript,
-        detect_format,
-    )
+    from metis_model.trace import InputError
+    from metis_model.transcripts import check_claude_code_tree, check_transcript, detect_format
 
     source = loaded.unit.path
     if loaded.error:
@@ -176,9 +158,8 @@ def check_loaded(loaded: Loaded, fmt: str) -> FileResult:
             report = check_claude_code_tree(loaded.text, dict(loaded.companions), source=source)
         else:
             report = check_transcript(loaded.text, fmt, source=source)  # type: ignore[arg-type]
-    except TranscriptFormatError as exc:
-        where = exc.source or source
-        return FileResult(source, error=f"{where}: line {exc.line}: {exc.message}")
+    except InputError as exc:
+        return FileResult(source, error=exc.describe(source))
     except BadInput as exc:
         return FileResult(source, error=str(exc))
     except RecursionError:
@@ -202,17 +183,17 @@ def _check_trace(loaded: Loaded) -> Report:
         traces = {}
         for trace in sorted(Path(path).rglob("trace.jsonl")):
             try:
-                header, events, _ = read_trace_numbered(read_text(str(trace)).splitlines())
+                header, events, _ = read_trace_numbered(read_text(str(trace)).split("\n"))
             except TraceFormatError as exc:
-                raise BadInput(f"{trace}: line {exc.line}: {exc.message}") from exc
+                raise BadInput(exc.describe(str(trace))) from exc
             traces[str(trace.relative_to(path))] = (header, events)
         if not traces:
             raise BadInput(f"{path}: no trace.jsonl below it")
         return check_trace_tree(traces, source=path)
     try:
-        header, events, line_of = read_trace_numbered(loaded.text.splitlines())
+        header, events, line_of = read_trace_numbered(loaded.text.split("\n"))
     except TraceFormatError as exc:
-        raise BadInput(f"{path}: line {exc.line}: {exc.message}") from exc
+        raise BadInput(exc.describe(path)) from exc
     return check_trace(events, header, source=path, line_of=line_of)
 
 

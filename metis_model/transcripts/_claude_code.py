@@ -49,15 +49,15 @@ line.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 import attrs
 
-from .._errors import TranscriptFormatError
+from .._errors import InputError, TranscriptFormatError
 from .._report import Note
+from ..trace import raw_decode_json
 from ._api import id_rule_violation
 from ._blocks import ANTHROPIC_ID, ANTHROPIC_SERVER_ID, anthropic_role
 from ._tree import Block, Occ, Parsed, Tree
@@ -90,20 +90,17 @@ KNOWN_TYPES = frozenset(
         "permission-mode",
     }
 )
-_DECODER = json.JSONDecoder()
 
 
 def decode_records(text: str, line: int, source: str) -> list[dict[str, Any]]:
-    """The JSON objects on one line: one, or several written back to back."""
+    """The JSON objects on one line (strict JSON): one, or several written back to back."""
     records: list[dict[str, Any]] = []
     pos = 0
     while pos < len(text):
         try:
-            obj, end = _DECODER.raw_decode(text, pos)
-        except json.JSONDecodeError as exc:
-            raise TranscriptFormatError(
-                line, f"not valid JSON ({exc.msg} at column {exc.colno})", source
-            ) from exc
+            obj, end = raw_decode_json(text, pos, line=line, source=source)
+        except InputError as exc:
+            raise TranscriptFormatError(exc.line or line, exc.message, source) from exc
         if not isinstance(obj, dict):
             raise TranscriptFormatError(line, "a record must be a JSON object", source)
         records.append(obj)

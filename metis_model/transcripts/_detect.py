@@ -11,14 +11,12 @@ none of these is refused: its format must be named.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from typing import Any
 
-from .._errors import TranscriptFormatError
+from .._errors import InputError, TranscriptFormatError
+from ..trace import raw_decode_json
 from ._claude_code import KNOWN_TYPES
-
-_DECODER = json.JSONDecoder()
 _LOOK = 20  # records looked at
 _CC_KEYS = ("parentUuid", "sessionId")
 
@@ -33,9 +31,9 @@ def _first_values(text: str, limit: int) -> list[Any]:
         if pos >= len(text):
             break
         try:
-            value, pos = _DECODER.raw_decode(text, pos)
-        except json.JSONDecodeError:
-            break
+            value, pos = raw_decode_json(text, pos)
+        except InputError:
+            break  # the reader will say what is wrong, and where
         values.append(value)
     return values
 
