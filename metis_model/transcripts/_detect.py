@@ -17,6 +17,7 @@ from typing import Any
 from .._errors import InputError, TranscriptFormatError
 from ..trace import raw_decode_json
 from ._claude_code import KNOWN_TYPES
+
 _LOOK = 20  # records looked at
 _CC_KEYS = ("parentUuid", "sessionId")
 
