@@ -6,8 +6,8 @@ data table, `runners.json`), and says when it cannot see everything.
 """
 
 from ._analyze import analyze_command
-from ._runners import Runner, runner, runners
 from ._readonly import READ_ONLY_COMMANDS, command_is_read_only, trusted_name
+from ._runners import Runner, runner, runners
 from ._types import ShellAnalysis, SimpleCommand
 
 __all__ = [

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+import shlex
 from collections.abc import Sequence
 from typing import Any
 
@@ -22,7 +23,7 @@ from attrs import define, evolve, field, frozen
 
 from ._interp import GIT_BUILTINS, git_split, interpreter_code, shell_literals
 from ._readonly import command_is_read_only
-from ._runners import Runner, option_value, runner, skip_options
+from ._runners import Runner, option_value, runner, skip_options, subcommand_programs
 from ._types import ShellAnalysis, SimpleCommand
 from ._words import has_active_expansion, has_glob_or_brace, parser, unquote
 
@@ -112,7 +113,29 @@ _STATEMENTS = _CONTAINERS | {
 # Words bash reads as syntax where a command name stands: tree-sitter may
 # take them for a program name, bash refuses the line or reads it otherwise.
 _RESERVED = frozenset(
-    "{ } ! [[ ]] then do done fi esac in elif else if while until for case select function time".split()
+    [
+        "{",
+        "}",
+        "!",
+        "[[",
+        "]]",
+        "then",
+        "do",
+        "done",
+        "fi",
+        "esac",
+        "in",
+        "elif",
+        "else",
+        "if",
+        "while",
+        "until",
+        "for",
+        "case",
+        "select",
+        "function",
+        "time",
+    ]
 )
 # tree-sitter-bash drops a word that starts with an escaped blank (`echo \  x`).
 _ESCAPED_BLANK = re.compile(r"(?<![A-Za-z0-9_./:=@%+,-])\\[ \t]")
@@ -185,7 +208,33 @@ def analyze_source(src: str, acc: _Acc, wrappers: tuple[tuple[str, ...], ...], d
     ctx = _Ctx(src=data, depth=depth, wrappers=wrappers)
     if root.has_error:
         acc.opaque(f"cannot parse: {_first_error(root, ctx)}")
+        _fallback(src, acc, wrappers, depth)
     _visit(root, ctx, acc)
+
+
+_SYNTAX = re.compile(r"`|\$\(|\$\{|[()}{]")
+_SEPARATORS = re.compile(r"[;&|\n]+")
+
+
+def _fallback(src: str, acc: _Acc, wrappers: tuple[tuple[str, ...], ...], depth: int) -> None:
+    """A line the grammar rejects stays opaque (never allowed), but its words,
+    read loosely (substitution syntax dropped, split at operators), are
+    listed too, so that deny and ask rules on a part still apply: bash may
+    run what tree-sitter rejects (``rm x`` runs `rm x`)."""
+    text = _SYNTAX.sub(" ", src)
+    for segment in _SEPARATORS.split(text):
+        try:
+            argv = shlex.split(segment)
+        except ValueError:
+            argv = segment.split()
+        while argv and _ASSIGNMENT.match(argv[0]):
+            argv = argv[1:]
+        if not argv:
+            continue
+        data = segment.encode("utf-8", "surrogateescape")
+        ctx = _Ctx(src=data, depth=depth, wrappers=wrappers)
+        words = [_Word(text=w, dynamic=False, start=0) for w in argv]
+        _Run(ctx, acc, len(data)).unwrap(words, wrappers, open_ended=True)
 
 
 def _first_error(node: Any, ctx: _Ctx) -> str:
@@ -334,7 +383,9 @@ def _redirected(node: Any, ctx: _Ctx, acc: _Acc) -> None:
         if child.type not in _REDIRECTS:
             _visit(child, inner, acc)
     if len(acc.commands) == before and (writes or opaque_write):
-        _Run(inner, acc, node.end_byte).emit([], inner.wrappers, open_ended=False, start=node.start_byte)
+        _Run(inner, acc, node.end_byte).emit(
+            [], inner.wrappers, open_ended=False, start=node.start_byte
+        )
 
 
 def _check_assignment(name: str, acc: _Acc) -> None:
@@ -495,6 +546,22 @@ class _Run:
                         acc.opaque(f"{name} with a run-time argument")
                     elif _ASSIGNMENT.match(w.text):
                         _check_assignment(w.text.split("=", 1)[0], acc)
+            globals_ = subcommand_programs().get(name)
+            if globals_ is not None and len(words) > 1 and words[1].text.startswith("-"):
+                texts = [w.text for w in words[1:]]
+                index = skip_options(texts, globals_, [w.dynamic for w in words[1:]])
+                if index is None:
+                    acc.opaque(f"{name}: global options not understood")
+                elif index + 1 < len(words):
+                    subcommand = (words[0].text, *texts[index:])
+                    self.emit(
+                        words,
+                        wrappers,
+                        open_ended,
+                        all_dynamic_args=all_dynamic_args,
+                        subcommand=subcommand,
+                    )
+                    return
             spec = runner(name)
             if spec is None or len(words) == 1 or _lookup_only(name, words):
                 if spec is not None and spec.stdin_commands and len(words) == 1:
@@ -526,19 +593,19 @@ class _Run:
         if spec.script_option:
             found = option_value(texts, spec.script_option)
             if found is not None:
-                index, _ = found
-                self.script_of(words, wrappers, open_ended, [words[1 + index]], name)
+                at, _ = found
+                self.script_of(words, wrappers, open_ended, [words[1 + at]], name)
                 return None
             if spec.stdin_commands and (spec.user_operand or spec.no_command_operand):
                 acc.opaque(f"{name} without -c runs a shell the parser cannot see")
                 self.emit(words, wrappers, open_ended)
                 return None
-        index = skip_options(texts, spec, dyn)
-        if index is None:
+        skipped = skip_options(texts, spec, dyn)
+        if skipped is None:
             acc.opaque(f"{name}: options not understood")
             self.emit(words, wrappers, open_ended)
             return None
-        index += 1 + spec.operands
+        index = skipped + 1 + spec.operands
         if spec.assignments:
             while index < len(words) and _ASSIGNMENT.match(words[index].text):
                 if words[index].dynamic:
@@ -609,7 +676,10 @@ class _Run:
                     self.acc.opaque(f"git {sub.text}: not a git command (may be an alias)")
                 subcommand = ("git", *(w.text for w in words[index:]))
                 self.emit(
-                    words, wrappers, open_ended, all_dynamic_args=all_dynamic_args,
+                    words,
+                    wrappers,
+                    open_ended,
+                    all_dynamic_args=all_dynamic_args,
                     subcommand=subcommand if index > 1 else (),
                 )
                 return

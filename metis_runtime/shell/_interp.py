@@ -12,31 +12,169 @@ from ._runners import interpreters
 # git's own commands (git help -a, 2.4x); any other word may be an alias,
 # and an alias starting with `!` runs a shell command.
 GIT_BUILTINS = frozenset(
-    """add am annotate apply archive bisect blame branch bugreport bundle cat-file check-attr
-    check-ignore check-mailmap check-ref-format checkout checkout-index cherry cherry-pick
-    citool clean clone column commit commit-graph commit-tree config count-objects
-    credential describe diagnose diff diff-files diff-index diff-tree difftool fast-export
-    fast-import fetch fetch-pack filter-branch fmt-merge-msg for-each-ref for-each-repo
-    format-patch fsck gc get-tar-commit-id grep gui hash-object help hook index-pack init
-    instaweb interpret-trailers log ls-files ls-remote ls-tree mailinfo mailsplit
-    maintenance merge merge-base merge-file merge-index merge-tree mergetool mktag mktree
-    multi-pack-index mv name-rev notes pack-objects pack-refs patch-id prune prune-packed
-    pull push range-diff read-tree rebase reflog remote repack replace request-pull rerere
-    reset restore rev-list rev-parse revert rm send-email send-pack shortlog show
-    show-branch show-index show-ref sparse-checkout stage stash status stripspace
-    submodule switch symbolic-ref tag unpack-file unpack-objects update-index update-ref
-    update-server-info var verify-commit verify-pack verify-tag version whatchanged
-    worktree write-tree""".split()
+    [
+        "add",
+        "am",
+        "annotate",
+        "apply",
+        "archive",
+        "bisect",
+        "blame",
+        "branch",
+        "bugreport",
+        "bundle",
+        "cat-file",
+        "check-attr",
+        "check-ignore",
+        "check-mailmap",
+        "check-ref-format",
+        "checkout",
+        "checkout-index",
+        "cherry",
+        "cherry-pick",
+        "citool",
+        "clean",
+        "clone",
+        "column",
+        "commit",
+        "commit-graph",
+        "commit-tree",
+        "config",
+        "count-objects",
+        "credential",
+        "describe",
+        "diagnose",
+        "diff",
+        "diff-files",
+        "diff-index",
+        "diff-tree",
+        "difftool",
+        "fast-export",
+        "fast-import",
+        "fetch",
+        "fetch-pack",
+        "filter-branch",
+        "fmt-merge-msg",
+        "for-each-ref",
+        "for-each-repo",
+        "format-patch",
+        "fsck",
+        "gc",
+        "get-tar-commit-id",
+        "grep",
+        "gui",
+        "hash-object",
+        "help",
+        "hook",
+        "index-pack",
+        "init",
+        "instaweb",
+        "interpret-trailers",
+        "log",
+        "ls-files",
+        "ls-remote",
+        "ls-tree",
+        "mailinfo",
+        "mailsplit",
+        "maintenance",
+        "merge",
+        "merge-base",
+        "merge-file",
+        "merge-index",
+        "merge-tree",
+        "mergetool",
+        "mktag",
+        "mktree",
+        "multi-pack-index",
+        "mv",
+        "name-rev",
+        "notes",
+        "pack-objects",
+        "pack-refs",
+        "patch-id",
+        "prune",
+        "prune-packed",
+        "pull",
+        "push",
+        "range-diff",
+        "read-tree",
+        "rebase",
+        "reflog",
+        "remote",
+        "repack",
+        "replace",
+        "request-pull",
+        "rerere",
+        "reset",
+        "restore",
+        "rev-list",
+        "rev-parse",
+        "revert",
+        "rm",
+        "send-email",
+        "send-pack",
+        "shortlog",
+        "show",
+        "show-branch",
+        "show-index",
+        "show-ref",
+        "sparse-checkout",
+        "stage",
+        "stash",
+        "status",
+        "stripspace",
+        "submodule",
+        "switch",
+        "symbolic-ref",
+        "tag",
+        "unpack-file",
+        "unpack-objects",
+        "update-index",
+        "update-ref",
+        "update-server-info",
+        "var",
+        "verify-commit",
+        "verify-pack",
+        "verify-tag",
+        "version",
+        "whatchanged",
+        "worktree",
+        "write-tree",
+    ]
 )
 _GIT_WITH_VALUE = frozenset(
-    {"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path", "--config-env",
-     "--super-prefix", "--list-cmds", "--attr-source"}
+    {
+        "-C",
+        "-c",
+        "--git-dir",
+        "--work-tree",
+        "--namespace",
+        "--exec-path",
+        "--config-env",
+        "--super-prefix",
+        "--list-cmds",
+        "--attr-source",
+    }
 )
 _GIT_FLAGS = frozenset(
-    {"--no-pager", "-P", "-p", "--paginate", "--no-replace-objects", "--bare",
-     "--literal-pathspecs", "--glob-pathspecs", "--noglob-pathspecs", "--icase-pathspecs",
-     "--no-optional-locks", "--no-lazy-fetch", "--no-advice", "--html-path", "--man-path",
-     "--info-path"}
+    {
+        "--no-pager",
+        "-P",
+        "-p",
+        "--paginate",
+        "--no-replace-objects",
+        "--bare",
+        "--literal-pathspecs",
+        "--glob-pathspecs",
+        "--noglob-pathspecs",
+        "--icase-pathspecs",
+        "--no-optional-locks",
+        "--no-lazy-fetch",
+        "--no-advice",
+        "--html-path",
+        "--man-path",
+        "--info-path",
+    }
 )
 
 
@@ -123,7 +261,12 @@ def _option_code(words: Sequence[str], options: Sequence[str]) -> str | None:
         for opt in options:
             if w == opt:
                 return words[i + 1] if i + 1 < len(words) else ""
-            if opt.startswith("-") and len(opt) == 2 and w.startswith(opt) and not w.startswith("--"):
+            if (
+                opt.startswith("-")
+                and len(opt) == 2
+                and w.startswith(opt)
+                and not w.startswith("--")
+            ):
                 return w[2:]
             if w.startswith(opt + "="):
                 return w[len(opt) + 1 :]

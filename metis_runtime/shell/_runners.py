@@ -81,6 +81,13 @@ def runners() -> dict[str, Runner]:
 
 
 @functools.cache
+def subcommand_programs() -> dict[str, Runner]:
+    """Programs with global options before a subcommand, by name."""
+    raw = _table()["subcommands"]
+    return {name: _runner(name, spec) for name, spec in raw.items() if not name.startswith("_")}
+
+
+@functools.cache
 def interpreters() -> Interpreters:
     raw = _table()["interpreters"]
     return Interpreters(

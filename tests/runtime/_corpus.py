@@ -48,9 +48,17 @@ def shape_policy(entry: dict[str, Any]) -> Policy:
     return policy
 
 
-def decide(entry: dict[str, Any], mode: Mode, ws: Path, policy: Policy | None = None) -> GateDecision:
+def decide(
+    entry: dict[str, Any], mode: Mode, ws: Path, policy: Policy | None = None, *, infer: bool = False
+) -> GateDecision:
+    """A shape is declared exec (the strictest claim a tool may make); a
+    control's kind is inferred as the CLI and the hook do."""
+    from metis_cli._permissions import infer_kind
+
     gate = Gate(policy if policy is not None else shape_policy(entry), mode, ws, Route.HEADLESS)
-    return gate.decide("bash", {"command": entry["command"]}, ToolKind.EXEC)
+    tool_input = {"command": entry["command"]}
+    kind = infer_kind("bash", tool_input) if infer else ToolKind.EXEC
+    return gate.decide("bash", tool_input, kind)
 
 
 def plain(command: str, mode: Mode, ws: Path) -> GateDecision:
