@@ -67,6 +67,7 @@ from ._staged import staged_decision
 
 _BASH_TOOLS = frozenset({"bash"})
 _SEARCH_TOOLS = frozenset({"grep", "glob", "ls"})
+_PATH_FIELDS = ("file_path", "path", "notebook_path")
 _NEVER_ALLOW_PATH_TOOLS = frozenset({"write", "glob", "multiedit", "notebookedit"})
 _RULELESS_MAX = 256  # decisions kept per gate for calls no rule applies to
 
@@ -298,7 +299,9 @@ class Gate:
         resolved = [resolve(p, self._workspace) for p in paths]
         rules = self._policy.rules_for(tool)
         matched: list[Rule] = []
-        protected = kind in MUTATING_KINDS and any(is_protected(p) for p in resolved)
+        protected = kind in MUTATING_KINDS and any(
+            is_protected(p, self._workspace) for p in resolved
+        )
         secret = any(is_secret(p) for p in resolved)
         roots = self.roots
         in_scope = all(is_within(p, roots) for p in resolved)
@@ -344,6 +347,19 @@ class Gate:
     def _base(self, rule: Rule) -> Path:
         return rule.base if rule.base is not None else self._workspace
 
+    def _named(
+        self, input: Mapping[str, Any], paths: Sequence[str | os.PathLike[str]]
+    ) -> list[Path]:
+        """Each path as the call names it (symlinks not followed): a tool may
+        pass its paths already resolved, so a one-path call's input field is
+        taken when it has one."""
+        if len(paths) == 1:
+            for key in _PATH_FIELDS:
+                value = input.get(key)
+                if isinstance(value, str) and value and "\x00" not in value:
+                    return [lexical(value, self._workspace)]
+        return [lexical(p, self._workspace) for p in paths]
+
     def _usable(self, rule: Rule) -> bool:
         """Under auto mode (run as acceptEdits) broad allow rules are suspended."""
         return not (self._auto and rule.behavior is RuleBehavior.ALLOW and is_broad(rule))
@@ -359,7 +375,7 @@ class Gate:
         matched: list[Rule] = []
         allow_hits: list[Rule] = []
         covered: set[int] = set()
-        named = [lexical(p, self._workspace) for p in paths]
+        named = self._named(input, paths)
         search = tool.lower() in _SEARCH_TOOLS
         for rule in rules:
             spec = rule.spec

@@ -18,7 +18,9 @@ from pathlib import Path
 # permission-modes, "Protected paths"), plus metis's own: `.ssh`, `.gnupg`
 # and the agent's folders `.metis` and `.claude` (all of them: settings,
 # hooks, agents, skills, runs), which an agent could use to grant itself
-# rights. `.claude/worktrees` and `.metis/worktrees` are working copies.
+# rights. `.claude/worktrees` holds working copies (the docs exempt it), and
+# only the part of a path below the workspace counts: a child agent's
+# workspace is a worktree under `.metis/runs/`.
 PROTECTED_DIRS: frozenset[str] = frozenset(
     {
         ".git",
@@ -36,7 +38,7 @@ PROTECTED_DIRS: frozenset[str] = frozenset(
     }
 )
 _PROTECTED_SUBDIRS = ((".config", "git"),)
-_UNPROTECTED_SUBDIRS = frozenset({(".claude", "worktrees"), (".metis", "worktrees")})
+_UNPROTECTED_SUBDIRS = frozenset({(".claude", "worktrees")})
 # Files whose content runs code or configures tools that do (rc files, hooks,
 # package-manager and build configuration).
 PROTECTED_FILES: frozenset[str] = frozenset(
@@ -137,9 +139,14 @@ def lexical(path: str | os.PathLike[str], base: Path) -> Path:
     return Path(posixpath.normpath(joined))
 
 
-def is_protected(path: Path) -> bool:
-    """Whether changing `path` is bypass-immune (see module constants)."""
+def is_protected(path: Path, workspace: Path | None = None) -> bool:
+    """Whether changing `path` is bypass-immune (see module constants). Inside
+    `workspace`, only the parts below it are looked at."""
     parts = path.parts
+    if workspace is not None:
+        root = workspace.parts
+        if parts[: len(root)] == root and len(parts) > len(root):
+            parts = parts[len(root) :]
     for i, part in enumerate(parts):
         if part in PROTECTED_DIRS:
             if tuple(parts[i : i + 2]) in _UNPROTECTED_SUBDIRS and len(parts) > i + 2:

@@ -29,9 +29,9 @@ from attrs import define, field
 
 from metis_model.trace import RuleBehavior, ToolKind
 
-from ..shell import ShellAnalysis, SimpleCommand, command_is_read_only, trusted_name
+from ..shell import ShellAnalysis, SimpleCommand, command_is_read_only, runner, trusted_name
 from ._paths import is_critical, is_protected, is_secret, is_within, lexical, resolve
-from ._rules import Rule, SpecKind, bash_matches, path_matches, path_under_matches
+from ._rules import SAFE_ENV, Rule, SpecKind, bash_matches, path_matches, path_under_matches
 from ._shellfiles import ACCEPT_EDITS_COMMANDS, file_effects
 
 _NOT_PATHS = frozenset({"echo", "printf"})  # their words are text, not paths
@@ -103,7 +103,7 @@ def shell_facts(
     out.secret = any(is_secret(w) for w in words[0]) or any(
         is_secret(real) for p in parts for _, real in (*p.reads, *p.writes)
     )
-    if mutating_words and any(is_protected(w) for w in words[0]):
+    if mutating_words and any(is_protected(w, workspace) for w in words[0]):
         out.protected = True
     bash_rules = rules_for("bash")
     read_rules = rules_for("read")
@@ -127,7 +127,9 @@ def shell_facts(
         effects = file_effects(p.cmd)
         if effects.dynamic_write:
             out.guard("writes to a path known only when it runs")
-        if any(is_protected(real) or is_protected(lex) for lex, real in p.writes):
+        if any(
+            is_protected(real, workspace) or is_protected(lex, workspace) for lex, real in p.writes
+        ):
             out.protected = True
         if effects.deletes and any(is_critical(real, workspace, home) for _, real in p.writes):
             out.guard("removes a critical path (/, ~, the workspace or a parent)")
@@ -258,13 +260,22 @@ def _kind(
         return ToolKind.EXEC
     for p in parts:
         name = trusted_name(p.cmd.argv[0]) if p.cmd.argv else ""
-        if p.cmd.wrappers or p.cmd.env or not p.in_scope:
-            return ToolKind.EXEC
+        if _kept_wrappers(p.cmd) or any(v not in SAFE_ENV for v in p.cmd.env) or not p.in_scope:
+            return ToolKind.EXEC  # behind safe prefixes and stripped wrappers it counts (2.1.97)
         if not (name in ACCEPT_EDITS_COMMANDS or p.cmd.read_only or _redirect_only(p.cmd)):
             return ToolKind.EXEC
         if name == "sed" and not any(w.startswith(("-i", "--in-place")) for w in p.cmd.argv):
             return ToolKind.EXEC
     return ToolKind.EDIT
+
+
+def _kept_wrappers(cmd: SimpleCommand) -> bool:
+    """Whether a wrapper Claude Code does not strip (sudo, env, bash -c) runs it."""
+    for wrapper in cmd.wrappers:
+        spec = runner(posixpath.basename(wrapper[0])) if wrapper else None
+        if spec is None or not (spec.strip or (spec.strip_bare and len(wrapper) == 1)):
+            return True
+    return False
 
 
 def _redirect_only(cmd: SimpleCommand) -> bool:
