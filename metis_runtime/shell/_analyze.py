@@ -139,6 +139,11 @@ _RESERVED = frozenset(
 )
 # tree-sitter-bash drops a word that starts with an escaped blank (`echo \  x`).
 _ESCAPED_BLANK = re.compile(r"(?<![A-Za-z0-9_./:=@%+,-])\\[ \t]")
+# The grammar sees every non-ASCII byte as `a`: bash's syntax is all ASCII
+# (any other byte is a word character, U+00A0 and U+3000 included), and
+# tree-sitter-bash 0.25.1 crashes on some code points (`{` and U+F798A).
+# Offsets are unchanged, so words are still cut from the real bytes.
+_ASCII_MASK = bytes(range(128)) + b"a" * 128
 _REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
 _SUBSTITUTIONS = frozenset({"command_substitution", "process_substitution"})
 
@@ -204,7 +209,8 @@ def analyze_source(src: str, acc: _Acc, wrappers: tuple[tuple[str, ...], ...], d
     if _ESCAPED_BLANK.search(src):
         acc.opaque("a word starting with an escaped blank (the grammar drops it)")
     data = src.encode("utf-8", "surrogateescape")
-    root = parser().parse(data).root_node
+    tree = parser().parse(data.translate(_ASCII_MASK))
+    root = tree.root_node
     ctx = _Ctx(src=data, depth=depth, wrappers=wrappers)
     if root.has_error:
         acc.opaque(f"cannot parse: {_first_error(root, ctx)}")

@@ -8,6 +8,7 @@ is *dynamic*: known only when the command runs.
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterator
 from typing import Any
 
 
@@ -58,8 +59,10 @@ _EXPANSION_START = frozenset(
 )
 
 
-def has_active_expansion(raw: str) -> bool:
-    """Whether `raw` has an unescaped `$x`, `${`, `$(` or backquote outside single quotes."""
+def _quoting(raw: str) -> Iterator[tuple[int, str, bool, bool]]:
+    """Each character of `raw` not escaped by a backslash outside single
+    quotes, with whether it stands inside single and inside double quotes
+    (a quote character reports the state before it)."""
     single = double = False
     i = 0
     while i < len(raw):
@@ -67,39 +70,36 @@ def has_active_expansion(raw: str) -> bool:
         if c == "\\" and not single:
             i += 2
             continue
+        yield i, c, single, double
         if c == "'" and not double:
             single = not single
         elif c == '"' and not single:
             double = not double
-        elif not single and (c == "`" or (c == "$" and raw[i + 1 : i + 2] in _EXPANSION_START)):
-            return True
         i += 1
-    return False
+
+
+def has_active_expansion(raw: str) -> bool:
+    """Whether `raw` has an unescaped `$x`, `${`, `$(` or backquote outside single quotes."""
+    return any(
+        not single and c in "`$" and (c == "`" or raw[i + 1 : i + 2] in _EXPANSION_START)
+        for i, c, single, _ in _quoting(raw)
+        if c not in "'\""
+    )
 
 
 def has_glob_or_brace(raw: str) -> bool:
     """Whether `raw` has an unquoted glob or brace expansion."""
     if raw == "{}":
         return False  # literal; find -exec's placeholder
-    single = double = False
-    i = 0
-    while i < len(raw):
-        c = raw[i]
-        if c == "\\" and not single:
-            i += 2
+    for i, c, single, double in _quoting(raw):
+        if single or double:
             continue
-        if c == "'" and not double:
-            single = not single
-        elif c == '"' and not single:
-            double = not double
-        elif not single and not double:
-            if c in "*?":
-                return True
-            if c == "[" and "]" in raw[i + 1 :]:
-                return True
-            if c == "{" and _is_brace_expansion(raw[i + 1 :]):
-                return True
-        i += 1
+        if c in "*?":
+            return True
+        if c == "[" and "]" in raw[i + 1 :]:
+            return True
+        if c == "{" and _is_brace_expansion(raw[i + 1 :]):
+            return True
     return False
 
 
