@@ -160,6 +160,7 @@ class Gate:
         headless_default: Decision = Decision.DENY,
         additional_directories: Sequence[str | os.PathLike[str]] = (),
         auto: bool = False,
+        protected_paths: Sequence[str | os.PathLike[str]] = (),
         _parent: Gate | None = None,
     ) -> None:
         route = Route(route)
@@ -187,6 +188,8 @@ class Gate:
         self._extra_dirs = tuple(
             Path(os.path.realpath(os.path.expanduser(os.fspath(d)))) for d in additional_directories
         )
+        # The run's own files (trace, journal, agent tree): protected like `.metis/`.
+        self._protected = tuple(Path(os.path.realpath(os.fspath(p))) for p in protected_paths)
         self._parent = _parent
         self._auto = auto  # Claude Code's auto mode, run as acceptEdits (specs/permissions.md)
         self._transition = False
@@ -218,6 +221,11 @@ class Gate:
     @property
     def in_transition(self) -> bool:
         return self._transition or (self._parent is not None and self._parent.in_transition)
+
+    @property
+    def protected_paths(self) -> tuple[Path, ...]:
+        """The run's own files and folders, protected like `.metis/` (resolved)."""
+        return self._protected
 
     @property
     def roots(self) -> tuple[Path, ...]:
@@ -299,8 +307,9 @@ class Gate:
         resolved = [resolve(p, self._workspace) for p in paths]
         rules = self._policy.rules_for(tool)
         matched: list[Rule] = []
+        protected_roots, ws = self._protected, self._workspace
         protected = kind in MUTATING_KINDS and any(
-            is_protected(p, self._workspace) for p in resolved
+            is_protected(p, protected_roots, ws) for p in resolved
         )
         secret = any(is_secret(p) for p in resolved)
         roots = self.roots
@@ -314,6 +323,7 @@ class Gate:
                 analysis,
                 kind,
                 workspace=self._workspace,
+                protected_roots=protected_roots,
                 roots=roots,
                 rules_for=self._policy.rules_for,
                 base=self._base,
@@ -491,6 +501,7 @@ class Gate:
             headless_default=self._headless_default,
             additional_directories=self._extra_dirs,
             auto=self._auto,
+            protected_paths=self._protected,
             _parent=self,
         )
 

@@ -139,9 +139,11 @@ def lexical(path: str | os.PathLike[str], base: Path) -> Path:
     return Path(posixpath.normpath(joined))
 
 
-def is_protected(path: Path, workspace: Path | None = None) -> bool:
-    """Whether changing `path` is bypass-immune (see module constants). Inside
-    `workspace`, only the parts below it are looked at."""
+def is_protected(path: Path, roots: Iterable[Path] = (), workspace: Path | None = None) -> bool:
+    """Whether changing `path` is bypass-immune (see module constants), or
+    `path` is one of `roots` or below one (a run's own trace files). Inside
+    `workspace`, only the parts below it count (a child's worktree may itself
+    lie under the parent's `.metis/runs/`)."""
     parts = path.parts
     if workspace is not None:
         root = workspace.parts
@@ -154,6 +156,8 @@ def is_protected(path: Path, workspace: Path | None = None) -> bool:
             return True
         if tuple(parts[i : i + 2]) in _PROTECTED_SUBDIRS:
             return True
+    if roots and is_within(path, roots):
+        return True
     return path.name in PROTECTED_FILES
 
 

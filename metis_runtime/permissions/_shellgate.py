@@ -88,6 +88,7 @@ def shell_facts(
     *,
     workspace: Path,
     roots: Sequence[Path],
+    protected_roots: Sequence[Path] = (),
     rules_for: RulesFor,
     base: Callable[[Rule], Path],
     usable: Callable[[Rule], bool],
@@ -103,7 +104,7 @@ def shell_facts(
     out.secret = any(is_secret(w) for w in words[0]) or any(
         is_secret(real) for p in parts for _, real in (*p.reads, *p.writes)
     )
-    if mutating_words and any(is_protected(w, workspace) for w in words[0]):
+    if mutating_words and any(is_protected(w, protected_roots, workspace) for w in words[0]):
         out.protected = True
     bash_rules = rules_for("bash")
     read_rules = rules_for("read")
@@ -128,7 +129,9 @@ def shell_facts(
         if effects.dynamic_write:
             out.guard("writes to a path known only when it runs")
         if any(
-            is_protected(real, workspace) or is_protected(lex, workspace) for lex, real in p.writes
+            is_protected(real, protected_roots, workspace)
+            or is_protected(lex, protected_roots, workspace)
+            for lex, real in p.writes
         ):
             out.protected = True
         if effects.deletes and any(is_critical(real, workspace, home) for _, real in p.writes):

@@ -168,12 +168,12 @@ def _plain_is_secret(path: Path) -> bool:
 
 
 def _plain_is_protected(path: Path) -> bool:
-    """A protected folder anywhere on the path (but inside `.claude/worktrees/`
-    or `.metis/worktrees/`), `.config/git`, or a protected file name."""
+    """A protected folder anywhere on the path (but inside `.claude/worktrees/`),
+    `.config/git`, or a protected file name."""
     parts = path.parts
     for i, part in enumerate(parts):
         in_worktree = parts[i + 1 : i + 2] == ("worktrees",) and len(parts) > i + 2
-        if part in PROTECTED_DIRS and not (part in (".claude", ".metis") and in_worktree):
+        if part in PROTECTED_DIRS and not (part == ".claude" and in_worktree):
             return True
         if parts[i : i + 2] == (".config", "git"):
             return True
