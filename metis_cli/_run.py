@@ -67,6 +67,7 @@ from metis_runtime import (
     LoopConfig,
     LoopObserver,
     MetisRuntimeError,
+    ProviderError,
     RunResult,
     TraceWriter,
     make_header,
@@ -316,9 +317,12 @@ def _build_provider(config: Mapping[str, Any], skip: int = 0) -> Provider:
         retry = RetryPolicy(max_retries=raw)
     except ValueError as exc:
         _bad(str(exc))
-    if name == "anthropic":
-        return AnthropicProvider(model, retry=retry)
-    return OpenAIChatProvider(model, retry=retry)
+    try:  # the endpoint honours ANTHROPIC_BASE_URL / OPENAI_BASE_URL
+        if name == "anthropic":
+            return AnthropicProvider(model, retry=retry)
+        return OpenAIChatProvider(model, retry=retry)
+    except ProviderError as exc:
+        _bad(str(exc))
 
 
 def _tool_env() -> dict[str, str]:
