@@ -12,6 +12,7 @@ there. Each name below is counted from events alone:
 | `hook:veto` | a decision whose facts carry a `hook:<id>` deny rule |
 | `hook:pass` | a header listing hooks, and an allowed call that one of them matches |
 | `spawn`, `spawn:plan-child` | a `spawn` event (of a `plan` child) |
+| `spawn:depth-2`, `guard:refused` | a grandchild's trace; a spawn refused by the spawn guard |
 | `plan:denied` | a mutating call denied at the `plan` stage |
 | `plan:child-no-spawn` | a plan child's `spawn_agent` call answered with an error |
 | `background` | a `handshake` paired with a `job_done` |
@@ -120,12 +121,21 @@ def _trace_situations(
             seen["background"] += 1
         elif (
             isinstance(e, Result)
+            and tools.get(e.occ) == "spawn_agent"
+            and e.status is ResultStatus.ERROR
+            and e.content.startswith("spawn refused")
+        ):
+            seen["guard:refused"] += 1
+        elif (
+            isinstance(e, Result)
             and header.mode.value == "plan"
             and header.depth > 0
             and tools.get(e.occ) == "spawn_agent"
             and e.status is ResultStatus.ERROR
         ):
             seen["plan:child-no-spawn"] += 1
+    if header.depth >= 2:
+        seen["spawn:depth-2"] += 1
     for batch in _batches(events):
         _batch_situations(batch, seen)
 
@@ -186,6 +196,8 @@ REQUIRED: tuple[str, ...] = (
     "spawn:plan-child",
     "plan:denied",
     "plan:child-no-spawn",
+    "spawn:depth-2",
+    "guard:refused",
     "canary",
     "background",
     "repeated-ids",

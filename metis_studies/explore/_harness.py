@@ -56,10 +56,11 @@ from metis_runtime.permissions import Asker, CallbackAsker, Gate, Policy, Termin
 from metis_runtime.providers import Cassette, ReplayProvider, load_scenario
 from metis_runtime.tools import JobManager, ToolContext, ToolRegistry
 
-from ._scenario import seed_files, settings_of, turn_starts, write_scenario
+from ._scenario import GUARD_FLAGS, seed_files, settings_of, turn_starts, write_scenario
 from ._workload import Workload
 
 AGENT_EXEC_TOOLS = ("spawn_agent", "kill_agent", "message_agent")
+
 JOB_WAIT = 20.0
 VETO = "echo 'vetoed by explore hook {id}' >&2; exit 2"
 PASS = "cat > /dev/null; exit 0"
@@ -217,7 +218,7 @@ def build(
     gate = build_gate(workload, paths, skip_answers)
     hooks = hook_specs(workload)
     identity, ledger = new_tree(
-        paths.run_dir, GuardLimits(), root_run_id=state.run_id if state else None
+        paths.run_dir, GuardLimits(**workload.guard), root_run_id=state.run_id if state else None
     )
     cassettes = {
         c.name: str(paths.scenario.parent / f"{paths.scenario.stem}.agents" / f"{c.name}.yaml")
@@ -302,6 +303,8 @@ def metis_run_argv(workload: Workload, paths: RunPaths, python: str) -> list[str
         ]
     if workload.dispatcher == "serial":
         argv.append("--serial")
+    for name, value in sorted(workload.guard.items()):
+        argv += [GUARD_FLAGS[name], str(value)]
     return argv
 
 

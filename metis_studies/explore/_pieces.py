@@ -40,6 +40,7 @@ class Piece:
     asks: int = 0  # asks this piece expects (in default mode), for the scripted answers
     ids: tuple[str, ...] | None = None  # call ids when the piece chooses them (repeats)
     thinking: str = ""
+    guard: tuple[tuple[str, int], ...] = ()  # spawn guard limits this piece needs
 
 
 Builder = Callable[[int], st.SearchStrategy[Piece]]
@@ -179,7 +180,8 @@ def _child_turns(specs: list[Spec], text: str) -> tuple[Turn, ...]:
 @st.composite
 def spawns(draw: st.DrawFn, k: int, plan: bool | None = None) -> Piece:
     """A sub-agent, maybe in plan mode (plan-locked: its spawn is an unknown
-    tool, its writes denied), maybe under hooks, maybe spawned twice."""
+    tool, its writes denied), maybe asking for another mode (one more
+    permissive than its parent's is refused), maybe spawned twice."""
     if plan is None:
         plan = draw(st.booleans())
     name = f"helper{k}"
@@ -191,12 +193,56 @@ def spawns(draw: st.DrawFn, k: int, plan: bool | None = None) -> Piece:
     spawn: dict[str, Any] = {"agent": name, "task": f"help with p{k}", "mode": "sync"}
     if plan:
         spawn["permission_mode"] = "plan"
+    else:
+        asked = draw(st.sampled_from([None, "bypassPermissions", "acceptEdits", "default"]))
+        if asked is not None:
+            spawn["permission_mode"] = asked
     calls: list[Spec] = [("spawn_agent", spawn)]
     if draw(st.booleans()):  # the same task again: the guard refuses a duplicate
         calls.append(("spawn_agent", dict(spawn)))
     aims = ("plan-child",) if plan else ("spawn",)
     rules = (Rule(behavior="allow", pattern="Write"),)
     return Piece(tuple(calls), aims, _files(k), rules, agents=(child,))
+
+
+@st.composite
+def guarded(draw: st.DrawFn, k: int) -> Piece:
+    """More spawns than the spawn guard's limit: the last ones are refused (CHILD-4)."""
+    limit = draw(st.sampled_from(["max_per_parent", "max_total", "max_depth"]))
+    name = f"worker{k}"
+    child = Child(name=name, tools=("read",), turns=_child_turns([read(f"p{k}/notes.txt")], "ok"))
+    n = draw(st.integers(2, 3))
+    calls = tuple(
+        ("spawn_agent", {"agent": name, "task": f"part {i} of p{k}", "mode": "sync"})
+        for i in range(n)
+    )
+    value = 0 if limit == "max_depth" else n - 1
+    return Piece(calls, ("guard",), _files(k), agents=(child,), guard=((limit, value),))
+
+
+@st.composite
+def nested(draw: st.DrawFn, k: int) -> Piece:
+    """A grandchild: its surface is its parent's narrowed again, whatever its
+    definition lists (CHILD-1)."""
+    outer, inner = f"lead{k}", f"sub{k}"
+    grandchild = Child(
+        name=inner,
+        tools=("read", "write", "bash"),
+        turns=_child_turns(
+            draw(st.permutations([read(f"p{k}/src/app.py"), write(f"p{k}/sub.txt", "below\n")])),
+            f"{inner} done",
+        ),
+    )
+    child = Child(
+        name=outer,
+        tools=("read", "ls", "spawn_agent", "wait_agent"),
+        turns=_child_turns(
+            [("spawn_agent", {"agent": inner, "task": f"look at p{k}", "mode": "sync"})],
+            f"{outer} done",
+        ),
+    )
+    spawn = ("spawn_agent", {"agent": outer, "task": f"lead p{k}", "mode": "sync"})
+    return Piece((spawn,), ("nested",), _files(k), agents=(child, grandchild))
 
 
 @st.composite
@@ -322,6 +368,8 @@ BUILDERS: dict[str, Builder] = {
     "asks": asks,
     "hooks": hooked,
     "spawn": spawns,
+    "guard": guarded,
+    "nested": nested,
     "plan-root": plan_root,
     "canary": canaries,
     "background": background,

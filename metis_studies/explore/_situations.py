@@ -140,6 +140,8 @@ SWEEP: tuple[str, ...] = (
     "plan-child",
     "plan-root",
     "spawn",
+    "guard",
+    "nested",
     "canary",
     "background",
     "repeated-ids",
@@ -228,6 +230,7 @@ def workloads(draw: st.DrawFn, focus: str = "") -> Workload:
     for p in pieces:
         agents.update({c.name: c for c in p.agents})
     hooks: list[Hook] = [h for p in pieces for h in p.hooks]
+    guard = {name: value for p in pieces for name, value in p.guard}
     window = draw(st.sampled_from([4_000, 1_500, 12_000])) if context else None
     aims = [focus] if focus else []
     aims += [a for p in pieces for a in p.aims]
@@ -252,6 +255,7 @@ def workloads(draw: st.DrawFn, focus: str = "") -> Workload:
         agents=tuple(agents.values()),
         fault=fault,
         canaries=tuple(c for p in pieces for c in p.canaries),
+        guard=guard,
     )
 
 

@@ -47,6 +47,8 @@ EXPECTED = {
     "plan-child": {"spawn:plan-child", "plan:child-no-spawn"},
     "plan-root": {"plan:denied"},
     "spawn": {"spawn"},
+    "guard": {"guard:refused"},
+    "nested": {"spawn:depth-2"},
     "canary": {"canary"},
     "background": {"background"},
     "repeated-ids": {"repeated-ids"},
