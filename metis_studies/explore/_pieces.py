@@ -145,7 +145,11 @@ def asks(draw: st.DrawFn, k: int, least: int = 1) -> Piece:
     ]
     chosen = draw(st.lists(st.sampled_from(options), min_size=least, max_size=3, unique_by=repr))
     calls = _mix(draw, chosen, _safe(k), most=2)
-    rules = (Rule(behavior="ask", pattern="Bash(touch:*)"),)
+    # Ask rules outrank allow rules: the exact allow below never skips the ask.
+    rules = (
+        Rule(behavior="ask", pattern="Bash(touch:*)"),
+        Rule(behavior="allow", pattern=f"Bash(touch p{k}/touched.txt)"),
+    )
     return Piece(tuple(calls), ("asks",), _files(k), rules, asks=len(chosen))
 
 
@@ -330,6 +334,7 @@ def policy(draw: st.DrawFn, k: int) -> Piece:
     out-of-scope paths, malformed calls and unknown tools."""
     options: list[Spec] = [
         bash(f"rm -f p{k}/notes.txt"),  # deny rule
+        bash(f"rm -rf p{k}/src"),  # a deny rule and an allow rule: deny wins
         read(".env"),  # a secret
         write(".git/config", "x"),  # protected
         write(".metis/settings.json", "{}"),  # protected (the agent's settings)
@@ -342,8 +347,11 @@ def policy(draw: st.DrawFn, k: int) -> Piece:
     ]
     calls = draw(st.lists(st.sampled_from(options), min_size=1, max_size=4, unique_by=repr))
     rules = (
-        Rule(behavior="deny", pattern="Bash(rm:*)"),
+        Rule(behavior="deny", pattern="Bash(rm -f:*)"),
+        Rule(behavior="deny", pattern="Bash(rm -rf:*)"),
+        Rule(behavior="allow", pattern="Bash(rm:*)"),
         Rule(behavior="allow", pattern="Bash(echo:*)"),
+        Rule(behavior="ask", pattern="Read(/etc/**)"),
     )
     files = (*_files(k), (".env", "API_TOKEN=not-a-real-one\n"))
     return Piece(tuple(calls), ("policy",), files, rules)
