@@ -13,6 +13,7 @@ there. Each name below is counted from events alone:
 | `hook:pass` | a header listing hooks, and an allowed call that one of them matches |
 | `spawn`, `spawn:plan-child` | a `spawn` event (of a `plan` child) |
 | `spawn:depth-2`, `guard:refused` | a grandchild's trace; a spawn refused by the spawn guard |
+| `authority:refused` | a child asked for a mode more permissive than its parent's: refused |
 | `plan:denied` | a mutating call denied at the `plan` stage |
 | `plan:child-no-spawn` | a plan child's `spawn_agent` call answered with an error |
 | `background` | a `handshake` paired with a `job_done` |
@@ -125,7 +126,7 @@ def _trace_situations(
             and e.status is ResultStatus.ERROR
             and e.content.startswith("spawn refused")
         ):
-            seen["guard:refused"] += 1
+            seen["authority:refused" if "AUTHORITY" in e.content else "guard:refused"] += 1
         elif (
             isinstance(e, Result)
             and header.mode.value == "plan"
@@ -198,6 +199,7 @@ REQUIRED: tuple[str, ...] = (
     "plan:child-no-spawn",
     "spawn:depth-2",
     "guard:refused",
+    "authority:refused",
     "canary",
     "background",
     "repeated-ids",

@@ -109,6 +109,16 @@ def _mix(
     return out
 
 
+def _choose(
+    draw: st.DrawFn, options: list[Spec], full: bool, least: int = 1, most: int = 4
+) -> list[Spec]:
+    """Some of `options` (`full`: all of them, in a drawn order: a sweep's
+    focused piece holds every variant of its situation; shrinking drops them)."""
+    if full:
+        return list(draw(st.permutations(options)))
+    return draw(st.lists(st.sampled_from(options), min_size=least, max_size=most, unique_by=repr))
+
+
 @st.composite
 def queue_chain(draw: st.DrawFn, k: int) -> Piece:
     """Three or more Queue calls on one key: edits that only succeed in FIFO order."""
@@ -134,7 +144,7 @@ def exclusive_waits(draw: st.DrawFn, k: int) -> Piece:
 
 
 @st.composite
-def asks(draw: st.DrawFn, k: int, least: int = 1) -> Piece:
+def asks(draw: st.DrawFn, k: int, full: bool = False) -> Piece:
     """Calls decided `ask`: edits in default mode (mode stage) and a command
     under an ask rule (ask_rule stage); the workload answers them."""
     options = [
@@ -143,7 +153,7 @@ def asks(draw: st.DrawFn, k: int, least: int = 1) -> Piece:
         bash(f"touch p{k}/touched.txt"),
         append(k, "asked"),
     ]
-    chosen = draw(st.lists(st.sampled_from(options), min_size=least, max_size=3, unique_by=repr))
+    chosen = _choose(draw, options, full, most=3)
     calls = _mix(draw, chosen, _safe(k), most=2)
     # Ask rules outrank allow rules: the exact allow below never skips the ask.
     rules = (
@@ -182,7 +192,7 @@ def _child_turns(specs: list[Spec], text: str) -> tuple[Turn, ...]:
 
 
 @st.composite
-def spawns(draw: st.DrawFn, k: int, plan: bool | None = None) -> Piece:
+def spawns(draw: st.DrawFn, k: int, plan: bool | None = None, asked: str | None = None) -> Piece:
     """A sub-agent, maybe in plan mode (plan-locked: its spawn is an unknown
     tool, its writes denied), maybe asking for another mode (one more
     permissive than its parent's is refused), maybe spawned twice."""
@@ -198,8 +208,9 @@ def spawns(draw: st.DrawFn, k: int, plan: bool | None = None) -> Piece:
     if plan:
         spawn["permission_mode"] = "plan"
     else:
-        asked = draw(st.sampled_from([None, "bypassPermissions", "acceptEdits", "default"]))
-        if asked is not None:
+        if asked is None:
+            asked = draw(st.sampled_from(["", "bypassPermissions", "acceptEdits", "default"]))
+        if asked:
             spawn["permission_mode"] = asked
     calls: list[Spec] = [("spawn_agent", spawn)]
     if draw(st.booleans()):  # the same task again: the guard refuses a duplicate
@@ -250,7 +261,7 @@ def nested(draw: st.DrawFn, k: int) -> Piece:
 
 
 @st.composite
-def plan_root(draw: st.DrawFn, k: int) -> Piece:
+def plan_root(draw: st.DrawFn, k: int, full: bool = False) -> Piece:
     """What a plan-mode agent may not do: edit, run, spawn (all denied)."""
     options = [
         write(f"p{k}/plan.txt", "x\n"),
@@ -259,7 +270,7 @@ def plan_root(draw: st.DrawFn, k: int) -> Piece:
         ("spawn_agent", {"agent": "planner", "task": f"plan p{k}"}),
         read(f"p{k}/src/app.py"),
     ]
-    calls = draw(st.lists(st.sampled_from(options), min_size=2, max_size=4, unique_by=repr))
+    calls = _choose(draw, options, full, least=2)
     return Piece(tuple(calls), ("plan-root",), _files(k))
 
 
@@ -290,15 +301,15 @@ def canary_value(draw: st.DrawFn) -> str:
 
 
 @st.composite
-def canaries(draw: st.DrawFn, k: int) -> Piece:
+def canaries(draw: st.DrawFn, k: int, full: bool = False) -> Piece:
     """Tool output that holds a credential: a planted canary read back by
     read, grep, bash cat, or an offloaded result."""
     value = draw(canary_value())
     path = f"p{k}/deploy/settings.txt"
     content = f"# deployment\nregion = eu-west-1\ntoken = {value}\n"
     readers = [read(path), grep("token", f"p{k}/deploy"), bash(f"cat {path}")]
-    calls = draw(st.lists(st.sampled_from(readers), min_size=1, max_size=3, unique_by=repr))
-    if draw(st.booleans()):  # the agent writes it elsewhere too
+    calls = _choose(draw, readers, full, most=3)
+    if full or draw(st.booleans()):  # the agent writes it elsewhere too
         calls.append(write(f"p{k}/copy.txt", content))
     return Piece(tuple(calls), ("canary",), (*_files(k), (path, content)), canaries=(value,))
 
@@ -329,7 +340,7 @@ def repeated_ids(draw: st.DrawFn, k: int) -> Piece:
 
 
 @st.composite
-def policy(draw: st.DrawFn, k: int) -> Piece:
+def policy(draw: st.DrawFn, k: int, full: bool = False) -> Piece:
     """The gate's stages: deny / ask / allow rules, protected and secret paths,
     out-of-scope paths, malformed calls and unknown tools."""
     options: list[Spec] = [
@@ -345,7 +356,7 @@ def policy(draw: st.DrawFn, k: int) -> Piece:
         ("edit", {"path": f"p{k}/notes.txt", "old": "absent", "new": "x"}),  # the tool fails
         append(k, "allowed"),
     ]
-    calls = draw(st.lists(st.sampled_from(options), min_size=1, max_size=4, unique_by=repr))
+    calls = _choose(draw, options, full)
     rules = (
         Rule(behavior="deny", pattern="Bash(rm -f:*)"),
         Rule(behavior="deny", pattern="Bash(rm -rf:*)"),

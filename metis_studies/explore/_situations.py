@@ -41,11 +41,14 @@ from ._pieces import (
     Piece,
     Spec,
     bash,
+    canaries,
     context_fill,
     edit,
     grep,
     hooked,
     ls,
+    plan_root,
+    policy,
     read,
     spawns,
     write,
@@ -121,7 +124,7 @@ def _fault(draw: st.DrawFn, turns: Sequence[Turn], focus: str) -> Fault | None:
 
 
 # The sweep `metis explore` starts with: each situation issue 11 lists, aimed at once.
-SWEEP: tuple[str, ...] = (
+SWEEP: tuple[str, ...] = (  # in-process first; child processes, then kills, cost more
     "queue-3",
     "exclusive-waits",
     "asks:interactive",
@@ -130,24 +133,28 @@ SWEEP: tuple[str, ...] = (
     "asks:headless-deny",
     "context",
     "overflow",
+    "hooks",
+    "hooks:veto",
+    "plan-root",
+    "policy",
+    "policy:default",
+    "policy:dontAsk",
+    "policy:bypass",
+    "canary",
+    "background",
+    "repeated-ids",
+    "cancel",
+    "interrupt",
+    "plan-child",
+    "spawn",
+    "spawn:escalate",
+    "guard",
+    "nested",
     "kill:journal:admit",
     "kill:journal:commit",
     "kill:trace:result",
     "kill:journal:message",
     "kill:trace:results_sent",
-    "hooks",
-    "hooks:veto",
-    "plan-child",
-    "plan-root",
-    "spawn",
-    "guard",
-    "nested",
-    "canary",
-    "background",
-    "repeated-ids",
-    "policy",
-    "cancel",
-    "interrupt",
 )
 _ASK_ROUTES = {
     "asks:interactive": (Route.INTERACTIVE, Decision.DENY),
@@ -157,6 +164,13 @@ _ASK_ROUTES = {
 }
 _EFFECTS = ("exclusive-waits", "queue-3", "background", "spawn")
 _LADDER = (9_000, 9_000, 30_000, 9_000)  # result sizes that climb the whole ladder
+_FULL = {"asks": ask_piece, "plan-root": plan_root, "canary": canaries, "policy": policy}
+_POLICY_MODES = {
+    "policy": Mode.ACCEPT_EDITS,
+    "policy:default": Mode.DEFAULT,
+    "policy:dontAsk": Mode.DONT_ASK,
+    "policy:bypass": Mode.BYPASS,
+}
 
 
 def _pieces(draw: st.DrawFn, focus: str) -> tuple[list[str], list[Piece]]:
@@ -165,9 +179,9 @@ def _pieces(draw: st.DrawFn, focus: str) -> tuple[list[str], list[Piece]]:
     first: list[str] = []
     if focus in ("context", "overflow"):
         first = ["context"] * 4  # the ladder climbs over several turns
-    elif focus in BUILDERS or kind in ("asks", "hooks"):
+    elif focus in BUILDERS or kind in ("asks", "hooks", "policy"):
         first = [kind]
-    elif focus == "plan-child":
+    elif focus in ("plan-child", "spawn:escalate"):
         first = ["spawn"]
     elif kind == "kill":
         first = [draw(st.sampled_from(_EFFECTS))]
@@ -177,18 +191,22 @@ def _pieces(draw: st.DrawFn, focus: str) -> tuple[list[str], list[Piece]]:
     for k, name in enumerate(names):
         if focus == "plan-child" and k == 0:
             pieces.append(draw(spawns(k, plan=True)))
+        elif focus == "spawn:escalate" and k == 0:
+            pieces.append(draw(spawns(k, plan=False, asked="bypassPermissions")))
         elif focus == "hooks:veto" and k == 0:
             pieces.append(draw(hooked(k, veto=True)))
         elif focus in ("context", "overflow") and k < len(first):
             pieces.append(draw(context_fill(k, size=_LADDER[k % len(_LADDER)])))
-        elif kind == "asks" and k == 0:
-            pieces.append(draw(ask_piece(k, least=2)))  # one approved and one rejected
+        elif k == 0 and name in _FULL:
+            pieces.append(draw(_FULL[name](k, full=True)))  # every variant, in one turn
         else:
             pieces.append(draw(BUILDERS[name](k)))
     return names, pieces
 
 
 def _mode(draw: st.DrawFn, names: Sequence[str], focus: str) -> Mode:
+    if focus in _POLICY_MODES:
+        return _POLICY_MODES[focus]
     if "plan-root" in names:
         return Mode.PLAN
     if "asks" in names:

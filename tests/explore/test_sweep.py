@@ -47,6 +47,7 @@ EXPECTED = {
     "plan-child": {"spawn:plan-child", "plan:child-no-spawn"},
     "plan-root": {"plan:denied"},
     "spawn": {"spawn"},
+    "spawn:escalate": {"authority:refused"},
     "guard": {"guard:refused"},
     "nested": {"spawn:depth-2"},
     "canary": {"canary"},
