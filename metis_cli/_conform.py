@@ -22,6 +22,7 @@ FORMATS = (
     "openai-chat",
     "openai-responses",
     "claude-code",
+    "codex",
 )
 OUTPUTS = ("text", "json", "sarif", "junit", "github")
 

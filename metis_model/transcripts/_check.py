@@ -10,11 +10,12 @@ from .._errors import TranscriptFormatError
 from .._report import Note, Report, Undecided, Violation
 from ._api import TOP, Reader, read_anthropic, read_openai_chat, read_openai_responses
 from ._claude_code import read_session
+from ._codex import read_rollout
 from ._locate import join_lines, scan_documents
 from ._rules import FORMAT_RULES
 from ._tree import Parsed, check_tree
 
-TranscriptFormat = Literal["anthropic", "openai-chat", "openai-responses", "claude-code"]
+TranscriptFormat = Literal["anthropic", "openai-chat", "openai-responses", "claude-code", "codex"]
 FORMATS: tuple[TranscriptFormat, ...] = get_args(TranscriptFormat)
 
 # What a record of each format is called, for the error when there is none.
@@ -23,6 +24,7 @@ RECORD_NAMES: Mapping[str, str] = {
     "openai-chat": "OpenAI Chat Completions message",
     "openai-responses": "OpenAI Responses item",
     "claude-code": "Claude Code session line",
+    "codex": "Codex rollout line",
 }
 
 _READERS: Mapping[str, Reader] = {
@@ -35,6 +37,8 @@ _READERS: Mapping[str, Reader] = {
 def _parse(lines: Iterable[str], fmt: str, name: str) -> Parsed:
     if fmt == "claude-code":
         return read_session(lines, name)
+    if fmt == "codex":
+        return read_rollout(lines, name)
     reader = _READERS.get(fmt)
     if reader is None:
         raise ValueError(f"unknown transcript format {fmt!r} (expected one of {FORMATS})")

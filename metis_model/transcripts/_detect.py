@@ -17,6 +17,7 @@ from typing import Any
 from .._errors import InputError, TranscriptFormatError
 from ..trace import raw_decode_json
 from ._claude_code import KNOWN_TYPES
+from ._codex import ROLLOUT_KINDS
 
 _LOOK = 20  # records looked at
 _CC_KEYS = ("parentUuid", "sessionId")
@@ -113,6 +114,8 @@ def detect_format(lines: Iterable[str] | str, source: str = "") -> tuple[str, st
     records = [v for v in values if isinstance(v, dict)]
     if any(r.get("type") in KNOWN_TYPES and any(k in r for k in _CC_KEYS) for r in records):
         return "claude-code", "lines that thread by uuid/parentUuid and name a sessionId"
+    if any(r.get("type") in ROLLOUT_KINDS and "payload" in r for r in records):
+        return "codex", "rollout lines: timestamp, type, payload"
     found = None
     for value in values:
         found = _of_value(value)

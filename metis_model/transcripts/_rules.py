@@ -228,4 +228,5 @@ FORMAT_RULES: Mapping[str, FormatRules] = {
     "claude-code": attrs.evolve(_ANTHROPIC, compaction="CC-1"),
     "openai-chat": FormatRules(unanswered="OAC-1", stray="OAC-2"),
     "openai-responses": _RESPONSES,
+    "codex": _RESPONSES,
 }

@@ -23,8 +23,8 @@ from metis_model.transcripts import FORMATS, TranscriptFormat, check_transcript
 
 POOL = ("a", "b", "c", "d")  # per turn; a call's id is its pool letter and its turn
 # Formats whose provider rejects a call id reused anywhere in the request (CLOSE-9).
-UNIQUE_IDS = ("anthropic", "openai-responses", "claude-code")
-LOGS = ("claude-code",)  # records of a run, not requests: an open end is undecided
+UNIQUE_IDS = ("anthropic", "openai-responses", "claude-code", "codex")
+LOGS = ("claude-code", "codex")  # records of a run, not requests: an open end is undecided
 
 
 @dataclass
@@ -164,7 +164,7 @@ def render_chat(conversation: Conversation) -> Rendered:
     return _joined(rows, "[", "]")
 
 
-def render_responses(conversation: Conversation) -> Rendered:
+def _responses_items(conversation: Conversation) -> list[tuple[dict[str, Any], int | None]]:
     items: list[tuple[dict[str, Any], int | None]] = []
     for message in conversation:
         for block in message.blocks:
@@ -188,7 +188,23 @@ def render_responses(conversation: Conversation) -> Rendered:
                     "output": "r",
                 }
                 items.append((output, block.key))
-    return _joined(_flat(items), '{"model": "m", "input": [', "]}")
+    return items
+
+
+def render_responses(conversation: Conversation) -> Rendered:
+    return _joined(_flat(_responses_items(conversation)), '{"model": "m", "input": [', "]}")
+
+
+def render_codex(conversation: Conversation) -> Rendered:
+    """A Codex rollout: a session_meta line, then one response_item line per item."""
+    meta = {"timestamp": "2025-01-01T00:00:00Z", "type": "session_meta", "payload": {"id": "s"}}
+    lines, where = [json.dumps(meta)], {}
+    for item, key in _responses_items(conversation):
+        line = {"timestamp": "2025-01-01T00:00:01Z", "type": "response_item", "payload": item}
+        lines.append(json.dumps(line))
+        if key is not None:
+            where[key] = len(lines)
+    return lines, where
 
 
 def render_claude_code(conversation: Conversation) -> Rendered:
@@ -246,6 +262,7 @@ RENDER: dict[str, Callable[[Conversation], Rendered]] = {
     "openai-chat": render_chat,
     "openai-responses": render_responses,
     "claude-code": render_claude_code,
+    "codex": render_codex,
 }
 
 
