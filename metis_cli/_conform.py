@@ -23,6 +23,7 @@ FORMATS = (
     "openai-responses",
     "claude-code",
     "codex",
+    "pydantic-ai",
 )
 OUTPUTS = ("text", "json", "sarif", "junit", "github")
 

@@ -12,10 +12,14 @@ from ._api import TOP, Reader, read_anthropic, read_openai_chat, read_openai_res
 from ._claude_code import read_session
 from ._codex import read_rollout
 from ._locate import join_lines, scan_documents
+from ._pydantic_ai import TOP as PAI_TOP
+from ._pydantic_ai import read_history
 from ._rules import FORMAT_RULES
 from ._tree import Parsed, check_tree
 
-TranscriptFormat = Literal["anthropic", "openai-chat", "openai-responses", "claude-code", "codex"]
+TranscriptFormat = Literal[
+    "anthropic", "openai-chat", "openai-responses", "claude-code", "codex", "pydantic-ai"
+]
 FORMATS: tuple[TranscriptFormat, ...] = get_args(TranscriptFormat)
 
 # What a record of each format is called, for the error when there is none.
@@ -25,6 +29,7 @@ RECORD_NAMES: Mapping[str, str] = {
     "openai-responses": "OpenAI Responses item",
     "claude-code": "Claude Code session line",
     "codex": "Codex rollout line",
+    "pydantic-ai": "pydantic-ai message",
 }
 
 _READERS: Mapping[str, Reader] = {
@@ -39,6 +44,11 @@ def _parse(lines: Iterable[str], fmt: str, name: str) -> Parsed:
         return read_session(lines, name)
     if fmt == "codex":
         return read_rollout(lines, name)
+    if fmt == "pydantic-ai":
+        parsed = read_history(scan_documents(join_lines(lines), PAI_TOP, name), name)
+        if parsed.records == 0:
+            raise TranscriptFormatError(1, f"no {RECORD_NAMES[fmt]} in the input", name)
+        return parsed
     reader = _READERS.get(fmt)
     if reader is None:
         raise ValueError(f"unknown transcript format {fmt!r} (expected one of {FORMATS})")

@@ -72,6 +72,14 @@ def _is_responses_item(value: Any) -> bool:
 
 
 def _of_value(value: Any) -> str | None:
+    if (
+        isinstance(value, list)
+        and value
+        and isinstance(value[0], dict)
+        and value[0].get("kind") in ("request", "response")
+        and "parts" in value[0]
+    ):
+        return "pydantic-ai"
     if isinstance(value, list):
         if value and all(_is_responses_item(v) and v.get("type") != "message" for v in value[:1]):
             return "openai-responses"
@@ -131,5 +139,6 @@ def detect_format(lines: Iterable[str] | str, source: str = "") -> tuple[str, st
         "anthropic": "Messages API messages (typed content blocks)",
         "openai-chat": "Chat Completions messages (tool_calls / role tool)",
         "openai-responses": "Responses API items",
+        "pydantic-ai": "ModelMessagesTypeAdapter messages (kind, parts)",
     }[found]
     return found, why

@@ -182,6 +182,30 @@ RULES: tuple[Rule, ...] = (
             "https://github.com/vercel/ai/pull/13383",
         ),
     ),
+    # pydantic-ai message history.
+    _R(
+        "PAI-1",
+        "CLOSE-2",
+        "Doc",
+        "A `tool-call` part is answered in the next `ModelRequest` by a `tool-return`, or a "
+        "`retry-prompt` with its `tool_name`, carrying its `tool_call_id`.",
+        (PAI + "_agent_graph.py", PAI + "messages.py"),
+    ),
+    _R(
+        "PAI-2",
+        "CLOSE-4",
+        "Doc",
+        "A `tool-return` (or a `retry-prompt` naming a tool) answers a `tool-call` of the "
+        "response right before it; pydantic-ai drops any other one before sending.",
+        (PAI + "_agent_graph.py",),
+    ),
+    _R(
+        "PAI-3",
+        "CLOSE-4",
+        "Doc",
+        "A `builtin-tool-return` follows its `builtin-tool-call` in the same response.",
+        (PAI + "messages.py",),
+    ),
 )
 
 BY_RULE: Mapping[str, Rule] = {r.id: r for r in RULES}
@@ -229,4 +253,7 @@ FORMAT_RULES: Mapping[str, FormatRules] = {
     "openai-chat": FormatRules(unanswered="OAC-1", stray="OAC-2"),
     "openai-responses": _RESPONSES,
     "codex": _RESPONSES,
+    "pydantic-ai": FormatRules(
+        unanswered="PAI-1", stray="PAI-2", second="PAI-2", server_stray="PAI-3"
+    ),
 }

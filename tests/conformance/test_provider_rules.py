@@ -101,6 +101,26 @@ SERVER = {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "
 SERVER_RESULT = {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": []}
 COMPACTION = {"type": "compaction", "content": "summary", "encrypted_content": "e"}
 
+
+def request(*parts: Any) -> dict[str, Any]:
+    return {"kind": "request", "parts": list(parts)}
+
+
+def response(*parts: Any) -> dict[str, Any]:
+    return {"kind": "response", "parts": list(parts)}
+
+
+def pai_call(i: str, kind: str = "tool-call") -> dict[str, Any]:
+    return {"part_kind": kind, "tool_name": "f", "args": {}, "tool_call_id": i}
+
+
+def pai_return(i: str, kind: str = "tool-return") -> dict[str, Any]:
+    return {"part_kind": kind, "tool_name": "f", "content": "ok", "tool_call_id": i}
+
+
+PROMPT = {"part_kind": "user-prompt", "content": "go"}
+DONE = {"part_kind": "text", "content": "done"}
+
 # rule -> (format, valid, invalid); documents are JSON values, sessions are lines.
 EXAMPLES: dict[str, tuple[str, Any, Any]] = {
     "ANT-1": (
@@ -193,6 +213,27 @@ EXAMPLES: dict[str, tuple[str, Any, Any]] = {
         chat(chat_call("a"), tool_msg("a")),
         chat(chat_call("a"), tool_msg("a"), {"role": "user", "content": "x"}, tool_msg("z")),
     ),
+    "PAI-1": (
+        "pydantic-ai",
+        [request(PROMPT), response(pai_call("a")), request(pai_return("a")), response(DONE)],
+        [request(PROMPT), response(pai_call("a")), request(PROMPT), response(DONE)],
+    ),
+    "PAI-2": (
+        "pydantic-ai",
+        [request(PROMPT), response(pai_call("a")), request(pai_return("a")), response(DONE)],
+        [request(PROMPT), response(pai_call("a")), request(pai_return("a"), pai_return("z"))],
+    ),
+    "PAI-3": (
+        "pydantic-ai",
+        [
+            request(PROMPT),
+            response(pai_call("s", "builtin-tool-call"), pai_return("s", "builtin-tool-return")),
+        ],
+        [
+            request(PROMPT),
+            response(pai_return("s", "builtin-tool-return"), pai_call("s", "builtin-tool-call")),
+        ],
+    ),
     "OAR-1": (
         "openai-responses",
         inputs(fc("a"), fco("a")),
@@ -222,7 +263,10 @@ EXAMPLES: dict[str, tuple[str, Any, Any]] = {
 
 
 def _lines(value: Any) -> list[str]:
-    return value if isinstance(value, list) else json.dumps(value, indent=1).splitlines()
+    """Session lines as they are; any other example as pretty-printed JSON."""
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return value
+    return json.dumps(value, indent=1).splitlines()
 
 
 def test_every_rule_has_an_example_pair_and_a_known_invariant() -> None:

@@ -24,7 +24,11 @@ from metis_model.transcripts import FORMATS, TranscriptFormat, check_transcript
 POOL = ("a", "b", "c", "d")  # per turn; a call's id is its pool letter and its turn
 # Formats whose provider rejects a call id reused anywhere in the request (CLOSE-9).
 UNIQUE_IDS = ("anthropic", "openai-responses", "claude-code", "codex")
-LOGS = ("claude-code", "codex")  # records of a run, not requests: an open end is undecided
+LOGS = (
+    "claude-code",
+    "codex",
+    "pydantic-ai",
+)  # records of a run, not requests: an open end is undecided
 
 
 @dataclass
@@ -257,12 +261,49 @@ def render_claude_code(conversation: Conversation) -> Rendered:
     return lines, where
 
 
+def render_pydantic_ai(conversation: Conversation) -> Rendered:
+    """ModelMessagesTypeAdapter JSON: one part per line."""
+    rows: list[tuple[str, int | None]] = []
+    for m, message in enumerate(conversation):
+        kind = "response" if message.role == "assistant" else "request"
+        rows.append((f'{{"kind": "{kind}", "parts": [', None))
+        parts: list[dict[str, Any]] = []
+        for block in message.blocks:
+            if block.kind == "text":
+                parts.append(
+                    {"part_kind": "text" if kind == "response" else "user-prompt", "content": "t"}
+                )
+            elif block.kind == "call":
+                parts.append(
+                    {
+                        "part_kind": "tool-call",
+                        "tool_name": "f",
+                        "args": {},
+                        "tool_call_id": block.id,
+                    }
+                )
+            else:
+                parts.append(
+                    {
+                        "part_kind": "tool-return",
+                        "tool_name": "f",
+                        "content": "r",
+                        "tool_call_id": block.id,
+                    }
+                )
+        texts = _with_commas([json.dumps(p) for p in parts])
+        rows += [(t, b.key) for t, b in zip(texts, message.blocks, strict=True)]
+        rows.append(("]}" + ("," if m < len(conversation) - 1 else ""), None))
+    return _joined(rows, "[", "]")
+
+
 RENDER: dict[str, Callable[[Conversation], Rendered]] = {
     "anthropic": render_anthropic,
     "openai-chat": render_chat,
     "openai-responses": render_responses,
     "claude-code": render_claude_code,
     "codex": render_codex,
+    "pydantic-ai": render_pydantic_ai,
 }
 
 
