@@ -24,6 +24,7 @@ FORMATS = (
     "claude-code",
     "codex",
     "pydantic-ai",
+    "otel",
 )
 OUTPUTS = ("text", "json", "sarif", "junit", "github")
 

@@ -88,6 +88,8 @@ def _of_value(value: Any) -> str | None:
         )
     if not isinstance(value, dict):
         return None
+    if "resourceSpans" in value:
+        return "otel"
     if "input" in value:
         return "openai-responses"
     if value.get("object") == "response":
@@ -140,5 +142,6 @@ def detect_format(lines: Iterable[str] | str, source: str = "") -> tuple[str, st
         "openai-chat": "Chat Completions messages (tool_calls / role tool)",
         "openai-responses": "Responses API items",
         "pydantic-ai": "ModelMessagesTypeAdapter messages (kind, parts)",
+        "otel": "OTLP JSON spans (resourceSpans)",
     }[found]
     return found, why

@@ -206,6 +206,25 @@ RULES: tuple[Rule, ...] = (
         "A `builtin-tool-return` follows its `builtin-tool-call` in the same response.",
         (PAI + "messages.py",),
     ),
+    # OpenTelemetry GenAI spans.
+    _R(
+        "OTEL-1",
+        "CLOSE-2",
+        "Doc",
+        "A `tool_call` part of an inference span's `gen_ai.output.messages` is answered by a "
+        "`tool_call_response` part with its id in the next inference span's "
+        "`gen_ai.input.messages`, or by an `execute_tool` span with that "
+        "`gen_ai.tool.call.id` that ends before the next inference span starts.",
+        (GENAI + "gen-ai-spans.md", GENAI + "gen-ai-input-messages.json"),
+    ),
+    _R(
+        "OTEL-2",
+        "CLOSE-4",
+        "Doc",
+        "A `tool_call_response` part, or an `execute_tool` span's `gen_ai.tool.call.id`, "
+        "answers a `tool_call` of the inference span before it.",
+        (GENAI + "gen-ai-spans.md", GENAI + "gen-ai-output-messages.json"),
+    ),
 )
 
 BY_RULE: Mapping[str, Rule] = {r.id: r for r in RULES}
@@ -253,6 +272,7 @@ FORMAT_RULES: Mapping[str, FormatRules] = {
     "openai-chat": FormatRules(unanswered="OAC-1", stray="OAC-2"),
     "openai-responses": _RESPONSES,
     "codex": _RESPONSES,
+    "otel": FormatRules(unanswered="OTEL-1", stray="OTEL-2"),
     "pydantic-ai": FormatRules(
         unanswered="PAI-1", stray="PAI-2", second="PAI-2", server_stray="PAI-3"
     ),

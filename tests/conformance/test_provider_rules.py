@@ -121,6 +121,55 @@ def pai_return(i: str, kind: str = "tool-return") -> dict[str, Any]:
 PROMPT = {"part_kind": "user-prompt", "content": "go"}
 DONE = {"part_kind": "text", "content": "done"}
 
+
+def attr(key: str, value: Any) -> dict[str, Any]:
+    text = value if isinstance(value, str) else json.dumps(value)
+    return {"key": key, "value": {"stringValue": text}}
+
+
+def span(op: str, start: int, end: int, attrs: dict[str, Any]) -> dict[str, Any]:
+    keys = [
+        attr("gen_ai.operation.name", op),
+        *(attr(k, v) for k, v in attrs.items()),
+    ]
+    return {
+        "traceId": "0af7651916cd43dd8448eb211c80319c",
+        "startTimeUnixNano": str(start),
+        "endTimeUnixNano": str(end),
+        "attributes": keys,
+    }
+
+
+def chat_span(
+    start: int, calls: list[str], answers: list[str], *, messages: bool = True
+) -> dict[str, Any]:
+    out = [
+        {"role": "assistant", "parts": [{"type": "tool_call", "id": c, "name": "f"} for c in calls]}
+    ]
+    inputs = [{"role": "user", "parts": [{"type": "text", "content": "go"}]}]
+    if answers:
+        inputs += [
+            {
+                "role": "assistant",
+                "parts": [{"type": "tool_call", "id": a, "name": "f"} for a in answers],
+            }
+        ]
+        inputs += [
+            {
+                "role": "tool",
+                "parts": [
+                    {"type": "tool_call_response", "id": a, "response": "ok"} for a in answers
+                ],
+            }
+        ]
+    extra = {"gen_ai.input.messages": inputs, "gen_ai.output.messages": out} if messages else {}
+    return span("chat", start, start + 5, extra)
+
+
+def spans(*items: dict[str, Any]) -> dict[str, Any]:
+    return {"resourceSpans": [{"scopeSpans": [{"scope": {"name": "t"}, "spans": list(items)}]}]}
+
+
 # rule -> (format, valid, invalid); documents are JSON values, sessions are lines.
 EXAMPLES: dict[str, tuple[str, Any, Any]] = {
     "ANT-1": (
@@ -233,6 +282,16 @@ EXAMPLES: dict[str, tuple[str, Any, Any]] = {
             request(PROMPT),
             response(pai_return("s", "builtin-tool-return"), pai_call("s", "builtin-tool-call")),
         ],
+    ),
+    "OTEL-1": (
+        "otel",
+        spans(chat_span(10, ["call_1"], []), chat_span(20, [], ["call_1"])),
+        spans(chat_span(10, ["call_1"], []), chat_span(20, [], [])),
+    ),
+    "OTEL-2": (
+        "otel",
+        spans(chat_span(10, ["call_1"], []), chat_span(20, [], ["call_1"])),
+        spans(chat_span(10, ["call_1"], []), chat_span(20, [], ["call_1", "call_9"])),
     ),
     "OAR-1": (
         "openai-responses",

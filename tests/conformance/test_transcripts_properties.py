@@ -19,7 +19,11 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from metis_model.transcripts import FORMATS, TranscriptFormat, check_transcript
+from metis_model.transcripts import FORMATS as ALL_FORMATS
+from metis_model.transcripts import TranscriptFormat, check_transcript
+
+# OTel spans hold a whole turn on one line, so a block's line does not name it.
+FORMATS = tuple(f for f in ALL_FORMATS if f != "otel")
 
 POOL = ("a", "b", "c", "d")  # per turn; a call's id is its pool letter and its turn
 # Formats whose provider rejects a call id reused anywhere in the request (CLOSE-9).
