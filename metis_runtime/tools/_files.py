@@ -23,7 +23,15 @@ def resolve_path(workspace: Path, raw: str, *, tool: str, field: str = "path") -
         raise ToolInputError(f"{tool}: field '{field}' must not be empty")
     if "\x00" in raw:
         raise ToolInputError(f"{tool}: field '{field}' contains a NUL byte")
-    return Path(os.path.realpath(os.path.join(workspace, raw)))
+    joined = os.path.join(workspace, raw)
+    for _ in range(3):
+        try:
+            return Path(os.path.realpath(joined))
+        except OSError:
+            # realpath races a symlink swapped under it (islink, then readlink
+            # of what is a directory by then: EINVAL); resolve again.
+            continue
+    raise ToolError(f"{tool}: {raw}: changes while it is resolved (a symlink being swapped)")
 
 
 def display_path(workspace: Path, path: Path) -> str:
