@@ -21,8 +21,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from metis_runtime._errors import ToolError
-from metis_runtime.tools import EditTool, JobManager, LsTool, ReadTool, ToolContext, WriteTool
-from metis_runtime.tools import _contain
+from metis_runtime.tools import (
+    EditTool,
+    JobManager,
+    LsTool,
+    ReadTool,
+    ToolContext,
+    WriteTool,
+    _contain,
+)
 from metis_runtime.tools._files import atomic_write, resolve_path
 
 # A process that swaps `target` (a directory) and `link` (a symlink to the
