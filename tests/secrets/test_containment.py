@@ -186,7 +186,7 @@ def test_outside_paths_and_symlinks_out_are_refused(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("walk", [False, True], ids=["openat2", "walk"])
 def test_a_symlink_planted_after_the_check_is_not_followed(tmp_path: Path, walk: bool) -> None:
-    ws, real, outside = _setup(tmp_path, 2)
+    ws, real, _ = _setup(tmp_path, 2)
     roots = _contain.Roots((ws,), use_openat2=not walk)
     checked = real / "edit.txt"  # resolved while d0/d1 were directories
     fd = roots.open(checked, os.O_RDONLY, tool="t")
