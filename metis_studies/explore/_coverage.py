@@ -20,6 +20,7 @@ there. Each name below is counted from events alone:
 | `repeated-ids` | an assistant message repeating a call id |
 | `cancel`, `interrupt`, `resume` | those events |
 | `kill:<where>:<kind>` | the workload killed the process there and the trace holds a `resume` |
+| `turn-limit` | the root's run ended `failed` at the workload's turn limit |
 | `canary` | a planted canary was read by a call whose result was sent |
 | `stage:<stage>` | a decision taken at that stage |
 """
@@ -40,6 +41,7 @@ from metis_model.trace import (
     EffectStart,
     Result,
     ResultStatus,
+    RunEnd,
     Spawn,
     TraceEvent,
     TraceHeader,
@@ -147,6 +149,13 @@ def situations(traces: Traces, workload: Workload | None = None) -> Counter[str]
     for header, events in traces.values():
         _trace_situations(header, events, seen)
     if workload is not None:
+        if workload.max_turns is not None and any(
+            isinstance(e, RunEnd) and e.status.value == "failed"
+            for h, evs in traces.values()
+            if h.depth == 0
+            for e in evs
+        ):
+            seen["turn-limit"] += 1
         fault = workload.fault
         if fault is not None and fault.kind == "kill" and seen["resume"]:
             where, kind, _ = fault.point.split(":", 2)
@@ -205,4 +214,5 @@ REQUIRED: tuple[str, ...] = (
     "repeated-ids",
     "cancel",
     "interrupt",
+    "turn-limit",
 )

@@ -95,6 +95,10 @@ class RunPaths:
         return self.run_dir / "trace.jsonl.journal"
 
 
+def turn_limit(workload: Workload) -> int:
+    return workload.max_turns or len(workload.turns) + 2
+
+
 def hook_specs(workload: Workload) -> tuple[HookSpec, ...]:
     return tuple(
         HookSpec(id=h.id, matcher=h.matcher, command=(VETO.format(id=h.id) if h.veto else PASS))
@@ -264,7 +268,7 @@ def build(
         journal=journal,
         dispatcher=_dispatcher(workload),
         observer=observer,
-        config=LoopConfig(max_turns=len(workload.turns) + 2, job_wait=JOB_WAIT),
+        config=LoopConfig(max_turns=turn_limit(workload), job_wait=JOB_WAIT),
         context_hook=controller.hook(trace),
         overflow_hook=controller.retry_hook(trace),
     )
@@ -287,7 +291,7 @@ def metis_run_argv(workload: Workload, paths: RunPaths, python: str) -> list[str
         "--mode",
         workload.mode.value,
         "--max-turns",
-        str(len(workload.turns) + 2),
+        str(turn_limit(workload)),
         "--quiet",
     ]
     if workload.route is Route.HEADLESS:

@@ -315,10 +315,10 @@ def canaries(draw: st.DrawFn, k: int, full: bool = False) -> Piece:
 
 
 @st.composite
-def background(draw: st.DrawFn, k: int) -> Piece:
+def background(draw: st.DrawFn, k: int, full: bool = False) -> Piece:
     """Background jobs: a handshake now, `job_done` later (SCHED-4). Each
     writes a file by redirection (an edit to the gate: allowed in acceptEdits)."""
-    n = draw(st.integers(1, 2))
+    n = 2 if full else draw(st.integers(1, 2))
     jobs = [
         bash(f"seq 1 {draw(st.integers(1, 9))}00000 > p{k}/job{i}.txt", background=True)
         for i in range(n)
@@ -369,16 +369,25 @@ def policy(draw: st.DrawFn, k: int, full: bool = False) -> Piece:
 
 
 @st.composite
-def context_fill(draw: st.DrawFn, k: int, size: int | None = None) -> Piece:
+def context_fill(
+    draw: st.DrawFn, k: int, size: int | None = None, planted: bool | None = None
+) -> Piece:
     """A large result and a thinking block: what the context ladder works on.
     (Three 9,000-character results and one of 30,000 in a 4,000-token window,
     `recent` 2, climb prune, snip, offload, collapse and compaction.)"""
     if size is None:
         size = draw(st.sampled_from([9_000, 30_000, 3_000]))
-    body = "".join(f"line {i:05d} of a long log\n" for i in range(size // 26))
+    lines = [f"line {i:05d} of a long log\n" for i in range(size // 26)]
+    canaries: tuple[str, ...] = ()
+    if planted if planted is not None else draw(st.booleans()):
+        # A credential in a result large enough to be offloaded (TRACE-2 covers offloads).
+        value = draw(canary_value())
+        lines.insert(len(lines) // 2, f"deploy token = {value}\n")
+        canaries = (value,)
+    body = "".join(lines)
     path = f"p{k}/big.log"
     thinking = "Thinking about the log. " * draw(st.sampled_from([200, 20, 100]))
-    return Piece((read(path),), ("context",), ((path, body),), thinking=thinking)
+    return Piece((read(path),), ("context",), ((path, body),), canaries=canaries, thinking=thinking)
 
 
 BUILDERS: dict[str, Builder] = {

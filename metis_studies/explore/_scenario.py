@@ -236,6 +236,8 @@ def command_line(workload: Workload, scenario: Path) -> str:
     if workload.dispatcher == "serial":
         parts.append("--serial")
     parts += [f"{GUARD_FLAGS[k]} {v}" for k, v in sorted(workload.guard.items())]
+    if workload.max_turns is not None:
+        parts.append(f"--max-turns {workload.max_turns}")
     return " ".join(parts)
 
 

@@ -40,6 +40,7 @@ from ._pieces import (
     SLOW_SAFE,
     Piece,
     Spec,
+    background,
     bash,
     canaries,
     context_fill,
@@ -145,6 +146,7 @@ SWEEP: tuple[str, ...] = (  # in-process first; child processes, then kills, cos
     "repeated-ids",
     "cancel",
     "interrupt",
+    "turn-limit",
     "plan-child",
     "spawn",
     "spawn:escalate",
@@ -164,7 +166,13 @@ _ASK_ROUTES = {
 }
 _EFFECTS = ("exclusive-waits", "queue-3", "background", "spawn")
 _LADDER = (9_000, 9_000, 30_000, 9_000)  # result sizes that climb the whole ladder
-_FULL = {"asks": ask_piece, "plan-root": plan_root, "canary": canaries, "policy": policy}
+_FULL = {
+    "asks": ask_piece,
+    "plan-root": plan_root,
+    "canary": canaries,
+    "policy": policy,
+    "background": background,
+}
 _POLICY_MODES = {
     "policy": Mode.ACCEPT_EDITS,
     "policy:default": Mode.DEFAULT,
@@ -185,10 +193,17 @@ def _pieces(draw: st.DrawFn, focus: str) -> tuple[list[str], list[Piece]]:
         first = ["spawn"]
     elif kind == "kill":
         first = [draw(st.sampled_from(_EFFECTS))]
-    extra = draw(st.lists(st.sampled_from(list(BUILDERS)), min_size=0 if first else 1, max_size=2))
-    names = first + extra
+    elif focus == "turn-limit":
+        first = ["exclusive-waits", "queue-3"]
+    names = list(first)
     pieces = []
-    for k, name in enumerate(names):
+    # Each further piece draws its name and its content together, so the shrinker
+    # can drop one piece (the block of its draws) without scrambling the others.
+    extra = draw(st.integers(0 if first else 1, 2))
+    for k in range(len(first) + extra):
+        if k >= len(first):
+            names.append(draw(st.sampled_from(list(BUILDERS))))
+        name = names[k]
         if focus == "plan-child" and k == 0:
             pieces.append(draw(spawns(k, plan=True)))
         elif focus == "spawn:escalate" and k == 0:
@@ -196,8 +211,9 @@ def _pieces(draw: st.DrawFn, focus: str) -> tuple[list[str], list[Piece]]:
         elif focus == "hooks:veto" and k == 0:
             pieces.append(draw(hooked(k, veto=True)))
         elif focus in ("context", "overflow") and k < len(first):
-            pieces.append(draw(context_fill(k, size=_LADDER[k % len(_LADDER)])))
-        elif k == 0 and name in _FULL:
+            size = _LADDER[k % len(_LADDER)]
+            pieces.append(draw(context_fill(k, size=size, planted=size == max(_LADDER))))
+        elif k == 0 and first and name in _FULL:
             pieces.append(draw(_FULL[name](k, full=True)))  # every variant, in one turn
         else:
             pieces.append(draw(BUILDERS[name](k)))
@@ -274,6 +290,7 @@ def workloads(draw: st.DrawFn, focus: str = "") -> Workload:
         fault=fault,
         canaries=tuple(c for p in pieces for c in p.canaries),
         guard=guard,
+        max_turns=len(pieces) if focus == "turn-limit" else None,
     )
 
 

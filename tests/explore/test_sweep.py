@@ -55,6 +55,7 @@ EXPECTED = {
     "repeated-ids": {"repeated-ids"},
     "cancel": {"cancel"},
     "interrupt": {"interrupt", "resume"},
+    "turn-limit": {"turn-limit"},
 }
 
 
