@@ -98,16 +98,22 @@ def conform(files: tuple[Path, ...], fmt: str, as_json: bool) -> None:
     """Check trace files (or other runtimes' transcripts) against the model.
 
     A directory is a run of a tree of agents: every trace.jsonl below it is
-    checked, and the tree as a whole (CHILD invariants across it). Exit 0
+    checked, and the tree as a whole (CHILD invariants across it). A plan
+    turn log (or a folder of them, like .metis/plan/turns) is checked against
+    the plan model (PLAN invariants), with its segments' traces. Exit 0
     when everything conforms, 1 on a violation, 2 on a malformed file.
     """
     from ._agents import check_tree_dir
+    from ._plan_conform import check_turn_dir, check_turn_log_file, is_turn_log, turn_logs_in
     from ._transcripts import check_transcript_file
 
     def one(path: Path) -> Report:
         if fmt != "trace":
             return check_transcript_file(path, fmt)
-        return check_tree_dir(path)[1] if path.is_dir() else _read_trace(path)
+        if path.is_dir():
+            turns = turn_logs_in(path)  # a folder of plan turn logs (specs/plan.md)
+            return check_turn_dir(path, turns) if turns else check_tree_dir(path)[1]
+        return check_turn_log_file(path) if is_turn_log(path) else _read_trace(path)
 
     reports = [one(p) for p in files]
     if as_json:

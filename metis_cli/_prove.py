@@ -26,15 +26,19 @@ from metis_model.smt import (
     prove_all,
 )
 from metis_model.smt._context import prove_context
+from metis_model.smt._plan import PLAN_ABLATIONS, PLAN_PROPERTIES, prove_plan
 
 from ._output import EXIT_OK, EXIT_VIOLATION, bad_input, emit_json, table
 
 EXIT_UNKNOWN = 3
 
 
+ALL_ABLATIONS = (*ABLATIONS, *PLAN_ABLATIONS)
+
+
 def _ablation(name: str | None) -> str | None:
-    if name is not None and name not in ABLATIONS:
-        bad_input(f"--ablate: unknown ablation {name!r} (valid: {', '.join(ABLATIONS)})")
+    if name is not None and name not in ALL_ABLATIONS:
+        bad_input(f"--ablate: unknown ablation {name!r} (valid: {', '.join(ALL_ABLATIONS)})")
     return name
 
 
@@ -79,6 +83,8 @@ def prove(depth: int, out_dir: str, timeout: float, ablate: str | None, as_json:
     context control's CLOSE-8 bounded to 6 messages)."""
     depth = _depth(depth)
     ablate = _ablation(ablate)
+    if ablate in PLAN_ABLATIONS:
+        _prove_plan_ablation(ablate, Path(out_dir), timeout, as_json)
     config = LoopConfig(ablations=frozenset({ablate} if ablate else ()))
     total = len(PROPERTIES)
     done: list[ProofResult] = []
@@ -162,12 +168,27 @@ def prove(depth: int, out_dir: str, timeout: float, ablate: str | None, as_json:
     sys.exit(EXIT_OK)
 
 
+def _prove_plan_ablation(ablation: str, out_dir: Path, timeout: float, as_json: bool) -> None:
+    """`metis prove --ablate` for a plan ablation: the plan proofs under it."""
+    results = [
+        prove_plan(p.invariant, out_dir, timeout, ablation=ablation) for p in PLAN_PROPERTIES
+    ]
+    if as_json:
+        emit_json({"ablation": ablation, "results": [r.to_json() for r in results]})
+    else:
+        rows = [(r.invariant, r.method, r.label, f"{r.seconds:.2f}") for r in results]
+        click.echo(table(["invariant", "method", "result", "seconds"], rows))
+    if any(r.verdict is Verdict.REFUTED for r in results):
+        sys.exit(EXIT_VIOLATION)
+    sys.exit(EXIT_OK if all(r.holds for r in results) else EXIT_UNKNOWN)
+
+
 @click.command("counterexample")
 @click.option(
     "--ablate",
     required=True,
     metavar="NAME",
-    help=f"The weakened protocol: one of {', '.join(ABLATIONS)}.",
+    help=f"The weakened protocol: one of {', '.join(ALL_ABLATIONS)}.",
 )
 @click.option(
     "--out",
@@ -193,6 +214,8 @@ def counterexample(ablate: str, out_dir: str, max_depth: int, as_json: bool) -> 
     name = _ablation(ablate)
     assert name is not None
     depth = _depth(max_depth)
+    if name in PLAN_ABLATIONS:
+        _plan_counterexample(name, Path(out_dir), depth, as_json)
     cex = find_counterexample(name, depth)
     if cex is None:
         if as_json:
@@ -218,4 +241,34 @@ def counterexample(ablate: str, out_dir: str, max_depth: int, as_json: bool) -> 
                 click.echo(f"  wrote {f}")
         if files.svg is None:
             click.echo("  (no SVG: graphviz's `dot` is not installed)")
+    sys.exit(EXIT_VIOLATION)
+
+
+def _plan_counterexample(name: str, out_dir: Path, depth: int, as_json: bool) -> None:
+    """A plan ablation's smallest turn log the checker rejects (and its files)."""
+    from metis_model.smt._plan_cex import find_plan_counterexample
+
+    cex = find_plan_counterexample(name, depth)
+    if cex is None:
+        if as_json:
+            emit_json({"ablation": name, "found": False, "max_depth": depth})
+        else:
+            click.echo(f"{name}: no counterexample within {depth} steps")
+        sys.exit(EXIT_OK)
+    files = cex.write(out_dir)
+    written = [files.trace, files.itf, files.dot, files.svg, files.test]
+    if as_json:
+        emit_json(
+            {**cex.to_json(), "found": True, "files": [str(f) for f in written if f is not None]}
+        )
+    else:
+        first = cex.report.first
+        click.echo(f"{name}: {cex.invariant} broken by a {len(cex.records)}-record turn log")
+        if first is not None:
+            click.echo(f"  check_turn_log: {first.one_line()}")
+        if not cex.confirmed:
+            click.echo("  WARNING: check_turn_log does not report the same invariant", err=True)
+        for f in written:
+            if f is not None:
+                click.echo(f"  wrote {f}")
     sys.exit(EXIT_VIOLATION)

@@ -104,6 +104,7 @@ def test_runtime_never_imports_model_logic() -> None:
         "metis_model.trace",
         "metis_model.context",
         "metis_model.transcripts",
+        "metis_model.plan",
         "metis_cli",
     ],
 )

@@ -67,25 +67,40 @@ class Counterexample:
 
     def write(self, out_dir: Path) -> CounterexampleFiles:
         """Write the JSONL trace, ITF JSON, DOT + SVG graph and a pytest file."""
-        out_dir.mkdir(parents=True, exist_ok=True)
         trace_text = dumps_trace(self.header, list(self.events))
-        trace = out_dir / f"{self.name}.jsonl"
-        trace.write_text(trace_text)
-        itf = out_dir / f"{self.name}.itf.json"
         itf_doc = to_itf(self.path, self.slots, self.jobs, self.events, f"ablation {self.ablation}")
-        itf.write_text(json.dumps(itf_doc, indent=1) + "\n")
         graph = event_graph(self.header, self.events, self.report)
-        dot = out_dir / f"{self.name}.dot"
-        dot.write_text(graph.source)
-        svg: Path | None = out_dir / f"{self.name}.svg"
-        try:
-            assert svg is not None
-            svg.write_bytes(graph.pipe(format="svg"))
-        except graphviz.ExecutableNotFound:
-            svg = None
-        test = out_dir / f"test_{self.name}.py"
-        test.write_text(regression_test(self, trace_text))
-        return CounterexampleFiles(trace, itf, dot, svg, test)
+        return write_counterexample(
+            out_dir, self.name, trace_text, itf_doc, graph, regression_test(self, trace_text)
+        )
+
+
+def write_counterexample(
+    out_dir: Path,
+    name: str,
+    jsonl: str,
+    itf_doc: dict[str, object],
+    graph: graphviz.Digraph,
+    test_text: str,
+) -> CounterexampleFiles:
+    """The four files of a counterexample: JSONL, ITF JSON, DOT (+ SVG when
+    graphviz's `dot` is installed) and a pytest regression file."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    trace = out_dir / f"{name}.jsonl"
+    trace.write_text(jsonl)
+    itf = out_dir / f"{name}.itf.json"
+    itf.write_text(json.dumps(itf_doc, indent=1) + "\n")
+    dot = out_dir / f"{name}.dot"
+    dot.write_text(graph.source)
+    svg: Path | None = out_dir / f"{name}.svg"
+    try:
+        assert svg is not None
+        svg.write_bytes(graph.pipe(format="svg"))
+    except graphviz.ExecutableNotFound:
+        svg = None
+    test = out_dir / f"test_{name}.py"
+    test.write_text(test_text)
+    return CounterexampleFiles(trace, itf, dot, svg, test)
 
 
 def _label(event: TraceEvent) -> str:

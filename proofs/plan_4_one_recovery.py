@@ -1,0 +1,18 @@
+"""PLAN-4: Recovery proposes at most one alternative, and only if no effect has committed; nothing is retried automatically after a committed effect.
+
+The turn system (_exec.protocol_step over three step slots)
+
+Method:  no recovery after a commit, never a second one.:the lemmas and not-bad hold initially and are kept by every step (1-induction).
+
+Usage: python proofs/plan_4_one_recovery.py [--out DIR]
+Writes DIR/PLAN-4.smt2 (default DIR: out/proofs).
+"""
+
+import sys
+
+from metis_model.smt import run_proof_script
+
+PROPERTY = "PLAN-4"
+
+if __name__ == "__main__":
+    sys.exit(run_proof_script(PROPERTY, sys.argv[1:]))

@@ -1,0 +1,18 @@
+"""PLAN-8: A cached plan whose mutating arguments are not grounded in the current request is refused.
+
+probe_z3
+
+Method:  a hit is grounded.:the negated claim is unsat.
+
+Usage: python proofs/plan_8_cache_grounded.py [--out DIR]
+Writes DIR/PLAN-8.smt2 (default DIR: out/proofs).
+"""
+
+import sys
+
+from metis_model.smt import run_proof_script
+
+PROPERTY = "PLAN-8"
+
+if __name__ == "__main__":
+    sys.exit(run_proof_script(PROPERTY, sys.argv[1:]))
