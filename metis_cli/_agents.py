@@ -16,12 +16,12 @@ from typing import Any, TypeVar
 
 import click
 
-from metis_model import Report, check_trace_tree
 from metis_runtime.agents import GuardLimits, load_agents
 from metis_runtime.agents._ablation import ESCAPE_TOOLS, run_child_boundary
 from metis_runtime.context import ContextBudget
 
-from ._output import EXIT_OK, EXIT_VIOLATION, bad_input, emit_json, read_trace_file, table
+from ._conform import check_tree_dir
+from ._output import EXIT_OK, EXIT_VIOLATION, emit_json, table
 
 F = TypeVar("F", bound=Callable[..., Any])
 _DEFAULTS = GuardLimits()
@@ -172,17 +172,6 @@ def list_agents(project: Path, user_dir: Path | None, as_json: bool) -> None:
         for problem in catalog.problems:
             click.echo(f"metis agents: {problem}", err=True)
     sys.exit(EXIT_VIOLATION if catalog.problems else EXIT_OK)
-
-
-def check_tree_dir(run_dir: Path) -> tuple[dict[str, Any], Report]:
-    """Every `trace.jsonl` under `run_dir`, checked as one tree of agents."""
-    traces = {}
-    for path in sorted(run_dir.rglob("trace.jsonl")):
-        header, events, _ = read_trace_file(path)
-        traces[str(path.relative_to(run_dir))] = (header, events)
-    if not traces:
-        bad_input(f"{run_dir}: no trace.jsonl below it")
-    return traces, check_trace_tree(traces, source=str(run_dir))
 
 
 @agents.command("conform")

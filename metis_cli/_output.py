@@ -6,11 +6,12 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
-from metis_model.trace import TraceEvent, TraceFormatError, TraceHeader, read_trace_numbered
+if TYPE_CHECKING:
+    from metis_model.trace import TraceEvent, TraceHeader
 
 EXIT_OK = 0
 EXIT_VIOLATION = 1
@@ -32,6 +33,8 @@ def emit_json(payload: Any) -> None:
 def read_trace_file(path: Path) -> tuple[TraceHeader, list[TraceEvent], list[int]]:
     """A trace file's header, events and event lines; unreadable or malformed
     input is a one-line error naming the file (and line), exit 2."""
+    from metis_model.trace import TraceFormatError, read_trace_numbered
+
     try:
         with path.open(encoding="utf-8") as fh:
             return read_trace_numbered(fh)

@@ -3,60 +3,148 @@
 Read it as the specification: `specs/` states each invariant by ID, and this
 package is the executable form. It imports only the standard library, attrs
 and pydantic (for the trace schema).
+
+Exports load lazily (PEP 562, see `_lazy.py`): `import metis_model.transcripts`
+does not load the loop model or the trace schema.
 """
 
-from ._agents import (
-    GUARD_ORDER,
-    Admit,
-    GuardLimits,
-    GuardState,
-    Refusal,
-    RefusalCode,
-    SpawnRequest,
-    admit,
-    check_trace_tree,
-    finish,
-    guard_decision,
-    normalize_task,
-    task_hash,
-)
-from ._check import CHECKED_BY_KIND, check_trace
-from ._children import (
-    MODE_CHANGING_TOOLS,
-    PLAN_LOCKED_REMOVED,
-    SPAWNING_TOOLS,
-    ChildAuthority,
-    ChildRefusal,
-    child_authority,
-    child_surface,
-    spawn_violation,
-)
-from ._errors import MetisModelError, TraceFormatError
-from ._generate import ALL_TOOLS, SimConfig, simulate
-from ._invariants import BY_ID, FAMILIES, INVARIANTS, Invariant, invariant
-from ._loop import (
-    ENABLED,
-    Call,
-    Divergence,
-    LoopState,
-    Phase,
-    closable,
-    initial_state,
-    settled,
-    startable,
-    step,
-)
-from ._mutate import MUTATORS, break_trace, broken_trace
-from ._permissions import (
-    DECISION_RANK,
-    STAGE_ORDER,
-    Resolution,
-    Settlement,
-    mode_at_most,
-    resolve,
-    settle_ask,
-)
-from ._report import Report, Violation
+import typing as _typing
+
+from ._lazy import lazy_exports as _lazy_exports
+
+if _typing.TYPE_CHECKING:
+    from ._agents import (
+        GUARD_ORDER,
+        Admit,
+        GuardLimits,
+        GuardState,
+        Refusal,
+        RefusalCode,
+        SpawnRequest,
+        admit,
+        check_trace_tree,
+        finish,
+        guard_decision,
+        normalize_task,
+        task_hash,
+    )
+    from ._check import CHECKED_BY_KIND, check_trace
+    from ._children import (
+        MODE_CHANGING_TOOLS,
+        PLAN_LOCKED_REMOVED,
+        SPAWNING_TOOLS,
+        ChildAuthority,
+        ChildRefusal,
+        child_authority,
+        child_surface,
+        spawn_violation,
+    )
+    from ._errors import MetisModelError, TraceFormatError
+    from ._generate import ALL_TOOLS, SimConfig, simulate
+    from ._invariants import BY_ID, FAMILIES, INVARIANTS, Invariant, invariant
+    from ._loop import (
+        ENABLED,
+        Call,
+        Divergence,
+        LoopState,
+        Phase,
+        closable,
+        initial_state,
+        settled,
+        startable,
+        step,
+    )
+    from ._mutate import MUTATORS, break_trace, broken_trace
+    from ._permissions import (
+        DECISION_RANK,
+        STAGE_ORDER,
+        Resolution,
+        Settlement,
+        mode_at_most,
+        resolve,
+        settle_ask,
+    )
+    from ._report import Report, Violation
+
+_EXPORTS = {
+    "._agents": (
+        "GUARD_ORDER",
+        "Admit",
+        "GuardLimits",
+        "GuardState",
+        "Refusal",
+        "RefusalCode",
+        "SpawnRequest",
+        "admit",
+        "check_trace_tree",
+        "finish",
+        "guard_decision",
+        "normalize_task",
+        "task_hash",
+    ),
+    "._check": (
+        "CHECKED_BY_KIND",
+        "check_trace",
+    ),
+    "._children": (
+        "MODE_CHANGING_TOOLS",
+        "PLAN_LOCKED_REMOVED",
+        "SPAWNING_TOOLS",
+        "ChildAuthority",
+        "ChildRefusal",
+        "child_authority",
+        "child_surface",
+        "spawn_violation",
+    ),
+    "._errors": (
+        "MetisModelError",
+        "TraceFormatError",
+    ),
+    "._generate": (
+        "ALL_TOOLS",
+        "SimConfig",
+        "simulate",
+    ),
+    "._invariants": (
+        "BY_ID",
+        "FAMILIES",
+        "INVARIANTS",
+        "Invariant",
+        "invariant",
+    ),
+    "._loop": (
+        "ENABLED",
+        "Call",
+        "Divergence",
+        "LoopState",
+        "Phase",
+        "closable",
+        "initial_state",
+        "settled",
+        "startable",
+        "step",
+    ),
+    "._mutate": (
+        "MUTATORS",
+        "break_trace",
+        "broken_trace",
+    ),
+    "._permissions": (
+        "DECISION_RANK",
+        "STAGE_ORDER",
+        "Resolution",
+        "Settlement",
+        "mode_at_most",
+        "resolve",
+        "settle_ask",
+    ),
+    "._report": (
+        "Report",
+        "Violation",
+    ),
+}
+
+__getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
     "ALL_TOOLS",

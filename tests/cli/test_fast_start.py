@@ -1,0 +1,106 @@
+"""Fast start: light commands import none of the heavy dependencies.
+
+Each command runs in a fresh interpreter exactly as `metis` does; at exit the
+interpreter writes the names of every module it loaded. A module-level import
+of z3, networkx, httpx, the shell parser or the runtime in a module those
+commands load fails here.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CLAUDE_CODE = ROOT / "tests" / "data" / "transcripts" / "claude-code" / "tool_heavy.jsonl"
+
+HEAVY = (
+    "z3",
+    "networkx",
+    "graphviz",
+    "httpx",
+    "bashlex",
+    "tree_sitter",
+    "tree_sitter_bash",
+    "metis_runtime",
+    "metis_model.smt",
+    "hypothesis",
+    "pytest",
+    "yaml",
+    "asyncio",
+)
+# The trace schema (pydantic) is loaded only where a metis trace is read.
+SCHEMA = ("pydantic", "metis_model.trace")
+
+_PROBE = """
+import atexit, json, sys
+out = sys.argv.pop()
+atexit.register(lambda: open(out, "w").write(json.dumps(sorted(sys.modules))))
+sys.argv = ["metis", *sys.argv[1:]]
+from metis_cli import main
+main()
+"""
+
+
+def _loaded(tmp_path: Path, *args: str) -> tuple[int, set[str]]:
+    out = tmp_path / "modules.json"
+    done = subprocess.run(
+        [sys.executable, "-c", _PROBE, *args, str(out)], capture_output=True, text=True
+    )
+    assert "Traceback" not in done.stderr, done.stderr
+    return done.returncode, set(json.loads(out.read_text()))
+
+
+def _heavy(modules: set[str], banned: tuple[str, ...]) -> list[str]:
+    return sorted(m for m in modules if any(m == b or m.startswith(b + ".") for b in banned))
+
+
+@pytest.mark.parametrize(
+    ("args", "banned"),
+    [
+        (("--version",), (*HEAVY, *SCHEMA, "metis_model")),
+        (("conform", "--format", "claude-code", str(CLAUDE_CODE)), (*HEAVY, *SCHEMA)),
+        (("spec",), (*HEAVY, *SCHEMA)),
+    ],
+    ids=["version", "conform-claude-code", "spec"],
+)
+def test_light_commands_import_nothing_heavy(
+    tmp_path: Path, args: tuple[str, ...], banned: tuple[str, ...]
+) -> None:
+    code, modules = _loaded(tmp_path, *args)
+    assert code == 0
+    assert _heavy(modules, banned) == []
+
+
+def test_conform_on_a_trace_loads_the_schema_but_not_the_runtime(tmp_path: Path) -> None:
+    from metis_model import simulate
+    from metis_model.trace import dumps_trace
+
+    trace = tmp_path / "run.jsonl"
+    trace.write_text(dumps_trace(*simulate(3)))
+    code, modules = _loaded(tmp_path, "conform", str(trace))
+    assert code == 0
+    assert "pydantic" in modules  # the probe does see imports
+    assert _heavy(modules, HEAVY) == []
+
+
+def test_the_probe_sees_a_heavy_command(tmp_path: Path) -> None:
+    code, modules = _loaded(tmp_path, "prove", "--help")
+    assert code == 0
+    assert _heavy(modules, ("metis_model.smt",)) != []
+
+
+def test_every_command_in_the_table_loads_and_has_help() -> None:
+    from click.testing import CliRunner
+
+    from metis_cli._main import COMMANDS, cli
+
+    listing = CliRunner().invoke(cli, ["--help"])
+    assert listing.exit_code == 0
+    for name in COMMANDS:
+        assert name in listing.output
+        assert cli.get_command(None, name) is not None  # type: ignore[arg-type]
