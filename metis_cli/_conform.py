@@ -72,11 +72,12 @@ def conform(files: tuple[Path, ...], fmt: str, as_json: bool) -> None:
     """
     from ._transcripts import check_transcript_file
 
-    from ._plan_conform import check_turn_dir, check_turn_log_file, is_turn_log, turn_logs_in
-
     def one(path: Path) -> Report:
         if fmt != "trace":
             return check_transcript_file(path, fmt)
+        # Only a metis trace or turn log needs the schema (pydantic).
+        from ._plan_conform import check_turn_dir, check_turn_log_file, is_turn_log, turn_logs_in
+
         if path.is_dir():
             turns = turn_logs_in(path)  # a folder of plan turn logs (specs/plan.md)
             return check_turn_dir(path, turns) if turns else check_tree_dir(path)[1]

@@ -135,7 +135,8 @@ def gather_plan_evidence(
             header, records = broken
             table.add_broken(inv_id, check_turn_log(header, records, source=f"broken-{inv_id}"))
             if out_dir is not None and made == 1:
-                (out_dir / f"broken-{inv_id}.turn.jsonl").write_text(dumps_turn_log(header, records))
+                text = dumps_turn_log(header, records)
+                (out_dir / f"broken-{inv_id}.turn.jsonl").write_text(text)
         if made == 0:
             table.rows[inv_id].notes.append("no turn could be broken for it")
 

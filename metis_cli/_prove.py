@@ -83,7 +83,7 @@ def prove(depth: int, out_dir: str, timeout: float, ablate: str | None, as_json:
     context control's CLOSE-8 bounded to 6 messages)."""
     depth = _depth(depth)
     ablate = _ablation(ablate)
-    if ablate in PLAN_ABLATIONS:
+    if ablate is not None and ablate in PLAN_ABLATIONS:
         _prove_plan_ablation(ablate, Path(out_dir), timeout, as_json)
     config = LoopConfig(ablations=frozenset({ablate} if ablate else ()))
     total = len(PROPERTIES)

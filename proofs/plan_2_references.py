@@ -1,8 +1,14 @@
-"""PLAN-2: References resolve only to completed earlier steps.
+"""PLAN-2: references read completed earlier steps.
 
-framework_z3 (the shape, cap and reference checks of validate) and batches_z3 (the batching of batches) over frameworks of up to 18 steps with two references each
+PLAN-2 (plan.md): References resolve only to completed earlier steps.
 
-Method:  in every valid framework each reference reads a step of an earlier batch.:the negated claim is unsat (for every framework and cap).
+For frameworks of any length, by induction over the steps: at step i, with any
+batch numbering non-decreasing on the steps before it (the hypothesis, which
+the rule of `batches` keeps), every reference that `validate` accepts points
+to an earlier step in an earlier batch, so it has completed when its reader's
+batch starts.
+
+Method: the negated claim is unsat.
 
 Usage: python proofs/plan_2_references.py [--out DIR]
 Writes DIR/PLAN-2.smt2 (default DIR: out/proofs).

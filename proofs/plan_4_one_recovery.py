@@ -1,8 +1,13 @@
-"""PLAN-4: Recovery proposes at most one alternative, and only if no effect has committed; nothing is retried automatically after a committed effect.
+"""PLAN-4: recovery at most once, and never after a commit.
 
-The turn system (_exec.protocol_step over three step slots)
+PLAN-4 (plan.md): Recovery proposes at most one alternative, and only if no
+effect has committed; nothing is retried automatically after a committed
+effect.
 
-Method:  no recovery after a commit, never a second one.:the lemmas and not-bad hold initially and are kept by every step (1-induction).
+The turn system (`_exec.protocol_step` over three step slots): no recovery
+after an effect committed, and never a second one.
+
+Method: not-bad holds initially and is kept by every step (1-induction).
 
 Usage: python proofs/plan_4_one_recovery.py [--out DIR]
 Writes DIR/PLAN-4.smt2 (default DIR: out/proofs).

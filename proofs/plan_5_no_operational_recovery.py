@@ -1,8 +1,11 @@
-"""PLAN-5: An operational error (network, timeout, rate limit, unavailable) is never recovered by switching executors.
+"""PLAN-5: an operational error is never recovered.
 
-The turn system
+PLAN-5 (plan.md): An operational error (network, timeout, rate limit,
+unavailable) is never recovered by switching executors.
 
-Method:  a recovery only follows a structural failure.:the lemmas and not-bad hold initially and are kept by every step (1-induction).
+The turn system: a recovery follows only a structural failure.
+
+Method: not-bad holds initially and is kept by every step (1-induction).
 
 Usage: python proofs/plan_5_no_operational_recovery.py [--out DIR]
 Writes DIR/PLAN-5.smt2 (default DIR: out/proofs).

@@ -1,8 +1,12 @@
-"""PLAN-8: A cached plan whose mutating arguments are not grounded in the current request is refused.
+"""PLAN-8: a cache hit is grounded.
 
-probe_z3
+PLAN-8 (plan.md): A cached plan whose mutating arguments are not grounded in
+the current request is refused.
 
-Method:  a hit is grounded.:the negated claim is unsat.
+`probe_z3`: a hit is grounded in the current request; a miss names the first
+failing check.
+
+Method: the negated claim is unsat.
 
 Usage: python proofs/plan_8_cache_grounded.py [--out DIR]
 Writes DIR/PLAN-8.smt2 (default DIR: out/proofs).

@@ -1,8 +1,14 @@
-"""PLAN-9: An approval is bound to (owner, turn, action, arguments digest, destination) and authorizes nothing else; frequency, wording or silence never create a persistent permission.
+"""PLAN-9: an approval admits only its own action.
 
-authorizes_z3 over two approvals and an action
+PLAN-9 (plan.md): An approval is bound to (owner, turn, action, arguments
+digest, destination) and authorizes nothing else; frequency, wording or
+silence never create a persistent permission.
 
-Method:  an approval admits only an equal, unused action; approvals of other turns admit nothing.:the negated claim is unsat.
+`authorizes_z3` over two approvals and an action (the six binding fields): an
+approval admits only an equal, unused action, and approvals granted in other
+turns admit nothing in this one.
+
+Method: the negated claim is unsat.
 
 Usage: python proofs/plan_9_consent_binding.py [--out DIR]
 Writes DIR/PLAN-9.smt2 (default DIR: out/proofs).

@@ -67,7 +67,9 @@ def test_the_four_forms_are_recognized() -> None:
     ]
 
 
-@pytest.mark.parametrize("text", ["${", "${step}", "${RUNTIME}", "${step0.x}", "${a b}", "x ${step1"])
+@pytest.mark.parametrize(
+    "text", ["${", "${step}", "${RUNTIME}", "${step0.x}", "${a b}", "x ${step1"]
+)
 def test_malformed_references_are_found(text: str) -> None:
     assert any(r.kind is RefKind.MALFORMED for r in placeholders(text))
 
@@ -108,7 +110,9 @@ def test_an_explicit_user_target_wins_over_a_step_reference_not_over_a_literal()
 
 def test_from_step_binds_the_collection_and_an_empty_one_skips_a_mutation() -> None:
     ctx = _ctx(outputs={1: []}, origins={1: "local"})
-    write = resolve_step(_step("write_doc", from_step=1, path="R/x.md"), 2, CATALOG["write_doc"], ctx)
+    write = resolve_step(
+        _step("write_doc", from_step=1, path="R/x.md"), 2, CATALOG["write_doc"], ctx
+    )
     assert write.args == {"sections": [], "path": "R/x.md"} and write.empty and write.consumed == 0
     read = resolve_step(_step("read_items", from_step=1), 2, CATALOG["read_items"], ctx)
     assert not read.empty and read.consumed == 0  # reading nothing is not a mutation
@@ -125,17 +129,26 @@ def test_a_missing_filler_is_asked_for_not_invented() -> None:
     step = _step("write_doc", from_step=1, path="R/x.md", title="${FILLER:title}")
     res = resolve_step(step, 2, CATALOG["write_doc"], _ctx(outputs={1: ["s"]}))
     assert res.args is None and res.missing == ("title",)
-    filled = resolve_step(step, 2, CATALOG["write_doc"], _ctx(outputs={1: ["s"]}, fillers={"title": "T"}))
-    assert filled.args is not None and filled.args["title"] == "T" and filled.fillers == {"title": "T"}
+    filled = resolve_step(
+        step, 2, CATALOG["write_doc"], _ctx(outputs={1: ["s"]}, fillers={"title": "T"})
+    )
+    assert (
+        filled.args is not None and filled.args["title"] == "T" and filled.fillers == {"title": "T"}
+    )
 
 
 def test_data_from_another_host_never_becomes_a_local_path() -> None:
     # phone -> filter (keeps its input's origin) -> a local reader: refused.
-    ctx = _ctx(outputs={1: ["/sdcard/a.jpg"], 2: ["/sdcard/a.jpg"]}, origins={1: "phone", 2: "phone"})
+    ctx = _ctx(
+        outputs={1: ["/sdcard/a.jpg"], 2: ["/sdcard/a.jpg"]}, origins={1: "phone", 2: "phone"}
+    )
     res = resolve_step(_step("read_items", from_step=2), 3, CATALOG["read_items"], ctx)
     assert res.failure is not None and res.failure[0] is ErrorClass.OUT_OF_SCOPE
     local = _ctx(outputs={1: ["notes/a.md"]}, origins={1: "local"})
-    assert resolve_step(_step("read_items", from_step=1), 2, CATALOG["read_items"], local).failure is None
+    assert (
+        resolve_step(_step("read_items", from_step=1), 2, CATALOG["read_items"], local).failure
+        is None
+    )
 
 
 def _scribble(value: Any) -> None:
@@ -187,27 +200,43 @@ def test_a_valid_framework_has_no_failures() -> None:
     [
         ([_step("nope")], "tool", ErrorClass.WRONG_TOOL),
         ([_step("read_items", from_step=1)], "reference", ErrorClass.WRONG_ARGS),
-        ([_step("find_items", folder="n"), _step("read_items", items="${step3.x}")], "reference", ErrorClass.WRONG_ARGS),
+        (
+            [_step("find_items", folder="n"), _step("read_items", items="${step3.x}")],
+            "reference",
+            ErrorClass.WRONG_ARGS,
+        ),
         ([_step("find_items", folder="${RUNTIME:nope}")], "reference", ErrorClass.WRONG_ARGS),
         ([_step("find_items", folder="${FILLER:nope}")], "reference", ErrorClass.MISSING_INPUT),
         ([_step("find_items")], "arguments", ErrorClass.MISSING_INPUT),
         ([_step("send_message", text="hi")], "arguments", ErrorClass.MISSING_INPUT),
         ([_step("find_items", folder=3)], "arguments", ErrorClass.WRONG_ARGS),
         ([_step("find_items", folder="n", extra=1)], "arguments", ErrorClass.WRONG_ARGS),
-        ([_step("find_items", folder="n"), _step("send_message", from_step=1, to="x", text="t")], "arguments", ErrorClass.WRONG_ARGS),
-        ([_step("send_message", to="x", text="t"), _step("read_items", from_step=1)], "reference", ErrorClass.WRONG_ARGS),
+        (
+            [_step("find_items", folder="n"), _step("send_message", from_step=1, to="x", text="t")],
+            "arguments",
+            ErrorClass.WRONG_ARGS,
+        ),
+        (
+            [_step("send_message", to="x", text="t"), _step("read_items", from_step=1)],
+            "reference",
+            ErrorClass.WRONG_ARGS,
+        ),
         ([_step("find_items", folder="../../etc")], "scope", ErrorClass.OUT_OF_SCOPE),
         ([_step("find_items", folder="/etc")], "scope", ErrorClass.OUT_OF_SCOPE),
     ],
 )
-def test_each_check_reports_its_class(steps: list[FrameworkStep], check: str, cls: ErrorClass) -> None:
+def test_each_check_reports_its_class(
+    steps: list[FrameworkStep], check: str, cls: ErrorClass
+) -> None:
     tagged = validate_tagged(_fw(*steps), CATALOG, 8)
     assert (check, cls) in [(c, f.cls) for c, f in tagged], tagged
     assert check in CHECKS
 
 
 def test_the_terminal_must_end_the_framework_and_only_there() -> None:
-    bad = parse_framework({"steps": [{"tool": TERMINAL_TOOL}, {"tool": "find_items", "args": {"folder": "n"}}]})
+    bad = parse_framework(
+        {"steps": [{"tool": TERMINAL_TOOL}, {"tool": "find_items", "args": {"folder": "n"}}]}
+    )
     checks = [c for c, _ in validate_tagged(bad, CATALOG, 8)]
     assert checks.count("shape") == 2
 
@@ -216,7 +245,9 @@ def test_the_cap_is_the_runtimes_and_never_above_the_hard_maximum() -> None:
     many = _fw(*[_step("find_items", folder="n") for _ in range(HARD_STEP_MAX + 1)])
     assert [c for c, _ in validate_tagged(many, CATALOG, 1000)] == ["cap"]
     four = _fw(*[_step("find_items", folder="n") for _ in range(4)])
-    assert validate(four, CATALOG, 4) == () and [c for c, _ in validate_tagged(four, CATALOG, 3)] == ["cap"]
+    assert validate(four, CATALOG, 4) == () and [
+        c for c, _ in validate_tagged(four, CATALOG, 3)
+    ] == ["cap"]
 
 
 def test_a_framework_cannot_carry_its_own_cap() -> None:
@@ -245,7 +276,10 @@ def test_valid_means_backward_references_and_within_the_cap(fw: Framework, cap: 
         ({"steps": [{"args": {}}]}, "steps[0].tool"),
         ({"steps": [{"tool": "x", "when": {"nonempty": 1, "empty": 2}}]}, "steps[0].when"),
         ({"steps": [{"tool": "x", "args": []}]}, "steps[0].args"),
-        ({"steps": [{"tool": "x"}], "fillers": {"f": {"prompt": "p", "role": "genius"}}}, "fillers.f.role"),
+        (
+            {"steps": [{"tool": "x"}], "fillers": {"f": {"prompt": "p", "role": "genius"}}},
+            "fillers.f.role",
+        ),
     ],
 )
 def test_malformed_frameworks_name_the_place(doc: dict[str, Any], where: str) -> None:

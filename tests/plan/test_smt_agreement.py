@@ -81,27 +81,65 @@ sig = st.sampled_from(["a", "b"])
 
 
 @given(
-    se=sig, ce=st.none() | sig, sf=sig, cf=sig, sp=st.integers(1, 2), cp=st.integers(1, 2),
-    grounded=st.booleans(), path=st.sampled_from([PlanPath.L0, PlanPath.L1]), champion=st.booleans(),
+    se=sig,
+    ce=st.none() | sig,
+    sf=sig,
+    cf=sig,
+    sp=st.integers(1, 2),
+    cp=st.integers(1, 2),
+    grounded=st.booleans(),
+    path=st.sampled_from([PlanPath.L0, PlanPath.L1]),
+    champion=st.booleans(),
     ablation=st.sampled_from([None, "cache-ignores-signature", "cache-ignores-grounding"]),
 )
 def test_probe_z3_agrees_with_probe(
-    se: str, ce: str | None, sf: str, cf: str, sp: int, cp: int, grounded: bool,
-    path: PlanPath, champion: bool, ablation: str | None,
+    se: str,
+    ce: str | None,
+    sf: str,
+    cf: str,
+    sp: int,
+    cp: int,
+    grounded: bool,
+    path: PlanPath,
+    champion: bool,
+    ablation: str | None,
 ) -> None:
-    stored, current = Signatures(executors=se, families=sf, epoch=sp), Signatures(executors=ce, families=cf, epoch=cp)
+    stored, current = (
+        Signatures(executors=se, families=sf, epoch=sp),
+        Signatures(executors=ce, families=cf, epoch=cp),
+    )
     expected = probe(stored, current, grounded=grounded, path=path, champion=champion)
-    if ablation == "cache-ignores-signature" and expected is not None and expected.value == "executor_changed":
-        rest = probe(stored, current.model_copy(update={"executors": se}), grounded=grounded, path=path, champion=champion)
+    if (
+        ablation == "cache-ignores-signature"
+        and expected is not None
+        and expected.value == "executor_changed"
+    ):
+        rest = probe(
+            stored,
+            current.model_copy(update={"executors": se}),
+            grounded=grounded,
+            path=path,
+            champion=champion,
+        )
         expected = rest
-    if ablation == "cache-ignores-grounding" and expected is not None and expected.value == "not_grounded":
+    if (
+        ablation == "cache-ignores-grounding"
+        and expected is not None
+        and expected.value == "not_grounded"
+    ):
         expected = probe(stored, current, grounded=True, path=path, champion=champion)
     code = {"a": 1, "b": 2}
     p = SymProbe.fresh("t.")
     facts = [
-        p.stored_executors == code[se], p.current_executors == code.get(ce or "", 0),
-        p.present == (ce is not None), p.stored_families == code[sf], p.current_families == code[cf],
-        p.stored_epoch == sp, p.current_epoch == cp, p.grounded == grounded, p.path == PATH[path],
+        p.stored_executors == code[se],
+        p.current_executors == code.get(ce or "", 0),
+        p.present == (ce is not None),
+        p.stored_families == code[sf],
+        p.current_families == code[cf],
+        p.stored_epoch == sp,
+        p.current_epoch == cp,
+        p.grounded == grounded,
+        p.path == PATH[path],
         p.champion == champion,
     ]
     hit, reason = probe_z3(p, ablation)
@@ -112,7 +150,12 @@ def test_probe_z3_agrees_with_probe(
 
 def test_miss_reasons_in_order() -> None:
     assert [r.value for r in MISS_ORDER] == [
-        "executor_removed", "executor_changed", "new_alternative", "epoch_changed", "not_grounded", "not_champion",
+        "executor_removed",
+        "executor_changed",
+        "new_alternative",
+        "epoch_changed",
+        "not_grounded",
+        "not_champion",
     ]
 
 
@@ -128,8 +171,14 @@ def test_authorizes_z3_agrees_with_authorizes(a: list[int], b: list[int], used: 
     approval = Action(**{f: str(v) for f, v in zip(BINDING_FIELDS, a, strict=True)})
     action = Action(**{f: str(v) for f, v in zip(BINDING_FIELDS, b, strict=True)})
     sa, sb, su = SymAction.fresh("a."), SymAction.fresh("b."), z3.Bool("used")
-    facts = [x == v for x, v in zip(sa.fields, a, strict=True)] + [x == v for x, v in zip(sb.fields, b, strict=True)] + [su == used]
-    assert z3.is_true(_value(authorizes_z3(sa, sb, su), facts)) == authorizes(approval, action, used=used)
+    facts = (
+        [x == v for x, v in zip(sa.fields, a, strict=True)]
+        + [x == v for x, v in zip(sb.fields, b, strict=True)]
+        + [su == used]
+    )
+    assert z3.is_true(_value(authorizes_z3(sa, sb, su), facts)) == authorizes(
+        approval, action, used=used
+    )
 
 
 # --- frameworks -------------------------------------------------------------------------------
@@ -140,7 +189,7 @@ def small_frameworks(draw: st.DrawFn) -> Framework:
     n = draw(st.integers(1, STEP_SLOTS))
     steps = []
     for i in range(1, n + 1):
-        if draw(st.integers(0, 6)) == 0 or i == n and draw(st.booleans()):
+        if draw(st.integers(0, 6)) == 0 or (i == n and draw(st.booleans())):
             steps.append(FrameworkStep(tool=TERMINAL_TOOL))
             continue
         targets = draw(st.lists(st.integers(0, n + 1), max_size=REF_SLOTS))
@@ -157,10 +206,15 @@ def _encode(fw: Framework, f: SymFramework) -> list[tuple[z3.ExprRef, z3.ExprRef
     for i in range(f.slots):
         step = fw.steps[i] if i < len(fw.steps) else None
         pairs.append((f.terminal[i], z3.BoolVal(step is not None and step.tool == TERMINAL_TOOL)))
-        refs = [] if step is None else [v for v in step.args.values() if str(v).startswith("${step")]
+        refs = (
+            [] if step is None else [v for v in step.args.values() if str(v).startswith("${step")]
+        )
         for j in range(REF_SLOTS):
             target = int(str(refs[j])[6:-1]) if j < len(refs) else 0
-            pairs += [(f.present[i][j], z3.BoolVal(j < len(refs))), (f.target[i][j], z3.IntVal(target))]
+            pairs += [
+                (f.present[i][j], z3.BoolVal(j < len(refs))),
+                (f.target[i][j], z3.IntVal(target)),
+            ]
     return pairs
 
 
@@ -172,11 +226,17 @@ _BATCH, _DEFS = batches_z3(_F)
 
 @settings(max_examples=60)
 @given(fw=small_frameworks(), cap=st.integers(-2, 20))
-def test_framework_z3_and_batches_z3_agree_with_validate_and_batches(fw: Framework, cap: int) -> None:
+def test_framework_z3_and_batches_z3_agree_with_validate_and_batches(
+    fw: Framework, cap: int
+) -> None:
     catalog = dict(CATALOG)
     schema = {"type": "object", "properties": {}, "additionalProperties": True}
-    catalog["find_items"] = CATALOG["find_items"].model_copy(update={"args_schema": schema, "paths": ()})
-    failures = [c for c, _ in validate_tagged(fw, catalog, cap) if c in ("shape", "cap", "reference")]
+    catalog["find_items"] = CATALOG["find_items"].model_copy(
+        update={"args_schema": schema, "paths": ()}
+    )
+    failures = [
+        c for c, _ in validate_tagged(fw, catalog, cap) if c in ("shape", "cap", "reference")
+    ]
     pairs = _encode(fw, _F)
     valid = z3.simplify(z3.substitute(_VALID, *pairs, (_CAP, z3.IntVal(cap))))
     assert z3.is_true(valid) == (not failures), valid
@@ -210,13 +270,24 @@ states = st.builds(
     recovered_after_operational=st.booleans(),
 )
 acts = st.builds(
-    Act, kind=st.sampled_from(list(ActKind)), slot=st.integers(0, 2),
-    outcome=st.sampled_from(list(Outcome)), commit=st.booleans(),
+    Act,
+    kind=st.sampled_from(list(ActKind)),
+    slot=st.integers(0, 2),
+    outcome=st.sampled_from(list(Outcome)),
+    commit=st.booleans(),
 )
 
 
-@given(state=states, act=acts, ablation=st.sampled_from([None, "resume-repeats-mutation", "recovery-after-commit", "recover-operational"]))
-def test_turn_system_agrees_with_protocol_step_and_bad(state: ExecState, act: Act, ablation: str | None) -> None:
+@given(
+    state=states,
+    act=acts,
+    ablation=st.sampled_from(
+        [None, "resume-repeats-mutation", "recovery-after-commit", "recover-operational"]
+    ),
+)
+def test_turn_system_agrees_with_protocol_step_and_bad(
+    state: ExecState, act: Act, ablation: str | None
+) -> None:
     system = TurnSystem(ablation)
     s, p, t = system.state("s"), system.params("p"), system.state("t")
     solver = z3.Solver()
@@ -228,7 +299,9 @@ def test_turn_system_agrees_with_protocol_step_and_bad(state: ExecState, act: Ac
         assert solver.check() == z3.sat
         assert decode_turn_state(solver.model(), t, 3) == expected
     for inv in ("PLAN-4", "PLAN-5", "PLAN-6"):
-        assert z3.is_true(_value(system.bad(s, inv), [concrete_turn_state(system, s, state)])) == (inv in bad(state))
+        assert z3.is_true(_value(system.bad(s, inv), [concrete_turn_state(system, s, state)])) == (
+            inv in bad(state)
+        )
 
 
 # --- proofs and ablations -------------------------------------------------------------------
@@ -243,7 +316,9 @@ def test_plan_proofs_hold_and_cvc5_agrees(prop: Any, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("ablation", list(PLAN_ABLATIONS))
-def test_each_ablation_is_refuted_with_a_counterexample_the_checker_rejects(ablation: str, tmp_path: Path) -> None:
+def test_each_ablation_is_refuted_with_a_counterexample_the_checker_rejects(
+    ablation: str, tmp_path: Path
+) -> None:
     inv = PLAN_ABLATIONS[ablation]
     assert prove_plan(inv, ablation=ablation).verdict.value == "refuted"
     cex = find_plan_counterexample(ablation)
