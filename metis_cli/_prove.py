@@ -12,6 +12,7 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
+from typing import NoReturn
 
 import click
 
@@ -19,6 +20,8 @@ from metis_model.smt import (
     ABLATIONS,
     DEFAULT_DEPTH,
     PROPERTIES,
+    Counterexample,
+    CounterexampleFiles,
     LoopConfig,
     ProofResult,
     Verdict,
@@ -27,6 +30,7 @@ from metis_model.smt import (
 )
 from metis_model.smt._context import prove_context
 from metis_model.smt._plan import PLAN_ABLATIONS, PLAN_PROPERTIES, prove_plan
+from metis_model.smt._plan_cex import PlanCounterexample, find_plan_counterexample
 
 from ._output import EXIT_OK, EXIT_VIOLATION, bad_input, emit_json, table
 
@@ -218,12 +222,41 @@ def counterexample(ablate: str, out_dir: str, max_depth: int, as_json: bool) -> 
         _plan_counterexample(name, Path(out_dir), depth, as_json)
     cex = find_counterexample(name, depth)
     if cex is None:
-        if as_json:
-            emit_json({"ablation": name, "found": False, "max_depth": depth})
-        else:
-            click.echo(f"{name}: no counterexample within {depth} steps")
-        sys.exit(EXIT_OK)
-    files = cex.write(Path(out_dir))
+        _no_counterexample(name, depth, as_json)
+    _report_counterexample(
+        cex,
+        cex.write(Path(out_dir)),
+        f"a {cex.depth}-event trace",
+        "check_trace",
+        as_json,
+    )
+
+
+def _plan_counterexample(name: str, out_dir: Path, depth: int, as_json: bool) -> None:
+    """A plan ablation's smallest turn log the checker rejects (and its files)."""
+    cex = find_plan_counterexample(name, depth)
+    if cex is None:
+        _no_counterexample(name, depth, as_json)
+    what = f"a {len(cex.records)}-record turn log"
+    _report_counterexample(cex, cex.write(out_dir), what, "check_turn_log", as_json)
+
+
+def _no_counterexample(name: str, depth: int, as_json: bool) -> NoReturn:
+    if as_json:
+        emit_json({"ablation": name, "found": False, "max_depth": depth})
+    else:
+        click.echo(f"{name}: no counterexample within {depth} steps")
+    sys.exit(EXIT_OK)
+
+
+def _report_counterexample(
+    cex: Counterexample | PlanCounterexample,
+    files: CounterexampleFiles,
+    what: str,
+    checker: str,
+    as_json: bool,
+) -> NoReturn:
+    """What was written, and what the checker says about it; exit 1."""
     written = [files.trace, files.itf, files.dot, files.svg, files.test]
     if as_json:
         emit_json(
@@ -231,44 +264,14 @@ def counterexample(ablate: str, out_dir: str, max_depth: int, as_json: bool) -> 
         )
     else:
         first = cex.report.first
-        click.echo(f"{name}: {cex.invariant} broken by a {cex.depth}-event trace")
+        click.echo(f"{cex.ablation}: {cex.invariant} broken by {what}")
         if first is not None:
-            click.echo(f"  check_trace: {first.one_line()}")
+            click.echo(f"  {checker}: {first.one_line()}")
         if not cex.confirmed:
-            click.echo("  WARNING: check_trace does not report the same invariant", err=True)
+            click.echo(f"  WARNING: {checker} does not report the same invariant", err=True)
         for f in written:
             if f is not None:
                 click.echo(f"  wrote {f}")
         if files.svg is None:
             click.echo("  (no SVG: graphviz's `dot` is not installed)")
-    sys.exit(EXIT_VIOLATION)
-
-
-def _plan_counterexample(name: str, out_dir: Path, depth: int, as_json: bool) -> None:
-    """A plan ablation's smallest turn log the checker rejects (and its files)."""
-    from metis_model.smt._plan_cex import find_plan_counterexample
-
-    cex = find_plan_counterexample(name, depth)
-    if cex is None:
-        if as_json:
-            emit_json({"ablation": name, "found": False, "max_depth": depth})
-        else:
-            click.echo(f"{name}: no counterexample within {depth} steps")
-        sys.exit(EXIT_OK)
-    files = cex.write(out_dir)
-    written = [files.trace, files.itf, files.dot, files.svg, files.test]
-    if as_json:
-        emit_json(
-            {**cex.to_json(), "found": True, "files": [str(f) for f in written if f is not None]}
-        )
-    else:
-        first = cex.report.first
-        click.echo(f"{name}: {cex.invariant} broken by a {len(cex.records)}-record turn log")
-        if first is not None:
-            click.echo(f"  check_turn_log: {first.one_line()}")
-        if not cex.confirmed:
-            click.echo("  WARNING: check_turn_log does not report the same invariant", err=True)
-        for f in written:
-            if f is not None:
-                click.echo(f"  wrote {f}")
     sys.exit(EXIT_VIOLATION)
