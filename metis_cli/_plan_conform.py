@@ -10,16 +10,17 @@ the file and line, exit 2.
 
 from __future__ import annotations
 
-import json
+import os
+import stat
 from collections.abc import Sequence
 from pathlib import Path
 
 from metis_model import Report, Violation
 from metis_model.plan import check_turn_log, check_turn_logs
 from metis_model.trace import (
+    InputError,
     ResumeRecord,
     TraceEvent,
-    TraceFormatError,
     TraceHeader,
     TurnHeader,
     TurnRecord,
@@ -33,33 +34,38 @@ _HEAD_BYTES = 4096
 
 
 def is_turn_log(path: Path) -> bool:
-    """Whether `path` is a regular file whose first line is a turn log header."""
+    """Whether `path` is a regular file whose first line is a turn log header.
+    Anything else (a FIFO, a device, a trace) is left to the trace reader,
+    which refuses what is not a regular file."""
     try:
-        with path.open("rb") as fh:
-            head = fh.read(_HEAD_BYTES).split(b"\n", 1)[0]
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return False
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError:
         return False
     try:
-        first = json.loads(head)
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        return TURNLOG_MARK.encode() in head and b'"header"' in head
-    return isinstance(first, dict) and first.get("format") == "metis-turnlog"
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return False
+        head = os.read(fd, _HEAD_BYTES).split(b"\n", 1)[0]
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return TURNLOG_MARK.encode() in head and b'"header"' in head
 
 
 def turn_logs_in(folder: Path) -> list[Path]:
-    return [p for p in sorted(folder.glob("*.jsonl")) if p.is_file() and is_turn_log(p)]
+    return [p for p in sorted(folder.glob("*.jsonl")) if is_turn_log(p)]
 
 
 def read_turn_log_file(path: Path) -> tuple[TurnHeader, list[TurnRecord], list[int]]:
+    """A turn log through the hardened reader; a bad one is a one-line error, exit 2."""
+    from metis_runtime._input import input_lines, read_input_text
+
     try:
-        with path.open(encoding="utf-8") as fh:
-            return read_turn_log(fh)
-    except OSError as exc:
-        bad_input(f"{path}: cannot read ({exc.strerror or exc})")
-    except UnicodeDecodeError:
-        bad_input(f"{path}: not UTF-8 text")
-    except TraceFormatError as exc:
-        bad_input(f"{path}: line {exc.line}: {exc.message}")
+        return read_turn_log(input_lines(read_input_text(path)))
+    except InputError as exc:
+        bad_input(exc.describe(str(path)))
 
 
 def _segment_traces(

@@ -17,10 +17,12 @@ from collections.abc import Iterable
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 
-from .._errors import TraceFormatError
+from .._errors import InputError, TraceFormatError
 from ._enums import Decision, Mode, Route, ToolKind
+from ._strict_json import decode_json
+from ._validate import model_strict, validate_strict, value_strict
 
 TURNLOG_FORMAT = "metis-turnlog"
 TURNLOG_VERSION = 1
@@ -385,33 +387,33 @@ TURN_RECORD_KINDS: tuple[str, ...] = (
 )
 
 _RECORD: TypeAdapter[TurnRecord] = TypeAdapter(TurnRecord)
-_FRAMEWORK: TypeAdapter[Framework] = TypeAdapter(Framework)
 
 
-def _where(exc: ValidationError) -> str:
-    err = exc.errors()[0]
-    parts: list[str] = []
-    for p in err["loc"]:
-        if isinstance(p, int):
-            parts.append(f"[{p}]")
-        else:
-            parts.append(("." if parts else "") + str(p))
-    where = "".join(parts) or "value"
-    return f"{where}: {err['msg']}"
-
-
-def parse_framework(obj: Any) -> Framework:
-    """A decoded JSON/YAML object as a Framework; ValueError naming the field."""
+def parse_framework(obj: Any, *, source: str = "") -> Framework:
+    """A decoded JSON/YAML object as a Framework, with JSON's strictness (no
+    coercion: `"2"` is no step number); ValueError naming the field."""
     try:
-        return _FRAMEWORK.validate_python(obj)
-    except ValidationError as exc:
-        raise ValueError(_where(exc)) from exc
+        return value_strict(Framework, obj, source=source)
+    except InputError as exc:
+        raise ValueError(_dotted(exc.message)) from exc
+
+
+def _dotted(message: str) -> str:
+    """`steps.2.args: ...` as `steps[2].args: ...`."""
+    where, sep, what = message.partition(": ")
+    if not sep:
+        return message
+    parts: list[str] = []
+    for p in where.split("."):
+        parts.append(f"[{p}]" if p.isdigit() else ("." if parts else "") + p)
+    return "".join(parts) + ": " + what
 
 
 def read_turn_log(
     lines: Iterable[str],
 ) -> tuple[TurnHeader, list[TurnRecord], list[int]]:
-    """A whole turn log: its header, records and their 1-based file lines."""
+    """A whole turn log: its header, records and their 1-based file lines.
+    Strict JSON, strict types; errors name the line and field."""
     header: TurnHeader | None = None
     records: list[TurnRecord] = []
     line_of: list[int] = []
@@ -419,24 +421,21 @@ def read_turn_log(
         text = raw.strip()
         if not text:
             continue
-        try:
-            obj = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise TraceFormatError(number, f"not valid JSON ({exc.msg})") from exc
+        obj = decode_json(text, line=number)
         if header is None:
-            header = _header(obj, number)
+            header = _header(obj, number, text)
             continue
         try:
-            records.append(_RECORD.validate_python(obj))
-        except ValidationError as exc:
-            raise TraceFormatError(number, _where(exc)) from exc
+            records.append(validate_strict(_RECORD, text, line=number))
+        except InputError as exc:
+            raise TraceFormatError(number, _dotted(exc.message)) from exc
         line_of.append(number)
     if header is None:
         raise TraceFormatError(1, "empty turn log: no header line")
     return header, records, line_of
 
 
-def _header(obj: Any, line: int) -> TurnHeader:
+def _header(obj: Any, line: int, text: str) -> TurnHeader:
     if not isinstance(obj, dict) or obj.get("kind") != "header":
         raise TraceFormatError(line, "first line must be the turn log header (kind 'header')")
     if obj.get("format") != TURNLOG_FORMAT:
@@ -446,9 +445,9 @@ def _header(obj: Any, line: int) -> TurnHeader:
             line, f"unsupported turn log version {obj.get('version')!r} (expected 1)"
         )
     try:
-        return TurnHeader.model_validate(obj)
-    except ValidationError as exc:
-        raise TraceFormatError(line, _where(exc)) from exc
+        return model_strict(TurnHeader, text, line=line)
+    except InputError as exc:
+        raise TraceFormatError(line, _dotted(exc.message)) from exc
 
 
 def dumps_turn_log(header: TurnHeader, records: Iterable[BaseModel]) -> str:
