@@ -18,6 +18,9 @@ if _typing.TYPE_CHECKING:
     from ._credentials import (
         FAMILIES,
         FAMILY_NAMES,
+        MIN_SECRET_LEN,
+        NAME_WORDS,
+        RULE_NEEDLES,
         SCREEN_NEEDLES,
         CredentialFamily,
         CredentialFinding,
@@ -27,6 +30,7 @@ if _typing.TYPE_CHECKING:
         redact_credentials,
         replace_spans,
         secret_name,
+        secret_values,
     )
     from ._enums import (
         AUTHORITY,
@@ -153,6 +157,9 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "._credentials": (
         "FAMILIES",
         "FAMILY_NAMES",
+        "MIN_SECRET_LEN",
+        "NAME_WORDS",
+        "RULE_NEEDLES",
         "SCREEN_NEEDLES",
         "CredentialFamily",
         "CredentialFinding",
@@ -162,6 +169,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "redact_credentials",
         "replace_spans",
         "secret_name",
+        "secret_values",
+        "secret_values",
     ),
     "._enums": (
         "AUTHORITY",
@@ -290,8 +299,14 @@ __all__ = [
     "FAMILY_NAMES",
     "FORMAT_NAME",
     "FORMAT_VERSION",
+<<<<<<< HEAD
     "HARD_STEP_MAX",
+=======
+    "MIN_SECRET_LEN",
+>>>>>>> main
     "MUTATING_KINDS",
+    "NAME_WORDS",
+    "RULE_NEEDLES",
     "SCREEN_NEEDLES",
     "STRUCTURAL",
     "TERMINAL_TOOL",
@@ -395,6 +410,7 @@ __all__ = [
     "redact_credentials",
     "replace_spans",
     "secret_name",
+    "secret_values",
     "set_json_limits",
     "trace_json_schema",
     "turn_log_json_schema",
