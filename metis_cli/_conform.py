@@ -136,36 +136,18 @@ def conform(
 ) -> None:
     """Check traces (or other runtimes' transcripts) against the model.
 
-<<<<<<< HEAD
-    A directory is a run of a tree of agents: every trace.jsonl below it is
-    checked, and the tree as a whole (CHILD invariants across it). A plan
-    turn log (or a folder of them, like .metis/plan/turns) is checked against
-    the plan model (PLAN invariants), with its segments' traces. Exit 0
-    when everything conforms, 1 on a violation, 2 on a malformed file.
-=======
     FILES are files, directories or globs; `-` reads standard input. With
     --format trace a directory is a run of a tree of agents (every trace.jsonl
-    below it, and CHILD invariants across them); otherwise every *.jsonl and
+    below it, and CHILD invariants across them), and a plan turn log (or a
+    folder of them, like .metis/plan/turns) is checked against the plan model
+    (PLAN invariants) with its segments' traces; otherwise every *.jsonl and
     *.json below it is a transcript, and a Claude Code session brings its
     sub-agents' files along. A transcript's verdict is conforms, violates or
     undetermined. Exit 0 when everything conforms (or is undetermined only in
     allowed ways), 1 otherwise, 2 when an input cannot be read.
->>>>>>> main
     """
     from ._reports import Run, errors, write_all
 
-<<<<<<< HEAD
-    def one(path: Path) -> Report:
-        if fmt != "trace":
-            return check_transcript_file(path, fmt)
-        # Only a metis trace or turn log needs the schema (pydantic).
-        from ._plan_conform import check_turn_dir, check_turn_log_file, is_turn_log, turn_logs_in
-
-        if path.is_dir():
-            turns = turn_logs_in(path)  # a folder of plan turn logs (specs/plan.md)
-            return check_turn_dir(path, turns) if turns else check_tree_dir(path)[1]
-        return check_turn_log_file(path) if is_turn_log(path) else _read_trace(path)
-=======
     targets = _targets(outputs, as_json)
     if engine == "dask" and not scheduler:
         bad_input("--engine dask needs --scheduler ADDRESS")
@@ -179,7 +161,6 @@ def conform(
         bad_input(str(exc))
     if engine == "dask":
         from ._dask import run_on_dask
->>>>>>> main
 
         results = run_on_dask(units, fmt, scheduler or "")
     else:

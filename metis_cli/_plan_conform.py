@@ -2,10 +2,11 @@
 
 A file whose first line is a turn log header (`format: metis-turnlog`) is
 checked with `check_turn_log`, with the traces its segments name (relative to
-the turn log) when they exist. A folder holding turn logs (such as a
-workspace's `.metis/plan/turns/`) is checked file by file and as a whole
-(`check_turn_logs`). Unreadable or malformed input is a one-line error naming
-the file and line, exit 2.
+the turn log) when they all exist: each trace is also replayed with
+`check_trace`, and cross-checked with the turn log. A folder holding turn logs
+(such as a workspace's `.metis/plan/turns/`) is checked file by file and as a
+whole (`check_turn_logs`). A file that cannot be read is `BadInput` (one line
+naming the file, line and field), which `metis conform` reports with exit 2.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import stat
 from collections.abc import Sequence
 from pathlib import Path
 
-from metis_model import Report, Violation
+from metis_model import Report, Violation, check_trace
 from metis_model.plan import check_turn_log, check_turn_logs
 from metis_model.trace import (
     InputError,
@@ -24,19 +25,24 @@ from metis_model.trace import (
     TraceHeader,
     TurnHeader,
     TurnRecord,
+    read_trace_numbered,
     read_turn_log,
 )
 
-from ._output import bad_input, read_trace_file
+from ._transcripts import BadInput, read_text
 
-TURNLOG_MARK = '"metis-turnlog"'
+TURNLOG_MARK = b'"metis-turnlog"'
 _HEAD_BYTES = 4096
+
+
+def looks_like_turn_log(first_line: str) -> bool:
+    return '"metis-turnlog"' in first_line and '"header"' in first_line
 
 
 def is_turn_log(path: Path) -> bool:
     """Whether `path` is a regular file whose first line is a turn log header.
     Anything else (a FIFO, a device, a trace) is left to the trace reader,
-    which refuses what is not a regular file."""
+    which refuses what is not a regular file; a FIFO is never opened here."""
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):
             return False
@@ -51,66 +57,82 @@ def is_turn_log(path: Path) -> bool:
         return False
     finally:
         os.close(fd)
-    return TURNLOG_MARK.encode() in head and b'"header"' in head
+    return TURNLOG_MARK in head and b'"header"' in head
 
 
 def turn_logs_in(folder: Path) -> list[Path]:
     return [p for p in sorted(folder.glob("*.jsonl")) if is_turn_log(p)]
 
 
-def read_turn_log_file(path: Path) -> tuple[TurnHeader, list[TurnRecord], list[int]]:
-    """A turn log through the hardened reader; a bad one is a one-line error, exit 2."""
-    from metis_runtime._input import input_lines, read_input_text
-
+def _turn_log(text: str, source: str) -> tuple[TurnHeader, list[TurnRecord], list[int]]:
     try:
-        return read_turn_log(input_lines(read_input_text(path)))
+        return read_turn_log(text.split("\n"))
     except InputError as exc:
-        bad_input(exc.describe(str(path)))
+        raise BadInput(exc.describe(source)) from exc
 
 
 def _segment_traces(
     path: Path, header: TurnHeader, records: Sequence[TurnRecord]
-) -> dict[int, tuple[TraceHeader, Sequence[TraceEvent]]] | None:
+) -> dict[int, tuple[TraceHeader, list[TraceEvent], list[int], str]] | None:
     named = {1: header.trace}
     for r in records:
         if isinstance(r, ResumeRecord):
             named[r.segment] = r.trace
-    found: dict[int, tuple[TraceHeader, Sequence[TraceEvent]]] = {}
+    found = {}
     for segment, rel in named.items():
         if rel is None:
             continue
-        trace = (path.parent / rel).resolve()
+        trace = path.parent / rel
         if not trace.is_file():
-            return None  # without every segment's trace, no cross-check at all
-        th, events, _ = read_trace_file(trace)
-        found[segment] = (th, events)
+            return None  # without every segment's trace there is no cross-check
+        try:
+            th, events, lines = read_trace_numbered(read_text(str(trace)).split("\n"))
+        except InputError as exc:
+            raise BadInput(exc.describe(str(trace))) from exc
+        found[segment] = (th, events, lines, str(trace))
     return found or None
 
 
-def check_turn_log_file(path: Path) -> Report:
-    header, records, lines = read_turn_log_file(path)
-    traces = _segment_traces(path, header, records)
-    return check_turn_log(header, records, source=str(path), line_of=lines, traces=traces)
+def check_turn_log_text(text: str, source: str) -> Report:
+    """One turn log, and the traces of its segments when they are beside it."""
+    path = Path(source)
+    header, records, lines = _turn_log(text, source)
+    segments = _segment_traces(path, header, records)
+    traces = {k: (th, ev) for k, (th, ev, _, _) in segments.items()} if segments else None
+    report = check_turn_log(header, records, source=source, line_of=lines, traces=traces)
+    extra: list[Violation] = []
+    checks = dict(report.checks)
+    for th, events, lines_of, name in (segments or {}).values():
+        replay = check_trace(events, th, source=name, line_of=lines_of)
+        extra += [attrs_with_source(v, name) for v in replay.violations]
+        for k, n in replay.checks.items():
+            checks[k] = checks.get(k, 0) + n
+    return Report(source, report.events, (*report.violations, *extra), checks)
 
 
-def check_turn_dir(folder: Path, files: Sequence[Path]) -> Report:
-    """Each turn log of `folder`, then the turns together (one report)."""
+def attrs_with_source(v: Violation, source: str) -> Violation:
+    return Violation(v.invariant, v.index, f"{source}: {v.message}", v.line, v.state, v.slice)
+
+
+def check_turn_dir(folder: Path) -> Report | None:
+    """Every turn log of `folder`, then the turns together; None without any."""
+    files = turn_logs_in(folder)
+    if not files:
+        return None
     logs = {}
     violations: list[Violation] = []
     checks: dict[str, int] = {}
-    events = 0
+    records = 0
     for path in files:
-        report = check_turn_log_file(path)
-        violations += [
-            Violation(v.invariant, v.index, f"{path.name}: {v.message}", v.line, v.state, v.slice)
-            for v in report.violations
-        ]
+        text = read_text(str(path))
+        report = check_turn_log_text(text, str(path))
+        violations += [attrs_with_source(v, path.name) for v in report.violations]
         for k, n in report.checks.items():
             checks[k] = checks.get(k, 0) + n
-        events += report.events
-        header, records, _ = read_turn_log_file(path)
-        logs[path.name] = (header, records)
+        records += report.events
+        header, recs, _ = _turn_log(text, str(path))
+        logs[path.name] = (header, recs)
     across = check_turn_logs(logs, source=str(folder))
     for k, n in across.checks.items():
         checks[k] = checks.get(k, 0) + n
-    return Report(str(folder), events, (*violations, *across.violations), checks)
+    return Report(str(folder), records, (*violations, *across.violations), checks)

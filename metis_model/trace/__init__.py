@@ -299,11 +299,8 @@ __all__ = [
     "FAMILY_NAMES",
     "FORMAT_NAME",
     "FORMAT_VERSION",
-<<<<<<< HEAD
     "HARD_STEP_MAX",
-=======
     "MIN_SECRET_LEN",
->>>>>>> main
     "MUTATING_KINDS",
     "NAME_WORDS",
     "RULE_NEEDLES",
