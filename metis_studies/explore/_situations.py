@@ -284,7 +284,7 @@ def _concrete(tool: str, decision: DecisionEvent | None, n: int, edits: dict[str
         return edit(f"sim/{name}.txt", f"v{version}", f"v{version + 1}")
     if tool == "bash":
         if cls is CallClass.BACKGROUND:
-            return bash(f"sleep 0.1; echo job{n} >> sim/jobs.txt", background=True)
+            return bash(f"seq 1 100000 > sim/job{n}.txt", background=True)
         if cls is CallClass.SAFE:
             return bash(SLOW_SAFE if n % 2 else "cat sim/notes.txt")
         return bash(f"echo call{n} >> sim/log.txt")
