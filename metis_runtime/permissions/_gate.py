@@ -404,7 +404,7 @@ class Gate:
                 idx = [
                     i
                     for i, (lex, real) in enumerate(zip(named, resolved, strict=True))
-                    if _path_hit(spec.path, lex, real, base, definite, search)
+                    if _path_hit(spec.path, lex, real, base, self._workspace, definite, search)
                 ]
                 hit = bool(idx)
                 if definite:
@@ -507,16 +507,18 @@ class Gate:
 
 
 def _path_hit(
-    pattern: str, lex: Path, real: Path, base: Path, definite: bool, search: bool
+    pattern: str, lex: Path, real: Path, base: Path, cwd: Path, definite: bool, search: bool
 ) -> bool:
     """An allow needs the path as named and its real target to match; a deny
     or ask either of them (at any depth), or, for a search, anything below."""
     if definite:
-        return path_matches(pattern, lex, base) and path_matches(pattern, real, base)
-    if path_matches(pattern, lex, base, True) or path_matches(pattern, real, base, True):
+        return path_matches(pattern, lex, base, cwd=cwd) and path_matches(
+            pattern, real, base, cwd=cwd
+        )
+    if path_matches(pattern, lex, base, True, cwd) or path_matches(pattern, real, base, True, cwd):
         return True
     return search and (
-        path_under_matches(pattern, lex, base) or path_under_matches(pattern, real, base)
+        path_under_matches(pattern, lex, base, cwd) or path_under_matches(pattern, real, base, cwd)
     )
 
 
