@@ -184,7 +184,7 @@ def test_real_hierarchy_reports_the_deciding_file(world: tuple[Path, Path, Path]
 
 
 def test_several_settings_files_and_levels_by_location(world: tuple[Path, Path, Path]) -> None:
-    project, home, _ = world
+    project, _, _ = world
     shared = _write(project / ".claude" / "settings.json", {"defaultMode": "plan"})
     local = _write(project / ".claude" / "settings.local.json", {"defaultMode": "acceptEdits"})
     other = _write(project / "ci-settings.json", {"deny": ["Edit(/src/**)"]})
@@ -211,7 +211,7 @@ def test_project_defaultmode_auto_and_bypass_are_ignored(world: tuple[Path, Path
 
 
 def test_managed_only_rules(world: tuple[Path, Path, Path]) -> None:
-    project, home, managed = world
+    project, _, managed = world
     _write(managed / "managed-settings.json", {"allowManagedPermissionRulesOnly": True})
     _write(project / ".claude" / "settings.json", {"allow": ["Bash(npm test)"]})
     code, out, _ = run(
@@ -265,7 +265,7 @@ def test_stricter_line_for_protected_paths_in_bypass(world: tuple[Path, Path, Pa
     )  # fmt: skip
     assert "decision: ask" in out
     assert "stricter than Claude Code: bypassPermissions allows protected paths" in out
-    code, out, _ = run("--workspace", str(project), "--tool", "Read", "--input", "{}")
+    _, out, _ = run("--workspace", str(project), "--tool", "Read", "--input", "{}")
     assert "stricter than Claude Code" not in out
 
 
