@@ -263,7 +263,7 @@ def test_stricter_line_for_protected_paths_in_bypass(world: tuple[Path, Path, Pa
         "--workspace", str(project), "--mode", "bypassPermissions", "--tool", "Bash",
         "--input", json.dumps({"command": "echo x > .husky/pre-commit"}),
     )  # fmt: skip
-    assert "decision: ask" in out
+    assert code == 0 and "decision: ask" in out
     assert "stricter than Claude Code: bypassPermissions allows protected paths" in out
     _, out, _ = run("--workspace", str(project), "--tool", "Read", "--input", "{}")
     assert "stricter than Claude Code" not in out
