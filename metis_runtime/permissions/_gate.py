@@ -30,7 +30,7 @@ import functools
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from attrs import frozen
 
@@ -51,7 +51,6 @@ from metis_model.trace import (
 
 from .._errors import ConfigError
 from ..shell import ShellAnalysis, analyze_command
-from ._askers import Asker, AskRequest, TerminalAsker
 from ._paths import is_protected, is_secret, is_within, lexical, resolve
 from ._policy import Policy
 from ._rules import (
@@ -64,6 +63,9 @@ from ._rules import (
 )
 from ._shellgate import shell_facts
 from ._staged import staged_decision
+
+if TYPE_CHECKING:  # the askers (and asyncio) load only when an ask is resolved
+    from ._askers import Asker
 
 _BASH_TOOLS = frozenset({"bash"})
 _SEARCH_TOOLS = frozenset({"grep", "glob", "ls"})
@@ -178,6 +180,8 @@ class Gate:
         if mode is Mode.BYPASS and policy.bypass_disabled:
             raise ConfigError("mode bypassPermissions: disabled by disableBypassPermissionsMode")
         if route is Route.INTERACTIVE and asker is None:
+            from ._askers import TerminalAsker
+
             asker = TerminalAsker()
         self._policy = policy
         self._mode = mode
@@ -450,6 +454,8 @@ class Gate:
         asker = self._asker
         if asker is None:  # unreachable by construction; deny rather than hang
             return AskAnswer(approved=False, resolver="headless-default")
+        from ._askers import AskRequest
+
         request = AskRequest(
             occ=occ,
             tool=tool,
