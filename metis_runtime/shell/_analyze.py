@@ -506,7 +506,7 @@ class _Run:
                 reads=ctx.reads,
                 read_only=read_only,
                 container=container,
-                env=self.env if not wrappers else (),
+                env=self.env,
                 opaque_writes=ctx.opaque_writes,
                 subcommand=subcommand,
             )
