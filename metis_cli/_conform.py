@@ -61,24 +61,46 @@ FORMATS = ("trace", "anthropic", "openai-chat", "openai-responses", "claude-code
     help="A metis trace, or a transcript of another runtime.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the reports as JSON.")
-def conform(files: tuple[Path, ...], fmt: str, as_json: bool) -> None:
+@click.option(
+    "--witness",
+    "witness",
+    type=click.Path(path_type=Path),
+    help="The run's witness file (default: <trace>.witness when it exists).",
+)
+def conform(files: tuple[Path, ...], fmt: str, as_json: bool, witness: Path | None) -> None:
     """Check trace files (or other runtimes' transcripts) against the model.
 
     A directory is a run of a tree of agents: every trace.jsonl below it is
-    checked, and the tree as a whole (CHILD invariants across it). Exit 0
-    when everything conforms, 1 on a violation, 2 on a malformed file.
+    checked, and the tree as a whole (CHILD invariants across it). The run's
+    witness file, when there is one, is checked against its traces
+    (specs/witness.md). Exit 0 when everything conforms, 1 on a violation,
+    2 on a malformed file.
     """
     from ._transcripts import check_transcript_file
+    from ._witnessed import print_witness_report, witness_report
 
-    def one(path: Path) -> Report:
+    if witness is not None and (fmt != "trace" or len(files) != 1):
+        bad_input("--witness goes with one trace or run folder")
+
+    def one(path: Path) -> tuple[Report, Any]:
         if fmt != "trace":
-            return check_transcript_file(path, fmt)
-        return check_tree_dir(path)[1] if path.is_dir() else _read_trace(path)
+            return check_transcript_file(path, fmt), None
+        report = check_tree_dir(path)[1] if path.is_dir() else _read_trace(path)
+        return report, witness_report(path, witness)
 
-    reports = [one(p) for p in files]
+    results = [one(p) for p in files]
     if as_json:
-        emit_json([r.to_json() for r in reports] if len(reports) > 1 else reports[0].to_json())
+        out = []
+        for r, w in results:
+            j = r.to_json()
+            if w is not None:
+                j["witness"] = w.to_json()
+            out.append(j)
+        emit_json(out if len(out) > 1 else out[0])
     else:
-        for r in reports:
+        for r, w in results:
             _print_report(r)
-    sys.exit(EXIT_OK if all(r.ok for r in reports) else EXIT_VIOLATION)
+            if w is not None:
+                print_witness_report(w)
+    ok = all(r.ok and (w is None or w.ok) for r, w in results)
+    sys.exit(EXIT_OK if ok else EXIT_VIOLATION)

@@ -128,6 +128,7 @@ class _OneLineErrors(click.Command):
     """A bad option value is one line and exit 2, like every other bad input."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ctx.meta["metis_run_args"] = list(args)  # `--witness` runs the same command under it
         try:
             return super().parse_args(ctx, args)
         except click.UsageError as exc:
@@ -527,6 +528,33 @@ def _journal_path(trace: Path) -> Path:
     return trace.with_name(trace.name + ".journal")
 
 
+WITNESSED_ENV = "METIS_WITNESSED_RUN"  # set for the run a witness started: its run id
+
+
+def _witnessed(witness_arg: str | None, trace_path: Path, workspace: Path, run_id: str) -> None:
+    """With `--witness`: become the witness (exec), which starts this same
+    command, with this trace and run id, once it watches (specs/witness.md).
+    Its exit status is the run's. Nothing of the runtime ran yet."""
+    if witness_arg is None:
+        return
+    from .witness import run_plan, witness_argv, witness_path
+
+    out = Path(witness_arg) if witness_arg != "-" else witness_path(trace_path)
+    if out.exists() and not out.is_file():
+        _bad(f"--witness {out}: not a regular file")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        _bad(f"--witness {out}: cannot create its folder: {exc.strerror or exc}")
+    roots, excluded = run_plan(workspace, trace_path)
+    args = list(click.get_current_context().meta.get("metis_run_args", ()))
+    command = [sys.executable, "-m", "metis_cli", "run", *args, "--trace", str(trace_path)]
+    argv = witness_argv(out, roots, excluded=excluded, trace=trace_path)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execve(argv[0], [*argv, *command], {**os.environ, WITNESSED_ENV: run_id})
+
+
 @click.command("run", cls=_OneLineErrors)
 @click.argument("task", required=False)
 @click.option("--workspace", "workspace_arg", metavar="DIR", help="Directory the tools work in.")
@@ -572,6 +600,17 @@ def _journal_path(trace: Path) -> Path:
 @click.option("--resume", is_flag=True, help="Continue the run of --trace after its process died.")
 @click.option("--serial", is_flag=True, help="Run calls one at a time (default: four-class).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines.")
+@click.option(
+    "--witness",
+    "witness_arg",
+    is_flag=False,
+    flag_value="-",
+    default=None,
+    metavar="[FILE]",
+    help="Record the run's effects from outside the runtime (file changes, process "
+    "execution) in FILE (default: <trace>.witness); `metis conform` checks them. "
+    "Write --witness=FILE or put it after the task.",
+)
 def run(
     task: str | None,
     workspace_arg: str | None,
@@ -588,6 +627,7 @@ def run(
     resume: bool,
     serial: bool,
     quiet: bool,
+    witness_arg: str | None,
     **options: Any,
 ) -> None:
     """Run the agent on TASK in a workspace and record its trace.
@@ -602,7 +642,7 @@ def run(
     """
     if resume:
         # A resumed run keeps its recorded limits, budget and agent tools.
-        _resume(trace_arg, workspace_arg, quiet, serial)
+        _resume(trace_arg, workspace_arg, quiet, serial, witness_arg)
     try:
         limits = limits_from_options(options)
         budget = budget_from_options(options)
@@ -631,7 +671,8 @@ def run(
             _git_init(workspace)
     if not task:
         _bad("TASK is required with a live provider")
-    run_id = uuid.uuid4().hex
+    witnessed_id = os.environ.pop(WITNESSED_ENV, None)  # set when the witness started us
+    run_id = witnessed_id or uuid.uuid4().hex
     trace_path = (
         Path(trace_arg) if trace_arg else workspace / ".metis" / "runs" / run_id / "trace.jsonl"
     )
@@ -642,6 +683,8 @@ def run(
     tree = _tree_dir(trace_path)
     if (tree / "guard.json").exists():
         _bad(f"{tree}: holds another run's agent tree (guard.json); use another --trace")
+    if witnessed_id is None:
+        _witnessed(witness_arg, trace_path, workspace, run_id)
     agent_tools = "ask" if ask_agent_tools else "allow"
     gate = _gate(_MODES[mode], workspace, headless, settings, agent_tools)
     config = {
@@ -716,7 +759,11 @@ def _dispatcher(serial: bool) -> Dispatcher:
 
 
 def _resume(
-    trace_arg: str | None, workspace_arg: str | None, quiet: bool, serial: bool
+    trace_arg: str | None,
+    workspace_arg: str | None,
+    quiet: bool,
+    serial: bool,
+    witness_arg: str | None = None,
 ) -> NoReturn:
     if trace_arg is None:
         if workspace_arg is None:
@@ -745,6 +792,10 @@ def _resume(
     if not workspace.is_dir():
         _bad(f"{workspace}: the run's workspace is gone")
     header = trace.header
+    if witness_arg is not None and os.environ.pop(WITNESSED_ENV, None) is None:
+        trace.close()  # the witness starts this resume again, under it
+        journal.close()
+        _witnessed(witness_arg, trace_path, workspace, header.run_id)
     # Runs recorded before sub-agents were wired have no agent tools: keep it so.
     agent_tools = str(cfg.get("agent_tools", "ask"))
     gate = _gate(header.mode, workspace, header.route is Route.HEADLESS, settings, agent_tools)

@@ -65,6 +65,7 @@ if _typing.TYPE_CHECKING:
         settle_ask,
     )
     from ._report import Report, Violation
+    from ._witness import WitnessedTrace, WitnessReport, check_witness
 
 _EXPORTS = {
     "._agents": (
@@ -77,6 +78,7 @@ _EXPORTS = {
         "SpawnRequest",
         "admit",
         "check_trace_tree",
+    "check_witness",
         "finish",
         "guard_decision",
         "normalize_task",
@@ -141,6 +143,13 @@ _EXPORTS = {
     "._report": (
         "Report",
         "Violation",
+    "WitnessReport",
+    "WitnessedTrace",
+    ),
+    "._witness": (
+        "WitnessReport",
+        "WitnessedTrace",
+        "check_witness",
     ),
 }
 

@@ -22,9 +22,10 @@ class Violation:
     line: int | None = None
     state: str = ""
     slice: tuple[int, ...] = ()
+    witness_line: int | None = None  # set when a witness file showed it (specs/witness.md)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "invariant": self.invariant,
             "index": self.index,
             "line": self.line,
@@ -32,8 +33,15 @@ class Violation:
             "state": self.state,
             "slice": list(self.slice),
         }
+        if self.witness_line is not None:
+            out["witnessed"] = True
+            out["witness_line"] = self.witness_line
+        return out
 
     def one_line(self) -> str:
+        if self.witness_line is not None:
+            where = f"witness line {self.witness_line}"
+            return f"{self.invariant} (witnessed) at {where}: {self.message}"
         where = f"line {self.line}" if self.line is not None else f"event {self.index}"
         return f"{self.invariant} at {where}: {self.message}"
 
