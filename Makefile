@@ -32,8 +32,8 @@ system-deps:
 setup: $(STAMP) system-deps
 
 lint: setup
-	$(BIN)/ruff check metis_model metis_runtime metis_cli tests benchmarks proofs
-	$(BIN)/ruff format --check metis_model metis_runtime metis_cli
+	$(BIN)/ruff check metis_model metis_runtime metis_cli metis_studies tests benchmarks proofs
+	$(BIN)/ruff format --check metis_model metis_runtime metis_cli metis_studies
 
 typecheck: setup
 	$(BIN)/mypy

@@ -28,6 +28,7 @@ from metis_model.trace import (
     read_trace_numbered,
 )
 
+from . import _failpoints
 from ._errors import MetisRuntimeError
 from ._redact import Redactor
 
@@ -227,6 +228,8 @@ class TraceWriter:
 
     def emit(self, kind: str, causes: tuple[int, ...] = (), **fields: Any) -> int:
         """Write one event; return its `seq`."""
+        if _failpoints.ARMED:
+            _failpoints.reached("trace", kind, fields)
         seq = self._seq
         t = self.now()
         obj = {"seq": seq, "t": t, "causes": causes, "kind": kind, **fields}

@@ -97,9 +97,25 @@ def test_runtime_never_imports_model_logic() -> None:
                 assert name == "metis_model.trace", f"{path}: imports {name}"
 
 
+def test_studies_use_the_public_surfaces_only() -> None:
+    """metis_studies imports the model and the runtime through their public
+    names (no `_private` module), never the CLI; neither imports the studies."""
+    for path in (ROOT / "metis_studies").rglob("*.py"):
+        for name in _imports(path):
+            parts = name.split(".")
+            assert parts[0] != "metis_cli", f"{path}: imports {name}"
+            if parts[0] in ("metis_model", "metis_runtime"):
+                assert not any(p.startswith("_") for p in parts), f"{path}: imports {name}"
+    for package in ("metis_model", "metis_runtime"):
+        for path in (ROOT / package).rglob("*.py"):
+            assert not [n for n in _imports(path) if n.split(".")[0] == "metis_studies"], path
+
+
 @pytest.mark.parametrize(
     "package",
     [
+        "metis_studies",
+        "metis_studies.explore",
         "metis_model",
         "metis_model.trace",
         "metis_model.context",
