@@ -69,6 +69,7 @@ from metis_runtime import (
     MetisRuntimeError,
     RunResult,
     TraceWriter,
+    inherited_failpoint,
     make_header,
     scan_trace,
 )
@@ -552,7 +553,10 @@ def _witnessed(witness_arg: str | None, trace_path: Path, workspace: Path, run_i
     argv = witness_argv(out, roots, excluded=excluded, trace=trace_path)
     sys.stdout.flush()
     sys.stderr.flush()
-    os.execve(argv[0], [*argv, *command], {**os.environ, WITNESSED_ENV: run_id})
+    # A fail point armed for this run (METIS_FAILPOINT, read when the runtime
+    # was imported) is armed again in the run the witness starts.
+    env = {**os.environ, **inherited_failpoint(), WITNESSED_ENV: run_id}
+    os.execve(argv[0], [*argv, *command], env)
 
 
 @click.command("run", cls=_OneLineErrors)

@@ -10,8 +10,8 @@ import click
 from ._output import bad_input, read_trace_file
 
 if TYPE_CHECKING:
-    from metis_model.trace import WitnessSession
     from metis_model import WitnessReport
+    from metis_model.trace import WitnessSession
 
 
 def _root_trace(target: Path) -> Path:

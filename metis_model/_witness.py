@@ -129,6 +129,7 @@ class _Trace:
     origin: float | None
     occs: dict[str, _Occ]
     resumes: list[float]
+    times: list[float]
     first: float
     last: float
     ended: float | None
@@ -183,7 +184,8 @@ def _fold(t: WitnessedTrace, boot: str | None) -> _Trace:
                 ended = e.t
     first = t.events[0].t if t.events else 0.0
     last = t.events[-1].t if t.events else 0.0
-    return _Trace(t.source, t.header, origin, occs, resumes, first, last, ended)
+    times = [e.t for e in t.events]
+    return _Trace(t.source, t.header, origin, occs, resumes, times, first, last, ended)
 
 
 class _Checker:
@@ -359,21 +361,19 @@ class _Checker:
             for u in s.header.not_observed:
                 if u.what == "exec":
                     self.unobserved.append(f"session {s.header.session}: exec: {u.why}")
-        root = self.root
-        if root is None or root.origin is None:
-            return
-        starts = [root.first, *root.resumes]
-        ends = [*root.resumes, root.ended if root.ended is not None else root.last]
-        for i, (a, b) in enumerate(zip(starts, ends, strict=True)):
-            covered = any(
-                s.ready is not None
-                and s.ready - root.origin <= a
-                and (s.end or 0.0) - root.origin >= b
+        for tr in self.traces:
+            if tr.origin is None:
+                continue
+            spans = [
+                (s.ready - tr.origin, (s.end or s.ready) - tr.origin)
                 for s in sessions
-            )
-            if not covered:
+                if s.ready is not None
+            ]
+            bare = [t for t in tr.times if not any(a <= t <= b for a, b in spans)]
+            if bare:
                 self.unobserved.append(
-                    f"{root.source}: process {i} (t {a:.6f} to {b:.6f}) was not witnessed"
+                    f"{tr.source}: {len(bare)} event(s) from t {bare[0]:.6f} to "
+                    f"{bare[-1]:.6f} were written while no witness watched"
                 )
 
 

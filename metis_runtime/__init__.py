@@ -17,6 +17,7 @@ from ._errors import (
     ToolError,
     ToolInputError,
 )
+from ._failpoints import inherited as inherited_failpoint
 from ._graph import load_trace_events, trace_dot, trace_graph
 from ._journal import Journal, JournalState, TracedCall, TraceScan, scan_trace
 from ._loop import (
@@ -61,6 +62,7 @@ __all__ = [
     "TraceWriteError",
     "TraceWriter",
     "TracedCall",
+    "inherited_failpoint",
     "load_trace_events",
     "make_header",
     "scan_trace",

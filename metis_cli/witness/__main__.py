@@ -24,6 +24,9 @@ def _bad(message: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # The command's environment, as given: importing the runtime's redactor
+    # later must not change it (the runtime pops METIS_FAILPOINT on import).
+    environ = dict(os.environ)
     args = list(sys.argv[1:] if argv is None else argv)
     command: list[str] = []
     if "--" in args:
@@ -58,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if opts.beside is not None:
             return run_beside(plan, opts.beside, sys.stdout, sys.stdin.fileno())
-        return run_around(plan, command)
+        return run_around(plan, command, env=environ)
     except WitnessFileError as exc:
         return _bad(str(exc))
     except FileNotFoundError as exc:

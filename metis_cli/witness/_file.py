@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -49,11 +50,26 @@ def _sessions_so_far(path: str) -> int:
 
 
 class WitnessFile:
-    """Appends records; `session` is this process's session number."""
+    """Appends records; `session` is this process's session number.
 
-    def __init__(self, path: str, redact: Callable[[str], str]) -> None:
+    The redactor loads in a thread (importing it takes a few hundred
+    milliseconds) so that the witness is ready at once; records wait in
+    memory until it is there, and `close` waits for it."""
+
+    def __init__(self, path: str, load_redactor: Callable[[], Callable[[str], str]]) -> None:
         self.path = path
-        self._redact = redact
+        self._redact: Callable[[str], str] | None = None
+        self._pending: list[dict[str, Any]] = []
+        self._failure: BaseException | None = None
+
+        def load() -> None:
+            try:
+                self._redact = load_redactor()
+            except BaseException as exc:  # reported by the next write
+                self._failure = exc
+
+        self._loader = threading.Thread(target=load, name="witness-redactor", daemon=True)
+        self._loader.start()
         self.session = _sessions_so_far(path)
         try:
             self._fd: int | None = os.open(
@@ -67,6 +83,7 @@ class WitnessFile:
 
     def _clean(self, value: Any) -> Any:
         if isinstance(value, str):
+            assert self._redact is not None
             return self._redact(value)
         if isinstance(value, list | tuple):
             return [self._clean(v) for v in value]
@@ -76,9 +93,15 @@ class WitnessFile:
             return round(value, 6)
         return value
 
-    def write(self, records: Sequence[dict[str, Any]]) -> None:
-        if not records or self._fd is None:
+    def write(self, records: Sequence[dict[str, Any]], *, wait: bool = False) -> None:
+        self._pending.extend(records)
+        if wait:
+            self._loader.join()
+        if self._failure is not None:
+            raise WitnessFileError(f"{self.path}: the redactor could not load: {self._failure}")
+        if self._redact is None or not self._pending or self._fd is None:
             return
+        records, self._pending = self._pending, []
         data = "".join(
             json.dumps(self._clean(r), ensure_ascii=True, separators=(",", ":")) + "\n"
             for r in records
@@ -90,6 +113,7 @@ class WitnessFile:
             raise WitnessFileError(f"{self.path}: cannot write: {exc.strerror or exc}") from exc
 
     def close(self) -> None:
+        self.write([], wait=True)
         if self._fd is not None:
             fd, self._fd = self._fd, None
             with contextlib.suppress(OSError):

@@ -86,7 +86,7 @@ class _Session:
         self.plan = plan
         self.clock = time.monotonic
         self.t0 = self.clock()
-        self.file = WitnessFile(plan.out, _redactor())
+        self.file = WitnessFile(plan.out, _redactor)
         self.ino = INotify()
         self.tree = TreeWatcher(self.ino, plan.roots, plan.excluded, self.clock)
         self.strace: str | None = None
