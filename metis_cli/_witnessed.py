@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ._output import bad_input, read_trace_file
+from ._output import bad_input, read_trace_file, read_with
 
 if TYPE_CHECKING:
     from metis_model import WitnessReport
@@ -26,19 +26,11 @@ def _tree_traces(root: Path) -> list[Path]:
 
 def read_witness_file(path: Path) -> list[WitnessSession]:
     """A witness file's sessions; a malformed one is a one-line error, exit 2."""
-    from metis_model.trace import TraceFormatError, read_witness
+    from metis_model.trace import read_witness
 
     if not path.is_file():
         bad_input(f"--witness {path}: not a regular file")
-    try:
-        with path.open(encoding="utf-8") as fh:
-            return read_witness(fh)
-    except OSError as exc:
-        bad_input(f"{path}: cannot read ({exc.strerror or exc})")
-    except UnicodeDecodeError:
-        bad_input(f"{path}: not UTF-8 text")
-    except TraceFormatError as exc:
-        bad_input(f"{path}: line {exc.line}: {exc.message}")
+    return read_with(path, read_witness)
 
 
 def witness_report(target: Path, witness: Path | None) -> WitnessReport | None:

@@ -19,6 +19,7 @@ import attrs
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from .._errors import TraceFormatError
+from ._io import _first_error
 
 WITNESS_FORMAT = "metis-witness"
 WITNESS_VERSION = 1
@@ -178,12 +179,6 @@ def _stamp(r: WitnessRecord) -> float:
     return r.t
 
 
-def _error(exc: ValidationError) -> str:
-    err = exc.errors()[0]
-    where = ".".join(str(p) for p in err["loc"]) or "record"
-    return f"{where}: {err['msg']}"
-
-
 def parse_witness_header(obj: Any, line: int) -> WitnessHeader:
     if obj.get("format") != WITNESS_FORMAT:
         raise TraceFormatError(line, f"format must be {WITNESS_FORMAT!r}")
@@ -195,7 +190,7 @@ def parse_witness_header(obj: Any, line: int) -> WitnessHeader:
     try:
         return WitnessHeader.model_validate(obj)
     except ValidationError as exc:
-        raise TraceFormatError(line, _error(exc)) from exc
+        raise TraceFormatError(line, _first_error(exc)) from exc
 
 
 def read_witness(lines: Iterable[str]) -> list[WitnessSession]:
@@ -228,7 +223,7 @@ def read_witness(lines: Iterable[str]) -> list[WitnessSession]:
         try:
             records.append(_RECORD_ADAPTER.validate_python(obj))
         except ValidationError as exc:
-            raise TraceFormatError(number, _error(exc)) from exc
+            raise TraceFormatError(number, _first_error(exc)) from exc
         numbers.append(number)
     if header is None:
         raise TraceFormatError(1, "empty witness file: no header line")
