@@ -62,6 +62,10 @@ def cli() -> None:
 
 def main() -> None:
     """Run the CLI; a usage error is one line naming the command, exit 2."""
+    if sys.argv[1:2] == ["run"]:
+        from .witness._launch import early
+
+        early(sys.argv[1:])  # `--witness`: the witness starts before the runtime loads
     try:
         code = cli.main(standalone_mode=False)
     except click.UsageError as exc:
@@ -74,4 +78,12 @@ def main() -> None:
     except click.ClickException as exc:
         click.echo(f"metis: error: {exc.format_message()}", err=True)
         sys.exit(exc.exit_code)
+    except Exception as exc:
+        from metis_model._errors import InputError  # light: the error classes only
+
+        if not isinstance(exc, InputError):
+            raise
+        # Any reader's bad input that its command did not map: one line, exit 2.
+        click.echo(f"metis: error: {exc}", err=True)
+        sys.exit(2)
     sys.exit(code if isinstance(code, int) else 0)

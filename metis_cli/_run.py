@@ -69,10 +69,10 @@ from metis_runtime import (
     MetisRuntimeError,
     RunResult,
     TraceWriter,
-    inherited_failpoint,
     make_header,
     scan_trace,
 )
+from metis_runtime._failpoints import inherited_failpoint
 from metis_runtime.agents import (
     AgentIdentity,
     AgentSupervisor,
@@ -102,6 +102,7 @@ from metis_runtime.providers import (
 from metis_runtime.tools import JobManager, ToolContext, ToolRegistry, atomic_write
 
 from ._agents import budget_from_options, context_options, guard_options, limits_from_options
+from .witness._launch import WITNESSED_ENV
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 DEFAULT_SCENARIO = "edit_files"
@@ -529,34 +530,28 @@ def _journal_path(trace: Path) -> Path:
     return trace.with_name(trace.name + ".journal")
 
 
-WITNESSED_ENV = "METIS_WITNESSED_RUN"  # set for the run a witness started: its run id
-
-
 def _witnessed(witness_arg: str | None, trace_path: Path, workspace: Path, run_id: str) -> None:
-    """With `--witness`: become the witness (exec), which starts this same
-    command, with this trace and run id, once it watches (specs/witness.md).
-    Its exit status is the run's. Nothing of the runtime ran yet."""
+    """With `--witness` (when `metis` did not start the witness already, see
+    `witness._launch.early`): become the witness (exec), which starts this
+    same command, with this trace and run id, once it watches
+    (specs/witness.md). Its exit status is the run's. Nothing of the runtime
+    ran yet."""
     if witness_arg is None:
         return
-    from .witness import run_plan, witness_argv, witness_path
+    from .witness import witness_path
+    from .witness._launch import exec_witness
 
     out = Path(witness_arg) if witness_arg != "-" else witness_path(trace_path)
     if out.exists() and not out.is_file():
         _bad(f"--witness {out}: not a regular file")
+    args = list(click.get_current_context().meta.get("metis_run_args", ()))
+    # A fail point armed for this run (METIS_FAILPOINT, taken out of the
+    # environment when the runtime was imported) is armed again in the run.
+    env = {**os.environ, **inherited_failpoint()}
     try:
-        out.parent.mkdir(parents=True, exist_ok=True)
+        exec_witness(witness_arg, trace_path, workspace, args, run_id, env)
     except OSError as exc:
         _bad(f"--witness {out}: cannot create its folder: {exc.strerror or exc}")
-    roots, excluded = run_plan(workspace, trace_path)
-    args = list(click.get_current_context().meta.get("metis_run_args", ()))
-    command = [sys.executable, "-m", "metis_cli", "run", *args, "--trace", str(trace_path)]
-    argv = witness_argv(out, roots, excluded=excluded, trace=trace_path)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    # A fail point armed for this run (METIS_FAILPOINT, read when the runtime
-    # was imported) is armed again in the run the witness starts.
-    env = {**os.environ, **inherited_failpoint(), WITNESSED_ENV: run_id}
-    os.execve(argv[0], [*argv, *command], env)
 
 
 @click.command("run", cls=_OneLineErrors)

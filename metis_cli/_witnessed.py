@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ._output import bad_input, read_trace_file, read_with
+from ._output import bad_input, read_trace_file
 
 if TYPE_CHECKING:
     from metis_model import WitnessReport
@@ -26,11 +26,13 @@ def _tree_traces(root: Path) -> list[Path]:
 
 def read_witness_file(path: Path) -> list[WitnessSession]:
     """A witness file's sessions; a malformed one is a one-line error, exit 2."""
-    from metis_model.trace import read_witness
+    from metis_model.trace import InputError, read_witness
+    from metis_runtime._input import input_lines, read_input_text
 
-    if not path.is_file():
-        bad_input(f"--witness {path}: not a regular file")
-    return read_with(path, read_witness)
+    try:
+        return read_witness(input_lines(read_input_text(path)))
+    except InputError as exc:
+        bad_input(exc.describe(str(path)))
 
 
 def witness_report(target: Path, witness: Path | None) -> WitnessReport | None:

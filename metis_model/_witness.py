@@ -48,6 +48,7 @@ from .trace import (
 )
 
 EXEC_SLACK = 0.005  # seconds: strace stamps in real time, converted to monotonic
+EPS = 2e-6  # seconds: both files round to microseconds
 _CLEANUP_OPS = frozenset({"delete", "delete_self", "moved_from", "move_self"})
 _SHELLS = frozenset({"bash", "sh"})
 
@@ -119,7 +120,8 @@ class _Occ:
         return posixpath.dirname(path) == head and name.startswith(f".{base}.")
 
     def overlaps(self, lo: float, hi: float) -> bool:
-        return self.start is not None and self.start <= hi and lo <= (self.end or float("inf"))
+        end = self.end if self.end is not None else float("inf")
+        return self.start is not None and self.start - EPS <= hi and lo <= end + EPS
 
 
 @attrs.define
@@ -217,10 +219,13 @@ class _Checker:
             return False
         return lo - self.root.origin >= 0.0
 
-    def _resumed_commit(self, tr: _Trace, lo: float, hit: Any) -> _Occ | None:
-        """An occurrence committed before a resume that precedes `lo`, matching `hit`."""
+    def _resumed_commit(self, tr: _Trace, hi: float, hit: Any) -> _Occ | None:
+        """An occurrence matching `hit` that committed before a resume which
+        came before `hi`: an unexplained effect seen after that resume (its
+        window may reach back before the resume event: the resumed process
+        works before it writes it)."""
         for r in tr.resumes:
-            if r <= lo:
+            if r <= hi:
                 for o in tr.occs.values():
                     if o.committed_at is not None and o.committed_at <= r and hit(o):
                         return o
@@ -249,15 +254,19 @@ class _Checker:
             placed.append((tr, *w))
         self.checks["AUTH-1"] += 1
         for tr, lo, hi in placed:
-            if tr.resumes and lo > tr.resumes[0]:
+            if tr.resumes and hi > tr.resumes[0]:
                 self.checks["RETRY-1"] += 1
             if self._cleanup(tr, c, lo) or any(
                 o.admitted and o.overlaps(lo, hi) and o.touches(c.path) for o in tr.occs.values()
             ):
                 return
         ops = ", ".join(c.ops)
-        for tr, lo, _ in placed:
-            again = self._resumed_commit(tr, lo, lambda o, p=c.path: o.touches(p))
+        for tr, _, hi in placed:
+            # By path only for a file's footprint: a bash call's is anything, and its
+            # re-run is matched by its command (`exec_`).
+            again = self._resumed_commit(
+                tr, hi, lambda o, p=c.path: (o.key or "").startswith("file:") and o.touches(p)
+            )
             if again is not None:
                 self._flag(
                     "RETRY-1",
@@ -328,9 +337,9 @@ class _Checker:
             if o.admitted and o.overlaps(lo, hi) and (tr.source, o.occ) not in self.used:
                 self.used.add((tr.source, o.occ))
                 return
-        for tr, o, lo, _ in matches:
+        for tr, o, _, hi in matches:
             self.checks["RETRY-1"] += bool(tr.resumes)
-            again = self._resumed_commit(tr, lo, lambda m, o=o: m is o)
+            again = self._resumed_commit(tr, hi, lambda m, o=o: m is o)
             if again is not None:
                 self._flag(
                     "RETRY-1",

@@ -81,7 +81,7 @@ def reached(where: str, kind: str, fields: Mapping[str, Any]) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
-def inherited() -> dict[str, str]:
+def inherited_failpoint() -> dict[str, str]:
     """The environment that arms the same point, unreached, in a process that
     takes over from this one before it ran anything (`metis run --witness`
     starts the run again under the witness): empty when none is armed."""

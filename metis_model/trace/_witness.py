@@ -16,10 +16,10 @@ from collections.abc import Iterable, Iterator
 from typing import Annotated, Any, Literal
 
 import attrs
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from .._errors import TraceFormatError
-from ._io import _first_error
+from ._io import _decode, _strict
 
 WITNESS_FORMAT = "metis-witness"
 WITNESS_VERSION = 1
@@ -179,7 +179,10 @@ def _stamp(r: WitnessRecord) -> float:
     return r.t
 
 
-def parse_witness_header(obj: Any, line: int) -> WitnessHeader:
+_HEADER_ADAPTER: TypeAdapter[WitnessHeader] = TypeAdapter(WitnessHeader)
+
+
+def parse_witness_header(obj: Any, line: int, text: str | None = None) -> WitnessHeader:
     if obj.get("format") != WITNESS_FORMAT:
         raise TraceFormatError(line, f"format must be {WITNESS_FORMAT!r}")
     if obj.get("version") != WITNESS_VERSION:
@@ -187,10 +190,10 @@ def parse_witness_header(obj: Any, line: int) -> WitnessHeader:
             line,
             f"unsupported witness version {obj.get('version')!r} (expected {WITNESS_VERSION})",
         )
-    try:
-        return WitnessHeader.model_validate(obj)
-    except ValidationError as exc:
-        raise TraceFormatError(line, _first_error(exc)) from exc
+    header: WitnessHeader = _strict(
+        _HEADER_ADAPTER, json.dumps(obj) if text is None else text, line
+    )
+    return header
 
 
 def read_witness(lines: Iterable[str]) -> list[WitnessSession]:
@@ -205,25 +208,22 @@ def read_witness(lines: Iterable[str]) -> list[WitnessSession]:
     texts = [(n, t) for n, t in texts if t]
     for i, (number, text) in enumerate(texts):
         try:
-            obj = json.loads(text)
-        except json.JSONDecodeError as exc:
+            obj = _decode(text, number)
+        except TraceFormatError:
             if i == len(texts) - 1 and header is not None:
                 break  # a torn last line
-            raise TraceFormatError(number, f"not valid JSON ({exc.msg})") from exc
+            raise
         if not isinstance(obj, dict):
             raise TraceFormatError(number, "a witness line must be a JSON object")
         if obj.get("kind") == "header":
             if header is not None:
                 sessions.append(WitnessSession(header, header_line, tuple(records), tuple(numbers)))
-            header, header_line = parse_witness_header(obj, number), number
+            header, header_line = parse_witness_header(obj, number, text), number
             records, numbers = [], []
             continue
         if header is None:
             raise TraceFormatError(number, "first line must be the witness header (kind 'header')")
-        try:
-            records.append(_RECORD_ADAPTER.validate_python(obj))
-        except ValidationError as exc:
-            raise TraceFormatError(number, _first_error(exc)) from exc
+        records.append(_strict(_RECORD_ADAPTER, text, number))
         numbers.append(number)
     if header is None:
         raise TraceFormatError(1, "empty witness file: no header line")

@@ -101,7 +101,7 @@ def _gaps(events: Sequence[TraceEvent]) -> list[tuple[float, float]]:
         if a > t:
             gaps.append((t, a))
         t = max(t, b)
-    return [(a + 1e-5, b - 1e-5) for a, b in gaps if b - a > 1e-4]
+    return [(a + 1e-5, b - 1e-5) for a, b in gaps if b - a > 1e-4]  # beyond the checker's EPS
 
 
 @settings(max_examples=60)

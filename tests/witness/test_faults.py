@@ -140,5 +140,11 @@ def test_a_committed_effect_run_again_on_resume_is_witnessed_as_retry_1(tmp_path
     assert resumed.returncode == 0, resumed.stderr
     assert (tmp_path / "ws" / "count.txt").read_text() == "ran\nran\n"  # it ran twice
     witness = _conform(tmp_path, trace)
-    invariants = {v["invariant"] for v in witness["violations"]}  # type: ignore[union-attr]
-    assert invariants == {"RETRY-1"}
+    violations = witness["violations"]
+    assert isinstance(violations, list)
+    retry = [v for v in violations if v["invariant"] == "RETRY-1"]
+    # the re-run `bash -c` is matched by its command; its write to count.txt is
+    # unexplained (AUTH-1): a bash call's footprint is anything, so the path alone
+    # does not say which committed effect ran again
+    assert retry and "1.0" in retry[0]["message"] and "echo ran" in retry[0]["message"]
+    assert {v["invariant"] for v in violations} <= {"RETRY-1", "AUTH-1"}

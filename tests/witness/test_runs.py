@@ -29,7 +29,7 @@ def test_the_shipped_scenario_is_witnessed_and_agrees(tmp_path: Path) -> None:
     changed = {c.path for s in sessions(witness) for c in s.records if c.kind == "change"}
     ws = (tmp_path / "ws").resolve()
     assert {str(ws / "src" / "greeter.py"), str(ws / "notes.txt")} <= changed
-    assert report.checks["AUTH-1"] >= len(changed)
+    assert report.checks["AUTH-1"] >= 2  # seeding came before the run: not judged
     execs = [r for s in sessions(witness) for r in s.records if isinstance(r, Exec)]
     if any(w.what == "exec" for w in sessions(witness)[0].header.watched):
         assert any(x.argv[1:] == ("-c", "wc -l notes.txt") for x in execs)
