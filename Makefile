@@ -48,7 +48,7 @@ test: lint typecheck unit
 demo: setup
 	rm -rf demo-out && mkdir -p demo-out/workspace
 	$(BIN)/metis run "Fix the greeting format and record what changed" \
-	  --workspace demo-out/workspace --mode acceptEdits --headless --trace demo-out/run.jsonl
+	  --workspace demo-out/workspace --mode acceptEdits --headless --trace demo-out/run.jsonl --witness
 	$(BIN)/metis conform demo-out/run.jsonl
 	$(BIN)/metis demo --out demo-out/story
 

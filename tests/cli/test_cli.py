@@ -79,7 +79,7 @@ def test_demo_runs_the_whole_story(runner: CliRunner, tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     rows = json.loads(result.output)["rows"]
     parts = {row["part"] for row in rows}
-    assert {"runtime", "conformance", "agents", "proofs", "faults", "transcripts", "oracle", "ablation",
+    assert {"runtime", "conformance", "witness", "agents", "proofs", "faults", "transcripts", "oracle", "ablation",
             "model"} <= parts
     assert all(row["ok"] for row in rows)
     assert (tmp_path / "run.jsonl").exists() and (tmp_path / "workspace" / "notes.txt").exists()
