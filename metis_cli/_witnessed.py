@@ -5,13 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import click
+import attrs
 
 from ._output import bad_input, read_trace_file
 
 if TYPE_CHECKING:
     from metis_model import WitnessReport
     from metis_model.trace import WitnessSession
+
+    from ._transcripts import FileResult, Unit
 
 
 def _root_trace(target: Path) -> Path:
@@ -54,14 +56,34 @@ def witness_report(target: Path, witness: Path | None) -> WitnessReport | None:
     return check_witness(sessions, traces, source=str(path))
 
 
-def print_witness_report(report: WitnessReport) -> None:
-    checked = ", ".join(f"{k} {n}" for k, n in sorted(report.checks.items())) or "nothing"
-    verdict = "agrees with the trace" if report.ok else "shows effects the trace does not admit"
-    click.echo(
-        f"{report.source}: witness {verdict} ({report.changes} changes, "
-        f"{report.execs} executions; checked: {checked})"
+def with_witness(result: FileResult, unit: Unit, witness: Path | None) -> FileResult:
+    """`result` of a trace (or run folder) with its witness's findings: the
+    violations it shows, and warnings for what it could not observe."""
+    report = result.report
+    if report is None or report.format not in ("", "trace") or unit.path == "-":
+        return result
+    found = witness_report(Path(unit.path), witness)
+    if found is None:
+        return result
+    from metis_model import Note
+
+    where = found.source
+    violations = tuple(
+        attrs.evolve(v, message=f"witnessed at {where} line {v.witness_line}: {v.message}")
+        for v in found.violations
     )
-    for v in report.violations:
-        click.echo(f"  {v.one_line()}")
-    for note in report.unobserved:
-        click.echo(f"  not observed: {note}")
+    checked = ", ".join(f"{k} {n}" for k, n in sorted(found.checks.items())) or "nothing"
+    summary = Note(
+        None,
+        f"witness {where}: {found.changes} changes, {found.execs} executions; "
+        f"checked {checked}" + ("" if found.ok else f"; {len(found.violations)} violation(s)"),
+    )
+    notes = tuple(Note(None, f"witness: not observed: {u}") for u in found.unobserved)
+    return attrs.evolve(
+        result,
+        report=attrs.evolve(
+            report,
+            violations=(*report.violations, *violations),
+            notes=(*report.notes, summary, *notes),
+        ),
+    )

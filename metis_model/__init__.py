@@ -64,7 +64,7 @@ if _typing.TYPE_CHECKING:
         resolve,
         settle_ask,
     )
-    from ._report import Report, Violation
+    from ._report import STATUSES, Note, Report, Undecided, Verdict, Violation
     from ._witness import WitnessedTrace, WitnessReport, check_witness
 
 _EXPORTS = {
@@ -141,7 +141,11 @@ _EXPORTS = {
         "settle_ask",
     ),
     "._report": (
+        "STATUSES",
+        "Note",
         "Report",
+        "Undecided",
+        "Verdict",
         "Violation",
     ),
     "._witness": (
@@ -167,6 +171,7 @@ __all__ = [
     "PLAN_LOCKED_REMOVED",
     "SPAWNING_TOOLS",
     "STAGE_ORDER",
+    "STATUSES",
     "Admit",
     "Call",
     "ChildAuthority",
@@ -178,6 +183,7 @@ __all__ = [
     "Invariant",
     "LoopState",
     "MetisModelError",
+    "Note",
     "Phase",
     "Refusal",
     "RefusalCode",
@@ -187,6 +193,8 @@ __all__ = [
     "SimConfig",
     "SpawnRequest",
     "TraceFormatError",
+    "Undecided",
+    "Verdict",
     "Violation",
     "WitnessReport",
     "WitnessedTrace",

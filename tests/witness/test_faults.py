@@ -59,13 +59,16 @@ def _patched(tmp: Path, fault: tuple[str, str, str]) -> Path:
 
 
 def _conform(tmp: Path, trace: Path) -> dict[str, object]:
+    """`metis conform --json` of a faulty run: it fails, and only on what the witness saw."""
     done = metis("conform", str(trace), "--json", cwd=tmp)
-    assert done.returncode == 1, done.stdout  # a violation, witnessed
+    assert done.returncode == 1, done.stdout
     out = json.loads(done.stdout)
-    assert out["ok"], "the trace alone must conform: this is a fault only the witness sees"
-    witness = out["witness"]
-    assert isinstance(witness, dict) and not witness["ok"]
-    return witness
+    assert out["verdict"] == "violates"
+    violations = out["violations"]
+    assert violations and all(v.get("witnessed") for v in violations), (
+        "the trace alone must conform: this is a fault only the witness sees"
+    )
+    return {"violations": violations}
 
 
 def _first(witness: dict[str, object]) -> dict[str, object]:
