@@ -21,11 +21,12 @@ from ._support import ROOT, env, metis
 # (file in metis_runtime, text, replacement): each one realistic, and invisible in the trace.
 BACKUP_BEFORE_OVERWRITE = (
     "tools/_fs.py",
-    "            path.parent.mkdir(parents=True, exist_ok=True)\n            atomic_write(path, data)",
-    "            path.parent.mkdir(parents=True, exist_ok=True)\n"
-    "            if existed:  # FAULT: an unlogged backup beside the file\n"
-    "                atomic_write(path.with_name(path.name + '.orig'), path.read_bytes())\n"
-    "            atomic_write(path, data)",
+    "                write_at(dir_fd, path.name, data)\n            except OSError as exc:\n"
+    '                raise os_error("write", path, exc) from exc',
+    "                if existed:  # FAULT: an unlogged backup beside the file\n"
+    "                    write_at(dir_fd, path.name + '.orig', path.read_bytes())\n"
+    "                write_at(dir_fd, path.name, data)\n            except OSError as exc:\n"
+    '                raise os_error("write", path, exc) from exc',
 )
 DENIED_STILL_RUNS = (
     "_loop.py",
