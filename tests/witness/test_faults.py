@@ -21,12 +21,12 @@ from ._support import ROOT, env, metis
 # (file in metis_runtime, text, replacement): each one realistic, and invisible in the trace.
 BACKUP_BEFORE_OVERWRITE = (
     "tools/_fs.py",
-    "                write_at(dir_fd, path.name, data)\n            except OSError as exc:\n"
-    '                raise os_error("write", path, exc) from exc',
+    '            with ctx.roots.parent(path, tool="write", create=True) as dir_fd:\n'
+    "                write_at(dir_fd, path.name, data)",
+    '            with ctx.roots.parent(path, tool="write", create=True) as dir_fd:\n'
     "                if existed:  # FAULT: an unlogged backup beside the file\n"
     "                    write_at(dir_fd, path.name + '.orig', path.read_bytes())\n"
-    "                write_at(dir_fd, path.name, data)\n            except OSError as exc:\n"
-    '                raise os_error("write", path, exc) from exc',
+    "                write_at(dir_fd, path.name, data)",
 )
 DENIED_STILL_RUNS = (
     "_loop.py",
