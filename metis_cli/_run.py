@@ -81,6 +81,7 @@ from metis_runtime.agents import (
     ProviderConfig,
     SpawnLedger,
     load_agents,
+    guard_tree,
     new_tree,
     sanitized_env,
     tool_env,
@@ -511,6 +512,10 @@ def _execute(
     quiet: bool,
     as_json: bool = False,
 ) -> NoReturn:
+    # Every process the run starts dies with it, even on SIGKILL (the tree's
+    # mark, subreaper, cgroup and shepherd: agents/_process.py).
+    guard_tree()
+
     async def main() -> RunResult:
         try:
             return await start
