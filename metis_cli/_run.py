@@ -80,13 +80,14 @@ from metis_runtime.agents import (
     GuardLimits,
     ProviderConfig,
     SpawnLedger,
-    load_agents,
     guard_tree,
+    load_agents,
     new_tree,
     sanitized_env,
     tool_env,
 )
 from metis_runtime.agents._process import PASSTHROUGH_ENV
+from metis_runtime.agents._worktree import remove_stale_worktrees
 from metis_runtime.context import ContextBudget, ContextController, provider_summarizer
 from metis_runtime.dispatch import FourClassDispatcher, SerialDispatcher
 from metis_runtime.permissions import Gate, Policy, is_protected
@@ -282,7 +283,7 @@ def _git_init(workspace: Path) -> None:
     def git(*args: str) -> subprocess.CompletedProcess[str]:
         try:
             return subprocess.run(
-                ["git", *args],
+                ["git", "-c", f"core.hooksPath={os.devnull}", *args],  # no hook runs
                 cwd=workspace,
                 env={**os.environ, **_GIT_IDENTITY, "GIT_TERMINAL_PROMPT": "0"},
                 capture_output=True,
@@ -728,6 +729,7 @@ def run(
             _git_init(workspace)
     if not task:
         _bad("TASK is required with a live provider")
+    remove_stale_worktrees(workspace)  # what runs that died left behind
     run_id = uuid.uuid4().hex
     trace_path = (
         Path(trace_arg) if trace_arg else workspace / ".metis" / "runs" / run_id / "trace.jsonl"
@@ -843,6 +845,7 @@ def _resume(
     if not workspace.is_dir():
         _bad(f"{workspace}: the run's workspace is gone")
     _pass_env(tuple(str(n) for n in cfg.get("pass_env", ())))
+    remove_stale_worktrees(workspace)
     header = trace.header
     # Runs recorded before sub-agents were wired have no agent tools: keep it so.
     agent_tools = str(cfg.get("agent_tools", "ask"))
