@@ -110,6 +110,7 @@ from metis_runtime.tools._contain import Roots, write_at
 from ._agents import budget_from_options, context_options, guard_options, limits_from_options
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+STANDALONE = False  # set by `metis_cli.main` and `python -m metis_cli._run`
 DEFAULT_SCENARIO = "edit_files"
 PROVIDERS = ("replay", "anthropic", "openai")
 DEFAULT_MODELS = {"anthropic": "claude-sonnet-4-5", "openai": "gpt-4.1"}
@@ -514,8 +515,12 @@ def _execute(
     as_json: bool = False,
 ) -> NoReturn:
     # Every process the run starts dies with it, even on SIGKILL (the tree's
-    # mark, subreaper, cgroup and shepherd: agents/_process.py).
-    guard_tree()
+    # mark, subreaper, cgroup and shepherd: agents/_process.py). Only where
+    # `metis run` is the process's program: it changes the whole process
+    # (a subreaper, in a cgroup of its own), which a host embedding the
+    # command (a test's CliRunner) must not inherit.
+    if STANDALONE:
+        guard_tree()
 
     async def main() -> RunResult:
         try:
@@ -887,4 +892,5 @@ def _resume(
 
 
 if __name__ == "__main__":  # `python -m metis_cli._run` until `metis run` is registered
+    STANDALONE = True
     run()
