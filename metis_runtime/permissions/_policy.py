@@ -117,7 +117,6 @@ def load_settings(path: str | os.PathLike[str], root: Path | None = None) -> Set
     from .._input import read_input_text
 
     p = Path(path)
-<<<<<<< HEAD
     try:  # bounded, regular files only (`-` is standard input), strict UTF-8
         text = read_input_text(path)
     except InputError as exc:
@@ -133,22 +132,7 @@ def load_settings(path: str | os.PathLike[str], root: Path | None = None) -> Set
                 f"{p}: invalid JSON at line {plain.lineno} column {plain.colno}: {plain.msg}"
             ) from None
         raise ConfigError(exc.describe(str(p))) from None
-    return settings_from_mapping(data, p)
-=======
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"{p}: cannot read settings: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"{p}: settings are not UTF-8 text") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ConfigError(
-            f"{p}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
-        ) from None
     return settings_from_mapping(data, p, root)
->>>>>>> main
 
 
 def settings_from_mapping(data: object, path: Path, root: Path | None = None) -> Settings:
