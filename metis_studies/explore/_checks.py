@@ -16,8 +16,14 @@ from pathlib import Path
 
 import attrs
 
-from metis_model import Report, check_trace_tree
-from metis_model.trace import TraceEvent, TraceFormatError, TraceHeader, read_trace_numbered
+from metis_model import Report, WitnessedTrace, check_trace_tree, check_witness
+from metis_model.trace import (
+    TraceEvent,
+    TraceFormatError,
+    TraceHeader,
+    read_trace_numbered,
+    read_witness,
+)
 
 from ._execute import Outcome
 
@@ -95,6 +101,30 @@ def _unended(traces: dict[str, tuple[TraceHeader, list[TraceEvent]]]) -> list[Fi
     return out
 
 
+def _witnessed(
+    outcome: Outcome, traces: dict[str, tuple[TraceHeader, list[TraceEvent]]]
+) -> list[Finding]:
+    """The witness file against the traces (AUTH-1, RETRY-1, witnessed)."""
+    path = outcome.paths.witness
+    if not path.exists() or not traces:
+        return []
+    name = path.name
+    try:
+        with path.open(encoding="utf-8") as fh:
+            sessions = read_witness(fh)
+    except TraceFormatError as exc:
+        return [Finding("FORMAT", exc.message, name, exc.line)]
+    except (OSError, UnicodeDecodeError) as exc:
+        return [Finding("FORMAT", f"cannot read: {exc}", name)]
+    order = sorted(traces, key=lambda n: (traces[n][0].depth, n))  # the root first
+    witnessed = [WitnessedTrace(n, *traces[n]) for n in order]
+    report = check_witness(sessions, witnessed, source=str(path))
+    return [
+        Finding(v.invariant, f"witnessed: {v.message}", name, v.witness_line, v.index)
+        for v in report.violations
+    ]
+
+
 def _line(lines: Sequence[int], index: int) -> int | None:
     return lines[index] if 0 <= index < len(lines) else None
 
@@ -112,6 +142,7 @@ def check_outcome(outcome: Outcome) -> Verdict:
             findings.append(Finding(v.invariant, message, name, line, v.index))
     else:
         findings.append(Finding("RUN", "the run wrote no trace"))
+    findings += _witnessed(outcome, traces)
     if outcome.problem is not None:
         findings.append(Finding("RUN", outcome.problem))
     elif not [f for f in findings if f.is_invariant]:
