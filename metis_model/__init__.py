@@ -28,7 +28,7 @@ if _typing.TYPE_CHECKING:
         normalize_task,
         task_hash,
     )
-    from ._check import CHECKED_BY_KIND, check_trace
+    from ._check import ALWAYS_BY_KIND, check_trace
     from ._children import (
         MODE_CHANGING_TOOLS,
         PLAN_LOCKED_REMOVED,
@@ -49,6 +49,7 @@ if _typing.TYPE_CHECKING:
         LoopState,
         Phase,
         closable,
+        exercised,
         initial_state,
         settled,
         startable,
@@ -83,7 +84,7 @@ _EXPORTS = {
         "task_hash",
     ),
     "._check": (
-        "CHECKED_BY_KIND",
+        "ALWAYS_BY_KIND",
         "check_trace",
     ),
     "._children": (
@@ -119,6 +120,7 @@ _EXPORTS = {
         "LoopState",
         "Phase",
         "closable",
+        "exercised",
         "initial_state",
         "settled",
         "startable",
@@ -148,8 +150,8 @@ __getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
     "ALL_TOOLS",
+    "ALWAYS_BY_KIND",
     "BY_ID",
-    "CHECKED_BY_KIND",
     "DECISION_RANK",
     "ENABLED",
     "FAMILIES",
@@ -188,6 +190,7 @@ __all__ = [
     "child_authority",
     "child_surface",
     "closable",
+    "exercised",
     "finish",
     "guard_decision",
     "initial_state",
