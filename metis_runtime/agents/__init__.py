@@ -56,7 +56,16 @@ from ._guard import (
     normalized_task,
     task_digest,
 )
-from ._hooks import Hook, HookedGate, HookSpec, HookVerdict, hook_rule, load_hooks
+from ._hooks import (
+    Hook,
+    HookedDecision,
+    HookedGate,
+    HookSpec,
+    HookVerdict,
+    header_hooks,
+    hook_rule,
+    load_hooks,
+)
 from ._process import (
     install_reaper,
     kill_all_groups,
@@ -124,6 +133,7 @@ __all__ = [
     "Hook",
     "HookSpec",
     "HookVerdict",
+    "HookedDecision",
     "HookedGate",
     "Inbox",
     "IntegrateAgentTool",
@@ -152,6 +162,7 @@ __all__ = [
     "clone_gate_config",
     "decide",
     "gate_mode",
+    "header_hooks",
     "hook_rule",
     "install_reaper",
     "integrate",
