@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 PYTEST := $(BIN)/python -m pytest
 
-.PHONY: setup system-deps test lint typecheck unit demo exhaustive bench schema clean
+.PHONY: setup system-deps test lint typecheck unit demo exhaustive bench schema explore clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,8 +26,8 @@ system-deps:
 setup: $(STAMP) system-deps
 
 lint: setup
-	$(BIN)/ruff check metis_model metis_runtime metis_cli tests benchmarks proofs
-	$(BIN)/ruff format --check metis_model metis_runtime metis_cli
+	$(BIN)/ruff check metis_model metis_runtime metis_cli metis_studies tests benchmarks proofs
+	$(BIN)/ruff format --check metis_model metis_runtime metis_cli metis_studies
 
 typecheck: setup
 	$(BIN)/mypy
@@ -48,6 +48,10 @@ demo: setup
 
 exhaustive: setup
 	HYPOTHESIS_PROFILE=exhaustive $(PYTEST) -q -m exhaustive tests
+
+# A long exploration of the runtime (make test runs the bounded sweep in tests/explore).
+explore: setup
+	$(BIN)/metis explore --budget $${BUDGET:-600} --seed $${SEED:-0} --out $${OUT:-explore-out}
 
 bench: setup
 	$(PYTEST) -q benchmarks --benchmark-enable --benchmark-only -p no:cacheprovider

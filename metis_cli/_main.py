@@ -26,6 +26,7 @@ COMMANDS: dict[str, str] = {
     "conform": "metis_cli._conform:conform",
     "counterexample": "metis_cli._prove:counterexample",
     "demo": "metis_cli._demo:demo",
+    "explore": "metis_cli._explore:explore",
     "faults": "metis_cli._faults:faults",
     "permissions": "metis_cli._permissions:permissions",
     "prove": "metis_cli._prove:prove",
@@ -74,4 +75,12 @@ def main() -> None:
     except click.ClickException as exc:
         click.echo(f"metis: error: {exc.format_message()}", err=True)
         sys.exit(exc.exit_code)
+    except Exception as exc:
+        from metis_model._errors import InputError  # light: the error classes only
+
+        if not isinstance(exc, InputError):
+            raise
+        # Any reader's bad input that its command did not map: one line, exit 2.
+        click.echo(f"metis: error: {exc}", err=True)
+        sys.exit(2)
     sys.exit(code if isinstance(code, int) else 0)

@@ -32,18 +32,14 @@ def emit_json(payload: Any) -> None:
 
 def read_trace_file(path: Path) -> tuple[TraceHeader, list[TraceEvent], list[int]]:
     """A trace file's header, events and event lines; unreadable or malformed
-    input is a one-line error naming the file (and line), exit 2."""
-    from metis_model.trace import TraceFormatError, read_trace_numbered
+    input is a one-line error naming the file (and line and field), exit 2."""
+    from metis_model.trace import InputError, read_trace_numbered
+    from metis_runtime._input import input_lines, read_input_text
 
     try:
-        with path.open(encoding="utf-8") as fh:
-            return read_trace_numbered(fh)
-    except OSError as exc:
-        bad_input(f"{path}: cannot read ({exc.strerror or exc})")
-    except UnicodeDecodeError:
-        bad_input(f"{path}: not UTF-8 text")
-    except TraceFormatError as exc:
-        bad_input(f"{path}: line {exc.line}: {exc.message}")
+        return read_trace_numbered(input_lines(read_input_text(path)))
+    except InputError as exc:
+        bad_input(exc.describe(str(path)))
 
 
 def bad_input(message: str) -> NoReturn:

@@ -5,18 +5,18 @@ from __future__ import annotations
 from pathlib import Path
 
 from metis_model import Report
-from metis_model.transcripts import TranscriptFormatError, check_claude_code_tree, check_transcript
+from metis_model.trace import InputError
+from metis_model.transcripts import check_claude_code_tree, check_transcript
+from metis_runtime._input import read_input_text
 
 from ._output import bad_input
 
 
 def _read(path: Path) -> str:
     try:
-        return path.read_text(encoding="utf-8")
-    except OSError as exc:
-        bad_input(f"{path}: cannot read ({exc.strerror or exc})")
-    except UnicodeDecodeError:
-        bad_input(f"{path}: not UTF-8 text")
+        return read_input_text(path)
+    except InputError as exc:
+        bad_input(exc.describe(str(path)))
 
 
 def check_transcript_file(path: Path, fmt: str) -> Report:
@@ -32,6 +32,5 @@ def check_transcript_file(path: Path, fmt: str) -> Report:
             }
             return check_claude_code_tree(text, subagents, source=str(path))
         return check_transcript(text, fmt, source=str(path))  # type: ignore[arg-type]
-    except TranscriptFormatError as exc:
-        where = exc.source or str(path)
-        bad_input(f"{where}: line {exc.line}: {exc.message}")
+    except InputError as exc:
+        bad_input(exc.describe(str(path)))

@@ -39,7 +39,7 @@ if _typing.TYPE_CHECKING:
         child_surface,
         spawn_violation,
     )
-    from ._errors import MetisModelError, TraceFormatError
+    from ._errors import InputError, MetisModelError, TraceFormatError
     from ._generate import ALL_TOOLS, SimConfig, simulate
     from ._invariants import BY_ID, FAMILIES, INVARIANTS, Invariant, invariant
     from ._loop import (
@@ -98,6 +98,7 @@ _EXPORTS = {
         "spawn_violation",
     ),
     "._errors": (
+        "InputError",
         "MetisModelError",
         "TraceFormatError",
     ),
@@ -169,6 +170,7 @@ __all__ = [
     "Divergence",
     "GuardLimits",
     "GuardState",
+    "InputError",
     "Invariant",
     "LoopState",
     "MetisModelError",

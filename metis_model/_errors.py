@@ -7,27 +7,45 @@ class MetisModelError(Exception):
     """Root of every error the model package raises."""
 
 
-class TraceFormatError(MetisModelError, ValueError):
+class InputError(MetisModelError, ValueError):
+    """Input that cannot be read: not a regular file, too large, not UTF-8,
+    not strict JSON, or not the shape its reader needs.
+
+    `str()` is the one-line message a command prints: the source (a file name)
+    when known, the 1-based line when known, then what is wrong (naming the
+    field when one is at fault).
+    """
+
+    def __init__(self, line: int | None, message: str, source: str = "") -> None:
+        self.line = line
+        self.message = message
+        self.source = source
+        super().__init__(self.describe())
+
+    def describe(self, source: str = "") -> str:
+        """The message, naming `source` when the error does not name one itself."""
+        where = self.source or source
+        parts = [where] if where else []
+        if self.line:
+            parts.append(f"line {self.line}")
+        return ": ".join([*parts, self.message])
+
+
+class TraceFormatError(InputError):
     """A trace line that is not valid JSON or does not follow the schema.
 
     `line` is 1-based, counting the header as line 1.
     """
 
-    def __init__(self, line: int, message: str) -> None:
-        super().__init__(f"line {line}: {message}")
-        self.line = line
-        self.message = message
+    def __init__(self, line: int, message: str, source: str = "") -> None:
+        super().__init__(line, message, source)
 
 
-class TranscriptFormatError(MetisModelError, ValueError):
+class TranscriptFormatError(InputError):
     """A transcript that cannot be read: not JSON, or not the shape its format needs.
 
     `line` is 1-based; `source` names the file when one check reads several.
     """
 
     def __init__(self, line: int, message: str, source: str = "") -> None:
-        where = f"{source}: line {line}" if source else f"line {line}"
-        super().__init__(f"{where}: {message}")
-        self.line = line
-        self.message = message
-        self.source = source
+        super().__init__(line, message, source)

@@ -6,32 +6,119 @@
 - `dispatch`: the `Dispatcher` contract and the `SerialDispatcher`.
 - `providers`, `tools`, `permissions`, `shell`: the subsystems the loop uses.
 - `trace_graph` / `trace_dot`: a trace as a networkx graph or DOT text.
+
+Exports load lazily (PEP 562, see `metis_model/_lazy.py`): a command that only
+reads input (`metis_runtime._input`) does not load the runtime.
 """
 
-from ._errors import (
-    ConfigError,
-    JournalError,
-    MetisRuntimeError,
-    ProviderError,
-    StreamFormatError,
-    ToolError,
-    ToolInputError,
-)
-from ._graph import load_trace_events, trace_dot, trace_graph
-from ._journal import Journal, JournalState, TracedCall, TraceScan, scan_trace
-from ._loop import (
-    DEFAULT_SYSTEM,
-    AgentLoop,
-    ContextHook,
-    LoopConfig,
-    LoopObserver,
-    RunResult,
-    make_header,
-)
-from ._redact import REDACTED, Redactor
-from ._session import Session
-from ._trace import TraceWriteError, TraceWriter
-from .dispatch import Dispatcher, EffectSink, PassThroughGate, PlannedCall, SerialDispatcher
+import typing as _typing
+
+from metis_model._lazy import lazy_exports as _lazy_exports
+
+# Imported eagerly: a fail point is taken out of the environment as soon as the
+# runtime is imported, so nothing it starts inherits it (see `_failpoints`).
+from . import _failpoints  # noqa: F401
+
+if _typing.TYPE_CHECKING:
+    from ._errors import (
+        ConfigError,
+        JournalError,
+        MetisRuntimeError,
+        ProviderError,
+        StreamFormatError,
+        ToolError,
+        ToolInputError,
+    )
+    from ._graph import (
+        load_trace_events,
+        trace_dot,
+        trace_graph,
+    )
+    from ._journal import (
+        Journal,
+        JournalState,
+        TracedCall,
+        TraceScan,
+        scan_trace,
+    )
+    from ._loop import (
+        DEFAULT_SYSTEM,
+        AgentLoop,
+        ContextHook,
+        LoopConfig,
+        LoopObserver,
+        RunResult,
+        make_header,
+    )
+    from ._redact import (
+        REDACTED,
+        Redactor,
+    )
+    from ._session import (
+        Session,
+    )
+    from ._trace import (
+        TraceWriteError,
+        TraceWriter,
+    )
+    from .dispatch import (
+        Dispatcher,
+        EffectSink,
+        PassThroughGate,
+        PlannedCall,
+        SerialDispatcher,
+    )
+
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "._errors": (
+        "ConfigError",
+        "JournalError",
+        "MetisRuntimeError",
+        "ProviderError",
+        "StreamFormatError",
+        "ToolError",
+        "ToolInputError",
+    ),
+    "._graph": (
+        "load_trace_events",
+        "trace_dot",
+        "trace_graph",
+    ),
+    "._journal": (
+        "Journal",
+        "JournalState",
+        "TracedCall",
+        "TraceScan",
+        "scan_trace",
+    ),
+    "._loop": (
+        "DEFAULT_SYSTEM",
+        "AgentLoop",
+        "ContextHook",
+        "LoopConfig",
+        "LoopObserver",
+        "RunResult",
+        "make_header",
+    ),
+    "._redact": (
+        "REDACTED",
+        "Redactor",
+    ),
+    "._session": ("Session",),
+    "._trace": (
+        "TraceWriteError",
+        "TraceWriter",
+    ),
+    ".dispatch": (
+        "Dispatcher",
+        "EffectSink",
+        "PassThroughGate",
+        "PlannedCall",
+        "SerialDispatcher",
+    ),
+}
+
+__getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
     "DEFAULT_SYSTEM",

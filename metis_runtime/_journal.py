@@ -53,6 +53,7 @@ from metis_model.trace import (
     TurnStart,
 )
 
+from . import _failpoints
 from ._errors import JournalError
 from ._redact import Redactor
 from ._session import message_from_json, message_to_json
@@ -149,6 +150,8 @@ class Journal:
                 os.fsync(self._fd)
         except OSError as exc:
             raise JournalError(f"{self.path}: cannot write: {exc.strerror or exc}") from exc
+        if _failpoints.ARMED:
+            _failpoints.reached("journal", entry["type"], entry)
 
     def message(self, turn: int, role: str, message: Message) -> None:
         self._append(

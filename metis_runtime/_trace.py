@@ -28,6 +28,7 @@ from metis_model.trace import (
     read_trace_numbered,
 )
 
+from . import _failpoints
 from ._errors import MetisRuntimeError
 from ._redact import Redactor
 
@@ -54,6 +55,20 @@ def _micro(x: float) -> float:
 
 
 TRACE_LOG_ENV = "METIS_TRACE_LOG"
+CLOCK_META = "clock"  # header meta: how `t` maps to the system's CLOCK_MONOTONIC
+BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
+
+
+def boot_id() -> str | None:
+    """This boot's id (Linux): CLOCK_MONOTONIC readings compare only within one boot."""
+    try:
+        return BOOT_ID.read_text(encoding="ascii").strip() or None
+    except OSError:
+        return None
+
+
+def _clock_meta(origin: float) -> dict[str, Any]:
+    return {"source": "CLOCK_MONOTONIC", "origin": origin, "boot_id": boot_id()}
 
 
 def _announce(path: Path) -> None:
@@ -79,6 +94,13 @@ class TraceWriter:
     last event and `t` continues from its last timestamp (a resumed process
     has a different monotonic clock, so `t` is the file's last `t` plus the
     time elapsed since reopening). `events` then holds what was read.
+
+    With the default clock, the header's `meta.clock` records the system's
+    CLOCK_MONOTONIC reading at `t = 0` (`origin`) and the boot it belongs to,
+    so an outside observer stamping with that clock (the witness) can compare
+    its readings with `t`: `t = monotonic - origin`. A process that reopens
+    the trace in the same boot keeps that mapping; after a reboot it cannot,
+    and `t` continues from the file's last timestamp as above.
     """
 
     def __init__(
@@ -98,6 +120,10 @@ class TraceWriter:
         self._seq = 0
         self._t0 = 0.0
         self._dumps: dict[int, tuple[BaseModel, dict[str, Any]]] = {}
+        self._m0 = _micro(clock())
+        if header is not None and clock is time.monotonic:
+            meta = {**header.meta, CLOCK_META: _clock_meta(self._m0)}
+            header = header.model_copy(update={"meta": meta})
         if isinstance(target, str | os.PathLike):
             self.path = Path(target)
             if header is None:
@@ -113,7 +139,8 @@ class TraceWriter:
             self._stream = target
             self._write_obj(header.model_dump(mode="json"))
         self._last_t = self._t0
-        self._m0 = clock()
+        if header is None:
+            self._keep_clock_mapping()
 
     # --- opening ---------------------------------------------------------------
 
@@ -160,6 +187,17 @@ class TraceWriter:
         self._t0 = events[-1].t if events else 0.0
         return header
 
+    def _keep_clock_mapping(self) -> None:
+        """On reopening in the boot that wrote the header, keep `t = monotonic - origin`."""
+        recorded = self.header.meta.get(CLOCK_META)
+        if self._clock is not time.monotonic or not isinstance(recorded, dict):
+            return
+        origin = recorded.get("origin")
+        if recorded.get("boot_id") != boot_id() or not isinstance(origin, float | int):
+            return
+        if self._m0 - origin >= self._t0:
+            self._t0, self._m0 = 0.0, float(origin)
+
     def _lock(self, path: Path) -> None:
         # One writer per trace: a second process (a resume while the run is
         # still alive) is refused. The kernel drops the lock when we die.
@@ -190,6 +228,8 @@ class TraceWriter:
 
     def emit(self, kind: str, causes: tuple[int, ...] = (), **fields: Any) -> int:
         """Write one event; return its `seq`."""
+        if _failpoints.ARMED:
+            _failpoints.reached("trace", kind, fields)
         seq = self._seq
         t = self.now()
         obj = {"seq": seq, "t": t, "causes": causes, "kind": kind, **fields}

@@ -6,29 +6,37 @@ import json
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import TypeAdapter
 
-from .._errors import TraceFormatError
+from .._errors import InputError, TraceFormatError
 from ._events import FORMAT_NAME, FORMAT_VERSION, TraceEvent, TraceHeader
+from ._strict_json import decode_json
+from ._validate import validate_strict
 
 _EVENT_ADAPTER: TypeAdapter[TraceEvent] = TypeAdapter(TraceEvent)
+_HEADER_ADAPTER: TypeAdapter[TraceHeader] = TypeAdapter(TraceHeader)
 
 
-def _first_error(exc: ValidationError) -> str:
-    err = exc.errors()[0]
-    where = ".".join(str(p) for p in err["loc"]) or "event"
-    return f"{where}: {err['msg']}"
+def _strict(schema: TypeAdapter[Any], text: str, line: int) -> Any:
+    try:
+        return validate_strict(schema, text, line=line)
+    except InputError as exc:
+        raise TraceFormatError(line, exc.message) from exc
 
 
 def parse_event(obj: Any, line: int = 0) -> TraceEvent:
-    """Validate one decoded JSON object as a trace event."""
-    try:
-        return _EVENT_ADAPTER.validate_python(obj)
-    except ValidationError as exc:
-        raise TraceFormatError(line, _first_error(exc)) from exc
+    """Validate one decoded JSON object as a trace event (strictly: no coercion)."""
+    return parse_event_json(json.dumps(obj), line)
 
 
-def parse_header(obj: Any, line: int = 1) -> TraceHeader:
+def parse_event_json(text: str, line: int = 0) -> TraceEvent:
+    """One event from its JSON text, strictly: `"seq": "2"` is no integer."""
+    event: TraceEvent = _strict(_EVENT_ADAPTER, text, line)
+    return event
+
+
+def parse_header(obj: Any, line: int = 1, text: str | None = None) -> TraceHeader:
+    """The header from its decoded object (and its JSON text, when at hand)."""
     if not isinstance(obj, dict) or obj.get("kind") != "header":
         raise TraceFormatError(line, "first line must be the trace header (kind 'header')")
     if obj.get("format") != FORMAT_NAME:
@@ -46,21 +54,23 @@ def parse_header(obj: Any, line: int = 1) -> TraceHeader:
         raise TraceFormatError(
             line, f"unsupported trace version {version!r} (expected {FORMAT_VERSION})"
         )
-    try:
-        return TraceHeader.model_validate(obj)
-    except ValidationError as exc:
-        raise TraceFormatError(line, _first_error(exc)) from exc
+    header: TraceHeader = _strict(_HEADER_ADAPTER, json.dumps(obj) if text is None else text, line)
+    return header
 
 
 def _decode(text: str, line: int) -> Any:
+    """Strict JSON (no NaN, bounded depth and integers, no duplicate keys)."""
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise TraceFormatError(line, f"not valid JSON ({exc.msg} at column {exc.colno})") from exc
+        return decode_json(text, line=line)
+    except InputError as exc:
+        raise TraceFormatError(exc.line or line, exc.message) from exc
 
 
 def read_trace(lines: Iterable[str]) -> tuple[TraceHeader, list[TraceEvent]]:
-    """Parse a whole trace. Blank lines are ignored; line numbers stay exact."""
+    """Parse a whole trace. Blank lines are ignored; line numbers stay exact.
+
+    Give it lines split on "\n" only (a file's lines, or `text.split("\n")`):
+    `str.splitlines` also splits inside JSON strings at U+2028 and friends."""
     header, events, _ = read_trace_numbered(lines)
     return header, events
 
@@ -78,9 +88,9 @@ def read_trace_numbered(
             continue
         obj = _decode(text, number)
         if header is None:
-            header = parse_header(obj, number)
+            header = parse_header(obj, number, text)
             continue
-        event = parse_event(obj, number)
+        event = parse_event_json(text, number)
         if event.seq != len(events):
             raise TraceFormatError(number, f"seq {event.seq} out of order (expected {len(events)})")
         events.append(event)

@@ -51,7 +51,7 @@ def check_transcript(lines: Iterable[str] | str, fmt: TranscriptFormat, source: 
     line types), so a report shows what was skipped as well as what was checked.
     """
     if isinstance(lines, str):
-        lines = lines.splitlines()
+        lines = lines.split("\n")  # not splitlines(): U+2028 may sit in a JSON string
     if fmt == "claude-code":
         violations, checks, events, kinds = _check_session(lines, "")
         return Report(source, events, tuple(violations), dict(checks), dict(kinds))
@@ -84,7 +84,7 @@ def check_claude_code_tree(
     events = 0
     for name, lines in files:
         if isinstance(lines, str):
-            lines = lines.splitlines()
+            lines = lines.split("\n")  # not splitlines(): U+2028 may sit in a JSON string
         found, file_checks, file_events, file_kinds = _check_session(lines, name)
         violations.extend(found)
         checks.update(file_checks)

@@ -39,14 +39,14 @@ the 0-based line index; `line` is the 1-based line.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
 import attrs
 
-from .._errors import TranscriptFormatError
+from .._errors import InputError, TranscriptFormatError
+from ..trace import decode_json
 from ._tree import Block, Occ, Tree
 
 
@@ -72,11 +72,9 @@ class Session:
 
 def _decode(text: str, line: int, source: str) -> dict[str, Any]:
     try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise TranscriptFormatError(
-            line, f"not valid JSON ({exc.msg} at column {exc.colno})", source
-        ) from exc
+        obj = decode_json(text, line=line, source=source)  # strict JSON
+    except InputError as exc:
+        raise TranscriptFormatError(exc.line or line, exc.message, source) from exc
     if not isinstance(obj, dict):
         raise TranscriptFormatError(line, "a session line must be a JSON object", source)
     return obj

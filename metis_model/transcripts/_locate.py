@@ -9,18 +9,17 @@ else is decoded in one `raw_decode` call. Cost stays linear in the text.
 from __future__ import annotations
 
 import bisect
-import json
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 import attrs
 
-from .._errors import TranscriptFormatError
+from .._errors import InputError, TranscriptFormatError
+from ..trace import raw_decode_json
 
 _WS = re.compile(r"[ \t\n\r]*")
 _NEWLINE = re.compile(r"\n")
-_DECODER = json.JSONDecoder()
 
 
 @attrs.frozen
@@ -81,10 +80,11 @@ class _Scanner:
         return match.end() if match else pos
 
     def leaf(self, pos: int) -> tuple[Any, int]:
+        """Strict JSON (`metis_model.trace.decode_json`'s rules) from `pos`."""
         try:
-            return _DECODER.raw_decode(self.text, pos)
-        except json.JSONDecodeError as exc:
-            raise self.fail(exc.pos, f"not valid JSON ({exc.msg})") from exc
+            return raw_decode_json(self.text, pos, source=self.source)
+        except InputError as exc:
+            raise TranscriptFormatError(exc.line or 1, exc.message, self.source) from exc
 
     def expect(self, pos: int, char: str) -> int:
         if pos >= len(self.text) or self.text[pos] != char:
@@ -126,8 +126,10 @@ class _Scanner:
         while True:
             if self.text[pos : pos + 1] != '"':
                 raise self.fail(pos, "not valid JSON (expected a member name)")
-            key, pos = self.leaf(pos)
-            pos = self.expect(self.skip(pos), ":")
+            key, end = self.leaf(pos)
+            if key in value:
+                raise self.fail(pos, f"duplicate key {key!r}")
+            pos = self.expect(self.skip(end), ":")
             member, pos = self.value(pos, keys.get(key))
             value[key] = member.value
             fields[key] = member

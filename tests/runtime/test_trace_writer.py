@@ -90,9 +90,10 @@ def test_redactor_patterns_and_environment_values() -> None:
     cases = {
         "key sk-ant-api03-abcdefghijklmnop here": "key [REDACTED] here",
         "ghp_abcdefghijklmnopqrstuvwxyz0123": REDACTED,
-        "Authorization: Bearer eyJhbGciOi.payload": "Authorization: Bearer [REDACTED]",
+        "Authorization: Bearer eyJhbGciOi.payload": "Authorization: [REDACTED]",
+        "a Bearer eyJhbGciOi.payload": "a Bearer [REDACTED]",
         "export OPENAI_API_KEY=abc123 && run": "export OPENAI_API_KEY=[REDACTED] && run",
-        'DB_SECRET="two words"': "DB_SECRET=[REDACTED]",
+        'DB_SECRET="two words"': 'DB_SECRET="[REDACTED]"',
         "the token is tok-1234567890.": "the token is [REDACTED].",
         "PATH=/usr/bin ab": "PATH=/usr/bin ab",
     }
@@ -155,3 +156,42 @@ def test_an_environment_secret_never_survives_serialization(
     w.emit("interrupt", (), reason=before + secret + after)
     _, events = read_trace(buf.getvalue().splitlines())
     assert secret not in events[0].reason  # type: ignore[union-attr]
+
+
+def test_the_header_maps_t_to_the_system_monotonic_clock_across_a_reopen(tmp_path: Path) -> None:
+    import time
+
+    path = tmp_path / "t.jsonl"
+    before = time.monotonic()
+    w = TraceWriter(path, make_header(mode=Mode.DEFAULT, tools=()))
+    w.emit("turn_start", (), turn=1)
+    w.emit("interrupt", (0,), reason="killed")
+    w.close()
+    after = time.monotonic()
+    clock = w.header.meta["clock"]
+    assert clock["source"] == "CLOCK_MONOTONIC" and clock["boot_id"]
+    assert before <= clock["origin"] <= after
+    reopened = TraceWriter(path)  # a resumed process, same boot: the same mapping
+    reopened.emit("resume", (1,))
+    reopened.close()
+    now = time.monotonic()
+    header, events = read_trace(path.read_text().splitlines())
+    assert header.meta["clock"] == clock
+    for e in events:
+        assert before <= clock["origin"] + e.t <= now + 1e-6
+    assert events[2].t >= now - clock["origin"] - 0.5  # not restarted from the last t
+
+
+def test_another_boot_keeps_t_monotonic_but_drops_the_mapping(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    w = TraceWriter(path, make_header(mode=Mode.DEFAULT, tools=()))
+    w.emit("turn_start", (), turn=1)
+    w.emit("interrupt", (0,), reason="killed")
+    w.close()
+    text = path.read_text().replace(w.header.meta["clock"]["boot_id"], "another-boot")
+    path.write_text(text)
+    w2 = TraceWriter(path)
+    w2.emit("resume", (1,))
+    w2.close()
+    _, events = read_trace(path.read_text().splitlines())
+    assert events[2].t - events[1].t < 1.0  # continued from the last t, not the old origin

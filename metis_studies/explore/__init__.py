@@ -1,0 +1,70 @@
+"""metis explore: model-driven workloads for the real runtime (issue 11).
+
+- `Workload` (`_workload.py`): scripted provider turns, a workspace, settings,
+  hooks, child agents, scripted ask answers, a fault schedule, canaries.
+- `write_scenario` (`_scenario.py`): a workload as a `metis run` replay scenario.
+- `execute` (`_execute.py`): run it in process, as `metis run`, or as a harness
+  process, with SIGKILL at a fail point and a resume.
+- `check_outcome` (`_checks.py`): every trace and the tree against the model.
+- `workloads`, `simulated`, `any_workload` (`_situations.py`, `_pieces.py`):
+  the Hypothesis strategies; `situations` (`_coverage.py`): what a run reached.
+- `explore` (`_explore.py`): generate, run, check, shrink;
+  `write_divergence` (`_artifacts.py`): scenario, regression, counterexample.
+"""
+
+from ._artifacts import write_divergence
+from ._checks import Finding, Verdict, check_outcome, read_traces
+from ._coverage import REQUIRED, situations
+from ._execute import EXECUTIONS, Execution, Outcome, execute
+from ._explore import Divergence, Exploration, Stats, explore
+from ._harness import RunPaths
+from ._scenario import sse_body, write_scenario
+from ._situations import SWEEP, any_workload, kill_points, simulated, workloads
+from ._workload import (
+    Call,
+    Child,
+    Fault,
+    Hook,
+    Rule,
+    Turn,
+    Workload,
+    WorkloadError,
+    read_workload,
+    workload_from_json,
+)
+
+__all__ = [
+    "EXECUTIONS",
+    "REQUIRED",
+    "SWEEP",
+    "Call",
+    "Child",
+    "Divergence",
+    "Execution",
+    "Exploration",
+    "Fault",
+    "Finding",
+    "Hook",
+    "Outcome",
+    "Rule",
+    "RunPaths",
+    "Stats",
+    "Turn",
+    "Verdict",
+    "Workload",
+    "WorkloadError",
+    "any_workload",
+    "check_outcome",
+    "execute",
+    "explore",
+    "kill_points",
+    "read_traces",
+    "read_workload",
+    "simulated",
+    "situations",
+    "sse_body",
+    "workload_from_json",
+    "workloads",
+    "write_divergence",
+    "write_scenario",
+]

@@ -1,0 +1,119 @@
+"""What a run left, checked against the model: every trace, and the tree.
+
+Every `trace.jsonl` under the run folder (the root's and each child's) is
+replayed with `check_trace`, and the tree with `check_trace_tree` (CHILD
+invariants across it). A run that should have ended but did not (a resume
+that left the trace open), and a crash or hang the executor saw, are
+findings too, with the pseudo-IDs `RUN` and `FORMAT` (a trace the reader
+refuses): they are not invariants of the model and never count as caught
+by one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import attrs
+
+from metis_model import Report, check_trace_tree
+from metis_model.trace import TraceEvent, TraceFormatError, TraceHeader, read_trace_numbered
+
+from ._execute import Outcome
+
+NOT_AN_ID = ("RUN", "FORMAT")
+
+
+@attrs.frozen
+class Finding:
+    """One divergence: the invariant ID (or RUN / FORMAT) and where."""
+
+    invariant: str
+    message: str
+    trace: str = ""
+    line: int | None = None
+    index: int | None = None
+
+    @property
+    def is_invariant(self) -> bool:
+        return self.invariant not in NOT_AN_ID
+
+    def one_line(self) -> str:
+        where = f"{self.trace}:{self.line}: " if self.trace and self.line else ""
+        return f"{self.invariant}: {where}{self.message}"
+
+
+@attrs.frozen
+class Verdict:
+    outcome: Outcome
+    findings: tuple[Finding, ...]
+    report: Report | None
+    traces: dict[str, tuple[TraceHeader, list[TraceEvent]]]
+    lines: dict[str, list[int]]
+
+    @property
+    def ok(self) -> bool:
+        return not self.findings
+
+    @property
+    def first(self) -> Finding | None:
+        return self.findings[0] if self.findings else None
+
+    @property
+    def events(self) -> int:
+        return self.report.events if self.report is not None else 0
+
+
+def read_traces(
+    run_dir: Path,
+) -> tuple[dict[str, tuple[TraceHeader, list[TraceEvent]]], dict[str, list[int]], list[Finding]]:
+    traces: dict[str, tuple[TraceHeader, list[TraceEvent]]] = {}
+    lines: dict[str, list[int]] = {}
+    problems: list[Finding] = []
+    for path in sorted(run_dir.rglob("trace.jsonl")):
+        name = str(path.relative_to(run_dir))
+        try:
+            with path.open(encoding="utf-8") as fh:
+                header, events, line_of = read_trace_numbered(fh)
+        except TraceFormatError as exc:
+            problems.append(Finding("FORMAT", exc.message, name, exc.line))
+            continue
+        except (OSError, UnicodeDecodeError) as exc:
+            problems.append(Finding("FORMAT", f"cannot read: {exc}", name))
+            continue
+        traces[name] = (header, events)
+        lines[name] = list(line_of)
+    return traces, lines, problems
+
+
+def _unended(traces: dict[str, tuple[TraceHeader, list[TraceEvent]]]) -> list[Finding]:
+    out = []
+    for name, (_, events) in traces.items():
+        if not events or events[-1].kind != "run_end":
+            last = events[-1].kind if events else "the header"
+            out.append(Finding("RUN", f"the run never ended (last event: {last})", name))
+    return out
+
+
+def _line(lines: Sequence[int], index: int) -> int | None:
+    return lines[index] if 0 <= index < len(lines) else None
+
+
+def check_outcome(outcome: Outcome) -> Verdict:
+    traces, lines, findings = read_traces(outcome.paths.run_dir)
+    report: Report | None = None
+    if outcome.paths.trace.exists() or traces:
+        report = check_trace_tree(traces, source=str(outcome.paths.run_dir))
+        for v in report.violations:
+            name, _, message = v.message.partition(": ")
+            if name not in traces:
+                name, message = "", v.message
+            line = _line(lines.get(name, []), v.index) if name else None
+            findings.append(Finding(v.invariant, message, name, line, v.index))
+    else:
+        findings.append(Finding("RUN", "the run wrote no trace"))
+    if outcome.problem is not None:
+        findings.append(Finding("RUN", outcome.problem))
+    elif not [f for f in findings if f.is_invariant]:
+        findings.extend(_unended(traces))
+    return Verdict(outcome, tuple(findings), report, traces, lines)

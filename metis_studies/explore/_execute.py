@@ -1,0 +1,239 @@
+"""Run a workload for real: in this process, as `metis run`, or as a harness process.
+
+- `in-process`: the harness's loop in this process; a `cancel` fault presses
+  stop when its call's effect starts, an `interrupt` fault cancels the run's
+  task there (Ctrl-C), and the run is resumed in process.
+- `metis-run`: `python -m metis_cli run --scenario ...` with the workload's
+  options; the scripted asker's replies go to its stdin (its interactive
+  route reads them), and a `kill` fault arms `METIS_FAILPOINT`, so the
+  process SIGKILLs itself there; then `metis run --resume` continues it.
+- `process`: the same harness as a process (`metis_studies.explore._child`),
+  for what `metis run` cannot express; killed and resumed the same way.
+
+Every process runs in its own session, so a timeout ends its whole group
+(tools, child agents). What ran is kept in `Outcome.steps`; a crash, a hang
+or a resume that did not end the run is `Outcome.problem`, which is not an
+invariant: the checks (`_checks.py`) read the files the run left.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Literal
+
+import attrs
+
+from metis_model.trace import Route, read_trace
+from metis_runtime import LoopObserver, RunResult
+
+from ._harness import (
+    RunPaths,
+    answered_asks,
+    build,
+    child_env,
+    describe,
+    metis_run_argv,
+    prepare,
+    runs_as_metis_run,
+)
+from ._workload import Workload
+
+Execution = Literal["in-process", "metis-run", "process"]
+EXECUTIONS: tuple[Execution, ...] = ("in-process", "metis-run", "process")
+FAILPOINT_ENV = "METIS_FAILPOINT"  # metis_runtime._failpoints reads it
+DEFAULT_TIMEOUT = 60.0
+
+
+@attrs.frozen
+class Outcome:
+    workload: Workload
+    paths: RunPaths
+    execution: Execution
+    steps: tuple[str, ...]
+    problem: str | None
+    seconds: float
+
+
+def execution_of(workload: Workload, wanted: Execution) -> Execution:
+    """What can run the workload, closest to `wanted`: a kill needs a
+    process, a cancel or interrupt this process, and `metis run` only
+    what it can express."""
+    fault = workload.fault.kind if workload.fault is not None else None
+    if fault in ("cancel", "interrupt"):
+        return "in-process"
+    if wanted == "metis-run" and not runs_as_metis_run(workload):
+        wanted = "process"
+    if fault == "kill" and wanted == "in-process":
+        return "metis-run" if runs_as_metis_run(workload) else "process"
+    return wanted
+
+
+class _FaultAt(LoopObserver):
+    """Presses stop (or Ctrl-C) once, right after `occ`'s effect started."""
+
+    def __init__(self, occ: str, action: Any) -> None:
+        self.occ = occ
+        self.action = action
+        self.done = False
+
+    def call_started(self, occ: str, tool: str, input: Any) -> None:
+        if occ == self.occ and not self.done:
+            self.done = True
+            asyncio.get_running_loop().call_soon(self.action)
+
+
+async def _in_process(workload: Workload, paths: RunPaths, timeout: float) -> list[str]:
+    steps = ["in process: run"]
+    fault = workload.fault
+    holder: dict[str, Any] = {}
+
+    def stop() -> None:
+        holder["run"].loop.cancel("explore: the user pressed stop")
+
+    def interrupt() -> None:
+        holder["task"].cancel()
+
+    observer = None
+    if fault is not None and fault.kind in ("cancel", "interrupt"):
+        observer = _FaultAt(fault.point, stop if fault.kind == "cancel" else interrupt)
+        steps[0] += f" ({fault.kind} when {fault.point} starts)"
+    run = build(workload, paths, observer=observer)
+    holder["run"] = run
+    task = asyncio.ensure_future(run.go(workload.prompt))
+    holder["task"] = task
+    try:
+        done, _ = await asyncio.wait((task,), timeout=timeout)
+        if not done:
+            task.cancel()
+            await asyncio.wait((task,))
+            raise TimeoutError(f"the run did not finish within {timeout:g}s")
+        interrupted = task.cancelled()
+        if not interrupted:
+            task.result()
+    finally:
+        run.close()
+    if interrupted:
+        steps.append("in process: resume")
+        again = build(workload, paths, resume=True)
+        try:
+            result: RunResult = await asyncio.wait_for(again.go(workload.prompt), timeout)
+        finally:
+            again.close()
+        steps[-1] += f" -> {result.status.value}"
+    return steps
+
+
+def _process(
+    argv: list[str], env: dict[str, str], stdin: str, timeout: float, log: Path
+) -> tuple[int, str]:
+    """Run to its exit; stderr goes to `log` (a pipe would also wait for the
+    processes a killed run leaves, such as search workers, to close it)."""
+    with log.open("w+", encoding="utf-8") as err:
+        proc = subprocess.Popen(
+            argv,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            text=True,
+            start_new_session=True,
+        )
+        try:
+            proc.communicate(stdin, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise TimeoutError(f"{argv[2]} did not finish within {timeout:g}s") from None
+        finally:
+            # What the run left in its process group (search workers of a killed
+            # run) goes with it; a tool's own group ends with its command.
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        err.seek(0)
+        return proc.returncode, err.read()
+
+
+def _answers_text(workload: Workload, skip: int) -> str:
+    if workload.route is not Route.INTERACTIVE:
+        return ""
+    return "".join("y\n" if a else "n\n" for a in workload.answers[skip:])
+
+
+def _crash(rc: int, err: str) -> str | None:
+    if rc in (0, 1) and "Traceback (most recent call last)" not in err:
+        return None
+    tail = " ".join(err.strip().splitlines()[-1:])[:300]
+    return f"exit {rc}: {tail or 'no output'}"
+
+
+def _as_processes(
+    workload: Workload, paths: RunPaths, execution: Execution, timeout: float
+) -> tuple[list[str], str | None]:
+    env = child_env()
+    python = sys.executable
+    if execution == "metis-run":
+        first = metis_run_argv(workload, paths, python)
+        again = [
+            python,
+            "-m",
+            "metis_cli",
+            "run",
+            "--resume",
+            "--trace",
+            str(paths.trace),
+            "--quiet",
+        ]
+    else:
+        module = "metis_studies.explore._child"
+        first = [python, "-m", module, "run", str(paths.root)]
+        again = [python, "-m", module, "resume", str(paths.root)]
+    armed = dict(env)
+    fault = workload.fault
+    if fault is not None and fault.kind == "kill":
+        armed[FAILPOINT_ENV] = fault.point
+    steps = [
+        describe(first, {FAILPOINT_ENV: armed[FAILPOINT_ENV]} if FAILPOINT_ENV in armed else None)
+    ]
+    rc, err = _process(first, armed, _answers_text(workload, 0), timeout, paths.root / "run.log")
+    if rc != -signal.SIGKILL:
+        steps[-1] += f" -> exit {rc}"
+        return steps, _crash(rc, err)
+    steps[-1] += " -> killed"
+    with paths.trace.open(encoding="utf-8") as fh:
+        _, events = read_trace(fh)
+    steps.append(describe(again))
+    rest = _answers_text(workload, answered_asks(events))
+    rc, err = _process(again, env, rest, timeout, paths.root / "resume.log")
+    steps[-1] += f" -> exit {rc}"
+    return steps, _crash(rc, err)
+
+
+def execute(
+    workload: Workload,
+    root: Path,
+    execution: Execution = "in-process",
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> Outcome:
+    """Prepare `root` (scenario, workspace) and run the workload there."""
+    how = execution_of(workload, execution)
+    paths = RunPaths(root)
+    prepare(workload, paths)
+    start = time.monotonic()
+    problem: str | None = None
+    try:
+        if how == "in-process":
+            steps = asyncio.run(_in_process(workload, paths, timeout))
+        else:
+            steps, problem = _as_processes(workload, paths, how, timeout)
+    except TimeoutError as exc:
+        steps, problem = [how], f"hang: {exc}"
+    except Exception as exc:  # the runtime raised out of the loop: a crash, reported
+        steps, problem = [how], f"crash: {type(exc).__name__}: {exc}"
+    return Outcome(workload, paths, how, tuple(steps), problem, time.monotonic() - start)

@@ -1,0 +1,184 @@
+"""A workload for the real runtime: what the provider says, where, under which policy.
+
+A `Workload` is everything one run needs, and nothing the runtime decides:
+
+- `turns`: the provider's answers, one per request (tool calls, text,
+  thinking; `overflow` makes the provider first refuse that request as too
+  long, so the loop's overflow retry runs);
+- `files`: the workspace it starts from;
+- the settings: `mode`, `route` (how asks are answered), `headless_default`,
+  permission `rules` (a Claude Code settings file), PreToolUse `hooks`,
+  a `context_window`, and child `agents` (a definition and its own turns);
+- `answers`: the scripted asker's replies, in the order the asks come;
+- a fault schedule: one `fault` (a SIGKILL at a fail point of
+  `metis_runtime._failpoints`, then a resume; or a cancel or interrupt when
+  a call's effect starts);
+- `canaries`: credential-looking values planted in the workspace, which no
+  file the run writes may hold (TRACE-2).
+
+It is a pydantic model so that a workload read back from a file (a
+counterexample, a regression) is validated with errors naming the field.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from metis_model.trace import Decision, Mode, Route
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Call(_Frozen):
+    """One tool_use block: the provider's call id, the tool, its input."""
+
+    id: str
+    tool: str
+    input: dict[str, Any] = Field(default_factory=dict)
+
+
+class Turn(_Frozen):
+    """One assistant answer. No calls: the final answer of the run."""
+
+    calls: tuple[Call, ...] = ()
+    text: str = ""
+    thinking: str = ""
+    overflow: bool = False
+
+
+class Rule(_Frozen):
+    behavior: Literal["allow", "ask", "deny"]
+    pattern: str
+
+
+class Hook(_Frozen):
+    """A PreToolUse command hook over tools matching `matcher` (a glob):
+    `veto` exits 2 (the call is denied), otherwise it exits 0 (passes)."""
+
+    id: str
+    matcher: str = "*"
+    veto: bool = False
+
+
+class Child(_Frozen):
+    """A sub-agent definition (its name, allowed tools) and its own answers."""
+
+    name: str
+    tools: tuple[str, ...] | None = None
+    turns: tuple[Turn, ...]
+
+
+class Fault(_Frozen):
+    """`kill`: `point` is a fail point (`journal:commit:1.2`); the process is
+    killed there and the run resumed. `cancel` / `interrupt`: `point` is an
+    occurrence; when its effect starts the batch is cancelled (the user's
+    stop) or the run's task is cancelled (Ctrl-C), then resumed."""
+
+    kind: Literal["kill", "cancel", "interrupt"]
+    point: str
+
+
+class Workload(_Frozen):
+    name: str
+    aims: tuple[str, ...] = ()
+    prompt: str = "Work on the files of this workspace."
+    files: dict[str, str] = Field(default_factory=dict)
+    turns: tuple[Turn, ...]
+    mode: Mode = Mode.DEFAULT
+    route: Route = Route.HEADLESS
+    headless_default: Decision = Decision.DENY
+    rules: tuple[Rule, ...] = ()
+    answers: tuple[bool, ...] = ()
+    hooks: tuple[Hook, ...] = ()
+    context_window: int | None = None
+    context_recent: int = 4
+    agents: tuple[Child, ...] = ()
+    fault: Fault | None = None
+    canaries: tuple[str, ...] = ()
+    dispatcher: Literal["four-class", "serial"] = "four-class"
+
+    @model_validator(mode="after")
+    def _shape(self) -> Workload:
+        if not self.turns or self.turns[-1].calls:
+            raise ValueError("turns: the last turn must be an answer without calls")
+        if self.route not in (Route.HEADLESS, Route.INTERACTIVE, Route.PROTOCOL):
+            raise ValueError(
+                f"route: a root agent runs headless, interactive or protocol, "
+                f"not {self.route.value}"
+            )
+        if self.headless_default not in (Decision.ALLOW, Decision.DENY):
+            raise ValueError("headless_default: allow or deny")
+        if self.context_window is not None and self.context_window < 1:
+            raise ValueError("context_window: must be positive")
+        names = [c.name for c in self.agents]
+        if len(set(names)) != len(names):
+            raise ValueError(f"agents: names must be unique, got {names}")
+        return self
+
+    @property
+    def calls(self) -> tuple[tuple[str, Call], ...]:
+        """Every call of the root's script with its occurrence `<turn>.<index>`."""
+        return tuple(
+            (f"{t}.{i}", c)
+            for t, turn in enumerate(self.turns, 1)
+            for i, c in enumerate(turn.calls)
+        )
+
+    @property
+    def size(self) -> int:
+        """What shrinking makes smaller: calls, turns, files, agents, settings."""
+        child_calls = sum(len(t.calls) for c in self.agents for t in c.turns)
+        return (
+            len(self.calls) * 4
+            + len(self.turns)
+            + len(self.files)
+            + child_calls * 4
+            + len(self.rules)
+            + len(self.hooks)
+            + (self.fault is not None)
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", exclude_defaults=True)
+
+
+class WorkloadError(ValueError):
+    """A workload file that cannot be read; the message names file and field."""
+
+
+def workload_from_json(data: Any, where: str = "workload") -> Workload:
+    try:
+        return Workload.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(str(p) for p in err["loc"]) or "top level"
+        raise WorkloadError(f"{where}: {field}: {err['msg']}") from None
+
+
+def read_workload(path: Path) -> Workload:
+    """A workload saved as JSON (or the `explore:` section of a scenario YAML)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise WorkloadError(f"{path}: cannot read: {exc}") from None
+    if path.suffix in (".yaml", ".yml"):
+        import yaml
+
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise WorkloadError(f"{path}: not valid YAML: {exc}") from None
+        if not isinstance(data, dict) or "explore" not in data:
+            raise WorkloadError(f"{path}: explore: missing (not a scenario written by explore)")
+        return workload_from_json(data["explore"], str(path))
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise WorkloadError(f"{path}: line {exc.lineno}: not valid JSON: {exc.msg}") from None
+    return workload_from_json(data, str(path))
