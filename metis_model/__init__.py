@@ -66,6 +66,7 @@ if _typing.TYPE_CHECKING:
         settle_ask,
     )
     from ._report import Report, Violation
+    from ._run_files import canary_forms, check_run_files, scan_text
 
 _EXPORTS = {
     "._agents": (
@@ -145,6 +146,11 @@ _EXPORTS = {
         "Report",
         "Violation",
     ),
+    "._run_files": (
+        "canary_forms",
+        "check_run_files",
+        "scan_text",
+    ),
 }
 
 __getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS)
@@ -187,6 +193,8 @@ __all__ = [
     "admit",
     "break_trace",
     "broken_trace",
+    "canary_forms",
+    "check_run_files",
     "check_trace",
     "check_trace_tree",
     "child_authority",
@@ -200,6 +208,7 @@ __all__ = [
     "mode_at_most",
     "normalize_task",
     "resolve",
+    "scan_text",
     "settle_ask",
     "settled",
     "simulate",

@@ -29,7 +29,8 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from enum import StrEnum
-from typing import Literal, Protocol as _Protocol
+from typing import Literal
+from typing import Protocol as _Protocol
 
 import attrs
 

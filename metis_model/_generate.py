@@ -510,11 +510,51 @@ class _Run:
             rec.t = max(rec.t, cut)
             if stop == "interrupt":
                 killed = rng.random() < 0.5  # the process died, or the user stopped it
+                # A running edit or exec that completed commits, before the stop
+                # or (the user's stop lets it finish) after it; its result is
+                # then the resumed process's to report (RETRY-1, RETRY-2).
+                mutating = (ToolKind.EDIT, ToolKind.EXEC)
+                commits = [
+                    occ
+                    for occ, x in running.items()
+                    if x.call.facts.kind in mutating and x.call.cls is not CallClass.BACKGROUND
+                    if rng.random() < 0.4
+                ]
+                late = {occ for occ in commits if not killed and rng.random() < 0.5}
+                for occ in commits:
+                    if occ not in late:
+                        last_of[occ] = rec.add(
+                            Commit, last_of[occ], occ=occ, outcome=EffectOutcome.OK
+                        )
                 rec.add(Interrupt, reason="process killed" if killed else "user interrupt")
+                for occ in sorted(late):
+                    last_of[occ] = rec.add(Commit, last_of[occ], occ=occ, outcome=EffectOutcome.OK)
                 for occ in list(running):
-                    outcome = EffectOutcome.UNKNOWN if killed else EffectOutcome.CANCELLED
-                    rec.add(EffectEnd, last_of[occ], occ=occ, outcome=outcome)
+                    committed = occ in commits
+                    outcome = (
+                        EffectOutcome.OK
+                        if committed
+                        else EffectOutcome.UNKNOWN
+                        if killed
+                        else EffectOutcome.CANCELLED
+                    )
+                    last_of[occ] = rec.add(
+                        EffectEnd, last_of[occ], occ=occ, outcome=outcome, committed=committed
+                    )
                 rec.add(Resume)
+                for occ in commits:  # answered from the journal, never run again
+                    call = running[occ].call
+                    results[occ] = (
+                        ResultStatus.OK,
+                        rec.add(
+                            Result,
+                            last_of[occ],
+                            occ=occ,
+                            call_id=call.ref.call_id,
+                            status=ResultStatus.OK,
+                            content="[from the journal]",
+                        ),
+                    )
                 open_calls = [p for p in batch if p.ref.occ not in results]
                 rec.add(
                     Repair,
