@@ -2,24 +2,29 @@
 
 from __future__ import annotations
 
+import os
 import sys
-from collections.abc import Iterator, Sequence
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import attrs
 import click
 
-from metis_model import BY_ID, Report
+from metis_model import STATUSES, Report
 
-from ._output import EXIT_OK, EXIT_VIOLATION, bad_input, emit_json, read_trace_file
+from ._output import bad_input, read_trace_file
+from ._transcripts import BadInput, FileResult, Unit, check_unit, expand
 
-
-def _read_trace(path: Path) -> Report:
-    from metis_model import check_trace
-
-    header, events, line_of = read_trace_file(path)
-    return check_trace(events, header, source=str(path), line_of=line_of)
+FORMATS = (
+    "trace",
+    "auto",
+    "anthropic",
+    "openai-chat",
+    "openai-responses",
+    "claude-code",
+)
+OUTPUTS = ("text", "json", "sarif", "junit", "github")
 
 
 def check_tree_dir(run_dir: Path) -> tuple[dict[str, Any], Report]:
@@ -35,155 +40,161 @@ def check_tree_dir(run_dir: Path) -> tuple[dict[str, Any], Report]:
     return traces, check_trace_tree(traces, source=str(run_dir))
 
 
-def _print_report(report: Report) -> None:
-    if report.ok:
-        scanned = report.checks.get("TRACE-2", 0)
-        files = f", {scanned} files free of credentials" if scanned else ""
-        click.echo(f"{report.source}: conforms ({report.events} events{files})")
-        return
-    v = report.first
-    assert v is not None
-    where = f"line {v.line}" if v.line is not None else f"event {v.index}"
-    click.echo(f"{report.source}: {where}: {v.invariant} violated")
-    click.echo(f"  invariant: {BY_ID[v.invariant].statement}" if v.invariant in BY_ID else "")
-    click.echo(f"  what:      {v.message}")
-    click.echo(f"  state:     {v.state}")
-    click.echo(f"  slice:     events {list(v.slice)}")
-    for more in report.violations[1:]:
-        click.echo(f"  also:      {more.one_line()}")
+def _targets(outputs: tuple[str, ...], as_json: bool) -> list[tuple[str, str | None]]:
+    """`--output KIND[=PATH]` into (kind, path or None for standard output)."""
+    targets: list[tuple[str, str | None]] = []
+    for spec in outputs:
+        kind, _, path = spec.partition("=")
+        if kind not in OUTPUTS:
+            bad_input(f"--output {spec!r}: expected one of {', '.join(OUTPUTS)}, optionally =PATH")
+        if _ and not path:
+            bad_input(f"--output {spec!r}: empty path after '='")
+        targets.append((kind, path or None))
+    if as_json:
+        targets.append(("json", None))
+    if not any(path is None for _, path in targets):
+        targets.append(("text", None))  # something always goes to the terminal
+    if sum(path is None for _, path in targets) > 1:
+        bad_input("--output: only one output may go to standard output; give the others =PATH")
+    return targets
 
 
-# --- TRACE-2: the files a run writes ----------------------------------------------
-
-# Below a run directory, where its agents work: their files are the work, not the run's.
-_WORKSPACES = "worktrees"
-
-
-def run_files(path: Path) -> list[Path]:
-    """The files a run wrote (TRACE-2). For a run directory: every regular
-    file below it but its agents' workspaces (`worktrees/`). For a trace: the
-    trace, its journal and witness file, and its agent tree (`guard.json`,
-    `agents/`, `offload/`, in the trace's folder for a `trace.jsonl`, else in
-    `<trace>.agents/`), as `metis run` lays them out."""
-    if path.is_dir():
-        found = [p for p in path.rglob("*") if _WORKSPACES not in p.relative_to(path).parts]
-    else:
-        found = [
-            path,
-            path.with_name(path.name + ".journal"),
-            path.with_name(path.name + ".witness"),
-        ]
-        tree = path.parent if path.name == "trace.jsonl" else path.with_name(path.name + ".agents")
-        for part in ("guard.json", "agents", "offload"):
-            below = tree / part
-            found += [below, *below.rglob("*")] if below.is_dir() else [below]
-    return sorted({p for p in found if p.is_file() and not p.is_symlink()})
-
-
-def read_canaries(path: Path) -> list[str]:
-    """Values a workload planted: a JSON list of strings, or one per line."""
-    from metis_model.trace import InputError, decode_json
-    from metis_runtime._input import input_lines, read_input_text
-
+def _write_file(path: str, text: str) -> None:
+    """Write atomically (a partly written report never replaces a good one)."""
+    target = Path(path)
     try:
-        text = read_input_text(path)
-        if text.lstrip().startswith("["):
-            values = decode_json(text, source=str(path))
-            if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
-                bad_input(f"{path}: the canaries must be a JSON list of strings")
-            return [v for v in values if v]
-        return [line for line in input_lines(text) if line]
-    except InputError as exc:
-        bad_input(exc.describe(str(path)))
+        handle, temp = tempfile.mkstemp(dir=target.parent or Path("."), prefix=f".{target.name}.")
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text + "\n")
+        os.replace(temp, target)
+    except OSError as exc:
+        bad_input(f"--output {path}: cannot write ({exc.strerror or exc})")
 
 
-def scan_files(paths: Sequence[Path], canaries: Sequence[str], source: str) -> Report:
-    """TRACE-2 over files, read bounded; bytes that are not UTF-8 are replaced
-    (every credential family is ASCII)."""
-    from metis_model import check_run_files
-    from metis_model.trace import InputError
-    from metis_runtime._input import read_input_bytes
+def run_units(units: list[Unit], fmt: str, jobs: int) -> list[FileResult]:
+    """Check units in this process, or in a pool of `jobs` processes (order kept)."""
+    if jobs <= 1 or len(units) <= 1:
+        return [check_unit(u, fmt) for u in units]
+    from concurrent.futures import ProcessPoolExecutor
+    from functools import partial
 
-    def texts() -> Iterator[tuple[str, str]]:
-        for p in paths:
-            try:
-                data = read_input_bytes(p)
-            except InputError as exc:
-                bad_input(exc.describe(str(p)))
-            yield str(p), data.decode("utf-8", "replace")
-
-    return check_run_files(texts(), canaries, source=source)
-
-
-def merged(first: Report, second: Report) -> Report:
-    """One report: the first's violations, then the second's; checks added up."""
-    checks = dict(first.checks)
-    for k, n in second.checks.items():
-        checks[k] = checks.get(k, 0) + n
-    return attrs.evolve(
-        first,
-        violations=first.violations + second.violations,
-        checks=checks,
-        events=first.events + second.events,
-    )
-
-
-FORMATS = ("trace", "anthropic", "openai-chat", "openai-responses", "claude-code")
+    with ProcessPoolExecutor(max_workers=min(jobs, len(units))) as pool:
+        chunk = max(1, len(units) // (jobs * 8))
+        return list(pool.map(partial(check_unit, fmt=fmt), units, chunksize=chunk))
 
 
 @click.command()
-@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument("files", nargs=-1, required=True)
 @click.option(
     "--format",
     "fmt",
     type=click.Choice(FORMATS),
     default="trace",
     show_default=True,
-    help="A metis trace, or a transcript of another runtime.",
+    help="A metis trace, a transcript of another runtime, or auto (detect, and say which).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the reports as JSON.")
+@click.option(
+    "--output",
+    "outputs",
+    multiple=True,
+    metavar="KIND[=PATH]",
+    help=f"Report as {'|'.join(OUTPUTS)} (default text), to standard output or to PATH. "
+    "Repeat for several, e.g. --output sarif=metis.sarif --output github.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Same as --output json.")
+@click.option(
+    "--allow",
+    "allowed",
+    multiple=True,
+    type=click.Choice(STATUSES),
+    help="Pass a check the input cannot decide: open-at-end (a live or cut session), "
+    "outside-slice (a file that starts mid-session).",
+)
+@click.option(
+    "--jobs",
+    type=click.IntRange(0, 4096),
+    default=1,
+    show_default=True,
+    help="Worker processes for many files (0: one per core).",
+)
+@click.option(
+    "--engine",
+    type=click.Choice(("local", "dask")),
+    default="local",
+    show_default=True,
+    help="Run the checks here (--jobs), or on a Dask distributed cluster.",
+)
+@click.option("--scheduler", metavar="ADDRESS", help="The Dask scheduler, e.g. tcp://host:8786.")
 @click.option(
     "--canaries",
-    type=click.Path(path_type=Path),
-    help="Values the workload planted (a JSON list, or one per line): TRACE-2 looks for each.",
+    metavar="FILE",
+    help="Values a workload planted (a JSON list, or one per line): each run's files "
+    "are searched for them too (TRACE-2).",
 )
 @click.option(
     "--progress",
-    type=click.Path(path_type=Path),
+    metavar="FILE",
     multiple=True,
-    help="A file holding a run's progress output (its stderr): scanned for credentials.",
+    help="A capture of a run's progress output (its stderr): scanned for credentials.",
 )
 def conform(
-    files: tuple[Path, ...],
+    files: tuple[str, ...],
     fmt: str,
+    outputs: tuple[str, ...],
     as_json: bool,
-    canaries: Path | None,
-    progress: tuple[Path, ...],
+    allowed: tuple[str, ...],
+    jobs: int,
+    engine: str,
+    scheduler: str | None,
+    canaries: str | None,
+    progress: tuple[str, ...],
 ) -> None:
-    """Check trace files (or other runtimes' transcripts) against the model.
+    """Check traces (or other runtimes' transcripts) against the model.
 
-    A directory is a run of a tree of agents: every trace.jsonl below it is
-    checked, and the tree as a whole (CHILD invariants across it). The files
-    a run wrote (its trace, journal, children's files and offloads) are
-    scanned for credentials (TRACE-2). Exit 0 when everything conforms, 1 on
-    a violation, 2 on a malformed file.
+    FILES are files, directories or globs; `-` reads standard input. With
+    --format trace a directory is a run of a tree of agents (every trace.jsonl
+    below it, and CHILD invariants across them); otherwise every *.jsonl and
+    *.json below it is a transcript, and a Claude Code session brings its
+    sub-agents' files along. A trace's run (its journal, its agent tree's
+    files, offloads) is scanned for credentials (TRACE-2). A transcript's
+    verdict is conforms, violates or undetermined. Exit 0 when everything
+    conforms (or is undetermined only in allowed ways), 1 otherwise, 2 when
+    an input cannot be read.
     """
-    from ._transcripts import check_transcript_file
+    from ._reports import Run, errors, write_all
 
-    planted = read_canaries(canaries) if canaries is not None else []
+    targets = _targets(outputs, as_json)
+    if engine == "dask" and not scheduler:
+        bad_input("--engine dask needs --scheduler ADDRESS")
+    if scheduler and engine != "dask":
+        bad_input("--scheduler is for --engine dask")
+    if files.count("-") > 1:
+        bad_input("'-' (standard input) may be given once")
+    from ._run_files import read_canaries, scan_files
 
-    def one(path: Path) -> Report:
-        if fmt != "trace":
-            return check_transcript_file(path, fmt)
-        report = check_tree_dir(path)[1] if path.is_dir() else _read_trace(path)
-        return merged(report, scan_files(run_files(path), planted, str(path)))
+    try:
+        units = expand(files, fmt)
+        planted = tuple(read_canaries(Path(canaries))) if canaries else ()
+        scanned = scan_files([Path(p) for p in progress], planted, "progress output")
+    except BadInput as exc:
+        bad_input(str(exc))
+    units = [attrs.evolve(u, canaries=planted) for u in units]
+    if engine == "dask":
+        from ._dask import run_on_dask
 
-    reports = [one(p) for p in files]
-    if progress:
-        reports.append(scan_files(list(progress), planted, "progress output"))
-    if as_json:
-        emit_json([r.to_json() for r in reports] if len(reports) > 1 else reports[0].to_json())
+        results = run_on_dask(units, fmt, scheduler or "")
     else:
-        for r in reports:
-            _print_report(r)
-    sys.exit(EXIT_OK if all(r.ok for r in reports) else EXIT_VIOLATION)
+        results = run_units(units, fmt, jobs or os.cpu_count() or 1)
+    if progress:
+        results.append(FileResult("progress output", scanned))
+    run = Run(tuple(results), frozenset(allowed))
+    for message in errors(run):
+        click.echo(f"metis: error: {message}", err=True)
+    texts = write_all(run, targets)
+    for kind, path in targets:
+        if path is None:
+            if texts[kind]:
+                click.echo(texts[kind])
+        else:
+            _write_file(path, texts[kind])
+    sys.exit(run.exit_code)

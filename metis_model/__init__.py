@@ -65,7 +65,7 @@ if _typing.TYPE_CHECKING:
         resolve,
         settle_ask,
     )
-    from ._report import Report, Violation
+    from ._report import STATUSES, Note, Report, Undecided, Verdict, Violation
     from ._run_files import canary_forms, check_run_files, scan_text
 
 _EXPORTS = {
@@ -143,7 +143,11 @@ _EXPORTS = {
         "settle_ask",
     ),
     "._report": (
+        "STATUSES",
+        "Note",
         "Report",
+        "Undecided",
+        "Verdict",
         "Violation",
     ),
     "._run_files": (
@@ -169,6 +173,7 @@ __all__ = [
     "PLAN_LOCKED_REMOVED",
     "SPAWNING_TOOLS",
     "STAGE_ORDER",
+    "STATUSES",
     "Admit",
     "Call",
     "ChildAuthority",
@@ -180,6 +185,7 @@ __all__ = [
     "Invariant",
     "LoopState",
     "MetisModelError",
+    "Note",
     "Phase",
     "Refusal",
     "RefusalCode",
@@ -189,6 +195,8 @@ __all__ = [
     "SimConfig",
     "SpawnRequest",
     "TraceFormatError",
+    "Undecided",
+    "Verdict",
     "Violation",
     "admit",
     "break_trace",

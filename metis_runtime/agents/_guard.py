@@ -27,6 +27,7 @@ from typing import Any
 from attrs import asdict, frozen
 
 from .._errors import ConfigError, MetisRuntimeError
+from .._private import open_private, private_dirs, write_private_json
 
 
 class GuardCode(StrEnum):
@@ -161,7 +162,7 @@ class SpawnLedger:
     @classmethod
     def create(cls, path: str | os.PathLike[str], limits: GuardLimits) -> SpawnLedger:
         ledger = cls(path)
-        ledger.path.parent.mkdir(parents=True, exist_ok=True)
+        private_dirs(ledger.path.parent)
         with ledger._locked():
             if not ledger.path.exists():
                 ledger._write(
@@ -177,7 +178,7 @@ class SpawnLedger:
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
-        fd = os.open(self._lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        fd = open_private(self._lock_path, os.O_RDWR)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             yield
@@ -194,9 +195,7 @@ class SpawnLedger:
         return data
 
     def _write(self, data: dict[str, Any]) -> None:
-        tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(data, sort_keys=True), encoding="utf-8")
-        os.replace(tmp, self.path)
+        write_private_json(self.path, data, indent=0)
 
     @staticmethod
     def _snapshot(data: dict[str, Any]) -> GuardSnapshot:
