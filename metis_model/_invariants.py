@@ -28,7 +28,7 @@ INVARIANTS: tuple[Invariant, ...] = (
     _I(
         "TRACE-2",
         "TRACE",
-        "No file a run writes holds a credential: not the trace, the journal, offloaded results, child configs and results, or progress output.",
+        "No file a run writes holds a credential, whether the trace, the journal, offloaded results, child configs and results, or progress output.",
         "trace-format.md",
     ),
     _I("LOOP-1", "LOOP", "Every event is enabled in the loop phase in which it occurs.", "loop.md"),

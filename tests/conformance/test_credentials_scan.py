@@ -17,7 +17,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from metis_cli._conform import run_files
+from metis_cli._run_files import run_files
 from metis_model import check_run_files, scan_text
 from metis_model.trace import Mode
 from metis_runtime import Journal, TraceWriter, make_header
