@@ -23,6 +23,9 @@ FORMATS = (
     "openai-chat",
     "openai-responses",
     "claude-code",
+    "codex",
+    "pydantic-ai",
+    "otel",
 )
 OUTPUTS = ("text", "json", "sarif", "junit", "github")
 

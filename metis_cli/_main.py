@@ -28,6 +28,7 @@ COMMANDS: dict[str, str] = {
     "demo": "metis_cli._demo:demo",
     "explore": "metis_cli._explore:explore",
     "faults": "metis_cli._faults:faults",
+    "hook": "metis_cli._hook:hook",
     "permissions": "metis_cli._permissions:permissions",
     "prove": "metis_cli._prove:prove",
     "run": "metis_cli._run:run",

@@ -72,6 +72,7 @@ from metis_runtime import (
     make_header,
     scan_trace,
 )
+from metis_runtime._errors import ToolError
 from metis_runtime._private import default_redactor
 from metis_runtime.agents import (
     AgentIdentity,
@@ -87,7 +88,7 @@ from metis_runtime.agents import (
 from metis_runtime.agents._process import PASSTHROUGH_ENV
 from metis_runtime.context import ContextBudget, ContextController, provider_summarizer
 from metis_runtime.dispatch import FourClassDispatcher, SerialDispatcher
-from metis_runtime.permissions import Gate, Policy
+from metis_runtime.permissions import Gate, Policy, is_protected
 from metis_runtime.providers import (
     AnthropicProvider,
     AssistantMessage,
@@ -101,7 +102,8 @@ from metis_runtime.providers import (
     load_cassette,
     load_scenario,
 )
-from metis_runtime.tools import JobManager, ToolContext, ToolRegistry, atomic_write
+from metis_runtime.tools import JobManager, ToolContext, ToolRegistry
+from metis_runtime.tools._contain import Roots, write_at
 
 from ._agents import budget_from_options, context_options, guard_options, limits_from_options
 
@@ -196,10 +198,25 @@ def _scenario(spec: str) -> Scenario:
 
 
 def _seed(workspace: Path, files: Mapping[str, str]) -> None:
-    """Write the scenario's files; refuse to overwrite a different existing one."""
+    """Write the scenario's files through the same checks the agent's write
+    tool has: inside the workspace, no symlink followed (`Roots`), never a
+    protected path (`.metis/`, `.git/`, shell start-up files, ...); refuse to
+    overwrite a different existing file. All checked before any is written."""
+    roots = Roots((workspace,))
+    targets: dict[Path, bytes] = {}
     for name, content in files.items():
-        target = workspace / name
-        if target.is_symlink() or (target.exists() and not target.is_file()):
+        if not name or os.path.isabs(name) or "\x00" in name:
+            _bad(f"scenario file {name!r}: must be a relative path")
+        # Resolved as the write tool resolves it: a symlink on the way is followed
+        # here, to be checked; the write then follows none.
+        target = Path(os.path.realpath(workspace / name))
+        try:
+            roots.locate(target, "seed")
+        except ToolError:
+            _bad(f"scenario file {name!r}: outside the workspace")
+        if is_protected(target, (), workspace):
+            _bad(f"scenario file {name!r}: a protected path; scenarios cannot seed it")
+        if target.exists() and not target.is_file():
             _bad(f"{target}: exists and is not a regular file; refusing to seed over it")
         if target.exists():
             try:
@@ -212,14 +229,14 @@ def _seed(workspace: Path, files: Mapping[str, str]) -> None:
                     "(use an empty --workspace)"
                 )
             continue
-    for name, content in files.items():
-        target = workspace / name
-        if not target.exists():
-            try:
-                target.parent.mkdir(parents=True, exist_ok=True)
-                atomic_write(target, content.encode("utf-8"))  # whole files or none
-            except OSError as exc:
-                _bad(f"{target}: cannot write: {exc.strerror or exc}")
+        targets[target] = content.encode("utf-8")
+    for target, data in targets.items():
+        try:
+            with roots.parent(target, tool="seed", create=True) as dir_fd:
+                write_at(dir_fd, target.name, data)  # whole files or none
+        except (OSError, ToolError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+            _bad(f"{target}: cannot write: {reason}")
 
 
 @attrs.frozen
