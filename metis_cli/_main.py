@@ -70,6 +70,10 @@ def cli() -> None:
 def main() -> None:
     """Run the CLI; a usage error is one line naming the command, exit 2.
     Whatever it prints goes through the redactor (`_redacting`)."""
+    if sys.argv[1:2] == ["run"]:
+        from .witness._launch import early
+
+        early(sys.argv[1:])  # `--witness`: the witness starts before the runtime loads
     from ._redacting import redact_standard_streams
 
     redact_standard_streams()

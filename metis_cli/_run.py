@@ -73,6 +73,7 @@ from metis_runtime import (
     scan_trace,
 )
 from metis_runtime._errors import ToolError
+from metis_runtime._failpoints import inherited_failpoint
 from metis_runtime._private import default_redactor
 from metis_runtime.agents import (
     AgentIdentity,
@@ -106,6 +107,7 @@ from metis_runtime.tools import JobManager, ToolContext, ToolRegistry
 from metis_runtime.tools._contain import Roots, write_at
 
 from ._agents import budget_from_options, context_options, guard_options, limits_from_options
+from .witness._launch import WITNESSED_ENV
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 DEFAULT_SCENARIO = "edit_files"
@@ -132,6 +134,7 @@ class _OneLineErrors(click.Command):
     """A bad option value is one line and exit 2, like every other bad input."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ctx.meta["metis_run_args"] = list(args)  # `--witness` runs the same command under it
         try:
             return super().parse_args(ctx, args)
         except click.UsageError as exc:
@@ -604,6 +607,30 @@ def _journal_path(trace: Path) -> Path:
     return trace.with_name(trace.name + ".journal")
 
 
+def _witnessed(witness_arg: str | None, trace_path: Path, workspace: Path, run_id: str) -> None:
+    """With `--witness` (when `metis` did not start the witness already, see
+    `witness._launch.early`): become the witness (exec), which starts this
+    same command, with this trace and run id, once it watches
+    (specs/witness.md). Its exit status is the run's. Nothing of the runtime
+    ran yet."""
+    if witness_arg is None:
+        return
+    from .witness import witness_path
+    from .witness._launch import exec_witness
+
+    out = Path(witness_arg) if witness_arg != "-" else witness_path(trace_path)
+    if out.exists() and not out.is_file():
+        _bad(f"--witness {out}: not a regular file")
+    args = list(click.get_current_context().meta.get("metis_run_args", ()))
+    # A fail point armed for this run (METIS_FAILPOINT, taken out of the
+    # environment when the runtime was imported) is armed again in the run.
+    env = {**os.environ, **inherited_failpoint()}
+    try:
+        exec_witness(witness_arg, trace_path, workspace, args, run_id, env)
+    except OSError as exc:
+        _bad(f"--witness {out}: cannot create its folder: {exc.strerror or exc}")
+
+
 @click.command("run", cls=_OneLineErrors)
 @click.argument("task", required=False)
 @click.option("--workspace", "workspace_arg", metavar="DIR", help="Directory the tools work in.")
@@ -660,6 +687,17 @@ def _journal_path(trace: Path) -> Path:
 @click.option(
     "--json", "as_json", is_flag=True, help="Print the run's summary as JSON (implies -q)."
 )
+@click.option(
+    "--witness",
+    "witness_arg",
+    is_flag=False,
+    flag_value="-",
+    default=None,
+    metavar="[FILE]",
+    help="Record the run's effects from outside the runtime (file changes, process "
+    "execution) in FILE (default: <trace>.witness); `metis conform` checks them. "
+    "Write --witness=FILE or put it after the task.",
+)
 def run(
     task: str | None,
     workspace_arg: str | None,
@@ -678,6 +716,7 @@ def run(
     serial: bool,
     quiet: bool,
     as_json: bool,
+    witness_arg: str | None,
     **options: Any,
 ) -> None:
     """Run the agent on TASK in a workspace and record its trace.
@@ -693,7 +732,7 @@ def run(
     quiet = quiet or as_json
     if resume:
         # A resumed run keeps its recorded limits, budget, agent tools and --pass-env.
-        _resume(trace_arg, workspace_arg, quiet, serial, as_json)
+        _resume(trace_arg, workspace_arg, quiet, serial, as_json, witness_arg)
     _pass_env(pass_env)
     try:
         limits = limits_from_options(options)
@@ -723,7 +762,8 @@ def run(
             _git_init(workspace)
     if not task:
         _bad("TASK is required with a live provider")
-    run_id = uuid.uuid4().hex
+    witnessed_id = os.environ.pop(WITNESSED_ENV, None)  # set when the witness started us
+    run_id = witnessed_id or uuid.uuid4().hex
     trace_path = (
         Path(trace_arg) if trace_arg else workspace / ".metis" / "runs" / run_id / "trace.jsonl"
     )
@@ -734,6 +774,8 @@ def run(
     tree = _tree_dir(trace_path)
     if (tree / "guard.json").exists():
         _bad(f"{tree}: holds another run's agent tree (guard.json); use another --trace")
+    if witnessed_id is None:
+        _witnessed(witness_arg, trace_path, workspace, run_id)
     agent_tools = "ask" if ask_agent_tools else "allow"
     gate = _gate(_MODES[mode], workspace, headless, settings, agent_tools, trace_path)
     config = {
@@ -810,7 +852,12 @@ def _dispatcher(serial: bool) -> Dispatcher:
 
 
 def _resume(
-    trace_arg: str | None, workspace_arg: str | None, quiet: bool, serial: bool, as_json: bool
+    trace_arg: str | None,
+    workspace_arg: str | None,
+    quiet: bool,
+    serial: bool,
+    as_json: bool,
+    witness_arg: str | None = None,
 ) -> NoReturn:
     if trace_arg is None:
         if workspace_arg is None:
@@ -840,6 +887,10 @@ def _resume(
         _bad(f"{workspace}: the run's workspace is gone")
     _pass_env(tuple(str(n) for n in cfg.get("pass_env", ())))
     header = trace.header
+    if witness_arg is not None and os.environ.pop(WITNESSED_ENV, None) is None:
+        trace.close()  # the witness starts this resume again, under it
+        journal.close()
+        _witnessed(witness_arg, trace_path, workspace, header.run_id)
     # Runs recorded before sub-agents were wired have no agent tools: keep it so.
     agent_tools = str(cfg.get("agent_tools", "ask"))
     gate = _gate(

@@ -66,7 +66,11 @@ if _typing.TYPE_CHECKING:
         settle_ask,
     )
     from ._report import STATUSES, Note, Report, Undecided, Verdict, Violation
+<<<<<<< HEAD
     from ._run_files import canary_forms, check_run_files, scan_text
+=======
+    from ._witness import WitnessedTrace, WitnessReport, check_witness
+>>>>>>> main
 
 _EXPORTS = {
     "._agents": (
@@ -150,10 +154,17 @@ _EXPORTS = {
         "Verdict",
         "Violation",
     ),
+<<<<<<< HEAD
     "._run_files": (
         "canary_forms",
         "check_run_files",
         "scan_text",
+=======
+    "._witness": (
+        "WitnessReport",
+        "WitnessedTrace",
+        "check_witness",
+>>>>>>> main
     ),
 }
 
@@ -198,6 +209,8 @@ __all__ = [
     "Undecided",
     "Verdict",
     "Violation",
+    "WitnessReport",
+    "WitnessedTrace",
     "admit",
     "break_trace",
     "broken_trace",
@@ -205,6 +218,7 @@ __all__ = [
     "check_run_files",
     "check_trace",
     "check_trace_tree",
+    "check_witness",
     "child_authority",
     "child_surface",
     "closable",
