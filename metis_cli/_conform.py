@@ -129,7 +129,12 @@ def run_units(units: list[Unit], fmt: str, jobs: int) -> list[FileResult]:
 )
 @click.option("--scheduler", metavar="ADDRESS", help="The Dask scheduler, e.g. tcp://host:8786.")
 @click.option(
-<<<<<<< HEAD
+    "--witness",
+    "witness",
+    type=click.Path(path_type=Path),
+    help="The run's witness file (default: <trace>.witness, when it exists).",
+)
+@click.option(
     "--canaries",
     metavar="FILE",
     help="Values a workload planted (a JSON list, or one per line): each run's files "
@@ -140,12 +145,6 @@ def run_units(units: list[Unit], fmt: str, jobs: int) -> list[FileResult]:
     metavar="FILE",
     multiple=True,
     help="A capture of a run's progress output (its stderr): scanned for credentials.",
-=======
-    "--witness",
-    "witness",
-    type=click.Path(path_type=Path),
-    help="The run's witness file (default: <trace>.witness, when it exists).",
->>>>>>> main
 )
 def conform(
     files: tuple[str, ...],
@@ -156,12 +155,9 @@ def conform(
     jobs: int,
     engine: str,
     scheduler: str | None,
-<<<<<<< HEAD
+    witness: Path | None,
     canaries: str | None,
     progress: tuple[str, ...],
-=======
-    witness: Path | None,
->>>>>>> main
 ) -> None:
     """Check traces (or other runtimes' transcripts) against the model.
 
@@ -169,20 +165,14 @@ def conform(
     --format trace a directory is a run of a tree of agents (every trace.jsonl
     below it, and CHILD invariants across them); otherwise every *.jsonl and
     *.json below it is a transcript, and a Claude Code session brings its
-<<<<<<< HEAD
     sub-agents' files along. A trace's run (its journal, its agent tree's
     files, offloads) is scanned for credentials (TRACE-2). A transcript's
-    verdict is conforms, violates or undetermined. Exit 0 when everything
+    verdict is conforms, violates or undetermined. A trace's witness file
+    (`<trace>.witness`, or --witness) is checked against the run's traces
+    (specs/witness.md): what it shows that no admitted effect explains is a
+    violation, what it could not observe a warning. Exit 0 when everything
     conforms (or is undetermined only in allowed ways), 1 otherwise, 2 when
     an input cannot be read.
-=======
-    sub-agents' files along. A transcript's verdict is conforms, violates or
-    undetermined. A trace's witness file (`<trace>.witness`, or --witness) is
-    checked against the run's traces (specs/witness.md): what it shows that
-    no admitted effect explains is a violation, what it could not observe a
-    warning. Exit 0 when everything conforms (or is undetermined only in
-    allowed ways), 1 otherwise, 2 when an input cannot be read.
->>>>>>> main
     """
     from ._reports import Run, errors, write_all
     from ._witnessed import with_witness
@@ -202,24 +192,18 @@ def conform(
         scanned = scan_files([Path(p) for p in progress], planted, "progress output")
     except BadInput as exc:
         bad_input(str(exc))
-<<<<<<< HEAD
     units = [attrs.evolve(u, canaries=planted) for u in units]
-=======
     if witness is not None and (fmt not in ("trace", "auto") or len(units) != 1):
         bad_input("--witness goes with one trace or run folder")
->>>>>>> main
     if engine == "dask":
         from ._dask import run_on_dask
 
         results = run_on_dask(units, fmt, scheduler or "")
     else:
         results = run_units(units, fmt, jobs or os.cpu_count() or 1)
-<<<<<<< HEAD
+    results = [with_witness(r, u, witness) for r, u in zip(results, units, strict=True)]
     if progress:
         results.append(FileResult("progress output", scanned))
-=======
-    results = [with_witness(r, u, witness) for r, u in zip(results, units, strict=True)]
->>>>>>> main
     run = Run(tuple(results), frozenset(allowed))
     for message in errors(run):
         click.echo(f"metis: error: {message}", err=True)

@@ -66,11 +66,8 @@ if _typing.TYPE_CHECKING:
         settle_ask,
     )
     from ._report import STATUSES, Note, Report, Undecided, Verdict, Violation
-<<<<<<< HEAD
     from ._run_files import canary_forms, check_run_files, scan_text
-=======
     from ._witness import WitnessedTrace, WitnessReport, check_witness
->>>>>>> main
 
 _EXPORTS = {
     "._agents": (
@@ -154,17 +151,15 @@ _EXPORTS = {
         "Verdict",
         "Violation",
     ),
-<<<<<<< HEAD
     "._run_files": (
         "canary_forms",
         "check_run_files",
         "scan_text",
-=======
+    ),
     "._witness": (
         "WitnessReport",
         "WitnessedTrace",
         "check_witness",
->>>>>>> main
     ),
 }
 

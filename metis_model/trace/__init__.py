@@ -269,12 +269,9 @@ __all__ = [
     "CallClass",
     "CallRef",
     "Cancel",
-<<<<<<< HEAD
     "CancelCause",
-    "Commit",
-=======
     "Change",
->>>>>>> main
+    "Commit",
     "Compaction",
     "CredentialFamily",
     "CredentialFinding",
@@ -294,11 +291,8 @@ __all__ = [
     "Interrupt",
     "JobDone",
     "JsonLimits",
-<<<<<<< HEAD
-    "MessageShape",
-=======
     "Lost",
->>>>>>> main
+    "MessageShape",
     "MetisModelError",
     "Mode",
     "Ready",
