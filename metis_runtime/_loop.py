@@ -712,8 +712,9 @@ class AgentLoop:
             resumed = self._emit("resume", (interrupt,))
         self._phase = "resumed"
         reported: list[int] = []
+        # Answered: the calls whose commit the trace holds (RETRY-2).
         for c in scan.calls:
-            if c.result is None and c.committed:  # the trace holds its commit (RETRY-2)
+            if c.result is None and c.committed:
                 journaled = state.commits.get(c.occ)
                 outcome = c.outcome or EffectOutcome.OK
                 content = journaled[1] if journaled is not None else _NOT_JOURNALED
