@@ -26,6 +26,7 @@ FORMATS = (
     "codex",
     "pydantic-ai",
     "otel",
+    "openai-agents",
 )
 OUTPUTS = ("text", "json", "sarif", "junit", "github")
 
@@ -163,7 +164,9 @@ def conform(
 
     FILES are files, directories or globs; `-` reads standard input. With
     --format trace a directory is a run of a tree of agents (every trace.jsonl
-    below it, and CHILD invariants across them); otherwise every *.jsonl and
+    below it, and CHILD invariants across them), and a plan turn log (or a
+    folder of them, like .metis/plan/turns) is checked against the plan model
+    (PLAN invariants) with its segments' traces; otherwise every *.jsonl and
     *.json below it is a transcript, and a Claude Code session brings its
     sub-agents' files along. A trace's run (its journal, its agent tree's
     files, offloads) is scanned for credentials (TRACE-2). A transcript's

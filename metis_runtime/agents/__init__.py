@@ -67,6 +67,8 @@ from ._hooks import (
     load_hooks,
 )
 from ._process import (
+    TreeGuard,
+    guard_tree,
     install_reaper,
     kill_all_groups,
     live_groups,
@@ -147,6 +149,7 @@ __all__ = [
     "SpawnAgentTool",
     "SpawnLedger",
     "SpawnRefused",
+    "TreeGuard",
     "WaitAgentTool",
     "WorkspaceError",
     "WorkspaceKind",
@@ -163,6 +166,7 @@ __all__ = [
     "clone_gate_config",
     "decide",
     "gate_mode",
+    "guard_tree",
     "header_hooks",
     "hook_rule",
     "install_reaper",
