@@ -324,7 +324,7 @@ class _Writer:
             sent = tuple(self.occs)
             if not p["inorder"]:
                 sent = tuple(reversed(sent)) if len(sent) > 1 else sent + sent
-            self.add(ResultsSent, turn=self.batch_turn, occs=sent, call_ids=self._ids(p))
+            self.add(ResultsSent, turn=self.batch_turn, occs=sent, call_ids=self._ids(p, before))
             self.history.extend(self.occs)
         elif kind == "cancel":
             named = tuple(o for i, o in enumerate(self.occs) if p[f"cv{i}"])
@@ -351,7 +351,7 @@ class _Writer:
             unknown = tuple(o for i, o in enumerate(self.occs) if p[f"unk{i}"])
             if p["uextra"]:
                 unknown += ("0.98",)  # not stubbed
-            self.add(Repair, stubbed=stubbed, unknown=unknown, call_ids=self._ids(p))
+            self.add(Repair, stubbed=stubbed, unknown=unknown, call_ids=self._ids(p, before))
         elif kind == "spawn":
             child = p["child_mode"]
             tools = set(child_surface(ALL_TOOLS))
@@ -374,10 +374,12 @@ class _Writer:
         else:  # pragma: no cover - EVENT_KINDS and this writer must agree
             raise ValueError(f"no writer for event kind {kind!r}")
 
-    def _ids(self, p: Values) -> tuple[str, ...]:
-        """The ids a results message held: the batch's, unless the label says
-        one is stray or they are out of order (one left out)."""
-        ids = tuple(self.call_ids[o] for o in self.occs) if self.occs else ()
+    def _ids(self, p: Values, before: Values) -> tuple[str, ...]:
+        """The ids a results message held: the open batch's (none when no
+        batch is open), unless the label says one is stray or they are out of
+        order (one left out)."""
+        batch = [o for i, o in enumerate(self.occs) if before.get(f"inb{i}")]
+        ids = tuple(self.call_ids[o] for o in batch)
         if not p["ids_inorder"]:
             ids = ids[:-1]
         if not p["ids_known"]:
