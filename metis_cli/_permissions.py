@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import click
 
-from metis_model.trace import Mode, Route, Source, ToolKind
+from metis_model.trace import InputError, Mode, Route, Source, ToolKind, decode_json
 from metis_runtime._errors import ConfigError
 from metis_runtime.permissions import Gate, GateDecision, Policy
 from metis_runtime.shell import analyze_command
@@ -85,9 +84,9 @@ def check(
 ) -> None:
     """Print the decision, the deciding stage and the matching rule."""
     try:
-        tool_input = json.loads(input_json)
-    except json.JSONDecodeError as exc:
-        bad_input(f"--input: invalid JSON at column {exc.colno}: {exc.msg}")
+        tool_input = decode_json(input_json)  # strict JSON
+    except InputError as exc:
+        bad_input(f"--input: {exc.message}")
     if not isinstance(tool_input, dict):
         bad_input("--input: must be a JSON object")
     src: Source = _choice(source, Source, "--source")

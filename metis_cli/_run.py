@@ -48,11 +48,11 @@ from typing import Any, NoReturn
 
 import attrs
 import click
-import yaml
 
 from metis_model.trace import (
     Decision,
     EffectOutcome,
+    InputError,
     Mode,
     ResultStatus,
     Route,
@@ -72,6 +72,8 @@ from metis_runtime import (
     make_header,
     scan_trace,
 )
+from metis_runtime._input import read_input_text
+from metis_runtime._yaml import load_yaml
 from metis_runtime.agents import (
     AgentIdentity,
     AgentSupervisor,
@@ -230,9 +232,9 @@ class _Extras:
 def _scenario_extras(scenario: Scenario) -> _Extras:
     path = scenario.path
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        _bad(f"{path}: cannot read: {exc}")
+        data = load_yaml(read_input_text(path), source=str(path))
+    except InputError as exc:
+        _bad(str(exc))
     data = data if isinstance(data, dict) else {}
     workspace = data.get("workspace") or {}
     git = workspace.get("git", False) if isinstance(workspace, dict) else False

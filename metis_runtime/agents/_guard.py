@@ -26,7 +26,10 @@ from typing import Any
 
 from attrs import asdict, frozen
 
+from metis_model.trace import InputError
+
 from .._errors import ConfigError, MetisRuntimeError
+from .._input import read_input_json
 
 
 class GuardCode(StrEnum):
@@ -186,9 +189,9 @@ class SpawnLedger:
 
     def _read(self) -> dict[str, Any]:
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as exc:
-            raise MetisRuntimeError(f"{self.path}: unreadable spawn ledger ({exc})") from exc
+            data = read_input_json(self.path)
+        except InputError as exc:
+            raise MetisRuntimeError(f"unreadable spawn ledger: {exc}") from exc
         if not isinstance(data, dict):
             raise MetisRuntimeError(f"{self.path}: the spawn ledger is not a JSON object")
         return data

@@ -12,7 +12,6 @@ inside `permissions` are errors (a typo there silently drops rules).
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -20,9 +19,10 @@ from typing import Any
 
 from attrs import field, frozen
 
-from metis_model.trace import AUTHORITY, Mode, RuleBehavior, Source
+from metis_model.trace import AUTHORITY, InputError, Mode, RuleBehavior, Source
 
 from .._errors import ConfigError
+from .._input import read_input_json
 from ._rules import Rule, RuleSyntaxError, parse_rule
 
 _LISTS: tuple[tuple[str, RuleBehavior], ...] = (
@@ -68,17 +68,9 @@ def load_settings(path: str | os.PathLike[str]) -> Settings:
     """Read and validate a settings file; ConfigError names the file and field."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"{p}: cannot read settings: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"{p}: settings are not UTF-8 text") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ConfigError(
-            f"{p}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
-        ) from None
+        data = read_input_json(p)  # a regular file, bounded, strict JSON
+    except InputError as exc:
+        raise ConfigError(str(exc)) from None
     return settings_from_mapping(data, p)
 
 

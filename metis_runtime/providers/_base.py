@@ -6,6 +6,8 @@ import json
 from collections.abc import AsyncIterator, Mapping
 from typing import Any, ClassVar, NoReturn, Protocol, runtime_checkable
 
+from metis_model.trace import InputError, decode_json
+
 from .._errors import ProviderError, StreamFormatError
 from ._builder import MessageBuilder, Slot
 from ._errors import ContextOverflowError
@@ -117,11 +119,11 @@ class WireNormalizer:
                 self._on_done_marker()
             return self._b.drain()
         try:
-            payload = json.loads(data)
-        except json.JSONDecodeError as exc:
+            payload = decode_json(data)  # strict JSON (no NaN, bounded depth and numbers)
+        except InputError as exc:
             self._n += 1
             self._type = sse.event
-            raise self._error(f"data is not valid JSON ({exc.msg} at char {exc.pos})") from exc
+            raise self._error(f"data is not valid JSON ({exc.message})") from exc
         if not isinstance(payload, dict):
             self._n += 1
             self._type = sse.event

@@ -97,7 +97,8 @@ def test_secret_read_denied_by_rule(settings: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--tool", "bash", "--input", "{x"], "--input: invalid JSON"),
+        (["--tool", "bash", "--input", "{x"], "--input: not valid JSON"),
+        (["--tool", "bash", "--input", "{\"a\": NaN}"], "--input: a: NaN is not a JSON number"),
         (["--tool", "bash", "--input", "[1]"], "--input: must be a JSON object"),
         (["--tool", "bash", "--mode", "yolo"], "--mode: unknown value 'yolo'"),
         (["--tool", "bash", "--source", "me"], "--source: unknown value 'me'"),
@@ -121,7 +122,7 @@ def test_bad_settings_file(tmp_path: Path) -> None:
     missing = tmp_path / "nope.json"
     code, _, err = run("--settings", str(missing), "--tool", "bash")
     assert (code, err.count("\n")) == (2, 1)
-    assert f"{missing}: cannot read settings" in err
+    assert f"{missing}: cannot read (No such file or directory)" in err
     bad = tmp_path / "bad.json"
     bad.write_text('{"permissions": {"deny": ["Bash("]}}')
     code, _, err = run("--settings", str(bad), "--tool", "bash")
