@@ -340,7 +340,12 @@ def _child_provider(config: Mapping[str, Any]) -> ProviderConfig:
 
 
 def _gate(
-    mode: Mode, workspace: Path, headless: bool, settings: tuple[str, ...], agent_tools: str
+    mode: Mode,
+    workspace: Path,
+    headless: bool,
+    settings: tuple[str, ...],
+    agent_tools: str,
+    trace: Path | None = None,
 ) -> Gate:
     policy = Policy()
     try:
@@ -360,9 +365,19 @@ def _gate(
             workspace,
             Route.HEADLESS if headless else Route.INTERACTIVE,
             headless_default=Decision.DENY,
+            protected_paths=_run_files(trace) if trace is not None else (),
         )
     except MetisRuntimeError as exc:
         _bad(str(exc))
+
+
+def _run_files(trace: Path) -> tuple[Path, ...]:
+    """What the run itself writes, which its agents may not change: the trace,
+    the journal, and the agent tree's ledger, children's traces and offloads
+    (not `worktrees/`, where children work)."""
+    tree = _tree_dir(trace)
+    owned = (tree / "guard.json", tree / "agents", tree / "offload")
+    return (trace, _journal_path(trace), *owned)
 
 
 def _tree_dir(trace: Path) -> Path:
@@ -645,7 +660,7 @@ def run(
     if (tree / "guard.json").exists():
         _bad(f"{tree}: holds another run's agent tree (guard.json); use another --trace")
     agent_tools = "ask" if ask_agent_tools else "allow"
-    gate = _gate(_MODES[mode], workspace, headless, settings, agent_tools)
+    gate = _gate(_MODES[mode], workspace, headless, settings, agent_tools, trace_path)
     config = {
         "task": task,
         "provider": provider_name,
@@ -749,7 +764,9 @@ def _resume(
     header = trace.header
     # Runs recorded before sub-agents were wired have no agent tools: keep it so.
     agent_tools = str(cfg.get("agent_tools", "ask"))
-    gate = _gate(header.mode, workspace, header.route is Route.HEADLESS, settings, agent_tools)
+    gate = _gate(
+        header.mode, workspace, header.route is Route.HEADLESS, settings, agent_tools, trace_path
+    )
     provider = _build_provider(cfg, skip=len(scan.assistant_turns))
     tree = _tree_dir(trace_path)
     budget = _budget(cfg)

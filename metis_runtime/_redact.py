@@ -1,41 +1,38 @@
-"""Credential redaction for everything the runtime writes to disk.
+"""Credential redaction for everything metis writes (specs/secrets.md).
 
-Redacted: `sk-...` API keys, GitHub tokens (`ghp_...`, `gho_`, `ghs_`, `ghu_`,
-`ghr_`, `github_pat_...`), `Bearer ...` credentials, `NAME=value` where NAME
-ends in `_KEY`, `_TOKEN` or `_SECRET` (any case), and the literal values of
-such environment variables present when the redactor was built. Values
-shorter than `MIN_SECRET_LEN` are not redacted by value: they would hit
-ordinary text (they are still caught by the patterns above).
+What is a credential is the shared detector's business
+(`metis_model.trace.find_credentials`: cloud, VCS, chat, payment and
+model-provider keys, private key blocks, JWTs, Authorization headers,
+basic-auth URLs, secret-named fields and variables, escaped or not). On top
+of it the redactor adds the literal values of the secret-named environment
+variables present when it was built (`secret_name`: `*_KEY`, `*_TOKEN`,
+`*_SECRET`, `*_PASSWORD`, `*_CREDENTIALS`, `DATABASE_URL`, ...), and in JSON
+values the whole string under a secret-named key (`{"password": "..."}`).
+Values shorter than `MIN_SECRET_LEN` are not redacted by value: they would
+hit ordinary text (they are still caught by the rules).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+import ahocorasick_rs
 from pydantic import BaseModel
 from pydantic_core import PydanticSerializationError, to_json, to_jsonable_python
 
-REDACTED = "[REDACTED]"
-MIN_SECRET_LEN = 6
-
-_SECRET_NAME = re.compile(r"(?i)[A-Z0-9_]*_(?:KEY|TOKEN|SECRET)")
-_PATTERNS = (
-    r"\bsk-[A-Za-z0-9_\-]{8,}",
-    r"\b(?:gh[posur]_[A-Za-z0-9]{16,}|github_pat_[A-Za-z0-9_]{16,})",
-    r"(?<=\bBearer )[A-Za-z0-9._~+/=\-]+",
-    # NAME=value: keep the name (useful when reading a trace), drop the value.
-    r"(?i:(?<=_KEY=)|(?<=_TOKEN=)|(?<=_SECRET=))(?:\"[^\"\n]*\"|'[^'\n]*'|[^\s'\"]+)",
+from metis_model.trace import (
+    SCREEN_NEEDLES,
+    CredentialFinding,
+    CredentialScanner,
+    replace_spans,
+    secret_name,
 )
 
-# What each pattern needs in the text, as substrings of its JSON encoding: the
-# first three patterns are case-sensitive; the NAME= one is not, and every
-# match of it holds a `=` (JSON escapes none of these characters).
-_GITHUB = ("ghp_", "gho_", "ghs_", "ghu_", "ghr_", "github_pat_")
-_NAME_ENDS = ("_key=", "_token=", "_secret=")
+REDACTED = "[REDACTED]"
+MIN_SECRET_LEN = 6
 
 
 def _stdlib_escaped(value: str) -> str:
@@ -81,26 +78,34 @@ def _fast_json(obj: Any) -> bytes | None:
 class Redactor:
     """Replaces credentials in strings with `[REDACTED]`.
 
-    Built once per run (the environment is read at construction); `text` and
-    `value` are pure afterwards. Strings without a candidate are returned
-    unchanged at the cost of one regex scan.
+    Built once per run (the environment is read at construction); the
+    methods are pure afterwards. Strings without a candidate cost one screen
+    (an Aho-Corasick scan of the JSON line for `json_bytes`).
     """
 
-    __slots__ = ("_escaped", "_fast_escaped", "_re")
+    __slots__ = ("_escaped", "_fast_escaped", "_scanner", "_values")
 
     def __init__(self, environ: Mapping[str, str] | None = None) -> None:
         env = os.environ if environ is None else environ
-        values = sorted(
-            {v for k, v in env.items() if _SECRET_NAME.fullmatch(k) and len(v) >= MIN_SECRET_LEN},
-            key=len,
-            reverse=True,  # longest first, so a value containing another wins
+        self._values = tuple(
+            sorted(
+                {v for k, v in env.items() if secret_name(k) and len(v) >= MIN_SECRET_LEN},
+                key=len,
+                reverse=True,  # longest first, so a value containing another wins
+            )
         )
-        parts = [*(re.escape(v) for v in values), *_PATTERNS]
-        self._re = re.compile("|".join(f"(?:{p})" for p in parts))
+        self._scanner = CredentialScanner(self._values)
         # Each value as it appears inside a JSON string written by the stdlib
         # encoder, and by the fast one (they differ: e.g. U+007F).
-        self._escaped = tuple(_stdlib_escaped(v) for v in values)
-        self._fast_escaped = tuple(e for v in values if (e := _fast_escaped(v)) is not None)
+        self._escaped = tuple(_stdlib_escaped(v).encode("ascii") for v in self._values)
+        self._fast_escaped = tuple(
+            e.encode("ascii") for v in self._values if (e := _fast_escaped(v)) is not None
+        )
+
+    @property
+    def values(self) -> tuple[str, ...]:
+        """The environment values redacted by value (longest first)."""
+        return self._values
 
     def json_line(self, obj: Any) -> str:
         """`obj` as one line of ASCII JSON, with credentials redacted. ASCII:
@@ -122,55 +127,68 @@ class Redactor:
         except PydanticSerializationError:
             data = None
         if data is not None and data.isascii():
-            if not _screen(data.decode("ascii"), self._fast_escaped):
+            if not _screen(data, self._fast_escaped):
                 return data
         else:
             data = _fast_json(obj)
             if data is None:
-                line = _ENCODE(obj)
+                line = _ENCODE(obj).encode("ascii")
                 if not _screen(line, self._escaped):
-                    return line.encode("ascii")
-            elif not _screen(data.decode("ascii"), self._fast_escaped):
+                    return line
+            elif not _screen(data, self._fast_escaped):
                 return data
         # rare: only then walk the strings
         clean = self.value(to_jsonable_python(obj, by_alias=False) if _has_model(obj) else obj)
         data = _fast_json(clean)
         return data if data is not None else _ENCODE(clean).encode("ascii")
 
+    def find(self, s: str) -> list[CredentialFinding]:
+        """The credentials in `s`, the environment's values included."""
+        return self._scanner.find(s)
+
     def text(self, s: str) -> str:
-        return self._re.sub(REDACTED, s)
+        return replace_spans(s, self._scanner.find(s), REDACTED)
 
     def value(self, obj: Any) -> Any:
         """`obj` (JSON-like: dicts, lists, tuples, strings, scalars) with every
-        string redacted; dict keys included. Non-string leaves are kept."""
+        string redacted, dict keys included, and the whole string under a
+        secret-named key (`password`, `API_KEY`, ...). Other leaves are kept."""
         if isinstance(obj, str):
-            return self._re.sub(REDACTED, obj)
+            return self.text(obj)
         if isinstance(obj, dict):
-            return {self.value(k): self.value(v) for k, v in obj.items()}
+            out = {}
+            for k, v in obj.items():
+                if isinstance(v, str) and v and isinstance(k, str) and secret_name(k):
+                    out[self.text(k)] = REDACTED
+                else:
+                    out[self.value(k)] = self.value(v)
+            return out
         if isinstance(obj, list | tuple):
             return [self.value(v) for v in obj]
         return obj
 
+    def cut(self, s: str, limit: int) -> str:
+        """`s[:limit]`, redacted before it is cut: a cut never leaves part of
+        a credential (the text is redacted, then cut)."""
+        return self.text(s)[:limit]
 
-def _screen(line: str, escaped: tuple[str, ...]) -> bool:
-    """Whether a JSON text may hold a credential: literal substring tests,
-    each behind a one-character test (memchr) where that helps; much faster
-    than any regex scan. Never a false negative; false positives are fine."""
-    if "-" in line and "sk-" in line:
+
+# One Aho-Corasick automaton for every needle of the screen: one scan of the
+# line, where the definition (`may_hold_credential`) loops over them.
+_AUTOMATON = ahocorasick_rs.BytesAhoCorasick(
+    [n.encode("ascii") for n in SCREEN_NEEDLES],
+    implementation=ahocorasick_rs.Implementation.DFA,
+)
+
+
+def _screen(line: bytes, escaped: Sequence[bytes]) -> bool:
+    """`may_hold_credential(line)`, or one of the environment's values in
+    `line` as the encoder escapes it. Never a false negative; false
+    positives only cost the slow path."""
+    if b"\\" in line and b"\\\\" in line:  # one byte first: memchr, much faster
         return True
-    if "gh" in line:
-        for needle in _GITHUB:  # plain loops: a generator per `any` costs more
-            if needle in line:
-                return True
-    if "B" in line and "Bearer " in line:
+    if _AUTOMATON.find_matches_as_indexes(line.lower()):
         return True
-    if "=" in line:
-        if "\\u" in line:
-            return True  # an escape: case-blind `_KEY` also matches e.g. U+212A
-        low = line.lower()
-        for needle in _NAME_ENDS:
-            if needle in low:
-                return True
     return bool(escaped) and any(value in line for value in escaped)
 
 

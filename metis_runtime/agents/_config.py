@@ -60,6 +60,7 @@ class GateConfig(BaseModel):
     headless_default: Decision = Decision.DENY
     rules: tuple[RuleConfig, ...] = ()
     additional_directories: tuple[str, ...] = ()
+    protected_paths: tuple[str, ...] = ()  # the run's own files, protected like `.metis/`
     bypass_disabled: bool = False
 
 
@@ -227,6 +228,7 @@ def clone_gate_config(
             headless_default=headless_default,
             rules=rules,
             additional_directories=tuple(str(d) for d in clone.roots[1:]),
+            protected_paths=tuple(str(p) for p in clone.protected_paths),
             bypass_disabled=clone.policy.bypass_disabled,
         )
     if isinstance(gate, PassThroughGate):
@@ -261,4 +263,5 @@ def build_gate(cfg: GateConfig, workspace: Path) -> GateLike[Any]:
         Route.HEADLESS,
         headless_default=cfg.headless_default,
         additional_directories=cfg.additional_directories if cfg.kind == "gate" else (),
+        protected_paths=cfg.protected_paths,
     )

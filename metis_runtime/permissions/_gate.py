@@ -159,6 +159,7 @@ class Gate:
         *,
         headless_default: Decision = Decision.DENY,
         additional_directories: Sequence[str | os.PathLike[str]] = (),
+        protected_paths: Sequence[str | os.PathLike[str]] = (),
         _parent: Gate | None = None,
     ) -> None:
         route = Route(route)
@@ -186,6 +187,8 @@ class Gate:
         self._extra_dirs = tuple(
             Path(os.path.realpath(os.path.expanduser(os.fspath(d)))) for d in additional_directories
         )
+        # The run's own files (trace, journal, agent tree): protected like `.metis/`.
+        self._protected = tuple(Path(os.path.realpath(os.fspath(p))) for p in protected_paths)
         self._parent = _parent
         self._transition = False
         # `decide`'s decisions for calls no rule applies to, without paths.
@@ -216,6 +219,11 @@ class Gate:
     @property
     def in_transition(self) -> bool:
         return self._transition or (self._parent is not None and self._parent.in_transition)
+
+    @property
+    def protected_paths(self) -> tuple[Path, ...]:
+        """The run's own files and folders, protected like `.metis/` (resolved)."""
+        return self._protected
 
     @property
     def roots(self) -> tuple[Path, ...]:
@@ -297,7 +305,10 @@ class Gate:
         resolved = [resolve(p, self._workspace) for p in paths]
         rules = self._policy.rules_for(tool)
         matched: list[Rule] = []
-        protected = kind in MUTATING_KINDS and any(is_protected(p) for p in resolved)
+        protected_roots, ws = self._protected, self._workspace
+        protected = kind in MUTATING_KINDS and any(
+            is_protected(p, protected_roots, ws) for p in resolved
+        )
         secret = any(is_secret(p) for p in resolved)
         roots = self.roots
         in_scope = all(is_within(p, roots) for p in resolved)
@@ -311,7 +322,7 @@ class Gate:
             matched = self._bash_rules(rules, analysis)
             words, scoped, lost = self._shell_paths(analysis)
             if kind in MUTATING_KINDS:
-                protected = protected or any(is_protected(p) for p in words)
+                protected = protected or any(is_protected(p, protected_roots, ws) for p in words)
             secret = secret or any(is_secret(p) for p in words)
             in_scope = in_scope and all(is_within(p, roots) for p in scoped)
             if analysis.opaque:
@@ -539,6 +550,7 @@ class Gate:
             Route.CHILD,
             headless_default=self._headless_default,
             additional_directories=self._extra_dirs,
+            protected_paths=self._protected,
             _parent=self,
         )
 

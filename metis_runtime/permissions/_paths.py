@@ -39,6 +39,9 @@ PROTECTED_FILES: frozenset[str] = frozenset(
 # The agent's own settings: editing them would let the agent grant itself rights.
 _AGENT_DIRS = (".metis", ".claude")
 _SETTINGS_GLOB = "settings*.json"
+# metis's own folder, whole: settings, agent definitions (which persist into
+# later runs) and runs (the traces `metis conform` later judges).
+METIS_DIR = ".metis"
 
 # Secret-looking file names (fnmatch, matched on the base name).
 SECRET_PATTERNS: tuple[str, ...] = (
@@ -85,10 +88,23 @@ def resolve(path: str | os.PathLike[str], base: Path) -> Path:
     return Path(os.path.realpath(joined))
 
 
-def is_protected(path: Path) -> bool:
-    """Whether changing `path` is bypass-immune (see module constants)."""
+def is_protected(path: Path, roots: Iterable[Path] = (), workspace: Path | None = None) -> bool:
+    """Whether changing `path` is bypass-immune (see module constants), or
+    `path` is one of `roots` or below one (a run's own trace files).
+
+    `.metis/` counts in the part of `path` below `workspace` when `path` is in
+    it (a child's worktree may itself lie under the parent's `.metis/runs/`),
+    else anywhere in it."""
     parts = path.parts
     if not PROTECTED_DIRS.isdisjoint(parts):
+        return True
+    if METIS_DIR in parts:
+        below = parts
+        if workspace is not None and is_within(path, (workspace,)):
+            below = parts[len(workspace.parts) :]
+        if METIS_DIR in below:
+            return True
+    if roots and is_within(path, roots):
         return True
     name = path.name
     if name in PROTECTED_FILES or name in _AGENT_DIRS:

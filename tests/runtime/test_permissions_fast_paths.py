@@ -172,6 +172,8 @@ def _plain_is_protected(path: Path) -> bool:
     parts = path.parts
     if any(p in PROTECTED_DIRS for p in parts) or path.name in PROTECTED_FILES:
         return True
+    if ".metis" in parts:  # metis's own folder, whole
+        return True
     if path.name in _AGENT_DIRS:  # the settings folder itself
         return True
     return (

@@ -125,7 +125,7 @@ def test_enums_models_and_tuples_are_written_as_their_json() -> None:
     assert json.loads(redactor.json_line(obj)) == want
     secret = RuleRef(behavior=RuleBehavior.ALLOW, source=Source.CLI, pattern="Bash(A_TOKEN=x1)")
     assert json.loads(redactor.json_line({"rules": [secret]}))["rules"][0]["pattern"] == (
-        f"Bash(A_TOKEN={REDACTED}"
+        f"Bash(A_TOKEN={REDACTED})"
     )
 
 

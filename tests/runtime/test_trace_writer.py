@@ -90,9 +90,10 @@ def test_redactor_patterns_and_environment_values() -> None:
     cases = {
         "key sk-ant-api03-abcdefghijklmnop here": "key [REDACTED] here",
         "ghp_abcdefghijklmnopqrstuvwxyz0123": REDACTED,
-        "Authorization: Bearer eyJhbGciOi.payload": "Authorization: Bearer [REDACTED]",
+        "Authorization: Bearer eyJhbGciOi.payload": "Authorization: [REDACTED]",
+        "a Bearer eyJhbGciOi.payload": "a Bearer [REDACTED]",
         "export OPENAI_API_KEY=abc123 && run": "export OPENAI_API_KEY=[REDACTED] && run",
-        'DB_SECRET="two words"': "DB_SECRET=[REDACTED]",
+        'DB_SECRET="two words"': 'DB_SECRET="[REDACTED]"',
         "the token is tok-1234567890.": "the token is [REDACTED].",
         "PATH=/usr/bin ab": "PATH=/usr/bin ab",
     }

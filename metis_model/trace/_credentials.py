@@ -1,0 +1,648 @@
+"""The shared credential detector (specs/secrets.md).
+
+`find_credentials(text)` lists the credentials in a text as non-overlapping
+`CredentialFinding(family, start, end)` spans, sorted. The runtime's
+redactor replaces them; the TRACE-2 check looks for them in the files a run
+wrote. The rules are our own, written from the formats' documentation and
+from the shapes gitleaks and detect-secrets look for (sources per family in
+`FAMILIES` and specs/secrets.md).
+
+Three things every rule respects:
+- escapes do not hide a credential: where the text holds backslash escapes
+  (`\\u0041KIA...`, `https:\\/\\/u:p@h`, `\\n` inside a PEM block), the text is
+  also scanned with them decoded (up to three levels deep), and what is
+  found there is mapped back to the original span;
+- a cut does not hide one: a private key without its END line is found to
+  the end of its body, an END line without its BEGIN from the start of its
+  body, so a truncated text never shows a key's body unflagged;
+- everything is ASCII: the rules match ASCII only (`re.ASCII`), so a JSON
+  encoder's escapes of other characters cannot split a match, and
+  `may_hold_credential` can screen JSON text by plain substrings.
+
+Every rule runs in linear time (no nested or adjacent unbounded repeats).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+
+from attrs import frozen
+
+
+@frozen
+class CredentialFinding:
+    """A credential of `family` at `text[start:end]`."""
+
+    family: str
+    start: int
+    end: int
+
+
+@frozen
+class CredentialFamily:
+    """One family of credentials: its name, what it is, where the shape is documented."""
+
+    name: str
+    description: str
+    sources: tuple[str, ...]
+
+
+FAMILIES: tuple[CredentialFamily, ...] = (
+    CredentialFamily(
+        "aws-access-key-id",
+        "AWS access key ids (AKIA long-term, ASIA temporary, ABIA, ACCA, A3T...)",
+        (
+            "https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_identifiers.html",
+            "gitleaks cmd/generate/config/rules/aws.go",
+        ),
+    ),
+    CredentialFamily(
+        "aws-secret-access-key",
+        "AWS secret access keys: 40 base64 characters near the word aws",
+        ("https://docs.aws.amazon.com/IAM/latest/UserGuide/id_credentials_access-keys.html",),
+    ),
+    CredentialFamily(
+        "gcp-api-key",
+        "Google Cloud / Google AI API keys (AIza + 35)",
+        (
+            "https://cloud.google.com/docs/authentication/api-keys",
+            "gitleaks cmd/generate/config/rules/gcp.go",
+        ),
+    ),
+    CredentialFamily(
+        "azure-client-secret",
+        "Azure AD (Entra ID) client secrets: three characters, a digit, Q~, 31-34 more",
+        (
+            "https://learn.microsoft.com/en-us/purview/sit-defn-azure-ad-client-secret",
+            "gitleaks cmd/generate/config/rules/azure.go",
+        ),
+    ),
+    CredentialFamily(
+        "azure-storage-key",
+        "Azure storage account keys (AccountKey=...) and SAS signatures (sig=...)",
+        (
+            "https://learn.microsoft.com/en-us/azure/storage/common/storage-configure-connection-string",
+            "https://learn.microsoft.com/en-us/rest/api/storageservices/create-service-sas",
+        ),
+    ),
+    CredentialFamily(
+        "github-token",
+        "GitHub tokens: classic ghp_/gho_/ghu_/ghs_/ghr_ and fine-grained github_pat_",
+        (
+            "https://github.blog/2021-04-05-behind-githubs-new-authentication-token-formats/",
+            "gitleaks cmd/generate/config/rules/github.go",
+        ),
+    ),
+    CredentialFamily(
+        "gitlab-token",
+        "GitLab tokens: glpat-, gldt-, glrt-, glptt-, glcbt-, ... and runner GR1348941",
+        (
+            "https://docs.gitlab.com/ee/security/tokens/#token-prefixes",
+            "gitleaks cmd/generate/config/rules/gitlab.go",
+        ),
+    ),
+    CredentialFamily(
+        "slack-token",
+        "Slack tokens (xoxb-, xoxp-, xoxa-, xoxr-, xoxe-, xoxs-, xapp-) and webhook URLs",
+        (
+            "https://api.slack.com/authentication/token-types",
+            "https://api.slack.com/messaging/webhooks",
+            "gitleaks cmd/generate/config/rules/slack.go",
+        ),
+    ),
+    CredentialFamily(
+        "stripe-key",
+        "Stripe secret, restricted and publishable keys (sk_/rk_/pk_ live/test) and whsec_",
+        ("https://docs.stripe.com/keys", "gitleaks cmd/generate/config/rules/stripe.go"),
+    ),
+    CredentialFamily(
+        "anthropic-key",
+        "Anthropic API, admin and OAuth keys (sk-ant-api03-, sk-ant-admin01-, sk-ant-oat01-)",
+        ("gitleaks cmd/generate/config/rules/anthropic.go",),
+    ),
+    CredentialFamily(
+        "openai-key",
+        "OpenAI keys (sk-proj-, sk-svcacct-, sk-admin-, legacy sk-...T3BlbkFJ...)",
+        ("gitleaks cmd/generate/config/rules/openai.go",),
+    ),
+    CredentialFamily(
+        "model-provider-key",
+        "other model providers: any sk-... key (DeepSeek, OpenRouter sk-or-, ...), Groq "
+        "gsk_, Hugging Face hf_, xAI xai-, Perplexity pplx-, Replicate r8_",
+        (
+            "https://huggingface.co/docs/hub/security-tokens",
+            "gitleaks cmd/generate/config/rules/groq.go, huggingface.go",
+        ),
+    ),
+    CredentialFamily(
+        "private-key",
+        "PEM, OpenSSH and PGP private key blocks, multi-line or with escaped newlines, "
+        "also cut (no END line, or no BEGIN line)",
+        (
+            "https://www.rfc-editor.org/rfc/rfc7468",
+            "https://www.rfc-editor.org/rfc/rfc4880#section-6.2",
+            "https://github.com/openssh/openssh-portable/blob/master/PROTOCOL.key",
+            "gitleaks cmd/generate/config/rules/privatekey.go",
+        ),
+    ),
+    CredentialFamily(
+        "jwt",
+        "JSON Web Tokens (compact serialization: eyJ header . payload . signature)",
+        ("https://www.rfc-editor.org/rfc/rfc7519", "https://www.rfc-editor.org/rfc/rfc7515"),
+    ),
+    CredentialFamily(
+        "authorization-header",
+        "the credentials of an Authorization or Proxy-Authorization header of any scheme, "
+        "and Bearer tokens",
+        (
+            "https://www.rfc-editor.org/rfc/rfc9110#section-11.6.2",
+            "https://www.rfc-editor.org/rfc/rfc6750",
+            "gitleaks cmd/generate/config/rules/curl.go",
+        ),
+    ),
+    CredentialFamily(
+        "basic-auth-url",
+        "the password in a URL's userinfo (scheme://user:password@host)",
+        (
+            "https://www.rfc-editor.org/rfc/rfc3986#section-3.2.1",
+            "detect-secrets detect_secrets/plugins/basic_auth.py",
+        ),
+    ),
+    CredentialFamily(
+        "secret-assignment",
+        "the value given to a secret-named field or variable, in JSON, YAML, env, ini and "
+        "code form: password, passwd, pwd, secret, token, api_key, credentials, *_KEY, "
+        "*_TOKEN, *_SECRET, *_PASSWORD, *_CREDENTIALS, DATABASE_URL-style URLs",
+        (
+            "detect-secrets detect_secrets/plugins/keyword.py",
+            "gitleaks cmd/generate/config/rules/generic.go",
+        ),
+    ),
+    CredentialFamily(
+        "environment-value",
+        "the literal value of a secret-named environment variable (the redactor's own)",
+        ("specs/secrets.md",),
+    ),
+)
+FAMILY_NAMES = frozenset(f.name for f in FAMILIES)
+
+_A = re.ASCII
+_AI = re.ASCII | re.IGNORECASE
+
+# --- names of secret fields and variables ---------------------------------------
+
+# A secret-named field or variable: its name ends with one of these words. The
+# bare `key`, `pass`, `pat` and `dsn` count only as the last part of a longer
+# name (`MY_KEY`, `db.pass`), since alone they are common words; likewise the
+# URL names of the usual connection-string variables.
+_NAME_END = (
+    r"(?:pass(?:word|wd|phrase)|pwd|secret|token|credentials?|api[_-]?key|apikey"
+    r"|(?:access|secret|private|client|auth|master|encryption|signing|account|app"
+    r"|service|session|license)[_-]?key"
+    r"|[_.-](?:key|pass|pat|dsn)"
+    r"|(?:database|db|redis|mongo(?:db)?|postgres(?:ql)?|pg|mysql|mariadb|amqp|rabbitmq"
+    r"|broker|sentry|elastic(?:search)?|kafka|nats|mqtt|ftp|smtp|ldap)[_.-]?(?:url|uri|dsn)"
+    r"|connection[_-]?string)"
+)
+_SECRET_NAME = re.compile(rf"[a-z0-9_.-]*{_NAME_END}", _AI)
+# The shell's working directories, not passwords.
+_NOT_SECRET = frozenset({"pwd", "oldpwd"})
+
+
+def secret_name(name: str) -> bool:
+    """Whether a field or variable of this name holds a secret (its value is
+    redacted whole): `*_KEY`, `*_TOKEN`, `*_SECRET`, `*_PASSWORD`,
+    `*_CREDENTIALS`, `api_key`, `password`, `DATABASE_URL`, ... (any case)."""
+    return _SECRET_NAME.fullmatch(name) is not None and name.lower() not in _NOT_SECRET
+
+
+# --- the rules ------------------------------------------------------------------
+
+_Scan = Callable[[str], Iterable[tuple[int, int]]]
+
+
+@frozen
+class _Rule:
+    family: str
+    needles: tuple[str, ...]  # lowercase; every match holds one (a prefilter)
+    scan: _Scan
+
+
+def _regex(pattern: str, flags: int = _A, group: int = 0) -> _Scan:
+    compiled = re.compile(pattern, flags)
+
+    def scan(text: str) -> Iterable[tuple[int, int]]:
+        for m in compiled.finditer(text):
+            if m.group(group):
+                yield m.span(group)
+
+    return scan
+
+
+# A value given to a name: quoted (the span is inside the quotes) or bare (up
+# to whitespace, a quote or a bracket). References (`$PASSWORD`) and calls
+# (`token = get_token()`) are redacted too: a redactor errs on the safe side.
+_ASSIGN = r"""(?![a-z0-9])["'`]?[ \t]*(?:[:=]|:=|=>)[ \t]*"""
+_VALUE = (
+    r"""(?:"((?:[^"\\\r\n]|\\.)+)"|'([^'\r\n]+)'|`([^`\r\n]+)`"""
+    r"""|([^\s"'`,;()\[\]{}<>]+))"""
+)
+_ASSIGNMENT = re.compile(_NAME_END + _ASSIGN + _VALUE, _AI)
+_PLACEHOLDERS = frozenset({"null", "none", "nil", "true", "false", "undefined", "[redacted]"})
+
+
+def _assignments(text: str) -> Iterable[tuple[int, int]]:
+    for m in _ASSIGNMENT.finditer(text):
+        for g in (1, 2, 3, 4):
+            if m.group(g) is not None:
+                if m.group(g).lower() not in _PLACEHOLDERS:
+                    yield m.span(g)
+                break
+
+
+# A header's value: a quoted string (escapes kept inside), else the rest of the
+# line, since a value may hold quotes of its own (`Digest username="u", ...`).
+_AUTH_HEADER = re.compile(
+    r"""(?:proxy-)?authorization(?![a-z0-9_])["']?[ \t]*[:=][ \t]*"""
+    r"""(?:"((?:[^"\\\r\n]|\\.){3,})"|'([^'\r\n]{3,})'|([^\s"'][^\r\n]{2,}))""",
+    _AI,
+)
+
+
+def _auth_headers(text: str) -> Iterable[tuple[int, int]]:
+    for m in _AUTH_HEADER.finditer(text):
+        g = next(i for i in (1, 2, 3) if m.group(i) is not None)
+        start, end = m.span(g)
+        yield start, start + len(text[start:end].rstrip())
+
+
+_KEY_LABEL = r"[ A-Z0-9_-]{0,60}PRIVATE KEY(?: BLOCK)?-----"
+_KEY_BEGIN = re.compile(r"-----BEGIN" + _KEY_LABEL, _A)
+_KEY_END = re.compile(r"-----END" + _KEY_LABEL, _A)
+_KEY_FIND_END_WITHIN = 1 << 16  # a key block is never this long
+# A block's body: base64 lines, armor headers (`Proc-Type: 4,ENCRYPTED`),
+# newlines as characters or as escapes (`\n` in a JSON string).
+_BODY_AFTER = re.compile(r"[A-Za-z0-9+/=:,. \t\r\n\\-]*", _A)
+_BODY_BEFORE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=\r\n\\")
+
+
+def _private_keys(text: str) -> Iterable[tuple[int, int]]:
+    """BEGIN ... END blocks; a BEGIN without END to the end of its body, an END
+    without BEGIN from the start of its body (a cut in either direction)."""
+    pos = 0
+    covered_to = 0
+    for begin in _KEY_BEGIN.finditer(text):
+        if begin.start() < pos:
+            continue
+        end = _KEY_END.search(text, begin.end(), begin.end() + _KEY_FIND_END_WITHIN)
+        if end is not None:
+            stop = end.end()
+        else:
+            body = _BODY_AFTER.match(text, begin.end())
+            stop = body.end() if body is not None else begin.end()
+        pre = _lone_ends(text, covered_to, begin.start())
+        yield from pre
+        yield begin.start(), stop
+        pos = covered_to = stop
+    yield from _lone_ends(text, covered_to, len(text))
+
+
+def _lone_ends(text: str, lo: int, hi: int) -> list[tuple[int, int]]:
+    spans = []
+    for end in _KEY_END.finditer(text, lo, hi):
+        start = end.start()
+        while start > lo and text[start - 1] in _BODY_BEFORE:
+            start -= 1
+        spans.append((start, end.end()))
+        lo = end.end()
+    return spans
+
+
+# https://docs.gitlab.com/ee/security/tokens/#token-prefixes
+_GITLAB_PREFIXES = (
+    *("pat", "dt", "rt", "ptt", "ft", "cbt", "soat", "oas", "imt", "agent", "ffct", "sa", "wt"),
+)
+
+_RULES: tuple[_Rule, ...] = (
+    _Rule("private-key", ("private key",), _private_keys),
+    _Rule(
+        "aws-access-key-id",
+        ("akia", "asia", "abia", "acca", "a3t"),
+        _regex(r"(?<![A-Za-z0-9])(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Za-z0-9])"),
+    ),
+    _Rule(
+        "aws-secret-access-key",
+        ("aws",),
+        _regex(r"aws[^\r\n]{0,40}?[\s\"'=:,]([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])", _AI, group=1),
+    ),
+    _Rule("gcp-api-key", ("aiza",), _regex(r"AIza[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])")),
+    _Rule(
+        "azure-client-secret",
+        ("q~",),
+        _regex(
+            r"(?<![A-Za-z0-9_~.-])[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])"
+        ),
+    ),
+    _Rule(
+        "azure-storage-key",
+        ("accountkey", "sig="),
+        _regex(
+            r"AccountKey=([A-Za-z0-9+/]{40,100}={0,2})|[?&]sig=([A-Za-z0-9%+/=]{16,})",
+            _AI,
+            group=0,
+        ),
+    ),
+    _Rule(
+        "github-token",
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+        _regex(
+            r"(?:gh[pousr]_[A-Za-z0-9]{30,251}|github_pat_[A-Za-z0-9_]{22,244})(?![A-Za-z0-9_])"
+        ),
+    ),
+    _Rule(
+        "gitlab-token",
+        (*(f"gl{p}-" for p in _GITLAB_PREFIXES), "gr1348941"),
+        _regex(
+            rf"(?:gl(?:{'|'.join(_GITLAB_PREFIXES)})-[A-Za-z0-9_.-]{{20,300}}"
+            r"|GR1348941[A-Za-z0-9_-]{20})(?![A-Za-z0-9_-])"
+        ),
+    ),
+    _Rule(
+        "slack-token",
+        ("xox", "xapp-", "hooks.slack.com"),
+        _regex(
+            r"xox[abposre](?:\.xox[bp])?-[A-Za-z0-9-]{8,250}|xapp-[0-9]-[A-Za-z0-9-]{10,250}"
+            r"|hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9_/+-]{20,}",
+            _AI,
+        ),
+    ),
+    _Rule(
+        "stripe-key",
+        ("_live_", "_test_", "_prod_", "whsec_"),
+        _regex(r"(?:[spr]k_(?:live|test|prod)_[A-Za-z0-9]{10,247}|whsec_[A-Za-z0-9]{24,})"),
+    ),
+    _Rule("anthropic-key", ("sk-ant-",), _regex(r"sk-ant-[a-z]{2,8}[0-9]{2}-[A-Za-z0-9_-]{20,}")),
+    _Rule(
+        "openai-key",
+        ("sk-",),
+        _regex(
+            r"sk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{20,}"
+            r"|sk-[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20}"
+        ),
+    ),
+    _Rule(
+        "model-provider-key",
+        ("sk-", "gsk_", "hf_", "xai-", "pplx-", "r8_"),
+        _regex(
+            r"(?<![A-Za-z0-9_])(?:sk-[A-Za-z0-9_-]{16,}|gsk_[A-Za-z0-9]{40,}|hf_[A-Za-z]{30,}"
+            r"|xai-[A-Za-z0-9]{40,}|pplx-[A-Za-z0-9]{40,}|r8_[A-Za-z0-9]{30,})"
+        ),
+    ),
+    _Rule(
+        "jwt",
+        ("eyj",),
+        _regex(r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"),
+    ),
+    _Rule("authorization-header", ("authorization",), _auth_headers),
+    _Rule(
+        "authorization-header",
+        ("bearer",),
+        _regex(r"\bbearer[ \t]+([A-Za-z0-9._~+/=-]{3,})", _AI, group=1),
+    ),
+    _Rule(
+        "basic-auth-url",
+        ("://",),
+        # The password may hold `@` and `:` (unencoded, against RFC 3986): up to the last `@`.
+        _regex(r"://[^\s/:@\"'<>]{0,200}:([^\s/\"'<>]{1,300})@", _AI, group=1),
+    ),
+    _Rule(
+        "secret-assignment",
+        (
+            "pass",
+            "pwd",
+            "secret",
+            "token",
+            "credential",
+            "key",
+            "dsn",
+            "url",
+            "uri",
+            "string",
+            "_pat",
+            "-pat",
+            ".pat",
+        ),
+        _assignments,
+    ),
+)
+
+# --- escapes --------------------------------------------------------------------
+
+_SIMPLE_ESCAPES = {
+    "/": "/",
+    "\\": "\\",
+    '"': '"',
+    "'": "'",
+    "`": "`",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+    "b": "\b",
+    "f": "\f",
+}
+_HEX = frozenset("0123456789abcdefABCDEF")
+_UNESCAPE_DEPTH = 3
+
+
+def _unescape(text: str) -> tuple[str, list[int]] | None:
+    """`text` with one level of backslash escapes decoded (JSON's, plus `\\xHH`
+    and `\\'`), and for each decoded position the original one (plus the
+    end). None if nothing was decoded."""
+    out: list[str] = []
+    where: list[int] = []
+    i, n = 0, len(text)
+    changed = False
+    while i < n:
+        j = text.find("\\", i)
+        if j < 0:
+            out.append(text[i:])
+            where.extend(range(i, n))
+            break
+        out.append(text[i:j])
+        where.extend(range(i, j))
+        nxt = text[j + 1 : j + 2]
+        if nxt in _SIMPLE_ESCAPES:
+            out.append(_SIMPLE_ESCAPES[nxt])
+            where.append(j)
+            i = j + 2
+            changed = True
+            continue
+        width = 4 if nxt == "u" else 2 if nxt == "x" else 0
+        digits = text[j + 2 : j + 2 + width]
+        if width and len(digits) == width and all(c in _HEX for c in digits):
+            out.append(chr(int(digits, 16)))
+            where.append(j)
+            i = j + 2 + width
+            changed = True
+            continue
+        out.append("\\")
+        where.append(j)
+        i = j + 1
+    if not changed:
+        return None
+    where.append(n)
+    return "".join(out), where
+
+
+# --- finding --------------------------------------------------------------------
+
+
+def _raw_findings(text: str, literals: re.Pattern[str] | None) -> list[CredentialFinding]:
+    low = text.lower()
+    found: list[CredentialFinding] = []
+    for rule in _RULES:
+        for needle in rule.needles:
+            if needle in low:
+                break
+        else:
+            continue
+        for start, end in rule.scan(text):
+            found.append(CredentialFinding(rule.family, start, end))
+    if literals is not None:
+        for m in literals.finditer(text):
+            found.append(CredentialFinding("environment-value", m.start(), m.end()))
+    return found
+
+
+def _merge(found: list[CredentialFinding]) -> list[CredentialFinding]:
+    """Sorted, and overlapping spans joined (the first one's family kept)."""
+    found.sort(key=lambda f: (f.start, -f.end))
+    merged: list[CredentialFinding] = []
+    for f in found:
+        if f.start >= f.end:
+            continue
+        if merged and f.start < merged[-1].end:
+            last = merged[-1]
+            if f.end > last.end:
+                merged[-1] = CredentialFinding(last.family, last.start, f.end)
+            continue
+        merged.append(f)
+    return merged
+
+
+class CredentialScanner:
+    """The rules, plus optional literal values (a run's secret environment
+    values) found as family `environment-value`, escaped or not.
+
+    `find(text)` is `find_credentials` with the literals; `may_hold(json_text)`
+    is a fast screen of a JSON text (see `may_hold_credential`)."""
+
+    __slots__ = ("_literal_needles", "_literals")
+
+    def __init__(self, literals: Sequence[str] = ()) -> None:
+        values = sorted({v for v in literals if v}, key=len, reverse=True)
+        self._literals = re.compile("|".join(map(re.escape, values))) if values else None
+        self._literal_needles = tuple(_json_forms(values))
+
+    def find(self, text: str) -> list[CredentialFinding]:
+        found = _raw_findings(text, self._literals)
+        view, where = text, list(range(len(text) + 1))
+        for _ in range(_UNESCAPE_DEPTH):
+            if "\\" not in view:
+                break
+            decoded = _unescape(view)
+            if decoded is None:
+                break
+            view, inner = decoded
+            where = [where[k] for k in inner]
+            for f in _raw_findings(view, self._literals):
+                # The position after a decoded span is where its last escape ends.
+                found.append(CredentialFinding(f.family, where[f.start], where[f.end]))
+        return _merge(found)
+
+    def may_hold(self, json_text: str) -> bool:
+        return may_hold_credential(json_text) or any(v in json_text for v in self._literal_needles)
+
+
+def _json_forms(values: Sequence[str]) -> Iterable[str]:
+    """Each value as a JSON encoder may write it inside a string: plain ASCII
+    or with `\\uXXXX` escapes (both cases of hex digits); values holding a
+    quote, backslash or control character are left to the backslash screen."""
+    for v in values:
+        ascii_form = "".join(c if 0x20 <= ord(c) < 0x7F else f"\\u{ord(c):04x}" for c in v)
+        yield ascii_form
+        if ascii_form != v:
+            yield v
+            yield "".join(c if 0x20 <= ord(c) < 0x7F else f"\\u{ord(c):04X}" for c in v)
+
+
+_DEFAULT = CredentialScanner()
+
+
+def find_credentials(text: str) -> list[CredentialFinding]:
+    """The credentials in `text`: non-overlapping spans, sorted by start."""
+    return _DEFAULT.find(text)
+
+
+def redact_credentials(text: str, replacement: str = "[REDACTED]") -> str:
+    """`text` with every credential replaced by `replacement`."""
+    return replace_spans(text, find_credentials(text), replacement)
+
+
+def replace_spans(text: str, found: Sequence[CredentialFinding], replacement: str) -> str:
+    if not found:
+        return text
+    parts: list[str] = []
+    pos = 0
+    for f in found:
+        parts.append(text[pos : f.start])
+        parts.append(replacement)
+        pos = f.end
+    parts.append(text[pos:])
+    return "".join(parts)
+
+
+# --- the screen -----------------------------------------------------------------
+
+# `secret-assignment` is screened by the last word of its name and what
+# follows it as JSON writes it (its own needles, `key` above all, are in most
+# lines): every name `_NAME_END` matches ends with one of these words, then
+# comes an optional quote, blanks and `:` or `=` (`_ASSIGN`), which JSON
+# writes as `\"`, `'`, `` ` ``, ` `, `\t`, `:` or `=`; a string under a
+# secret-named dict key is `word":"` (compact) or `word": "`.
+_NAME_WORDS = (
+    *("password", "passwd", "passphrase", "pass", "pwd", "secret", "token"),
+    *("credential", "credentials", "key", "pat", "dsn", "url", "uri", "string"),
+)
+_AFTER_NAME = ('":"', '": "', '\\"', "'", "`", " ", "\\t", ":", "=")
+
+# Every needle, lowercase: the rules' (but `secret-assignment`'s) and the
+# assignment ones. None holds a quote, backslash or control character unless
+# as JSON writes it, so each is a substring of any JSON encoding of a text
+# that holds what it stands for.
+SCREEN_NEEDLES: tuple[str, ...] = tuple(
+    dict.fromkeys(
+        [
+            *(n for r in _RULES if r.family != "secret-assignment" for n in r.needles),
+            *(word + after for word in _NAME_WORDS for after in _AFTER_NAME),
+        ]
+    )
+)
+
+
+def may_hold_credential(json_text: str) -> bool:
+    """Whether a JSON text (a trace or journal line) may hold a credential in
+    any of its strings, or a string value under a secret-named key: whether
+    its lowercase form holds a needle (`SCREEN_NEEDLES`), or it holds a
+    literal backslash (`\\\\` in the JSON: an escape may hide a credential).
+    Never a false negative, for JSON written by the stdlib or pydantic-core
+    encoders; false positives only cost the slow path (`find_credentials` on
+    each string).
+
+    The definition; the runtime's redactor computes the same with one
+    Aho-Corasick scan (a test checks that they agree)."""
+    if "\\\\" in json_text:
+        return True
+    low = json_text.lower()
+    return any(needle in low for needle in SCREEN_NEEDLES)

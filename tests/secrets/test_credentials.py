@@ -1,0 +1,226 @@
+"""The shared credential detector: every family found wherever it sits
+(escaped, split over lines, cut), documented examples and real key files,
+the JSON screen never misses, ordinary text left alone."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from pydantic_core import to_json
+
+from metis_model.trace import (
+    FAMILIES,
+    FAMILY_NAMES,
+    CredentialFinding,
+    find_credentials,
+    may_hold_credential,
+    redact_credentials,
+    secret_name,
+)
+from tests._credentials import (
+    DOCUMENTED,
+    GENERATED_FAMILIES,
+    KEY_FILES,
+    Credential,
+    credentials,
+    embedded,
+    leaked,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _covered(text: str, cred: Credential) -> list[str]:
+    """The pieces of `cred` that survive redaction of `text` (empty: none)."""
+    return leaked(cred, redact_credentials(text))
+
+
+@pytest.mark.parametrize("family", GENERATED_FAMILIES)
+@given(data=st.data())
+def test_every_family_is_found_wherever_it_sits(family: str, data: st.DataObject) -> None:
+    cred = data.draw(credentials(family))
+    text = data.draw(embedded(cred))
+    assert _covered(text, cred) == [], (family, text)
+
+
+@given(cred=credentials())
+def test_the_family_is_named(cred: Credential) -> None:
+    found = find_credentials(cred.text)
+    assert found, cred
+    assert all(f.family in FAMILY_NAMES for f in found)
+    start = cred.text.index(cred.needles()[0])
+    end = start + len(cred.needles()[0])
+    assert [f for f in found if f.start < end and start < f.end], (cred, found)
+
+
+@pytest.mark.parametrize(("cred", "source"), DOCUMENTED, ids=[c.family for c, _ in DOCUMENTED])
+def test_documented_examples(cred: Credential, source: str) -> None:
+    found = find_credentials(f"see {cred.text} here")
+    assert [f.family for f in found] == [cred.family], source
+    assert _covered(cred.text, cred) == []
+
+
+@pytest.mark.parametrize("path", KEY_FILES, ids=[p.name for p in KEY_FILES])
+def test_real_private_keys_whole_cut_and_escaped(path: Path) -> None:
+    text = path.read_text()
+    body = "".join(ln for ln in text.splitlines() if "-----" not in ln)
+    chunks = [body[i : i + 12] for i in range(0, len(body) - 12, 6)]
+
+    def visible(redacted: str) -> list[str]:
+        flat = "".join(redacted.split())
+        return [c for c in chunks if c in flat]
+
+    assert find_credentials(text) == [CredentialFinding("private-key", 0, len(text.rstrip("\n")))]
+    for cut in range(0, len(text), 7):  # a cut in either direction never shows the body
+        assert visible(redact_credentials("log: " + text[:cut])) == [], cut
+        assert visible(redact_credentials(text[cut:] + "\nmore")) == [], cut
+    service_account = json.dumps({"type": "service_account", "private_key": text}, indent=1)
+    assert visible(redact_credentials(service_account)) == []
+    assert visible(redact_credentials(json.dumps(service_account))) == []  # escaped twice
+
+
+@given(cred=credentials(), key=st.sampled_from(["content", "command", "text", "x"]))
+def test_the_json_screen_never_misses(cred: Credential, key: str) -> None:
+    for obj in ({key: cred.text}, {key: [f"a {cred.text} b"]}, {key: {"nested": cred.text}}):
+        for line in (
+            json.dumps(obj),
+            json.dumps(obj, separators=(",", ":")),
+            to_json(obj).decode(),
+        ):
+            assert may_hold_credential(line), line
+
+
+@given(name=st.sampled_from(["password", "API_KEY", "db_pass", "GITHUB_TOKEN", "DATABASE_URL"]))
+def test_the_screen_sees_a_string_under_a_secret_named_key(name: str) -> None:
+    assert secret_name(name)
+    assert may_hold_credential(json.dumps({name: "hunter2"}, separators=(",", ":")))
+
+
+def test_names() -> None:
+    for name in (
+        "password",
+        "PASSWORD",
+        "db_password",
+        "MY_API_KEY",
+        "apiKey",
+        "clientSecret",
+        "GOOGLE_APPLICATION_CREDENTIALS",
+        "DATABASE_URL",
+        "redis_url",
+        "SENTRY_DSN",
+        "AWS_SECRET_ACCESS_KEY",
+        "x-api-key",
+        "access_token",
+        "smtp.pass",
+    ):
+        assert secret_name(name), name
+    for name in (
+        "key",
+        "pass",
+        "path",
+        "tokens",
+        "input_tokens",
+        "secret_name",
+        "keyboard",
+        "url",
+        "PATH",
+        "HOME",
+        "monkey",
+        "passage",
+        "token_url",
+        "author",
+        "PWD",
+        "OLDPWD",
+    ):
+        assert not secret_name(name), name
+
+
+def test_ordinary_text_is_left_alone() -> None:
+    # The repository's own trace-format page and a recorded demo-like trace:
+    # prose and events with no credential in them.
+    page = (ROOT / "specs" / "trace-format.md").read_text()
+    assert find_credentials(page) == []
+    lines = [
+        '{"seq":3,"t":0.007464,"causes":[2],"kind":"decision","occ":"1.0","decision":"allow",'
+        '"stage":"mode","rule":null,"facts":{"mode":"acceptEdits","kind":"read_only",'
+        '"protected":false,"secret":false,"in_scope":true,"transition":false,"rules":[]},'
+        '"route":"headless","cls":"safe","key":null}',
+        '{"seq":6,"t":0.007677,"causes":[5],"kind":"result","occ":"1.0","call_id":'
+        '"toolu_01VRpZ7oRezbD698Bu1JuJp7","status":"ok","content":"README.md\\nsrc/"}',
+        '{"seq":1,"t":0.003551,"causes":[0],"kind":"request","turn":1}',
+    ]
+    for line in lines:
+        assert not may_hold_credential(line), line
+        assert find_credentials(line) == []
+    for text in (
+        "password: null",
+        "the key is in the drawer",
+        "Basic tutorial",
+        "a token of thanks",
+        "author = Ann",
+        "https://example.com:8080/x@y",
+    ):
+        assert find_credentials(text) == [], text
+
+
+def test_findings_are_sorted_and_disjoint() -> None:
+    text = "AKIAIOSFODNN7EXAMPLE password=AKIAIOSFODNN7EXAMPLE sk-ant-api03-" + "a" * 30
+    found = find_credentials(text)
+    assert found == sorted(found, key=lambda f: f.start)
+    assert all(a.end <= b.start for a, b in itertools.pairwise(found))
+
+
+def test_every_family_is_documented_in_the_spec() -> None:
+    page = (ROOT / "specs" / "secrets.md").read_text()
+    for family in FAMILIES:
+        assert f"`{family.name}`" in page, family.name
+
+
+_FRAGMENTS = st.sampled_from(
+    [
+        "password",
+        "key",
+        "secret",
+        "token",
+        "_key",
+        "url",
+        "pat",
+        "=",
+        ":",
+        '"',
+        "\\",
+        "\t",
+        " ",
+        "\\u0041",
+        "AKIA",
+        "sk-",
+        "ghp_",
+        "://",
+        "@",
+        "eyJ",
+        "Bearer",
+        "x",
+        "é",
+        "\u212a",
+        "\n",
+    ]
+)
+
+
+@given(parts=st.lists(st.one_of(_FRAGMENTS, st.text(max_size=5)), max_size=12))
+def test_the_runtime_screen_is_the_definition(parts: list[str]) -> None:
+    from metis_runtime._redact import _screen
+
+    text = "".join(parts)
+    for obj in ({"a": text}, {text: "v"}, [text, {"k": text}]):
+        for line in (
+            json.dumps(obj),
+            json.dumps(obj, separators=(",", ":")),
+            to_json(obj, ensure_ascii=True).decode(),
+        ):
+            assert _screen(line.encode("ascii"), ()) == may_hold_credential(line), line
