@@ -28,6 +28,7 @@ from metis_runtime._input import read_trace_path
 
 from ._evidence import EvidenceTable, gather_model_evidence
 from ._output import EXIT_OK, EXIT_VIOLATION, emit_json, table
+from ._params import writable_dir
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO_TASK = "Fix the greeting format in src/greeter.py and record what changed in notes.txt."
@@ -293,6 +294,8 @@ SECTIONS: list[tuple[str, Callable[[Path, int], list[Row]]]] = [
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def demo(out: Path | None, runs: int, as_json: bool) -> None:
     """Run the whole story and print one table; exit 1 if any row fails."""
+    if out is not None:
+        writable_dir(out)  # before the work, not a traceback half-way
     with tempfile.TemporaryDirectory(prefix="metis-demo-") as tmp:
         folder = out or Path(tmp)
         folder.mkdir(parents=True, exist_ok=True)

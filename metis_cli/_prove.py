@@ -28,6 +28,7 @@ from metis_model.smt import (
 from metis_model.smt._context import prove_context
 
 from ._output import EXIT_OK, EXIT_VIOLATION, bad_input, emit_json, table
+from ._params import FiniteFloat, StagedOutput, writable_dir
 
 EXIT_UNKNOWN = 3
 
@@ -38,18 +39,12 @@ def _ablation(name: str | None) -> str | None:
     return name
 
 
-def _depth(value: int) -> int:
-    if value < 1:
-        bad_input(f"--depth: must be at least 1, not {value}")
-    return value
-
-
 @click.command("prove")
 @click.option(
     "--depth",
     default=DEFAULT_DEPTH,
     show_default=True,
-    type=int,
+    type=click.IntRange(1, 200),
     help="BMC depth for the loop properties.",
 )
 @click.option(
@@ -64,7 +59,7 @@ def _depth(value: int) -> int:
     "--timeout",
     default=120.0,
     show_default=True,
-    type=float,
+    type=FiniteFloat(min=0, min_open=True),
     help="Seconds per solver call; a timeout makes the result unknown.",
 )
 @click.option(
@@ -77,7 +72,6 @@ def _depth(value: int) -> int:
 def prove(depth: int, out_dir: str, timeout: float, ablate: str | None, as_json: bool) -> None:
     """Prove every property (PERM by SMT, the loop by BMC + k-induction, and
     context control's CLOSE-8 bounded to 6 messages)."""
-    depth = _depth(depth)
     ablate = _ablation(ablate)
     config = LoopConfig(ablations=frozenset({ablate} if ablate else ()))
     total = len(PROPERTIES)
@@ -97,14 +91,15 @@ def prove(depth: int, out_dir: str, timeout: float, ablate: str | None, as_json:
             f"[{len(done):2}/{total}] {r.prop_id:8} {r.label:12} {r.seconds:7.2f}s", err=True
         )
 
-    results = prove_all(
-        Path(out_dir),
-        depth=depth,
-        timeout_s=timeout,
-        config=config,
-        on_result=on_result,
-        on_depth=on_depth,
-    )
+    with StagedOutput(Path(out_dir)) as stage:  # the .smt2 files, renamed in at the end
+        results = prove_all(
+            stage,
+            depth=depth,
+            timeout_s=timeout,
+            config=config,
+            on_result=on_result,
+            on_depth=on_depth,
+        )
     # CLOSE-8: every context-control step, on every valid transcript up to
     # prove_context's default length, as `metis check` runs it (the cut rule's
     # ablations are refuted on purpose).
@@ -180,7 +175,7 @@ def prove(depth: int, out_dir: str, timeout: float, ablate: str | None, as_json:
     "--max-depth",
     default=DEFAULT_DEPTH,
     show_default=True,
-    type=int,
+    type=click.IntRange(1, 200),
     help="Deepest path to search.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
@@ -192,7 +187,8 @@ def counterexample(ablate: str, out_dir: str, max_depth: int, as_json: bool) -> 
     """
     name = _ablation(ablate)
     assert name is not None
-    depth = _depth(max_depth)
+    writable_dir(Path(out_dir))  # before the search, not after it
+    depth = max_depth
     cex = find_counterexample(name, depth)
     if cex is None:
         if as_json:
@@ -200,8 +196,11 @@ def counterexample(ablate: str, out_dir: str, max_depth: int, as_json: bool) -> 
         else:
             click.echo(f"{name}: no counterexample within {depth} steps")
         sys.exit(EXIT_OK)
-    files = cex.write(Path(out_dir))
-    written = [files.trace, files.itf, files.dot, files.svg, files.test]
+    out = StagedOutput(Path(out_dir))
+    with out as stage:
+        files = cex.write(stage)
+    staged = [files.trace, files.itf, files.dot, files.svg, files.test]
+    written = [f if f is None else out.final(f) for f in staged]
     if as_json:
         emit_json(
             {**cex.to_json(), "found": True, "files": [str(f) for f in written if f is not None]}

@@ -568,12 +568,12 @@ def _journal_path(trace: Path) -> Path:
     help="Trace file (default: DIR/.metis/runs/<run id>/trace.jsonl).",
 )
 @click.option("--headless", is_flag=True, help="Never ask: asks resolve to deny.")
-@click.option("--max-turns", default=50, show_default=True, type=int)
+@click.option("--max-turns", default=50, show_default=True, type=click.IntRange(1))
 @click.option(
     "--max-retries",
     default=DEFAULT_MAX_RETRIES,
     show_default=True,
-    type=int,
+    type=click.IntRange(0, 100),
     help="Retries of a live request that failed transiently (429, 5xx, 529) "
     "before any answer arrived; 0 disables.",
 )
@@ -754,7 +754,8 @@ def _resume(
     cfg = state.config
     try:
         workspace = Path(str(cfg["workspace"]))
-        int(cfg["max_turns"])
+        if type(cfg["max_turns"]) is not int or cfg["max_turns"] < 1:  # strict: no "50", no true
+            raise ValueError(f"max_turns {cfg['max_turns']!r} is not a positive integer")
         settings = tuple(str(s) for s in cfg.get("settings", ()))
         provider_name = str(cfg["provider"])
     except (KeyError, TypeError, ValueError) as exc:
