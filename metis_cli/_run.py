@@ -186,7 +186,7 @@ def _provider_default() -> str:
 def _scenario(spec: str) -> Scenario:
     shipped = builtin_scenarios()
     path = shipped.get(spec, Path(spec))
-    if spec not in shipped and not path.is_file():
+    if spec not in shipped and not path.exists() and not path.is_symlink():
         _bad(f"--scenario {spec!r}: no such scenario (shipped: {', '.join(shipped)}) or file")
     try:
         return load_scenario(path)
