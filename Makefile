@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 PYTEST := $(BIN)/python -m pytest
 
-.PHONY: setup system-deps test lint typecheck unit demo exhaustive fuzz bench schema clean
+.PHONY: setup system-deps test lint typecheck unit demo exhaustive fuzz bench schema explore clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -52,6 +52,10 @@ exhaustive: setup
 # The fuzz suite of `make test` with 50x the examples (about 15 minutes on 2 cores).
 fuzz: setup
 	METIS_FUZZ_EXAMPLES=2000 HYPOTHESIS_PROFILE=dev $(PYTEST) -q -n 2 -p no:cacheprovider tests/fuzz
+
+# A long exploration of the runtime (make test runs the bounded sweep in tests/explore).
+explore: setup
+	$(BIN)/metis explore --budget $${BUDGET:-600} --seed $${SEED:-0} --out $${OUT:-explore-out}
 
 bench: setup
 	$(PYTEST) -q benchmarks --benchmark-enable --benchmark-only -p no:cacheprovider

@@ -2,22 +2,28 @@
 
 from __future__ import annotations
 
+import os
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import click
 
-from metis_model import BY_ID, Report
+from metis_model import STATUSES, Report
 
-from ._output import EXIT_OK, EXIT_VIOLATION, bad_input, emit_json, read_trace_file
+from ._output import bad_input, read_trace_file
+from ._transcripts import BadInput, FileResult, Unit, check_unit, expand
 
-
-def _read_trace(path: Path) -> Report:
-    from metis_model import check_trace
-
-    header, events, line_of = read_trace_file(path)
-    return check_trace(events, header, source=str(path), line_of=line_of)
+FORMATS = (
+    "trace",
+    "auto",
+    "anthropic",
+    "openai-chat",
+    "openai-responses",
+    "claude-code",
+)
+OUTPUTS = ("text", "json", "sarif", "junit", "github")
 
 
 def check_tree_dir(run_dir: Path) -> tuple[dict[str, Any], Report]:
@@ -33,52 +39,138 @@ def check_tree_dir(run_dir: Path) -> tuple[dict[str, Any], Report]:
     return traces, check_trace_tree(traces, source=str(run_dir))
 
 
-def _print_report(report: Report) -> None:
-    if report.ok:
-        click.echo(f"{report.source}: conforms ({report.events} events)")
-        return
-    v = report.first
-    assert v is not None
-    where = f"line {v.line}" if v.line is not None else f"event {v.index}"
-    click.echo(f"{report.source}: {where}: {v.invariant} violated")
-    click.echo(f"  invariant: {BY_ID[v.invariant].statement}" if v.invariant in BY_ID else "")
-    click.echo(f"  what:      {v.message}")
-    click.echo(f"  state:     {v.state}")
-    click.echo(f"  slice:     events {list(v.slice)}")
+def _targets(outputs: tuple[str, ...], as_json: bool) -> list[tuple[str, str | None]]:
+    """`--output KIND[=PATH]` into (kind, path or None for standard output)."""
+    targets: list[tuple[str, str | None]] = []
+    for spec in outputs:
+        kind, _, path = spec.partition("=")
+        if kind not in OUTPUTS:
+            bad_input(f"--output {spec!r}: expected one of {', '.join(OUTPUTS)}, optionally =PATH")
+        if _ and not path:
+            bad_input(f"--output {spec!r}: empty path after '='")
+        targets.append((kind, path or None))
+    if as_json:
+        targets.append(("json", None))
+    if not any(path is None for _, path in targets):
+        targets.append(("text", None))  # something always goes to the terminal
+    if sum(path is None for _, path in targets) > 1:
+        bad_input("--output: only one output may go to standard output; give the others =PATH")
+    return targets
 
 
-FORMATS = ("trace", "anthropic", "openai-chat", "openai-responses", "claude-code")
+def _write_file(path: str, text: str) -> None:
+    """Write atomically (a partly written report never replaces a good one)."""
+    target = Path(path)
+    try:
+        handle, temp = tempfile.mkstemp(dir=target.parent or Path("."), prefix=f".{target.name}.")
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text + "\n")
+        os.replace(temp, target)
+    except OSError as exc:
+        bad_input(f"--output {path}: cannot write ({exc.strerror or exc})")
+
+
+def run_units(units: list[Unit], fmt: str, jobs: int) -> list[FileResult]:
+    """Check units in this process, or in a pool of `jobs` processes (order kept)."""
+    if jobs <= 1 or len(units) <= 1:
+        return [check_unit(u, fmt) for u in units]
+    from concurrent.futures import ProcessPoolExecutor
+    from functools import partial
+
+    with ProcessPoolExecutor(max_workers=min(jobs, len(units))) as pool:
+        chunk = max(1, len(units) // (jobs * 8))
+        return list(pool.map(partial(check_unit, fmt=fmt), units, chunksize=chunk))
 
 
 @click.command()
-@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument("files", nargs=-1, required=True)
 @click.option(
     "--format",
     "fmt",
     type=click.Choice(FORMATS),
     default="trace",
     show_default=True,
-    help="A metis trace, or a transcript of another runtime.",
+    help="A metis trace, a transcript of another runtime, or auto (detect, and say which).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the reports as JSON.")
-def conform(files: tuple[Path, ...], fmt: str, as_json: bool) -> None:
-    """Check trace files (or other runtimes' transcripts) against the model.
+@click.option(
+    "--output",
+    "outputs",
+    multiple=True,
+    metavar="KIND[=PATH]",
+    help=f"Report as {'|'.join(OUTPUTS)} (default text), to standard output or to PATH. "
+    "Repeat for several, e.g. --output sarif=metis.sarif --output github.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Same as --output json.")
+@click.option(
+    "--allow",
+    "allowed",
+    multiple=True,
+    type=click.Choice(STATUSES),
+    help="Pass a check the input cannot decide: open-at-end (a live or cut session), "
+    "outside-slice (a file that starts mid-session).",
+)
+@click.option(
+    "--jobs",
+    type=click.IntRange(0, 4096),
+    default=1,
+    show_default=True,
+    help="Worker processes for many files (0: one per core).",
+)
+@click.option(
+    "--engine",
+    type=click.Choice(("local", "dask")),
+    default="local",
+    show_default=True,
+    help="Run the checks here (--jobs), or on a Dask distributed cluster.",
+)
+@click.option("--scheduler", metavar="ADDRESS", help="The Dask scheduler, e.g. tcp://host:8786.")
+def conform(
+    files: tuple[str, ...],
+    fmt: str,
+    outputs: tuple[str, ...],
+    as_json: bool,
+    allowed: tuple[str, ...],
+    jobs: int,
+    engine: str,
+    scheduler: str | None,
+) -> None:
+    """Check traces (or other runtimes' transcripts) against the model.
 
-    A directory is a run of a tree of agents: every trace.jsonl below it is
-    checked, and the tree as a whole (CHILD invariants across it). Exit 0
-    when everything conforms, 1 on a violation, 2 on a malformed file.
+    FILES are files, directories or globs; `-` reads standard input. With
+    --format trace a directory is a run of a tree of agents (every trace.jsonl
+    below it, and CHILD invariants across them); otherwise every *.jsonl and
+    *.json below it is a transcript, and a Claude Code session brings its
+    sub-agents' files along. A transcript's verdict is conforms, violates or
+    undetermined. Exit 0 when everything conforms (or is undetermined only in
+    allowed ways), 1 otherwise, 2 when an input cannot be read.
     """
-    from ._transcripts import check_transcript_file
+    from ._reports import Run, errors, write_all
 
-    def one(path: Path) -> Report:
-        if fmt != "trace":
-            return check_transcript_file(path, fmt)
-        return check_tree_dir(path)[1] if path.is_dir() else _read_trace(path)
+    targets = _targets(outputs, as_json)
+    if engine == "dask" and not scheduler:
+        bad_input("--engine dask needs --scheduler ADDRESS")
+    if scheduler and engine != "dask":
+        bad_input("--scheduler is for --engine dask")
+    if files.count("-") > 1:
+        bad_input("'-' (standard input) may be given once")
+    try:
+        units = expand(files, fmt)
+    except BadInput as exc:
+        bad_input(str(exc))
+    if engine == "dask":
+        from ._dask import run_on_dask
 
-    reports = [one(p) for p in files]
-    if as_json:
-        emit_json([r.to_json() for r in reports] if len(reports) > 1 else reports[0].to_json())
+        results = run_on_dask(units, fmt, scheduler or "")
     else:
-        for r in reports:
-            _print_report(r)
-    sys.exit(EXIT_OK if all(r.ok for r in reports) else EXIT_VIOLATION)
+        results = run_units(units, fmt, jobs or os.cpu_count() or 1)
+    run = Run(tuple(results), frozenset(allowed))
+    for message in errors(run):
+        click.echo(f"metis: error: {message}", err=True)
+    texts = write_all(run, targets)
+    for kind, path in targets:
+        if path is None:
+            if texts[kind]:
+                click.echo(texts[kind])
+        else:
+            _write_file(path, texts[kind])
+    sys.exit(run.exit_code)

@@ -26,6 +26,7 @@ COMMANDS: dict[str, str] = {
     "conform": "metis_cli._conform:conform",
     "counterexample": "metis_cli._prove:counterexample",
     "demo": "metis_cli._demo:demo",
+    "explore": "metis_cli._explore:explore",
     "faults": "metis_cli._faults:faults",
     "permissions": "metis_cli._permissions:permissions",
     "prove": "metis_cli._prove:prove",

@@ -1,36 +1,212 @@
-"""`metis conform --format ...` for transcripts of other runtimes."""
+"""What `metis conform` checks: units of input, loaded and checked without exiting.
+
+A unit is one file (or `-`, standard input), a Claude Code session together
+with its sub-agents' files (`<session>/subagents/**/agent-*.jsonl`), or a run
+directory of metis traces (a tree of agents). Checking a unit never raises and
+never exits: bad input becomes the result's one-line `error`, so a corpus run
+reports every file. Loading and checking are separate steps, so a distributed
+engine can read on the client and check on its workers.
+"""
 
 from __future__ import annotations
 
+import glob
+import os
+from collections.abc import Iterable
 from pathlib import Path
 
+import attrs
+
 from metis_model import Report
-from metis_model.trace import InputError
-from metis_model.transcripts import check_claude_code_tree, check_transcript
-from metis_runtime._input import read_input_text
 
-from ._output import bad_input
+STDIN = "-"
+TRANSCRIPT_SUFFIXES = (".jsonl", ".json", ".ndjson")
 
 
-def _read(path: Path) -> str:
+class BadInput(Exception):
+    """Input that cannot be checked: the message names the place, in one line."""
+
+
+@attrs.frozen
+class Unit:
+    path: str  # a file, `-`, or a run directory of traces
+    companions: tuple[str, ...] = ()  # a Claude Code session's sub-agent files
+
+
+@attrs.frozen
+class Loaded:
+    """A unit's text, read: what a worker needs to check it anywhere."""
+
+    unit: Unit
+    text: str = ""
+    companions: tuple[tuple[str, str], ...] = ()  # (name relative to the session, text)
+    error: str = ""
+
+
+@attrs.frozen
+class FileResult:
+    source: str
+    report: Report | None = None
+    error: str = ""  # one-line bad-input message, when the unit could not be checked
+    detected: str = ""  # `--format auto`: the format found, and why
+
+    @property
+    def format(self) -> str:
+        return self.report.format if self.report is not None else ""
+
+
+def read_text(path: str) -> str:
+    """A regular file (or `-`) as strict UTF-8 text, bounded (`metis_runtime._input`)."""
+    from metis_model.trace import InputError
+    from metis_runtime._input import read_input_text
+
     try:
         return read_input_text(path)
     except InputError as exc:
-        bad_input(exc.describe(str(path)))
+        raise BadInput(exc.describe(path)) from exc
+
+
+def companions_of(session: Path) -> tuple[str, ...]:
+    folder = session.with_suffix("") / "subagents"
+    if not folder.is_dir():
+        return ()
+    return tuple(str(p) for p in sorted(folder.rglob("agent-*.jsonl")))
+
+
+def _has_glob(arg: str) -> bool:
+    return any(ch in arg for ch in "*?[")
+
+
+def _files_below(folder: Path) -> list[Path]:
+    found = sorted(p for p in folder.rglob("*") if p.suffix in TRANSCRIPT_SUFFIXES and p.is_file())
+    # A Claude Code session's sub-agent files are checked with their session.
+    sessions = {p.with_suffix("") for p in found}
+    return [p for p in found if not _is_companion(p, sessions)]
+
+
+def _is_companion(path: Path, sessions: set[Path]) -> bool:
+    parts = path.parts
+    if "subagents" not in parts:
+        return False
+    session_dir = Path(*parts[: parts.index("subagents")])
+    return session_dir in sessions
+
+
+def expand(args: Iterable[str], fmt: str) -> list[Unit]:
+    """Files, directories and globs into units, in a stable order.
+
+    With `--format trace` a directory is one run (a tree of agents); otherwise
+    every `*.jsonl` / `*.json` below it is a transcript. A glob that matches
+    nothing is bad input.
+    """
+    units: list[Unit] = []
+    for arg in args:
+        if arg == STDIN:
+            units.append(Unit(STDIN))
+            continue
+        if _has_glob(arg) and not os.path.exists(arg):
+            matches = sorted(glob.glob(arg, recursive=True))
+            if not matches:
+                raise BadInput(f"{arg}: matches no file")
+            units.extend(u for m in matches for u in expand([m], fmt))
+            continue
+        path = Path(arg)
+        if path.is_dir() and fmt != "trace":
+            below = _files_below(path)
+            if not below:
+                raise BadInput(f"{arg}: no *.jsonl or *.json file below it")
+            units.extend(_file_unit(p, fmt) for p in below)
+        else:
+            units.append(_file_unit(path, fmt))
+    return units
+
+
+def _file_unit(path: Path, fmt: str) -> Unit:
+    if fmt in ("claude-code", "auto") and path.suffix == ".jsonl" and path.is_file():
+        return Unit(str(path), companions_of(path))
+    return Unit(str(path))
+
+
+def load(unit: Unit) -> Loaded:
+    if os.path.isdir(unit.path):
+        return Loaded(unit)  # a run directory: its traces are read where they are checked
+    try:
+        text = read_text(unit.path)
+        base = Path(unit.path).parent
+        companions = tuple((str(Path(c).relative_to(base)), read_text(c)) for c in unit.companions)
+    except BadInput as exc:
+        return Loaded(unit, error=str(exc))
+    return Loaded(unit, text, companions)
+
+
+def check_loaded(loaded: Loaded, fmt: str) -> FileResult:
+    """Check one loaded unit; every failure is a result, never an exception."""
+    from metis_model.trace import InputError
+    from metis_model.transcripts import check_claude_code_tree, check_transcript, detect_format
+
+    source = loaded.unit.path
+    if loaded.error:
+        return FileResult(source, error=loaded.error)
+    detected = ""
+    try:
+        if fmt == "auto":
+            fmt, why = _detect(loaded.text, source, detect_format)
+            detected = f"{fmt}, detected from {why}"
+        if fmt == "trace":
+            return FileResult(source, _check_trace(loaded), detected=detected)
+        if fmt == "claude-code":
+            report = check_claude_code_tree(loaded.text, dict(loaded.companions), source=source)
+        else:
+            report = check_transcript(loaded.text, fmt, source=source)  # type: ignore[arg-type]
+    except InputError as exc:
+        return FileResult(source, error=exc.describe(source))
+    except BadInput as exc:
+        return FileResult(source, error=str(exc))
+    except RecursionError:
+        return FileResult(source, error=f"{source}: nested too deeply to read")
+    return FileResult(source, report, detected=detected)
+
+
+def _detect(text: str, source: str, detect_format: object) -> tuple[str, str]:
+    first = text.lstrip()[:4096]
+    if first.startswith("{") and '"metis-trace"' in first.split("\n", 1)[0]:
+        return "trace", "a metis trace header"
+    return detect_format(text, source)  # type: ignore[operator,no-any-return]
+
+
+def _check_trace(loaded: Loaded) -> Report:
+    from metis_model import check_trace, check_trace_tree
+    from metis_model.trace import TraceFormatError, read_trace_numbered
+
+    path = loaded.unit.path
+    if os.path.isdir(path):
+        traces = {}
+        for trace in sorted(Path(path).rglob("trace.jsonl")):
+            try:
+                header, events, _ = read_trace_numbered(read_text(str(trace)).split("\n"))
+            except TraceFormatError as exc:
+                raise BadInput(exc.describe(str(trace))) from exc
+            traces[str(trace.relative_to(path))] = (header, events)
+        if not traces:
+            raise BadInput(f"{path}: no trace.jsonl below it")
+        return check_trace_tree(traces, source=path)
+    try:
+        header, events, line_of = read_trace_numbered(loaded.text.split("\n"))
+    except TraceFormatError as exc:
+        raise BadInput(exc.describe(path)) from exc
+    return check_trace(events, header, source=path, line_of=line_of)
+
+
+def check_unit(unit: Unit, fmt: str) -> FileResult:
+    """Load and check one unit (what a pool worker runs)."""
+    return check_loaded(load(unit), fmt)
 
 
 def check_transcript_file(path: Path, fmt: str) -> Report:
-    """Check one transcript; a Claude Code session brings its subagent files
-    (`<session>/subagents/agent-*.jsonl`) along."""
-    text = _read(path)
-    try:
-        if fmt == "claude-code":
-            folder = path.with_suffix("") / "subagents"
-            subagents = {
-                str(p.relative_to(path.parent)): _read(p)
-                for p in sorted(folder.glob("agent-*.jsonl"))
-            }
-            return check_claude_code_tree(text, subagents, source=str(path))
-        return check_transcript(text, fmt, source=str(path))  # type: ignore[arg-type]
-    except InputError as exc:
-        bad_input(exc.describe(str(path)))
+    """One transcript checked, or a one-line error and exit 2 (for `metis demo`)."""
+    from ._output import bad_input
+
+    result = check_unit(_file_unit(path, fmt), fmt)
+    if result.report is None:
+        bad_input(result.error)
+    return result.report

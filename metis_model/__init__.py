@@ -64,7 +64,7 @@ if _typing.TYPE_CHECKING:
         resolve,
         settle_ask,
     )
-    from ._report import Report, Violation
+    from ._report import STATUSES, Note, Report, Undecided, Verdict, Violation
 
 _EXPORTS = {
     "._agents": (
@@ -140,7 +140,11 @@ _EXPORTS = {
         "settle_ask",
     ),
     "._report": (
+        "STATUSES",
+        "Note",
         "Report",
+        "Undecided",
+        "Verdict",
         "Violation",
     ),
 }
@@ -161,6 +165,7 @@ __all__ = [
     "PLAN_LOCKED_REMOVED",
     "SPAWNING_TOOLS",
     "STAGE_ORDER",
+    "STATUSES",
     "Admit",
     "Call",
     "ChildAuthority",
@@ -172,6 +177,7 @@ __all__ = [
     "Invariant",
     "LoopState",
     "MetisModelError",
+    "Note",
     "Phase",
     "Refusal",
     "RefusalCode",
@@ -181,6 +187,8 @@ __all__ = [
     "SimConfig",
     "SpawnRequest",
     "TraceFormatError",
+    "Undecided",
+    "Verdict",
     "Violation",
     "admit",
     "break_trace",

@@ -113,6 +113,12 @@ INVARIANTS: tuple[Invariant, ...] = (
         "closure.md",
     ),
     _I(
+        "CLOSE-9",
+        "CLOSE",
+        "A call id follows its provider's id rules: unique across the whole request where the provider requires it, and of the provider's form.",
+        "closure.md",
+    ),
+    _I(
         "CLOSE-8",
         "CLOSE",
         "Every context-control step keeps the transcript provider-valid: a cut never separates a tool_use from its result and leaves no result without its call.",

@@ -7,8 +7,14 @@ the shared enums of `metis_model.trace` (and `_agents`' `RefusalCode` and
 See specs/proofs.md.
 """
 
-from ._cex import Counterexample, CounterexampleFiles, event_graph, find_counterexample
-from ._convert import Path, PathStep, decode_path, path_to_trace, to_itf
+from ._cex import (
+    Counterexample,
+    CounterexampleFiles,
+    event_graph,
+    find_counterexample,
+    write_trace_files,
+)
+from ._convert import Path, PathStep, decode_path, path_to_trace, to_itf, trace_itf
 from ._engine import (
     BmcOutcome,
     Induction,
@@ -113,5 +119,7 @@ __all__ = [
     "run_proof_script",
     "settle_z3",
     "to_itf",
+    "trace_itf",
+    "write_trace_files",
     "z3_answers",
 ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import attrs
@@ -24,7 +25,7 @@ class CounterexampleFiles:
     itf: Path
     dot: Path
     svg: Path | None  # None when graphviz's `dot` is not installed
-    test: Path
+    test: Path | None
 
 
 @attrs.frozen
@@ -67,25 +68,40 @@ class Counterexample:
 
     def write(self, out_dir: Path) -> CounterexampleFiles:
         """Write the JSONL trace, ITF JSON, DOT + SVG graph and a pytest file."""
-        out_dir.mkdir(parents=True, exist_ok=True)
-        trace_text = dumps_trace(self.header, list(self.events))
-        trace = out_dir / f"{self.name}.jsonl"
-        trace.write_text(trace_text)
-        itf = out_dir / f"{self.name}.itf.json"
-        itf_doc = to_itf(self.path, self.slots, self.jobs, self.events, f"ablation {self.ablation}")
-        itf.write_text(json.dumps(itf_doc, indent=1) + "\n")
-        graph = event_graph(self.header, self.events, self.report)
-        dot = out_dir / f"{self.name}.dot"
-        dot.write_text(graph.source)
-        svg: Path | None = out_dir / f"{self.name}.svg"
-        try:
-            assert svg is not None
-            svg.write_bytes(graph.pipe(format="svg"))
-        except graphviz.ExecutableNotFound:
-            svg = None
+        itf = to_itf(self.path, self.slots, self.jobs, self.events, f"ablation {self.ablation}")
+        files = write_trace_files(out_dir, self.name, self.header, self.events, self.report, itf)
         test = out_dir / f"test_{self.name}.py"
-        test.write_text(regression_test(self, trace_text))
-        return CounterexampleFiles(trace, itf, dot, svg, test)
+        test.write_text(regression_test(self, dumps_trace(self.header, list(self.events))))
+        return attrs.evolve(files, test=test)
+
+
+def write_trace_files(
+    out_dir: Path,
+    name: str,
+    header: TraceHeader,
+    events: Sequence[TraceEvent],
+    report: Report,
+    itf: dict[str, object],
+) -> CounterexampleFiles:
+    """A counterexample's files: `<name>.jsonl` (the trace, which `metis
+    conform` rejects), `<name>.itf.json`, `<name>.dot` and `<name>.svg` (the
+    event graph, the violating step in red); `test` is left None for the
+    caller, whose regression file depends on where the trace came from."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    trace = out_dir / f"{name}.jsonl"
+    trace.write_text(dumps_trace(header, list(events)))
+    itf_path = out_dir / f"{name}.itf.json"
+    itf_path.write_text(json.dumps(itf, indent=1) + "\n")
+    graph = event_graph(header, events, report)
+    dot = out_dir / f"{name}.dot"
+    dot.write_text(graph.source)
+    svg: Path | None = out_dir / f"{name}.svg"
+    try:
+        assert svg is not None
+        svg.write_bytes(graph.pipe(format="svg"))
+    except graphviz.ExecutableNotFound:
+        svg = None
+    return CounterexampleFiles(trace, itf_path, dot, svg, None)
 
 
 def _label(event: TraceEvent) -> str:
@@ -104,7 +120,7 @@ def _label(event: TraceEvent) -> str:
 
 
 def event_graph(
-    header: TraceHeader, events: tuple[TraceEvent, ...] | list[TraceEvent], report: Report
+    header: TraceHeader, events: Sequence[TraceEvent], report: Report
 ) -> graphviz.Digraph:
     """Events as nodes, causal edges as arcs; the violating step in red and
     the events that explain it (the report's slice) outlined in red."""

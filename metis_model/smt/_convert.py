@@ -16,6 +16,8 @@ import z3
 
 from .._children import PLAN_LOCKED_REMOVED, child_surface
 from .._generate import ALL_TOOLS, TOOLS_BY_KIND
+from .._loop import Call, Divergence, LoopState, initial_state
+from .._loop import step as model_step
 from .._permissions import resolve
 from ..trace import (
     AskResolved,
@@ -372,5 +374,62 @@ def to_itf(
             "description": "metis loop abstraction; per-call fields are lists by slot",
         },
         "vars": names,
+        "states": states,
+    }
+
+
+def _call_record(call: Call) -> dict[str, object]:
+    return {
+        "occ": call.occ,
+        "decision": _itf(call.decision.value if call.decision is not None else "none"),
+        "approved": _itf("none" if call.approved is None else call.approved),
+        "cls": _itf(call.cls.value if call.cls is not None else "none"),
+        "running": call.running,
+        "finished": call.finished,
+        "committed": call.committed,
+        "status": _itf(call.status.value if call.status is not None else "open"),
+    }
+
+
+def trace_itf(header: TraceHeader, events: Sequence[TraceEvent], source: str) -> dict[str, Any]:
+    """ITF JSON of a concrete trace: the model's state after each event, by
+    replaying `step` from the header's initial state. At the first divergence
+    the state shown is the one the event broke, and `#meta` names the ID."""
+    state = initial_state(header.mode, header.route, header.headless_default)
+    rows: list[tuple[str, int, LoopState, str | None]] = [("init", -1, state, None)]
+    for event in events:
+        occ = getattr(event, "occ", None)
+        label = event.kind if occ is None else f"{event.kind}({occ})"
+        out = model_step(state, event)
+        if isinstance(out, Divergence):
+            rows.append((label, event.seq, out.state, out.invariant))
+            break
+        state = out
+        rows.append((label, event.seq, state, None))
+    states = []
+    for index, (label, seq, st, broken) in enumerate(rows):
+        meta: dict[str, object] = {"index": index}
+        if broken is not None:
+            meta["violation"] = broken
+        states.append(
+            {
+                "#meta": meta,
+                "event": label,
+                "seq": _itf(seq),
+                "phase": st.phase.value,
+                "turn": _itf(st.turn),
+                "cancelled": st.cancelled,
+                "calls": [_call_record(c) for c in st.calls],
+                "jobs": sorted(st.jobs),
+            }
+        )
+    return {
+        "#meta": {
+            "format": "ITF",
+            "format-description": "https://apalache-mc.org/docs/adr/015adr-trace.html",
+            "source": source,
+            "description": "metis loop model state after each event of a runtime trace",
+        },
+        "vars": ["event", "seq", "phase", "turn", "cancelled", "calls", "jobs"],
         "states": states,
     }

@@ -6,14 +6,24 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Literal, get_args
 
-from .._report import Report, Violation
+from .._errors import TranscriptFormatError
+from .._report import Note, Report, Undecided, Violation
 from ._api import TOP, Reader, read_anthropic, read_openai_chat, read_openai_responses
 from ._claude_code import read_session
 from ._locate import join_lines, scan_documents
-from ._tree import check_tree
+from ._rules import FORMAT_RULES
+from ._tree import Parsed, check_tree
 
 TranscriptFormat = Literal["anthropic", "openai-chat", "openai-responses", "claude-code"]
 FORMATS: tuple[TranscriptFormat, ...] = get_args(TranscriptFormat)
+
+# What a record of each format is called, for the error when there is none.
+RECORD_NAMES: Mapping[str, str] = {
+    "anthropic": "Anthropic Messages message",
+    "openai-chat": "OpenAI Chat Completions message",
+    "openai-responses": "OpenAI Responses item",
+    "claude-code": "Claude Code session line",
+}
 
 _READERS: Mapping[str, Reader] = {
     "anthropic": read_anthropic,
@@ -22,19 +32,83 @@ _READERS: Mapping[str, Reader] = {
 }
 
 
-def _check_session(
-    lines: Iterable[str], name: str
-) -> tuple[list[Violation], Counter[str], int, Counter[str]]:
-    session = read_session(lines, name)
-    violations, checks = check_tree(
-        session.tree,
-        always_requested=False,
-        ends=session.ends,
-        compacted=session.compacted,
-        label=name,
+def _parse(lines: Iterable[str], fmt: str, name: str) -> Parsed:
+    if fmt == "claude-code":
+        return read_session(lines, name)
+    reader = _READERS.get(fmt)
+    if reader is None:
+        raise ValueError(f"unknown transcript format {fmt!r} (expected one of {FORMATS})")
+    parsed = reader(scan_documents(join_lines(lines), TOP, name), name)
+    if parsed.records == 0:
+        raise TranscriptFormatError(1, f"no {RECORD_NAMES[fmt]} in the input", name)
+    return parsed
+
+
+class _Sum:
+    """Findings of one or more files, summed into one report."""
+
+    def __init__(self) -> None:
+        self.violations: list[Violation] = []
+        self.undecided: list[Undecided] = []
+        self.notes: list[Note] = []
+        self.checks: Counter[str] = Counter()
+        self.kinds: Counter[str] = Counter()
+        self.events = 0
+
+    def add(self, lines: Iterable[str] | str, fmt: str, name: str, label: str) -> None:
+        if isinstance(lines, str):
+            lines = lines.split("\n")  # not splitlines(): U+2028 may sit in a JSON string
+        parsed = _parse(lines, fmt, name)
+        outcome = check_tree(
+            parsed.tree,
+            ends=parsed.ends,
+            compacted=parsed.compacted,
+            label=label,
+            rules=FORMAT_RULES[fmt],
+            slice_roots=parsed.slice_roots,
+        )
+        prefix = f"{label}: " if label else ""
+        own = [v if not prefix else _labelled(v, prefix) for v in parsed.violations]
+        found = sorted([*outcome.violations, *own], key=_place)
+        if own:
+            outcome.checks["CLOSE-9"] += 0
+        self.violations.extend(found)
+        self.undecided.extend(outcome.undecided)
+        self.notes.extend(
+            Note(n.line, f"{prefix}{n.message}") if prefix else n for n in parsed.notes
+        )
+        self.checks.update(outcome.checks)
+        self.kinds.update(parsed.kinds)
+        self.events += parsed.records
+
+    def report(self, source: str, fmt: str) -> Report:
+        return Report(
+            source,
+            self.events,
+            tuple(self.violations),
+            dict(self.checks),
+            dict(self.kinds),
+            tuple(self.undecided),
+            tuple(self.notes),
+            fmt,
+        )
+
+
+def _labelled(violation: Violation, prefix: str) -> Violation:
+    return Violation(
+        violation.invariant,
+        violation.index,
+        prefix + violation.message,
+        violation.line,
+        violation.state,
+        violation.slice,
+        violation.rule,
     )
-    checks["CLOSE-6"] += 0  # always listed: a session may compact
-    return violations, checks, session.events, session.kinds
+
+
+def _place(violation: Violation) -> tuple[int, str]:
+    line = violation.line if violation.line is not None else violation.index
+    return line, violation.invariant
 
 
 def check_transcript(lines: Iterable[str] | str, fmt: TranscriptFormat, source: str = "") -> Report:
@@ -42,26 +116,21 @@ def check_transcript(lines: Iterable[str] | str, fmt: TranscriptFormat, source: 
 
     `lines` are the input's lines (with or without line endings; a single string
     is split). Raises `TranscriptFormatError` (with the 1-based line) for input
-    that is not JSON or not the shape `fmt` needs.
+    that is not JSON, not the shape `fmt` needs, or holds no record of `fmt`.
 
-    Each violation carries the file line of the offending call or result;
-    `index` is the 0-based message/item index (API formats) or line index
-    (claude-code). `checks` counts how often each invariant was evaluated;
-    `transitions` counts the kinds of records read (roles, item types, session
-    line types), so a report shows what was skipped as well as what was checked.
+    Each violation carries the file line of the offending call or result and
+    the provider rule it breaks; `index` is the 0-based message/item index (API
+    formats) or line index (claude-code). `undecided` holds the checks the input
+    cannot decide (a slice, a live session); `notes` the warnings. `checks`
+    counts how often each invariant was evaluated; `transitions` counts the
+    kinds of records read (roles, item and block types, session line types), so
+    a report shows what was skipped as well as what was checked.
     """
-    if isinstance(lines, str):
-        lines = lines.split("\n")  # not splitlines(): U+2028 may sit in a JSON string
+    total = _Sum()
+    total.add(lines, fmt, "", "")
     if fmt == "claude-code":
-        violations, checks, events, kinds = _check_session(lines, "")
-        return Report(source, events, tuple(violations), dict(checks), dict(kinds))
-    reader = _READERS.get(fmt)
-    if reader is None:
-        raise ValueError(f"unknown transcript format {fmt!r} (expected one of {FORMATS})")
-    docs = scan_documents(join_lines(lines), TOP)
-    tree, events, kinds = reader(docs, "")
-    violations, checks = check_tree(tree, always_requested=True)
-    return Report(source, events, tuple(violations), dict(checks), dict(kinds))
+        total.checks["CLOSE-6"] += 0  # always listed: a session may compact
+    return total.report(source, fmt)
 
 
 def check_claude_code_tree(
@@ -78,16 +147,8 @@ def check_claude_code_tree(
     """
     files: list[tuple[str, Iterable[str] | str]] = [(source or "main", main_lines)]
     files.extend(sorted(subagent_files.items()))
-    violations: list[Violation] = []
-    checks: Counter[str] = Counter()
-    kinds: Counter[str] = Counter()
-    events = 0
+    total = _Sum()
     for name, lines in files:
-        if isinstance(lines, str):
-            lines = lines.split("\n")  # not splitlines(): U+2028 may sit in a JSON string
-        found, file_checks, file_events, file_kinds = _check_session(lines, name)
-        violations.extend(found)
-        checks.update(file_checks)
-        kinds.update(file_kinds)
-        events += file_events
-    return Report(source, events, tuple(violations), dict(checks), dict(kinds))
+        total.add(lines, "claude-code", name, name)
+    total.checks["CLOSE-6"] += 0
+    return total.report(source, "claude-code")

@@ -276,10 +276,19 @@ class ContextController:
     def retry_hook(self, trace: TraceWriter) -> Callable[[Session, int], Awaitable[None]]:
         """An `overflow_hook` for `AgentLoop`: after the provider refused the
         request as too long, fold the session once more and record the cut as
-        a `compaction` with step `retry` (the loop then sends the request again)."""
+        a `compaction` with step `retry` (the loop then sends the request again).
+        When nothing can be folded it raises `ContextOverflowError`: the run fails."""
 
         async def overflow_hook(session: Session, turn: int) -> None:
             prepared = await self.retry(session.messages)
+            if not prepared.steps:
+                # Nothing before the last turn to fold: the same request would be
+                # refused again, and a request with no cut recorded is not enabled
+                # while streaming (LOOP-1). The overflow fails the run.
+                raise ContextOverflowError(
+                    f"turn {turn}: the provider refused the request as too long, "
+                    "and the context cannot be cut further"
+                )
             session.messages[:] = list(prepared.messages)
             for s in prepared.steps:
                 record_step(trace, turn, s)

@@ -6,12 +6,20 @@
 - `execute` (`_execute.py`): run it in process, as `metis run`, or as a harness
   process, with SIGKILL at a fail point and a resume.
 - `check_outcome` (`_checks.py`): every trace and the tree against the model.
+- `workloads`, `simulated`, `any_workload` (`_situations.py`, `_pieces.py`):
+  the Hypothesis strategies; `situations` (`_coverage.py`): what a run reached.
+- `explore` (`_explore.py`): generate, run, check, shrink;
+  `write_divergence` (`_artifacts.py`): scenario, regression, counterexample.
 """
 
+from ._artifacts import write_divergence
 from ._checks import Finding, Verdict, check_outcome, read_traces
+from ._coverage import REQUIRED, situations
 from ._execute import EXECUTIONS, Execution, Outcome, execute
+from ._explore import Divergence, Exploration, Stats, explore
 from ._harness import RunPaths
 from ._scenario import sse_body, write_scenario
+from ._situations import SWEEP, any_workload, kill_points, simulated, workloads
 from ._workload import (
     Call,
     Child,
@@ -27,24 +35,36 @@ from ._workload import (
 
 __all__ = [
     "EXECUTIONS",
+    "REQUIRED",
+    "SWEEP",
     "Call",
     "Child",
+    "Divergence",
     "Execution",
+    "Exploration",
     "Fault",
     "Finding",
     "Hook",
     "Outcome",
     "Rule",
     "RunPaths",
+    "Stats",
     "Turn",
     "Verdict",
     "Workload",
     "WorkloadError",
+    "any_workload",
     "check_outcome",
     "execute",
+    "explore",
+    "kill_points",
     "read_traces",
     "read_workload",
+    "simulated",
+    "situations",
     "sse_body",
     "workload_from_json",
+    "workloads",
+    "write_divergence",
     "write_scenario",
 ]

@@ -130,29 +130,33 @@ async def _in_process(workload: Workload, paths: RunPaths, timeout: float) -> li
     return steps
 
 
-def _process(argv: list[str], env: dict[str, str], stdin: str, timeout: float) -> tuple[int, str]:
-    proc = subprocess.Popen(
-        argv,
-        env=env,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        _, err = proc.communicate(stdin, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
-        raise TimeoutError(f"{argv[2]} did not finish within {timeout:g}s") from None
-    finally:
-        # Whatever the run left behind in its session (a tool's process group
-        # is its own, and ends with its command) goes with it.
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)
-    return proc.returncode, err
+def _process(
+    argv: list[str], env: dict[str, str], stdin: str, timeout: float, log: Path
+) -> tuple[int, str]:
+    """Run to its exit; stderr goes to `log` (a pipe would also wait for the
+    processes a killed run leaves, such as search workers, to close it)."""
+    with log.open("w+", encoding="utf-8") as err:
+        proc = subprocess.Popen(
+            argv,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            text=True,
+            start_new_session=True,
+        )
+        try:
+            proc.communicate(stdin, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise TimeoutError(f"{argv[2]} did not finish within {timeout:g}s") from None
+        finally:
+            # What the run left in its process group (search workers of a killed
+            # run) goes with it; a tool's own group ends with its command.
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        err.seek(0)
+        return proc.returncode, err.read()
 
 
 def _answers_text(workload: Workload, skip: int) -> str:
@@ -196,7 +200,7 @@ def _as_processes(
     steps = [
         describe(first, {FAILPOINT_ENV: armed[FAILPOINT_ENV]} if FAILPOINT_ENV in armed else None)
     ]
-    rc, err = _process(first, armed, _answers_text(workload, 0), timeout)
+    rc, err = _process(first, armed, _answers_text(workload, 0), timeout, paths.root / "run.log")
     if rc != -signal.SIGKILL:
         steps[-1] += f" -> exit {rc}"
         return steps, _crash(rc, err)
@@ -204,7 +208,8 @@ def _as_processes(
     with paths.trace.open(encoding="utf-8") as fh:
         _, events = read_trace(fh)
     steps.append(describe(again))
-    rc, err = _process(again, env, _answers_text(workload, answered_asks(events)), timeout)
+    rest = _answers_text(workload, answered_asks(events))
+    rc, err = _process(again, env, rest, timeout, paths.root / "resume.log")
     steps[-1] += f" -> exit {rc}"
     return steps, _crash(rc, err)
 

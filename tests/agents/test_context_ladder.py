@@ -415,6 +415,48 @@ def test_the_loop_retries_an_overflow_once_and_the_trace_conforms(tmp_path: Path
     assert retry.step == "retry" and set(retry.calls_removed) == set(retry.results_removed)
 
 
+def test_an_overflow_with_nothing_to_fold_fails_the_run_and_the_trace_conforms(
+    tmp_path: Path,
+) -> None:
+    """Found by `metis explore`: an overflow on turn 2 (one turn before it, so
+    nothing to fold) re-sent the request with no cut recorded (LOOP-1)."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("alpha\n")
+
+    class OverflowSecond:
+        name = "overflow-second"
+
+        def __init__(self) -> None:
+            self.inner = ScriptedProvider([[ToolUseBlock("r0", "read", {"path": "a.txt"})]])
+            self.seen = 0
+
+        def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+            self.seen += 1
+            if self.seen == 2:
+                return _Overflowing(failures=1)._fail()
+            return self.inner.stream(request)
+
+    registry = ToolRegistry(builtin_tools())
+    trace_path = tmp_path / "trace.jsonl"
+    trace = TraceWriter(trace_path, make_header(mode=Mode.BYPASS, tools=registry.names()))
+    loop = AgentLoop(
+        OverflowSecond(),
+        registry,
+        PassThroughGate(Mode.BYPASS, ws),
+        ToolContext(ws, dict(os.environ), JobManager()),
+        trace,
+        overflow_hook=ContextController().retry_hook(trace),
+    )
+    result = asyncio.run(loop.run("read a.txt"))
+    trace.close()
+    assert result.status.value == "failed" and "cannot be cut further" in result.error
+    with trace_path.open() as fh:
+        header, events = read_trace(fh)
+    assert check_trace(events, header).ok
+    assert [e.kind for e in events].count("request") == 2  # turn 1's, and turn 2's once
+
+
 def test_the_estimate_counts_redacted_thinking_and_server_tool_blocks() -> None:
     from metis_runtime.context._estimate import block_chars
     from metis_runtime.providers import RedactedThinkingBlock, ServerToolBlock

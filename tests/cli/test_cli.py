@@ -79,34 +79,63 @@ def test_demo_runs_the_whole_story(runner: CliRunner, tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     rows = json.loads(result.output)["rows"]
     parts = {row["part"] for row in rows}
-    assert {"runtime", "conformance", "agents", "proofs", "faults", "transcripts", "oracle", "ablation",
-            "model"} <= parts
+    assert {
+        "runtime",
+        "conformance",
+        "agents",
+        "proofs",
+        "faults",
+        "transcripts",
+        "oracle",
+        "ablation",
+        "model",
+    } <= parts
     assert all(row["ok"] for row in rows)
     assert (tmp_path / "run.jsonl").exists() and (tmp_path / "workspace" / "notes.txt").exists()
 
 
-@pytest.mark.parametrize("argv", [["conform"], ["nosuch"], ["spec", "--bogus"], ["check", "--runs", "x"]])
+@pytest.mark.parametrize(
+    "argv", [["conform"], ["nosuch"], ["spec", "--bogus"], ["check", "--runs", "x"]]
+)
 def test_usage_errors_are_one_line_and_exit_2(argv: list[str]) -> None:
     import subprocess
     import sys
 
-    done = subprocess.run([sys.executable, "-m", "metis_cli", *argv], capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "metis_cli", *argv], capture_output=True, text=True
+    )
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "error:" in lines[0] and "Traceback" not in done.stderr
 
 
 @pytest.mark.metis_nonconforming  # it tampers with a recorded trace on purpose
-def test_conform_checks_a_directory_as_one_tree_of_agents(runner: CliRunner, tmp_path: Path) -> None:
+def test_conform_checks_a_directory_as_one_tree_of_agents(
+    runner: CliRunner, tmp_path: Path
+) -> None:
     import subprocess
     import sys
 
     ws = tmp_path / "ws"
     ws.mkdir()
     done = subprocess.run(
-        [sys.executable, "-m", "metis_cli", "run", "--scenario", "coordinator", "--workspace",
-         str(ws), "--mode", "acceptEdits", "--headless", "-q"],
-        capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "metis_cli",
+            "run",
+            "--scenario",
+            "coordinator",
+            "--workspace",
+            str(ws),
+            "--mode",
+            "acceptEdits",
+            "--headless",
+            "-q",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert done.returncode == 0, done.stderr
     (run_dir,) = (ws / ".metis" / "runs").iterdir()

@@ -272,7 +272,6 @@ def test_faults_command_table_and_exit_codes(
 # --- a runtime bug the matrix exposed, fixed ------------------------------------------------------
 
 
-
 def test_a_cancel_during_the_bash_spawn_kills_the_whole_group(tmp_path: Path) -> None:
     # Deterministic: the cancel comes from the protocol's connection_made, which
     # asyncio calls after the child started and before subprocess_exec returns,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-INNER = '''
+INNER = """
 import os, random
 import pytest
 from metis_model import simulate, broken_trace
@@ -25,7 +25,7 @@ def test_broken(tmp_path):
 @pytest.mark.metis_nonconforming
 def test_broken_on_purpose(tmp_path):
     record(tmp_path, *broken_trace("SCHED-2", 2), "bad.jsonl")
-'''
+"""
 
 
 # The inner sessions record broken traces on purpose; the outer test must not check them.
@@ -34,15 +34,19 @@ pytestmark = pytest.mark.metis_nonconforming
 
 def test_plugin_checks_recorded_traces(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_inner=INNER)
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "metis_cli.pytest_plugin", "--metis-coverage=cov.json")
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "-p", "metis_cli.pytest_plugin", "--metis-coverage=cov.json"
+    )
     result.assert_outcomes(passed=2, failed=1)
-    result.stdout.fnmatch_lines([
-        "*recorded trace does not conform to the model*",
-        "*CLOSE-1 at line*second result*",
-        "*metis conformance*",
-        "*recorded traces replayed against the model*",
-        "*invariants checked:*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*recorded trace does not conform to the model*",
+            "*CLOSE-1 at line*second result*",
+            "*metis conformance*",
+            "*recorded traces replayed against the model*",
+            "*invariants checked:*",
+        ]
+    )
     import json
 
     cov = json.loads((pytester.path / "cov.json").read_text())
@@ -53,5 +57,7 @@ def test_plugin_checks_recorded_traces(pytester: pytest.Pytester) -> None:
 
 def test_plugin_can_be_switched_off(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_inner=INNER)
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "metis_cli.pytest_plugin", "--no-metis-conformance")
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "-p", "metis_cli.pytest_plugin", "--no-metis-conformance"
+    )
     result.assert_outcomes(passed=3)

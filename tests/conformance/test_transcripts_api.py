@@ -200,7 +200,9 @@ class OpenAIResponses:
         self.items.insert(self.r + 1, marked(self.items[self.r], "copy"))
 
     def duplicate_call(self) -> None:
-        self.items.insert(self.a + 1, marked(self.call, "copy"))
+        # Another call item with the same call_id (a copy keeping the item id is OAR-5 too).
+        copy_ = {k: v for k, v in self.call.items() if k != "id"}
+        self.items.insert(self.a + 1, marked(copy_, "copy"))
 
     def stray_result(self) -> None:
         stray = {"type": "function_call_output", "call_id": "call_stray", "output": "?"}
@@ -342,19 +344,38 @@ def one_per_line(messages: Sequence[Any]) -> list[str]:
     return ["[", *body, "]"]
 
 
-def test_anthropic_repeated_ids_across_turns_and_parallel_calls_pass() -> None:
+def test_anthropic_parallel_calls_answered_in_any_order_pass() -> None:
     messages = [
         {"role": "user", "content": "go"},
         {"role": "assistant", "content": [tool_use("a"), tool_use("b")]},
         {"role": "user", "content": [tool_result("b"), tool_result("a")]},
-        {"role": "assistant", "content": [tool_use("a")]},
-        {"role": "user", "content": [tool_result("a"), {"type": "text", "text": "more"}]},
+        {"role": "assistant", "content": [tool_use("c")]},
+        {"role": "user", "content": [tool_result("c"), {"type": "text", "text": "more"}]},
         {"role": "assistant", "content": "done"},
     ]
     report = check_transcript(one_per_line(messages), "anthropic")
     assert report.ok
     assert report.checks["CLOSE-2"] == 3
-    assert report.transitions == {"user": 3, "assistant": 3}
+    assert report.transitions == {
+        "user": 3,
+        "assistant": 3,
+        "block:tool_use": 3,
+        "block:tool_result": 3,
+        "block:text": 1,
+    }
+
+
+def test_anthropic_an_id_reused_in_a_later_turn_is_close_9() -> None:
+    # The API rejects it: "`tool_use` ids must be unique" (anthropics/claude-code #21317).
+    messages = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": [tool_use("a")]},
+        {"role": "user", "content": [tool_result("a")]},
+        {"role": "assistant", "content": [tool_use("a")]},
+        {"role": "user", "content": [tool_result("a")]},
+    ]
+    report = check_transcript(one_per_line(messages), "anthropic")
+    assert [(v.invariant, v.rule, v.line) for v in report.violations] == [("CLOSE-9", "ANT-5", 5)]
 
 
 def test_anthropic_consecutive_user_messages_count_as_one_turn() -> None:
@@ -663,7 +684,7 @@ def test_responses_previous_response_id_accepts_stored_calls_once() -> None:
 
 def test_responses_plain_text_input_has_nothing_to_close() -> None:
     report = check_transcript(json.dumps({"input": "hello", "model": "m"}), "openai-responses")
-    assert report.ok and report.events == 0
+    assert report.ok and report.events == 1  # the text is one user message
 
 
 def test_responses_duplicate_call_id_in_one_turn_is_close_7() -> None:
@@ -684,8 +705,10 @@ def test_responses_duplicate_call_id_in_one_turn_is_close_7() -> None:
             "JSON",
         ),
         ("anthropic", ["", "", "   "], 1, "empty"),
-        ("anthropic", ["", "42"], 2, "expected a list of messages"),
-        ("anthropic", ["[", '{"role": "system", "content": "x"}', "]"], 2, "role"),
+        ("anthropic", ["", "42"], 2, "expected a JSON object or a list"),
+        ("anthropic", ["[", '{"role": "tool", "content": "x"}', "]"], 2, "role"),
+        ("anthropic", ["[]"], 1, "no Anthropic Messages message"),
+        ("anthropic", ['{"model": "m", "messages": []}'], 1, "no Anthropic Messages message"),
         ("anthropic", ["[", '{"role": "user", "content": 7}', "]"], 2, "content"),
         ("anthropic", ['[{"role": "assistant",', ' "content": [{"type": "tool_use"}]}]'], 2, "id"),
         ("openai-chat", ["[", '{"role": "tool", "content": "x"}', "]"], 2, "tool_call_id"),
@@ -694,7 +717,7 @@ def test_responses_duplicate_call_id_in_one_turn_is_close_7() -> None:
         ("openai-responses", ["[", "[1]", "]"], 2, "JSON object"),
         ("openai-responses", ["[", '{"content": "x"}', "]"], 2, "'type' or a 'role'"),
         ("openai-responses", ["[", '{"type": "function_call_output"}', "]"], 2, "call_id"),
-        ("openai-responses", ['{"model": "m"}'], 1, "expected a list of input"),
+        ("openai-responses", ['{"model": "m"}'], 1, "a request body with 'input'"),
     ],
 )
 def test_unreadable_input_raises_with_the_line(
@@ -733,7 +756,7 @@ def test_reports_use_known_invariant_ids_and_count_every_check() -> None:
         lines = (
             ['{"type": "user", "uuid": "u", "message": {"content": "x"}}']
             if fmt == "claude-code"
-            else ["[]"]
+            else ['[{"role": "user", "content": "x"}]']
         )
         report = check_transcript(lines, fmt, "x")
         assert set(report.checks) <= set(BY_ID)

@@ -41,8 +41,23 @@ def dump(records: list[Record]) -> list[str]:
 
 
 def check(records: list[Record]) -> set[tuple[str, int | None]]:
+    """Violations as (invariant, line), and undecided checks as (status, line)."""
     report = check_transcript(dump(records), "claude-code", "mutated")
-    return {(v.invariant, v.line) for v in report.violations}
+    return {(v.invariant, v.line) for v in report.violations} | {
+        (u.status, u.line) for u in report.undecided
+    }
+
+
+def request_after(records: list[Record], index: int, call_id: str) -> bool:
+    """Is an assistant message other than the call's own written after line `index`?"""
+    own = next(
+        r["message"].get("id")
+        for r in records
+        if r.get("type") == "assistant" and any(b.get("id") == call_id for b in blocks(r))
+    )
+    return any(
+        r.get("type") == "assistant" and r["message"].get("id") != own for r in records[index:]
+    )
 
 
 def blocks(record: Record) -> list[Record]:
@@ -200,7 +215,11 @@ def test_removed_result_is_close_2_at_the_call(name: str) -> None:
     records = load(DATA / name)
     calls = tool_uses(records)
     for index, call_id in _cases(name):
-        assert check(remove(records, index)) == {("CLOSE-2", calls[call_id] + 1)}, call_id
+        removed = remove(records, index)
+        # Broken where a later request went out without the result; where nothing
+        # followed, the session may still be running: undecided.
+        status = "CLOSE-2" if request_after(removed, index, call_id) else "open-at-end"
+        assert check(removed) == {(status, calls[call_id] + 1)}, call_id
 
 
 @pytest.mark.parametrize("name", MUTATED)
@@ -254,19 +273,23 @@ def test_result_moved_to_a_later_message_is_close_4_and_close_2(name: str) -> No
 
 
 @pytest.mark.parametrize("name", MUTATED)
-def test_session_cut_after_a_tool_use_is_close_2(name: str) -> None:
+def test_session_cut_after_a_tool_use_is_open_at_end(name: str) -> None:
     records = load(DATA / name)
     results_at = {cid: i for i, cid in _cases(name)}
     for call_id, index in tool_uses(records).items():
         cut = records[: index + 1]
-        # Every call written so far whose result comes after the cut is open.
+        # Every call written so far whose result comes after the cut is open, and
+        # nothing was sent after it: a live (or cut) session, undecided.
         open_calls = {
-            ("CLOSE-2", i + 1)
+            ("open-at-end", i + 1)
             for cid, i in tool_uses(cut).items()
             if results_at.get(cid, len(records)) > index
         }
-        assert ("CLOSE-2", index + 1) in open_calls
+        assert ("open-at-end", index + 1) in open_calls
         assert check(cut) == open_calls, call_id
+        report = check_transcript(dump(cut), "claude-code")
+        assert report.verdict == "undetermined" and not report.ok
+        assert report.passes(frozenset({"open-at-end"}))
 
 
 def test_violation_fields_name_line_index_and_slice() -> None:
@@ -466,12 +489,12 @@ def test_a_sidechain_never_continues_the_main_thread() -> None:
     assert s.violations() == set()
 
 
-def test_a_session_cut_right_after_a_tool_use_is_close_2() -> None:
+def test_a_session_cut_right_after_a_tool_use_is_open_at_end() -> None:
     s = Session()
     s.user()
     s.call("m1", "a")
     s.progress()
-    assert s.violations() == {("CLOSE-2", 2)}
+    assert s.violations() == {("open-at-end", 2)}
 
 
 def test_a_duplicated_call_id_across_two_lines_of_one_message_is_close_7() -> None:

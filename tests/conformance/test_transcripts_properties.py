@@ -21,7 +21,10 @@ from hypothesis import strategies as st
 
 from metis_model.transcripts import FORMATS, TranscriptFormat, check_transcript
 
-POOL = ("a", "b", "c", "d")  # few ids: they repeat across turns, never within one
+POOL = ("a", "b", "c", "d")  # per turn; a call's id is its pool letter and its turn
+# Formats whose provider rejects a call id reused anywhere in the request (CLOSE-9).
+UNIQUE_IDS = ("anthropic", "openai-responses", "claude-code")
+LOGS = ("claude-code",)  # records of a run, not requests: an open end is undecided
 
 
 @dataclass
@@ -55,7 +58,8 @@ def conversations(draw: st.DrawFn, with_calls: bool = False) -> Conversation:
     turns = draw(st.integers(1, 5))
     for turn in range(turns):
         at_least = 1 if with_calls and turn == 0 else 0
-        ids = draw(st.lists(st.sampled_from(POOL), min_size=at_least, max_size=3, unique=True))
+        letters = st.lists(st.sampled_from(POOL), min_size=at_least, max_size=3, unique=True)
+        ids = [f"{letter}{turn}" for letter in draw(letters)]
         text = [Block("text")] if draw(st.booleans()) or not ids else []
         out.append(Msg("assistant", text + [Block("call", i) for i in ids]))
         if ids:
@@ -253,6 +257,9 @@ def violations_by_key(conversation: Conversation, fmt: TranscriptFormat) -> Expe
     for v in report.violations:
         assert v.line in key_of_line, (v.one_line(), lines)
         found.add((v.invariant, key_of_line[v.line]))
+    for u in report.undecided:
+        assert u.line in key_of_line, (u.one_line(), lines)
+        found.add((u.status, key_of_line[u.line]))
     return found
 
 
@@ -318,8 +325,21 @@ def _movable(conversation: Conversation) -> list[tuple[int, int]]:
     ]
 
 
-def mutate(data: st.DataObject, kind: str) -> tuple[Conversation, Expected]:
-    """Apply one mutation of `kind`; return the transcript and what must be reported."""
+def _everywhere(expected: Expected) -> dict[str, Expected]:
+    return {fmt: expected for fmt in FORMATS}
+
+
+def _open(keys: set[int], followed: bool) -> dict[str, Expected]:
+    """Calls left open: CLOSE-2 in a request, or where a request followed; in a log
+    that simply ends there, undecided (`open-at-end`)."""
+    return {
+        fmt: {("open-at-end" if fmt in LOGS and not followed else "CLOSE-2", k) for k in keys}
+        for fmt in FORMATS
+    }
+
+
+def mutate(data: st.DataObject, kind: str) -> tuple[Conversation, dict[str, Expected]]:
+    """Apply one mutation of `kind`; return the transcript and what each format must report."""
     conversation = copy.deepcopy(data.draw(conversations(with_calls=True)))
     new = _fresh_key(conversation)
 
@@ -327,25 +347,44 @@ def mutate(data: st.DataObject, kind: str) -> tuple[Conversation, Expected]:
         m, i = data.draw(st.sampled_from(_results(conversation)))
         gone = conversation[m].blocks.pop(i)
         _keep_nonempty(conversation[m])
-        return conversation, {("CLOSE-2", _call_answered(conversation, m, gone.id).key)}
+        followed = any(msg.role == "assistant" for msg in conversation[m + 1 :])
+        return conversation, _open({_call_answered(conversation, m, gone.id).key}, followed)
 
     if kind == "duplicate_result":
         m, i = data.draw(st.sampled_from(_results(conversation)))
         conversation[m].blocks.insert(i + 1, Block("result", conversation[m].blocks[i].id, new))
-        return conversation, {("CLOSE-1", new)}
+        return conversation, _everywhere({("CLOSE-1", new)})
 
     if kind == "duplicate_call":
         m, i = data.draw(st.sampled_from(_calls(conversation)))
         conversation[m].blocks.insert(i + 1, Block("call", conversation[m].blocks[i].id, new))
-        return conversation, {("CLOSE-7", new)}
+        return conversation, _everywhere({("CLOSE-7", new)})
+
+    if kind == "reuse":  # a later turn's call (and its result) takes an earlier call's id
+        calls = _calls(conversation)
+        assume(len({m for m, _ in calls}) > 1)
+        m, i = data.draw(st.sampled_from(calls))
+        later = [(n, j) for n, j in calls if n > m]
+        assume(later)
+        n, j = data.draw(st.sampled_from(later))
+        old, taken = conversation[n].blocks[j].id, conversation[m].blocks[i].id
+        assume(all(b.id != taken for b in conversation[n].blocks))
+        for message in conversation[n:]:
+            for block in message.blocks:
+                if block.id == old:
+                    block.id = taken
+        key = conversation[n].blocks[j].key
+        return conversation, {
+            fmt: {("CLOSE-9", key)} if fmt in UNIQUE_IDS else set() for fmt in FORMATS
+        }
 
     if kind == "cut":  # the transcript ends inside an assistant message, after a call
         m, i = data.draw(st.sampled_from(_calls(conversation)))
         del conversation[m + 1 :]
         del conversation[m].blocks[i + 1 :]
-        return conversation, {
-            ("CLOSE-2", b.key) for b in conversation[m].blocks if b.kind == "call"
-        }
+        return conversation, _open(
+            {b.key for b in conversation[m].blocks if b.kind == "call"}, False
+        )
 
     if kind == "move":
         movable = _movable(conversation)
@@ -355,16 +394,16 @@ def mutate(data: st.DataObject, kind: str) -> tuple[Conversation, Expected]:
         _keep_nonempty(conversation[m])
         call = _call_answered(conversation, m, moved.id)
         conversation[m + 2].blocks.append(moved)
-        return conversation, {("CLOSE-2", call.key), ("CLOSE-4", moved.key)}
+        return conversation, _everywhere({("CLOSE-2", call.key), ("CLOSE-4", moved.key)})
 
     assert kind == "stray"
     users = [m for m, msg in enumerate(conversation) if msg.role == "user"]
     m = data.draw(st.sampled_from(users))
     conversation[m].blocks.append(Block("result", "zz", new))
-    return conversation, {("CLOSE-4", new)}
+    return conversation, _everywhere({("CLOSE-4", new)})
 
 
-MUTATIONS = ("remove", "duplicate_result", "duplicate_call", "stray", "move", "cut")
+MUTATIONS = ("remove", "duplicate_result", "duplicate_call", "reuse", "stray", "move", "cut")
 
 
 @pytest.mark.parametrize("kind", MUTATIONS)
@@ -374,4 +413,4 @@ def test_single_mutations_are_named_with_their_line_in_every_format(
 ) -> None:
     conversation, expected = mutate(data, kind)
     for fmt in FORMATS:
-        assert violations_by_key(conversation, fmt) == expected, fmt
+        assert violations_by_key(conversation, fmt) == expected[fmt], fmt

@@ -71,7 +71,8 @@ def test_a_kill_after_the_commit_leaves_the_commit_journaled_and_the_trace_witho
     assert not any(e.kind == "effect_end" and e.occ == "3.3" for e in _events(trace))  # type: ignore[attr-defined]
     resumed = _metis("run", "--resume", "--trace", str(trace), "--quiet")
     assert resumed.returncode == 0, resumed.stderr
-    header, events = read_trace(trace.open())
+    with trace.open() as fh:
+        header, events = read_trace(fh)
     assert check_trace(events, header).ok
     ends = [e for e in events if e.kind == "effect_end" and e.occ == "3.3"]  # type: ignore[attr-defined]
     assert len(ends) == 1 and ends[0].committed  # type: ignore[attr-defined]

@@ -1,0 +1,62 @@
+"""`metis conform --engine dask --scheduler ADDRESS`: the same check on a Dask cluster.
+
+The client reads each unit (a file, or a session with its sub-agents' files)
+and submits its text, so workers need metis installed but not the files; at
+most a few units per worker thread are in flight, so a large corpus is never
+held in memory at once. Results come back in input order. Dask distributed
+rather than Ray: a pure-Python install (the `dask` extra), a scheduler and
+workers that start in seconds on a laptop or a 2-core CI runner
+(`distributed.LocalCluster`), and nothing to run besides them.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ._output import bad_input
+from ._transcripts import FileResult, Unit, check_loaded, load
+
+IN_FLIGHT_PER_THREAD = 4
+CONNECT_TIMEOUT = "METIS_DASK_TIMEOUT"  # seconds to reach the scheduler (default 10)
+
+
+def run_on_dask(units: list[Unit], fmt: str, address: str) -> list[FileResult]:
+    try:
+        from distributed import Client, as_completed
+    except ImportError:
+        bad_input("--engine dask needs the dask extra: pip install 'metis[dask]'")
+    raw = os.environ.get(CONNECT_TIMEOUT, "10")
+    try:
+        timeout = float(raw)
+    except ValueError:
+        timeout = float("nan")
+    if not 0 < timeout < 3600:
+        bad_input(f"{CONNECT_TIMEOUT}={raw!r}: expected seconds between 0 and 3600")
+    try:
+        client = Client(address, timeout=f"{timeout}s")
+    except (OSError, TimeoutError, ValueError) as exc:  # ValueError: a malformed address
+        bad_input(f"--scheduler {address}: cannot connect ({exc})")
+    results: dict[int, FileResult] = {}
+    with client:
+        threads = sum(client.nthreads().values()) or 1
+        pending = iter(enumerate(units))
+        index_of: dict[Any, int] = {}
+        running = as_completed()
+
+        def submit_next() -> None:
+            for number, unit in pending:
+                future = client.submit(check_loaded, load(unit), fmt, pure=False)
+                index_of[future] = number
+                running.add(future)
+                return
+
+        for _ in range(threads * IN_FLIGHT_PER_THREAD):
+            submit_next()
+        for future in running:
+            try:
+                results[index_of.pop(future)] = future.result()
+            except Exception as exc:  # a worker died or could not run it: the run is broken
+                bad_input(f"--engine dask: a check failed on the cluster ({exc})")
+            submit_next()
+    return [results[i] for i in range(len(units))]

@@ -1,0 +1,194 @@
+"""Which situations a run actually reached, read from its traces (not from its script).
+
+A workload aims at situations; only the trace says whether the runtime got
+there. Each name below is counted from events alone:
+
+| situation | read from the trace |
+|---|---|
+| `queue-3` | a batch with three or more started Queue calls on one key |
+| `exclusive-waits` | an Exclusive call started after an earlier sibling had (it waited behind it) |
+| `ask:<route>:<approved\\|rejected>` | an `ask_resolved`, by the route its decision names |
+| `context:<step>` | a `compaction` event of that context-control step |
+| `hook:veto` | a decision whose facts carry a `hook:<id>` deny rule |
+| `hook:pass` | a header listing hooks, and an allowed call that one of them matches |
+| `spawn`, `spawn:plan-child` | a `spawn` event (of a `plan` child) |
+| `plan:denied` | a mutating call denied at the `plan` stage |
+| `plan:child-no-spawn` | a plan child's `spawn_agent` call answered with an error |
+| `background` | a `handshake` paired with a `job_done` |
+| `repeated-ids` | an assistant message repeating a call id |
+| `cancel`, `interrupt`, `resume` | those events |
+| `kill:<where>:<kind>` | the workload killed the process there and the trace holds a `resume` |
+| `canary` | a planted canary was read by a call whose result was sent |
+| `stage:<stage>` | a decision taken at that stage |
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+
+from metis_model.trace import (
+    MUTATING_KINDS,
+    AskResolved,
+    Assistant,
+    CallClass,
+    Compaction,
+    Decision,
+    DecisionEvent,
+    EffectStart,
+    Result,
+    ResultStatus,
+    Spawn,
+    TraceEvent,
+    TraceHeader,
+)
+
+from ._workload import Workload
+
+Traces = Mapping[str, tuple[TraceHeader, Sequence[TraceEvent]]]
+
+
+def _batches(events: Sequence[TraceEvent]) -> list[list[TraceEvent]]:
+    out: list[list[TraceEvent]] = []
+    current: list[TraceEvent] | None = None
+    for e in events:
+        if isinstance(e, Assistant):
+            current = [e]
+            out.append(current)
+        elif current is not None:
+            current.append(e)
+            if e.kind in ("results_sent", "repair"):
+                current = None
+    return out
+
+
+def _batch_situations(batch: list[TraceEvent], seen: Counter[str]) -> None:
+    first = batch[0]
+    assert isinstance(first, Assistant)
+    ids = [c.call_id for c in first.calls]
+    if len(set(ids)) < len(ids):
+        seen["repeated-ids"] += 1
+    index = {c.occ: i for i, c in enumerate(first.calls)}
+    decisions = {e.occ: e for e in batch if isinstance(e, DecisionEvent)}
+    started = [e.occ for e in batch if isinstance(e, EffectStart)]
+    keys = Counter(
+        decisions[o].key for o in started if o in decisions and decisions[o].cls is CallClass.QUEUE
+    )
+    if keys and max(keys.values()) >= 3:
+        seen["queue-3"] += 1
+    for pos, occ in enumerate(started):
+        d = decisions.get(occ)
+        if (
+            d is not None
+            and d.cls is CallClass.EXCLUSIVE
+            and any(index[o] < index[occ] for o in started[:pos])
+        ):
+            seen["exclusive-waits"] += 1
+
+
+def _trace_situations(
+    header: TraceHeader, events: Sequence[TraceEvent], seen: Counter[str]
+) -> None:
+    decisions: dict[str, DecisionEvent] = {}
+    tools: dict[str, str] = {}
+    hooks = [str(h) for h in header.meta.get("hooks", ())] if isinstance(header.meta, dict) else []
+    for e in events:
+        if isinstance(e, Assistant):
+            tools.update({c.occ: c.tool for c in e.calls})
+        elif isinstance(e, DecisionEvent):
+            decisions[e.occ] = e
+            seen[f"stage:{e.stage}"] += 1
+            if any(r.pattern.startswith("hook:") for r in e.facts.rules):
+                seen["hook:veto"] += 1
+            elif hooks and e.decision is Decision.ALLOW:
+                seen["hook:pass"] += 1
+            if e.stage == "plan" and e.facts.kind in MUTATING_KINDS:
+                seen["plan:denied"] += 1
+        elif isinstance(e, AskResolved):
+            d = decisions.get(e.occ)
+            route = d.route.value if d is not None else "?"
+            seen[f"ask:{route}:{'approved' if e.approved else 'rejected'}"] += 1
+        elif isinstance(e, Compaction):
+            seen[f"context:{e.step}"] += 1
+        elif isinstance(e, Spawn):
+            seen["spawn"] += 1
+            if e.child_mode.value == "plan":
+                seen["spawn:plan-child"] += 1
+        elif e.kind in ("cancel", "interrupt", "resume"):
+            seen[e.kind] += 1
+        elif e.kind == "job_done":
+            seen["background"] += 1
+        elif (
+            isinstance(e, Result)
+            and header.mode.value == "plan"
+            and header.depth > 0
+            and tools.get(e.occ) == "spawn_agent"
+            and e.status is ResultStatus.ERROR
+        ):
+            seen["plan:child-no-spawn"] += 1
+    for batch in _batches(events):
+        _batch_situations(batch, seen)
+
+
+def situations(traces: Traces, workload: Workload | None = None) -> Counter[str]:
+    """How many times each situation occurs in the run's traces."""
+    seen: Counter[str] = Counter()
+    for header, events in traces.values():
+        _trace_situations(header, events, seen)
+    if workload is not None:
+        fault = workload.fault
+        if fault is not None and fault.kind == "kill" and seen["resume"]:
+            where, kind, _ = fault.point.split(":", 2)
+            seen[f"kill:{where}:{kind}"] += 1
+        if workload.canaries and _canary_read(traces, workload):
+            seen["canary"] += 1
+    return seen
+
+
+def _canary_read(traces: Traces, workload: Workload) -> bool:
+    """A call whose input names a planted file (or a folder above it) got an ok result."""
+    planted = [n for n, text in workload.files.items() if any(c in text for c in workload.canaries)]
+    for _, events in traces.values():
+        inputs = {c.occ: c.input for e in events if isinstance(e, Assistant) for c in e.calls}
+        for e in events:
+            if not isinstance(e, Result) or e.status is not ResultStatus.OK:
+                continue
+            words = [str(v) for v in inputs.get(e.occ, {}).values()]
+            for p in planted:
+                if any(w == p or p.startswith(w.rstrip("/") + "/") or p in w for w in words):
+                    return True
+    return False
+
+
+# What the CI run must reach: every situation issue 11 lists as never reached.
+REQUIRED: tuple[str, ...] = (
+    "queue-3",
+    "exclusive-waits",
+    "ask:interactive:approved",
+    "ask:interactive:rejected",
+    "ask:protocol:approved",
+    "ask:protocol:rejected",
+    "ask:headless:approved",
+    "ask:headless:rejected",
+    "context:prune",
+    "context:snip",
+    "context:offload",
+    "context:collapse",
+    "context:compaction",
+    "context:retry",
+    "kill:journal:admit",
+    "kill:journal:commit",
+    "kill:trace:result",
+    "kill:journal:message",
+    "kill:trace:results_sent",
+    "hook:veto",
+    "hook:pass",
+    "spawn:plan-child",
+    "plan:denied",
+    "plan:child-no-spawn",
+    "canary",
+    "background",
+    "repeated-ids",
+    "cancel",
+    "interrupt",
+)

@@ -1,0 +1,334 @@
+"""Batch builders: Hypothesis strategies for one assistant turn aimed at a situation.
+
+Each builder draws a `Piece`: the calls of one turn, plus what the workload
+must hold for them to mean something (files, permission rules, hooks, child
+agents, canaries) and the situations it aims at. A piece works in its own
+folder `p<k>/`, so pieces of one workload never touch each other's files.
+`_situations.py` composes pieces into workloads.
+
+Tool inputs are the runtime's built-in tools' (`read`, `write`, `edit`,
+`ls`, `glob`, `grep`, `bash`) and the agent tools (`spawn_agent`, ...).
+Effects are writes inside the workspace, so an observer of the workspace
+sees every one of them.
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+from hypothesis import strategies as st
+
+from ._workload import Child, Hook, Rule, Turn
+
+SLOW_SAFE = "seq 1 2000000 | wc -l"  # read-only, so Safe; runs tens of milliseconds
+
+Spec = tuple[str, dict[str, Any]]  # (tool, input) before call ids are given
+
+
+@attrs.frozen
+class Piece:
+    calls: tuple[Spec, ...]
+    aims: tuple[str, ...]
+    files: tuple[tuple[str, str], ...] = ()
+    rules: tuple[Rule, ...] = ()
+    hooks: tuple[Hook, ...] = ()
+    agents: tuple[Child, ...] = ()
+    canaries: tuple[str, ...] = ()
+    asks: int = 0  # asks this piece expects (in default mode), for the scripted answers
+    ids: tuple[str, ...] | None = None  # call ids when the piece chooses them (repeats)
+    thinking: str = ""
+
+
+Builder = Callable[[int], st.SearchStrategy[Piece]]
+
+
+def read(path: str) -> Spec:
+    return ("read", {"path": path})
+
+
+def write(path: str, content: str) -> Spec:
+    return ("write", {"path": path, "content": content})
+
+
+def edit(path: str, old: str, new: str) -> Spec:
+    return ("edit", {"path": path, "old": old, "new": new})
+
+
+def bash(command: str, **extra: Any) -> Spec:
+    return ("bash", {"command": command, **extra})
+
+
+def grep(pattern: str, path: str) -> Spec:
+    return ("grep", {"pattern": pattern, "path": path})
+
+
+def ls(path: str) -> Spec:
+    return ("ls", {"path": path})
+
+
+def glob(pattern: str, path: str) -> Spec:
+    return ("glob", {"pattern": pattern, "path": path})
+
+
+def append(k: int, tag: str, target: str = "log.txt") -> Spec:
+    """An Exclusive effect: one line appended to the piece's log."""
+    return bash(f"echo {tag} >> p{k}/{target}")
+
+
+def _files(k: int) -> tuple[tuple[str, str], ...]:
+    return (
+        (f"p{k}/notes.txt", "step0\n"),
+        (f"p{k}/src/app.py", "def main():\n    return 'hello'\n\n# TODO: log the greeting\n"),
+        (f"p{k}/src/util.py", "def add(a, b):\n    return a + b\n"),
+    )
+
+
+def _safe(k: int) -> st.SearchStrategy[Spec]:
+    return st.sampled_from(
+        [
+            read(f"p{k}/src/app.py"),
+            ls(f"p{k}"),
+            grep("TODO", f"p{k}"),
+            glob("**/*.py", f"p{k}"),
+            bash(f"cat p{k}/src/util.py"),
+        ]
+    )
+
+
+def _mix(
+    draw: st.DrawFn, main: list[Spec], extra: st.SearchStrategy[Spec], most: int = 3
+) -> list[Spec]:
+    """`main` in order, with up to `most` `extra` calls inserted anywhere."""
+    out = list(main)
+    for spec in draw(st.lists(extra, max_size=most)):
+        out.insert(draw(st.integers(0, len(out))), spec)
+    return out
+
+
+@st.composite
+def queue_chain(draw: st.DrawFn, k: int) -> Piece:
+    """Three or more Queue calls on one key: edits that only succeed in FIFO order."""
+    n = draw(st.integers(3, 5))
+    chain = [edit(f"p{k}/notes.txt", f"step{i}", f"step{i + 1}") for i in range(n)]
+    if draw(st.booleans()):  # a second key's chain, interleaved
+        chain += [
+            edit(f"p{k}/src/util.py", "a + b", "b + a"),
+            edit(f"p{k}/src/util.py", "b + a", "(a + b)"),
+        ]
+    calls = _mix(draw, chain, _safe(k))
+    return Piece(tuple(calls), ("queue-3",), _files(k), asks=len(chain))
+
+
+@st.composite
+def exclusive_waits(draw: st.DrawFn, k: int) -> Piece:
+    """An Exclusive call behind a Safe sibling that is still running."""
+    before = [bash(SLOW_SAFE), *draw(st.lists(_safe(k), max_size=2))]
+    after = draw(st.lists(st.one_of(_safe(k), st.just(append(k, "after"))), max_size=2))
+    calls = [*before, append(k, "exclusive"), *after]
+    rules = (Rule(behavior="allow", pattern="Bash(echo:*)"),)
+    return Piece(tuple(calls), ("exclusive-waits",), _files(k), rules)
+
+
+@st.composite
+def asks(draw: st.DrawFn, k: int, least: int = 1) -> Piece:
+    """Calls decided `ask`: edits in default mode (mode stage) and a command
+    under an ask rule (ask_rule stage); the workload answers them."""
+    options = [
+        write(f"p{k}/new.txt", "created\n"),
+        edit(f"p{k}/notes.txt", "step0", "step1"),
+        bash(f"touch p{k}/touched.txt"),
+        append(k, "asked"),
+    ]
+    chosen = draw(st.lists(st.sampled_from(options), min_size=least, max_size=3, unique_by=repr))
+    calls = _mix(draw, chosen, _safe(k), most=2)
+    rules = (Rule(behavior="ask", pattern="Bash(touch:*)"),)
+    return Piece(tuple(calls), ("asks",), _files(k), rules, asks=len(chosen))
+
+
+@st.composite
+def hooked(draw: st.DrawFn, k: int, veto: bool | None = None) -> Piece:
+    """PreToolUse hooks that veto or pass, over the calls they match."""
+    matchers = draw(
+        st.lists(
+            st.sampled_from(["bash", "write", "edit", "*"]), min_size=1, max_size=2, unique_by=repr
+        )
+    )
+    hooks = tuple(
+        Hook(id=f"h{k}{i}", matcher=m, veto=draw(st.booleans()) if veto is None else veto)
+        for i, m in enumerate(matchers)
+    )
+    calls = [append(k, "hooked"), write(f"p{k}/hooked.txt", "x\n"), read(f"p{k}/src/app.py")]
+    calls = draw(st.permutations(calls))
+    rules = (
+        Rule(behavior="allow", pattern="Bash(echo:*)"),
+        Rule(behavior="allow", pattern="Write"),
+    )
+    return Piece(tuple(calls), ("hooks",), _files(k), rules, hooks)
+
+
+def _child_turns(specs: list[Spec], text: str) -> tuple[Turn, ...]:
+    from ._workload import Call
+
+    calls = tuple(Call(id=f"c_{i}", tool=t, input=i_) for i, (t, i_) in enumerate(specs))
+    return (Turn(calls=calls), Turn(text=text))
+
+
+@st.composite
+def spawns(draw: st.DrawFn, k: int, plan: bool | None = None) -> Piece:
+    """A sub-agent, maybe in plan mode (plan-locked: its spawn is an unknown
+    tool, its writes denied), maybe under hooks, maybe spawned twice."""
+    if plan is None:
+        plan = draw(st.booleans())
+    name = f"helper{k}"
+    child_calls = [read(f"p{k}/src/app.py"), write(f"p{k}/child.txt", "from the child\n")]
+    if plan:
+        child_calls.append(("spawn_agent", {"agent": name, "task": "go deeper"}))
+    child_calls = draw(st.permutations(child_calls))
+    child = Child(name=name, tools=None, turns=_child_turns(child_calls, f"{name} done"))
+    spawn: dict[str, Any] = {"agent": name, "task": f"help with p{k}", "mode": "sync"}
+    if plan:
+        spawn["permission_mode"] = "plan"
+    calls: list[Spec] = [("spawn_agent", spawn)]
+    if draw(st.booleans()):  # the same task again: the guard refuses a duplicate
+        calls.append(("spawn_agent", dict(spawn)))
+    aims = ("plan-child",) if plan else ("spawn",)
+    rules = (Rule(behavior="allow", pattern="Write"),)
+    return Piece(tuple(calls), aims, _files(k), rules, agents=(child,))
+
+
+@st.composite
+def plan_root(draw: st.DrawFn, k: int) -> Piece:
+    """What a plan-mode agent may not do: edit, run, spawn (all denied)."""
+    options = [
+        write(f"p{k}/plan.txt", "x\n"),
+        edit(f"p{k}/notes.txt", "step0", "step1"),
+        append(k, "plan"),
+        ("spawn_agent", {"agent": "planner", "task": f"plan p{k}"}),
+        read(f"p{k}/src/app.py"),
+    ]
+    calls = draw(st.lists(st.sampled_from(options), min_size=2, max_size=4, unique_by=repr))
+    return Piece(tuple(calls), ("plan-root",), _files(k))
+
+
+# Credential-looking values of well-known formats, made unique per workload.
+_ALNUM = string.ascii_letters + string.digits
+_UPPER = string.ascii_uppercase + string.digits
+
+
+def _token(draw: st.DrawFn, alphabet: str, n: int) -> str:
+    return "".join(draw(st.lists(st.sampled_from(alphabet), min_size=n, max_size=n)))
+
+
+@st.composite
+def canary_value(draw: st.DrawFn) -> str:
+    family = draw(st.sampled_from(["aws", "github", "slack", "anthropic"]))
+    if family == "aws":
+        return "AKIA" + _token(draw, _UPPER, 16)
+    if family == "github":
+        return "ghp_" + _token(draw, _ALNUM, 36)
+    if family == "slack":
+        return (
+            "xoxb-"
+            + "-".join(_token(draw, string.digits, 11) for _ in range(2))
+            + "-"
+            + _token(draw, _ALNUM, 24)
+        )
+    return "sk-ant-api03-" + _token(draw, _ALNUM, 93) + "AA"
+
+
+@st.composite
+def canaries(draw: st.DrawFn, k: int) -> Piece:
+    """Tool output that holds a credential: a planted canary read back by
+    read, grep, bash cat, or an offloaded result."""
+    value = draw(canary_value())
+    path = f"p{k}/deploy/settings.txt"
+    content = f"# deployment\nregion = eu-west-1\ntoken = {value}\n"
+    readers = [read(path), grep("token", f"p{k}/deploy"), bash(f"cat {path}")]
+    calls = draw(st.lists(st.sampled_from(readers), min_size=1, max_size=3, unique_by=repr))
+    if draw(st.booleans()):  # the agent writes it elsewhere too
+        calls.append(write(f"p{k}/copy.txt", content))
+    return Piece(tuple(calls), ("canary",), (*_files(k), (path, content)), canaries=(value,))
+
+
+@st.composite
+def background(draw: st.DrawFn, k: int) -> Piece:
+    """Background jobs: a handshake now, `job_done` later (SCHED-4)."""
+    n = draw(st.integers(1, 2))
+    jobs = [
+        bash(f"sleep 0.{draw(st.integers(0, 3))}; echo job{i} >> p{k}/jobs.txt", background=True)
+        for i in range(n)
+    ]
+    calls = _mix(draw, jobs, _safe(k), most=2)
+    rules = (
+        Rule(behavior="allow", pattern="Bash(sleep:*)"),
+        Rule(behavior="allow", pattern="Bash(echo:*)"),
+    )
+    return Piece(tuple(calls), ("background",), _files(k), rules)
+
+
+@st.composite
+def repeated_ids(draw: st.DrawFn, k: int) -> Piece:
+    """Call ids repeated within the message: occurrences stay distinct."""
+    n = draw(st.integers(2, 4))
+    calls = [read(f"p{k}/src/app.py"), append(k, "dup"), ls(f"p{k}"), grep("def", f"p{k}")][:n]
+    ids = tuple(
+        draw(st.lists(st.sampled_from(["toolu_dup", "toolu_dup2"]), min_size=n, max_size=n))
+    )
+    rules = (Rule(behavior="allow", pattern="Bash(echo:*)"),)
+    return Piece(tuple(calls), ("repeated-ids",), _files(k), rules, ids=ids)
+
+
+@st.composite
+def policy(draw: st.DrawFn, k: int) -> Piece:
+    """The gate's stages: deny / ask / allow rules, protected and secret paths,
+    out-of-scope paths, malformed calls and unknown tools."""
+    options: list[Spec] = [
+        bash(f"rm -f p{k}/notes.txt"),  # deny rule
+        read(".env"),  # a secret
+        write(".git/config", "x"),  # protected
+        write(".metis/settings.json", "{}"),  # protected (the agent's settings)
+        read("/etc/hostname"),  # out of scope
+        bash("cat /etc/hostname"),
+        ("no_such_tool", {"x": 1}),  # unknown tool
+        ("read", {"file": "wrong field"}),  # schema error
+        ("edit", {"path": f"p{k}/notes.txt", "old": "absent", "new": "x"}),  # the tool fails
+        append(k, "allowed"),
+    ]
+    calls = draw(st.lists(st.sampled_from(options), min_size=1, max_size=4, unique_by=repr))
+    rules = (
+        Rule(behavior="deny", pattern="Bash(rm:*)"),
+        Rule(behavior="allow", pattern="Bash(echo:*)"),
+    )
+    files = (*_files(k), (".env", "API_TOKEN=not-a-real-one\n"))
+    return Piece(tuple(calls), ("policy",), files, rules)
+
+
+@st.composite
+def context_fill(draw: st.DrawFn, k: int, size: int | None = None) -> Piece:
+    """A large result and a thinking block: what the context ladder works on.
+    (Three 9,000-character results and one of 30,000 in a 4,000-token window,
+    `recent` 2, climb prune, snip, offload, collapse and compaction.)"""
+    if size is None:
+        size = draw(st.sampled_from([9_000, 30_000, 3_000]))
+    body = "".join(f"line {i:05d} of a long log\n" for i in range(size // 26))
+    path = f"p{k}/big.log"
+    thinking = "Thinking about the log. " * draw(st.sampled_from([200, 20, 100]))
+    return Piece((read(path),), ("context",), ((path, body),), thinking=thinking)
+
+
+BUILDERS: dict[str, Builder] = {
+    "queue-3": queue_chain,
+    "exclusive-waits": exclusive_waits,
+    "asks": asks,
+    "hooks": hooked,
+    "spawn": spawns,
+    "plan-root": plan_root,
+    "canary": canaries,
+    "background": background,
+    "repeated-ids": repeated_ids,
+    "policy": policy,
+    "context": context_fill,
+}

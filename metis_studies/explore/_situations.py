@@ -1,0 +1,363 @@
+"""Workload strategies: pieces composed into runs, model runs turned into scripts.
+
+- `workloads(focus=...)`: one turn per piece (`_pieces.BUILDERS`), the
+  focused piece first, then up to two others; the settings each piece needs
+  (a plan root is in plan mode, asks come in default mode), a route and its
+  headless default, the scripted answers, a context window small enough for
+  the ladder when a piece fills the context, and a fault: a SIGKILL at one of
+  the fail points this script reaches (after admit, after commit, before the
+  result, before `results_sent`, ...), or a cancel or interrupt when a call
+  starts.
+- `simulated()`: `metis_model.simulate` runs (random seed and shape) whose
+  batches become concrete calls of the same kinds and classes, with their
+  repeated ids, cancels, interrupts and ask answers.
+- `any_workload()`: either, for `metis explore`.
+
+Hypothesis shrinks all of them: fewer pieces, calls and turns; no fault
+before a fault; the first mode, route and execution before the others.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from hypothesis import strategies as st
+
+from metis_model import SimConfig, simulate
+from metis_model.trace import (
+    AskResolved,
+    Assistant,
+    CallClass,
+    Decision,
+    DecisionEvent,
+    Mode,
+    Route,
+)
+
+from ._pieces import (
+    BUILDERS,
+    SLOW_SAFE,
+    Piece,
+    Spec,
+    bash,
+    context_fill,
+    edit,
+    grep,
+    hooked,
+    ls,
+    read,
+    spawns,
+    write,
+)
+from ._pieces import asks as ask_piece
+from ._workload import Call, Child, Fault, Hook, Rule, Turn, Workload
+
+MUTATING = ("write", "edit", "spawn_agent", "kill_agent", "message_agent")
+_EXEC_WORDS = ("touch", "rm", "sleep", "mkdir", "mv", "cp")
+
+
+def _mutating(call: Call) -> bool:
+    """Whether the runtime journals the call's effect (a guess from its input:
+    bash writing with `>` or running a command that is not read-only)."""
+    if call.tool in MUTATING:
+        return True
+    command = str(call.input.get("command", "")) if call.tool == "bash" else ""
+    words = command.split()
+    return bool(words) and (">" in command or words[0] in _EXEC_WORDS)
+
+
+_MODES = (Mode.ACCEPT_EDITS, Mode.DEFAULT, Mode.BYPASS, Mode.DONT_ASK)
+_ROUTES = (Route.HEADLESS, Route.INTERACTIVE, Route.PROTOCOL)
+
+
+def _turn(piece: Piece, t: int) -> Turn:
+    ids = piece.ids or tuple(f"toolu_{t}_{i}" for i in range(len(piece.calls)))
+    calls = tuple(
+        Call(id=i, tool=tool, input=inp) for i, (tool, inp) in zip(ids, piece.calls, strict=True)
+    )
+    return Turn(calls=calls, thinking=piece.thinking)
+
+
+def kill_points(turns: Sequence[Turn]) -> list[str]:
+    """Every fail point the script may reach, journal points of effects first."""
+    effects: list[str] = []
+    others: list[str] = []
+    for t, turn in enumerate(turns, 1):
+        if not turn.calls:
+            continue
+        others += [
+            f"journal:message:{t}.assistant",
+            f"journal:message:{t}.results",
+            f"trace:results_sent:{t}",
+        ]
+        for i, call in enumerate(turn.calls):
+            occ = f"{t}.{i}"
+            if _mutating(call):
+                effects += [f"journal:admit:{occ}", f"journal:commit:{occ}", f"trace:result:{occ}"]
+            others += [
+                f"trace:effect_start:{occ}",
+                f"trace:effect_end:{occ}",
+                f"trace:result:{occ}",
+            ]
+    return [*effects, *others, "journal:end:"]
+
+
+@st.composite
+def _fault(draw: st.DrawFn, turns: Sequence[Turn], focus: str) -> Fault | None:
+    occs = [f"{t}.{i}" for t, turn in enumerate(turns, 1) for i in range(len(turn.calls))]
+    wanted = focus.split(":", 1)[0]
+    if wanted in ("kill", "cancel", "interrupt"):
+        kind = wanted
+    else:
+        kind = draw(st.sampled_from(["none", "kill", "cancel", "interrupt"]))
+    if kind == "none" or not occs:
+        return None
+    if kind == "kill":
+        prefix = focus[len("kill:") :] if focus.startswith("kill:") else ""
+        points = [p for p in kill_points(turns) if p.startswith(prefix)] or kill_points(turns)
+        return Fault(kind="kill", point=draw(st.sampled_from(points)))
+    return Fault(kind=kind, point=draw(st.sampled_from(occs)))
+
+
+# The sweep `metis explore` starts with: each situation issue 11 lists, aimed at once.
+SWEEP: tuple[str, ...] = (
+    "queue-3",
+    "exclusive-waits",
+    "asks:interactive",
+    "asks:protocol",
+    "asks:headless-allow",
+    "asks:headless-deny",
+    "context",
+    "overflow",
+    "kill:journal:admit",
+    "kill:journal:commit",
+    "kill:trace:result",
+    "kill:journal:message",
+    "kill:trace:results_sent",
+    "hooks",
+    "hooks:veto",
+    "plan-child",
+    "plan-root",
+    "spawn",
+    "canary",
+    "background",
+    "repeated-ids",
+    "policy",
+    "cancel",
+    "interrupt",
+)
+_ASK_ROUTES = {
+    "asks:interactive": (Route.INTERACTIVE, Decision.DENY),
+    "asks:protocol": (Route.PROTOCOL, Decision.DENY),
+    "asks:headless-allow": (Route.HEADLESS, Decision.ALLOW),
+    "asks:headless-deny": (Route.HEADLESS, Decision.DENY),
+}
+_EFFECTS = ("exclusive-waits", "queue-3", "background", "spawn")
+_LADDER = (9_000, 9_000, 30_000, 9_000)  # result sizes that climb the whole ladder
+
+
+def _pieces(draw: st.DrawFn, focus: str) -> tuple[list[str], list[Piece]]:
+    """The pieces' names and pieces: the focused ones first, up to two more."""
+    kind = focus.split(":", 1)[0]
+    first: list[str] = []
+    if focus in ("context", "overflow"):
+        first = ["context"] * 4  # the ladder climbs over several turns
+    elif focus in BUILDERS or kind in ("asks", "hooks"):
+        first = [kind]
+    elif focus == "plan-child":
+        first = ["spawn"]
+    elif kind == "kill":
+        first = [draw(st.sampled_from(_EFFECTS))]
+    extra = draw(st.lists(st.sampled_from(list(BUILDERS)), min_size=0 if first else 1, max_size=2))
+    names = first + extra
+    pieces = []
+    for k, name in enumerate(names):
+        if focus == "plan-child" and k == 0:
+            pieces.append(draw(spawns(k, plan=True)))
+        elif focus == "hooks:veto" and k == 0:
+            pieces.append(draw(hooked(k, veto=True)))
+        elif focus in ("context", "overflow") and k < len(first):
+            pieces.append(draw(context_fill(k, size=_LADDER[k % len(_LADDER)])))
+        elif kind == "asks" and k == 0:
+            pieces.append(draw(ask_piece(k, least=2)))  # one approved and one rejected
+        else:
+            pieces.append(draw(BUILDERS[name](k)))
+    return names, pieces
+
+
+def _mode(draw: st.DrawFn, names: Sequence[str], focus: str) -> Mode:
+    if "plan-root" in names:
+        return Mode.PLAN
+    if "asks" in names:
+        return Mode.DEFAULT
+    if focus.startswith("kill"):
+        return draw(st.sampled_from([Mode.ACCEPT_EDITS, Mode.BYPASS]))
+    return draw(st.sampled_from(_MODES))
+
+
+@st.composite
+def workloads(draw: st.DrawFn, focus: str = "") -> Workload:
+    """A run aimed at `focus` (one of `SWEEP`, or a piece name), or at
+    whatever the draw combines when `focus` is empty."""
+    names, pieces = _pieces(draw, focus)
+    turns = [_turn(p, t) for t, p in enumerate(pieces, 1)]
+    context = "context" in names
+    if context:
+        # Latest first: an overflow late in the run has turns before it to fold.
+        at = draw(st.sampled_from(range(len(turns), 0, -1)))
+        if focus == "overflow" or draw(st.booleans()):
+            turns[at - 1] = turns[at - 1].model_copy(update={"overflow": True})
+    turns.append(Turn(text="All done."))
+    asks = sum(p.asks for p in pieces) + 2
+    if focus in _ASK_ROUTES:
+        route, default = _ASK_ROUTES[focus]
+        offset = draw(st.integers(0, 1))  # answers alternate: both kinds come
+        answers = tuple((i + offset) % 2 == 0 for i in range(asks))
+    else:
+        route = draw(st.sampled_from(_ROUTES))
+        default = draw(st.sampled_from([Decision.DENY, Decision.ALLOW]))
+        answers = tuple(draw(st.lists(st.booleans(), min_size=asks, max_size=asks)))
+    files: dict[str, str] = {}
+    for p in pieces:
+        files.update(p.files)
+    rules: list[Rule] = []
+    for p in pieces:
+        rules += [r for r in p.rules if r not in rules]
+    agents: dict[str, Child] = {}
+    for p in pieces:
+        agents.update({c.name: c for c in p.agents})
+    hooks: list[Hook] = [h for p in pieces for h in p.hooks]
+    window = draw(st.sampled_from([4_000, 1_500, 12_000])) if context else None
+    aims = [focus] if focus else []
+    aims += [a for p in pieces for a in p.aims]
+    fault = draw(_fault(turns, focus))
+    if fault is not None:
+        aims.append(f"{fault.kind}:{fault.point}" if fault.kind == "kill" else fault.kind)
+    if any(t.overflow for t in turns):
+        aims.append("overflow")
+    return Workload(
+        name=f"w-{'-'.join(names)}",
+        aims=tuple(dict.fromkeys(aims)),
+        files=files,
+        turns=tuple(turns),
+        mode=_mode(draw, names, focus),
+        route=route,
+        headless_default=default,
+        rules=tuple(rules),
+        answers=answers,
+        hooks=tuple(hooks),
+        context_window=window,
+        context_recent=draw(st.sampled_from([2, 1])) if context else 4,
+        agents=tuple(agents.values()),
+        fault=fault,
+        canaries=tuple(c for p in pieces for c in p.canaries),
+    )
+
+
+# --- model runs as scripts ----------------------------------------------------------
+
+_SIM_FILES = {
+    "sim/src/app.py": "def main():\n    return 'hello'\n\n# TODO: log the greeting\n",
+    "sim/notes.txt": "step0\n",
+    "sim/f0.txt": "v0\n",
+    "sim/f1.txt": "v0\n",
+}
+
+
+def _concrete(tool: str, decision: DecisionEvent | None, n: int, edits: dict[str, int]) -> Spec:
+    """A runtime call of the same kind and class as the model's abstract one."""
+    cls = decision.cls if decision is not None else None
+    key = decision.key if decision is not None else None
+    if tool == "read":
+        return read("sim/src/app.py")
+    if tool == "grep":
+        return grep("TODO", "sim")
+    if tool == "ls":
+        return ls("sim")
+    if tool in ("edit", "write"):
+        name = "f1" if key and key.endswith("f1.txt") else "f0"
+        version = edits.get(name, 0)
+        edits[name] = version + 1
+        if tool == "write":
+            return write(f"sim/{name}.txt", f"v{version + 1}\n")
+        return edit(f"sim/{name}.txt", f"v{version}", f"v{version + 1}")
+    if tool == "bash":
+        if cls is CallClass.BACKGROUND:
+            return bash(f"sleep 0.1; echo job{n} >> sim/jobs.txt", background=True)
+        if cls is CallClass.SAFE:
+            return bash(SLOW_SAFE if n % 2 else "cat sim/notes.txt")
+        return bash(f"echo call{n} >> sim/log.txt")
+    if tool == "spawn_agent":
+        return ("spawn_agent", {"agent": "simchild", "task": f"subtask {n}", "mode": "sync"})
+    return (tool, {"n": n})  # a tool the runtime does not have: an error result
+
+
+@st.composite
+def simulated(draw: st.DrawFn) -> Workload:
+    """A random run of the model (`simulate`) turned into a script for the runtime."""
+    seed = draw(st.integers(0, 2**16))
+    config = SimConfig(
+        turns=draw(st.integers(2, 5)),
+        max_batch=draw(st.integers(1, 5)),
+        route=Route.HEADLESS,
+        headless_default=draw(st.sampled_from([Decision.DENY, Decision.ALLOW])),
+    )
+    header, events = simulate(seed, config)
+    decisions = {e.occ: e for e in events if isinstance(e, DecisionEvent)}
+    answers = tuple(e.approved for e in events if isinstance(e, AskResolved))
+    turns: list[Turn] = []
+    edits: dict[str, int] = {}
+    n = 0
+    for e in events:
+        if not isinstance(e, Assistant) or not e.calls:
+            continue
+        calls = []
+        for c in e.calls:
+            n += 1
+            tool, inp = _concrete(c.tool, decisions.get(c.occ), n, edits)
+            calls.append(Call(id=c.call_id, tool=tool, input=inp))
+        turns.append(Turn(calls=tuple(calls)))
+    turns.append(Turn(text="Done."))
+    faults: list[Fault] = []
+    kinds = [e.kind for e in events]
+    occs = [c.occ for t in [e for e in events if isinstance(e, Assistant)] for c in t.calls]
+    if ("cancel" in kinds or "interrupt" in kinds) and occs:
+        kind = "cancel" if "cancel" in kinds else "interrupt"
+        faults.append(Fault(kind=kind, point=draw(st.sampled_from(occs))))
+    child = Child(
+        name="simchild",
+        turns=(
+            Turn(calls=(Call(id="s1", tool="read", input={"path": "sim/notes.txt"}),)),
+            Turn(text="ok"),
+        ),
+    )
+    spawns = any(c.tool == "spawn_agent" for t in turns for c in t.calls)
+    mode = header.mode
+    aims = ["simulate", f"seed:{seed}"]
+    return Workload(
+        name=f"sim-{seed}",
+        aims=tuple(aims),
+        files=dict(_SIM_FILES),
+        turns=tuple(turns),
+        mode=mode,
+        route=Route.HEADLESS,
+        headless_default=config.headless_default,
+        rules=(
+            Rule(behavior="allow", pattern="Bash(echo:*)"),
+            Rule(behavior="allow", pattern="Bash(sleep:*)"),
+        ),
+        answers=answers,
+        agents=(child,) if spawns else (),
+        fault=faults[0] if faults else None,
+    )
+
+
+def any_workload() -> st.SearchStrategy[Workload]:
+    """What `metis explore` draws: composed workloads, focused ones, model runs."""
+    focused = st.sampled_from(SWEEP).flatmap(lambda name: workloads(focus=name))
+    return st.one_of(workloads(), focused, simulated())
+
+
+def describe(workload: Workload) -> dict[str, Any]:
+    return {"name": workload.name, "aims": list(workload.aims), "calls": len(workload.calls)}

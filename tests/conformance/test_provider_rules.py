@@ -1,0 +1,256 @@
+"""Each provider rule (specs/closure.md): one valid and one invalid example.
+
+The invalid example is the smallest change to the valid one that the provider
+rejects (or, for logs, that breaks the rule); it must be reported under the
+rule's invariant with the rule's ID, and nothing else.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+
+from metis_model._invariants import BY_ID
+from metis_model.transcripts import check_transcript
+from metis_model.transcripts._rules import BY_RULE, FORMAT_RULES, RULES
+
+SPEC = Path(__file__).resolve().parents[2] / "specs" / "closure.md"
+Doc = Any
+
+
+def tool_use(i: str) -> dict[str, Any]:
+    return {"type": "tool_use", "id": i, "name": "t", "input": {}}
+
+
+def tool_result(i: str) -> dict[str, Any]:
+    return {"type": "tool_result", "tool_use_id": i, "content": "ok"}
+
+
+def text(t: str = "t") -> dict[str, Any]:
+    return {"type": "text", "text": t}
+
+
+def user(*blocks: Any) -> dict[str, Any]:
+    return {"role": "user", "content": list(blocks)}
+
+
+def assistant(*blocks: Any) -> dict[str, Any]:
+    return {"role": "assistant", "content": list(blocks)}
+
+
+def body(*messages: Any) -> Doc:
+    return {"model": "m", "max_tokens": 1, "messages": list(messages)}
+
+
+def fc(i: str, item_id: str | None = None) -> dict[str, Any]:
+    item = {"type": "function_call", "call_id": i, "name": "f", "arguments": "{}"}
+    return item if item_id is None else {"id": item_id, **item}
+
+
+def fco(i: str) -> dict[str, Any]:
+    return {"type": "function_call_output", "call_id": i, "output": "ok"}
+
+
+def inputs(*items: Any) -> Doc:
+    return {"model": "m", "input": [{"role": "user", "content": "go"}, *items]}
+
+
+def chat_call(i: str) -> dict[str, Any]:
+    call = {"id": i, "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    return {"role": "assistant", "content": None, "tool_calls": [call]}
+
+
+def tool_msg(i: str) -> dict[str, Any]:
+    return {"role": "tool", "tool_call_id": i, "content": "ok"}
+
+
+def chat(*messages: Any) -> Doc:
+    return {"model": "m", "messages": [{"role": "user", "content": "go"}, *messages]}
+
+
+def session(*lines: dict[str, Any]) -> list[str]:
+    """Claude Code lines threaded in order (`parent` None starts a thread)."""
+    out, last = [], None
+    for n, line in enumerate(lines):
+        record = {"uuid": f"u{n}", "parentUuid": last, "isSidechain": False, **line}
+        if line.get("parentUuid", "keep") is None:
+            record["parentUuid"] = None
+        out.append(json.dumps(record))
+        last = record["uuid"]
+    return out
+
+
+def cc_user(*blocks: Any) -> dict[str, Any]:
+    return {"type": "user", "message": {"role": "user", "content": list(blocks) or "hi"}}
+
+
+def cc_assistant(msg: str, *blocks: Any) -> dict[str, Any]:
+    return {
+        "type": "assistant",
+        "message": {"id": msg, "role": "assistant", "content": list(blocks)},
+    }
+
+
+BOUNDARY = {"type": "system", "subtype": "compact_boundary", "parentUuid": None}
+SERVER = {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}}
+SERVER_RESULT = {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": []}
+COMPACTION = {"type": "compaction", "content": "summary", "encrypted_content": "e"}
+
+# rule -> (format, valid, invalid); documents are JSON values, sessions are lines.
+EXAMPLES: dict[str, tuple[str, Any, Any]] = {
+    "ANT-1": (
+        "anthropic",
+        body(user(text()), assistant(tool_use("a")), user(tool_result("a"))),
+        body(user(text()), assistant(tool_use("a")), user(text("no result"))),
+    ),
+    "ANT-2": (
+        "anthropic",
+        body(user(text()), assistant(tool_use("a")), user(tool_result("a"), text())),
+        body(user(text()), assistant(tool_use("a")), user(text(), tool_result("a"))),
+    ),
+    "ANT-3": (
+        "anthropic",
+        body(user(text()), assistant(tool_use("a")), user(tool_result("a"))),
+        body(user(text()), assistant(tool_use("a")), user(tool_result("a"), tool_result("z"))),
+    ),
+    "ANT-4": (
+        "anthropic",
+        body(user(text()), assistant(tool_use("a")), user(tool_result("a"))),
+        body(user(text()), assistant(tool_use("a")), user(tool_result("a"), tool_result("a"))),
+    ),
+    "ANT-5": (
+        "anthropic",
+        body(
+            user(text()),
+            assistant(tool_use("a")),
+            user(tool_result("a")),
+            assistant(tool_use("b")),
+            user(tool_result("b")),
+        ),
+        body(
+            user(text()),
+            assistant(tool_use("a")),
+            user(tool_result("a")),
+            assistant(tool_use("a")),
+            user(tool_result("a")),
+        ),
+    ),
+    "ANT-6": (
+        "anthropic",
+        body(user(text()), assistant(tool_use("toolu_01-A")), user(tool_result("toolu_01-A"))),
+        body(user(text()), assistant(tool_use("toolu.01")), user(tool_result("toolu.01"))),
+    ),
+    "ANT-7": (
+        "anthropic",
+        body(user(text()), assistant(SERVER, SERVER_RESULT, text())),
+        body(user(text()), assistant(SERVER_RESULT, SERVER, text())),
+    ),
+    "ANT-8": (
+        "anthropic",
+        body(
+            user(text()),
+            assistant(tool_use("a")),
+            user(tool_result("a")),
+            assistant(COMPACTION, tool_use("b")),
+            user(tool_result("b")),
+        ),
+        body(
+            user(text()),
+            assistant(tool_use("a"), COMPACTION),
+            user(tool_result("a")),
+        ),
+    ),
+    "CC-1": (
+        "claude-code",
+        session(
+            cc_user(),
+            cc_assistant("m1", tool_use("a")),
+            cc_user(tool_result("a")),
+            BOUNDARY,
+            cc_user(),
+            cc_assistant("m2", text()),
+        ),
+        session(
+            cc_user(),
+            cc_assistant("m1", tool_use("a")),
+            BOUNDARY,
+            cc_user(tool_result("a")),
+            cc_assistant("m2", text()),
+        ),
+    ),
+    "OAC-1": (
+        "openai-chat",
+        chat(chat_call("a"), tool_msg("a"), {"role": "assistant", "content": "done"}),
+        chat(chat_call("a"), {"role": "user", "content": "and?"}),
+    ),
+    "OAC-2": (
+        "openai-chat",
+        chat(chat_call("a"), tool_msg("a")),
+        chat(chat_call("a"), tool_msg("a"), {"role": "user", "content": "x"}, tool_msg("z")),
+    ),
+    "OAR-1": (
+        "openai-responses",
+        inputs(fc("a"), fco("a")),
+        inputs(fc("a")),
+    ),
+    "OAR-2": (
+        "openai-responses",
+        inputs(fc("a"), fco("a")),
+        inputs(fc("a"), fco("a"), fco("z")),
+    ),
+    "OAR-3": (
+        "openai-responses",
+        inputs(fc("a"), fco("a")),
+        inputs(fc("a"), fco("a"), fco("a")),
+    ),
+    "OAR-4": (
+        "openai-responses",
+        inputs(fc("a"), fco("a"), {"role": "user", "content": "again"}, fc("b"), fco("b")),
+        inputs(fc("a"), fco("a"), {"role": "user", "content": "again"}, fc("a"), fco("a")),
+    ),
+    "OAR-5": (
+        "openai-responses",
+        inputs(fc("a", "fc_1"), fco("a"), fc("b", "fc_2"), fco("b")),
+        inputs(fc("a", "fc_1"), fco("a"), fc("b", "fc_1"), fco("b")),
+    ),
+}
+
+
+def _lines(value: Any) -> list[str]:
+    return value if isinstance(value, list) else json.dumps(value, indent=1).splitlines()
+
+
+def test_every_rule_has_an_example_pair_and_a_known_invariant() -> None:
+    assert set(EXAMPLES) == set(BY_RULE)
+    for rule in RULES:
+        assert rule.invariant in BY_ID, rule.id
+        assert rule.sources and all(s.startswith("https://") for s in rule.sources), rule.id
+    used = {r for rules in FORMAT_RULES.values() for r in attrs.asdict(rules).values() if r}
+    assert used <= set(BY_RULE)
+
+
+@pytest.mark.parametrize("rule_id", sorted(EXAMPLES))
+def test_valid_example_passes_and_invalid_breaks_exactly_its_rule(rule_id: str) -> None:
+    fmt, valid, invalid = EXAMPLES[rule_id]
+    good = check_transcript(_lines(valid), fmt)  # type: ignore[arg-type]
+    assert good.ok, [v.one_line() for v in good.violations]
+    bad = check_transcript(_lines(invalid), fmt)  # type: ignore[arg-type]
+    rule = BY_RULE[rule_id]
+    found = {(v.invariant, v.rule) for v in bad.violations}
+    assert (rule.invariant, rule_id) in found, [v.one_line() for v in bad.violations]
+    assert all(v.rule for v in bad.violations)  # every finding names its provider rule
+
+
+def test_the_spec_table_lists_every_rule_with_its_sources() -> None:
+    spec = SPEC.read_text()
+    rows = {m.group(1): m.group(0) for m in re.finditer(r"^\| (\w+-\d+) \|.*$", spec, re.M)}
+    for rule in RULES:
+        assert rule.id in rows, rule.id
+        assert f"| {rule.invariant} |" in rows[rule.id], rule.id
+        for source in rule.sources:
+            assert source in rows[rule.id], (rule.id, source)

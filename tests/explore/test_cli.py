@@ -1,0 +1,94 @@
+"""`metis explore` on the command line: options, bad input, JSON, --replay."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from metis_cli._explore import explore
+from metis_studies.explore import REQUIRED, Call, Turn, Workload, write_scenario
+
+
+def _invoke(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(explore, list(args), catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--runs", "0"], "--runs 0: must be a positive integer"),
+        (["--budget", "-1"], "--budget -1: must be positive"),
+        (["--seed", "-2"], "--seed -2: must be 0 or more"),
+        (["--runs", "many"], "'many' is not a valid integer"),
+        (["--execution", "remote"], "'remote' is not one of"),
+        (["--replay", "no-such-file.json"], "--replay no-such-file.json: no such file"),
+    ],
+)
+def test_bad_options_are_one_line_and_exit_2(args: list[str], says: str, tmp_path: Path) -> None:
+    code, _, err = _invoke(*args, "--out", str(tmp_path / "out"))
+    assert code == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and says in lines[0] and "Traceback" not in err, err
+
+
+def test_a_malformed_workload_file_names_the_field(tmp_path: Path) -> None:
+    bad = tmp_path / "w.json"
+    bad.write_text(json.dumps({"name": "x", "turns": [{"calls": [{"id": "a", "tool": "ls"}]}]}))
+    code, _, err = _invoke("--replay", str(bad), "--out", str(tmp_path / "out"))
+    assert code == 2 and err.count("\n") == 1
+    assert "turns: " in err and "last turn must be an answer" in err
+    bad.write_text("{not json")
+    code, _, err = _invoke("--replay", str(bad), "--out", str(tmp_path / "out"))
+    assert code == 2 and "line 1: not valid JSON" in err
+
+
+def test_a_short_exploration_reports_json_and_exits_0(tmp_path: Path) -> None:
+    code, out, _ = _invoke(
+        "--runs",
+        "3",
+        "--seed",
+        "5",
+        "--execution",
+        "in-process",
+        "--out",
+        str(tmp_path / "out"),
+        "--json",
+    )
+    summary = json.loads(out)
+    assert code == 0, summary
+    assert summary["workloads"] == 3 and summary["events"] > 0
+    assert summary["workloads_per_minute"] > 0 and "divergence" not in summary
+    assert set(summary["never"]) <= set(REQUIRED)  # what three runs did not reach, by name
+    assert not [p for p in (tmp_path / "out").iterdir() if p.name != "divergence"]
+
+
+def test_replay_runs_a_written_scenario(tmp_path: Path) -> None:
+    workload = Workload(
+        name="one-edit",
+        files={"a.txt": "one\n"},
+        mode="acceptEdits",
+        turns=(
+            Turn(
+                calls=(
+                    Call(id="t1", tool="edit", input={"path": "a.txt", "old": "one", "new": "two"}),
+                )
+            ),
+            Turn(text="done"),
+        ),
+    )
+    write_scenario(workload, tmp_path / "s" / "scenario.yaml")
+    for execution in ("in-process", "metis-run"):
+        code, out, _ = _invoke(
+            "--replay",
+            str(tmp_path / "s" / "scenario.yaml"),
+            "--execution",
+            execution,
+            "--out",
+            str(tmp_path / execution),
+        )
+        assert code == 0 and "one-edit: conforms" in out, out
+    assert (tmp_path / "metis-run" / "replay" / "ws" / "a.txt").read_text() == "two\n"

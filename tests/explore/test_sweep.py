@@ -1,0 +1,93 @@
+"""The CI explore: every situation of the sweep, in its simplest form, through the
+real runtime; every trace conforms, and together they reach every situation
+issue 11 lists as never reached (`REQUIRED`), read back from the traces."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, Phase, given, seed, settings
+
+from metis_studies.explore import (
+    REQUIRED,
+    SWEEP,
+    Workload,
+    check_outcome,
+    execute,
+    situations,
+    workloads,
+)
+
+REACHED: Counter[str] = Counter()
+
+# What each focus must reach by itself (the rest of REQUIRED comes from the sweep together).
+EXPECTED = {
+    "queue-3": {"queue-3"},
+    "exclusive-waits": {"exclusive-waits"},
+    "asks:interactive": {"ask:interactive:approved", "ask:interactive:rejected"},
+    "asks:protocol": {"ask:protocol:approved", "ask:protocol:rejected"},
+    "asks:headless-allow": {"ask:headless:approved"},
+    "asks:headless-deny": {"ask:headless:rejected"},
+    "context": {
+        "context:prune",
+        "context:snip",
+        "context:offload",
+        "context:collapse",
+        "context:compaction",
+    },
+    "overflow": {"context:retry"},
+    "kill:journal:admit": {"kill:journal:admit", "resume"},
+    "kill:journal:commit": {"kill:journal:commit", "resume"},
+    "kill:trace:result": {"kill:trace:result", "resume"},
+    "kill:journal:message": {"kill:journal:message", "resume"},
+    "kill:trace:results_sent": {"kill:trace:results_sent", "resume"},
+    "hooks": {"hook:pass"},
+    "hooks:veto": {"hook:veto"},
+    "plan-child": {"spawn:plan-child", "plan:child-no-spawn"},
+    "plan-root": {"plan:denied"},
+    "spawn": {"spawn"},
+    "canary": {"canary"},
+    "background": {"background"},
+    "repeated-ids": {"repeated-ids"},
+    "cancel": {"cancel"},
+    "interrupt": {"interrupt", "resume"},
+}
+
+
+def simplest(focus: str, salt: int = 0) -> Workload:
+    got: list[Workload] = []
+
+    @settings(
+        max_examples=1,
+        database=None,
+        deadline=None,
+        phases=[Phase.generate],
+        suppress_health_check=list(HealthCheck),
+    )
+    @seed(salt)
+    @given(workloads(focus=focus))
+    def draw(w: Workload) -> None:
+        got.append(w)
+
+    draw()
+    return got[0]
+
+
+@pytest.mark.parametrize("focus", SWEEP)
+def test_the_sweep_conforms_and_reaches_its_situation(focus: str, tmp_path: Path) -> None:
+    workload = simplest(focus, SWEEP.index(focus) + 1)
+    verdict = check_outcome(execute(workload, tmp_path / "run", "in-process"))
+    assert verdict.ok, [f.one_line() for f in verdict.findings]
+    reached = situations(verdict.traces, workload)
+    REACHED.update(reached)
+    missing = EXPECTED.get(focus, set()) - set(reached)
+    assert not missing, f"{focus}: never reached {sorted(missing)} ({verdict.outcome.steps})"
+
+
+def test_the_sweep_aims_at_every_required_situation() -> None:
+    """Each focus asserts what it reaches; together they are all of REQUIRED."""
+    assert set(EXPECTED) <= set(SWEEP)
+    covered = set().union(*EXPECTED.values())
+    assert not set(REQUIRED) - covered, sorted(set(REQUIRED) - covered)
