@@ -62,7 +62,11 @@ def cli() -> None:
 
 
 def main() -> None:
-    """Run the CLI; a usage error is one line naming the command, exit 2."""
+    """Run the CLI; a usage error is one line naming the command, exit 2.
+    Whatever it prints goes through the redactor (`_redacting`)."""
+    from ._redacting import redact_standard_streams
+
+    redact_standard_streams()
     try:
         code = cli.main(standalone_mode=False)
     except click.UsageError as exc:

@@ -118,6 +118,12 @@ class PathAtom:
     protected: bool = False
     secret: bool = False
     tags: frozenset[str] = frozenset()
+    link: bool = False  # named through a symlink: an allow must match both names
+
+    @property
+    def allow_tags(self) -> frozenset[str]:
+        """The rules an allow matches: the path as named and its target both."""
+        return frozenset() if self.link else self.tags
 
 
 def _p(text: str, *tags: str, **labels: bool) -> PathAtom:
@@ -131,15 +137,15 @@ PATHS: tuple[PathAtom, ...] = (
     _p("README.md", "md"),
     _p("docs/guide.md", "docs", "md"),
     _p(".env", "env", secret=True),
-    _p("link_env", "env", secret=True),  # a symlink to .env
+    _p("link_env", "env", secret=True, link=True),  # a symlink to .env
     _p("config/.env.local", secret=True),
     _p(".env.example"),
     _p(".git/config", "git", protected=True),
     _p("src/../.git/HEAD", "git", protected=True),
-    _p("link_git/config", "git", protected=True),  # through a symlink to .git
+    _p("link_git/config", "git", protected=True, link=True),  # through a symlink to .git
     _p(".metis/settings.json", protected=True),
     _p("../outside/notes.txt", "outside", in_scope=False),
-    _p("link_out/notes.txt", "outside", in_scope=False),  # a symlink leaving the workspace
+    _p("link_out/notes.txt", "outside", in_scope=False, link=True),  # a symlink leaving
     _p("{outside}/notes.txt", "outside", in_scope=False),
     _p("{home}/.bashrc", "home", in_scope=False, protected=True),
     _p("{home}/.ssh/id_rsa", "home", "ssh", in_scope=False, protected=True, secret=True),
@@ -166,7 +172,7 @@ class RuleTemplate:
     for; a path rule matches the atoms carrying `tag` (None: every path)."""
 
     text: str
-    group: str  # read | edit | bash | web
+    group: str  # read | edit | write | bash | web
     tag: str | None = None
     bash: BashPattern | None = None
 
@@ -185,7 +191,7 @@ RULES: tuple[RuleTemplate, ...] = (
     RuleTemplate("Read", "read"),
     RuleTemplate("Edit(src/**)", "edit", "src"),
     RuleTemplate("Edit(/docs/**)", "edit", "docs"),
-    RuleTemplate("Write(*.md)", "edit", "md"),
+    RuleTemplate("Write(*.md)", "write", "md"),
     RuleTemplate("Edit(.git/**)", "edit", "git"),
     RuleTemplate("Edit(/{home}/**)", "edit", "home"),
     RuleTemplate("Edit", "edit"),
@@ -220,7 +226,11 @@ _GROUP_OF_TOOL = {
 @attrs.frozen
 class ShellAtom:
     """A simple command and what is true of it. `argv` is the effective
-    command (wrappers seen through); `privileged` means it runs under sudo."""
+    command (wrappers seen through); `privileged` means it runs under sudo.
+    `reads` / `writes` are the tags of the files it reads and writes (for
+    Read and Edit rules); `redirect`: it writes by a redirection (only an
+    Edit allow covers that); `edit`: one of acceptEdits's file commands;
+    `opaque`: the analysis cannot see what it runs."""
 
     text: str
     argv: tuple[str, ...]
@@ -229,87 +239,141 @@ class ShellAtom:
     protected: bool = False  # names a protected path
     out_of_scope: bool = False
     privileged: bool = False
+    reads: frozenset[str] = frozenset()
+    writes: frozenset[str] = frozenset()
+    has_write: bool = False
+    redirect: bool = False
+    edit: bool = False
+    opaque: bool = False
 
 
-def _a(text: str, argv: Iterable[str] | None = None, *, ro: bool, **labels: bool) -> ShellAtom:
+def _a(
+    text: str,
+    argv: Iterable[str] | None = None,
+    *,
+    ro: bool,
+    reads: Iterable[str] = (),
+    writes: Iterable[str] | None = None,
+    **labels: bool,
+) -> ShellAtom:
     words = tuple(argv) if argv is not None else tuple(text.split())
-    return ShellAtom(text, words, ro, **labels)
+    return ShellAtom(
+        text,
+        words,
+        ro,
+        reads=frozenset(reads),
+        writes=frozenset(writes or ()),
+        has_write=writes is not None,
+        **labels,
+    )
 
 
 ATOMS: tuple[ShellAtom, ...] = (
     _a("git status", ro=True),
     _a("git push origin main", ro=False),
-    _a("rm -rf build", ro=False),
-    _a("cat .env", ro=True, secret=True),
-    _a("cat link_env", ro=True, secret=True),
+    _a("rm -rf build", ro=False, writes=(), edit=True),
+    _a("cat .env", ro=True, secret=True, reads=["env"]),
+    _a("cat link_env", ro=True, secret=True, reads=["env"]),
     _a("cat .env.example", ro=True),
-    _a("cat src/app.py", ro=True),
-    _a("cat .git/config", ro=True, protected=True),
-    _a("ls src", ro=True),
-    _a("grep foo src/app.py", ro=True),
-    _a("echo hi > out.txt", ("echo", "hi"), ro=False),
-    _a("echo x >> {home}/.bashrc", ("echo", "x"), ro=False, protected=True, out_of_scope=True),
-    _a("touch .git/hooks/pre-commit", ro=False, protected=True),
+    _a("cat src/app.py", ro=True, reads=["src"]),
+    _a("cat .git/config", ro=True, protected=True, reads=["git"]),
+    _a("ls src", ro=True, reads=["src"]),
+    _a("grep foo src/app.py", ro=True, reads=["src"]),
+    _a("echo hi > out.txt", ("echo", "hi"), ro=False, writes=(), redirect=True),
+    _a(
+        "echo x >> {home}/.bashrc",
+        ("echo", "x"),
+        ro=False,
+        protected=True,
+        out_of_scope=True,
+        writes=["home"],
+        redirect=True,
+    ),
+    _a("touch .git/hooks/pre-commit", ro=False, protected=True, writes=["git"], edit=True),
     _a("npm run test", ro=False),
     _a("curl https://example.com", ro=False),
-    _a("python3 -c 'print(1)'", ("python3", "-c", "print(1)"), ro=False),
-    _a("cat ../outside/notes.txt", ro=True, out_of_scope=True),
+    _a("python3 -c 'print(1)'", ("python3", "-c", "print(1)"), ro=False, opaque=True),
+    _a("cat ../outside/notes.txt", ro=True, out_of_scope=True, reads=["outside"]),
     _a(
         "sudo rm -f {outside}/notes.txt",
         ("rm", "-f", "{outside}/notes.txt"),
         ro=False,
         out_of_scope=True,
         privileged=True,
+        writes=["outside"],
     ),
     _a("cat $F", ("cat", DYN), ro=True),
 )
 ECHO_DYN = _a("echo $(...)", ("echo", DYN), ro=True)  # the outer command of a substitution
 PREFIX_WRAPPERS = ("timeout 5", "env A=1", "nice", "nohup")
 OPERATORS = (";", "&&", "||", "|")
+# Wrappers Claude Code strips before matching allow rules; the others stay
+# part of the command an allow rule must name.
+STRIPPED = frozenset({"timeout 5", "nice", "nohup"})
+
+
+@attrs.frozen
+class Occ:
+    """A simple command as it occurs in a line: under which wrappers."""
+
+    atom: ShellAtom
+    wrappers: tuple[str, ...] = ()  # outermost first, as written
+
+    @property
+    def kept(self) -> tuple[str, ...]:
+        """The words of the wrappers an allow rule must match too."""
+        return tuple(w for wr in self.wrappers if wr not in STRIPPED for w in wr.split())
+
+    @property
+    def wrapped(self) -> bool:
+        return bool(self.kept)
 
 
 @attrs.frozen
 class Shell:
     """A command line (with {home}/{outside} placeholders) and the simple
-    commands it runs. `simple`: a prefix wrapper may be put before it.
-    `parse_gap`: it puts an `&&`/`||` list inside `$( )`, which the runtime's
-    shell parser reads only in parts (PARSE_GAP below)."""
+    commands it runs. `simple`: a prefix wrapper may be put before it."""
 
     text: str
-    atoms: tuple[ShellAtom, ...]
+    occs: tuple[Occ, ...]
     simple: bool = True
-    parse_gap: bool = False
+
+    @property
+    def atoms(self) -> tuple[ShellAtom, ...]:
+        return tuple(o.atom for o in self.occs)
 
 
-PARSE_GAP = (
-    "bashlex cannot parse an &&/|| list inside $( ) (`echo $(rm -rf build && ls)`): "
-    "the line stays opaque (exec, protected: never allowed), and the analyzer still "
-    "reads the substituted parts, so deny and ask rules on them are recorded"
-)
+def line(text: str, *atoms: ShellAtom) -> Shell:
+    """A line of unwrapped atoms."""
+    return Shell(text, tuple(Occ(a) for a in atoms))
+
+
+def _under(wrapper: str, inner: Shell) -> tuple[Occ, ...]:
+    return tuple(attrs.evolve(o, wrappers=(wrapper, *o.wrappers)) for o in inner.occs)
 
 
 def _prefixed(wrapper: str, inner: Shell) -> Shell:
-    text = inner.text if inner.simple else f"bash -c {shlex.quote(inner.text)}"
-    return Shell(f"{wrapper} {text}", inner.atoms, parse_gap=inner.parse_gap)
+    if inner.simple:
+        return Shell(f"{wrapper} {inner.text}", _under(wrapper, inner))
+    text = f"{wrapper} bash -c {shlex.quote(inner.text)}"
+    return Shell(text, _under(wrapper, Shell(inner.text, _under("bash -c", inner))))
 
 
 def _bash_c(inner: Shell) -> Shell:
-    return Shell(f"bash -c {shlex.quote(inner.text)}", inner.atoms, parse_gap=inner.parse_gap)
+    return Shell(f"bash -c {shlex.quote(inner.text)}", _under("bash -c", inner))
 
 
 def _substituted(inner: Shell) -> Shell:
     # Spaces inside `$( ... )` keep `$((` (arithmetic) from appearing.
-    gap = inner.parse_gap or "&&" in inner.text or "||" in inner.text
-    return Shell(f"echo $( {inner.text} )", (*inner.atoms, ECHO_DYN), parse_gap=gap)
+    return Shell(f"echo $( {inner.text} )", (*inner.occs, Occ(ECHO_DYN)))
 
 
 def _compound(op: str, left: Shell, right: Shell) -> Shell:
-    gap = left.parse_gap or right.parse_gap
-    return Shell(f"{left.text} {op} {right.text}", left.atoms + right.atoms, False, gap)
+    return Shell(f"{left.text} {op} {right.text}", left.occs + right.occs, False)
 
 
 def _subshell(inner: Shell) -> Shell:
-    return Shell(f"( {inner.text} )", inner.atoms, simple=False, parse_gap=inner.parse_gap)
+    return Shell(f"( {inner.text} )", inner.occs, simple=False)
 
 
 def _extend(children: st.SearchStrategy[Shell]) -> st.SearchStrategy[Shell]:
@@ -322,11 +386,10 @@ def _extend(children: st.SearchStrategy[Shell]) -> st.SearchStrategy[Shell]:
     )
 
 
-def shells(*, avoid_parse_gap: bool = False) -> st.SearchStrategy[Shell]:
+def shells() -> st.SearchStrategy[Shell]:
     """Command lines: labelled simple commands, wrapped and combined."""
-    base = st.sampled_from(ATOMS).map(lambda a: Shell(a.text, (a,)))
-    lines = st.recursive(base, _extend, max_leaves=4)
-    return lines.filter(lambda s: not s.parse_gap) if avoid_parse_gap else lines
+    base = st.sampled_from(ATOMS).map(lambda a: line(a.text, a))
+    return st.recursive(base, _extend, max_leaves=4)
 
 
 # --- cases -------------------------------------------------------------------------------
@@ -374,17 +437,16 @@ def rule_draws() -> st.SearchStrategy[RuleDraw]:
     )
 
 
-def calls(*, avoid_parse_gap: bool = False) -> st.SearchStrategy[Call]:
+def calls() -> st.SearchStrategy[Call]:
     file_calls = st.builds(
         Call, st.sampled_from(("read", "write", "edit", "ls", "grep")), st.sampled_from(PATHS)
     )
-    bash_calls = shells(avoid_parse_gap=avoid_parse_gap).map(lambda s: Call("bash", shell=s))
+    bash_calls = shells().map(lambda s: Call("bash", shell=s))
     return st.one_of(file_calls, bash_calls)
 
 
-def cases(route: Route, *, avoid_parse_gap: bool = False) -> st.SearchStrategy[Case]:
-    """Cases for one route; a child case also draws its parent. With
-    `avoid_parse_gap`, no command hits the known parser bug (PARSE_GAP)."""
+def cases(route: Route) -> st.SearchStrategy[Case]:
+    """Cases for one route; a child case also draws its parent."""
     child: st.SearchStrategy[ChildDraw | None] = st.none()
     if route is Route.CHILD:
         child = st.builds(
@@ -399,7 +461,7 @@ def cases(route: Route, *, avoid_parse_gap: bool = False) -> st.SearchStrategy[C
         st.just(route),
         st.sampled_from(Mode),
         st.lists(rule_draws(), max_size=6).map(tuple),
-        st.lists(calls(avoid_parse_gap=avoid_parse_gap), min_size=1, max_size=4).map(tuple),
+        st.lists(calls(), min_size=1, max_size=4).map(tuple),
         st.lists(st.booleans(), min_size=4, max_size=4).map(tuple),
         st.sampled_from((Decision.DENY, Decision.ALLOW)),
         st.booleans(),
@@ -411,26 +473,35 @@ def cases(route: Route, *, avoid_parse_gap: bool = False) -> st.SearchStrategy[C
 
 
 def _words_match(pattern: BashPattern, words: tuple[str, ...]) -> bool:
-    """Whether a Bash rule matches a word sequence; a run-time word equals nothing."""
+    """Whether a Bash rule matches a word sequence. A run-time word equals
+    no literal word, but a trailing wildcard or prefix covers it."""
     if pattern.form == "any":
         return True
     if pattern.form == "wildcard":
-        return DYN not in words and re.fullmatch(pattern.regex, " ".join(words)) is not None
+        text = " ".join("\x00" if w == DYN else w for w in words)
+        return re.fullmatch(pattern.regex, text, re.DOTALL) is not None
     n = len(pattern.tokens)
     if words[:n] != pattern.tokens:
         return False
     return pattern.form == "prefix" or len(words) == n
 
 
-def bash_rule_may_match(pattern: BashPattern, atom: ShellAtom) -> bool:
-    """Deny/ask: the effective command, or with its sudo wrapper."""
-    forms = [atom.argv] + ([("sudo", *atom.argv)] if atom.privileged else [])
+def bash_rule_may_match(pattern: BashPattern, occ: Occ) -> bool:
+    """Deny/ask: the effective command, or under any suffix of its wrappers
+    (`sudo` included)."""
+    atom = occ.atom
+    wrappers = [w.split() for w in occ.wrappers] + ([["sudo"]] if atom.privileged else [])
+    forms = [atom.argv]
+    for i in range(len(wrappers)):
+        forms.append((*(w for wr in wrappers[i:] for w in wr), *atom.argv))
     return any(_words_match(pattern, f) for f in forms)
 
 
-def bash_rule_allows(pattern: BashPattern, atom: ShellAtom) -> bool:
-    """Allow: a sudo command is allowed only by a rule that names sudo."""
-    words = ("sudo", *atom.argv) if atom.privileged else atom.argv
+def bash_rule_allows(pattern: BashPattern, occ: Occ) -> bool:
+    """Allow: the command with the wrappers Claude Code does not strip (a sudo
+    command is allowed only by a rule that names sudo)."""
+    atom = occ.atom
+    words = (*occ.kept, *(("sudo",) if atom.privileged else ()), *atom.argv)
     return _words_match(pattern, words)
 
 
@@ -450,33 +521,107 @@ class _Placed:
         return (self.draw.behavior.value, self.draw.source.value, self.text, self.recency)
 
 
-def expected_rules(call: Call, placed: Iterable[_Placed]) -> set[tuple[str, str, str, int]]:
-    """The rules whose match the gate must record for `call` (module doc)."""
-    group = _GROUP_OF_TOOL[call.tool]
-    mine = [p for p in placed if p.draw.rule.group == group]
-    if call.path is not None:
-        tags = call.path.tags
-        return {p.key() for p in mine if p.draw.rule.tag is None or p.draw.rule.tag in tags}
-    assert call.shell is not None
-    atoms = call.shell.atoms
+_READ_TOOLS = frozenset({"read", "ls", "grep"})
+_EDIT_TOOLS = frozenset({"write", "edit"})
+
+
+def _applies(draw: RuleDraw, tool: str) -> bool:
+    """Which tools a rule speaks for: Read rules for the read tools (a Read
+    deny or ask on a path also for edits), Edit rules for the edit tools (an
+    Edit allow on a path also for reads), Write rules for Write alone (and
+    never as an allow)."""
+    rule, allow = draw.rule, draw.behavior is RuleBehavior.ALLOW
+    if rule.group == "read":
+        return tool in _READ_TOOLS or (tool in _EDIT_TOOLS and rule.tag is not None and not allow)
+    if rule.group == "edit":
+        return tool in _EDIT_TOOLS or (tool in _READ_TOOLS and rule.tag is not None and allow)
+    if rule.group == "write":
+        return tool == "write" and not allow
+    return rule.group == _GROUP_OF_TOOL.get(tool)
+
+
+def _file_expected(call: Call, placed: Iterable[_Placed]) -> set[tuple[str, str, str, int]]:
+    assert call.path is not None
     out: set[tuple[str, str, str, int]] = set()
-    allows: list[_Placed] = []
-    for p in mine:
+    allows: set[tuple[str, str, str, int]] = set()
+    for p in placed:
+        if not _applies(p.draw, call.tool):
+            continue
+        tag = p.draw.rule.tag
+        if p.draw.behavior is RuleBehavior.ALLOW:
+            if tag is None or tag in call.path.allow_tags:
+                allows.add(p.key())
+        elif tag is None or tag in call.path.tags:
+            out.add(p.key())
+    return out | allows
+
+
+def _shell_expected(shell: Shell, placed: Iterable[_Placed]) -> set[tuple[str, str, str, int]]:
+    placed = list(placed)
+    out: set[tuple[str, str, str, int]] = set()
+    bash = [p for p in placed if p.draw.rule.group == "bash"]
+    files = [p for p in placed if p.draw.rule.group in ("read", "edit")]
+    for p in bash:
         pattern = p.draw.rule.bash
         assert pattern is not None
-        if p.draw.behavior is RuleBehavior.ALLOW:
-            allows.append(p)
-        elif any(bash_rule_may_match(pattern, a) for a in atoms):
+        if p.draw.behavior is not RuleBehavior.ALLOW and any(
+            bash_rule_may_match(pattern, o) for o in shell.occs
+        ):
             out.add(p.key())
-    # An allow counts only when every command is allowed by some allow rule.
-    hits = [
-        [p for p in allows if p.draw.rule.bash and bash_rule_allows(p.draw.rule.bash, a)]
-        for a in atoms
-    ]
-    # A line the parser cannot fully read is opaque: no allow rule ever counts.
-    if all(hits) and not call.shell.parse_gap:
-        out.update(p.key() for h in hits for p in h)
-    return out
+    # Read/Edit deny and ask rules on a file the line reads or writes (a Read
+    # rule covers writes too); bare Read/Edit rules do not speak for Bash.
+    for p in files:
+        tag = p.draw.rule.tag
+        if p.draw.behavior is RuleBehavior.ALLOW or tag is None:
+            continue
+        seen = set().union(*(o.atom.writes for o in shell.occs))
+        if p.draw.rule.group == "read":
+            seen |= set().union(*(o.atom.reads for o in shell.occs))
+        if tag in seen:
+            out.add(p.key())
+    if any(o.atom.opaque for o in shell.occs):
+        return out  # a line the parser cannot see through: no allow rule ever counts
+    used: set[tuple[str, str, str, int]] = set()
+    for o in shell.occs:
+        hits = [
+            p
+            for p in bash
+            if p.draw.behavior is RuleBehavior.ALLOW
+            and p.draw.rule.bash is not None
+            and bash_rule_allows(p.draw.rule.bash, o)
+        ]
+        if not hits and not (o.atom.read_only and not o.atom.out_of_scope):
+            return out  # one command not allowed: no allow rule counts
+        used.update(p.key() for p in hits)
+    file_allows = [p for p in files if p.draw.behavior is RuleBehavior.ALLOW]
+    for o in shell.occs:
+        a = o.atom
+        # A redirection target needs an Edit allow; outside the scope, every
+        # write needs one and every read a Read or Edit allow.
+        if a.redirect or (a.out_of_scope and a.has_write):
+            hits = [
+                p
+                for p in file_allows
+                if p.draw.rule.group == "edit"
+                and (p.draw.rule.tag is None or p.draw.rule.tag in a.writes)
+            ]
+            if not hits:
+                return out
+            used.update(p.key() for p in hits)
+        if a.out_of_scope and a.reads:
+            hits = [p for p in file_allows if p.draw.rule.tag is None or p.draw.rule.tag in a.reads]
+            if not hits:
+                return out
+            used.update(p.key() for p in hits)
+    return out | used
+
+
+def expected_rules(call: Call, placed: Iterable[_Placed]) -> set[tuple[str, str, str, int]]:
+    """The rules whose match the gate must record for `call` (module doc)."""
+    if call.path is not None:
+        return _file_expected(call, placed)
+    assert call.shell is not None
+    return _shell_expected(call.shell, placed)
 
 
 # --- checking one case ------------------------------------------------------------------------
@@ -629,6 +774,27 @@ def _clone(
     return clone, expected
 
 
+def _shell_kind(shell: Shell, protected: bool) -> ToolKind:
+    """As the tool declares it and the gate refines it: read-only when every
+    command is; an edit when every command is read-only or one of
+    acceptEdits's file commands or writes only by redirection, none under a
+    wrapper that is not stripped, all in scope, none protected or opaque."""
+    atoms = shell.atoms
+    opaque = any(a.opaque for a in atoms)
+    writes = any(a.has_write for a in atoms)
+    if all(a.read_only for a in atoms) and not opaque and not writes:
+        return ToolKind.READ_ONLY
+    if opaque or protected or not writes:
+        return ToolKind.EXEC
+    for o in shell.occs:
+        a = o.atom
+        if o.wrapped or a.privileged or a.out_of_scope:
+            return ToolKind.EXEC
+        if not (a.read_only or a.edit or a.redirect):
+            return ToolKind.EXEC
+    return ToolKind.EDIT
+
+
 def _expected_facts(call: Call, mode: Mode, transition: bool) -> dict[str, object]:
     if call.path is not None:
         kind = ToolKind.EDIT if call.tool in ("write", "edit") else ToolKind.READ_ONLY
@@ -637,9 +803,10 @@ def _expected_facts(call: Call, mode: Mode, transition: bool) -> dict[str, objec
     else:
         assert call.shell is not None
         atoms = call.shell.atoms
-        gap = call.shell.parse_gap  # opaque: exec, and protected so never allowed
-        kind = ToolKind.READ_ONLY if all(a.read_only for a in atoms) and not gap else ToolKind.EXEC
-        protected = any(a.protected for a in atoms) or gap
+        opaque = any(a.opaque for a in atoms)  # opaque: protected, so never allowed
+        mutating = not all(a.read_only for a in atoms) or opaque
+        protected = (mutating and any(a.protected for a in atoms)) or opaque
+        kind = _shell_kind(call.shell, protected)
         secret = any(a.secret for a in atoms)
         in_scope = not any(a.out_of_scope for a in atoms)
     return {
@@ -769,14 +936,7 @@ class Tally:
             self.failures.append(outcome.describe())
 
 
-def run_route(
-    world: World,
-    route: Route,
-    examples: int,
-    *,
-    derandomize: bool = True,
-    avoid_parse_gap: bool = False,
-) -> Tally:
+def run_route(world: World, route: Route, examples: int, *, derandomize: bool = True) -> Tally:
     """`examples` Hypothesis examples on one route; never raises on a mismatch."""
     tally = Tally()
 
@@ -788,21 +948,21 @@ def run_route(
         phases=(Phase.explicit, Phase.generate),
         suppress_health_check=list(HealthCheck),
     )
-    @given(cases(route, avoid_parse_gap=avoid_parse_gap))
+    @example(substituted_list_case(route))  # bashlex once missed `rm` here (PERM-2)
+    @given(cases(route))
     def one(case: Case) -> None:
         tally.add(check_case(world, case))
 
-    if not avoid_parse_gap:  # always try the known gap, not only when drawn
-        one = example(parse_gap_case(route))(one)
     one()
     return tally
 
 
-def parse_gap_case(route: Route) -> Case:
-    """The PARSE_GAP bug as a case: `rm` under a deny rule, in `$( a && b )`."""
+def substituted_list_case(route: Route) -> Case:
+    """`rm` under a deny rule, in `$( a && b )`: the bashlex parser could not
+    read the list, recorded no deny rule, and an approved ask ran `rm`."""
     rm = next(a for a in ATOMS if a.text == "rm -rf build")
     ls = next(a for a in ATOMS if a.text == "ls src")
-    shell = Shell("echo $( rm -rf build && ls src )", (rm, ls, ECHO_DYN), parse_gap=True)
+    shell = line("echo $( rm -rf build && ls src )", rm, ls, ECHO_DYN)
     deny = RuleDraw(
         Source.PROJECT, RuleBehavior.DENY, next(r for r in RULES if r.text == "Bash(rm:*)")
     )
@@ -811,16 +971,14 @@ def parse_gap_case(route: Route) -> Case:
     return Case(route, Mode.DEFAULT, (deny,), (call,), (True,) * 4, Decision.DENY, False, child)
 
 
-def run_oracle(
-    examples_per_route: int = 100, *, avoid_parse_gap: bool = False
-) -> dict[Route, tuple[int, int]]:
+def run_oracle(examples_per_route: int = 100) -> dict[Route, tuple[int, int]]:
     """Per route: (calls decided, calls on which gate, facts, model and
     settlement all agreed). The two are equal when everything holds. The
-    PARSE_GAP case is always tried (unless `avoid_parse_gap`)."""
+    substituted-list case is always tried."""
     with tempfile.TemporaryDirectory(prefix="metis-oracle-") as tmp:
         world = build_world(Path(tmp))
         out: dict[Route, tuple[int, int]] = {}
         for route in ROUTES:
-            tally = run_route(world, route, examples_per_route, avoid_parse_gap=avoid_parse_gap)
+            tally = run_route(world, route, examples_per_route)
             out[route] = (tally.cases, tally.agreements)
         return out

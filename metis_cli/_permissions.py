@@ -20,8 +20,10 @@ _KINDS: dict[str, ToolKind] = {
     "glob": ToolKind.READ_ONLY,
     "grep": ToolKind.READ_ONLY,
     "notebookread": ToolKind.READ_ONLY,
-    "webfetch": ToolKind.READ_ONLY,
-    "websearch": ToolKind.READ_ONLY,
+    # WebFetch and WebSearch send data out: not read-only (ask in default,
+    # deny in dontAsk; code.claude.com/docs/en/permission-modes).
+    "webfetch": ToolKind.EXEC,
+    "websearch": ToolKind.EXEC,
     "edit": ToolKind.EDIT,
     "write": ToolKind.EDIT,
     "multiedit": ToolKind.EDIT,

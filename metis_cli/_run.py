@@ -33,10 +33,8 @@ that as the spawn's result).
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -73,6 +71,7 @@ from metis_runtime import (
     scan_trace,
 )
 from metis_runtime._input import read_input_text
+from metis_runtime._private import default_redactor
 from metis_runtime._yaml import load_yaml
 from metis_runtime.agents import (
     AgentIdentity,
@@ -83,7 +82,9 @@ from metis_runtime.agents import (
     load_agents,
     new_tree,
     sanitized_env,
+    tool_env,
 )
+from metis_runtime.agents._process import PASSTHROUGH_ENV
 from metis_runtime.context import ContextBudget, ContextController, provider_summarizer
 from metis_runtime.dispatch import FourClassDispatcher, SerialDispatcher
 from metis_runtime.permissions import Gate, Policy
@@ -110,7 +111,6 @@ PROVIDERS = ("replay", "anthropic", "openai")
 DEFAULT_MODELS = {"anthropic": "claude-sonnet-4-5", "openai": "gpt-4.1"}
 DEFAULT_MAX_RETRIES = RetryPolicy().max_retries
 _MODES = {m.value: m for m in Mode}
-_SECRET_ENV = re.compile(r"(?i).*_(KEY|TOKEN|SECRET)")
 # Agent tools that start, stop or steer processes (kind exec); list/wait are read-only.
 AGENT_EXEC_TOOLS = ("spawn_agent", "kill_agent", "message_agent")
 _GIT_IDENTITY = {
@@ -137,7 +137,8 @@ class _OneLineErrors(click.Command):
 
 
 def _short(value: Any, limit: int = 60) -> str:
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    # Redacted before it is cut: a cut must not leave a credential's head unflagged.
+    text = default_redactor().json_line(value) if isinstance(value, dict) else str(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
@@ -154,7 +155,7 @@ class _Progress(LoopObserver):
     def assistant(self, turn: int, message: AssistantMessage) -> None:
         text = " ".join(message.text.split())
         if text and message.tool_uses:
-            self._line(f"turn {turn}: {text[:100]}")
+            self._line(f"turn {turn}: {default_redactor().cut(text, 100)}")
 
     def call_started(self, occ: str, tool: str, input: Mapping[str, Any]) -> None:
         self._line(f"  > {occ} {tool} {_short(dict(input))}")
@@ -165,7 +166,7 @@ class _Progress(LoopObserver):
         took = f" {seconds:.2f}s" if seconds is not None else ""
         detail = ""
         if status is not ResultStatus.OK:
-            detail = ": " + " ".join(content.split())[:80]
+            detail = ": " + default_redactor().cut(" ".join(content.split()), 80)
         self._line(f"  < {occ} {tool} {status.value}{took}{detail}")
 
     def job_finished(self, occ: str, job: str, outcome: EffectOutcome) -> None:
@@ -323,9 +324,15 @@ def _build_provider(config: Mapping[str, Any], skip: int = 0) -> Provider:
     return OpenAIChatProvider(model, retry=retry)
 
 
-def _tool_env() -> dict[str, str]:
-    # Subprocesses of tools never see credentials.
-    return {k: v for k, v in os.environ.items() if not _SECRET_ENV.fullmatch(k)}
+def _pass_env(names: tuple[str, ...]) -> None:
+    """`--pass-env`: the names join $METIS_TOOL_ENV_PASSTHROUGH, which the
+    tools' environment (`tool_env`) of this run and of its children honours."""
+    for name in names:
+        if not name or "," in name or "=" in name:
+            _bad(f"--pass-env {name!r}: not a variable name")
+    if names:
+        old = [n for n in os.environ.get(PASSTHROUGH_ENV, "").split(",") if n]
+        os.environ[PASSTHROUGH_ENV] = ",".join(dict.fromkeys([*old, *names]))
 
 
 def _child_provider(config: Mapping[str, Any]) -> ProviderConfig:
@@ -465,7 +472,7 @@ def _loop(
         provider,
         registry,
         gate,
-        ToolContext(workspace, _tool_env(), JobManager()),
+        ToolContext(workspace, tool_env(), JobManager()),
         trace,
         journal=journal,
         dispatcher=_dispatcher(serial),
@@ -586,6 +593,14 @@ def _journal_path(trace: Path) -> Path:
 )
 @guard_options
 @context_options
+@click.option(
+    "--pass-env",
+    "pass_env",
+    multiple=True,
+    metavar="NAME",
+    help="Let tools' subprocesses see this secret-named environment variable "
+    "(they see none by default: *_KEY, *_TOKEN, *_SECRET, *_PASSWORD, DATABASE_URL, ...).",
+)
 @click.option("--resume", is_flag=True, help="Continue the run of --trace after its process died.")
 @click.option("--serial", is_flag=True, help="Run calls one at a time (default: four-class).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines.")
@@ -602,6 +617,7 @@ def run(
     max_retries: int,
     settings: tuple[str, ...],
     ask_agent_tools: bool,
+    pass_env: tuple[str, ...],
     resume: bool,
     serial: bool,
     quiet: bool,
@@ -618,8 +634,9 @@ def run(
     bad input.
     """
     if resume:
-        # A resumed run keeps its recorded limits, budget and agent tools.
+        # A resumed run keeps its recorded limits, budget, agent tools and --pass-env.
         _resume(trace_arg, workspace_arg, quiet, serial)
+    _pass_env(pass_env)
     try:
         limits = limits_from_options(options)
         budget = budget_from_options(options)
@@ -672,6 +689,7 @@ def run(
         "max_retries": max_retries,
         "settings": list(settings),
         "agent_tools": agent_tools,
+        "pass_env": list(pass_env),
         "guard": limits.to_json(),
         "context": {"window": budget.window, "recent": budget.recent},
     }
@@ -762,6 +780,7 @@ def _resume(
         _bad(f"{journal_path}: the run entry lacks a usable config ({exc})")
     if not workspace.is_dir():
         _bad(f"{workspace}: the run's workspace is gone")
+    _pass_env(tuple(str(n) for n in cfg.get("pass_env", ())))
     header = trace.header
     # Runs recorded before sub-agents were wired have no agent tools: keep it so.
     agent_tools = str(cfg.get("agent_tools", "ask"))

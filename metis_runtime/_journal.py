@@ -53,6 +53,7 @@ from metis_model.trace import (
 from . import _failpoints
 from ._errors import JournalError
 from ._input import open_regular, read_fd_bounded
+from ._private import open_private, private_dirs
 from ._redact import Redactor
 from ._session import message_from_json, message_to_json
 from .providers import Message
@@ -96,8 +97,8 @@ class Journal:
         try:
             if p.exists() and p.stat().st_size > 0:
                 raise JournalError(f"{p}: journal already exists")
-            p.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
+            private_dirs(p.parent)
+            fd = open_private(p, os.O_WRONLY | os.O_APPEND)
         except OSError as exc:
             raise JournalError(f"{p}: cannot create journal: {exc.strerror or exc}") from exc
         _lock(p, fd)

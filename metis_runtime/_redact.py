@@ -29,10 +29,10 @@ from metis_model.trace import (
     CredentialScanner,
     replace_spans,
     secret_name,
+    secret_values,
 )
 
 REDACTED = "[REDACTED]"
-MIN_SECRET_LEN = 6
 
 
 def _stdlib_escaped(value: str) -> str:
@@ -86,14 +86,7 @@ class Redactor:
     __slots__ = ("_escaped", "_fast_escaped", "_scanner", "_values")
 
     def __init__(self, environ: Mapping[str, str] | None = None) -> None:
-        env = os.environ if environ is None else environ
-        self._values = tuple(
-            sorted(
-                {v for k, v in env.items() if secret_name(k) and len(v) >= MIN_SECRET_LEN},
-                key=len,
-                reverse=True,  # longest first, so a value containing another wins
-            )
-        )
+        self._values = secret_values(os.environ if environ is None else environ)
         self._scanner = CredentialScanner(self._values)
         # Each value as it appears inside a JSON string written by the stdlib
         # encoder, and by the fast one (they differ: e.g. U+007F).
@@ -171,6 +164,21 @@ class Redactor:
         """`s[:limit]`, redacted before it is cut: a cut never leaves part of
         a credential (the text is redacted, then cut)."""
         return self.text(s)[:limit]
+
+    def head(self, s: str, limit: int) -> str:
+        """`s[:limit]`, or less: never part of a credential (unredacted: for
+        text a model reads, whose copy on disk the writers redact)."""
+        for f in self._scanner.find(s):
+            if f.start < limit < f.end:
+                return s[: f.start]
+        return s[:limit]
+
+    def tail(self, s: str, start: int) -> str:
+        """`s[start:]`, or less: never part of a credential (see `head`)."""
+        for f in self._scanner.find(s):
+            if f.start < start < f.end:
+                start = f.end
+        return s[start:]
 
 
 # One Aho-Corasick automaton for every needle of the screen: one scan of the

@@ -32,6 +32,7 @@ from metis_model.trace import (
 from . import _failpoints
 from ._errors import MetisRuntimeError
 from ._input import open_regular, read_fd_bounded
+from ._private import open_private, private_dirs
 from ._redact import Redactor
 
 
@@ -150,8 +151,8 @@ class TraceWriter:
         try:
             if path.exists() and path.stat().st_size > 0:
                 raise TraceWriteError(f"{path}: trace already exists")
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
+            private_dirs(path.parent)
+            self._fd = open_private(path, os.O_WRONLY | os.O_APPEND)
         except OSError as exc:
             raise TraceWriteError(f"{path}: cannot create trace: {exc.strerror or exc}") from exc
         self._lock(path)

@@ -18,6 +18,9 @@ if _typing.TYPE_CHECKING:
     from ._credentials import (
         FAMILIES,
         FAMILY_NAMES,
+        MIN_SECRET_LEN,
+        NAME_WORDS,
+        RULE_NEEDLES,
         SCREEN_NEEDLES,
         CredentialFamily,
         CredentialFinding,
@@ -27,6 +30,7 @@ if _typing.TYPE_CHECKING:
         redact_credentials,
         replace_spans,
         secret_name,
+        secret_values,
     )
     from ._enums import (
         AUTHORITY,
@@ -107,6 +111,9 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "._credentials": (
         "FAMILIES",
         "FAMILY_NAMES",
+        "MIN_SECRET_LEN",
+        "NAME_WORDS",
+        "RULE_NEEDLES",
         "SCREEN_NEEDLES",
         "CredentialFamily",
         "CredentialFinding",
@@ -116,6 +123,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "redact_credentials",
         "replace_spans",
         "secret_name",
+        "secret_values",
+        "secret_values",
     ),
     "._enums": (
         "AUTHORITY",
@@ -197,7 +206,10 @@ __all__ = [
     "FAMILY_NAMES",
     "FORMAT_NAME",
     "FORMAT_VERSION",
+    "MIN_SECRET_LEN",
     "MUTATING_KINDS",
+    "NAME_WORDS",
+    "RULE_NEEDLES",
     "SCREEN_NEEDLES",
     "AskResolved",
     "Assistant",
@@ -260,6 +272,7 @@ __all__ = [
     "redact_credentials",
     "replace_spans",
     "secret_name",
+    "secret_values",
     "set_json_limits",
     "trace_json_schema",
     "validate_strict",

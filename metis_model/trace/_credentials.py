@@ -25,7 +25,7 @@ Every rule runs in linear time (no nested or adjacent unbounded repeats).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from attrs import frozen
 
@@ -215,6 +215,17 @@ def secret_name(name: str) -> bool:
     redacted whole): `*_KEY`, `*_TOKEN`, `*_SECRET`, `*_PASSWORD`,
     `*_CREDENTIALS`, `api_key`, `password`, `DATABASE_URL`, ... (any case)."""
     return _SECRET_NAME.fullmatch(name) is not None and name.lower() not in _NOT_SECRET
+
+
+MIN_SECRET_LEN = 6
+
+
+def secret_values(environ: Mapping[str, str]) -> tuple[str, ...]:
+    """The values of the secret-named variables of `environ`, at least
+    `MIN_SECRET_LEN` long (shorter ones would hit ordinary text), longest
+    first (so a value that holds another wins)."""
+    values = {v for k, v in environ.items() if secret_name(k) and len(v) >= MIN_SECRET_LEN}
+    return tuple(sorted(values, key=len, reverse=True))
 
 
 # --- the rules ------------------------------------------------------------------
@@ -617,6 +628,11 @@ _NAME_WORDS = (
 )
 _AFTER_NAME = ('":"', '": "', '\\"', "'", "`", " ", "\\t", ":", "=")
 
+RULE_NEEDLES: tuple[str, ...] = tuple(
+    dict.fromkeys(n for r in _RULES if r.family != "secret-assignment" for n in r.needles)
+)
+NAME_WORDS = _NAME_WORDS
+
 # Every needle, lowercase: the rules' (but `secret-assignment`'s) and the
 # assignment ones. None holds a quote, backslash or control character unless
 # as JSON writes it, so each is a substring of any JSON encoding of a text
@@ -624,7 +640,7 @@ _AFTER_NAME = ('":"', '": "', '\\"', "'", "`", " ", "\\t", ":", "=")
 SCREEN_NEEDLES: tuple[str, ...] = tuple(
     dict.fromkeys(
         [
-            *(n for r in _RULES if r.family != "secret-assignment" for n in r.needles),
+            *RULE_NEEDLES,
             *(word + after for word in _NAME_WORDS for after in _AFTER_NAME),
         ]
     )

@@ -63,6 +63,7 @@ from ._process import (
     live_groups,
     sanitized_env,
     set_parent_death_signal,
+    tool_env,
 )
 from ._runtime import ChildRuntime, Inbox, build_child, run_child, task_text
 from ._supervisor import (
@@ -171,5 +172,6 @@ __all__ = [
     "snapshot_commit",
     "task_digest",
     "task_text",
+    "tool_env",
     "user_agents_dir",
 ]

@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
-import json
 import os
 from collections.abc import Iterator
 from enum import StrEnum
@@ -30,6 +29,7 @@ from metis_model.trace import InputError
 
 from .._errors import ConfigError, MetisRuntimeError
 from .._input import read_input_json
+from .._private import open_private, private_dirs, write_private_json
 
 
 class GuardCode(StrEnum):
@@ -164,7 +164,7 @@ class SpawnLedger:
     @classmethod
     def create(cls, path: str | os.PathLike[str], limits: GuardLimits) -> SpawnLedger:
         ledger = cls(path)
-        ledger.path.parent.mkdir(parents=True, exist_ok=True)
+        private_dirs(ledger.path.parent)
         with ledger._locked():
             if not ledger.path.exists():
                 ledger._write(
@@ -180,7 +180,7 @@ class SpawnLedger:
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
-        fd = os.open(self._lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        fd = open_private(self._lock_path, os.O_RDWR)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             yield
@@ -197,9 +197,7 @@ class SpawnLedger:
         return data
 
     def _write(self, data: dict[str, Any]) -> None:
-        tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(data, sort_keys=True), encoding="utf-8")
-        os.replace(tmp, self.path)
+        write_private_json(self.path, data, indent=0)
 
     @staticmethod
     def _snapshot(data: dict[str, Any]) -> GuardSnapshot:

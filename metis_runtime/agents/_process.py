@@ -25,9 +25,11 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from types import FrameType
 from typing import Any
+
+from metis_model.trace import secret_name
 
 # Variables that let whoever sets them run code inside the child (or carry a
 # sudo identity into it); a child never inherits them.
@@ -46,6 +48,26 @@ def sanitized_env(
         for k, v in env.items()
         if k not in _DROPPED_EXACT and not k.startswith(_DROPPED_PREFIXES)
     }
+
+
+PASSTHROUGH_ENV = "METIS_TOOL_ENV_PASSTHROUGH"
+
+
+def tool_env(
+    base: Mapping[str, str] | None = None,
+    extra: Mapping[str, str] | None = None,
+    passthrough: Iterable[str] | None = None,
+) -> dict[str, str]:
+    """The environment of tools' subprocesses: `sanitized_env(base, extra)`
+    without secret-named variables (`secret_name`: `*_KEY`, `*_TOKEN`,
+    `*_SECRET`, `*_PASSWORD`, `*_CREDENTIALS`, `DATABASE_URL`, ...), except
+    those named in `passthrough` (default: the comma-separated names in
+    `$METIS_TOOL_ENV_PASSTHROUGH`, set by `metis run --pass-env NAME`)."""
+    env = sanitized_env(base, extra)
+    if passthrough is None:
+        passthrough = (os.environ if base is None else base).get(PASSTHROUGH_ENV, "").split(",")
+    keep = {n.strip() for n in passthrough if n.strip()}
+    return {k: v for k, v in env.items() if k in keep or not secret_name(k)}
 
 
 _lock = threading.Lock()

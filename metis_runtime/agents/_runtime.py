@@ -11,9 +11,7 @@ trace whose header the parent wrote. The outcome goes to `result.json`.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
-import re
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -25,6 +23,7 @@ from metis_model.trace import InputError, decode_json
 from .._input import open_regular, read_fd_bounded
 from .._journal import Journal
 from .._loop import AgentLoop, LoopConfig, RunResult
+from .._private import write_private_json
 from .._session import Session
 from .._trace import TraceWriter
 from ..context import ContextBudget, ContextController, provider_summarizer
@@ -34,11 +33,10 @@ from ._config import ChildConfig, build_gate, build_provider
 from ._definitions import load_agents
 from ._guard import SpawnLedger
 from ._hooks import HookedGate, load_hooks
-from ._process import sanitized_env
+from ._process import tool_env
 from ._supervisor import AgentIdentity, AgentSupervisor
 
 _LIVE = ("anthropic", "openai", "openai-responses")
-_SECRET = re.compile(r"(?i).*_(KEY|TOKEN|SECRET)")
 
 
 @attrs.define
@@ -157,14 +155,12 @@ def build_child(config: ChildConfig, *, env: dict[str, str] | None = None) -> Ch
         agent_dir / "trace.jsonl.journal", trace.header.run_id, {"agent_id": config.agent_id}
     )
     # Tools never see credentials: the provider got them from the environment above.
-    tool_env = {
-        k: v for k, v in sanitized_env(env, config.agent.env).items() if not _SECRET.fullmatch(k)
-    }
+    tools_env = tool_env(env, config.agent.env)
     loop = AgentLoop(
         provider,
         registry,
         gate,
-        ToolContext(workspace, tool_env, JobManager()),
+        ToolContext(workspace, tools_env, JobManager()),
         trace,
         journal=journal,
         config=LoopConfig(
@@ -183,9 +179,7 @@ def write_result(path: Path, result: RunResult) -> None:
         "error": result.error,
         "turns": result.turns,
     }
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data), encoding="utf-8")
-    os.replace(tmp, path)
+    write_private_json(path, data)
 
 
 async def run_child(config: ChildConfig, *, env: dict[str, str] | None = None) -> RunResult:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import signal
 import sys
@@ -30,6 +29,13 @@ from metis_model.trace import Decision, InputError, Mode, Route, TraceHeader
 
 from .._errors import ConfigError
 from .._input import read_input_json
+from .._private import (
+    append_private_jsonl,
+    default_redactor,
+    open_private,
+    private_dirs,
+    write_private_json,
+)
 from .._trace import TraceWriter
 from ..dispatch import GateLike
 from ..permissions import Refusal
@@ -60,6 +66,7 @@ from ._worktree import (
 PRODUCER = "metis_runtime.agents"
 CHILD_MODULE = "metis_runtime.agents._child"
 KILL_GRACE_S = 2.0
+_STDERR_WINDOW = 1 << 16  # bytes of a child's stderr.log read back for its error
 _DONE = ("completed", "failed", "cancelled", "timed_out", "killed")
 
 
@@ -321,7 +328,7 @@ class AgentSupervisor:
         if self.ablation.get("open_gate"):
             gate_cfg = gate_cfg.model_copy(update={"kind": "open"})
         agent_dir = self.agents_dir / agent_id
-        agent_dir.mkdir(parents=True, exist_ok=True)
+        private_dirs(agent_dir)
         config = ChildConfig(
             agent=definition,
             task=task,
@@ -361,7 +368,8 @@ class AgentSupervisor:
         self.children[agent_id] = record
         self._write_child_header(config, admitted)
         self._emit_spawn(agent_id, mode, config.tools)
-        (agent_dir / "config.json").write_text(config.model_dump_json(indent=1), encoding="utf-8")
+        # Redacted like every file metis writes: the child works on what is on disk.
+        write_private_json(agent_dir / "config.json", config.model_dump(mode="json"))
         try:
             if self.inline:
                 self._start_inline(record, config)
@@ -404,7 +412,7 @@ class AgentSupervisor:
 
     async def _start(self, record: ChildRecord, config: ChildConfig) -> None:
         env = sanitized_env(self.env, config.agent.env)
-        log = (record.agent_dir / "stderr.log").open("ab")
+        log = open_private(record.agent_dir / "stderr.log", os.O_WRONLY | os.O_APPEND)
         try:
             proc = await asyncio.create_subprocess_exec(
                 self.python,
@@ -419,7 +427,7 @@ class AgentSupervisor:
                 start_new_session=True,  # its own process group: pgid == pid
             )
         finally:
-            log.close()
+            os.close(log)
         record.process = proc
         record.pid = proc.pid
         record.status = "running"
@@ -510,10 +518,13 @@ class AgentSupervisor:
     @staticmethod
     def _stderr_tail(record: ChildRecord, returncode: int | None) -> str:
         try:
-            tail = (record.agent_dir / "stderr.log").read_text(errors="replace")[-400:]
+            with open(record.agent_dir / "stderr.log", "rb") as fh:
+                fh.seek(max(0, os.fstat(fh.fileno()).st_size - _STDERR_WINDOW))
+                tail = fh.read().decode("utf-8", "replace")
         except OSError:
             tail = ""
-        last = " ".join(tail.split())[-200:]
+        # Redacted before it is cut, so the cut never shows a credential's tail.
+        last = " ".join(default_redactor().text(tail).split())[-200:]
         return f"exit status {returncode}" + (f": {last}" if last else "")
 
     def _finish(self, record: ChildRecord) -> None:
@@ -596,9 +607,9 @@ class AgentSupervisor:
             return f"{agent_id} is not a child of this agent"
         if record.finished:
             return f"{agent_id} has already {record.status}"
-        line = json.dumps({"from": self.identity.agent_id, "text": text}) + "\n"
-        with (record.agent_dir / "inbox.jsonl").open("a", encoding="utf-8") as fh:
-            fh.write(line)
+        append_private_jsonl(
+            record.agent_dir / "inbox.jsonl", {"from": self.identity.agent_id, "text": text}
+        )
         return None
 
     def _integrable(self, agent_id: str) -> ChildRecord:
@@ -671,8 +682,7 @@ def new_tree(
     """The identity of a root agent and a fresh ledger for its tree."""
     from ._guard import GuardLimits
 
-    run = Path(run_dir)
-    run.mkdir(parents=True, exist_ok=True)
+    run = private_dirs(run_dir)
     if limits is None:
         limits = GuardLimits()
     if not isinstance(limits, GuardLimits):

@@ -39,6 +39,7 @@ from pathlib import Path
 from attrs import frozen
 
 from .._errors import MetisRuntimeError, ToolError
+from .._private import PRIVATE_DIR, private_dirs
 from ..tools import FileTransaction, atomic_write, place_symlink
 
 
@@ -140,11 +141,12 @@ def make_workspace(
     dest = Path(os.path.realpath(dest_root)) / agent_id
     if dest.exists():
         raise WorkspaceError(f"{dest}: already exists")
-    dest.parent.mkdir(parents=True, exist_ok=True)
+    private_dirs(dest.parent)
     if kind is WorkspaceKind.TEMP:
         shutil.copytree(
             parent, dest, symlinks=True, ignore=shutil.ignore_patterns(".git", ".metis")
         )
+        os.chmod(dest, PRIVATE_DIR)  # the copy's root is metis's; what is in it, the user's
         return AgentWorkspace(kind, dest, parent, root=dest)
     try:
         commit, repo = snapshot_commit(parent, agent_id)
@@ -152,6 +154,7 @@ def make_workspace(
         raise WorkspaceError(f"worktree branch needs a git repository: {exc}") from exc
     branch = f"metis/{agent_id}"
     _git(["worktree", "add", "--quiet", "-b", branch, str(dest), commit], repo)
+    os.chmod(dest, PRIVATE_DIR)
     sub = parent.relative_to(Path(os.path.realpath(repo)))
     return AgentWorkspace(
         kind, dest / sub, parent, root=dest, branch=branch, base=commit, repo=repo

@@ -12,13 +12,13 @@ with id x of the message before).
 from __future__ import annotations
 
 import hashlib
-import os
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
 from attrs import frozen
 
+from .._private import default_redactor, write_private
 from ..providers import Block, Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 
 Position = tuple[int, int]
@@ -149,7 +149,7 @@ def offload(
                 path = _spill(directory, b.content)
                 ref = (
                     f"[result offloaded: {len(b.content)} characters saved to {path}; "
-                    f"read that file for the rest]\n{b.content[:preview]}"
+                    f"read that file for the rest]\n{default_redactor().cut(b.content, preview)}"
                 )
                 blocks.append(ToolResultBlock(b.tool_use_id, ref, b.is_error))
                 n += 1
@@ -162,13 +162,11 @@ def offload(
 
 
 def _spill(directory: Path, content: str) -> Path:
-    directory.mkdir(parents=True, exist_ok=True)
-    digest = hashlib.sha256(content.encode("utf-8")).hexdigest()[:20]
+    digest = hashlib.sha256(content.encode("utf-8", "surrogatepass")).hexdigest()[:20]
     path = directory / f"result-{digest}.txt"
     if not path.exists():
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(content, encoding="utf-8")
-        os.replace(tmp, path)  # whole file or none, even if two agents spill at once
+        # Whole file or none, even if two agents spill at once; redacted, 0600.
+        write_private(path, content)
     return path
 
 

@@ -5,36 +5,29 @@ in-scope, transition, matching rules) and runs the staged order over those
 facts alone (`_staged.staged_decision`), so the recorded facts always
 recompute the recorded decision.
 
-Shell commands. A bash call is split with `analyze_command` and checked one
-simple command at a time; what is recorded in `Facts` is:
+Shell commands are checked part by part (`_shellgate.shell_facts`): deny
+and ask rules on any part or on any file a part reads or writes, allow rules
+only when every part, write target and out-of-scope read is covered, and
+the guards (opaque lines, run-time write targets, protected paths, critical
+`rm`, `cd` then `git`, `git config` writes) set `protected`, so that stage 5
+caps the decision at ask.
 
-- every deny and ask rule that may match *any* part (containers such as the
-  `bash -c` entry included);
-- allow rules only when *every* part is surely matched by some allow rule:
-  then the union of the allow rules that matched. A rule that allowed only
-  some parts is left out, because the call as a whole was not allowed by it;
-- `protected` is also set when the command is opaque (the parser could not
-  see everything it runs). Stage 5 then caps the decision at ask, so an
-  opaque command is never allowed: not by a broad `Bash` allow rule, not in
-  bypassPermissions, and it is denied outright in dontAsk;
-- protected / secret / scope facts also come from the static words and
-  redirection targets of the parts (`cat .env`, `echo x >> ~/.bashrc`).
-  Words only known at run time (`cat $F`) cannot be checked. A relative
-  word is resolved against the workspace and every directory a `cd` or
-  `pushd` before it may have entered (`cd .metis && cp x .` writes the
-  settings folder), and against the directory an `env -C DIR` or
-  `sudo -D DIR` wrapper runs its command in; a `cd` or wrapper directory
-  known only at run time (`cd $D`, `cd -`) makes the call as opaque.
+File tools: a deny or ask path rule matches when the path as named or its
+real target matches (a symlink is checked both ways), a bare name or a single
+directory (`src/**`) at any depth; an allow must match both. A search (Grep,
+Glob, LS) rooted at or above a denied folder is denied.
 
 A bash call declared read_only whose command is not read-only is treated as
-exec; a declared kind is never weakened.
+exec; a declared kind is never weakened, except that a line the analysis
+proves to be only in-scope file edits (acceptEdits's documented
+auto-approval of `mkdir touch rm rmdir mv cp sed` and redirections) is an
+edit.
 """
 
 from __future__ import annotations
 
 import functools
 import os
-import posixpath
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -57,18 +50,25 @@ from metis_model.trace import (
 )
 
 from .._errors import ConfigError
-from ..shell import ShellAnalysis, SimpleCommand, analyze_command, trusted_name
+from ..shell import ShellAnalysis, analyze_command
 from ._askers import Asker, AskRequest, TerminalAsker
-from ._paths import is_protected, is_secret, is_within, resolve
+from ._paths import is_protected, is_secret, is_within, lexical, resolve
 from ._policy import Policy
-from ._rules import Rule, SpecKind, bash_matches, domain_matches, path_matches
+from ._rules import (
+    Rule,
+    SpecKind,
+    domain_matches,
+    param_matches,
+    path_matches,
+    path_under_matches,
+)
+from ._shellgate import shell_facts
 from ._staged import staged_decision
 
 _BASH_TOOLS = frozenset({"bash"})
-_NOT_PATHS = frozenset({"echo", "printf"})  # their words are text, not paths
-_CHDIR = frozenset({"cd", "pushd"})  # later relative words resolve against their target
-# Wrappers that run their command in another directory: name -> (short, long) option.
-_WRAPPER_CHDIR = {"env": ("C", "--chdir"), "sudo": ("D", "--chdir")}
+_SEARCH_TOOLS = frozenset({"grep", "glob", "ls"})
+_PATH_FIELDS = ("file_path", "path", "notebook_path")
+_NEVER_ALLOW_PATH_TOOLS = frozenset({"write", "glob", "multiedit", "notebookedit"})
 _RULELESS_MAX = 256  # decisions kept per gate for calls no rule applies to
 
 # The modes a parent in each mode may give a child: never more permissive.
@@ -159,6 +159,7 @@ class Gate:
         *,
         headless_default: Decision = Decision.DENY,
         additional_directories: Sequence[str | os.PathLike[str]] = (),
+        auto: bool = False,
         protected_paths: Sequence[str | os.PathLike[str]] = (),
         _parent: Gate | None = None,
     ) -> None:
@@ -190,6 +191,7 @@ class Gate:
         # The run's own files (trace, journal, agent tree): protected like `.metis/`.
         self._protected = tuple(Path(os.path.realpath(os.fspath(p))) for p in protected_paths)
         self._parent = _parent
+        self._auto = auto  # Claude Code's auto mode, run as acceptEdits (specs/permissions.md)
         self._transition = False
         # `decide`'s decisions for calls no rule applies to, without paths.
         self._ruleless: dict[tuple[str, Mode, ToolKind, bool], GateDecision] = {}
@@ -317,22 +319,24 @@ class Gate:
             if command is None:
                 command = input.get("command") if isinstance(input.get("command"), str) else None
             analysis = _analyze(command) if command is not None else _NO_COMMAND
-            if kind is ToolKind.READ_ONLY and not analysis.read_only:
-                kind = ToolKind.EXEC
-            matched = self._bash_rules(rules, analysis)
-            words, scoped, lost = self._shell_paths(analysis)
-            if kind in MUTATING_KINDS:
-                protected = protected or any(is_protected(p, protected_roots, ws) for p in words)
-            secret = secret or any(is_secret(p) for p in words)
-            in_scope = in_scope and all(is_within(p, roots) for p in scoped)
-            if analysis.opaque:
-                protected = True  # never allow what cannot be seen (module doc)
-                detail = "not fully analysable: " + "; ".join(analysis.reasons)
-            elif lost:
-                protected = True  # later relative paths cannot be resolved: as opaque
-                detail = "changes directory to a place known only when it runs"
+            shell = shell_facts(
+                analysis,
+                kind,
+                workspace=self._workspace,
+                protected_roots=protected_roots,
+                roots=roots,
+                rules_for=self._policy.rules_for,
+                base=self._base,
+                usable=self._usable,
+            )
+            kind = shell.kind
+            matched = shell.rules
+            protected = protected or shell.protected
+            secret = secret or shell.secret
+            in_scope = in_scope and shell.in_scope
+            detail = "; ".join(shell.details)
         else:
-            matched = self._other_rules(rules, tool, input, resolved)
+            matched = self._other_rules(rules, tool, input, paths, resolved)
         refs = tuple(
             r.ref() for r in sorted(matched, key=lambda r: (AUTHORITY.index(r.source), r.recency))
         )
@@ -353,54 +357,65 @@ class Gate:
     def _base(self, rule: Rule) -> Path:
         return rule.base if rule.base is not None else self._workspace
 
-    def _bash_rules(self, rules: Sequence[Rule], analysis: ShellAnalysis) -> list[Rule]:
-        matched: list[Rule] = []
-        commands = analysis.commands
-        for rule in rules:
-            if rule.behavior is RuleBehavior.ALLOW:
-                continue
-            if _may_deny_or_ask(rule, commands):
-                matched.append(rule)
-        allows = [r for r in rules if r.behavior is RuleBehavior.ALLOW]
-        parts = [c for c in commands if not (c.container and not analysis.opaque)]
-        if not parts:
-            matched.extend(r for r in allows if r.spec.kind is SpecKind.ANY)
-            return matched
-        used: dict[int, Rule] = {}
-        for part in parts:
-            hits = [r for r in allows if _allows_command(r, part)]
-            if not hits:
-                return matched  # one part not allowed: no allow rule counts
-            used.update((id(r), r) for r in hits)
-        matched.extend(used.values())
-        return matched
+    def _named(
+        self, input: Mapping[str, Any], paths: Sequence[str | os.PathLike[str]]
+    ) -> list[Path]:
+        """Each path as the call names it (symlinks not followed): a tool may
+        pass its paths already resolved, so a one-path call's input field is
+        taken when it has one."""
+        if len(paths) == 1:
+            for key in _PATH_FIELDS:
+                value = input.get(key)
+                if isinstance(value, str) and value and "\x00" not in value:
+                    return [lexical(value, self._workspace)]
+        return [lexical(p, self._workspace) for p in paths]
+
+    def _usable(self, rule: Rule) -> bool:
+        """Under auto mode (run as acceptEdits) broad allow rules are suspended."""
+        return not (self._auto and rule.behavior is RuleBehavior.ALLOW and is_broad(rule))
 
     def _other_rules(
         self,
         rules: Sequence[Rule],
         tool: str,
         input: Mapping[str, Any],
+        paths: Sequence[str | os.PathLike[str]],
         resolved: Sequence[Path],
     ) -> list[Rule]:
         matched: list[Rule] = []
         allow_hits: list[Rule] = []
         covered: set[int] = set()
+        named = self._named(input, paths)
+        search = tool.lower() in _SEARCH_TOOLS
         for rule in rules:
-            kind = rule.spec.kind
+            spec = rule.spec
+            kind = spec.kind
             definite = rule.behavior is RuleBehavior.ALLOW
-            if kind is SpecKind.ANY or kind is SpecKind.BASH:
-                hit = kind is SpecKind.ANY
-                if hit and definite:
+            if definite and not self._usable(rule):
+                continue
+            if kind is SpecKind.ANY:
+                hit = True
+                if definite:
                     covered.update(range(len(resolved)))
-            elif kind is SpecKind.PATH and rule.spec.path is not None:
+            elif kind is SpecKind.PATH and spec.path is not None:
+                if definite and spec.tool.lower() in _NEVER_ALLOW_PATH_TOOLS:
+                    continue  # Claude Code never consults Write(path) / Glob(path)
                 base = self._base(rule)
-                idx = [i for i, p in enumerate(resolved) if path_matches(rule.spec.path, p, base)]
+                idx = [
+                    i
+                    for i, (lex, real) in enumerate(zip(named, resolved, strict=True))
+                    if _path_hit(spec.path, lex, real, base, definite, search)
+                ]
                 hit = bool(idx)
                 if definite:
                     covered.update(idx)
-            elif kind is SpecKind.DOMAIN and rule.spec.domain is not None:
-                m = domain_matches(rule.spec.domain, input.get("url"))
+            elif kind is SpecKind.DOMAIN and spec.domain is not None:
+                m = domain_matches(spec.domain, input.get("url"))
                 hit = m is True or (m is None and not definite)
+            elif kind is SpecKind.PARAM:
+                hit = not definite and param_matches(spec, input)  # deny and ask only
+            elif kind is SpecKind.NAME:
+                hit = param_matches(spec, input)
             else:
                 hit = False
             if not hit:
@@ -410,71 +425,6 @@ class Gate:
         if len(covered) == len(resolved):
             matched.extend(allow_hits)
         return matched
-
-    def _shell_paths(self, analysis: ShellAnalysis) -> tuple[list[Path], list[Path], bool]:
-        """Resolved static words of every part (for protected/secret), the
-        path-looking ones among them (for scope), and whether a `cd` went
-        somewhere only known when the command runs.
-
-        A relative word is resolved against the workspace and against every
-        directory a `cd`/`pushd` before it may have entered (`cd .metis &&
-        cp x .` writes the settings folder): an over-approximation, since a
-        subshell or a failed `cd` leaves the directory as it was."""
-        words: list[Path] = []
-        scoped: list[Path] = []
-        bases = [self._workspace]
-        lost = False
-        for c in analysis.commands:
-            if c.container:
-                continue
-            name = trusted_name(c.argv[0]) if c.argv else None
-            outer = bases
-            bases, known = _wrapper_dirs(c, outer)
-            lost = lost or not known
-            for target in (*c.writes, *c.reads):
-                for base in bases:
-                    p = resolve(target, base)
-                    words.append(p)
-                    scoped.append(p)
-            if name in _CHDIR:
-                entered, known = self._entered(c, bases)
-                outer = [*outer, *(p for p in entered if p not in outer)]
-                lost = lost or not known
-            candidates = list(enumerate(c.argv))
-            if name in _NOT_PATHS:
-                candidates = []
-            elif c.argv and "/" not in c.argv[0]:
-                candidates = candidates[1:]
-            for i, word in candidates:
-                if c.is_dynamic(i) or not word or "://" in word or "\x00" in word:
-                    continue
-                if word.startswith("-"):
-                    _, eq, value = word.partition("=")
-                    if not eq or not value:
-                        continue
-                    word = value  # --file=.env
-                path_like = "/" in word or word.startswith("~") or word in {".", ".."}
-                for base in bases:
-                    p = resolve(word, base)
-                    words.append(p)
-                    if path_like:
-                        scoped.append(p)
-            bases = outer  # a wrapper's directory is its command's alone
-        return words, scoped, lost
-
-    @staticmethod
-    def _entered(c: SimpleCommand, bases: Sequence[Path]) -> tuple[list[Path], bool]:
-        """The directories a `cd`/`pushd` may enter from any of `bases`, and
-        whether they are all known (a dynamic word or `cd -` is not)."""
-        args = [(i, w) for i, w in enumerate(c.argv[1:], 1) if w != "--"]
-        if any(c.is_dynamic(i) for i, _ in args):
-            return [], False
-        targets = [w for _, w in args if not w.startswith("-") or w in {"-"}]
-        if not targets:
-            return [resolve("~", Path("/"))], True  # `cd` alone: home
-        if "-" in targets or len(targets) > 1:
-            return [], False  # the previous directory, or a form we do not model
-        return [resolve(targets[0], base) for base in bases], True
 
     # --- asking ---------------------------------------------------------------
 
@@ -550,53 +500,40 @@ class Gate:
             Route.CHILD,
             headless_default=self._headless_default,
             additional_directories=self._extra_dirs,
+            auto=self._auto,
             protected_paths=self._protected,
             _parent=self,
         )
 
 
-def _wrapper_dirs(c: SimpleCommand, bases: list[Path]) -> tuple[list[Path], bool]:
-    """`bases` plus the directories `env -C DIR` / `sudo -D DIR` wrappers of
-    `c` run it in (each resolved from every base), and whether all are known.
-    Read conservatively: a cluster such as `-iC DIR` counts too."""
-    dirs = list(bases)
-    known = True
-    for wrapper in c.wrappers:
-        spec = _WRAPPER_CHDIR.get(posixpath.basename(wrapper[0])) if wrapper else None
-        if spec is None:
-            continue
-        short, long = spec
-        found: list[str] = []
-        args = wrapper[1:]
-        for i, word in enumerate(args):
-            if word == long or word.startswith(long + "="):
-                value = word.partition("=")[2] if "=" in word else None
-            elif word.startswith("-") and not word.startswith("--") and short in word[1:]:
-                value = word[word.index(short, 1) + 1 :] or None
-            else:
-                continue
-            if value is None:
-                value = args[i + 1] if i + 1 < len(args) else ""
-            found.append(value)
-        for value in found:
-            if not value or any(ch in value for ch in "$`*?["):
-                known = False  # a run-time directory
-                continue
-            for base in bases:
-                p = resolve(value, base)
-                if p not in dirs:
-                    dirs.append(p)
-    return dirs, known
-
-
-def _may_deny_or_ask(rule: Rule, commands: Sequence[SimpleCommand]) -> bool:
-    if rule.spec.kind is SpecKind.ANY:
+def _path_hit(
+    pattern: str, lex: Path, real: Path, base: Path, definite: bool, search: bool
+) -> bool:
+    """An allow needs the path as named and its real target to match; a deny
+    or ask either of them (at any depth), or, for a search, anything below."""
+    if definite:
+        return path_matches(pattern, lex, base) and path_matches(pattern, real, base)
+    if path_matches(pattern, lex, base, True) or path_matches(pattern, real, base, True):
         return True
-    pattern = rule.spec.bash
-    return pattern is not None and any(bash_matches(pattern, c, definite=False) for c in commands)
+    return search and (
+        path_under_matches(pattern, lex, base) or path_under_matches(pattern, real, base)
+    )
 
 
-def _allows_command(rule: Rule, command: SimpleCommand) -> bool:
-    if rule.spec.kind is SpecKind.ANY:
+_BROAD_INTERPRETERS = frozenset(
+    {"python", "python3", "node", "ruby", "perl", "php", "bash", "sh", "zsh", "deno", "bun"}
+)
+_RUNNERS = ("npm run", "yarn run", "pnpm run", "bun run", "npx", "make")
+
+
+def is_broad(rule: Rule) -> bool:
+    """An allow auto mode suspends (permission-modes docs): `Bash(*)`,
+    interpreter wildcards, package-manager run rules, `Agent`, `Monitor`."""
+    spec = rule.spec
+    tool = spec.tool.lower()
+    if spec.kind is SpecKind.ANY and tool in ("bash", "powershell", "agent", "task", "monitor"):
         return True
-    return rule.spec.bash is not None and bash_matches(rule.spec.bash, command, definite=True)
+    if spec.kind is SpecKind.BASH and spec.bash is not None and not spec.bash.exact:
+        head = " ".join(spec.bash.literal_head)
+        return head.split(" ")[0] in _BROAD_INTERPRETERS or head.startswith(_RUNNERS) or not head
+    return False

@@ -14,9 +14,33 @@ import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-# Directories whose contents are protected from edits and commands.
-PROTECTED_DIRS: frozenset[str] = frozenset({".git", ".ssh", ".gnupg"})
-# Shell start-up files: editing one runs code in every later shell.
+# Protected paths: Claude Code's whole list (https://code.claude.com/docs/en/
+# permission-modes, "Protected paths"), plus metis's own: `.ssh`, `.gnupg`
+# and the agent's folders `.metis` and `.claude` (all of them: settings,
+# hooks, agents, skills, runs), which an agent could use to grant itself
+# rights. `.claude/worktrees` holds working copies (the docs exempt it), and
+# only the part of a path below the workspace counts: a child agent's
+# workspace is a worktree under `.metis/runs/`.
+PROTECTED_DIRS: frozenset[str] = frozenset(
+    {
+        ".git",
+        ".vscode",
+        ".idea",
+        ".husky",
+        ".cargo",
+        ".devcontainer",
+        ".yarn",
+        ".mvn",
+        ".claude",
+        ".metis",
+        ".ssh",
+        ".gnupg",
+    }
+)
+_PROTECTED_SUBDIRS = ((".config", "git"),)
+_UNPROTECTED_SUBDIRS = frozenset({(".claude", "worktrees")})
+# Files whose content runs code or configures tools that do (rc files, hooks,
+# package-manager and build configuration).
 PROTECTED_FILES: frozenset[str] = frozenset(
     {
         ".bashrc",
@@ -34,14 +58,33 @@ PROTECTED_FILES: frozenset[str] = frozenset(
         ".tcshrc",
         ".inputrc",
         ".gitconfig",
+        ".gitmodules",
+        ".envrc",
+        ".npmrc",
+        ".yarnrc",
+        ".yarnrc.yml",
+        ".pnp.cjs",
+        ".pnp.loader.mjs",
+        ".pnpmfile.cjs",
+        "bunfig.toml",
+        ".bunfig.toml",
+        ".bazelrc",
+        ".bazelversion",
+        ".bazeliskrc",
+        ".pre-commit-config.yaml",
+        "lefthook.yml",
+        "lefthook.yaml",
+        ".lefthook.yml",
+        ".lefthook.yaml",
+        "gradle-wrapper.properties",
+        "maven-wrapper.properties",
+        ".devcontainer.json",
+        ".ripgreprc",
+        "pyrightconfig.json",
+        ".mcp.json",
+        ".claude.json",
     }
 )
-# The agent's own settings: editing them would let the agent grant itself rights.
-_AGENT_DIRS = (".metis", ".claude")
-_SETTINGS_GLOB = "settings*.json"
-# metis's own folder, whole: settings, agent definitions (which persist into
-# later runs) and runs (the traces `metis conform` later judges).
-METIS_DIR = ".metis"
 
 # Secret-looking file names (fnmatch, matched on the base name).
 SECRET_PATTERNS: tuple[str, ...] = (
@@ -88,32 +131,43 @@ def resolve(path: str | os.PathLike[str], base: Path) -> Path:
     return Path(os.path.realpath(joined))
 
 
+def lexical(path: str | os.PathLike[str], base: Path) -> Path:
+    """`path` made absolute against `base`, `~` expanded and `..` folded, but
+    symlinks not followed: the name a rule on a link's own path sees."""
+    text = os.path.expanduser(os.fspath(path))
+    joined = text if os.path.isabs(text) else os.path.join(os.fspath(base), text)
+    return Path(posixpath.normpath(joined))
+
+
 def is_protected(path: Path, roots: Iterable[Path] = (), workspace: Path | None = None) -> bool:
     """Whether changing `path` is bypass-immune (see module constants), or
-    `path` is one of `roots` or below one (a run's own trace files).
-
-    `.metis/` counts in the part of `path` below `workspace` when `path` is in
-    it (a child's worktree may itself lie under the parent's `.metis/runs/`),
-    else anywhere in it."""
+    `path` is one of `roots` or below one (a run's own trace files). Inside
+    `workspace`, only the parts below it count (a child's worktree may itself
+    lie under the parent's `.metis/runs/`)."""
     parts = path.parts
-    if not PROTECTED_DIRS.isdisjoint(parts):
-        return True
-    if METIS_DIR in parts:
-        below = parts
-        if workspace is not None and is_within(path, (workspace,)):
-            below = parts[len(workspace.parts) :]
-        if METIS_DIR in below:
+    if workspace is not None:
+        root = workspace.parts
+        if parts[: len(root)] == root and len(parts) > len(root):
+            parts = parts[len(root) :]
+    for i, part in enumerate(parts):
+        if part in PROTECTED_DIRS:
+            if tuple(parts[i : i + 2]) in _UNPROTECTED_SUBDIRS and len(parts) > i + 2:
+                continue  # inside a worktree: a working copy, not configuration
+            return True
+        if tuple(parts[i : i + 2]) in _PROTECTED_SUBDIRS:
             return True
     if roots and is_within(path, roots):
         return True
-    name = path.name
-    if name in PROTECTED_FILES or name in _AGENT_DIRS:
-        # The settings folder itself too: `cp x .metis/` or `mv seed .claude`
-        # would put a settings file in it without naming one.
+    return path.name in PROTECTED_FILES
+
+
+def is_critical(path: Path, workspace: Path, home: Path) -> bool:
+    """Whether removing `path` is never allowed by a rule: `/`, a child of
+    `/`, the home directory, the workspace and its parents (permission-modes
+    docs, "Critical paths")."""
+    if len(path.parts) <= 2 or path == home:
         return True
-    return (
-        len(parts) >= 2 and parts[-2] in _AGENT_DIRS and fnmatch.fnmatchcase(name, _SETTINGS_GLOB)
-    )
+    return path == workspace or path in workspace.parents
 
 
 def is_secret(path: Path) -> bool:

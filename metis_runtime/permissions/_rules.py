@@ -1,9 +1,15 @@
-"""Permission rules in Claude Code settings syntax, parsed and matched.
+"""Permission rules in Claude Code settings syntax, parsed and matched
+(https://code.claude.com/docs/en/permissions, "Permission rule syntax").
 
-Forms: `Tool` (every use), `Bash(git status:*)` (prefix on words),
-`Bash(npm run test)` (exact), `Bash(npm run *)` (wildcard), `Read(path-glob)`,
-`Edit(path-glob)`, `Write(path-glob)` (an alias of `Edit`),
-`WebFetch(domain:example.com)` and `mcp__server` / `mcp__server__tool`.
+Forms: `Tool` (every use) and tool-name globs (`*`, `mcp__*` in deny and
+ask; in allow only after a literal `mcp__server__`); `Bash(pattern)`
+(`_bashrule`); `Read(path)` for Read, Grep, Glob and LS, `Edit(path)` for
+every editing tool (a Read deny or ask also covers edits of the path, an
+Edit allow also grants reads); `Write(path)` and `Glob(path)` (never
+consulted by Claude Code; here a deny or ask still applies to that one
+tool, an allow never does); `WebFetch(domain:host)`; `Agent(type)` /
+`Task(type)`; `Skill(name)` / `Skill(name *)`; parameter rules
+`Tool(field:value)`; `mcp__server`, `mcp__server__*`, `mcp__server__tool`.
 
 Matching comes in two strengths. A deny or ask rule matches when it *may*
 match: a word only known at run time (`rm $x`) or arguments appended at run
@@ -13,21 +19,23 @@ rule matches only when it *surely* matches.
 
 from __future__ import annotations
 
+import fnmatch
 import functools
 import os
 import posixpath
 import re
-import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from enum import StrEnum
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 from attrs import frozen
 
 from metis_model.trace import RuleBehavior, RuleRef, Source
 
-from ..shell import SimpleCommand, trusted_name
+from ..shell import SimpleCommand, runner, trusted_name
+from ._bashrule import BashPattern, compile_bash, may_match, surely_matches
 from ._paths import glob_regex, real_prefix
 
 
@@ -40,31 +48,59 @@ class SpecKind(StrEnum):
     BASH = "bash"
     PATH = "path"
     DOMAIN = "domain"
+    PARAM = "param"  # `Tool(field:value)`
+    NAME = "name"  # `Agent(type)`, `Skill(name)`
 
 
-# Rule tool name (lower case) -> runtime tool names it covers.
-_READ_TOOLS = frozenset({"read", "ls", "glob", "grep", "notebookread"})
-_EDIT_TOOLS = frozenset({"edit", "write", "multiedit", "notebookedit"})
+READ_TOOLS = frozenset({"read", "ls", "glob", "grep", "notebookread", "lsp"})
+EDIT_TOOLS = frozenset({"edit", "write", "multiedit", "notebookedit"})
 _TOOL_GROUPS: dict[str, frozenset[str]] = {
-    "read": _READ_TOOLS,
-    "edit": _EDIT_TOOLS,
-    "write": _EDIT_TOOLS,
-    "bash": frozenset({"bash"}),
+    "read": READ_TOOLS,
+    "edit": EDIT_TOOLS,
+    "bash": frozenset({"bash", "monitor"}),
     "webfetch": frozenset({"webfetch", "web_fetch", "fetch"}),
+    "websearch": frozenset({"websearch", "web_search"}),
+    "agent": frozenset({"agent", "task"}),
+    "task": frozenset({"agent", "task"}),
 }
-_PATH_TOOLS = frozenset({"read", "edit", "write"})
+_PATH_TOOLS = frozenset({"read", "edit", "write", "glob", "multiedit", "notebookedit"})
+_NAME_TOOLS = {"agent": "subagent_type", "task": "subagent_type", "skill": "skill"}
+_BARE_ONLY = frozenset({"websearch"})
+# Input fields a parameter rule may name, per tool (tools-reference); an MCP
+# or unknown tool may name any field.
+_PARAM_FIELDS: dict[str, frozenset[str]] = {
+    "bash": frozenset({"timeout", "description", "run_in_background", "dangerouslyDisableSandbox"}),
+    "agent": frozenset(
+        {
+            "subagent_type",
+            "model",
+            "description",
+            "prompt",
+            "run_in_background",
+            "isolation",
+            "mode",
+            "name",
+            "team_name",
+        }
+    ),
+    "read": frozenset({"offset", "limit", "pages"}),
+    "edit": frozenset({"old_string", "new_string", "replace_all"}),
+    "write": frozenset({"content"}),
+    "grep": frozenset({"pattern", "glob", "type", "output_mode", "head_limit", "multiline"}),
+    "glob": frozenset({"pattern"}),
+    "webfetch": frozenset({"prompt"}),
+    "websearch": frozenset({"query", "allowed_domains", "blocked_domains"}),
+    "notebookedit": frozenset({"cell_id", "new_source", "cell_type", "edit_mode"}),
+    "skill": frozenset({"args"}),
+}
+_PARAM_FIELDS["task"] = _PARAM_FIELDS["agent"]
+# Fields Claude Code ignores in a parameter rule (with a warning); here a
+# deny or ask on them matches the raw field, which is stricter.
+PRIMARY_FIELDS = frozenset({"command", "file_path", "path", "notebook_path", "url"})
 
-_RULE = re.compile(r"(?P<tool>[A-Za-z][A-Za-z0-9_-]*)(?:\((?P<spec>.*)\))?", re.DOTALL)
-
-
-@frozen
-class BashPattern:
-    """`tokens` for prefix/exact forms; `regex` for wildcard forms."""
-
-    form: str  # any | prefix | exact | wildcard
-    tokens: tuple[str, ...] = ()
-    regex: str = ""
-    literal_head: tuple[str, ...] = ()  # wildcard: whole words before the first `*`
+_RULE = re.compile(r"(?P<tool>[A-Za-z*][A-Za-z0-9_*-]*)(?:\((?P<spec>.*)\))?", re.DOTALL)
+_PARAM = re.compile(r"(?P<field>[A-Za-z_][A-Za-z0-9_]*):(?P<value>.*)", re.DOTALL)
+_LABEL = re.compile(r"[a-z0-9*]([a-z0-9*-]*[a-z0-9*])?")
 
 
 @frozen
@@ -75,15 +111,29 @@ class RuleSpec:
     bash: BashPattern | None = None
     path: str | None = None
     domain: str | None = None
+    field: str | None = None  # PARAM: the input field; NAME: the field holding the name
+    value: str | None = None  # PARAM / NAME: the glob
+
+    @property
+    def tool_glob(self) -> bool:
+        return "*" in self.tool
 
     @property
     def group(self) -> frozenset[str]:
         lower = self.tool.lower()
+        if lower == "write" and self.kind is SpecKind.ANY:
+            return frozenset({"write"})  # a bare `Write` matches that tool
+        if lower in ("write", "glob", "multiedit", "notebookedit") and self.kind is SpecKind.PATH:
+            return frozenset({lower})
         return _TOOL_GROUPS.get(lower, frozenset({lower}))
 
 
-def parse_rule(text: str) -> RuleSpec:
-    """Parse one rule; raise RuleSyntaxError with a one-line reason."""
+def parse_rule(text: str, behavior: RuleBehavior | None = None) -> RuleSpec:
+    """Parse one rule; raise RuleSyntaxError with a one-line reason.
+
+    `behavior` (when known) checks what only some lists accept: tool globs
+    other than `mcp__server__...` in allow rules (Claude Code skips them with
+    a warning: here they are an error)."""
     if not isinstance(text, str):
         raise RuleSyntaxError(f"a rule must be a string, not {type(text).__name__}")
     stripped = text.strip()
@@ -92,212 +142,221 @@ def parse_rule(text: str) -> RuleSpec:
         raise RuleSyntaxError(f"malformed rule {text!r}: expected Tool or Tool(specifier)")
     tool = m.group("tool")
     spec = m.group("spec")
+    lower = tool.lower()
+    if "*" in tool:
+        _check_tool_glob(tool, text, behavior)
+        if spec is not None:
+            raise RuleSyntaxError(f"malformed rule {text!r}: a tool-name glob takes no specifier")
+        return RuleSpec(text=stripped, tool=tool, kind=SpecKind.ANY)
     if spec is None:
         return RuleSpec(text=stripped, tool=tool, kind=SpecKind.ANY)
     spec = spec.strip()
     if not spec:
         raise RuleSyntaxError(f"malformed rule {text!r}: empty specifier")
-    lower = tool.lower()
-    if lower == "bash" and spec == "*":
-        return RuleSpec(text=stripped, tool=tool, kind=SpecKind.ANY)  # Bash(*) is Bash
-    if lower == "bash":
-        return RuleSpec(text=stripped, tool=tool, kind=SpecKind.BASH, bash=_bash_pattern(spec))
+    if "\x00" in spec:
+        raise RuleSyntaxError(f"malformed rule {text!r}: NUL in specifier")
+    if spec == "*" and lower in ("bash", "webfetch", "read", "edit"):
+        return RuleSpec(text=stripped, tool=tool, kind=SpecKind.ANY)  # `Bash(*)` is `Bash`
+    param = _param(lower, spec)
+    if param is not None:
+        field, value = param
+        return RuleSpec(text=stripped, tool=tool, kind=SpecKind.PARAM, field=field, value=value)
+    if lower in ("bash", "monitor"):
+        return RuleSpec(text=stripped, tool=tool, kind=SpecKind.BASH, bash=compile_bash(spec))
     if lower in _PATH_TOOLS:
-        if "\x00" in spec:
-            raise RuleSyntaxError(f"malformed rule {text!r}: NUL in path")
         return RuleSpec(text=stripped, tool=tool, kind=SpecKind.PATH, path=spec)
     if lower == "webfetch":
-        if not spec.startswith("domain:") or not spec[len("domain:") :].strip():
-            raise RuleSyntaxError(f"malformed rule {text!r}: expected WebFetch(domain:HOST)")
-        domain = spec[len("domain:") :].strip().lower()
-        if not re.fullmatch(r"(\*\.)?[a-z0-9.-]+(:\d+)?", domain):
-            raise RuleSyntaxError(f"malformed rule {text!r}: bad domain {domain!r}")
-        return RuleSpec(text=stripped, tool=tool, kind=SpecKind.DOMAIN, domain=domain)
+        return RuleSpec(text=stripped, tool=tool, kind=SpecKind.DOMAIN, domain=_domain(spec, text))
+    if lower in _NAME_TOOLS:
+        return RuleSpec(
+            text=stripped, tool=tool, kind=SpecKind.NAME, field=_NAME_TOOLS[lower], value=spec
+        )
+    if lower.startswith("mcp__") or lower in _BARE_ONLY:
+        raise RuleSyntaxError(f"rule {text!r}: tool {tool!r} takes no specifier")
     raise RuleSyntaxError(f"rule {text!r}: tool {tool!r} takes no specifier")
 
 
-def _split(spec: str) -> tuple[str, ...]:
-    try:
-        return tuple(shlex.split(spec))
-    except ValueError as exc:
-        raise RuleSyntaxError(f"Bash({spec}): {exc}") from None
+def _check_tool_glob(tool: str, text: str, behavior: RuleBehavior | None) -> None:
+    if behavior is RuleBehavior.ALLOW:
+        m = re.fullmatch(r"mcp__([A-Za-z0-9_-]+?)__(.*)", tool)
+        if m is None or "*" in m.group(1):
+            raise RuleSyntaxError(
+                f"rule {text!r}: an allow rule's tool-name glob must follow a literal "
+                "mcp__<server>__ (Claude Code skips it)"
+            )
 
 
-def _bash_pattern(spec: str) -> BashPattern:
-    if spec.endswith(":*"):
-        prefix = spec[:-2]
-        if "*" in prefix or not prefix.strip():
-            raise RuleSyntaxError(f"Bash({spec}): ':*' needs a literal prefix before it")
-        return BashPattern(form="prefix", tokens=_split(prefix))
-    if ":*" in spec:
-        raise RuleSyntaxError(f"Bash({spec}): ':*' is only allowed at the end")
-    if "*" not in spec:
-        return BashPattern(form="exact", tokens=_split(spec))
-    # Wildcard form: `*` is any text; a trailing ` *` may also match nothing.
-    body = " ".join(spec.split())
-    tail = body.endswith(" *")
-    core = body[:-2] if tail else body
-    regex = ".*".join(re.escape(part) for part in core.split("*"))
-    if tail:
-        regex += "(?: .*)?"
-    words = body.split(" ")
-    head: list[str] = []
-    for w in words:
-        if "*" in w:
-            break
-        head.append(w)
-    return BashPattern(form="wildcard", regex=regex, literal_head=tuple(head))
+def _param(tool: str, spec: str) -> tuple[str, str] | None:
+    """`field:value` when `field` is an input field of `tool` (the legacy
+    Bash `:*` suffix stays a command prefix: `Bash(timeout:*)`)."""
+    m = _PARAM.fullmatch(spec)
+    if m is None:
+        return None
+    field, value = m.group("field"), m.group("value")
+    if tool in ("bash", "monitor") and value == "*":
+        return None
+    if tool == "webfetch" and field == "domain":
+        return None
+    known = _PARAM_FIELDS.get(tool)
+    if known is None:
+        return (field, value) if tool.startswith("mcp__") else None
+    return (field, value) if field in known or field in PRIMARY_FIELDS else None
+
+
+def _domain(spec: str, text: str) -> str:
+    if not spec.startswith("domain:") or not spec[len("domain:") :].strip():
+        raise RuleSyntaxError(f"malformed rule {text!r}: expected WebFetch(domain:HOST)")
+    domain = spec[len("domain:") :].strip().lower().rstrip(".")
+    host, _, port = domain.partition(":")
+    if port and not port.isdigit():
+        raise RuleSyntaxError(f"malformed rule {text!r}: bad port {port!r}")
+    if host != "*" and not all(_LABEL.fullmatch(label) for label in host.split(".")):
+        raise RuleSyntaxError(f"malformed rule {text!r}: bad domain {domain!r}")
+    return domain
 
 
 # --- bash matching ----------------------------------------------------------
 
+# Claude Code's allow rules see past these leading assignments only; any
+# other keeps an allow from matching (the docs name LANG, TZ, NO_COLOR and
+# publish no list: the stricter reading keeps to those).
+SAFE_ENV = frozenset({"LANG", "TZ", "NO_COLOR"})
 
-def _forms(cmd: SimpleCommand, definite: bool) -> list[tuple[tuple[str, ...], tuple[bool, ...]]]:
-    """The word sequences a rule is matched against.
+_Form = tuple[tuple[str, ...], tuple[bool, ...]]
 
-    The effective command, and the command with each suffix of its wrappers
-    (so `Bash(sudo:*)` sees `sudo rm x`). For allow, a privileged wrapper
-    (sudo, doas) must be part of what the rule names.
-    """
-    forms: list[tuple[tuple[str, ...], tuple[bool, ...]]] = []
+
+def _deny_forms(cmd: SimpleCommand) -> list[_Form]:
+    """Deny and ask see the command under each suffix of its wrappers, the
+    effective command, its basename form and its subcommand form."""
     argv = cmd.argv
     dyn = tuple(cmd.is_dynamic(i) for i in range(len(argv)))
-    privileged = [
-        i for i, w in enumerate(cmd.wrappers) if w and posixpath.basename(w[0]) in {"sudo", "doas"}
-    ]
-    last_privileged = privileged[-1] if privileged else None
+    forms: list[_Form] = []
     for i in range(len(cmd.wrappers)):
-        if definite and last_privileged is not None and i > last_privileged:
-            break
         words = tuple(w for wrapper in cmd.wrappers[i:] for w in wrapper)
         forms.append((words + argv, (False,) * len(words) + dyn))
-    if not definite or last_privileged is None:
-        forms.append((argv, dyn))
+    forms.append((argv, dyn))
     if argv and "/" in argv[0]:
-        # `/bin/rm` is `rm` to a rule; for allow only when it is a system path.
-        name = posixpath.basename(argv[0]) if not definite else trusted_name(argv[0])
-        if name and (not definite or last_privileged is None):
-            forms.append(((name, *argv[1:]), dyn))
+        forms.append(((posixpath.basename(argv[0]), *argv[1:]), dyn))
+    if cmd.subcommand:
+        forms.append((cmd.subcommand, (False,) * len(cmd.subcommand)))
     return forms
+
+
+def _allow_forms(cmd: SimpleCommand) -> tuple[list[_Form], bool]:
+    """The forms an allow rule must match, and whether only an exact rule
+    may (a runner Claude Code approves by exact rule only: watch, setsid,
+    ionice, flock). Wrappers Claude Code strips are dropped; any other
+    runner stays part of the command (`Bash(sudo:*)` allows `sudo rm x`)."""
+    kept: list[str] = []
+    exact_only = False
+    for wrapper in cmd.wrappers:
+        spec = runner(posixpath.basename(wrapper[0])) if wrapper else None
+        if spec is not None and (spec.strip or (spec.strip_bare and len(wrapper) == 1)):
+            continue
+        if spec is not None and spec.exact_only:
+            exact_only = True
+        kept.extend(wrapper)
+    argv = cmd.argv
+    dyn = tuple(cmd.is_dynamic(i) for i in range(len(argv)))
+    head: tuple[str, ...] = tuple(kept)
+    forms: list[_Form] = [(head + argv, (False,) * len(head) + dyn)]
+    if argv and "/" in argv[0]:
+        name = trusted_name(argv[0])
+        if name:
+            forms.append(((*head, name, *argv[1:]), (False,) * len(head) + dyn))
+    if cmd.subcommand and argv[:1] == ("git",):
+        # `git -C p log` matches `Bash(git log:*)` (changelog 2.1.0)
+        forms.append((head + cmd.subcommand, (False,) * (len(head) + len(cmd.subcommand))))
+    return forms, exact_only
 
 
 def bash_matches(pattern: BashPattern, cmd: SimpleCommand, definite: bool) -> bool:
     """Whether a Bash rule matches one simple command (see module doc)."""
-    if pattern.form == "any":
-        return True
-    return any(
-        _form_matches(pattern, words, dyn, cmd.open_ended, definite)
-        for words, dyn in _forms(cmd, definite)
-    )
+    if not definite:
+        return any(
+            may_match(pattern, words, dyn, cmd.open_ended) for words, dyn in _deny_forms(cmd)
+        )
+    if any(name not in SAFE_ENV for name in cmd.env):
+        return False
+    forms, exact_only = _allow_forms(cmd)
+    if exact_only and not pattern.exact:
+        return False
+    return any(surely_matches(pattern, words, dyn, cmd.open_ended) for words, dyn in forms)
 
 
-def _form_matches(
-    pattern: BashPattern,
-    words: tuple[str, ...],
-    dyn: tuple[bool, ...],
-    open_ended: bool,
-    definite: bool,
-) -> bool:
-    if pattern.form == "wildcard":
-        if definite:
-            if open_ended or any(dyn):
-                return False
-            return re.fullmatch(pattern.regex, " ".join(words)) is not None
-        if not open_ended and not any(dyn):
-            return re.fullmatch(pattern.regex, " ".join(words)) is not None
-        # Over-approximate: only the literal words before the first `*` count.
-        return _possible(pattern.literal_head, words, dyn, open_ended, prefix=True)
-    prefix = pattern.form == "prefix"
-    if definite:
-        n = len(pattern.tokens)
-        if len(words) < n or any(dyn[:n]) or words[:n] != pattern.tokens:
-            return False
-        return prefix or (len(words) == n and not open_ended)
-    return _possible(pattern.tokens, words, dyn, open_ended, prefix=prefix)
+# --- path, domain, name and parameter matching ---------------------------------
 
 
-def _possible(
-    tokens: tuple[str, ...],
-    words: tuple[str, ...],
-    dyn: tuple[bool, ...],
-    open_ended: bool,
-    prefix: bool,
-) -> bool:
-    """Whether some run-time value of the dynamic words makes the rule match.
-
-    A dynamic word may expand to any number of words (field splitting, globs,
-    an empty expansion).
-    """
-
-    @functools.cache
-    def go(i: int, j: int) -> bool:
-        if i == len(tokens):
-            return prefix or all(dyn[j:])
-        if j == len(words):
-            return open_ended
-        if dyn[j]:
-            # consume 0..k pattern tokens with this word, or drop the word
-            return any(go(k, j + 1) for k in range(i, len(tokens) + 1))
-        return words[j] == tokens[i] and go(i + 1, j + 1)
-
-    return go(0, 0)
-
-
-# --- path and domain matching -----------------------------------------------
-
-
-def path_regex(pattern: str, base: Path) -> str:
+def path_regex(pattern: str, base: Path, any_depth: bool = False) -> str:
     """The regex of a path rule's glob, anchored as Claude Code settings do.
 
-    `//abs` is absolute, `~/x` is under the home directory, `/x` and `./x` are
-    relative to the rule's base (the settings file's project root), and a
-    bare name with no inner slash (`.env`, `*.pem`) matches at any depth
-    below the base, as in gitignore.
+    `//abs` is absolute, `~/x` is under the home directory, `/x` is relative
+    to the rule's base (its settings source's root), `./x` and `x` to the
+    base too. A bare name with no inner slash (`.env`, `*.pem`) matches at
+    any depth below the base, as in gitignore. With `any_depth` (deny and
+    ask rules) such a name matches at any depth anywhere, and so does a
+    single directory (`src/**` matches every `src`).
     """
-    return _path_regex(pattern, os.fspath(base), os.path.expanduser("~"))
+    return _path_regex(pattern, os.fspath(base), os.path.expanduser("~"), any_depth)
 
 
-@functools.lru_cache(maxsize=1024)
-def _path_regex(pattern: str, base: str, home: str) -> str:
+@functools.lru_cache(maxsize=2048)
+def _path_regex(pattern: str, base: str, home: str, any_depth: bool) -> str:
     base = posixpath.normpath(os.path.realpath(base))
     if pattern.startswith("//"):
         absolute = "/" + pattern.lstrip("/")
-        anchored = True
     elif pattern == "~" or pattern.startswith("~/"):
         absolute = home + pattern[1:]
-        anchored = True
     elif pattern.startswith("/"):
         absolute = base + pattern
-        anchored = True
     elif pattern.startswith("./") or pattern.startswith("../"):
         absolute = base + "/" + pattern
-        anchored = True
     else:
-        anchored = "/" in pattern.rstrip("/")
+        body = pattern.rstrip("/")
+        single_dir = re.fullmatch(r"[^/]+/\*\*", body) is not None
+        if "/" not in body or (any_depth and single_dir):
+            prefix = "(?:.*/)?" if any_depth else re.escape(base) + "/(?:[^/]*/)*"
+            return prefix + glob_regex(body)
         absolute = base + "/" + pattern
     absolute = absolute.rstrip("/") or "/"
-    if anchored:
-        absolute = real_prefix(_normalize(absolute))
-        return glob_regex(absolute)
-    return re.escape(base) + "/(?:[^/]*/)*" + glob_regex(pattern.rstrip("/"))
+    return glob_regex(real_prefix(posixpath.normpath(absolute)))
 
 
-def _normalize(path: str) -> str:
-    # normpath keeps `**` and `*` intact; it folds `./` and `a/..`.
-    return posixpath.normpath(path)
+def path_matches(pattern: str, path: Path, base: Path, any_depth: bool = False) -> bool:
+    return _fullmatch(path_regex(pattern, base, any_depth))(path.as_posix()) is not None
 
 
-def path_matches(pattern: str, path: Path, base: Path) -> bool:
-    return _fullmatch(path_regex(pattern, base))(path.as_posix()) is not None
+def path_under_matches(pattern: str, root: Path, base: Path) -> bool:
+    """Whether a deny/ask path rule may match `root` or a path below it (a
+    search or recursive read rooted there): the rule's fixed directory part
+    is `root`, inside it, or contains it."""
+    regex = path_regex(pattern, base, any_depth=True)
+    text = root.as_posix()
+    if _fullmatch(regex)(text) is not None or _fullmatch(regex)(text + "/\x01") is not None:
+        return True
+    literal = re.match(r"(?:\\.|[^\\.*?(\[])+", regex)
+    if literal is None:
+        return False
+    fixed = re.sub(r"\\(.)", r"\1", literal.group(0)).rstrip("/")
+    return fixed.startswith(text.rstrip("/") + "/")
 
 
-@functools.lru_cache(maxsize=1024)
+@functools.lru_cache(maxsize=2048)
 def _fullmatch(regex: str) -> Callable[[str], re.Match[str] | None]:
-    return re.compile(regex).fullmatch
+    return re.compile(regex, re.DOTALL).fullmatch
+
+
+def _label_match(pattern: str, label: str) -> bool:
+    return fnmatch.fnmatchcase(label, pattern)
 
 
 def domain_matches(domain: str, url: object) -> bool | None:
-    """Whether `url`'s host is `domain` (or under `*.domain`); None if unknown."""
+    """Whether `url`'s host matches a `domain:` specifier; None if unknown.
+
+    Hostnames compare case-insensitively, a trailing `.` ignored; `*.ex.com`
+    matches subdomains at any depth but not `ex.com`; elsewhere `*` spans one
+    label (`ex.*` matches `ex.org`, not `ex.evil.com`); `*` alone any host.
+    """
     if not isinstance(url, str):
         return None
     try:
@@ -311,21 +370,54 @@ def domain_matches(domain: str, url: object) -> bool | None:
     want, _, want_port = domain.partition(":")
     if want_port and str(port or "") != want_port:
         return False
+    if want == "*":
+        return True
+    labels = host.split(".")
     if want.startswith("*."):
-        suffix = want[1:]
-        return host.endswith(suffix) and host != suffix[1:]
-    return host == want
+        rest = want[2:].split(".")
+        if len(labels) <= len(rest):
+            return False
+        tail = labels[len(labels) - len(rest) :]
+        return all(_label_match(p, label) for p, label in zip(rest, tail, strict=True))
+    pats = want.split(".")
+    return len(pats) == len(labels) and all(
+        _label_match(p, label) for p, label in zip(pats, labels, strict=True)
+    )
 
 
 def mcp_matches(rule_tool: str, tool: str) -> bool:
-    """`mcp__server` and `mcp__server__*` cover every tool of the server."""
+    """`mcp__server` and `mcp__server__*` cover every tool of the server;
+    `mcp__server__tool` one; other globs match the whole name."""
     rule = rule_tool.lower()
     name = tool.lower()
-    if rule.endswith("__*"):
+    if rule.endswith("__*") and "*" not in rule[:-3]:
         rule = rule[:-3]
+    elif "*" in rule:
+        return fnmatch.fnmatchcase(name, rule)
     if name == rule:
         return True
     return rule.count("__") == 1 and name.startswith(rule + "__")
+
+
+def _scalar(value: object) -> str | None:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float, str)):
+        return str(value)
+    return None  # not a top-level scalar: never matches
+
+
+def param_matches(spec: RuleSpec, tool_input: Mapping[str, Any]) -> bool:
+    """A parameter or name rule: the raw field, `*` a wildcard, else exact.
+    An omitted field never matches."""
+    assert spec.field is not None and spec.value is not None
+    got = _scalar(tool_input.get(spec.field)) if spec.field in tool_input else None
+    if got is None:
+        return False
+    if spec.kind is SpecKind.NAME and spec.tool.lower() == "skill" and spec.value.endswith(" *"):
+        prefix = spec.value[:-2]
+        return got == prefix or got.startswith(prefix + " ")
+    return fnmatch.fnmatchcase(got, spec.value) if "*" in spec.value else got == spec.value
 
 
 @frozen
@@ -350,6 +442,18 @@ class Rule:
 
     def applies_to(self, tool: str) -> bool:
         lower = tool.lower()
-        if self.spec.tool.lower().startswith("mcp__"):
-            return mcp_matches(self.spec.tool, lower)
-        return lower in self.spec.group
+        spec = self.spec
+        written = spec.tool.lower()
+        if written.startswith("mcp__") or spec.tool_glob:
+            return mcp_matches(spec.tool, lower)
+        if lower in spec.group:
+            return True
+        if (
+            spec.kind is SpecKind.PATH
+            and written == "read"
+            and self.behavior is not RuleBehavior.ALLOW
+        ):
+            return lower in EDIT_TOOLS  # a Read deny or ask also covers edits of the path
+        if spec.kind is SpecKind.PATH and written == "edit" and self.behavior is RuleBehavior.ALLOW:
+            return lower in READ_TOOLS  # an Edit allow also grants reads
+        return False

@@ -136,6 +136,27 @@ def _command(args: tuple[str, ...]) -> bool:
     return bool(args) and args[0] in {"-v", "-V"}
 
 
+_SED_FLAGS = frozenset(
+    {"-n", "--quiet", "--silent", "-E", "-r", "--regexp-extended", "-s", "-u", "-z"}
+)
+
+
+def _sed(args: tuple[str, ...]) -> bool:
+    """`sed -n '1,5p' f`: no in-place edit, no script file, and a script with
+    only print, delete, line and quit commands (no `w`, `W`, `e`, `r`, `s`)."""
+    script_seen = False
+    for a in args:
+        if a.startswith("-"):
+            if a not in _SED_FLAGS:
+                return False  # -i, -f, -e ... (judged elsewhere or writing)
+            continue
+        if not script_seen:
+            script_seen = True
+            if re.fullmatch(r"[0-9,$;~!/^ pdqlnN=+]*", a) is None:
+                return False
+    return script_seen
+
+
 def _git(args: tuple[str, ...]) -> bool:
     i = 0
     while i < len(args) and args[i].startswith("-"):
@@ -161,6 +182,7 @@ _CHECKED: dict[str, Callable[[tuple[str, ...]], bool]] = {
     "git": _git,
     "hostname": _hostname,
     "rg": _rg,
+    "sed": _sed,
     "sort": _sort,
     "tree": _tree,
     "uniq": _uniq,

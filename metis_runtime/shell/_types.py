@@ -44,6 +44,13 @@ class SimpleCommand:
     - `container` marks `bash -c SCRIPT` / `eval ARGS`: what it runs is listed
       as the commands after it, so a checker may skip it when allowing (when
       the analysis is not opaque) but must still match deny rules against it.
+    - `env` names the leading `VAR=value` assignments (`LANG=C make`); an
+      allow rule sees past only the safe ones.
+    - `opaque_writes`: some redirection target is only known at run time
+      (`> $F`, `> {a,b}`, `> $(cmd)`): the write may go anywhere.
+    - `subcommand`: for a program with global options before its subcommand
+      (`git -C d push`), the words from the program name and subcommand on
+      (`("git", "push")`), which rules are also matched against.
     """
 
     argv: tuple[str, ...] = field(converter=_tuple_of_str)
@@ -55,6 +62,9 @@ class SimpleCommand:
     reads: tuple[str, ...] = field(default=(), converter=_tuple_of_str)
     read_only: bool = False
     container: bool = False
+    env: tuple[str, ...] = field(default=(), converter=_tuple_of_str)
+    opaque_writes: bool = False
+    subcommand: tuple[str, ...] = field(default=(), converter=_tuple_of_str)
 
     def is_dynamic(self, index: int) -> bool:
         """Whether `argv[index]` is only known at run time."""

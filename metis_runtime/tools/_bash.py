@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from metis_model.trace import CallClass, ToolKind
 
+from .._private import default_redactor
 from ._base import Classification, Tool, ToolContext, ToolInput, ToolOutput, ToolSpec, object_schema
 from ._files import os_error
 
@@ -24,6 +25,7 @@ MAX_TIMEOUT = 600.0
 MAX_OUTPUT = 30_000  # bytes of combined output kept: the first and last halves
 TERM_GRACE = 1.0  # seconds from SIGTERM to SIGKILL
 PIPE_DRAIN = 1.0  # seconds to wait for the pipe to close once the group is dead
+CUT_MARGIN = 4096  # bytes kept beyond each shown half (longer than any token)
 BASH = "/bin/bash"
 
 
@@ -75,11 +77,19 @@ def _candidate_paths(
 
 
 class _Output:
-    """Combined output kept within MAX_OUTPUT bytes: head and tail, with a marker."""
+    """Combined output kept within MAX_OUTPUT bytes: head and tail, with a marker.
+
+    Each half is kept with CUT_MARGIN bytes more than it shows, so a cut is
+    moved off any credential it would split (the shared detector reads the
+    window): the shown head ends before a credential that crosses its end,
+    the shown tail starts after one that crosses its start. A credential is
+    never half shown (specs/secrets.md); the trace's redactor then removes
+    the whole ones."""
 
     __slots__ = ("head", "tail", "total")
 
     HALF = MAX_OUTPUT // 2
+    KEEP = HALF + CUT_MARGIN
 
     def __init__(self) -> None:
         self.head = bytearray()
@@ -88,21 +98,31 @@ class _Output:
 
     def add(self, data: bytes) -> None:
         self.total += len(data)
-        room = self.HALF - len(self.head)
+        room = self.KEEP - len(self.head)
         if room > 0:
             self.head += data[:room]
             data = data[room:]
         if data:
             self.tail += data
-            if len(self.tail) > self.HALF:
-                del self.tail[: len(self.tail) - self.HALF]
+            if len(self.tail) > self.KEEP:
+                del self.tail[: len(self.tail) - self.KEEP]
 
     def text(self) -> str:
-        head = self.head.decode("utf-8", "replace")
-        omitted = self.total - len(self.head) - len(self.tail)
-        if omitted <= 0:
-            return head + self.tail.decode("utf-8", "replace")
-        tail = self.tail.decode("utf-8", "replace")
+        if self.total <= MAX_OUTPUT or self.total == len(self.head) + len(self.tail):
+            whole = (self.head + self.tail).decode("utf-8", "replace")
+            if self.total <= MAX_OUTPUT:
+                return whole
+            head_text, tail_text = whole, whole
+            head_bytes, tail_bytes = self.head + self.tail, self.head + self.tail
+        else:
+            head_bytes, tail_bytes = self.head, self.tail
+            head_text = head_bytes.decode("utf-8", "replace")
+            tail_text = tail_bytes.decode("utf-8", "replace")
+        redactor = default_redactor()
+        head = redactor.head(head_text, len(head_bytes[: self.HALF].decode("utf-8", "replace")))
+        start = len(tail_text) - len(tail_bytes[-self.HALF :].decode("utf-8", "replace"))
+        tail = redactor.tail(tail_text, start)
+        omitted = self.total - len(head.encode("utf-8")) - len(tail.encode("utf-8"))
         return f"{head}\n[... {omitted} bytes of output truncated ...]\n{tail}"
 
 

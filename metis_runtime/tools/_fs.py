@@ -13,6 +13,7 @@ from typing import TypeVar
 from metis_model.trace import CallClass, ToolKind
 
 from .._errors import ToolError, ToolInputError
+from .._private import default_redactor
 from ._base import Classification, Tool, ToolContext, ToolInput, ToolOutput, ToolSpec, object_schema
 from ._files import atomic_write, display_path, os_error, resolve_path
 from ._search import (
@@ -82,7 +83,8 @@ class ReadTool(Tool):
                         break
                     line = raw.decode("utf-8", "replace").rstrip("\r\n")
                     if len(line) > READ_MAX_LINE:
-                        line = line[:READ_MAX_LINE] + " [line truncated]"
+                        # Never half a credential: the cut moves before one it would split.
+                        line = default_redactor().head(line, READ_MAX_LINE) + " [line truncated]"
                     out.append(f"{lineno:6d}\t{line}")
         except IsADirectoryError:
             raise ToolError(f"read: {path}: is a directory (use ls)") from None

@@ -43,6 +43,9 @@ INPUT_LAYER = {
     "metis_runtime._failpoints",
     "metis_model.trace",
     "metis_model.trace._strict_json",
+    # The credential detector: output that may hold a credential is redacted
+    # (metis_cli/_redacting.py; `--version` prints nothing that loads it).
+    "metis_model.trace._credentials",
 }
 
 _PROBE = """

@@ -14,9 +14,7 @@ from hypothesis import strategies as st
 from metis_model.trace import Decision, Mode, Route, RuleBehavior, Source, Stage, ToolKind
 from metis_runtime.permissions import Gate, GateDecision, Policy, is_protected, is_secret
 from metis_runtime.permissions._paths import (
-    _AGENT_DIRS,
     _NOT_SECRET,
-    _SETTINGS_GLOB,
     PROTECTED_DIRS,
     PROTECTED_FILES,
     SECRET_PATTERNS,
@@ -141,7 +139,7 @@ def test_bash_decisions_are_never_kept(tmp_path: Path) -> None:
     g = Gate(Policy(), Mode.DEFAULT, tmp_path, Route.HEADLESS)
     assert g.decide("bash", {"command": "ls"}, ToolKind.READ_ONLY).decision is Decision.ALLOW
     d = g.decide("Bash", {"command": "rm -rf x"}, ToolKind.READ_ONLY)
-    assert d.facts.kind is ToolKind.EXEC and d.decision is Decision.ASK
+    assert d.facts.kind is ToolKind.EDIT and d.decision is Decision.ASK  # rm in the workspace: an edit
     assert g.decide("bash", {"command": "eval $X"}, ToolKind.EXEC).facts.protected
 
 
@@ -153,6 +151,7 @@ _NAMES = st.lists(
             *(".env", ".", "env", "pem", "key", "id_rsa", "credentials", "secrets", ".json"),
             *(".pub", "x", "\n", ".ssh", ".git", "example", ".npmrc", "_", "*", "[", "a"),
             *("known_hosts", ".metis", ".claude", "settings", ".bashrc", ".gitconfig"),
+            *("worktrees", ".config", "git", ".mcp.json", ".envrc", ".husky"),
         ]
     ),
     max_size=4,
@@ -169,18 +168,16 @@ def _plain_is_secret(path: Path) -> bool:
 
 
 def _plain_is_protected(path: Path) -> bool:
+    """A protected folder anywhere on the path (but inside `.claude/worktrees/`),
+    `.config/git`, or a protected file name."""
     parts = path.parts
-    if any(p in PROTECTED_DIRS for p in parts) or path.name in PROTECTED_FILES:
-        return True
-    if ".metis" in parts:  # metis's own folder, whole
-        return True
-    if path.name in _AGENT_DIRS:  # the settings folder itself
-        return True
-    return (
-        len(parts) >= 2
-        and parts[-2] in _AGENT_DIRS
-        and fnmatch.fnmatchcase(path.name, _SETTINGS_GLOB)
-    )
+    for i, part in enumerate(parts):
+        in_worktree = parts[i + 1 : i + 2] == ("worktrees",) and len(parts) > i + 2
+        if part in PROTECTED_DIRS and not (part == ".claude" and in_worktree):
+            return True
+        if parts[i : i + 2] == (".config", "git"):
+            return True
+    return path.name in PROTECTED_FILES
 
 
 @given(st.lists(_NAMES, min_size=1, max_size=4))

@@ -233,9 +233,15 @@ def test_compound_records_every_deny_and_ask(ws: Path) -> None:
     assert d.rule is not None and d.rule.pattern == "Bash(curl:*)"  # cli outranks project
 
 
-def test_bash_c_container_needs_no_allow_of_its_own(ws: Path) -> None:
+def test_bash_c_is_not_a_stripped_wrapper(ws: Path) -> None:
+    # Claude Code strips only timeout, time, nice, nohup, stdbuf, command,
+    # builtin, noglob and bare xargs: `Bash(ls:*)` does not allow `bash -c 'ls'`
+    # with anything else in it, but a read-only inner command needs no rule.
     p = policy((Source.PROJECT, ALLOW, "Bash(ls:*)"))
-    assert sh(gate(p, Mode.DEFAULT, ws), "bash -c 'ls -la'").decision is Decision.ALLOW
+    g = gate(p, Mode.DEFAULT, ws)
+    assert sh(g, "bash -c 'ls -la'", ToolKind.READ_ONLY).decision is Decision.ALLOW
+    assert sh(g, "bash -c 'ls -la && npm test'").decision is Decision.ASK
+    assert sh(g, "timeout 5 ls -la && nice ls").decision is Decision.ALLOW
     p.add(Source.PROJECT, DENY, "Bash(bash:*)")
     assert sh(gate(p, Mode.DEFAULT, ws), "bash -c 'ls -la'").decision is Decision.DENY
 
@@ -245,8 +251,11 @@ def test_read_only_bash_declared_exec_stays_exec(ws: Path) -> None:
     assert sh(g, "ls", ToolKind.EXEC).decision is Decision.ASK
     assert sh(g, "ls", ToolKind.READ_ONLY).decision is Decision.ALLOW
     d = sh(g, "ls; rm x", ToolKind.READ_ONLY)
-    assert d.facts.kind is ToolKind.EXEC
-    assert d.decision is Decision.ASK
+    # not read-only; an in-workspace `rm` is a file edit acceptEdits approves
+    assert d.facts.kind is ToolKind.EDIT
+    assert d.decision is Decision.ALLOW
+    d = sh(g, "ls; curl x", ToolKind.READ_ONLY)
+    assert (d.facts.kind, d.decision) == (ToolKind.EXEC, Decision.ASK)
 
 
 # --- the staged order, stage by stage ------------------------------------------------
@@ -459,7 +468,9 @@ def test_read_rules_cover_search_tools(ws: Path) -> None:
     g = gate(p, Mode.BYPASS, ws)
     for tool in ("read", "ls", "glob", "grep"):
         assert g.decide(tool, {}, ToolKind.READ_ONLY, ["secret/a"]).decision is Decision.DENY
-    assert g.decide("edit", {}, ToolKind.EDIT, ["secret/a"]).decision is Decision.ALLOW
+    # A Read deny also blocks edits of the path (permissions docs, v2.1.208+).
+    assert g.decide("edit", {}, ToolKind.EDIT, ["secret/a"]).decision is Decision.DENY
+    assert g.decide("edit", {}, ToolKind.EDIT, ["public/a"]).decision is Decision.ALLOW
 
 
 def test_settings_relative_rules_anchor_at_project_root(ws: Path) -> None:

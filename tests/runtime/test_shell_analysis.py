@@ -21,10 +21,13 @@ def argvs(command: str) -> list[tuple[str, ...]]:
 def test_exports() -> None:
     assert set(shell.__all__) == {
         "READ_ONLY_COMMANDS",
+        "Runner",
         "ShellAnalysis",
         "SimpleCommand",
         "analyze_command",
         "command_is_read_only",
+        "runner",
+        "runners",
         "trusted_name",
     }
     for name in shell.__all__:
@@ -164,27 +167,19 @@ def test_bash_c_records_the_shell_as_a_wrapper() -> None:
         "r{m,} x",
         "source x.sh",
         ". x.sh",
-        "f() { rm x; }",
         "bash script.sh",
         "curl x | sh",
         "bash",
-        "cat <<EOF\n$(rm x)\nEOF",
         "PATH=/tmp ls",
         "export PATH=/tmp",
         "LD_PRELOAD=x.so ls",
         "env PATH=/tmp ls",
-        "echo ${x:-$(rm x)}",
         "trap 'rm x' EXIT",
         "alias ls='rm x'",
         "sudo -s rm x",
         "env -S 'rm x'",
         "timeout --bogus 5 rm x",
-        "echo $((1 + 2))",
         "rm x &&",
-        "[[ -f x ]] && rm x",
-        "case a in a) rm x;; esac",
-        "time rm x",
-        "watch 'rm x'",
         "xargs eval",
         "$'\\x72m' x",
     ],
@@ -301,7 +296,8 @@ def test_deep_nesting_is_opaque() -> None:
 # --- properties -----------------------------------------------------------
 
 _WORD = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789._-/", min_size=1, max_size=8)
-_NAME = st.sampled_from(["ls", "cat", "rm", "git", "echo", "touch", "grep", "mv", "wc"])
+# (git is left out: `git WORD` with WORD not a git command may be an alias: opaque)
+_NAME = st.sampled_from(["ls", "cat", "rm", "echo", "touch", "grep", "mv", "wc"])
 _SIMPLE = st.builds(
     lambda name, args: (name, *args),
     _NAME,
@@ -414,6 +410,9 @@ def test_quote_removal_agrees_with_bash(words: list[str]) -> None:
     assert _BASH is not None
     command = "printf '%s\\0' " + " ".join(words)
     result = analyze_command(command)
+    if result.opaque and "escaped blank" in result.reasons[0]:
+        # tree-sitter-bash drops such a word: the line is opaque instead
+        return
     assert not result.opaque, result.reasons
     (cmd,) = result.commands
     out = subprocess.run([_BASH, "-c", command], capture_output=True, check=True, timeout=10)
@@ -477,10 +476,111 @@ def test_every_command_bash_runs_is_seen(
     assert not result.read_only
 
 
-def test_a_list_inside_substitution_that_bashlex_rejects_is_read_in_parts() -> None:
-    # bashlex fails on `$(a && b)`; the line stays opaque but its parts are seen,
-    # so a deny rule on `rm` still applies (found by the differential oracle).
+def test_a_list_inside_substitution_is_read_in_parts() -> None:
+    # bashlex failed on `$(a && b)` (found by the differential oracle); the
+    # grammar reads it, so a deny rule on `rm` applies and nothing is opaque.
     analysis = analyze_command("echo $(rm -rf build && ls)")
-    assert analysis.opaque and not analysis.read_only
+    assert not analysis.opaque and not analysis.read_only
     assert ("rm", "-rf", "build") in [c.argv for c in analysis.commands]
     assert ("ls",) in [c.argv for c in analysis.commands]
+
+
+# --- the grammar: constructs bashlex could not parse (issue 12) -------------------
+
+
+@pytest.mark.parametrize(
+    ("command", "argvs"),
+    [
+        ("[[ -f x ]] && rm x", [("rm", "x")]),
+        ("echo $((1 + 2))", [("echo", "$((1 + 2))")]),
+        ("for ((i=0; i<3; i++)); do rm $i; done", [("rm", "$i")]),
+        ("case a in a) rm x;; *) ls;; esac", [("rm", "x"), ("ls",)]),
+        ("arr=(a b); rm ${arr[1]}", [("rm", "${arr[1]}")]),
+        ("f() { rm x; }; f", [("rm", "x"), ("f",)]),
+        ("function g { rm x; }", [("rm", "x")]),
+        ("cat <<'EOF'\n$(rm x)\nEOF", [("cat",)]),
+        ("cat <<EOF\n$(rm x)\nEOF", [("rm", "x"), ("cat",)]),
+        ("echo ${x:-$(rm x)}", [("rm", "x"), ("echo", "${x:-$(rm x)}")]),
+        ("select v in a; do rm x; done", [("rm", "x")]),
+        ("time rm x", [("rm", "x")]),
+        ("watch 'rm x'", [("watch", "rm x"), ("rm", "x")]),
+    ],
+)
+def test_constructs_parse(command: str, argvs: list[tuple[str, ...]]) -> None:
+    result = analyze_command(command)
+    assert not result.opaque, result.reasons
+    assert [c.argv for c in result.commands] == argvs
+
+
+def test_quoted_heredoc_body_is_data() -> None:
+    result = analyze_command("cat <<'EOF' > out\n$(rm x) `rm y`\nEOF")
+    assert [c.argv for c in result.commands] == [("cat",)]
+    assert result.commands[0].writes == ("out",)
+
+
+def test_unquoted_heredoc_backquote_is_opaque() -> None:
+    assert analyze_command("cat <<EOF\n`rm x`\nEOF").opaque
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "timeout 5 { rm x; }",  # bash: syntax error; tree-sitter: a program named `{`
+        "echo \\  x",  # tree-sitter-bash drops the escaped blank
+        "python -c 'print(1)'",
+        "perl -e 'print 1'",
+        "awk 'BEGIN{system(\"ls\")}'",
+        "git frobnicate",  # may be an alias
+        "git -c core.pager=less log",
+        "su root",
+        "script /dev/null",
+        "parallel",
+        "bash <<'EOF'\nls\nEOF",
+    ],
+)
+def test_new_opaque_shapes(command: str) -> None:
+    assert analyze_command(command).opaque
+
+
+def test_interpreter_literals_are_seen() -> None:
+    result = analyze_command("python3 -c \"import os; os.system('rm -rf build')\"")
+    assert result.opaque
+    assert ("rm", "-rf", "build") in [c.argv for c in result.commands]
+    result = analyze_command("node -e \"require('child_process').execSync('git push')\"")
+    assert ("git", "push") in [c.argv for c in result.commands]
+
+
+def test_runners_table_is_seen_through() -> None:
+    for command in ["busybox rm x", "flock /tmp/l rm x", "taskset -c 0 rm x", "chrt -f 10 rm x",
+                    "ionice -c3 rm x", "setsid -f rm x", "stdbuf -o0 rm x", "noglob rm x",
+                    "doas rm x", "su -c 'rm x'", "script -qc 'rm x' /dev/null",
+                    "parallel rm ::: a", "exec -a n rm x"]:
+        result = analyze_command(command)
+        assert ("rm", "x") in [c.argv[:2] for c in result.commands] or (
+            command.startswith("parallel") and ("rm",) in [c.argv for c in result.commands]
+        ), command
+
+
+def test_git_subcommand_after_global_options() -> None:
+    (cmd,) = analyze_command("git -C /tmp --no-pager push origin").commands
+    assert cmd.subcommand == ("git", "push", "origin")
+
+
+def test_env_assignments_are_named() -> None:
+    (cmd,) = analyze_command("LANG=C FOO=$(ls) make").commands[-1:]
+    assert cmd.env == ("LANG", "FOO")
+
+
+def test_run_time_write_target() -> None:
+    for command in ["echo x > $F", "echo x > {a,b}", "echo x > $(pwd)/f", "echo x > *.txt"]:
+        (cmd,) = [c for c in analyze_command(command).commands if c.argv[:1] == ("echo",)]
+        assert cmd.opaque_writes, command
+
+
+def test_code_points_that_crash_the_grammar_are_masked() -> None:
+    # tree-sitter-bash 0.25.1 segfaults, now and then, on `{` and U+F798A
+    # (found by test_never_raises); the grammar only ever sees ASCII.
+    for _ in range(500):
+        analyze_command("{\U000f798a")
+    (cmd,) = analyze_command("echo é\u00a0ü").commands
+    assert cmd.argv == ("echo", "é\u00a0ü")  # U+00A0 is no separator to bash

@@ -1,0 +1,221 @@
+"""What a simple command reads and writes on disk, for Read/Edit rules,
+protected paths and scope (https://code.claude.com/docs/en/permissions:
+"Read and Edit deny rules also cover recognised file commands").
+
+The docs name `cat`, `head`, `tail` and `sed`; issue 12 adds `less`, `cp`,
+`mv`, `tee`, `dd`, `install` and redirections. Beyond those, any command's
+`--output=FILE`, `--output FILE` and (for commands outside the read-only
+set) `-o FILE` count as writes. A write target known only at run time is
+reported as such, never guessed.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Sequence
+
+from attrs import field, frozen
+
+from ..shell import SimpleCommand, command_is_read_only, trusted_name
+
+
+@frozen
+class FileEffects:
+    reads: tuple[str, ...] = ()
+    writes: tuple[str, ...] = ()
+    deletes: tuple[str, ...] = ()  # rm / rmdir targets (also in writes)
+    dynamic_write: bool = False  # a write target only known at run time
+    recursive_reads: tuple[str, ...] = field(default=())  # roots a search reads below
+
+
+# Commands whose operands (not options) are files they read.
+_READERS = frozenset(
+    [
+        "cat",
+        "head",
+        "tail",
+        "less",
+        "more",
+        "nl",
+        "od",
+        "xxd",
+        "hexdump",
+        "strings",
+        "wc",
+        "md5sum",
+        "sha1sum",
+        "sha256sum",
+        "sha512sum",
+        "cksum",
+        "base64",
+        "file",
+        "stat",
+        "tac",
+        "rev",
+        "cut",
+        "sort",
+        "uniq",
+        "diff",
+        "cmp",
+        "comm",
+        "paste",
+        "fold",
+        "expand",
+        "unexpand",
+        "column",
+        "bat",
+        "jq",
+        "yq",
+    ]
+)
+# Search commands: the first operand is a pattern, the rest are roots.
+_SEARCHERS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack"})
+_RECURSIVE = frozenset({"find", "ls", "du", "tree", "fd"})
+# Writers: every operand is a target (mkdir, touch, rm, rmdir, chmod...).
+_ALL_TARGETS = frozenset({"mkdir", "touch", "rm", "rmdir", "truncate", "shred", "unlink"})
+_LAST_TARGET = frozenset({"cp", "mv", "install", "ln"})
+# Commands whose option values are known not to be paths.
+_OPT_VALUE = {
+    "head": "nc",
+    "tail": "nc",
+    "sort": "kt",
+    "cut": "dfc",
+    "grep": "efmABC",
+    "rg": "egmABCtT",
+    "install": "mogS",
+    "cp": "tS",
+    "mv": "tS",
+    "ln": "tS",
+    "xxd": "cglsno",
+    "od": "AjNtw",
+    "chmod": "",
+    "truncate": "sr",
+    "sed": "el",
+    "tee": "",
+    "uniq": "fsw",
+    "wc": "",
+    "touch": "dtr",
+    "mkdir": "m",
+    "diff": "UCx",
+}
+# acceptEdits auto-approves these on in-scope paths (permission-modes docs).
+ACCEPT_EDITS_COMMANDS = frozenset({"mkdir", "touch", "rm", "rmdir", "mv", "cp", "sed"})
+
+
+def _operands(argv: Sequence[str], dynamic: Sequence[bool], name: str) -> list[tuple[str, bool]]:
+    """Operands (with whether each is dynamic), skipping options and the
+    values of options known to take one."""
+    takes = _OPT_VALUE.get(name, "")
+    out: list[tuple[str, bool]] = []
+    i = 1
+    after = False
+    while i < len(argv):
+        word, dyn = argv[i], dynamic[i]
+        if after or dyn or not word.startswith("-") or word == "-":
+            if word != "-":
+                out.append((word, dyn))
+        elif word == "--":
+            after = True
+        elif not word.startswith("--") and len(word) == 2 and word[1] in takes:
+            i += 1
+        i += 1
+    return out
+
+
+def _option_targets(
+    argv: Sequence[str], dynamic: Sequence[bool], read_only: bool
+) -> list[tuple[str, bool]]:
+    """`--output=F`, `--output F`, `-o F`/`-oF` (not for read-only commands),
+    `-O F` (wget), `of=F` (dd)."""
+    out: list[tuple[str, bool]] = []
+    name = posixpath.basename(argv[0]) if argv else ""
+    for i, word in enumerate(argv[1:], 1):
+        nxt = (argv[i + 1], dynamic[i + 1]) if i + 1 < len(argv) else None
+        if word.startswith(("--output=", "--output-document=", "--log-file=")):
+            out.append((word.split("=", 1)[1], dynamic[i]))
+        elif (word in ("--output", "--output-document", "--log-file") and nxt) or (
+            not read_only and word == "-o" and nxt
+        ):
+            out.append(nxt)
+        elif (
+            not read_only and word.startswith("-o") and len(word) > 2 and not word.startswith("--")
+        ):
+            out.append((word[2:], dynamic[i]))
+        elif name == "wget" and word == "-O" and nxt:
+            out.append(nxt)
+        elif name == "dd" and word.startswith("of="):
+            out.append((word[3:], dynamic[i]))
+    return out
+
+
+def file_effects(cmd: SimpleCommand) -> FileEffects:
+    """The files `cmd` reads and writes, as far as its arguments show."""
+    argv = cmd.argv
+    if not argv:
+        return FileEffects(writes=cmd.writes, reads=cmd.reads, dynamic_write=cmd.opaque_writes)
+    dynamic = tuple(cmd.is_dynamic(i) for i in range(len(argv)))
+    name = trusted_name(argv[0]) or ""
+    reads: list[str] = list(cmd.reads)
+    writes: list[str] = list(cmd.writes)
+    deletes: list[str] = []
+    recursive: list[str] = []
+    dyn_write = cmd.opaque_writes
+    ro = command_is_read_only(argv, dynamic, cmd.open_ended)
+    targets = _option_targets(argv, dynamic, ro)
+    operands = _operands(argv, dynamic, name)
+    if name == "dd":
+        reads.extend(w[3:] for w in argv[1:] if w.startswith("if="))
+    elif name == "sed":
+        in_place = any(w.startswith(("-i", "--in-place")) for w in argv[1:])
+        scripted = any(w in ("-e", "--expression", "-f", "--file") for w in argv[1:])
+        files = operands if scripted else operands[1:]
+        if in_place:
+            targets.extend(files)
+        else:
+            reads.extend(w for w, d in files if not d)
+    elif name == "tee":
+        targets.extend(operands)
+    elif name in _ALL_TARGETS:
+        targets.extend(operands)
+        if name in ("rm", "rmdir", "unlink", "shred"):
+            deletes.extend(w for w, _ in operands)
+            dyn_write = dyn_write or any(d for _, d in operands)
+    elif name in _LAST_TARGET and operands:
+        *sources, dest = operands
+        if any(
+            w in ("-t", "--target-directory") or w.startswith("--target-directory=") for w in argv
+        ):
+            targets.extend(operands)  # every operand is a source; -t names the target
+            for i, w in enumerate(argv):
+                if w == "-t" and i + 1 < len(argv):
+                    targets.append((argv[i + 1], dynamic[i + 1]))
+        else:
+            targets.append(dest)
+        if name == "mv":
+            targets.extend(sources)  # a moved source is gone from its place
+        else:
+            reads.extend(w for w, d in sources if not d)
+    elif name in _READERS:
+        reads.extend(w for w, d in operands if not d)
+    elif name in _SEARCHERS:
+        roots = (
+            operands[1:]
+            if not any(w in ("-e", "-f", "--regexp", "--file") for w in argv)
+            else operands
+        )
+        reads.extend(w for w, d in roots if not d)
+        recursive.extend(w for w, d in roots if not d)
+    elif name in _RECURSIVE:
+        recursive.extend(w for w, d in operands if not d and not w.startswith(("-", "(", "!")))
+    for word, dyn in targets:
+        if dyn:
+            dyn_write = True
+        elif word and word not in ("/dev/null", "/dev/stdout", "/dev/stderr"):
+            writes.append(word)
+    return FileEffects(
+        reads=tuple(reads),
+        writes=tuple(writes),
+        deletes=tuple(deletes),
+        dynamic_write=dyn_write,
+        recursive_reads=tuple(recursive),
+    )

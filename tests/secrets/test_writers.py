@@ -1,0 +1,163 @@
+"""The secrets property test: a credential of any family, embedded anywhere in
+any field a writer writes (among other lines, JSON-escaped, `\\uXXXX`- or
+`\\/`-escaped, CRLF), through the real writers (trace, journal, agent config
+and result, inbox, offload, progress and reports on stdout/stderr, a bash
+call's cut output), never reaches a file; and every file is 0600."""
+
+from __future__ import annotations
+
+import io
+import os
+import stat
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from metis_cli._redacting import RedactingStream
+from metis_model.trace import EffectOutcome, Mode
+from metis_runtime import Journal, Redactor, TraceWriter, make_header
+from metis_runtime._private import (
+    append_private,
+    append_private_jsonl,
+    write_private,
+    write_private_json,
+)
+from metis_runtime.providers import Message, TextBlock, ToolResultBlock
+from metis_runtime.tools._bash import MAX_OUTPUT, _Output
+from tests._credentials import Credential, credentials, embedded, leaked
+
+_ENV_SECRET = "s3rv1ce-t0ken-from-the-environment"
+_REDACTOR = Redactor({"ACME_SERVICE_TOKEN": _ENV_SECRET, "PATH": "/usr/bin"})
+_ENV_CRED = Credential("environment-value", _ENV_SECRET, _ENV_SECRET)
+
+WRITERS = (
+    "trace-result",
+    "trace-input",
+    "trace-meta",
+    "journal-commit",
+    "journal-message",
+    "journal-admit",
+    "config-json",
+    "inbox-jsonl",
+    "offload",
+    "append",
+    "stream",
+    "bash-cut",
+)
+
+
+def _write(writer: str, text: str, folder: Path, chunks: list[int]) -> Path:
+    path = folder / f"{writer}.out"
+    r = _REDACTOR
+    if writer.startswith("trace-"):
+        meta = {"task": text} if writer == "trace-meta" else {}
+        trace = TraceWriter(path, make_header(mode=Mode.DEFAULT, tools=("bash",), meta=meta), redactor=r)
+        if writer == "trace-result":
+            trace.emit("result", (), occ="1.0", call_id="c", status="ok", content=text)
+        elif writer == "trace-input":
+            trace.emit("interrupt", (), reason="x", detail={"command": text, "nested": [text]})
+        trace.close()
+    elif writer.startswith("journal-"):
+        journal = Journal.create(path, "r", {"task": text}, fsync=False, redactor=r)
+        if writer == "journal-commit":
+            journal.commit("1.0", EffectOutcome.OK, text)
+        elif writer == "journal-message":
+            journal.message(1, "results", Message("user", (ToolResultBlock("t", text),)))
+            journal.message(1, "task", Message("user", (TextBlock(text),)))
+        else:
+            journal.admit("1.0", "c", "bash", {"command": text, "env": {"API_TOKEN": "plain"}})
+        journal.close()
+    elif writer == "config-json":
+        write_private_json(path, {"task": text, "agent": {"env": {"DB_PASSWORD": text}}}, r)
+    elif writer == "inbox-jsonl":
+        append_private_jsonl(path, {"from": "root", "text": text}, r)
+    elif writer == "offload":
+        write_private(path, text, r)
+    elif writer == "append":
+        append_private(path, text, r)
+    elif writer == "stream":  # progress and reports, written in arbitrary pieces
+        with path.open("w", encoding="utf-8") as fh:
+            stream = RedactingStream(fh, r.text)
+            pos = 0
+            for size in [*chunks, len(text)]:
+                stream.write(text[pos : pos + size])
+                pos += size
+            stream.write("\n")
+            stream.flush()
+    elif writer == "bash-cut":  # a cut anywhere near the credential, then the trace
+        out = _Output()
+        filler = "y" * (MAX_OUTPUT // 2 - chunks[0] % 200)
+        for piece in (filler, text, "z" * (MAX_OUTPUT // 2 + 5000), text, "w" * (chunks[-1] % 300)):
+            out.add(piece.encode("utf-8", "surrogatepass"))
+        trace = TraceWriter(path, make_header(mode=Mode.DEFAULT, tools=("bash",)), redactor=r)
+        trace.emit("result", (), occ="1.0", call_id="c", status="ok", content=out.text())
+        trace.close()
+    return path
+
+
+@settings(max_examples=300)
+@given(
+    cred=st.one_of(credentials(), st.just(_ENV_CRED)),
+    data=st.data(),
+    writer=st.sampled_from(WRITERS),
+    chunks=st.lists(st.integers(1, 40), min_size=1, max_size=6),
+)
+def test_no_credential_reaches_a_file(
+    tmp_path_factory: object, cred: Credential, data: st.DataObject, writer: str, chunks: list[int]
+) -> None:
+    folder = Path(os.path.realpath(__import__("tempfile").mkdtemp(prefix="metis-writers-")))
+    try:
+        text = data.draw(embedded(cred))
+        path = _write(writer, text, folder, chunks)
+        written = path.read_text(encoding="utf-8", errors="surrogateescape")
+        assert leaked(cred, written) == [], (writer, text, written[:2000])
+        if writer != "stream":
+            assert stat.S_IMODE(path.stat().st_mode) == 0o600, writer
+    finally:
+        for p in folder.iterdir():
+            p.unlink()
+        folder.rmdir()
+
+
+def test_a_stream_holds_a_key_block_until_its_end() -> None:
+    buf = io.StringIO()
+    stream = RedactingStream(buf)  # type: ignore[arg-type]
+    stream.write("before\n-----BEGIN OPENSSH PRIVATE KEY-----\n")
+    stream.write("b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n")
+    assert buf.getvalue() == "before\n"  # the block is held
+    stream.write("-----END OPENSSH PRIVATE KEY-----\nafter\n")
+    assert buf.getvalue() == "before\n[REDACTED]\nafter\n"
+
+
+def test_private_files_and_folders_are_0600_and_0700_whatever_the_umask(tmp_path: Path) -> None:
+    old = os.umask(0o000)
+    try:
+        write_private(tmp_path / "a" / "b" / "f.txt", "x")
+        append_private(tmp_path / "a" / "g.txt", "y")
+    finally:
+        os.umask(old)
+    old = os.umask(0o277)  # would leave a file read-only for its owner
+    try:
+        write_private_json(tmp_path / "c" / "h.json", {"k": 1})
+    finally:
+        os.umask(old)
+    for p in (tmp_path / "a", tmp_path / "a" / "b", tmp_path / "c"):
+        assert stat.S_IMODE(p.stat().st_mode) == 0o700, p
+    for p in (tmp_path / "a" / "b" / "f.txt", tmp_path / "a" / "g.txt", tmp_path / "c" / "h.json"):
+        assert stat.S_IMODE(p.stat().st_mode) == 0o600, p
+
+
+def test_the_streams_prefilter_copies_the_detectors_needles() -> None:
+    from metis_cli import _redacting
+    from metis_model.trace import NAME_WORDS, RULE_NEEDLES
+
+    assert _redacting.RULE_NEEDLES == RULE_NEEDLES
+    assert _redacting.NAME_WORDS == NAME_WORDS
+
+
+@given(cred=credentials())
+def test_the_streams_prefilter_never_misses(cred: Credential) -> None:
+    from metis_cli._redacting import _may_hold
+
+    assert _may_hold(f"x {cred.text} y")
