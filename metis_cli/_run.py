@@ -305,6 +305,20 @@ def _workspace(raw: str) -> Path:
     return path.resolve()
 
 
+def _check_provider_config(config: Mapping[str, Any]) -> None:
+    """What `_build_provider` reads from a journal, strictly typed (ValueError)."""
+    name = config["provider"]
+    if name not in PROVIDERS:
+        raise ValueError(f"provider {name!r} is not one of {', '.join(PROVIDERS)}")
+    if name == "replay" and not isinstance(config.get("scenario"), str):
+        raise ValueError("a replay run needs its 'scenario' (a string)")
+    if not isinstance(config.get("model"), str | None):
+        raise ValueError("'model' must be a string or null")
+    retries = config.get("max_retries", DEFAULT_MAX_RETRIES)
+    if type(retries) is not int:
+        raise ValueError(f"max_retries {retries!r} is not an integer")
+
+
 def _build_provider(config: Mapping[str, Any], skip: int = 0) -> Provider:
     name = config["provider"]
     if name == "replay":
@@ -393,21 +407,21 @@ def _tree_dir(trace: Path) -> Path:
     return trace.parent if trace.name == "trace.jsonl" else trace.with_name(trace.name + ".agents")
 
 
-def _limits(config: Mapping[str, Any]) -> GuardLimits:
+def _limits(config: Mapping[str, Any], where: Path) -> GuardLimits:
     try:
         return GuardLimits(**dict(config.get("guard") or {}))
     except (TypeError, MetisRuntimeError) as exc:
-        _bad(f"the run's guard limits are unusable: {exc}")
+        _bad(f"{where}: the run's guard limits are unusable: {exc}")
 
 
-def _budget(config: Mapping[str, Any]) -> ContextBudget:
+def _budget(config: Mapping[str, Any], where: Path) -> ContextBudget:
     context = dict(config.get("context") or {})
     try:
         if not context:
             return ContextBudget()
         return ContextBudget.for_window(int(context["window"]), recent=int(context["recent"]))
     except (KeyError, TypeError, ValueError, MetisRuntimeError) as exc:
-        _bad(f"the run's context budget is unusable: {exc}")
+        _bad(f"{where}: the run's context budget is unusable: {exc}")
 
 
 def _supervisor(
@@ -776,6 +790,7 @@ def _resume(
             raise ValueError(f"max_turns {cfg['max_turns']!r} is not a positive integer")
         settings = tuple(str(s) for s in cfg.get("settings", ()))
         provider_name = str(cfg["provider"])
+        _check_provider_config(cfg)
     except (KeyError, TypeError, ValueError) as exc:
         _bad(f"{journal_path}: the run entry lacks a usable config ({exc})")
     if not workspace.is_dir():
@@ -789,12 +804,14 @@ def _resume(
     )
     provider = _build_provider(cfg, skip=len(scan.assistant_turns))
     tree = _tree_dir(trace_path)
-    budget = _budget(cfg)
+    budget = _budget(cfg, journal_path)
     supervisor: AgentSupervisor | None = None
     if "spawn_agent" in header.tools:
         try:
             # The ledger is the tree's: its counts and task hashes carry over.
-            identity, ledger = new_tree(tree, _limits(cfg), root_run_id=header.root_run_id)
+            identity, ledger = new_tree(
+                tree, _limits(cfg, journal_path), root_run_id=header.root_run_id
+            )
         except (OSError, MetisRuntimeError) as exc:
             _bad(f"{tree}: cannot open the agent tree: {exc}")
         supervisor = _supervisor(identity, ledger, workspace, gate, cfg, budget)
