@@ -112,6 +112,8 @@ class WireNormalizer:
 
     def feed_sse(self, sse: SSEEvent) -> list[StreamEvent]:
         data = sse.data
+        if not data:  # an empty `data:` is an event (the SSE standard) with no payload
+            return []
         if data == "[DONE]":
             self._n += 1
             self._type = "[DONE]"
