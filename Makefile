@@ -9,10 +9,10 @@ PYTEST := $(BIN)/python -m pytest
 
 .PHONY: setup system-deps test lint typecheck unit demo exhaustive fuzz bench schema explore clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml pytest-metis/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[dev]'
+	$(BIN)/python -m pip install -q -e '.[dev]' -e ./pytest-metis
 	touch $(STAMP)
 
 # graphviz's `dot` renders counterexample graphs; tests render for real.
@@ -26,8 +26,8 @@ system-deps:
 setup: $(STAMP) system-deps
 
 lint: setup
-	$(BIN)/ruff check metis_model metis_runtime metis_cli metis_studies tests benchmarks proofs
-	$(BIN)/ruff format --check metis_model metis_runtime metis_cli metis_studies
+	$(BIN)/ruff check metis_model metis_runtime metis_cli metis_studies tests benchmarks proofs pytest-metis
+	$(BIN)/ruff format --check metis_model metis_runtime metis_cli metis_studies pytest-metis
 
 typecheck: setup
 	$(BIN)/mypy

@@ -35,6 +35,11 @@ COMMANDS: dict[str, str] = {
 }
 
 
+# Packages of the optional extras that some commands need (`metis explore` and
+# `metis demo` draw with Hypothesis): a command without them says so in one line.
+OPTIONAL: dict[str, str] = {"hypothesis": "test", "pytest": "test", "distributed": "dask"}
+
+
 class LazyGroup(click.Group):
     """A group whose subcommands are imported only when looked up."""
 
@@ -79,6 +84,16 @@ def main() -> None:
     except click.ClickException as exc:
         click.echo(f"metis: error: {exc.format_message()}", err=True)
         sys.exit(exc.exit_code)
+    except ModuleNotFoundError as exc:  # a command body reached for an optional extra
+        extra = OPTIONAL.get((exc.name or "").split(".")[0])
+        if extra is None:
+            raise
+        click.echo(
+            f"metis: error: this command needs {exc.name}, from the {extra!r} extra: "
+            f"pip install 'metis[{extra}]'",
+            err=True,
+        )
+        sys.exit(2)
     except Exception as exc:
         from metis_model._errors import InputError  # light: the error classes only
 

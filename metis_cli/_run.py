@@ -33,6 +33,7 @@ that as the spawn's result).
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import signal
@@ -65,6 +66,7 @@ from metis_runtime import (
     LoopConfig,
     LoopObserver,
     MetisRuntimeError,
+    ProviderError,
     RunResult,
     TraceWriter,
     make_header,
@@ -333,9 +335,12 @@ def _build_provider(config: Mapping[str, Any], skip: int = 0) -> Provider:
         retry = RetryPolicy(max_retries=raw)
     except ValueError as exc:
         _bad(str(exc))
-    if name == "anthropic":
-        return AnthropicProvider(model, retry=retry)
-    return OpenAIChatProvider(model, retry=retry)
+    try:  # the endpoint honours ANTHROPIC_BASE_URL / OPENAI_BASE_URL
+        if name == "anthropic":
+            return AnthropicProvider(model, retry=retry)
+        return OpenAIChatProvider(model, retry=retry)
+    except ProviderError as exc:
+        _bad(str(exc))
 
 
 def _pass_env(names: tuple[str, ...]) -> None:
@@ -503,6 +508,7 @@ def _execute(
     supervisor: AgentSupervisor | None,
     trace_path: Path,
     quiet: bool,
+    as_json: bool = False,
 ) -> NoReturn:
     async def main() -> RunResult:
         try:
@@ -544,6 +550,10 @@ def _execute(
         if loop.journal is not None:
             loop.journal.close()
     spawned = supervisor is not None and bool(supervisor.children)
+    code = EXIT_OK if result.status is RunStatus.COMPLETED else EXIT_FAILED
+    if as_json:
+        click.echo(json.dumps(_summary(result, trace_path, spawned, code), indent=2))
+        sys.exit(code)
     if result.status is RunStatus.COMPLETED:
         if result.text:
             click.echo(result.text)
@@ -559,6 +569,34 @@ def _execute(
         err=True,
     )
     sys.exit(EXIT_FAILED)
+
+
+def _summary(result: RunResult, trace_path: Path, spawned: bool, code: int) -> dict[str, Any]:
+    """`metis run --json`: the run's outcome, and its calls counted by result status."""
+    from collections import Counter
+
+    from metis_model.trace import Result, read_trace_numbered
+    from metis_runtime._input import input_lines, read_input_text
+
+    statuses: Counter[str] = Counter()
+    header, events, _ = read_trace_numbered(input_lines(read_input_text(trace_path)))
+    for event in events:
+        if isinstance(event, Result):
+            statuses[event.status.value] += 1
+    return {
+        "run_id": header.run_id,
+        "status": result.status.value,
+        "turns": result.turns,
+        "text": result.text,
+        "error": result.error,
+        "calls": sum(statuses.values()),
+        "results": dict(sorted(statuses.items())),
+        "events": len(events),
+        "trace": str(trace_path),
+        "journal": str(_journal_path(trace_path)),
+        "agent_tree": str(_tree_dir(trace_path)) if spawned else None,
+        "exit": code,
+    }
 
 
 def _journal_path(trace: Path) -> Path:
@@ -618,6 +656,9 @@ def _journal_path(trace: Path) -> Path:
 @click.option("--resume", is_flag=True, help="Continue the run of --trace after its process died.")
 @click.option("--serial", is_flag=True, help="Run calls one at a time (default: four-class).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines.")
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print the run's summary as JSON (implies -q)."
+)
 def run(
     task: str | None,
     workspace_arg: str | None,
@@ -635,6 +676,7 @@ def run(
     resume: bool,
     serial: bool,
     quiet: bool,
+    as_json: bool,
     **options: Any,
 ) -> None:
     """Run the agent on TASK in a workspace and record its trace.
@@ -647,9 +689,10 @@ def run(
     answer to stdout. Exit 0 completed, 1 failed/cancelled/interrupted, 2
     bad input.
     """
+    quiet = quiet or as_json
     if resume:
         # A resumed run keeps its recorded limits, budget, agent tools and --pass-env.
-        _resume(trace_arg, workspace_arg, quiet, serial)
+        _resume(trace_arg, workspace_arg, quiet, serial, as_json)
     _pass_env(pass_env)
     try:
         limits = limits_from_options(options)
@@ -748,7 +791,7 @@ def run(
         serial=serial,
         quiet=quiet,
     )
-    _execute(loop, loop.run(task), supervisor, trace_path, quiet)
+    _execute(loop, loop.run(task), supervisor, trace_path, quiet, as_json)
 
 
 def _latest_trace(workspace: Path) -> Path:
@@ -765,7 +808,7 @@ def _dispatcher(serial: bool) -> Dispatcher:
 
 
 def _resume(
-    trace_arg: str | None, workspace_arg: str | None, quiet: bool, serial: bool
+    trace_arg: str | None, workspace_arg: str | None, quiet: bool, serial: bool, as_json: bool
 ) -> NoReturn:
     if trace_arg is None:
         if workspace_arg is None:
@@ -835,7 +878,7 @@ def _resume(
         serial=serial,
         quiet=quiet,
     )
-    _execute(loop, loop.resume(state, scan), supervisor, trace_path, quiet)
+    _execute(loop, loop.resume(state, scan), supervisor, trace_path, quiet, as_json)
 
 
 if __name__ == "__main__":  # `python -m metis_cli._run` until `metis run` is registered

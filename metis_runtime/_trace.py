@@ -76,7 +76,7 @@ def _clock_meta(origin: float) -> dict[str, Any]:
 
 def _announce(path: Path) -> None:
     """List this trace in $METIS_TRACE_LOG, where the conformance pytest plugin
-    (metis_cli.pytest_plugin) finds every trace a test recorded, subprocesses'
+    (the pytest-metis plugin) finds every trace a test recorded, subprocesses'
     included, and replays it against the model."""
     log = os.environ.get(TRACE_LOG_ENV)
     if not log:

@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 import httpx
 
 from .._errors import ProviderError
-from ._base import WireNormalizer, usage_int
+from ._base import WireNormalizer, base_url_from, usage_int
 from ._builder import Slot
 from ._http import DEFAULT_TIMEOUT, stream_sse
 from ._retry import RetryPolicy
@@ -306,7 +306,7 @@ class AnthropicProvider:
         model: str,
         *,
         api_key: str | None = None,
-        base_url: str = ANTHROPIC_URL,
+        base_url: str | None = None,
         http_client: httpx.AsyncClient | None = None,
         thinking_budget: int | None = None,
         timeout: httpx.Timeout = DEFAULT_TIMEOUT,
@@ -314,7 +314,8 @@ class AnthropicProvider:
     ) -> None:
         self.model = model
         self._api_key = api_key
-        self._url = base_url.rstrip("/") + "/v1/messages"
+        base = base_url_from(base_url, "ANTHROPIC_BASE_URL", ANTHROPIC_URL)
+        self._url = base.rstrip("/") + "/v1/messages"
         self._client = http_client
         self._thinking_budget = thinking_budget
         self._timeout = timeout

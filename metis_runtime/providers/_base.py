@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import AsyncIterator, Mapping
 from typing import Any, ClassVar, NoReturn, Protocol, runtime_checkable
 
@@ -56,6 +57,22 @@ _OVERFLOW_MARKERS = (
 def looks_like_overflow(text: str) -> bool:
     lowered = text.lower()
     return any(marker in lowered for marker in _OVERFLOW_MARKERS)
+
+
+def base_url_from(explicit: str | None, variable: str, default: str) -> str:
+    """The endpoint's base URL: `explicit`, else the environment variable the
+    vendors' SDKs read (`ANTHROPIC_BASE_URL`, `OPENAI_BASE_URL`), else `default`.
+
+    A value that is not an http(s) URL is a `ProviderError` naming the variable.
+    """
+    if explicit is not None:
+        return explicit
+    value = os.environ.get(variable, "").strip()
+    if not value:
+        return default
+    if not value.startswith(("http://", "https://")) or len(value) < 10:
+        raise ProviderError(f"{variable}={value!r}: expected an http:// or https:// URL")
+    return value
 
 
 def compact_json(value: Any) -> str:

@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 import httpx
 
 from .._errors import ProviderError
-from ._base import WireNormalizer, compact_json, usage_int
+from ._base import WireNormalizer, base_url_from, compact_json, usage_int
 from ._builder import Slot
 from ._http import DEFAULT_TIMEOUT, stream_sse
 from ._retry import RetryPolicy
@@ -234,14 +234,15 @@ class OpenAIHTTPProvider:
         model: str,
         *,
         api_key: str | None = None,
-        base_url: str = OPENAI_URL,
+        base_url: str | None = None,
         http_client: httpx.AsyncClient | None = None,
         timeout: httpx.Timeout = DEFAULT_TIMEOUT,
         retry: RetryPolicy | None = None,
     ) -> None:
         self.model = model
         self._api_key = api_key
-        self._url = base_url.rstrip("/") + self.path
+        base = base_url_from(base_url, "OPENAI_BASE_URL", OPENAI_URL)
+        self._url = base.rstrip("/") + self.path
         self._client = http_client
         self._timeout = timeout
         self.retry = RetryPolicy() if retry is None else retry

@@ -19,7 +19,15 @@ from ._execute import EXECUTIONS, Execution, Outcome, execute
 from ._explore import Divergence, Exploration, Stats, explore
 from ._harness import RunPaths
 from ._scenario import sse_body, write_scenario
-from ._situations import SWEEP, any_workload, kill_points, simulated, workloads
+from ._situations import (
+    SWEEP,
+    any_workload,
+    kill_points,
+    simplest,
+    simulated,
+    sweep,
+    workloads,
+)
 from ._workload import (
     Call,
     Child,
@@ -60,9 +68,11 @@ __all__ = [
     "kill_points",
     "read_traces",
     "read_workload",
+    "simplest",
     "simulated",
     "situations",
     "sse_body",
+    "sweep",
     "workload_from_json",
     "workloads",
     "write_divergence",

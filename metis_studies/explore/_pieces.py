@@ -255,18 +255,15 @@ def canaries(draw: st.DrawFn, k: int) -> Piece:
 
 @st.composite
 def background(draw: st.DrawFn, k: int) -> Piece:
-    """Background jobs: a handshake now, `job_done` later (SCHED-4)."""
+    """Background jobs: a handshake now, `job_done` later (SCHED-4). Each
+    writes a file by redirection (an edit to the gate: allowed in acceptEdits)."""
     n = draw(st.integers(1, 2))
     jobs = [
-        bash(f"sleep 0.{draw(st.integers(0, 3))}; echo job{i} >> p{k}/jobs.txt", background=True)
+        bash(f"seq 1 {draw(st.integers(1, 9))}00000 > p{k}/job{i}.txt", background=True)
         for i in range(n)
     ]
     calls = _mix(draw, jobs, _safe(k), most=2)
-    rules = (
-        Rule(behavior="allow", pattern="Bash(sleep:*)"),
-        Rule(behavior="allow", pattern="Bash(echo:*)"),
-    )
-    return Piece(tuple(calls), ("background",), _files(k), rules)
+    return Piece(tuple(calls), ("background",), _files(k))
 
 
 @st.composite

@@ -284,7 +284,7 @@ def _concrete(tool: str, decision: DecisionEvent | None, n: int, edits: dict[str
         return edit(f"sim/{name}.txt", f"v{version}", f"v{version + 1}")
     if tool == "bash":
         if cls is CallClass.BACKGROUND:
-            return bash(f"sleep 0.1; echo job{n} >> sim/jobs.txt", background=True)
+            return bash(f"seq 1 100000 > sim/job{n}.txt", background=True)
         if cls is CallClass.SAFE:
             return bash(SLOW_SAFE if n % 2 else "cat sim/notes.txt")
         return bash(f"echo call{n} >> sim/log.txt")
@@ -361,3 +361,32 @@ def any_workload() -> st.SearchStrategy[Workload]:
 
 def describe(workload: Workload) -> dict[str, Any]:
     return {"name": workload.name, "aims": list(workload.aims), "calls": len(workload.calls)}
+
+
+def simplest(strategy: st.SearchStrategy[Workload], salt: int = 0) -> Workload:
+    """The first workload Hypothesis draws from `strategy` under seed `salt`
+    (for a focused strategy: the situation in its simplest form)."""
+    from hypothesis import HealthCheck, Phase, given, settings
+    from hypothesis import seed as hseed
+
+    got: list[Workload] = []
+
+    @settings(
+        max_examples=1,
+        database=None,
+        deadline=None,
+        phases=[Phase.generate],
+        suppress_health_check=list(HealthCheck),
+    )
+    @hseed(salt)
+    @given(strategy)
+    def draw(w: Workload) -> None:
+        got.append(w)
+
+    draw()
+    return got[0]
+
+
+def sweep() -> list[tuple[str, Workload]]:
+    """The sweep's workloads, as `metis explore` (and the CI test) runs them."""
+    return [(focus, simplest(workloads(focus=focus), salt)) for salt, focus in enumerate(SWEEP, 1)]

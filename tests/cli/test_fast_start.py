@@ -118,3 +118,38 @@ def test_every_command_in_the_table_loads_and_has_help() -> None:
     for name in COMMANDS:
         assert name in listing.output
         assert cli.get_command(None, name) is not None  # type: ignore[arg-type]
+
+
+_WITHOUT = """
+import sys
+for name in ("hypothesis", "pytest", "_pytest", "pytest_benchmark"):
+    sys.modules[name] = None  # as if the test extra were not installed
+sys.argv = ["metis", *sys.argv[1:]]
+from metis_cli import main
+main()
+"""
+
+
+def _without_test_extra(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", _WITHOUT, *args], capture_output=True, text=True, check=False
+    )
+
+
+def test_the_light_commands_run_without_the_test_extra() -> None:
+    assert _without_test_extra("--version").returncode == 0
+    done = _without_test_extra("conform", "--format", "claude-code", str(CLAUDE_CODE))
+    assert done.returncode == 0, done.stderr
+
+
+def test_a_command_that_needs_hypothesis_says_so_in_one_line(tmp_path: Path) -> None:
+    from metis_cli._main import COMMANDS
+
+    if "explore" not in COMMANDS:
+        pytest.skip("no explore command")
+    done = _without_test_extra("explore", "--budget", "1", "--out", str(tmp_path / "x"))
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        "metis: error: this command needs hypothesis, from the 'test' extra: "
+        "pip install 'metis[test]'"
+    ]

@@ -74,7 +74,7 @@ def test_a_seeded_fault_is_found_shrunk_and_written(
             "-p",
             "no:cacheprovider",
             "-p",
-            "no:metis_cli.pytest_plugin",
+            "no:metis",
             str(tmp_path / "out" / "test_explore_perm_1.py"),
         ],
         cwd=REPO,

@@ -8,14 +8,13 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, Phase, given, seed, settings
 
 from metis_studies.explore import (
     REQUIRED,
     SWEEP,
-    Workload,
     check_outcome,
     execute,
+    simplest,
     situations,
     workloads,
 )
@@ -56,28 +55,9 @@ EXPECTED = {
 }
 
 
-def simplest(focus: str, salt: int = 0) -> Workload:
-    got: list[Workload] = []
-
-    @settings(
-        max_examples=1,
-        database=None,
-        deadline=None,
-        phases=[Phase.generate],
-        suppress_health_check=list(HealthCheck),
-    )
-    @seed(salt)
-    @given(workloads(focus=focus))
-    def draw(w: Workload) -> None:
-        got.append(w)
-
-    draw()
-    return got[0]
-
-
 @pytest.mark.parametrize("focus", SWEEP)
 def test_the_sweep_conforms_and_reaches_its_situation(focus: str, tmp_path: Path) -> None:
-    workload = simplest(focus, SWEEP.index(focus) + 1)
+    workload = simplest(workloads(focus=focus), SWEEP.index(focus) + 1)
     verdict = check_outcome(execute(workload, tmp_path / "run", "in-process"))
     assert verdict.ok, [f.one_line() for f in verdict.findings]
     reached = situations(verdict.traces, workload)

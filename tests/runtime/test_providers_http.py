@@ -366,3 +366,45 @@ def test_sdk_without_credentials_is_a_provider_error(monkeypatch: pytest.MonkeyP
     with pytest.raises(ProviderError, match=r"^anthropic \(SDK\): ") as info:
         run(complete(provider, REQUEST))
     assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("cls", "variable", "base", "path"),
+    [
+        (AnthropicProvider, "ANTHROPIC_BASE_URL", "http://127.0.0.1:8080/proxy/", "/proxy/v1/messages"),
+        (OpenAIChatProvider, "OPENAI_BASE_URL", "http://127.0.0.1:8080/v1", "/v1/chat/completions"),
+        (OpenAIResponsesProvider, "OPENAI_BASE_URL", "https://gateway.test/openai/v1", "/openai/v1/responses"),
+    ],
+)  # fmt: skip
+def test_live_providers_honour_the_base_url_variables(
+    monkeypatch: pytest.MonkeyPatch, cls: Any, variable: str, base: str, path: str
+) -> None:
+    monkeypatch.setenv(variable, base)
+    rel = (
+        ANTHROPIC_TOOL
+        if cls is AnthropicProvider
+        else CHAT
+        if cls is OpenAIChatProvider
+        else RESPONSES
+    )
+    served = Served(body(rel))
+    run(complete(cls("m", api_key="k", http_client=client(served)), REQUEST))
+    (request,) = served.requests
+    assert request.url.path == path and request.url.host == base.split("/")[2].split(":")[0]
+    # An explicit base_url wins over the variable.
+    served = Served(body(rel))
+    run(
+        complete(
+            cls("m", api_key="k", base_url="http://10.0.0.1/v1", http_client=client(served)),
+            REQUEST,
+        )
+    )
+    assert served.requests[0].url.host == "10.0.0.1"
+
+
+def test_a_bad_base_url_variable_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "localhost:8080")
+    with pytest.raises(ProviderError, match="ANTHROPIC_BASE_URL='localhost:8080'"):
+        AnthropicProvider("m", api_key="k")
+    monkeypatch.delenv("ANTHROPIC_BASE_URL")
+    assert AnthropicProvider("m", api_key="k")._url == "https://api.anthropic.com/v1/messages"

@@ -204,3 +204,28 @@ def test_serial_and_four_class_dispatch_give_the_same_files(tmp_path: Path) -> N
         assert_conforms(*read(trace))
         contents.append(((ws / "notes.txt").read_text(), (ws / "src" / "greeter.py").read_text()))
     assert contents[0] == contents[1]
+
+
+def test_json_prints_the_run_summary_and_nothing_else(tmp_path: Path) -> None:
+    import json
+
+    ws, trace = tmp_path / "ws", tmp_path / "trace.jsonl"
+    code, out, err = _invoke(
+        "--workspace",
+        str(ws),
+        "--mode",
+        "acceptEdits",
+        "--headless",
+        "--trace",
+        str(trace),
+        "--json",
+    )
+    assert code == 0, err
+    summary = json.loads(out)
+    assert summary["status"] == "completed" and summary["exit"] == 0
+    assert "Hello, <name>!" in summary["text"]
+    assert summary["calls"] == 8 and summary["results"] == {"ok": 8}
+    assert summary["trace"] == str(trace) and summary["agent_tree"] is None
+    header, events = read(trace)
+    assert summary["run_id"] == header.run_id and summary["events"] == len(events)
+    assert "  > " not in err  # --json implies -q

@@ -1,11 +1,16 @@
 """pytest plugin: every trace a test records is replayed against the model.
 
-Enable it with `-p metis_cli.pytest_plugin` (or `pytest_plugins =
-["metis_cli.pytest_plugin"]` in a top-level conftest). For each test it sets
-`METIS_TRACE_LOG` to a fresh file; the runtime's trace writer appends the path
+Installed as the `pytest-metis` distribution, it registers itself through the
+`pytest11` entry point (`pip install ./pytest-metis`): pytest then rewrites the
+asserts of this one module only, not of the whole `metis` distribution. For
+each test it sets `METIS_TRACE_LOG` to a fresh file from the start of its
+setup to the end of its teardown; the runtime's trace writer appends the path
 of every trace it opens there (children and resumed processes too, since the
-variable is inherited). After the test body, each listed trace is checked with
-`metis_model.check_trace`; a divergence fails the test and prints the report.
+variable is inherited), so traces written by fixtures count as well. After the
+test body, each trace listed so far (by the fixtures' setup and the body) is
+checked with `metis_model.check_trace`: a divergence fails the test and prints
+the report. Traces written during teardown are checked after it: a
+divergence there is an error in teardown.
 
 At the end of the session it reports which invariant IDs and which model
 transitions the recorded traces exercised, and which they never did
@@ -108,33 +113,74 @@ def _listed(log: Path) -> list[Path]:
     return [Path(p) for p in seen]
 
 
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
-    if item.config.getoption("--no-metis-conformance"):
-        return (yield)
-    log = Path(tempfile.mkdtemp(prefix="metis-traces-")) / "traces.log"
-    previous = os.environ.get(ENV)
-    os.environ[ENV] = str(log)
-    try:
-        result = yield  # a failing test body raises here and is reported as it is
-    finally:
-        if previous is None:
+class _Watch:
+    """One test's trace log, and how many of its traces were checked already."""
+
+    def __init__(self) -> None:
+        self.log = Path(tempfile.mkdtemp(prefix="metis-traces-")) / "traces.log"
+        self.previous = os.environ.get(ENV)
+        self.checked: set[Path] = set()
+        os.environ[ENV] = str(self.log)
+
+    def restore(self) -> None:
+        if self.previous is None:
             os.environ.pop(ENV, None)
         else:
-            os.environ[ENV] = previous
-    if not item.get_closest_marker("metis_nonconforming"):
-        problems = _check_listed(log)
+            os.environ[ENV] = self.previous
+
+    def check_new(self, item: pytest.Item, when: str) -> None:
+        fresh = [p for p in _listed(self.log) if p not in self.checked]
+        self.checked.update(fresh)
+        if item.get_closest_marker("metis_nonconforming"):
+            return
+        problems = _check_listed(fresh)
         if problems:
+            where = "" if when == "call" else f" (written during {when})"
             pytest.fail(
-                "recorded trace does not conform to the model:\n" + "\n".join(problems),
+                f"recorded trace does not conform to the model{where}:\n" + "\n".join(problems),
                 pytrace=False,
             )
+
+
+_WATCH = pytest.StashKey[_Watch]()
+
+
+def _active(item: pytest.Item) -> bool:
+    return not item.config.getoption("--no-metis-conformance")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Generator[None, object, object]:
+    if _active(item):
+        item.stash[_WATCH] = _Watch()  # fixtures set up from here on record into it
+    return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
+    result = yield  # a failing test body raises here and is reported as it is
+    watch = item.stash.get(_WATCH, None)
+    if watch is not None:
+        watch.check_new(item, "call")  # what the fixtures' setup and the body wrote
     return result
 
 
-def _check_listed(log: Path) -> list[str]:
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item) -> Generator[None, object, object]:
+    watch = item.stash.get(_WATCH, None)
+    try:
+        result = yield
+    finally:
+        if watch is not None:
+            watch.restore()
+    if watch is not None:
+        watch.check_new(item, "setup or teardown")
+    return result
+
+
+def _check_listed(paths: list[Path]) -> list[str]:
     problems: list[str] = []
-    for path in _listed(log):
+    for path in paths:
         if not path.exists():
             continue
         try:
