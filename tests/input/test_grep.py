@@ -59,17 +59,21 @@ def test_both_engines_find_the_same_lines(pieces: list[str], text: str) -> None:
     except re.error:
         return
     engines = Engines(pattern)
-    chosen, whole = engines.for_text(text)
-    assert list(matching_lines(text, chosen, whole)) == list(matching_lines(text, regex, None))
+    subject, chosen, whole = engines.for_text(text)
+    assert list(matching_lines(subject, chosen, whole)) == list(matching_lines(text, regex, None))
 
 
 def test_re2_is_used_where_it_means_the_same() -> None:
-    assert Engines(r"(a+)+$").for_text("aaa")[0] is not None
-    assert Engines(r"(a+)+$").re2 is not None
+    catastrophic = Engines(r"(a+)+$")
+    assert catastrophic.re2 is not None
+    assert catastrophic.for_text("aaa")[1] is catastrophic.re2
+    assert catastrophic.for_text("aaa")[0] == b"aaa"  # RE2 searches the UTF-8 bytes
     assert Engines(r"(a)\1").re2 is None  # a backreference: `re` only
+    assert Engines(r"(?=a)").re2 is None  # a lookahead: `re` only
     digits = Engines(r"\d")
-    assert digits.for_text("abc")[0] is digits.re2  # ASCII text: RE2's \d is the same
-    assert digits.for_text("٣")[0] is digits.re  # Arabic-Indic digit: only `re` sees \d
+    assert digits.for_text("abc")[1] is digits.re2  # ASCII text: RE2's \d is the same
+    assert digits.for_text("٣")[1] is digits.re  # an Arabic-Indic digit: only `re` sees \d
+    assert Engines("[[:alpha:]]").re2 is None  # a POSIX class to RE2, a plain set to `re`
 
 
 def test_catastrophic_backtracking_ends_at_once_on_re2(ws: Path) -> None:
