@@ -16,12 +16,18 @@ $(STAMP): pyproject.toml pytest-metis/pyproject.toml
 	touch $(STAMP)
 
 # graphviz's `dot` renders counterexample graphs; tests render for real.
+# strace lets the witness (specs/witness.md) observe process execution.
 system-deps:
 	@command -v dot >/dev/null 2>&1 || { \
 	  if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
 	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq graphviz >/dev/null) \
 	      || echo "warning: could not install graphviz"; \
 	  else echo "warning: graphviz (dot) is not installed; rendering tests will fail"; fi; }
+	@command -v strace >/dev/null 2>&1 || { \
+	  if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq strace >/dev/null) \
+	      || echo "warning: could not install strace"; \
+	  else echo "warning: strace is not installed; the witness will not observe process execution"; fi; }
 
 setup: $(STAMP) system-deps
 
@@ -42,7 +48,7 @@ test: lint typecheck unit
 demo: setup
 	rm -rf demo-out && mkdir -p demo-out/workspace
 	$(BIN)/metis run "Fix the greeting format and record what changed" \
-	  --workspace demo-out/workspace --mode acceptEdits --headless --trace demo-out/run.jsonl
+	  --workspace demo-out/workspace --mode acceptEdits --headless --trace demo-out/run.jsonl --witness
 	$(BIN)/metis conform demo-out/run.jsonl
 	$(BIN)/metis demo --out demo-out/story
 
@@ -63,6 +69,8 @@ bench: setup
 schema: setup
 	$(BIN)/python -c "import json; from metis_model.trace import trace_json_schema; \
 	  open('specs/trace-schema.json','w').write(json.dumps(trace_json_schema(), indent=2, sort_keys=True)+'\n')"
+	$(BIN)/python -c "import json; from metis_model.trace import witness_json_schema; \
+	  open('specs/witness-schema.json','w').write(json.dumps(witness_json_schema(), indent=2, sort_keys=True)+'\n')"
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis .benchmarks

@@ -22,6 +22,9 @@ FORMATS = (
     "openai-chat",
     "openai-responses",
     "claude-code",
+    "codex",
+    "pydantic-ai",
+    "otel",
 )
 OUTPUTS = ("text", "json", "sarif", "junit", "github")
 
@@ -124,6 +127,12 @@ def run_units(units: list[Unit], fmt: str, jobs: int) -> list[FileResult]:
     help="Run the checks here (--jobs), or on a Dask distributed cluster.",
 )
 @click.option("--scheduler", metavar="ADDRESS", help="The Dask scheduler, e.g. tcp://host:8786.")
+@click.option(
+    "--witness",
+    "witness",
+    type=click.Path(path_type=Path),
+    help="The run's witness file (default: <trace>.witness, when it exists).",
+)
 def conform(
     files: tuple[str, ...],
     fmt: str,
@@ -133,6 +142,7 @@ def conform(
     jobs: int,
     engine: str,
     scheduler: str | None,
+    witness: Path | None,
 ) -> None:
     """Check traces (or other runtimes' transcripts) against the model.
 
@@ -141,10 +151,14 @@ def conform(
     below it, and CHILD invariants across them); otherwise every *.jsonl and
     *.json below it is a transcript, and a Claude Code session brings its
     sub-agents' files along. A transcript's verdict is conforms, violates or
-    undetermined. Exit 0 when everything conforms (or is undetermined only in
+    undetermined. A trace's witness file (`<trace>.witness`, or --witness) is
+    checked against the run's traces (specs/witness.md): what it shows that
+    no admitted effect explains is a violation, what it could not observe a
+    warning. Exit 0 when everything conforms (or is undetermined only in
     allowed ways), 1 otherwise, 2 when an input cannot be read.
     """
     from ._reports import Run, errors, write_all
+    from ._witnessed import with_witness
 
     targets = _targets(outputs, as_json)
     if engine == "dask" and not scheduler:
@@ -157,12 +171,15 @@ def conform(
         units = expand(files, fmt)
     except BadInput as exc:
         bad_input(str(exc))
+    if witness is not None and (fmt not in ("trace", "auto") or len(units) != 1):
+        bad_input("--witness goes with one trace or run folder")
     if engine == "dask":
         from ._dask import run_on_dask
 
         results = run_on_dask(units, fmt, scheduler or "")
     else:
         results = run_units(units, fmt, jobs or os.cpu_count() or 1)
+    results = [with_witness(r, u, witness) for r, u in zip(results, units, strict=True)]
     run = Run(tuple(results), frozenset(allowed))
     for message in errors(run):
         click.echo(f"metis: error: {message}", err=True)

@@ -1,7 +1,8 @@
 """`metis demo`: the whole story in one table.
 
 1. a replay-provider task through the runtime (`metis run`, a real subprocess);
-2. conformance of the trace it recorded, and a coordinator tree of agents;
+2. conformance of the trace it recorded, the witness's record of its effects
+   (specs/witness.md), and a coordinator tree of agents;
 3. the proofs (z3: SMT for all inputs, k-induction and BMC for the loop);
 4. the fault matrix against the real runtime;
 5. the transcripts of another runtime (the bundled Claude Code sessions);
@@ -51,6 +52,8 @@ def runtime_rows(folder: Path) -> list[Row]:
     workspace.mkdir(parents=True, exist_ok=True)
     trace = folder / "run.jsonl"
     trace.unlink(missing_ok=True)
+    witness = folder / "run.jsonl.witness"
+    witness.unlink(missing_ok=True)
     done = subprocess.run(
         [
             sys.executable,
@@ -66,6 +69,7 @@ def runtime_rows(folder: Path) -> list[Row]:
             "--trace",
             str(trace),
             "--quiet",
+            "--witness",
         ],
         capture_output=True,
         text=True,
@@ -101,7 +105,29 @@ def runtime_rows(folder: Path) -> list[Row]:
         )
     )
     rows.append(Row("conformance", "the run's trace replayed against the model", report.ok, detail))
+    rows.append(_witness_row(trace, header, events))
     return rows
+
+
+def _witness_row(trace: Path, header: Any, events: Any) -> Row:
+    """The run's effects as the witness saw them, outside the runtime (specs/witness.md)."""
+    from metis_model import WitnessedTrace, check_witness
+    from metis_model.trace import InputError, read_witness
+
+    check = "the witness (outside the runtime) against the trace"
+    path = trace.with_name(trace.name + ".witness")
+    try:
+        with path.open(encoding="utf-8") as fh:
+            sessions = read_witness(fh.read().split("\n"))
+    except (OSError, InputError) as exc:
+        return Row("witness", check, False, str(exc))
+    report = check_witness(sessions, [WitnessedTrace(str(trace), header, events)])
+    if not report.ok:
+        return Row("witness", check, False, report.violations[0].one_line())
+    seen = "; exec not observed" if any("exec" in u for u in report.unobserved) else ""
+    checked = report.checks.get("AUTH-1", 0)
+    detail = f"{report.changes} changes, {report.execs} executions, {checked} judged{seen}"
+    return Row("witness", check, True, detail)
 
 
 def agents_rows(folder: Path) -> list[Row]:

@@ -28,6 +28,7 @@ COMMANDS: dict[str, str] = {
     "demo": "metis_cli._demo:demo",
     "explore": "metis_cli._explore:explore",
     "faults": "metis_cli._faults:faults",
+    "hook": "metis_cli._hook:hook",
     "permissions": "metis_cli._permissions:permissions",
     "prove": "metis_cli._prove:prove",
     "run": "metis_cli._run:run",
@@ -69,6 +70,10 @@ def cli() -> None:
 def main() -> None:
     """Run the CLI; a usage error is one line naming the command, exit 2.
     Whatever it prints goes through the redactor (`_redacting`)."""
+    if sys.argv[1:2] == ["run"]:
+        from .witness._launch import early
+
+        early(sys.argv[1:])  # `--witness`: the witness starts before the runtime loads
     from ._redacting import redact_standard_streams
 
     redact_standard_streams()

@@ -318,6 +318,7 @@ class Occ:
 
     atom: ShellAtom
     wrappers: tuple[str, ...] = ()  # outermost first, as written
+    top: bool = True  # the line's own command, not one inside a substitution of it
 
     @property
     def kept(self) -> tuple[str, ...]:
@@ -348,24 +349,32 @@ def line(text: str, *atoms: ShellAtom) -> Shell:
     return Shell(text, tuple(Occ(a) for a in atoms))
 
 
-def _under(wrapper: str, inner: Shell) -> tuple[Occ, ...]:
-    return tuple(attrs.evolve(o, wrappers=(wrapper, *o.wrappers)) for o in inner.occs)
+def _under(wrapper: str, inner: Shell, *, script: bool) -> tuple[Occ, ...]:
+    """`inner`'s commands under `wrapper`: all of them when the wrapper runs
+    `inner` as a script (`bash -c`), else only the line's own command (a
+    substitution in its words runs before the wrapper, in the shell)."""
+    return tuple(
+        attrs.evolve(o, wrappers=(wrapper, *o.wrappers), top=True) if script or o.top else o
+        for o in inner.occs
+    )
 
 
 def _prefixed(wrapper: str, inner: Shell) -> Shell:
     if inner.simple:
-        return Shell(f"{wrapper} {inner.text}", _under(wrapper, inner))
+        return Shell(f"{wrapper} {inner.text}", _under(wrapper, inner, script=False))
     text = f"{wrapper} bash -c {shlex.quote(inner.text)}"
-    return Shell(text, _under(wrapper, Shell(inner.text, _under("bash -c", inner))))
+    scripted = Shell(inner.text, _under("bash -c", inner, script=True))
+    return Shell(text, _under(wrapper, scripted, script=False))
 
 
 def _bash_c(inner: Shell) -> Shell:
-    return Shell(f"bash -c {shlex.quote(inner.text)}", _under("bash -c", inner))
+    return Shell(f"bash -c {shlex.quote(inner.text)}", _under("bash -c", inner, script=True))
 
 
 def _substituted(inner: Shell) -> Shell:
     # Spaces inside `$( ... )` keep `$((` (arithmetic) from appearing.
-    return Shell(f"echo $( {inner.text} )", (*inner.occs, Occ(ECHO_DYN)))
+    occs = tuple(attrs.evolve(o, top=False) for o in inner.occs)
+    return Shell(f"echo $( {inner.text} )", (*occs, Occ(ECHO_DYN)))
 
 
 def _compound(op: str, left: Shell, right: Shell) -> Shell:

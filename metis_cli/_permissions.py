@@ -2,14 +2,29 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
+import attrs
 import click
 
 from metis_model.trace import InputError, Mode, Route, Source, ToolKind, decode_json
 from metis_runtime._errors import ConfigError
-from metis_runtime.permissions import Gate, GateDecision, Policy
+from metis_runtime.permissions import (
+    MODE_NAMES,
+    Gate,
+    GateDecision,
+    Loaded,
+    Policy,
+    SettingsFile,
+    hierarchy,
+    level_of,
+    load_hierarchy,
+    parse_mode,
+    settings_root,
+    stricter_than_claude_code,
+)
 from metis_runtime.shell import analyze_command
 
 from ._output import EXIT_OK, bad_input, emit_json
@@ -28,6 +43,7 @@ _KINDS: dict[str, ToolKind] = {
     "write": ToolKind.EDIT,
     "multiedit": ToolKind.EDIT,
     "notebookedit": ToolKind.EDIT,
+    # Agent/Task: Claude Code spawns without a prompt; metis asks (stricter).
     "exitplanmode": ToolKind.PLAN_CONTROL,
     "todowrite": ToolKind.PLAN_CONTROL,
 }
@@ -66,59 +82,106 @@ def permissions() -> None:
 
 
 @permissions.command("check")
-@click.option("--settings", "settings_file", required=True, help="A settings.json file.")
-@click.option("--mode", default=None, help="Permission mode (default: the file's defaultMode).")
+@click.option(
+    "--settings",
+    "settings_files",
+    multiple=True,
+    help="A settings.json file (repeatable). None: the real hierarchy (managed, "
+    ".claude/settings.local.json, .claude/settings.json, ~/.claude/settings.json and the "
+    ".metis/ equivalents).",
+)
+@click.option("--mode", default=None, help="Permission mode (default: the settings' defaultMode).")
 @click.option("--tool", required=True, help="Tool name: bash, read, edit, webfetch, mcp__s__t...")
 @click.option("--input", "input_json", default="{}", help="The tool input as a JSON object.")
-@click.option("--workspace", default=None, help="Workspace (default: the settings' project root).")
-@click.option("--source", default="project", help="Source of the settings' rules.")
+@click.option(
+    "--workspace",
+    default=None,
+    help="Workspace and project root (default: the first settings file's project root, "
+    "else the current directory).",
+)
+@click.option(
+    "--source",
+    default=None,
+    help="Source of every --settings file's rules (default: by location: managed files "
+    "policy, project and local files project, user files persisted, others cli).",
+)
 @click.option("--kind", default=None, help="Tool kind (default: inferred from the tool).")
 @click.option("--json", "as_json", is_flag=True, help="Print the decision as JSON.")
 def check(
-    settings_file: str,
+    settings_files: tuple[str, ...],
     mode: str | None,
     tool: str,
     input_json: str,
     workspace: str | None,
-    source: str,
+    source: str | None,
     kind: str | None,
     as_json: bool,
 ) -> None:
-    """Print the decision, the deciding stage and the matching rule."""
+    """Print the decision, the deciding stage, the matching rule and the file it came from."""
     try:
         tool_input = decode_json(input_json)  # strict JSON
     except InputError as exc:
         bad_input(f"--input: {exc.message}")
     if not isinstance(tool_input, dict):
         bad_input("--input: must be a JSON object")
-    src: Source = _choice(source, Source, "--source")
-    policy = Policy()
-    try:
-        settings = policy.load(settings_file, src)
-    except ConfigError as exc:
-        bad_input(str(exc))
-    chosen: Mode = (
-        _choice(mode, Mode, "--mode")
-        if mode is not None
-        else (settings.default_mode or Mode.DEFAULT)
-    )
-    root = Path(workspace) if workspace is not None else settings.root
+    src: Source | None = _choice(source, Source, "--source") if source is not None else None
+    if workspace is not None:
+        root = Path(workspace)
+    elif settings_files:
+        root = settings_root(Path(settings_files[0]))
+    else:
+        root = Path.cwd()
     if not root.is_dir():
         bad_input(f"--workspace: {root}: not a directory")
+    files = _files(settings_files, root, src)
+    try:
+        loaded = load_hierarchy(files)
+    except ConfigError as exc:
+        bad_input(str(exc))
+    policy = loaded.policy
+    if mode is not None:
+        try:
+            chosen, auto = parse_mode(mode, "--mode")
+        except ConfigError:
+            choices = ", ".join(MODE_NAMES)
+            bad_input(f"--mode: unknown value {mode!r} (one of {choices})")
+    else:
+        chosen, auto = loaded.mode or Mode.DEFAULT, loaded.auto
+    if auto and policy.auto_disabled:
+        bad_input("--mode: auto is disabled by disableAutoMode")
     call_kind: ToolKind = (
         _choice(kind, ToolKind, "--kind") if kind is not None else infer_kind(tool, tool_input)
     )
     try:
-        gate = Gate(policy, chosen, root, Route.HEADLESS)
+        gate = Gate(policy, chosen, root, Route.HEADLESS, auto=auto)
     except ConfigError as exc:
         bad_input(str(exc))
     command = tool_input.get("command") if isinstance(tool_input.get("command"), str) else None
     decision = gate.decide(tool, tool_input, call_kind, input_paths(tool_input), command)
+    stricter = stricter_than_claude_code(decision, auto=auto)
     if as_json:
-        emit_json(_payload(decision, policy))
+        emit_json(_payload(decision, policy, loaded, stricter))
     else:
-        _print(decision, policy)
+        _print(decision, policy, loaded, stricter)
     raise SystemExit(EXIT_OK)
+
+
+def _files(named: tuple[str, ...], root: Path, source: Source | None) -> list[SettingsFile]:
+    """The files to read: the hierarchy, or the named files, each at its level
+    when it lies at one of the real locations (else a command-line file)."""
+    home = Path(os.path.expanduser("~"))
+    if not named:
+        return hierarchy(root, home)
+    out = []
+    for name in named:
+        path = Path(name)
+        found = level_of(path, root, home)
+        if found is None:
+            found = SettingsFile(path, "cli", Source.CLI, path.absolute().parent)
+        if source is not None:
+            found = attrs.evolve(found, source=source)
+        out.append(found)
+    return out
 
 
 def _origin(decision: GateDecision, policy: Policy) -> str:
@@ -130,7 +193,9 @@ def _origin(decision: GateDecision, policy: Policy) -> str:
     return ""
 
 
-def _payload(decision: GateDecision, policy: Policy) -> dict[str, Any]:
+def _payload(
+    decision: GateDecision, policy: Policy, loaded: Loaded, stricter: list[str]
+) -> dict[str, Any]:
     rule = decision.rule.model_dump(mode="json") if decision.rule is not None else None
     if rule is not None:
         rule["origin"] = _origin(decision, policy)
@@ -141,10 +206,15 @@ def _payload(decision: GateDecision, policy: Policy) -> dict[str, Any]:
         "facts": decision.facts.model_dump(mode="json"),
         "route": decision.route.value,
         "detail": decision.detail,
+        "settings": [
+            {"path": str(f.path), "level": f.level, "source": f.source.value} for f in loaded.files
+        ],
+        "notes": list(loaded.notes),
+        "stricter_than_claude_code": stricter,
     }
 
 
-def _print(decision: GateDecision, policy: Policy) -> None:
+def _print(decision: GateDecision, policy: Policy, loaded: Loaded, stricter: list[str]) -> None:
     click.echo(f"decision: {decision.decision.value}")
     click.echo(f"stage:    {decision.stage.value}")
     if decision.rule is not None:
@@ -160,3 +230,11 @@ def _print(decision: GateDecision, policy: Policy) -> None:
     )
     if decision.detail:
         click.echo(f"detail:   {decision.detail}")
+    for f in loaded.files:
+        click.echo(f"settings: {f.path} ({f.level}, {f.source.value})")
+    if not loaded.files:
+        click.echo("settings: none found")
+    for note in loaded.notes:
+        click.echo(f"note:     {note}")
+    if stricter:
+        click.echo("stricter than Claude Code: " + "; ".join(stricter))

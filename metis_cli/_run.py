@@ -72,6 +72,8 @@ from metis_runtime import (
     make_header,
     scan_trace,
 )
+from metis_runtime._errors import ToolError
+from metis_runtime._failpoints import inherited_failpoint
 from metis_runtime._input import read_input_text
 from metis_runtime._private import default_redactor
 from metis_runtime._yaml import load_yaml
@@ -89,7 +91,7 @@ from metis_runtime.agents import (
 from metis_runtime.agents._process import PASSTHROUGH_ENV
 from metis_runtime.context import ContextBudget, ContextController, provider_summarizer
 from metis_runtime.dispatch import FourClassDispatcher, SerialDispatcher
-from metis_runtime.permissions import Gate, Policy
+from metis_runtime.permissions import Gate, Policy, is_protected
 from metis_runtime.providers import (
     AnthropicProvider,
     AssistantMessage,
@@ -103,9 +105,11 @@ from metis_runtime.providers import (
     load_cassette,
     load_scenario,
 )
-from metis_runtime.tools import JobManager, ToolContext, ToolRegistry, atomic_write
+from metis_runtime.tools import JobManager, ToolContext, ToolRegistry
+from metis_runtime.tools._contain import Roots, write_at
 
 from ._agents import budget_from_options, context_options, guard_options, limits_from_options
+from .witness._launch import WITNESSED_ENV
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 DEFAULT_SCENARIO = "edit_files"
@@ -132,6 +136,7 @@ class _OneLineErrors(click.Command):
     """A bad option value is one line and exit 2, like every other bad input."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ctx.meta["metis_run_args"] = list(args)  # `--witness` runs the same command under it
         try:
             return super().parse_args(ctx, args)
         except click.UsageError as exc:
@@ -198,10 +203,25 @@ def _scenario(spec: str) -> Scenario:
 
 
 def _seed(workspace: Path, files: Mapping[str, str]) -> None:
-    """Write the scenario's files; refuse to overwrite a different existing one."""
+    """Write the scenario's files through the same checks the agent's write
+    tool has: inside the workspace, no symlink followed (`Roots`), never a
+    protected path (`.metis/`, `.git/`, shell start-up files, ...); refuse to
+    overwrite a different existing file. All checked before any is written."""
+    roots = Roots((workspace,))
+    targets: dict[Path, bytes] = {}
     for name, content in files.items():
-        target = workspace / name
-        if target.is_symlink() or (target.exists() and not target.is_file()):
+        if not name or os.path.isabs(name) or "\x00" in name:
+            _bad(f"scenario file {name!r}: must be a relative path")
+        # Resolved as the write tool resolves it: a symlink on the way is followed
+        # here, to be checked; the write then follows none.
+        target = Path(os.path.realpath(workspace / name))
+        try:
+            roots.locate(target, "seed")
+        except ToolError:
+            _bad(f"scenario file {name!r}: outside the workspace")
+        if is_protected(target, (), workspace):
+            _bad(f"scenario file {name!r}: a protected path; scenarios cannot seed it")
+        if target.exists() and not target.is_file():
             _bad(f"{target}: exists and is not a regular file; refusing to seed over it")
         if target.exists():
             try:
@@ -214,14 +234,14 @@ def _seed(workspace: Path, files: Mapping[str, str]) -> None:
                     "(use an empty --workspace)"
                 )
             continue
-    for name, content in files.items():
-        target = workspace / name
-        if not target.exists():
-            try:
-                target.parent.mkdir(parents=True, exist_ok=True)
-                atomic_write(target, content.encode("utf-8"))  # whole files or none
-            except OSError as exc:
-                _bad(f"{target}: cannot write: {exc.strerror or exc}")
+        targets[target] = content.encode("utf-8")
+    for target, data in targets.items():
+        try:
+            with roots.parent(target, tool="seed", create=True) as dir_fd:
+                write_at(dir_fd, target.name, data)  # whole files or none
+        except (OSError, ToolError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+            _bad(f"{target}: cannot write: {reason}")
 
 
 @attrs.frozen
@@ -603,6 +623,30 @@ def _journal_path(trace: Path) -> Path:
     return trace.with_name(trace.name + ".journal")
 
 
+def _witnessed(witness_arg: str | None, trace_path: Path, workspace: Path, run_id: str) -> None:
+    """With `--witness` (when `metis` did not start the witness already, see
+    `witness._launch.early`): become the witness (exec), which starts this
+    same command, with this trace and run id, once it watches
+    (specs/witness.md). Its exit status is the run's. Nothing of the runtime
+    ran yet."""
+    if witness_arg is None:
+        return
+    from .witness import witness_path
+    from .witness._launch import exec_witness
+
+    out = Path(witness_arg) if witness_arg != "-" else witness_path(trace_path)
+    if out.exists() and not out.is_file():
+        _bad(f"--witness {out}: not a regular file")
+    args = list(click.get_current_context().meta.get("metis_run_args", ()))
+    # A fail point armed for this run (METIS_FAILPOINT, taken out of the
+    # environment when the runtime was imported) is armed again in the run.
+    env = {**os.environ, **inherited_failpoint()}
+    try:
+        exec_witness(witness_arg, trace_path, workspace, args, run_id, env)
+    except OSError as exc:
+        _bad(f"--witness {out}: cannot create its folder: {exc.strerror or exc}")
+
+
 @click.command("run", cls=_OneLineErrors)
 @click.argument("task", required=False)
 @click.option("--workspace", "workspace_arg", metavar="DIR", help="Directory the tools work in.")
@@ -659,6 +703,17 @@ def _journal_path(trace: Path) -> Path:
 @click.option(
     "--json", "as_json", is_flag=True, help="Print the run's summary as JSON (implies -q)."
 )
+@click.option(
+    "--witness",
+    "witness_arg",
+    is_flag=False,
+    flag_value="-",
+    default=None,
+    metavar="[FILE]",
+    help="Record the run's effects from outside the runtime (file changes, process "
+    "execution) in FILE (default: <trace>.witness); `metis conform` checks them. "
+    "Write --witness=FILE or put it after the task.",
+)
 def run(
     task: str | None,
     workspace_arg: str | None,
@@ -677,6 +732,7 @@ def run(
     serial: bool,
     quiet: bool,
     as_json: bool,
+    witness_arg: str | None,
     **options: Any,
 ) -> None:
     """Run the agent on TASK in a workspace and record its trace.
@@ -692,7 +748,7 @@ def run(
     quiet = quiet or as_json
     if resume:
         # A resumed run keeps its recorded limits, budget, agent tools and --pass-env.
-        _resume(trace_arg, workspace_arg, quiet, serial, as_json)
+        _resume(trace_arg, workspace_arg, quiet, serial, as_json, witness_arg)
     _pass_env(pass_env)
     try:
         limits = limits_from_options(options)
@@ -722,7 +778,8 @@ def run(
             _git_init(workspace)
     if not task:
         _bad("TASK is required with a live provider")
-    run_id = uuid.uuid4().hex
+    witnessed_id = os.environ.pop(WITNESSED_ENV, None)  # set when the witness started us
+    run_id = witnessed_id or uuid.uuid4().hex
     trace_path = (
         Path(trace_arg) if trace_arg else workspace / ".metis" / "runs" / run_id / "trace.jsonl"
     )
@@ -733,6 +790,8 @@ def run(
     tree = _tree_dir(trace_path)
     if (tree / "guard.json").exists():
         _bad(f"{tree}: holds another run's agent tree (guard.json); use another --trace")
+    if witnessed_id is None:
+        _witnessed(witness_arg, trace_path, workspace, run_id)
     agent_tools = "ask" if ask_agent_tools else "allow"
     gate = _gate(_MODES[mode], workspace, headless, settings, agent_tools, trace_path)
     config = {
@@ -808,7 +867,12 @@ def _dispatcher(serial: bool) -> Dispatcher:
 
 
 def _resume(
-    trace_arg: str | None, workspace_arg: str | None, quiet: bool, serial: bool, as_json: bool
+    trace_arg: str | None,
+    workspace_arg: str | None,
+    quiet: bool,
+    serial: bool,
+    as_json: bool,
+    witness_arg: str | None = None,
 ) -> NoReturn:
     if trace_arg is None:
         if workspace_arg is None:
@@ -840,6 +904,10 @@ def _resume(
         _bad(f"{workspace}: the run's workspace is gone")
     _pass_env(tuple(str(n) for n in cfg.get("pass_env", ())))
     header = trace.header
+    if witness_arg is not None and os.environ.pop(WITNESSED_ENV, None) is None:
+        trace.close()  # the witness starts this resume again, under it
+        journal.close()
+        _witnessed(witness_arg, trace_path, workspace, header.run_id)
     # Runs recorded before sub-agents were wired have no agent tools: keep it so.
     agent_tools = str(cfg.get("agent_tools", "ask"))
     gate = _gate(

@@ -65,6 +65,7 @@ if _typing.TYPE_CHECKING:
         settle_ask,
     )
     from ._report import STATUSES, Note, Report, Undecided, Verdict, Violation
+    from ._witness import WitnessedTrace, WitnessReport, check_witness
 
 _EXPORTS = {
     "._agents": (
@@ -147,6 +148,11 @@ _EXPORTS = {
         "Verdict",
         "Violation",
     ),
+    "._witness": (
+        "WitnessReport",
+        "WitnessedTrace",
+        "check_witness",
+    ),
 }
 
 __getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS)
@@ -190,11 +196,14 @@ __all__ = [
     "Undecided",
     "Verdict",
     "Violation",
+    "WitnessReport",
+    "WitnessedTrace",
     "admit",
     "break_trace",
     "broken_trace",
     "check_trace",
     "check_trace_tree",
+    "check_witness",
     "child_authority",
     "child_surface",
     "closable",

@@ -35,6 +35,7 @@ class Violation:
     slice: tuple[int, ...] = ()
     # The provider rule it breaks (specs/closure.md), for a transcript: "ANT-5", ...
     rule: str = ""
+    witness_line: int | None = None  # set when a witness file showed it (specs/witness.md)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -47,6 +48,9 @@ class Violation:
         }
         if self.rule:
             out["rule"] = self.rule
+        if self.witness_line is not None:
+            out["witnessed"] = True
+            out["witness_line"] = self.witness_line
         return out
 
     @property
@@ -55,6 +59,9 @@ class Violation:
         return f"{self.invariant} ({self.rule})" if self.rule else self.invariant
 
     def one_line(self) -> str:
+        if self.witness_line is not None:
+            where = f"witness line {self.witness_line}"
+            return f"{self.invariant} (witnessed) at {where}: {self.message}"
         where = f"line {self.line}" if self.line is not None else f"event {self.index}"
         return f"{self.cited} at {where}: {self.message}"
 

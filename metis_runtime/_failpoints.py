@@ -79,3 +79,13 @@ def reached(where: str, kind: str, fields: Mapping[str, Any]) -> None:
     _seen += 1
     if _seen == _ARMED[1]:
         os.kill(os.getpid(), signal.SIGKILL)
+
+
+def inherited_failpoint() -> dict[str, str]:
+    """The environment that arms the same point, unreached, in a process that
+    takes over from this one before it ran anything (`metis run --witness`
+    starts the run again under the witness): empty when none is armed."""
+    if _ARMED is None or _seen:
+        return {}
+    spec, count = _ARMED
+    return {FAILPOINT_ENV: f"{spec}@{count}"}

@@ -10,11 +10,18 @@ from .._errors import TranscriptFormatError
 from .._report import Note, Report, Undecided, Violation
 from ._api import TOP, Reader, read_anthropic, read_openai_chat, read_openai_responses
 from ._claude_code import read_session
+from ._codex import read_rollout
 from ._locate import join_lines, scan_documents
+from ._otel import TOP as OTEL_TOP
+from ._otel import read_spans
+from ._pydantic_ai import TOP as PAI_TOP
+from ._pydantic_ai import read_history
 from ._rules import FORMAT_RULES
 from ._tree import Parsed, check_tree
 
-TranscriptFormat = Literal["anthropic", "openai-chat", "openai-responses", "claude-code"]
+TranscriptFormat = Literal[
+    "anthropic", "openai-chat", "openai-responses", "claude-code", "codex", "pydantic-ai", "otel"
+]
 FORMATS: tuple[TranscriptFormat, ...] = get_args(TranscriptFormat)
 
 # What a record of each format is called, for the error when there is none.
@@ -23,6 +30,9 @@ RECORD_NAMES: Mapping[str, str] = {
     "openai-chat": "OpenAI Chat Completions message",
     "openai-responses": "OpenAI Responses item",
     "claude-code": "Claude Code session line",
+    "codex": "Codex rollout line",
+    "pydantic-ai": "pydantic-ai message",
+    "otel": "OpenTelemetry GenAI span",
 }
 
 _READERS: Mapping[str, Reader] = {
@@ -35,6 +45,14 @@ _READERS: Mapping[str, Reader] = {
 def _parse(lines: Iterable[str], fmt: str, name: str) -> Parsed:
     if fmt == "claude-code":
         return read_session(lines, name)
+    if fmt == "codex":
+        return read_rollout(lines, name)
+    if fmt in ("pydantic-ai", "otel"):
+        read, top = (read_history, PAI_TOP) if fmt == "pydantic-ai" else (read_spans, OTEL_TOP)
+        parsed = read(scan_documents(join_lines(lines), top, name), name)
+        if parsed.records == 0:
+            raise TranscriptFormatError(1, f"no {RECORD_NAMES[fmt]} in the input", name)
+        return parsed
     reader = _READERS.get(fmt)
     if reader is None:
         raise ValueError(f"unknown transcript format {fmt!r} (expected one of {FORMATS})")

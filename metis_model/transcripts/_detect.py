@@ -17,6 +17,7 @@ from typing import Any
 from .._errors import InputError, TranscriptFormatError
 from ..trace import raw_decode_json
 from ._claude_code import KNOWN_TYPES
+from ._codex import ROLLOUT_KINDS
 
 _LOOK = 20  # records looked at
 _CC_KEYS = ("parentUuid", "sessionId")
@@ -71,6 +72,14 @@ def _is_responses_item(value: Any) -> bool:
 
 
 def _of_value(value: Any) -> str | None:
+    if (
+        isinstance(value, list)
+        and value
+        and isinstance(value[0], dict)
+        and value[0].get("kind") in ("request", "response")
+        and "parts" in value[0]
+    ):
+        return "pydantic-ai"
     if isinstance(value, list):
         if value and all(_is_responses_item(v) and v.get("type") != "message" for v in value[:1]):
             return "openai-responses"
@@ -79,6 +88,8 @@ def _of_value(value: Any) -> str | None:
         )
     if not isinstance(value, dict):
         return None
+    if "resourceSpans" in value:
+        return "otel"
     if "input" in value:
         return "openai-responses"
     if value.get("object") == "response":
@@ -113,6 +124,8 @@ def detect_format(lines: Iterable[str] | str, source: str = "") -> tuple[str, st
     records = [v for v in values if isinstance(v, dict)]
     if any(r.get("type") in KNOWN_TYPES and any(k in r for k in _CC_KEYS) for r in records):
         return "claude-code", "lines that thread by uuid/parentUuid and name a sessionId"
+    if any(r.get("type") in ROLLOUT_KINDS and "payload" in r for r in records):
+        return "codex", "rollout lines: timestamp, type, payload"
     found = None
     for value in values:
         found = _of_value(value)
@@ -128,5 +141,7 @@ def detect_format(lines: Iterable[str] | str, source: str = "") -> tuple[str, st
         "anthropic": "Messages API messages (typed content blocks)",
         "openai-chat": "Chat Completions messages (tool_calls / role tool)",
         "openai-responses": "Responses API items",
+        "pydantic-ai": "ModelMessagesTypeAdapter messages (kind, parts)",
+        "otel": "OTLP JSON spans (resourceSpans)",
     }[found]
     return found, why

@@ -182,6 +182,49 @@ RULES: tuple[Rule, ...] = (
             "https://github.com/vercel/ai/pull/13383",
         ),
     ),
+    # pydantic-ai message history.
+    _R(
+        "PAI-1",
+        "CLOSE-2",
+        "Doc",
+        "A `tool-call` part is answered in the next `ModelRequest` by a `tool-return`, or a "
+        "`retry-prompt` with its `tool_name`, carrying its `tool_call_id`.",
+        (PAI + "_agent_graph.py", PAI + "messages.py"),
+    ),
+    _R(
+        "PAI-2",
+        "CLOSE-4",
+        "Doc",
+        "A `tool-return` (or a `retry-prompt` naming a tool) answers a `tool-call` of the "
+        "response right before it; pydantic-ai drops any other one before sending.",
+        (PAI + "_agent_graph.py",),
+    ),
+    _R(
+        "PAI-3",
+        "CLOSE-4",
+        "Doc",
+        "A `builtin-tool-return` follows its `builtin-tool-call` in the same response.",
+        (PAI + "messages.py",),
+    ),
+    # OpenTelemetry GenAI spans.
+    _R(
+        "OTEL-1",
+        "CLOSE-2",
+        "Doc",
+        "A `tool_call` part of an inference span's `gen_ai.output.messages` is answered by a "
+        "`tool_call_response` part with its id in the next inference span's "
+        "`gen_ai.input.messages`, or by an `execute_tool` span with that "
+        "`gen_ai.tool.call.id` that ends before the next inference span starts.",
+        (GENAI + "gen-ai-spans.md", GENAI + "gen-ai-input-messages.json"),
+    ),
+    _R(
+        "OTEL-2",
+        "CLOSE-4",
+        "Doc",
+        "A `tool_call_response` part, or an `execute_tool` span's `gen_ai.tool.call.id`, "
+        "answers a `tool_call` of the inference span before it.",
+        (GENAI + "gen-ai-spans.md", GENAI + "gen-ai-output-messages.json"),
+    ),
 )
 
 BY_RULE: Mapping[str, Rule] = {r.id: r for r in RULES}
@@ -228,4 +271,9 @@ FORMAT_RULES: Mapping[str, FormatRules] = {
     "claude-code": attrs.evolve(_ANTHROPIC, compaction="CC-1"),
     "openai-chat": FormatRules(unanswered="OAC-1", stray="OAC-2"),
     "openai-responses": _RESPONSES,
+    "codex": _RESPONSES,
+    "otel": FormatRules(unanswered="OTEL-1", stray="OTEL-2"),
+    "pydantic-ai": FormatRules(
+        unanswered="PAI-1", stray="PAI-2", second="PAI-2", server_stray="PAI-3"
+    ),
 }

@@ -6,15 +6,74 @@ per-sub-command shell checks, the staged order of `specs/permissions.md`,
 and the routes by which asks are answered.
 """
 
-from ._askers import Asker, AskRequest, CallbackAsker, JsonRpcAsker, TerminalAsker
-from ._gate import MODES_BELOW, AskAnswer, Gate, GateDecision, Refusal, mode_at_most
-from ._paths import PROTECTED_DIRS, PROTECTED_FILES, SECRET_PATTERNS, is_protected, is_secret
-from ._policy import Policy, Settings, load_settings, policy_from_files, settings_root
-from ._rules import Rule, RuleSpec, parse_rule
-from ._staged import mode_fallback, staged_decision, strongest
+import importlib as _importlib
+import typing as _typing
+
+if _typing.TYPE_CHECKING:
+    from ._askers import Asker, AskRequest, CallbackAsker, JsonRpcAsker, TerminalAsker
+    from ._gate import MODES_BELOW, AskAnswer, Gate, GateDecision, Refusal, mode_at_most
+    from ._hierarchy import Loaded, SettingsFile, hierarchy, level_of, load_hierarchy
+    from ._paths import PROTECTED_DIRS, PROTECTED_FILES, SECRET_PATTERNS, is_protected, is_secret
+    from ._policy import (
+        MODE_NAMES,
+        Policy,
+        Settings,
+        load_settings,
+        parse_mode,
+        policy_from_files,
+        settings_root,
+    )
+    from ._rules import Rule, RuleSpec, parse_rule
+    from ._staged import mode_fallback, staged_decision, strongest
+    from ._stricter import stricter_than_claude_code
+
+
+# Exports load on first use (PEP 562): the hook and `metis permissions` need
+# the gate, not the askers (asyncio) nor every module at once.
+_WHERE: dict[str, str] = {}
+for _module, _names in {
+    "._askers": ("Asker", "AskRequest", "CallbackAsker", "JsonRpcAsker", "TerminalAsker"),
+    "._gate": ("MODES_BELOW", "AskAnswer", "Gate", "GateDecision", "Refusal", "mode_at_most"),
+    "._hierarchy": ("Loaded", "SettingsFile", "hierarchy", "level_of", "load_hierarchy"),
+    "._paths": (
+        "PROTECTED_DIRS",
+        "PROTECTED_FILES",
+        "SECRET_PATTERNS",
+        "is_protected",
+        "is_secret",
+    ),
+    "._policy": (
+        "MODE_NAMES",
+        "Policy",
+        "Settings",
+        "load_settings",
+        "parse_mode",
+        "policy_from_files",
+        "settings_root",
+    ),
+    "._rules": ("Rule", "RuleSpec", "parse_rule"),
+    "._staged": ("mode_fallback", "staged_decision", "strongest"),
+    "._stricter": ("stricter_than_claude_code",),
+}.items():
+    _WHERE.update(dict.fromkeys(_names, _module))
+
+
+def __getattr__(name: str) -> _typing.Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(_importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_WHERE})
+
 
 __all__ = [
     "MODES_BELOW",
+    "MODE_NAMES",
     "PROTECTED_DIRS",
     "PROTECTED_FILES",
     "SECRET_PATTERNS",
@@ -25,20 +84,27 @@ __all__ = [
     "Gate",
     "GateDecision",
     "JsonRpcAsker",
+    "Loaded",
     "Policy",
     "Refusal",
     "Rule",
     "RuleSpec",
     "Settings",
+    "SettingsFile",
     "TerminalAsker",
+    "hierarchy",
     "is_protected",
     "is_secret",
+    "level_of",
+    "load_hierarchy",
     "load_settings",
     "mode_at_most",
     "mode_fallback",
+    "parse_mode",
     "parse_rule",
     "policy_from_files",
     "settings_root",
     "staged_decision",
+    "stricter_than_claude_code",
     "strongest",
 ]

@@ -30,7 +30,7 @@ import functools
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from attrs import frozen
 
@@ -51,7 +51,6 @@ from metis_model.trace import (
 
 from .._errors import ConfigError
 from ..shell import ShellAnalysis, analyze_command
-from ._askers import Asker, AskRequest, TerminalAsker
 from ._paths import is_protected, is_secret, is_within, lexical, resolve
 from ._policy import Policy
 from ._rules import (
@@ -64,6 +63,9 @@ from ._rules import (
 )
 from ._shellgate import shell_facts
 from ._staged import staged_decision
+
+if TYPE_CHECKING:  # the askers (and asyncio) load only when an ask is resolved
+    from ._askers import Asker
 
 _BASH_TOOLS = frozenset({"bash"})
 _SEARCH_TOOLS = frozenset({"grep", "glob", "ls"})
@@ -178,6 +180,8 @@ class Gate:
         if mode is Mode.BYPASS and policy.bypass_disabled:
             raise ConfigError("mode bypassPermissions: disabled by disableBypassPermissionsMode")
         if route is Route.INTERACTIVE and asker is None:
+            from ._askers import TerminalAsker
+
             asker = TerminalAsker()
         self._policy = policy
         self._mode = mode
@@ -404,7 +408,7 @@ class Gate:
                 idx = [
                     i
                     for i, (lex, real) in enumerate(zip(named, resolved, strict=True))
-                    if _path_hit(spec.path, lex, real, base, definite, search)
+                    if _path_hit(spec.path, lex, real, base, self._workspace, definite, search)
                 ]
                 hit = bool(idx)
                 if definite:
@@ -450,6 +454,8 @@ class Gate:
         asker = self._asker
         if asker is None:  # unreachable by construction; deny rather than hang
             return AskAnswer(approved=False, resolver="headless-default")
+        from ._askers import AskRequest
+
         request = AskRequest(
             occ=occ,
             tool=tool,
@@ -507,16 +513,18 @@ class Gate:
 
 
 def _path_hit(
-    pattern: str, lex: Path, real: Path, base: Path, definite: bool, search: bool
+    pattern: str, lex: Path, real: Path, base: Path, cwd: Path, definite: bool, search: bool
 ) -> bool:
     """An allow needs the path as named and its real target to match; a deny
     or ask either of them (at any depth), or, for a search, anything below."""
     if definite:
-        return path_matches(pattern, lex, base) and path_matches(pattern, real, base)
-    if path_matches(pattern, lex, base, True) or path_matches(pattern, real, base, True):
+        return path_matches(pattern, lex, base, cwd=cwd) and path_matches(
+            pattern, real, base, cwd=cwd
+        )
+    if path_matches(pattern, lex, base, True, cwd) or path_matches(pattern, real, base, True, cwd):
         return True
     return search and (
-        path_under_matches(pattern, lex, base) or path_under_matches(pattern, real, base)
+        path_under_matches(pattern, lex, base, cwd) or path_under_matches(pattern, real, base, cwd)
     )
 
 

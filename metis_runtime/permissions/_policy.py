@@ -1,13 +1,20 @@
 """Settings files and the policy that aggregates their rules.
 
-A settings file is shaped like Claude Code's `settings.json`:
+A settings file is shaped like Claude Code's `settings.json`
+(https://code.claude.com/docs/en/settings-reference):
 
     {"permissions": {"allow": [...], "ask": [...], "deny": [...],
                      "defaultMode": "default", "additionalDirectories": [...],
-                     "disableBypassPermissionsMode": "disable"}}
+                     "disableBypassPermissionsMode": "disable",
+                     "disableAutoMode": "disable",
+                     "allowManagedPermissionRulesOnly": true}}
 
-Other top-level keys belong to other features and are ignored; unknown keys
+Other top-level keys belong to other features and are ignored (but a
+top-level `disableAutoMode`, which the docs allow there too); unknown keys
 inside `permissions` are errors (a typo there silently drops rules).
+`defaultMode` takes every mode the docs list: `manual` is `default`, and
+`auto` runs as `acceptEdits` with broad allow rules suspended
+(specs/permissions.md, "Modes").
 """
 
 from __future__ import annotations
@@ -17,7 +24,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from attrs import field, frozen
+from attrs import evolve, field, frozen
 
 from metis_model.trace import AUTHORITY, InputError, Mode, RuleBehavior, Source
 
@@ -31,8 +38,35 @@ _LISTS: tuple[tuple[str, RuleBehavior], ...] = (
     ("deny", RuleBehavior.DENY),
 )
 _KNOWN_KEYS = frozenset(
-    {"allow", "ask", "deny", "defaultMode", "additionalDirectories", "disableBypassPermissionsMode"}
+    {
+        "allow",
+        "ask",
+        "deny",
+        "defaultMode",
+        "additionalDirectories",
+        "disableBypassPermissionsMode",
+        "disableAutoMode",
+        "allowManagedPermissionRulesOnly",
+    }
 )
+# Claude Code's mode names, onto the model's modes (`auto`: acceptEdits with
+# broad allows suspended; `manual`: the label of default, v2.1.200+).
+MODE_NAMES: dict[str, Mode] = {
+    **{m.value: m for m in Mode},
+    "manual": Mode.DEFAULT,
+    "auto": Mode.ACCEPT_EDITS,
+}
+
+
+def parse_mode(text: object, where: str) -> tuple[Mode, bool]:
+    """A mode name as the docs list them: the model's mode, and whether it is
+    `auto`. ConfigError names `where`."""
+    if not isinstance(text, str) or text not in MODE_NAMES:
+        choices = ", ".join(MODE_NAMES)
+        raise ConfigError(f"{where}: unknown mode {text!r} (one of {choices})")
+    return MODE_NAMES[text], text == "auto"
+
+
 _AGENT_DIRS = frozenset({".metis", ".claude"})
 _INDEX_MAX = 1024  # tool names kept in a policy's rule index
 
@@ -59,23 +93,36 @@ class Settings:
     default_mode: Mode | None = None
     additional_directories: tuple[Path, ...] = ()
     disable_bypass: bool = False
+    auto: bool = False  # defaultMode was `auto` (default_mode is then acceptEdits)
+    disable_auto: bool = False
+    managed_only: bool = False  # allowManagedPermissionRulesOnly
 
     def rules(self, behavior: RuleBehavior) -> tuple[str, ...]:
         return {"allow": self.allow, "ask": self.ask, "deny": self.deny}[behavior.value]
 
+    def rules_count(self) -> int:
+        return len(self.allow) + len(self.ask) + len(self.deny)
 
-def load_settings(path: str | os.PathLike[str]) -> Settings:
+    def without_rules(self) -> Settings:
+        return evolve(self, allow=(), ask=(), deny=())
+
+    def without_mode(self) -> Settings:
+        return evolve(self, default_mode=None, auto=False)
+
+
+def load_settings(path: str | os.PathLike[str], root: Path | None = None) -> Settings:
     """Read and validate a settings file; ConfigError names the file and field."""
     p = Path(path)
     try:
         data = read_input_json(p)  # a regular file, bounded, strict JSON
     except InputError as exc:
         raise ConfigError(str(exc)) from None
-    return settings_from_mapping(data, p)
+    return settings_from_mapping(data, p, root)
 
 
-def settings_from_mapping(data: object, path: Path) -> Settings:
-    """Validate already-parsed settings data (named `path` in messages)."""
+def settings_from_mapping(data: object, path: Path, root: Path | None = None) -> Settings:
+    """Validate already-parsed settings data (named `path` in messages);
+    `root` is where `/x` path rules anchor (default: `settings_root`)."""
     if not isinstance(data, Mapping):
         raise ConfigError(f"{path}: settings must be a JSON object")
     perms = data.get("permissions", {})
@@ -84,31 +131,32 @@ def settings_from_mapping(data: object, path: Path) -> Settings:
     unknown = sorted(str(k) for k in perms if k not in _KNOWN_KEYS)
     if unknown:
         raise ConfigError(f"{path}: permissions.{unknown[0]}: unknown key")
-    root = settings_root(path)
+    root = root if root is not None else settings_root(path)
     lists: dict[str, tuple[str, ...]] = {}
-    for name, _ in _LISTS:
+    for name, behavior in _LISTS:
         lists[name] = _string_list(perms.get(name, []), path, f"permissions.{name}")
         for i, rule in enumerate(lists[name]):
             try:
-                parse_rule(rule)
+                parse_rule(rule, behavior)
             except RuleSyntaxError as exc:
                 raise ConfigError(f"{path}: permissions.{name}[{i}]: {exc}") from None
     mode = perms.get("defaultMode")
     default_mode: Mode | None = None
+    auto = False
     if mode is not None:
-        try:
-            default_mode = Mode(mode)
-        except ValueError:
-            choices = ", ".join(m.value for m in Mode)
-            raise ConfigError(
-                f"{path}: permissions.defaultMode: unknown mode {mode!r} (one of {choices})"
-            ) from None
+        default_mode, auto = parse_mode(mode, f"{path}: permissions.defaultMode")
     dirs = _string_list(
         perms.get("additionalDirectories", []), path, "permissions.additionalDirectories"
     )
     disable = perms.get("disableBypassPermissionsMode")
     if disable not in (None, "disable"):
         raise ConfigError(f"{path}: permissions.disableBypassPermissionsMode: must be 'disable'")
+    no_auto = perms.get("disableAutoMode", data.get("disableAutoMode"))
+    if no_auto not in (None, "disable"):
+        raise ConfigError(f"{path}: disableAutoMode: must be 'disable'")
+    managed_only = perms.get("allowManagedPermissionRulesOnly", False)
+    if not isinstance(managed_only, bool):
+        raise ConfigError(f"{path}: permissions.allowManagedPermissionRulesOnly: must be a boolean")
     return Settings(
         path=path,
         root=root,
@@ -120,6 +168,9 @@ def settings_from_mapping(data: object, path: Path) -> Settings:
             Path(os.path.realpath(root / os.path.expanduser(d))) for d in dirs
         ),
         disable_bypass=disable == "disable",
+        auto=auto,
+        disable_auto=no_auto == "disable",
+        managed_only=managed_only,
     )
 
 
@@ -165,6 +216,7 @@ class Policy:
         self._modes: list[_Setting] = []
         self._dirs: list[Path] = []
         self._disable_bypass = False
+        self._disable_auto = False
         # `rules_for`'s index, valid while the family's counter stands still:
         # every rule added here, in an ancestor or in a derived policy moves it.
         self._index: dict[str, tuple[Rule, ...]] = {}
@@ -181,7 +233,7 @@ class Policy:
     ) -> Rule:
         """Add one rule; a malformed one raises ConfigError naming `origin`."""
         try:
-            spec = parse_rule(pattern)
+            spec = parse_rule(pattern, RuleBehavior(behavior))
         except RuleSyntaxError as exc:
             where = origin or f"{Source(source).value} {RuleBehavior(behavior).value} rule"
             raise ConfigError(f"{where}: {exc}") from None
@@ -208,17 +260,20 @@ class Policy:
                     origin=f"{settings.path}: permissions.{name}[{i}]",
                 )
         if settings.default_mode is not None:
+            value = (settings.default_mode, settings.auto)
             self._modes.append(
-                _Setting(
-                    source=Source(source), recency=self._counter.next(), value=settings.default_mode
-                )
+                _Setting(source=Source(source), recency=self._counter.next(), value=value)
             )
         self._dirs.extend(settings.additional_directories)
         self._disable_bypass = self._disable_bypass or settings.disable_bypass
+        self._disable_auto = self._disable_auto or settings.disable_auto
 
-    def load(self, path: str | os.PathLike[str], source: Source) -> Settings:
-        """Load a settings file and add it under `source`."""
-        settings = load_settings(path)
+    def load(
+        self, path: str | os.PathLike[str], source: Source, root: Path | None = None
+    ) -> Settings:
+        """Load a settings file and add it under `source` (`/x` rules anchored
+        at `root`, default `settings_root`)."""
+        settings = load_settings(path, root)
         self.add_settings(settings, source)
         return settings
 
@@ -248,11 +303,22 @@ class Policy:
     @property
     def default_mode(self) -> Mode | None:
         """The `defaultMode` of the most authoritative source (then most recent)."""
+        best = self._best_mode()
+        return None if best is None else Mode(best[0])
+
+    @property
+    def auto_mode(self) -> bool:
+        """Whether that `defaultMode` is `auto` (run as acceptEdits)."""
+        best = self._best_mode()
+        return best is not None and bool(best[1])
+
+    def _best_mode(self) -> tuple[Mode, bool] | None:
         modes = [*self._parent._all_modes(), *self._modes] if self._parent else self._modes
         if not modes:
             return None
         best = min(modes, key=lambda s: (AUTHORITY.index(s.source), -s.recency))
-        return Mode(best.value)
+        value: tuple[Mode, bool] = best.value
+        return value
 
     def _all_modes(self) -> list[_Setting]:
         inherited = self._parent._all_modes() if self._parent is not None else []
@@ -262,6 +328,11 @@ class Policy:
     def additional_directories(self) -> tuple[Path, ...]:
         inherited = self._parent.additional_directories if self._parent is not None else ()
         return (*inherited, *self._dirs)
+
+    @property
+    def auto_disabled(self) -> bool:
+        inherited = self._parent.auto_disabled if self._parent is not None else False
+        return inherited or self._disable_auto
 
     @property
     def bypass_disabled(self) -> bool:

@@ -287,28 +287,32 @@ def bash_matches(pattern: BashPattern, cmd: SimpleCommand, definite: bool) -> bo
 # --- path, domain, name and parameter matching ---------------------------------
 
 
-def path_regex(pattern: str, base: Path, any_depth: bool = False) -> str:
-    """The regex of a path rule's glob, anchored as Claude Code settings do.
+def path_regex(pattern: str, base: Path, any_depth: bool = False, cwd: Path | None = None) -> str:
+    """The regex of a path rule's glob, anchored as Claude Code settings do
+    (https://code.claude.com/docs/en/permissions, "Read and Edit").
 
     `//abs` is absolute, `~/x` is under the home directory, `/x` is relative
     to the rule's base (its settings source's root), `./x` and `x` to the
-    base too. A bare name with no inner slash (`.env`, `*.pem`) matches at
-    any depth below the base, as in gitignore. With `any_depth` (deny and
-    ask rules) such a name matches at any depth anywhere, and so does a
-    single directory (`src/**` matches every `src`).
+    current directory `cwd` (the base when not given). A bare name with no
+    inner slash (`.env`, `*.pem`) matches at any depth below it, as in
+    gitignore. With `any_depth` (deny and ask rules) such a name matches at
+    any depth anywhere, and so does a single directory (`src/**` matches
+    every `src`; an allow covers `<cwd>/src` only, v2.1.214).
     """
-    return _path_regex(pattern, os.fspath(base), os.path.expanduser("~"), any_depth)
+    here = os.fspath(cwd) if cwd is not None else os.fspath(base)
+    return _path_regex(pattern, os.fspath(base), here, os.path.expanduser("~"), any_depth)
 
 
 @functools.lru_cache(maxsize=2048)
-def _path_regex(pattern: str, base: str, home: str, any_depth: bool) -> str:
-    base = posixpath.normpath(os.path.realpath(base))
+def _path_regex(pattern: str, root: str, cwd: str, home: str, any_depth: bool) -> str:
+    root = posixpath.normpath(os.path.realpath(root))
+    base = posixpath.normpath(os.path.realpath(cwd))
     if pattern.startswith("//"):
         absolute = "/" + pattern.lstrip("/")
     elif pattern == "~" or pattern.startswith("~/"):
         absolute = home + pattern[1:]
     elif pattern.startswith("/"):
-        absolute = base + pattern
+        absolute = root + pattern
     elif pattern.startswith("./") or pattern.startswith("../"):
         absolute = base + "/" + pattern
     else:
@@ -322,15 +326,17 @@ def _path_regex(pattern: str, base: str, home: str, any_depth: bool) -> str:
     return glob_regex(real_prefix(posixpath.normpath(absolute)))
 
 
-def path_matches(pattern: str, path: Path, base: Path, any_depth: bool = False) -> bool:
-    return _fullmatch(path_regex(pattern, base, any_depth))(path.as_posix()) is not None
+def path_matches(
+    pattern: str, path: Path, base: Path, any_depth: bool = False, cwd: Path | None = None
+) -> bool:
+    return _fullmatch(path_regex(pattern, base, any_depth, cwd))(path.as_posix()) is not None
 
 
-def path_under_matches(pattern: str, root: Path, base: Path) -> bool:
+def path_under_matches(pattern: str, root: Path, base: Path, cwd: Path | None = None) -> bool:
     """Whether a deny/ask path rule may match `root` or a path below it (a
     search or recursive read rooted there): the rule's fixed directory part
     is `root`, inside it, or contains it."""
-    regex = path_regex(pattern, base, any_depth=True)
+    regex = path_regex(pattern, base, True, cwd)
     text = root.as_posix()
     if _fullmatch(regex)(text) is not None or _fullmatch(regex)(text + "/\x01") is not None:
         return True

@@ -207,6 +207,8 @@ def file_effects(cmd: SimpleCommand) -> FileEffects:
         recursive.extend(w for w, d in roots if not d)
     elif name in _RECURSIVE:
         recursive.extend(w for w, d in operands if not d and not w.startswith(("-", "(", "!")))
+    if cmd.open_ended and (name in _ALL_TARGETS or name in _LAST_TARGET or name == "tee"):
+        dyn_write = True  # `xargs rm`: the targets come at run time
     for word, dyn in targets:
         if dyn:
             dyn_write = True

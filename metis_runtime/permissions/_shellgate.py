@@ -121,7 +121,7 @@ def shell_facts(
     for rule in _unique((*read_rules, *edit_rules)):
         if rule.behavior is RuleBehavior.ALLOW or rule.spec.kind is not SpecKind.PATH:
             continue
-        if _file_rule_hits(rule, parts, base(rule)):
+        if _file_rule_hits(rule, parts, base(rule), workspace):
             out.rules.append(rule)
     # Guards.
     for p in parts:
@@ -145,7 +145,11 @@ def shell_facts(
     elif lost:
         out.guard("changes directory to a place known only when it runs")
     out.kind = _kind(analysis, declared, parts, out)
-    allows = _allow_rules(parts, bash_rules, read_rules, edit_rules, base, usable, analysis)
+
+    def here(rule: Rule) -> tuple[Path, Path]:
+        return base(rule), workspace  # `/x` anchors at the rule's root, `./x` at the workspace
+
+    allows = _allow_rules(parts, bash_rules, read_rules, edit_rules, here, usable, analysis)
     out.rules.extend(allows)
     return out
 
@@ -160,7 +164,7 @@ def _unique(rules: Sequence[Rule]) -> list[Rule]:
     return out
 
 
-def _file_rule_hits(rule: Rule, parts: Sequence[_Part], base: Path) -> bool:
+def _file_rule_hits(rule: Rule, parts: Sequence[_Part], base: Path, cwd: Path) -> bool:
     pattern = rule.spec.path
     assert pattern is not None
     written = rule.spec.tool.lower()
@@ -170,20 +174,23 @@ def _file_rule_hits(rule: Rule, parts: Sequence[_Part], base: Path) -> bool:
         if reads:
             targets += p.reads
         for lex, real in targets:
-            if path_matches(pattern, lex, base, True) or path_matches(pattern, real, base, True):
+            if path_matches(pattern, lex, base, True, cwd) or path_matches(
+                pattern, real, base, True, cwd
+            ):
                 return True
         if reads:
             for lex, real in p.roots:
-                if path_under_matches(pattern, lex, base) or path_under_matches(
-                    pattern, real, base
+                if path_under_matches(pattern, lex, base, cwd) or path_under_matches(
+                    pattern, real, base, cwd
                 ):
                     return True
     return False
 
 
-def _surely(rule: Rule, lex: Path, real: Path, base: Path) -> bool:
+def _surely(rule: Rule, lex: Path, real: Path, base: Path, cwd: Path) -> bool:
     assert rule.spec.path is not None
-    return path_matches(rule.spec.path, lex, base) and path_matches(rule.spec.path, real, base)
+    pattern = rule.spec.path
+    return path_matches(pattern, lex, base, cwd=cwd) and path_matches(pattern, real, base, cwd=cwd)
 
 
 def _allow_rules(
@@ -191,7 +198,7 @@ def _allow_rules(
     bash_rules: Sequence[Rule],
     read_rules: Sequence[Rule],
     edit_rules: Sequence[Rule],
-    base: Callable[[Rule], Path],
+    base: Callable[[Rule], tuple[Path, Path]],
     usable: Callable[[Rule], bool],
     analysis: ShellAnalysis,
 ) -> list[Rule]:
@@ -224,28 +231,28 @@ def _allow_rules(
         # needs an Edit (or Read) allow too.
         writes = p.redirects if p.in_scope else p.writes
         for lex, real in writes:
-            hits = [r for r in file_allows if _edit_allows(r, lex, real, base(r))]
+            hits = [r for r in file_allows if _edit_allows(r, lex, real, *base(r))]
             if not hits:
                 return []
             used.update((r.recency, r) for r in hits)
         if not p.in_scope:
             for lex, real in p.reads:
-                hits = [r for r in file_allows if _covers(r, lex, real, base(r))]
+                hits = [r for r in file_allows if _covers(r, lex, real, *base(r))]
                 if not hits:
                     return []
                 used.update((r.recency, r) for r in hits)
     return list(used.values())
 
 
-def _edit_allows(rule: Rule, lex: Path, real: Path, base: Path) -> bool:
+def _edit_allows(rule: Rule, lex: Path, real: Path, base: Path, cwd: Path) -> bool:
     """Only `Edit` rules grant writes (`Write(path)` is never consulted)."""
     if rule.spec.tool.lower() != "edit":
         return False
-    return rule.spec.kind is SpecKind.ANY or _surely(rule, lex, real, base)
+    return rule.spec.kind is SpecKind.ANY or _surely(rule, lex, real, base, cwd)
 
 
-def _covers(rule: Rule, lex: Path, real: Path, base: Path) -> bool:
-    return rule.spec.kind is SpecKind.ANY or _surely(rule, lex, real, base)
+def _covers(rule: Rule, lex: Path, real: Path, base: Path, cwd: Path) -> bool:
+    return rule.spec.kind is SpecKind.ANY or _surely(rule, lex, real, base, cwd)
 
 
 def _kind(

@@ -6,7 +6,7 @@ import abc
 import math
 import operator
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -15,6 +15,7 @@ from attrs import field, frozen
 from metis_model.trace import CallClass, ToolKind
 
 from .._errors import ToolInputError
+from ._contain import Roots
 
 if TYPE_CHECKING:
     from ._files import FileTransaction
@@ -53,19 +54,30 @@ def _workspace(value: str | os.PathLike[str]) -> Path:
     return Path(os.path.realpath(value))
 
 
+def _dirs(values: Sequence[str | os.PathLike[str]]) -> tuple[Path, ...]:
+    return tuple(_workspace(v) for v in values)
+
+
 @frozen
 class ToolContext:
     """Everything a tool may use besides its input.
 
     `env` is the (already sanitized) environment of subprocesses. When
     `transaction` is set, mutating tools snapshot each file before changing it
-    so the caller can roll the whole call back.
+    so the caller can roll the whole call back. The file tools open only what
+    lies in `workspace` or `extra_roots` (the gate's additional directories),
+    through `roots` (race-free: `_contain.py`).
     """
 
     workspace: Path = field(converter=_workspace)
     env: Mapping[str, str]
     jobs: JobManager
     transaction: FileTransaction | None = None
+    extra_roots: tuple[Path, ...] = field(default=(), converter=_dirs)
+    roots: Roots = field(init=False, eq=False, repr=False)
+
+    def __attrs_post_init__(self) -> None:
+        object.__setattr__(self, "roots", Roots((self.workspace, *self.extra_roots)))
 
 
 # --- input validation --------------------------------------------------------

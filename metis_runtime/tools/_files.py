@@ -12,6 +12,7 @@ from types import TracebackType
 from attrs import frozen
 
 from .._errors import ToolError, ToolInputError
+from ._contain import write_at
 
 _tmp_counter = itertools.count()
 
@@ -23,7 +24,15 @@ def resolve_path(workspace: Path, raw: str, *, tool: str, field: str = "path") -
         raise ToolInputError(f"{tool}: field '{field}' must not be empty")
     if "\x00" in raw:
         raise ToolInputError(f"{tool}: field '{field}' contains a NUL byte")
-    return Path(os.path.realpath(os.path.join(workspace, raw)))
+    joined = os.path.join(workspace, raw)
+    for _ in range(3):
+        try:
+            return Path(os.path.realpath(joined))
+        except OSError:
+            # realpath races a symlink swapped under it (islink, then readlink
+            # of what is a directory by then: EINVAL); resolve again.
+            continue
+    raise ToolError(f"{tool}: {raw}: changes while it is resolved (a symlink being swapped)")
 
 
 def display_path(workspace: Path, path: Path) -> str:
@@ -43,37 +52,18 @@ def os_error(tool: str, path: Path | str, exc: OSError) -> ToolError:
 
 def atomic_write(path: str | os.PathLike[str], data: bytes, mode: int | None = None) -> None:
     """Replace `path` with `data` atomically: temp file in the same directory,
-    fsync, `os.replace`. An existing file keeps its permission bits unless
-    `mode` is given; a new file gets 0o666 minus the umask.
+    fsync, rename (`write_at` against the directory's descriptor). An
+    existing regular file keeps its permission bits unless `mode` is given;
+    a new file gets 0o666 minus the umask; a symlink at `path` is replaced.
 
     Raises OSError; the temp file never survives a failure.
     """
-    target = os.fspath(path)
-    directory, base = os.path.split(target)
-    if mode is None:
-        try:
-            mode = stat.S_IMODE(os.stat(target).st_mode)
-        except FileNotFoundError:
-            mode = None
-    while True:
-        tmp = os.path.join(directory, f".{base}.{os.getpid()}.{next(_tmp_counter)}.tmp")
-        try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
-        except FileExistsError:
-            continue
-        break
+    directory, base = os.path.split(os.fspath(path))
+    dir_fd = os.open(directory or ".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
-        with open(fd, "wb", closefd=True) as f:
-            if mode is not None:
-                os.fchmod(fd, mode)
-            f.write(data)
-            f.flush()
-            os.fsync(fd)
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+        write_at(dir_fd, base, data, mode)
+    finally:
+        os.close(dir_fd)
 
 
 def place_symlink(path: str | os.PathLike[str], text: str) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import stat
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -15,7 +16,8 @@ from metis_model.trace import CallClass, ToolKind
 from .._errors import ToolError, ToolInputError
 from .._private import default_redactor
 from ._base import Classification, Tool, ToolContext, ToolInput, ToolOutput, ToolSpec, object_schema
-from ._files import atomic_write, display_path, os_error, resolve_path
+from ._contain import write_at
+from ._files import display_path, os_error, resolve_path
 from ._search import (
     BINARY_SNIFF,
     Cancellation,
@@ -74,7 +76,11 @@ class ReadTool(Tool):
         out: list[str] = []
         more = False
         try:
-            with open(path, "rb") as f:
+            fd = ctx.roots.open(path, os.O_RDONLY, tool="read")
+            if stat.S_ISDIR(os.fstat(fd).st_mode):
+                os.close(fd)
+                raise IsADirectoryError(path)
+            with open(fd, "rb") as f:
                 if is_binary(f.read(BINARY_SNIFF)):
                     raise ToolError(f"read: {path}: binary file")
                 f.seek(0)
@@ -119,14 +125,17 @@ class WriteTool(Tool):
         self.spec.validate(input)
         path = resolve_path(ctx.workspace, input["path"], tool="write")
         data = input["content"].encode("utf-8", "surrogatepass")
+        ctx.roots.locate(path, "write")  # outside every root: refused before anything
         try:
             existed = path.exists()
             if existed and path.is_dir():
                 raise ToolError(f"write: {path}: is a directory")
             if ctx.transaction is not None:
                 ctx.transaction.snapshot(path)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(path, data)
+            # The parent as a held descriptor, reached following no symlink: the
+            # bytes land at the path the gate checked, or nowhere.
+            with ctx.roots.parent(path, tool="write", create=True) as dir_fd:
+                write_at(dir_fd, path.name, data)
         except OSError as exc:
             raise os_error("write", path, exc) from exc
         verb = "overwrote" if existed else "created"
@@ -165,7 +174,11 @@ class EditTool(Tool):
         if old == new:
             raise ToolInputError("edit: fields 'old' and 'new' are identical")
         try:
-            raw = path.read_bytes()
+            fd = ctx.roots.open(path, os.O_RDONLY, tool="edit")
+            with open(fd, "rb") as f:
+                if stat.S_ISDIR(os.fstat(f.fileno()).st_mode):
+                    raise IsADirectoryError(path)
+                raw = f.read()
         except IsADirectoryError:
             raise ToolError(f"edit: {path}: is a directory") from None
         except OSError as exc:
@@ -186,7 +199,8 @@ class EditTool(Tool):
         try:
             if ctx.transaction is not None:
                 ctx.transaction.snapshot(path)
-            atomic_write(path, updated.encode("utf-8"))
+            with ctx.roots.parent(path, tool="edit") as dir_fd:
+                write_at(dir_fd, path.name, updated.encode("utf-8"))
         except OSError as exc:
             raise os_error("edit", path, exc) from exc
         n = "1 occurrence" if count == 1 else f"{count} occurrences"
@@ -209,8 +223,12 @@ class LsTool(Tool):
     async def run(self, input: ToolInput, ctx: ToolContext) -> ToolOutput:
         path = _base_dir(self, input, ctx)
         try:
-            with os.scandir(path) as it:
-                entries = sorted(e.name + "/" if e.is_dir() else e.name for e in it)
+            fd = ctx.roots.open(path, os.O_RDONLY | os.O_DIRECTORY, tool="ls")
+            try:
+                with os.scandir(fd) as it:
+                    entries = sorted(e.name + "/" if e.is_dir() else e.name for e in it)
+            finally:
+                os.close(fd)
         except NotADirectoryError:
             raise ToolError(f"ls: {path}: not a directory") from None
         except OSError as exc:

@@ -82,6 +82,7 @@ def test_demo_runs_the_whole_story(runner: CliRunner, tmp_path: Path) -> None:
     assert {
         "runtime",
         "conformance",
+        "witness",
         "agents",
         "proofs",
         "faults",

@@ -87,7 +87,7 @@ def test_auto_detects_and_says_which_format(broken: Path) -> None:
     assert "format claude-code, detected from" in result.output
 
 
-def test_a_codex_rollout_is_refused_under_claude_code_and_auto(tmp_path: Path) -> None:
+def test_a_codex_rollout_is_refused_under_other_formats_and_found_by_auto(tmp_path: Path) -> None:
     rollout = tmp_path / "rollout.jsonl"
     rollout.write_text(
         '{"timestamp":"t","type":"session_meta","payload":{"id":"x"}}\n'
@@ -98,6 +98,10 @@ def test_a_codex_rollout_is_refused_under_claude_code_and_auto(tmp_path: Path) -
         result = invoke("--format", fmt, str(rollout))
         assert result.exit_code == 2 and "conforms" not in result.output, fmt
         assert len(result.output.strip().splitlines()) == 1  # one line, on stderr
+    # Read as what it is, the call it ends on is undecided, not a pass.
+    auto = invoke("--format", "auto", str(rollout))
+    assert auto.exit_code == 1 and "format codex, detected from" in auto.output
+    assert "open-at-end" in auto.output
 
 
 # -- verdicts and --allow -----------------------------------------------------------

@@ -101,6 +101,75 @@ SERVER = {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "
 SERVER_RESULT = {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": []}
 COMPACTION = {"type": "compaction", "content": "summary", "encrypted_content": "e"}
 
+
+def request(*parts: Any) -> dict[str, Any]:
+    return {"kind": "request", "parts": list(parts)}
+
+
+def response(*parts: Any) -> dict[str, Any]:
+    return {"kind": "response", "parts": list(parts)}
+
+
+def pai_call(i: str, kind: str = "tool-call") -> dict[str, Any]:
+    return {"part_kind": kind, "tool_name": "f", "args": {}, "tool_call_id": i}
+
+
+def pai_return(i: str, kind: str = "tool-return") -> dict[str, Any]:
+    return {"part_kind": kind, "tool_name": "f", "content": "ok", "tool_call_id": i}
+
+
+PROMPT = {"part_kind": "user-prompt", "content": "go"}
+DONE = {"part_kind": "text", "content": "done"}
+
+
+def attr(key: str, value: Any) -> dict[str, Any]:
+    text = value if isinstance(value, str) else json.dumps(value)
+    return {"key": key, "value": {"stringValue": text}}
+
+
+def span(op: str, start: int, end: int, attrs: dict[str, Any]) -> dict[str, Any]:
+    keys = [
+        attr("gen_ai.operation.name", op),
+        *(attr(k, v) for k, v in attrs.items()),
+    ]
+    return {
+        "traceId": "0af7651916cd43dd8448eb211c80319c",
+        "startTimeUnixNano": str(start),
+        "endTimeUnixNano": str(end),
+        "attributes": keys,
+    }
+
+
+def chat_span(
+    start: int, calls: list[str], answers: list[str], *, messages: bool = True
+) -> dict[str, Any]:
+    out = [
+        {"role": "assistant", "parts": [{"type": "tool_call", "id": c, "name": "f"} for c in calls]}
+    ]
+    inputs = [{"role": "user", "parts": [{"type": "text", "content": "go"}]}]
+    if answers:
+        inputs += [
+            {
+                "role": "assistant",
+                "parts": [{"type": "tool_call", "id": a, "name": "f"} for a in answers],
+            }
+        ]
+        inputs += [
+            {
+                "role": "tool",
+                "parts": [
+                    {"type": "tool_call_response", "id": a, "response": "ok"} for a in answers
+                ],
+            }
+        ]
+    extra = {"gen_ai.input.messages": inputs, "gen_ai.output.messages": out} if messages else {}
+    return span("chat", start, start + 5, extra)
+
+
+def spans(*items: dict[str, Any]) -> dict[str, Any]:
+    return {"resourceSpans": [{"scopeSpans": [{"scope": {"name": "t"}, "spans": list(items)}]}]}
+
+
 # rule -> (format, valid, invalid); documents are JSON values, sessions are lines.
 EXAMPLES: dict[str, tuple[str, Any, Any]] = {
     "ANT-1": (
@@ -193,6 +262,37 @@ EXAMPLES: dict[str, tuple[str, Any, Any]] = {
         chat(chat_call("a"), tool_msg("a")),
         chat(chat_call("a"), tool_msg("a"), {"role": "user", "content": "x"}, tool_msg("z")),
     ),
+    "PAI-1": (
+        "pydantic-ai",
+        [request(PROMPT), response(pai_call("a")), request(pai_return("a")), response(DONE)],
+        [request(PROMPT), response(pai_call("a")), request(PROMPT), response(DONE)],
+    ),
+    "PAI-2": (
+        "pydantic-ai",
+        [request(PROMPT), response(pai_call("a")), request(pai_return("a")), response(DONE)],
+        [request(PROMPT), response(pai_call("a")), request(pai_return("a"), pai_return("z"))],
+    ),
+    "PAI-3": (
+        "pydantic-ai",
+        [
+            request(PROMPT),
+            response(pai_call("s", "builtin-tool-call"), pai_return("s", "builtin-tool-return")),
+        ],
+        [
+            request(PROMPT),
+            response(pai_return("s", "builtin-tool-return"), pai_call("s", "builtin-tool-call")),
+        ],
+    ),
+    "OTEL-1": (
+        "otel",
+        spans(chat_span(10, ["call_1"], []), chat_span(20, [], ["call_1"])),
+        spans(chat_span(10, ["call_1"], []), chat_span(20, [], [])),
+    ),
+    "OTEL-2": (
+        "otel",
+        spans(chat_span(10, ["call_1"], []), chat_span(20, [], ["call_1"])),
+        spans(chat_span(10, ["call_1"], []), chat_span(20, [], ["call_1", "call_9"])),
+    ),
     "OAR-1": (
         "openai-responses",
         inputs(fc("a"), fco("a")),
@@ -222,7 +322,10 @@ EXAMPLES: dict[str, tuple[str, Any, Any]] = {
 
 
 def _lines(value: Any) -> list[str]:
-    return value if isinstance(value, list) else json.dumps(value, indent=1).splitlines()
+    """Session lines as they are; any other example as pretty-printed JSON."""
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return value
+    return json.dumps(value, indent=1).splitlines()
 
 
 def test_every_rule_has_an_example_pair_and_a_known_invariant() -> None:

@@ -741,7 +741,9 @@ def test_exports() -> None:
     public = {n for n, v in vars(transcripts).items() if not n.startswith("_")}
     modules = {n for n, v in vars(transcripts).items() if inspect.ismodule(v)}
     assert set(transcripts.__all__) == public - modules
-    assert FORMATS == ("anthropic", "openai-chat", "openai-responses", "claude-code")
+    assert FORMATS == (
+        "anthropic", "openai-chat", "openai-responses", "claude-code", "codex", "pydantic-ai", "otel"
+    )  # fmt: skip
     assert transcripts.TranscriptFormatError is _errors.TranscriptFormatError
     assert issubclass(TranscriptFormatError, _errors.MetisModelError)
     assert issubclass(TranscriptFormatError, ValueError)
@@ -753,11 +755,16 @@ def test_exports() -> None:
 
 def test_reports_use_known_invariant_ids_and_count_every_check() -> None:
     for fmt in FORMATS:
-        lines = (
-            ['{"type": "user", "uuid": "u", "message": {"content": "x"}}']
-            if fmt == "claude-code"
-            else ['[{"role": "user", "content": "x"}]']
-        )
+        lines = {
+            "claude-code": ['{"type": "user", "uuid": "u", "message": {"content": "x"}}'],
+            "codex": ['{"timestamp": "t", "type": "session_meta", "payload": {"id": "s"}}'],
+            "pydantic-ai": ['[{"kind": "request", "parts": [{"part_kind": "user-prompt"}]}]'],
+            "otel": [
+                '{"resourceSpans": [{"scopeSpans": [{"spans": [{"startTimeUnixNano": "1", '
+                '"endTimeUnixNano": "2", "attributes": [{"key": "gen_ai.operation.name", '
+                '"value": {"stringValue": "chat"}}]}]}]}]}'
+            ],
+        }.get(fmt, ['[{"role": "user", "content": "x"}]'])
         report = check_transcript(lines, fmt, "x")
         assert set(report.checks) <= set(BY_ID)
         assert {"CLOSE-1", "CLOSE-2", "CLOSE-4", "CLOSE-7"} <= set(report.checks)

@@ -19,12 +19,20 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from metis_model.transcripts import FORMATS, TranscriptFormat, check_transcript
+from metis_model.transcripts import FORMATS as ALL_FORMATS
+from metis_model.transcripts import TranscriptFormat, check_transcript
+
+# OTel spans hold a whole turn on one line, so a block's line does not name it.
+FORMATS = tuple(f for f in ALL_FORMATS if f != "otel")
 
 POOL = ("a", "b", "c", "d")  # per turn; a call's id is its pool letter and its turn
 # Formats whose provider rejects a call id reused anywhere in the request (CLOSE-9).
-UNIQUE_IDS = ("anthropic", "openai-responses", "claude-code")
-LOGS = ("claude-code",)  # records of a run, not requests: an open end is undecided
+UNIQUE_IDS = ("anthropic", "openai-responses", "claude-code", "codex")
+LOGS = (
+    "claude-code",
+    "codex",
+    "pydantic-ai",
+)  # records of a run, not requests: an open end is undecided
 
 
 @dataclass
@@ -164,7 +172,7 @@ def render_chat(conversation: Conversation) -> Rendered:
     return _joined(rows, "[", "]")
 
 
-def render_responses(conversation: Conversation) -> Rendered:
+def _responses_items(conversation: Conversation) -> list[tuple[dict[str, Any], int | None]]:
     items: list[tuple[dict[str, Any], int | None]] = []
     for message in conversation:
         for block in message.blocks:
@@ -188,7 +196,23 @@ def render_responses(conversation: Conversation) -> Rendered:
                     "output": "r",
                 }
                 items.append((output, block.key))
-    return _joined(_flat(items), '{"model": "m", "input": [', "]}")
+    return items
+
+
+def render_responses(conversation: Conversation) -> Rendered:
+    return _joined(_flat(_responses_items(conversation)), '{"model": "m", "input": [', "]}")
+
+
+def render_codex(conversation: Conversation) -> Rendered:
+    """A Codex rollout: a session_meta line, then one response_item line per item."""
+    meta = {"timestamp": "2025-01-01T00:00:00Z", "type": "session_meta", "payload": {"id": "s"}}
+    lines, where = [json.dumps(meta)], {}
+    for item, key in _responses_items(conversation):
+        line = {"timestamp": "2025-01-01T00:00:01Z", "type": "response_item", "payload": item}
+        lines.append(json.dumps(line))
+        if key is not None:
+            where[key] = len(lines)
+    return lines, where
 
 
 def render_claude_code(conversation: Conversation) -> Rendered:
@@ -241,11 +265,49 @@ def render_claude_code(conversation: Conversation) -> Rendered:
     return lines, where
 
 
+def render_pydantic_ai(conversation: Conversation) -> Rendered:
+    """ModelMessagesTypeAdapter JSON: one part per line."""
+    rows: list[tuple[str, int | None]] = []
+    for m, message in enumerate(conversation):
+        kind = "response" if message.role == "assistant" else "request"
+        rows.append((f'{{"kind": "{kind}", "parts": [', None))
+        parts: list[dict[str, Any]] = []
+        for block in message.blocks:
+            if block.kind == "text":
+                parts.append(
+                    {"part_kind": "text" if kind == "response" else "user-prompt", "content": "t"}
+                )
+            elif block.kind == "call":
+                parts.append(
+                    {
+                        "part_kind": "tool-call",
+                        "tool_name": "f",
+                        "args": {},
+                        "tool_call_id": block.id,
+                    }
+                )
+            else:
+                parts.append(
+                    {
+                        "part_kind": "tool-return",
+                        "tool_name": "f",
+                        "content": "r",
+                        "tool_call_id": block.id,
+                    }
+                )
+        texts = _with_commas([json.dumps(p) for p in parts])
+        rows += [(t, b.key) for t, b in zip(texts, message.blocks, strict=True)]
+        rows.append(("]}" + ("," if m < len(conversation) - 1 else ""), None))
+    return _joined(rows, "[", "]")
+
+
 RENDER: dict[str, Callable[[Conversation], Rendered]] = {
     "anthropic": render_anthropic,
     "openai-chat": render_chat,
     "openai-responses": render_responses,
     "claude-code": render_claude_code,
+    "codex": render_codex,
+    "pydantic-ai": render_pydantic_ai,
 }
 
 

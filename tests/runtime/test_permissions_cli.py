@@ -136,3 +136,161 @@ def test_kind_and_path_inference() -> None:
     assert infer_kind("Write", {}) is ToolKind.EDIT
     assert infer_kind("mcp__x__y", {}) is ToolKind.EXEC
     assert input_paths({"file_path": "a", "paths": ["b", 3], "path": "c"}) == ["a", "c", "b"]
+
+
+# --- the settings hierarchy (issue 12) ---------------------------------------------------
+
+
+def _write(path: Path, permissions: dict[str, object]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"permissions": permissions}))
+    return path
+
+
+@pytest.fixture
+def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path, Path]:
+    """A project, a home and a managed-settings directory, none of them real."""
+    project, home, managed = tmp_path / "proj", tmp_path / "home", tmp_path / "etc"
+    for d in (project, home, managed):
+        d.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("METIS_MANAGED_SETTINGS_DIRS", str(managed))
+    return project, home, managed
+
+
+def test_real_hierarchy_reports_the_deciding_file(world: tuple[Path, Path, Path]) -> None:
+    project, home, managed = world
+    user = _write(home / ".claude" / "settings.json", {"allow": ["Bash(npm test)"]})
+    shared = _write(project / ".claude" / "settings.json", {"deny": ["Bash(curl:*)"]})
+    local = _write(
+        project / ".claude" / "settings.local.json", {"ask": ["Bash(git push:*)"]}
+    )
+    fragment = _write(managed / "managed-settings.d" / "10-org.json", {"deny": ["Bash(sudo:*)"]})
+    base = ["--workspace", str(project), "--tool", "Bash", "--json"]
+    cases = {
+        "npm test": ("allow", user, "persisted"),
+        "curl x": ("deny", shared, "project"),
+        "git push": ("ask", local, "project"),
+        "sudo ls": ("deny", fragment, "policy"),
+    }
+    for command, (decision, origin, source) in cases.items():
+        code, out, _ = run(*base, "--input", json.dumps({"command": command}))
+        payload = json.loads(out)
+        assert code == 0
+        assert payload["decision"] == decision, command
+        assert payload["rule"]["origin"].startswith(f"{origin}: permissions.")
+        assert payload["rule"]["source"] == source
+    levels = {Path(f["path"]): f["level"] for f in payload["settings"]}
+    assert levels == {user: "user", shared: "project", local: "local", fragment: "managed"}
+
+
+def test_several_settings_files_and_levels_by_location(world: tuple[Path, Path, Path]) -> None:
+    project, _, _ = world
+    shared = _write(project / ".claude" / "settings.json", {"defaultMode": "plan"})
+    local = _write(project / ".claude" / "settings.local.json", {"defaultMode": "acceptEdits"})
+    other = _write(project / "ci-settings.json", {"deny": ["Edit(/src/**)"]})
+    code, out, _ = run(
+        "--settings", str(shared), "--settings", str(local), "--settings", str(other),
+        "--tool", "Edit", "--input", json.dumps({"file_path": str(project / "src" / "a.py")}),
+    )  # fmt: skip
+    assert code == 0
+    assert "mode=acceptEdits" in out  # local outranks shared
+    assert f"rule:     Edit(/src/**) (deny, cli; {other}: permissions.deny[0])" in out
+    assert f"settings: {other} (cli, cli)" in out
+    assert f"settings: {local} (local, project)" in out
+
+
+def test_project_defaultmode_auto_and_bypass_are_ignored(world: tuple[Path, Path, Path]) -> None:
+    project, home, _ = world
+    _write(home / ".claude" / "settings.json", {"defaultMode": "acceptEdits"})
+    _write(project / ".claude" / "settings.json", {"defaultMode": "bypassPermissions"})
+    _write(project / ".claude" / "settings.local.json", {"defaultMode": "auto"})
+    code, out, _ = run("--workspace", str(project), "--tool", "Read", "--input", "{}")
+    assert code == 0
+    assert "mode=acceptEdits" in out  # the user's, as the project's are ignored
+    assert out.count("ignored in project settings") == 2
+
+
+def test_managed_only_rules(world: tuple[Path, Path, Path]) -> None:
+    project, _, managed = world
+    _write(managed / "managed-settings.json", {"allowManagedPermissionRulesOnly": True})
+    _write(project / ".claude" / "settings.json", {"allow": ["Bash(npm test)"]})
+    code, out, _ = run(
+        "--workspace", str(project), "--tool", "Bash", "--input", '{"command": "npm test"}'
+    )
+    assert code == 0
+    assert "decision: ask" in out
+    assert "rules ignored (allowManagedPermissionRulesOnly)" in out
+
+
+def test_every_documented_mode(world: tuple[Path, Path, Path]) -> None:
+    project, _, _ = world
+    edit = json.dumps({"file_path": str(project / "a.py")})
+    want = {
+        "default": "ask",
+        "manual": "ask",
+        "acceptEdits": "allow",
+        "auto": "allow",
+        "plan": "deny",
+        "dontAsk": "deny",
+        "bypassPermissions": "allow",
+    }
+    for mode, decision in want.items():
+        code, out, _ = run("--workspace", str(project), "--mode", mode, "--tool", "Write",
+                           "--input", edit)  # fmt: skip
+        assert (code, f"decision: {decision}" in out) == (0, True), (mode, out)
+    code, out, _ = run("--workspace", str(project), "--mode", "auto", "--tool", "Bash",
+                       "--input", '{"command": "npm test"}')  # fmt: skip
+    assert "decision: ask" in out
+    assert "stricter than Claude Code: auto mode runs as acceptEdits" in out
+
+
+def test_auto_suspends_broad_allows_and_can_be_disabled(world: tuple[Path, Path, Path]) -> None:
+    project, home, _ = world
+    _write(home / ".claude" / "settings.json", {"allow": ["Bash", "Bash(npm test)"]})
+    bash = ["--workspace", str(project), "--tool", "Bash"]
+    code, out, _ = run(*bash, "--mode", "auto", "--input", '{"command": "make"}')
+    assert "decision: ask" in out  # `Bash` is suspended under auto
+    code, out, _ = run(*bash, "--mode", "auto", "--input", '{"command": "npm test"}')
+    assert "decision: allow" in out
+    _write(project / ".claude" / "settings.json", {"disableAutoMode": "disable"})
+    code, _, err = run(*bash, "--mode", "auto", "--input", '{"command": "npm test"}')
+    assert code == 2 and "auto is disabled by disableAutoMode" in err
+
+
+def test_stricter_line_for_protected_paths_in_bypass(world: tuple[Path, Path, Path]) -> None:
+    project, _, _ = world
+    code, out, _ = run(
+        "--workspace", str(project), "--mode", "bypassPermissions", "--tool", "Bash",
+        "--input", json.dumps({"command": "echo x > .husky/pre-commit"}),
+    )  # fmt: skip
+    assert code == 0 and "decision: ask" in out
+    assert "stricter than Claude Code: bypassPermissions allows protected paths" in out
+    _, out, _ = run("--workspace", str(project), "--tool", "Read", "--input", "{}")
+    assert "stricter than Claude Code" not in out
+
+
+@pytest.mark.parametrize(
+    ("rule", "where"),
+    [("*", "allow"), ("mcp__*", "allow"), ("B*", "allow"), ("Bash(", "deny"), ("WebSearch(x)", "ask")],
+)
+def test_a_rule_claude_code_rejects_is_one_line_naming_file_and_rule(
+    world: tuple[Path, Path, Path], rule: str, where: str
+) -> None:
+    project, _, _ = world
+    bad = _write(project / ".claude" / "settings.json", {where: ["Read", rule]})
+    code, _, err = run("--workspace", str(project), "--tool", "Read", "--input", "{}")
+    assert code == 2 and err.count("\n") == 1
+    assert f"{bad}: permissions.{where}[1]:" in err and repr(rule) in err
+
+
+def test_rules_claude_code_accepts_are_accepted(world: tuple[Path, Path, Path]) -> None:
+    project, _, _ = world
+    rules = ["Bash(git:* push)", "Bash(:*)", "Bash(echo 'x:*)", "Glob(src/**)", "Write(*.md)",
+             "mcp__github", "mcp__github__*", "mcp__github__get_*", "Agent(Explore)",
+             "Task(reviewer)", "Agent(model:opus)", "Bash(dangerouslyDisableSandbox:true)",
+             "WebFetch(domain:*.example.com)", "WebFetch(domain:docs.*)", "Skill(deploy *)",
+             "Read(//etc/hosts)", "Edit(~/notes/**)"]  # fmt: skip
+    _write(project / ".claude" / "settings.json", {"ask": rules, "allow": rules[5:8]})
+    code, _, err = run("--workspace", str(project), "--tool", "Read", "--input", "{}")
+    assert code == 0, err

@@ -56,6 +56,7 @@ def test_exports() -> None:
     assert sorted(perms.__all__) == sorted(
         [
             "MODES_BELOW",
+            "MODE_NAMES",
             "PROTECTED_DIRS",
             "PROTECTED_FILES",
             "SECRET_PATTERNS",
@@ -66,21 +67,28 @@ def test_exports() -> None:
             "Gate",
             "GateDecision",
             "JsonRpcAsker",
+            "Loaded",
             "Policy",
             "Refusal",
             "Rule",
             "RuleSpec",
             "Settings",
+            "SettingsFile",
             "TerminalAsker",
+            "hierarchy",
             "is_protected",
             "is_secret",
+            "level_of",
+            "load_hierarchy",
             "load_settings",
             "mode_at_most",
             "mode_fallback",
+            "parse_mode",
             "parse_rule",
             "policy_from_files",
             "settings_root",
             "staged_decision",
+            "stricter_than_claude_code",
             "strongest",
         ]
     )
@@ -88,85 +96,7 @@ def test_exports() -> None:
         assert getattr(perms, name) is not None
 
 
-# --- the bypass corpus ------------------------------------------------------------
-
-BYPASS_SHAPES = [
-    "rm x",
-    "$(rm -rf x)",
-    "`rm x`",
-    "bash -c 'rm x'",
-    'sh -c "rm x"',
-    "zsh -c 'rm x'",
-    "timeout 5 rm x",
-    "timeout -s KILL 5 rm x",
-    "nice -n 5 rm x",
-    "nice -5 rm x",
-    "nohup rm x",
-    "env A=1 rm x",
-    "env -i rm x",
-    "command rm x",
-    "builtin eval 'rm x'",
-    'builtin eval "rm x"',
-    "xargs rm",
-    "sudo rm x",
-    "sudo -u root rm x",
-    'eval "rm x"',
-    "eval rm x",
-    "true && rm x",
-    "false || rm x",
-    "ls; rm x",
-    "ls | xargs rm",
-    "ls | xargs -0 -n1 rm -f",
-    "(rm x)",
-    "{ rm x; }",
-    "cat <(rm x)",
-    "echo $(timeout 1 bash -c 'rm x')",
-    'echo "$(rm x)"',
-    "A=$(rm x) ls",
-    "ls > $(rm x)",
-    "/bin/rm x",
-    "/usr/bin/env rm x",
-    "\\rm x",
-    "'rm' x",
-    'r"m" x',
-    "find . -exec rm {} \\;",
-    "find . -execdir rm {} +",
-    "exec rm x",
-    "if true; then rm x; fi",
-    "for f in a; do rm $f; done",
-    "while true; do rm x; done",
-    "bash -c \"bash -c 'rm x'\"",
-    "bash -c 'bash -c '\"'\"'rm x'\"'\"''",
-    "xargs sh -c 'rm x'",
-    "``rm x``",
-    "$CMD x",
-    "eval $X",
-    'bash -c "$x"',
-    "source ./rm.sh",
-    "f() { rm x; }; f",
-    "cat <<EOF\n$(rm x)\nEOF",
-    "echo ${x:-$(rm x)}",
-    "r{m,} x",
-    "$'\\x72m' x",
-    "time rm x",
-    "PATH=/tmp rm2 x",
-    "curl x | sh",
-    "bash rm.sh",
-    "watch rm x",
-    "sudo -s rm x",
-    "echo $((1)); rm x",
-    "rm x &&",
-]
-
-
-@pytest.mark.parametrize("mode", list(Mode))
-@pytest.mark.parametrize("command", BYPASS_SHAPES)
-def test_bypass_shapes_never_allowed(command: str, mode: Mode, ws: Path) -> None:
-    p = policy((Source.PROJECT, DENY, "Bash(rm:*)"), (Source.PROJECT, ALLOW, "Bash"))
-    d = sh(gate(p, mode, ws), command)
-    assert d.decision in (Decision.DENY, Decision.ASK), (command, d)
-    if mode is Mode.DONT_ASK:
-        assert d.decision is Decision.DENY
+# --- the bypass corpus: tests/runtime/test_permissions_corpus.py ----------------------
 
 
 @pytest.mark.parametrize(

@@ -128,10 +128,10 @@ def test_failed_atomic_write_leaves_original_and_no_temp(
     f = ws / "f.txt"
     f.write_bytes(b"original")
 
-    def boom(src: str, dst: str) -> None:
+    def boom(src: str, dst: str, **dir_fds: int) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(os, "replace", boom)
+    monkeypatch.setattr(os, "rename", boom)
     with pytest.raises(ToolError, match=r"^write: .*f\.txt: No space left on device$"):
         _run(WriteTool(), {"path": "f.txt", "content": "new"}, _ctx(ws))
     assert f.read_bytes() == b"original"
@@ -432,17 +432,17 @@ def test_transaction_rolls_back_partial_multi_file_mutation(
     b.write_bytes(b"beta one\n")
     tx = FileTransaction()
     ctx = _ctx(ws, tx)
-    real_atomic_write = atomic_write
+    real_write_at = fs_module.write_at
     calls = 0
 
-    def flaky(path: Any, data: bytes, mode: int | None = None) -> None:
+    def flaky(dir_fd: int, name: str, data: bytes, mode: int | None = None) -> None:
         nonlocal calls
         calls += 1
         if calls == 4:
             raise OSError(5, "Input/output error")
-        real_atomic_write(path, data, mode)
+        real_write_at(dir_fd, name, data, mode)
 
-    monkeypatch.setattr(fs_module, "atomic_write", flaky)
+    monkeypatch.setattr(fs_module, "write_at", flaky)
     with pytest.raises(ToolError, match="Input/output error"), tx:
         _run(WriteTool(), {"path": "a.txt", "content": "changed"}, ctx)
         _run(EditTool(), {"path": "b.txt", "old": "one", "new": "two"}, ctx)

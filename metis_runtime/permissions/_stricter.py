@@ -1,0 +1,45 @@
+"""Where a decision is deliberately stricter than Claude Code's documented
+behaviour (specs/permissions.md, the side-by-side table), said in one line
+by `metis permissions check` and the Claude Code hook."""
+
+from __future__ import annotations
+
+from metis_model.trace import Mode, RuleBehavior, Stage
+
+from ._gate import GateDecision
+
+_NEVER_CONSULTED = ("Write(", "Glob(", "MultiEdit(", "NotebookEdit(")
+
+
+def stricter_than_claude_code(decision: GateDecision, *, auto: bool = False) -> list[str]:
+    """The reasons this decision is stricter than Claude Code's, if any."""
+    facts = decision.facts
+    detail = decision.detail
+    notes: list[str] = []
+    if auto:
+        notes.append("auto mode runs as acceptEdits: what its classifier would allow is asked")
+    if decision.stage is Stage.BYPASS_IMMUNE:
+        if facts.mode is Mode.BYPASS and facts.protected:
+            notes.append(
+                "bypassPermissions allows protected paths in Claude Code (v2.1.126+); "
+                "metis keeps them bypass-immune (PERM-3)"
+            )
+        if facts.secret:
+            notes.append("Claude Code has no built-in secret list; metis asks for secret files")
+        if "not fully analysable" in detail:
+            notes.append(
+                "a line the shell grammar cannot see through (interpreter one-liner, git "
+                "alias or -c, eval of run-time text, ...) is never allowed"
+            )
+        if "known only when it runs" in detail:
+            notes.append("a write to a path known only at run time is never allowed")
+        if "git config writes" in detail:
+            notes.append("a git config write asks (it can set hooks, pagers and aliases)")
+    for rule in facts.rules:
+        if rule.behavior is not RuleBehavior.ALLOW and rule.pattern.startswith(_NEVER_CONSULTED):
+            notes.append(
+                f"Claude Code never consults {rule.pattern} (anthropics/claude-code#75315); "
+                "metis applies a deny or ask to that tool"
+            )
+            break
+    return notes

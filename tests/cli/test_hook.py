@@ -1,0 +1,249 @@
+"""`metis hook claude-code` with the documented hook payloads
+(https://code.claude.com/docs/en/hooks: common fields, PreToolUse,
+PostToolUse, Stop), malformed ones (one-line error, exit 2: for PreToolUse
+that blocks the call), and the hook trace that `metis conform` checks."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from metis_cli._hook import claude_code
+from metis_cli._main import cli
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root, home = tmp_path / "proj", tmp_path / "home"
+    (root / ".claude").mkdir(parents=True)
+    (home / ".claude").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("METIS_MANAGED_SETTINGS_DIRS", str(tmp_path / "managed"))
+    monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
+    (root / ".claude" / "settings.json").write_text(json.dumps({"permissions": {
+        "allow": ["Bash(npm test)", "mcp__github__get_issue"],
+        "deny": ["Bash(rm *)", "Read(.env)", "WebFetch(domain:evil.example)", "mcp__slack"],
+    }}))  # fmt: skip
+    (home / ".claude" / "settings.json").write_text(
+        json.dumps({"permissions": {"ask": ["Bash(git push *)"]}})
+    )
+    return root
+
+
+def payload(project: Path, tool: str, tool_input: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    """A PreToolUse payload as the hooks reference documents it."""
+    base = {
+        "session_id": "abc123",
+        "prompt_id": "p-1",
+        "transcript_path": str(project / "t.jsonl"),
+        "cwd": str(project),
+        "permission_mode": "default",
+        "effort": "medium",
+        "hook_event_name": "PreToolUse",
+        "tool_name": tool,
+        "tool_input": tool_input,
+        "tool_use_id": "toolu_01ABC",
+    }
+    base.update(extra)
+    return base
+
+
+def run(stdin: str, *args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(claude_code, list(args), input=stdin)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def decide(project: Path, tool: str, tool_input: dict[str, Any], **extra: Any) -> Any:
+    code, out, err = run(json.dumps(payload(project, tool, tool_input, **extra)))
+    assert code == 0, err
+    return json.loads(out) if out.strip() else None
+
+
+@pytest.mark.parametrize(
+    ("tool", "tool_input", "decision"),
+    [
+        ("Bash", {"command": "rm -rf build", "description": "clean"}, "deny"),
+        ("Bash", {"command": "timeout 5 bash -c 'rm -rf build'"}, "deny"),
+        ("Bash", {"command": "git push origin main"}, "ask"),
+        ("Bash", {"command": "python3 -c 'import os'"}, "ask"),
+        ("Bash", {"command": "npm test"}, None),
+        ("Bash", {"command": "ls -la && git status"}, None),
+        ("Read", {"file_path": "{p}/config/.env"}, "deny"),
+        ("Read", {"file_path": "{p}/README.md"}, None),
+        ("Edit", {"file_path": "{p}/.env", "old_string": "a", "new_string": "b"}, "deny"),
+        ("Write", {"file_path": "{p}/.husky/pre-commit", "content": "x"}, "ask"),
+        ("Write", {"file_path": "{p}/src/a.py", "content": "x"}, "ask"),
+        ("WebFetch", {"url": "https://evil.example/x", "prompt": "p"}, "deny"),
+        ("WebFetch", {"url": "https://example.com", "prompt": "p"}, "ask"),
+        ("mcp__slack__post_message", {"channel": "x"}, "deny"),
+        ("mcp__github__get_issue", {"n": 1}, None),
+        ("mcp__github__create_issue", {"title": "x"}, "ask"),
+    ],
+)
+def test_pre_tool_use_decisions(
+    project: Path, tool: str, tool_input: dict[str, Any], decision: str | None
+) -> None:
+    tool_input = {k: v.replace("{p}", str(project)) if isinstance(v, str) else v
+                  for k, v in tool_input.items()}  # fmt: skip
+    out = decide(project, tool, tool_input)
+    if decision is None:
+        assert out is None  # metis allows: Claude Code's own rules and prompts decide
+        return
+    specific = out["hookSpecificOutput"]
+    assert specific["hookEventName"] == "PreToolUse"
+    assert specific["permissionDecision"] == decision
+    assert specific["permissionDecisionReason"].startswith(f"metis: {decision} at ")
+
+
+def test_the_reason_names_the_rule_and_its_file(project: Path) -> None:
+    out = decide(project, "Bash", {"command": "FOO=1 rm x"})
+    reason = out["hookSpecificOutput"]["permissionDecisionReason"]
+    assert "rule Bash(rm *)" in reason
+    assert f"{project / '.claude' / 'settings.json'}: permissions.deny[0]" in reason
+
+
+def test_modes_come_from_the_payload(project: Path) -> None:
+    write = {"file_path": str(project / "src" / "a.py"), "content": "x"}
+    assert decide(project, "Write", write, permission_mode="acceptEdits") is None
+    out = decide(project, "Write", write, permission_mode="plan")
+    assert out["hookSpecificOutput"]["permissionDecision"] == "deny"
+    out = decide(project, "Bash", {"command": "make"}, permission_mode="dontAsk")
+    assert out["hookSpecificOutput"]["permissionDecision"] == "deny"
+    husky = {"file_path": str(project / ".husky" / "pre-commit"), "content": "x"}
+    out = decide(project, "Write", husky, permission_mode="bypassPermissions")
+    reason = out["hookSpecificOutput"]["permissionDecisionReason"]
+    assert "stricter than Claude Code: bypassPermissions allows protected paths" in reason
+
+
+def test_pass_allow(project: Path) -> None:
+    code, out, _ = run(json.dumps(payload(project, "Bash", {"command": "npm test"})), "--pass-allow")
+    assert code == 0
+    assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "allow"
+
+
+def test_project_dir_from_the_environment(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    sub = project / "pkg"
+    sub.mkdir()
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(project))
+    out = decide(project, "Bash", {"command": "rm x"}, cwd=str(sub))
+    assert out["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+@pytest.mark.parametrize(
+    ("stdin", "message"),
+    [
+        ("", "<stdin>"),
+        ("not json", "<stdin>"),
+        ("[1, 2]", "must be a JSON object"),
+        ('{"hook_event_name": "PreToolUse"}', "field 'session_id' is missing"),
+        ("PAYLOAD:hook_event_name=Notify", "is not one of PreToolUse"),
+        ("PAYLOAD:tool_input=[1]", "field 'tool_input' must be an object"),
+        ("PAYLOAD:tool_name=7", "field 'tool_name' must be a string"),
+        ("PAYLOAD:permission_mode=yolo", "unknown mode 'yolo'"),
+        ("PAYLOAD:session_id=../../etc", "field 'session_id' must be"),
+        ("PAYLOAD:cwd=relative/dir", "is not an absolute directory"),
+        ('{"a": NaN}', "<stdin>"),
+    ],
+)
+def test_malformed_payload_is_one_line_and_fails_closed(
+    project: Path, stdin: str, message: str
+) -> None:
+    if stdin.startswith("PAYLOAD:"):
+        key, _, value = stdin[len("PAYLOAD:") :].partition("=")
+        body = payload(project, "Bash", {"command": "ls"})
+        body[key] = json.loads(value) if value[:1] in "[0123456789" else value
+        stdin = json.dumps(body)
+    code, out, err = run(stdin)
+    assert code == 2  # PreToolUse: exit 2 blocks the call
+    assert out == ""
+    assert err.count("\n") == 1 and message in err
+    assert err.startswith("metis hook claude-code: ")
+
+
+def test_a_bad_settings_file_fails_closed(project: Path) -> None:
+    (project / ".claude" / "settings.local.json").write_text('{"permissions": {"allow": ["*"]}}')
+    code, out, err = run(json.dumps(payload(project, "Bash", {"command": "ls"})))
+    assert (code, out, err.count("\n")) == (2, "", 1)
+    assert "settings.local.json: permissions.allow[0]" in err
+
+
+def _event(project: Path, event: str, **fields: Any) -> None:
+    body = {k: v for k, v in payload(project, "Bash", {"command": "x"}).items()
+            if k not in ("tool_name", "tool_input", "tool_use_id")}  # fmt: skip
+    body.update(hook_event_name=event, **fields)
+    code, _, err = run(json.dumps(body))
+    assert code == 0, err
+
+
+def _conform(path: Path, *extra: str) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, ["conform", "--format", "claude-code", str(path), *extra])
+    return result.exit_code, result.output
+
+
+def test_the_hook_trace_conforms(project: Path) -> None:
+    calls = [("toolu_1", "ls"), ("toolu_2", "rm -rf build"), ("toolu_3", "npm test")]
+    for call_id, command in calls:
+        decide(project, "Bash", {"command": command}, tool_use_id=call_id)
+        if call_id != "toolu_2":  # denied: Claude Code answers it; the hook wrote the result
+            _event(project, "PostToolUse", tool_name="Bash", tool_input={"command": command},
+                   tool_use_id=call_id, tool_response={"stdout": "ok", "stderr": ""},
+                   duration_ms=12)  # fmt: skip
+    decide(project, "Read", {"file_path": str(project / "a")}, tool_use_id="toolu_4")
+    _event(project, "PostToolUseFailure", tool_name="Read", tool_input={}, tool_use_id="toolu_4",
+           error="File does not exist")  # fmt: skip
+    _event(project, "Stop", stop_hook_active=False, last_assistant_message="done")
+    trace = project / ".metis" / "claude-code" / "abc123.jsonl"
+    assert oct(trace.stat().st_mode & 0o777) == "0o600"
+    lines = [json.loads(line) for line in trace.read_text().splitlines()]
+    assert [r["type"] for r in lines] == ["assistant", "user"] * 4 + ["system"]
+    assert lines[2]["metis"]["decision"] == "deny" and lines[3]["message"]["content"][0]["is_error"]
+    code, out = _conform(trace)
+    assert code == 0, out
+    assert "conforms" in out
+
+
+def test_an_open_call_in_the_hook_trace_is_reported(project: Path) -> None:
+    decide(project, "Bash", {"command": "ls"}, tool_use_id="toolu_A")
+    trace = project / ".metis" / "claude-code" / "abc123.jsonl"
+    code, out = _conform(trace)
+    assert code == 1 and "open-at-end" in out
+    assert _conform(trace, "--allow", "open-at-end")[0] == 0
+    decide(project, "Bash", {"command": "pwd"}, tool_use_id="toolu_B")  # parallel: same message
+    _event(project, "PostToolUse", tool_name="Bash", tool_input={}, tool_use_id="toolu_B",
+           tool_response="x")  # fmt: skip
+    decide(project, "Bash", {"command": "ls"}, tool_use_id="toolu_C")
+    code, out = _conform(trace)
+    assert code == 1 and "CLOSE-2" in out and "toolu_A" in out
+
+
+def test_results_are_redacted_before_they_are_cut(project: Path) -> None:
+    secret = "AKIA" + "ABCDEFGHIJKLMNOP"
+    decide(project, "Bash", {"command": "env"}, tool_use_id="toolu_S")
+    _event(project, "PostToolUse", tool_name="Bash", tool_input={}, tool_use_id="toolu_S",
+           tool_response={"stdout": "x" * 3990 + secret})  # fmt: skip
+    text = (project / ".metis" / "claude-code" / "abc123.jsonl").read_text()
+    assert secret not in text and "AKIA" not in text.split("toolu_S")[-1][-40:]
+
+
+def test_real_process_on_stdin(project: Path) -> None:
+    body = json.dumps(payload(project, "Bash", {"command": "rm -rf /"}))
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "metis_cli", "hook", "claude-code", "--no-trace"],
+        input=body, capture_output=True, text=True, env=env, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert not (project / ".metis").exists()
+    bad = subprocess.run(
+        [sys.executable, "-m", "metis_cli", "hook", "claude-code"],
+        input="{", capture_output=True, text=True, env=env, timeout=60, check=False,
+    )  # fmt: skip
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1
