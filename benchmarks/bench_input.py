@@ -13,10 +13,10 @@ keep every event, and Python's collector makes both grow a little).
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable
 from functools import cache
 
+from _timing import best_of
 from pydantic import TypeAdapter
 
 from metis_model._generate import flat_run
@@ -39,19 +39,10 @@ def _now(lines: list[str]) -> int:
     return len(read_trace(lines)[1])
 
 
-def _best_of(fn: Callable[[], object], repeats: int = 3) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
-
-
 def test_strict_reading_against_the_lax_reading(benchmark) -> None:  # type: ignore[no-untyped-def]
     lines = _lines(12_500)  # about 100,000 events
-    before = _best_of(lambda: _before(lines))
-    now = _best_of(lambda: _now(lines))
+    before = best_of(lambda: _before(lines))
+    now = best_of(lambda: _now(lines))
     benchmark.pedantic(_now, args=(lines,), rounds=3, iterations=1)
     benchmark.extra_info["before_us_per_line"] = round(before / len(lines) * 1e6, 2)
     benchmark.extra_info["strict_us_per_line"] = round(now / len(lines) * 1e6, 2)
@@ -62,8 +53,8 @@ def test_strict_reading_grows_as_the_lax_reading(benchmark) -> None:  # type: ig
     small, large = _lines(1_250), _lines(12_500)
 
     def growth(read: Callable[[list[str]], int]) -> float:
-        per_large = _best_of(lambda: read(large)) / len(large)
-        return per_large / (_best_of(lambda: read(small)) / len(small))
+        per_large = best_of(lambda: read(large)) / len(large)
+        return per_large / (best_of(lambda: read(small)) / len(small))
 
     strict, lax = growth(_now), growth(_before)
     benchmark.extra_info["strict_growth"] = round(strict, 3)

@@ -11,7 +11,8 @@ per-chunk cost at 8 MB over 2 MB below 2.5 (quadratic: ~4).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+
+from _timing import best_of
 
 from metis_runtime.providers import SSEDecoder
 
@@ -56,19 +57,10 @@ def _before(chunks: list[str]) -> None:
     assert decoder.lines == 2
 
 
-def _best_of(fn: Callable[[], object], repeats: int = 3) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
-
-
 def test_a_2mb_line_before_and_after(benchmark) -> None:  # type: ignore[no-untyped-def]
     chunks = _chunks(2 << 20)
-    before = _best_of(lambda: _before(chunks), repeats=1)
-    after = _best_of(lambda: _now(chunks))
+    before = best_of(lambda: _before(chunks), repeats=1)
+    after = best_of(lambda: _now(chunks))
     benchmark.pedantic(_now, args=(chunks,), rounds=5, iterations=1)
     benchmark.extra_info["before_s"] = round(before, 4)
     benchmark.extra_info["after_s"] = round(after, 4)

@@ -9,8 +9,8 @@ from metis_runtime.providers import SSEDecoder, SSEEvent, parse_sse
 from tests.runtime.test_providers_support import ANTHROPIC_MCP, CHAT, RESPONSES_PHASE, body
 
 
-def feed_in_pieces(text: str, cuts: list[int]) -> list[SSEEvent]:
-    decoder = SSEDecoder()
+def feed_in_pieces(text: str, cuts: list[int], decoder: SSEDecoder | None = None) -> list[SSEEvent]:
+    decoder = decoder if decoder is not None else SSEDecoder()
     out: list[SSEEvent] = []
     start = 0
     for cut in sorted(set(cuts)):

@@ -18,6 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from metis_runtime.providers import SSEDecoder, SSEEvent, parse_sse
+from tests.runtime.test_providers_sse import feed_in_pieces
 
 CORPORA = Path(__file__).resolve().parents[2].parent / "shared" / "corpora" / "provider-streams"
 if not CORPORA.is_dir():
@@ -65,13 +66,7 @@ def reference(stream: str) -> tuple[list[SSEEvent], int | None]:
 
 def _decode(text: str, cuts: list[int]) -> tuple[list[SSEEvent], int | None]:
     decoder = SSEDecoder()
-    out: list[SSEEvent] = []
-    start = 0
-    for cut in sorted(set(cuts)):
-        out.extend(decoder.feed(text[start:cut]))
-        start = cut
-    out.extend(decoder.feed(text[start:]))
-    return out + decoder.flush(), decoder.retry
+    return feed_in_pieces(text, cuts, decoder), decoder.retry
 
 
 _PIECES = st.sampled_from(
