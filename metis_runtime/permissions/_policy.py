@@ -19,6 +19,7 @@ inside `permissions` are errors (a typo there silently drops rules).
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -26,10 +27,9 @@ from typing import Any
 
 from attrs import evolve, field, frozen
 
-from metis_model.trace import AUTHORITY, InputError, Mode, RuleBehavior, Source
+from metis_model.trace import AUTHORITY, Mode, RuleBehavior, Source
 
 from .._errors import ConfigError
-from .._input import read_input_json
 from ._rules import Rule, RuleSyntaxError, parse_rule
 
 _LISTS: tuple[tuple[str, RuleBehavior], ...] = (
@@ -112,11 +112,26 @@ class Settings:
 
 def load_settings(path: str | os.PathLike[str], root: Path | None = None) -> Settings:
     """Read and validate a settings file; ConfigError names the file and field."""
+    from metis_model.trace import InputError, decode_json
+
+    from .._input import read_input_text
+
     p = Path(path)
-    try:
-        data = read_input_json(p)  # a regular file, bounded, strict JSON
+    try:  # bounded, regular files only (`-` is standard input), strict UTF-8
+        text = read_input_text(path)
     except InputError as exc:
-        raise ConfigError(str(exc)) from None
+        reason = exc.message.removeprefix("cannot read (").removesuffix(")")
+        raise ConfigError(f"{p}: cannot read settings: {reason}") from None
+    try:  # strict JSON: no NaN, no huge integers, no repeated keys, bounded depth
+        data = decode_json(text, source=str(p))
+    except InputError as exc:
+        try:
+            json.loads(text)
+        except json.JSONDecodeError as plain:
+            raise ConfigError(
+                f"{p}: invalid JSON at line {plain.lineno} column {plain.colno}: {plain.msg}"
+            ) from None
+        raise ConfigError(exc.describe(str(p))) from None
     return settings_from_mapping(data, p, root)
 
 

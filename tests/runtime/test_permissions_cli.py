@@ -98,7 +98,7 @@ def test_secret_read_denied_by_rule(settings: Path) -> None:
     ("args", "message"),
     [
         (["--tool", "bash", "--input", "{x"], "--input: not valid JSON"),
-        (["--tool", "bash", "--input", "{\"a\": NaN}"], "--input: a: NaN is not a JSON number"),
+        (["--tool", "bash", "--input", '{"a": NaN}'], "--input: a: NaN is not a JSON number"),
         (["--tool", "bash", "--input", "[1]"], "--input: must be a JSON object"),
         (["--tool", "bash", "--mode", "yolo"], "--mode: unknown value 'yolo'"),
         (["--tool", "bash", "--source", "me"], "--source: unknown value 'me'"),
@@ -122,7 +122,7 @@ def test_bad_settings_file(tmp_path: Path) -> None:
     missing = tmp_path / "nope.json"
     code, _, err = run("--settings", str(missing), "--tool", "bash")
     assert (code, err.count("\n")) == (2, 1)
-    assert f"{missing}: cannot read (No such file or directory)" in err
+    assert f"{missing}: cannot read settings" in err
     bad = tmp_path / "bad.json"
     bad.write_text('{"permissions": {"deny": ["Bash("]}}')
     code, _, err = run("--settings", str(bad), "--tool", "bash")
@@ -136,6 +136,17 @@ def test_kind_and_path_inference() -> None:
     assert infer_kind("Write", {}) is ToolKind.EDIT
     assert infer_kind("mcp__x__y", {}) is ToolKind.EXEC
     assert input_paths({"file_path": "a", "paths": ["b", 3], "path": "c"}) == ["a", "c", "b"]
+
+
+def test_settings_from_standard_input() -> None:
+    settings = json.dumps({"permissions": {"deny": ["Bash(rm:*)"]}})
+    result = CliRunner().invoke(
+        permissions,
+        ["check", "--settings", "-", "--tool", "Bash", "--input", '{"command": "rm -rf x"}'],
+        input=settings,
+    )
+    assert result.exit_code == 0, result.output
+    assert "decision: deny" in result.output and "Bash(rm:*)" in result.output
 
 
 # --- the settings hierarchy (issue 12) ---------------------------------------------------
@@ -162,9 +173,7 @@ def test_real_hierarchy_reports_the_deciding_file(world: tuple[Path, Path, Path]
     project, home, managed = world
     user = _write(home / ".claude" / "settings.json", {"allow": ["Bash(npm test)"]})
     shared = _write(project / ".claude" / "settings.json", {"deny": ["Bash(curl:*)"]})
-    local = _write(
-        project / ".claude" / "settings.local.json", {"ask": ["Bash(git push:*)"]}
-    )
+    local = _write(project / ".claude" / "settings.local.json", {"ask": ["Bash(git push:*)"]})
     fragment = _write(managed / "managed-settings.d" / "10-org.json", {"deny": ["Bash(sudo:*)"]})
     base = ["--workspace", str(project), "--tool", "Bash", "--json"]
     cases = {
@@ -272,7 +281,13 @@ def test_stricter_line_for_protected_paths_in_bypass(world: tuple[Path, Path, Pa
 
 @pytest.mark.parametrize(
     ("rule", "where"),
-    [("*", "allow"), ("mcp__*", "allow"), ("B*", "allow"), ("Bash(", "deny"), ("WebSearch(x)", "ask")],
+    [
+        ("*", "allow"),
+        ("mcp__*", "allow"),
+        ("B*", "allow"),
+        ("Bash(", "deny"),
+        ("WebSearch(x)", "ask"),
+    ],
 )
 def test_a_rule_claude_code_rejects_is_one_line_naming_file_and_rule(
     world: tuple[Path, Path, Path], rule: str, where: str

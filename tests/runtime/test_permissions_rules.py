@@ -300,9 +300,9 @@ def test_settings_file(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        ("{", r"line 1: not valid JSON \(Expecting property name .* at column 2\)"),
-        ("{\"permissions\": {\"allow\": [], \"allow\": []}}", r"line 1: permissions.allow: duplicate key"),
-        ("{\"permissions\": {\"x\": NaN}}", r"line 1: permissions.x: NaN is not a JSON number"),
+        ("{", r"invalid JSON at line 1 column 2"),
+        ('{"permissions": {"allow": [], "allow": []}}', r"line 1: permissions.allow: duplicate key"),
+        ('{"permissions": {"x": NaN}}', r"line 1: permissions.x: NaN is not a JSON number"),
         ("[]", r"settings must be a JSON object"),
         ({"permissions": []}, r"permissions: must be an object"),
         ({"permissions": {"alow": []}}, r"permissions\.alow: unknown key"),
@@ -326,7 +326,7 @@ def test_bad_settings_name_file_and_field(tmp_path: Path, content: object, messa
 
 
 def test_unreadable_settings(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match=r"missing.json: cannot read \(No such file"):
+    with pytest.raises(ConfigError, match="cannot read settings"):
         load_settings(tmp_path / "missing.json")
 
 
