@@ -14,7 +14,7 @@ import os
 import signal
 import sys
 
-from metis_model.trace import InputError, model_strict
+from metis_model.trace import CancelCause, InputError, model_strict
 
 from .._errors import MetisRuntimeError
 from .._input import read_input_text
@@ -39,7 +39,7 @@ async def _main(config: ChildConfig) -> int:
 
     def on_term() -> None:
         kill_all_groups(grace_s=0.5)  # our children first, they may be mid-effect
-        runtime.loop.cancel("terminated by the parent")
+        runtime.loop.cancel("terminated by the parent", CancelCause.PARENT)
         loop.call_later(GRACE_S, os._exit, 1)
 
     loop.add_signal_handler(signal.SIGTERM, on_term)
