@@ -95,6 +95,11 @@ def _replay(path: Path, out: Path, execution: str, as_json: bool) -> None:
 )
 @click.option("--replay", "replay", type=click.Path(path_type=Path), help="Run one workload file.")
 @click.option("--keep-runs", is_flag=True, help="Keep every run's folder under OUT/runs.")
+@click.option(
+    "--whole-sweep",
+    is_flag=True,
+    help="Run every situation of the sweep even past the budget (which then bounds the rest).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of tables.")
 def explore(
     runs: int | None,
@@ -104,6 +109,7 @@ def explore(
     executions: tuple[str, ...],
     replay: Path | None,
     keep_runs: bool,
+    whole_sweep: bool,
     as_json: bool,
 ) -> None:
     """Run model-driven workloads through the real runtime and check every trace.
@@ -142,6 +148,7 @@ def explore(
             executions=chosen,  # type: ignore[arg-type]
             keep_runs=keep_runs,
             progress=say,
+            whole_sweep=whole_sweep,
         )
         written: list[Path] = []
         if result.divergence is not None:
