@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 PYTEST := $(BIN)/python -m pytest
 
-.PHONY: setup system-deps test lint typecheck unit demo exhaustive bench schema explore clean
+.PHONY: setup system-deps test lint typecheck unit demo exhaustive bench schema explore study clean
 
 $(STAMP): pyproject.toml pytest-metis/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -58,6 +58,11 @@ exhaustive: setup
 # A long exploration of the runtime (make test runs the bounded sweep in tests/explore).
 explore: setup
 	$(BIN)/metis explore --budget $${BUDGET:-600} --seed $${SEED:-0} --out $${OUT:-explore-out}
+
+# Every research study's tables, raw samples and figures (PNG and SVG), at the
+# paper's sizes (`metis study`, metis_studies/); the README shows two figures.
+study: setup
+	$(BIN)/metis study all --out $${OUT:-notebooks/results}
 
 bench: setup
 	$(PYTEST) -q benchmarks --benchmark-enable --benchmark-only -p no:cacheprovider

@@ -133,21 +133,25 @@ class _BatchRun:
                     self._start(i)
                 else:
                     self._admit_segment(i)
-            while self.safe_waiting and self.safe_workers < self.bound:
-                self.safe_workers += 1
-                worker = self.loop.create_task(self._safe_worker())
-                self.running[worker] = _WORKER
-                worker.add_done_callback(self._on_done)
+            self._start_safe_workers()
         if self.running:
             return
         ended = self.stopping or (self.next == len(self.calls) and not self.pending)
         if ended and not self.done.done():
             self.done.set_result(None)
 
+    def _start_safe_workers(self) -> None:
+        while self.safe_waiting and self.safe_workers < self.bound:
+            self.safe_workers += 1
+            worker = self.loop.create_task(self._safe_worker())
+            self.running[worker] = _WORKER
+            worker.add_done_callback(self._on_done)
+
     def _admit_segment(self, first: int) -> None:
-        """Admit every call from `first` up to the next Exclusive one. Safe
-        calls whose work runs in another process start first: they then
-        overlap the in-process calls, which take turns on this thread."""
+        """Admit every call from `first` up to the next Exclusive one. Calls
+        whose work runs in another process start first (their Safe workers'
+        tasks are created before any in-process call's): they then overlap
+        the in-process calls, which take turns on this thread."""
         calls = self.calls
         end = first
         while end < len(calls) and calls[end].classification.cls is not CallClass.EXCLUSIVE:
@@ -155,14 +159,19 @@ class _BatchRun:
         self.next = end
         self.pending += end - first
         later: list[int] = []
+        deferred_keys: set[str | None] = set()  # a key's calls keep their order (SCHED-2)
         for i in range(first, end):
-            cls = calls[i].classification.cls
-            if cls is CallClass.SAFE and not calls[i].tool.out_of_process:
+            c = calls[i].classification
+            in_process = c.cls is not CallClass.BACKGROUND and not calls[i].tool.out_of_process
+            if in_process or (c.cls is CallClass.QUEUE and c.key in deferred_keys):
                 later.append(i)
+                if c.cls is CallClass.QUEUE:
+                    deferred_keys.add(c.key)
             else:
-                self._admit(i, cls)
+                self._admit(i, c.cls)
+        self._start_safe_workers()
         for i in later:
-            self._admit(i, CallClass.SAFE)
+            self._admit(i, calls[i].classification.cls)
 
     def _admit(self, i: int, cls: CallClass) -> None:
         """Start a non-exclusive call now, or queue it behind its rule."""
