@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 PYTEST := $(BIN)/python -m pytest
 
-.PHONY: setup system-deps test lint typecheck unit demo exhaustive bench schema explore study clean
+.PHONY: setup system-deps test lint typecheck unit demo exhaustive bench schema explore mutate study clean
 
 $(STAMP): pyproject.toml pytest-metis/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -63,6 +63,11 @@ explore: setup
 # paper's sizes (`metis study`, metis_studies/); the README shows two figures.
 study: setup
 	$(BIN)/metis study all --out $${OUT:-notebooks/results}
+
+# The mutation score: every seeded fault of tests/mutants/ through the conformance channel
+# alone (metis explore with a fixed budget + metis conform on the studies' traces).
+mutate: setup
+	$(BIN)/python -m metis_studies.mutate --baseline --budget $${BUDGET:-60} --json $${OUT:-mutate.json}
 
 bench: setup
 	$(PYTEST) -q benchmarks --benchmark-enable --benchmark-only -p no:cacheprovider

@@ -56,8 +56,19 @@ from ._guard import (
     normalized_task,
     task_digest,
 )
-from ._hooks import Hook, HookedGate, HookSpec, HookVerdict, hook_rule, load_hooks
+from ._hooks import (
+    Hook,
+    HookedDecision,
+    HookedGate,
+    HookSpec,
+    HookVerdict,
+    header_hooks,
+    hook_rule,
+    load_hooks,
+)
 from ._process import (
+    TreeGuard,
+    guard_tree,
     install_reaper,
     kill_all_groups,
     live_groups,
@@ -125,6 +136,7 @@ __all__ = [
     "Hook",
     "HookSpec",
     "HookVerdict",
+    "HookedDecision",
     "HookedGate",
     "Inbox",
     "IntegrateAgentTool",
@@ -137,6 +149,7 @@ __all__ = [
     "SpawnAgentTool",
     "SpawnLedger",
     "SpawnRefused",
+    "TreeGuard",
     "WaitAgentTool",
     "WorkspaceError",
     "WorkspaceKind",
@@ -153,6 +166,8 @@ __all__ = [
     "clone_gate_config",
     "decide",
     "gate_mode",
+    "guard_tree",
+    "header_hooks",
     "hook_rule",
     "install_reaper",
     "integrate",

@@ -17,9 +17,11 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from metis_model.trace import CancelCause
+
 from .._errors import MetisRuntimeError
 from ._config import ChildConfig
-from ._process import install_reaper, kill_all_groups, set_parent_death_signal
+from ._process import guard_tree, install_reaper, kill_all_groups, set_parent_death_signal
 from ._runtime import build_child, drive_child
 
 GRACE_S = 3.0
@@ -39,7 +41,7 @@ async def _main(config: ChildConfig) -> int:
 
     def on_term() -> None:
         kill_all_groups(grace_s=0.5)  # our children first, they may be mid-effect
-        runtime.loop.cancel("terminated by the parent")
+        runtime.loop.cancel("terminated by the parent", CancelCause.PARENT)
         loop.call_later(GRACE_S, os._exit, 1)
 
     loop.add_signal_handler(signal.SIGTERM, on_term)
@@ -54,6 +56,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     config = _load(args[0])
     set_parent_death_signal(config.parent_pid)
+    guard_tree()  # a subreaper: its orphans are its own to kill when it ends
     install_reaper()
     try:
         return asyncio.run(_main(config))

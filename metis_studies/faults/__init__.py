@@ -5,7 +5,7 @@ tools in a temporary workspace, the production permission gate and a real
 trace file and journal, injects one fault, and states what must come of it:
 
 - the closure: every call occurrence's one terminal result (`interrupted`
-  for a repair stub), and how the run ended; one-to-one means each
+  or `unknown` for a repair stub), and how the run ended; one-to-one means each
   occurrence has exactly one, observed from the trace, which must also pass
   `metis_model.check_trace`;
 - the effects: side effects counted on disk (lines appended to `log.txt`

@@ -266,7 +266,8 @@ def scripted(*turns: Turn) -> ScriptedProvider:
 
 
 def closure_of(events: Sequence[TraceEvent]) -> tuple[str, bool]:
-    """Each occurrence's terminal results (repair stubs as `interrupted`), its
+    """Each occurrence's terminal results (repair stubs as `interrupted`, or
+    `unknown` where the effect may have happened: RETRY-3), its
     Background job's outcome, the run's end; and whether closure is one-to-one."""
     occs = [c.occ for e in events if isinstance(e, Assistant) for c in e.calls]
     terminal: dict[str, list[str]] = {o: [] for o in occs}
@@ -277,7 +278,8 @@ def closure_of(events: Sequence[TraceEvent]) -> tuple[str, bool]:
             terminal.setdefault(e.occ, []).append(e.status.value)
         elif isinstance(e, Repair):
             for occ in e.stubbed:
-                terminal.setdefault(occ, []).append("interrupted")
+                stub = "unknown" if occ in e.unknown else "interrupted"
+                terminal.setdefault(occ, []).append(stub)
         elif isinstance(e, JobDone):
             jobs[e.occ] = e.outcome.value
         elif isinstance(e, RunEnd):

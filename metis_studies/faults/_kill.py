@@ -110,7 +110,7 @@ def sigkill_then_resume(workdir: Path, dispatcher: str) -> FaultRow:
     return row_of(
         "SIGKILL mid-batch, resumed from the journal",
         h,
-        "1.0 ok, 1.1 interrupted, 1.2 interrupted; run completed",
+        "1.0 ok, 1.1 unknown, 1.2 interrupted; run completed",
         {"a": 1, "b": 1, "B": 0, "c": 0},
         h.counts("a", "b", "B", "c"),
     )
@@ -121,7 +121,7 @@ def sigkill_duplicate_ids(workdir: Path, dispatcher: str) -> FaultRow:
     return row_of(
         "SIGKILL mid-batch with one id thrice, resumed",
         h,
-        "1.0 ok, 1.1 interrupted, 1.2 interrupted; run completed",
+        "1.0 ok, 1.1 unknown, 1.2 interrupted; run completed",
         {"a": 1, "b": 1, "B": 0, "c": 0},
         h.counts("a", "b", "B", "c"),
     )

@@ -117,7 +117,7 @@ def interrupt_then_resume(workdir: Path, dispatcher: str) -> FaultRow:
     return row_of(
         "interrupt, then resume",
         h,
-        "1.0 ok, 1.1 interrupted, 1.2 interrupted; run completed",
+        "1.0 ok, 1.1 unknown, 1.2 interrupted; run completed",
         {"a": 1, "b": 1, "B": 0, "c": 0},
         h.counts("a", "b", "B", "c"),
     )
