@@ -335,7 +335,7 @@ async def until_running(h: Harness, letter: str) -> None:
     """Until the slow call has written `letter` and its spawn has returned.
 
     The settle makes the cancel land on a running command; a cancel during the
-    spawn itself is tested on its own in tests/conformance/test_faults.py.
+    spawn itself is tested on its own in tests/studies/test_faults.py.
     """
     await until(lambda: h.log()[letter] > 0, "the slow call to start")
     await asyncio.sleep(0.05)
