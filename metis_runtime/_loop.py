@@ -692,8 +692,9 @@ class AgentLoop:
             return await self._end(RunStatus.COMPLETED, self._last(), text=text)
         self._phase = scan.phase
         if scan.phase == "resumed":
+            # The process that wrote `resume` reported its predecessor's jobs lost
+            # before it, and started none: nothing is outstanding.
             resumed = scan.resume_seq if scan.resume_seq is not None else scan.last_seq
-            self._lose_jobs(lost_jobs)
         else:
             if scan.phase != "interrupted":
                 self._interrupt("the process stopped before the run ended")
