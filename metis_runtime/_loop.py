@@ -84,12 +84,15 @@ _STUB_UNKNOWN = (
 @attrs.frozen
 class LoopConfig:
     """`job_wait`: seconds to wait, after the final answer, for Background
-    jobs still running before they are cancelled (None: wait for them)."""
+    jobs still running before they are cancelled (None: wait for them).
+    `call_timeout`: seconds a call's effect may run before it alone is
+    cancelled (a `timeout` cancel naming it; None: no limit)."""
 
     system: str = DEFAULT_SYSTEM
     max_turns: int = 50
     max_tokens: int = 4096
     job_wait: float | None = 300.0
+    call_timeout: float | None = None
 
 
 @attrs.frozen
@@ -194,6 +197,7 @@ class _Batch:
         self.occs: dict[str, _Occ] = {}
         self.cancel = asyncio.Event()
         self.cancel_recorded = False
+        self.timed_out_occs: set[str] = set()  # cancelled by their own time limit
 
     # --- EffectSink ---------------------------------------------------------------
 
@@ -216,10 +220,24 @@ class _Batch:
             c.last = loop._emit("commit", (c.last,), occ=occ, outcome=outcome)
             if loop.journal is not None:
                 loop.journal.commit(occ, outcome, content)
-        if outcome is EffectOutcome.CANCELLED and not self.cancel_recorded:
+        ours = self.cancel_recorded or occ in self.timed_out_occs
+        if outcome is EffectOutcome.CANCELLED and not ours:
             loop._interrupt("the process was stopped")  # not our cancel: an interrupt
         cause = c.started if c.started is not None else c.last
         c.last = loop._emit("effect_end", (cause,), occ=occ, outcome=outcome, committed=committed)
+
+    def timed_out(self, occ: str, limit_s: float) -> None:
+        loop, c = self.loop, self.occs[occ]
+        self.timed_out_occs.add(occ)
+        c.last = loop._emit(
+            "cancel",
+            (c.last,),
+            turn=self.turn,
+            cause=CancelCause.TIMEOUT,
+            occs=[occ],
+            limit_s=limit_s,
+            reason=f"{occ} ran past its {limit_s:g} s limit",
+        )
 
     def handshake(self, occ: str, job: str) -> None:
         loop, c = self.loop, self.occs[occ]
@@ -636,7 +654,15 @@ class AgentLoop:
         assert tool is not None and classification is not None
         # The gate may see a stronger kind than the tool did (bash); journal by that one.
         c.kind = decision.facts.kind
-        return PlannedCall(c.occ, c.index, c.call_id, tool, block.input, classification)
+        return PlannedCall(
+            c.occ,
+            c.index,
+            c.call_id,
+            tool,
+            block.input,
+            classification,
+            None if classification.cls is CallClass.BACKGROUND else self.config.call_timeout,
+        )
 
     # --- resuming -----------------------------------------------------------------
 
