@@ -130,6 +130,10 @@ class LoopObserver:
         """The run's end."""
 
 
+FollowUp = Callable[[], Awaitable[str | None]]
+"""Asked after an answer without calls: a message that continues the run (a
+new turn), or None to end it. A child's is its parent's queued messages."""
+
 ContextHook = Callable[[Session, int], Awaitable[None]]
 """Context control, called in `preparing` with the session and the turn.
 (Compaction is not implemented yet; a hook may only inspect the session.)"""
@@ -290,6 +294,7 @@ class AgentLoop:
         config: LoopConfig | None = None,
         context_hook: ContextHook | None = None,
         overflow_hook: ContextHook | None = None,
+        follow_up: FollowUp | None = None,
     ) -> None:
         self.provider = provider
         self.tools = tools
@@ -305,6 +310,7 @@ class AgentLoop:
         # long: it cuts the context (recording a `compaction` with step
         # `retry`), and the request is sent again; a second refusal fails the run.
         self.overflow_hook = overflow_hook
+        self.follow_up = follow_up
         self.session = Session()
         self._by_name = {t.name: t for t in tools}
         self._specs = tuple(
@@ -487,6 +493,15 @@ class AgentLoop:
             self.observer.assistant(turn, message)
             if not uses:
                 self._phase = "answered"
+                more = await self.follow_up() if self.follow_up is not None else None
+                if more:  # the answer is not the end: the message starts the next turn
+                    follow = Message.user(more)
+                    if self.journal is not None:
+                        self.journal.message(turn + 1, "follow_up", follow)
+                    self.session.append(follow)
+                    self._prev = (assistant,)
+                    self.observer.note(f"follow-up after turn {turn}: a new turn")
+                    continue
                 if self.ctx.jobs.running:
                     await self.ctx.jobs.wait_all(config.job_wait)
                 return await self._end(RunStatus.COMPLETED, (assistant,), text=message.text)
