@@ -415,8 +415,10 @@ def _run_files(trace: Path) -> tuple[Path, ...]:
 
 def _tree_dir(trace: Path) -> Path:
     """Where the run's agent tree lives (ledger, children, worktrees, offloads):
-    the trace's folder for a `trace.jsonl`, else `<trace>.agents/` beside it."""
-    return trace.parent if trace.name == "trace.jsonl" else trace.with_name(trace.name + ".agents")
+    the runtime's layout (`metis_runtime._layout`)."""
+    from metis_runtime._layout import tree_dir
+
+    return tree_dir(trace)
 
 
 def _limits(config: Mapping[str, Any]) -> GuardLimits:
