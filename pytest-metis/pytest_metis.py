@@ -42,7 +42,8 @@ from typing import Any
 import pytest
 
 from metis_model import INVARIANTS, Coverage, Report, check_trace, check_trace_tree
-from metis_model.trace import InputError, TraceEvent, TraceHeader, read_trace_numbered
+from metis_model.trace import InputError, TraceEvent, TraceHeader
+from metis_runtime._input import read_input_text, read_trace_path
 
 ENV = "METIS_TRACE_LOG"
 REPORT_ENV = "METIS_REPORT_LOG"  # where `metis conform` adds the counts of what it checked
@@ -81,8 +82,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def check_trace_file(path: Path) -> Report:
-    with path.open(encoding="utf-8") as fh:
-        header, events, line_of = read_trace_numbered(fh)
+    header, events, line_of = read_trace_path(path)
     return check_trace(events, header, source=str(path), line_of=line_of)
 
 
@@ -197,13 +197,14 @@ def _problem(report: Report) -> str:
 
 def _read(path: Path) -> tuple[TraceHeader, list[TraceEvent], list[int]] | str:
     try:
-        with path.open(encoding="utf-8") as fh:
-            return read_trace_numbered(fh)
+        return read_trace_path(path)
     except InputError as exc:
-        return f"{path}: line {exc.line}: {exc.message}"
+        return str(exc)
 
 
 def _turn_log(path: Path) -> bool:
+    if not path.is_file():  # not opened: the trace reader refuses it in one line
+        return False
     with path.open("rb") as fh:
         first = fh.readline(4096)
     return b'"metis-turnlog"' in first and b'"header"' in first
@@ -214,10 +215,9 @@ def _check_turn_log(path: Path) -> Report | str:
     from metis_model.trace import read_turn_log
 
     try:
-        with path.open(encoding="utf-8") as fh:
-            header, records, line_of = read_turn_log(fh)
+        header, records, line_of = read_turn_log(read_input_text(path).split("\n"))
     except InputError as exc:
-        return f"{path}: line {exc.line}: {exc.message}"
+        return str(exc)
     return check_turn_log(header, records, source=str(path), line_of=line_of)
 
 
