@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
+import subprocess
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -331,3 +335,108 @@ def test_a_follow_up_after_the_answer_starts_another_turn(tmp_path: Path) -> Non
     second = loop.provider.requests[1].messages  # type: ignore[attr-defined]
     assert [m.role for m in second] == ["user", "assistant", "user"]
     assert second[-1].content[0].text == "and also list the files"  # type: ignore[union-attr]
+
+
+def _request_seen(e: dict[str, Any]) -> bool:
+    return e["kind"] == "request"
+
+
+def test_an_interrupt_while_the_model_streams(tmp_path: Path) -> None:
+    """`streaming--interrupt`: stopped while the provider's answer is still
+    coming; the resume asks again and completes."""
+    never = asyncio.Event()
+
+    async def stalled(request: Any, turn: int) -> Any:
+        await never.wait()  # the answer never comes: the run is stopped first
+        return (TextBlock("never"),)
+
+    loop, trace_path = _loop(tmp_path, [])
+    loop.provider = ScriptedProvider(stalled)
+
+    async def main() -> None:
+        task = asyncio.ensure_future(loop.run("answer slowly"))
+        await _wait_for(trace_path, _request_seen)
+        task.cancel()
+        await asyncio.wait((task,))
+
+    asyncio.run(main())
+    _close(loop)
+    header, events = read(trace_path)
+    assert_conforms(header, events)
+    assert "streaming--interrupt" in _transitions(header, events)
+    assert _resume(tmp_path, [(TextBlock("done"),)]).status.value == "completed"
+    header, events = read(trace_path)
+    assert_conforms(header, events)
+
+
+def test_an_interrupt_while_the_context_is_prepared(tmp_path: Path) -> None:
+    """`preparing--interrupt`: stopped while context control runs."""
+    never = asyncio.Event()
+
+    async def stalled_hook(session: Any, turn: int) -> None:
+        await never.wait()
+
+    loop, trace_path = _loop(tmp_path, [(TextBlock("never"),)], context_hook=stalled_hook)
+
+    async def main() -> None:
+        task = asyncio.ensure_future(loop.run("prepare slowly"))
+        await _wait_for(trace_path, lambda e: e["kind"] == "turn_start")
+        task.cancel()
+        await asyncio.wait((task,))
+
+    asyncio.run(main())
+    _close(loop)
+    header, events = read(trace_path)
+    assert_conforms(header, events)
+    assert "preparing--interrupt" in _transitions(header, events)
+
+
+def test_a_job_ends_while_the_model_streams(tmp_path: Path) -> None:
+    """`streaming--job_done`: a background job finishes while the next
+    answer is being streamed."""
+
+    async def script(request: Any, turn: int) -> Any:
+        if turn == 0:
+            return (_job(0.2),)
+        await asyncio.sleep(1.5)  # the job ends meanwhile
+        return (TextBlock("done"),)
+
+    loop, trace_path = _loop(tmp_path, [], config=LoopConfig(job_wait=10))
+    loop.provider = ScriptedProvider(script)
+    result = asyncio.run(loop.run("run a job"))
+    _close(loop)
+    assert result.status.value == "completed"
+    header, events = read(trace_path)
+    assert_conforms(header, events)
+    assert "streaming--job_done" in _transitions(header, events)
+
+
+def _metis_run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    full = {**os.environ, **(env or {})}
+    full.pop("ANTHROPIC_API_KEY", None)
+    full.pop("OPENAI_API_KEY", None)
+    return subprocess.run(
+        [sys.executable, "-m", "metis_cli", "run", "--quiet", *args],
+        env=full,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_a_process_killed_between_turns_is_resumed_from_ready(tmp_path: Path) -> None:
+    """`ready--interrupt`: `metis run` killed (SIGKILL, a fail point) after
+    turn 1's results were sent and before turn 2 started; `--resume` records
+    the interrupt where the trace stopped, in `ready`, and completes."""
+    trace = tmp_path / "run" / "trace.jsonl"
+    ws = ["--workspace", str(tmp_path / "ws"), "--mode", "acceptEdits", "--headless"]
+    killed = _metis_run(*ws, "--trace", str(trace), env={"METIS_FAILPOINT": "trace:turn_start:2"})
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    header, events = read(trace)
+    assert events[-1].kind == "results_sent"
+    resumed = _metis_run("--resume", "--trace", str(trace))
+    assert resumed.returncode == 0, resumed.stderr
+    header, events = read(trace)
+    assert_conforms(header, events)
+    assert "ready--interrupt" in _transitions(header, events)
