@@ -79,6 +79,10 @@ def _answered(e: dict[str, Any]) -> bool:
     return e["kind"] == "assistant" and not e["calls"]
 
 
+def _write_started(e: dict[str, Any]) -> bool:  # turn 1's second call started
+    return e["kind"] == "effect_start" and e["occ"] == "1.1"
+
+
 def _loop(
     tmp: Path,
     script: Sequence[Any],
@@ -114,6 +118,31 @@ def _close(loop: AgentLoop) -> None:
     loop.trace.close()
     if loop.journal is not None:
         loop.journal.close()
+
+
+def _stop_when(
+    loop: AgentLoop,
+    trace_path: Path,
+    task: str,
+    seen: Callable[[dict[str, Any]], bool],
+    settle: float = 0,
+) -> tuple[Any, list[Any]]:
+    """Run `task`, and once the trace holds an event `seen` accepts (and
+    `settle` seconds more), cancel the run's task as Ctrl-C does; the trace,
+    checked against the model."""
+
+    async def main() -> None:
+        running = asyncio.ensure_future(loop.run(task))
+        await _wait_for(trace_path, seen)
+        await asyncio.sleep(settle)
+        running.cancel()
+        await asyncio.wait((running,))
+
+    asyncio.run(main())
+    _close(loop)
+    header, events = read(trace_path)
+    assert_conforms(header, events)
+    return header, events
 
 
 def _resume(tmp: Path, script: Sequence[Any], tools: Sequence[Tool] = ()) -> Any:
@@ -174,16 +203,7 @@ def test_an_interrupt_while_the_answer_waits_for_a_job(tmp_path: Path) -> None:
     script = [(_job(30),), (TextBlock("waiting for the job"),)]
     loop, trace_path = _loop(tmp_path, script, config=LoopConfig(job_wait=60))
 
-    async def main() -> None:
-        task = asyncio.ensure_future(loop.run("start a job, then answer"))
-        await _wait_for(trace_path, _answered)
-        task.cancel()  # what Ctrl-C does to the run's task
-        await asyncio.wait((task,))
-
-    asyncio.run(main())
-    _close(loop)
-    header, events = read(trace_path)
-    assert_conforms(header, events)
+    header, events = _stop_when(loop, trace_path, "start a job, then answer", _answered)
     assert "answered--interrupt" in _transitions(header, events)
     result = _resume(tmp_path, [(TextBlock("done after all"),)])
     assert result.status.value == "completed"
@@ -231,17 +251,7 @@ def test_a_write_that_completes_after_the_interrupt_is_answered_on_resume(
     tools = (FuncTool("slow", _slow), _FinishingWrite())
     loop, trace_path = _loop(tmp_path, script, tools=tools)
 
-    async def main() -> None:
-        task = asyncio.ensure_future(loop.run("read and write"))
-        await _wait_for(trace_path, lambda e: e["kind"] == "effect_start" and e["occ"] == "1.1")
-        await asyncio.sleep(0.05)
-        task.cancel()
-        await asyncio.wait((task,))
-
-    asyncio.run(main())
-    _close(loop)
-    header, events = read(trace_path)
-    assert_conforms(header, events)
+    header, events = _stop_when(loop, trace_path, "read and write", _write_started, settle=0.05)
     stopped = [e.kind for e in events].index("interrupt")
     assert [(e.kind, getattr(e, "occ", "")) for e in events[stopped + 1 :]] == [
         ("effect_end", "1.0"),  # the read, cancelled: what recorded the interrupt
@@ -301,7 +311,7 @@ def test_a_job_ends_after_a_cancelled_batch(tmp_path: Path) -> None:
 
     async def main() -> Any:
         task = asyncio.ensure_future(loop.run("a job and a slow read"))
-        await _wait_for(trace_path, lambda e: e["kind"] == "effect_start" and e["occ"] == "1.1")
+        await _wait_for(trace_path, _write_started)
         loop.cancel("the user pressed stop")
         return await task
 
@@ -353,16 +363,7 @@ def test_an_interrupt_while_the_model_streams(tmp_path: Path) -> None:
     loop, trace_path = _loop(tmp_path, [])
     loop.provider = ScriptedProvider(stalled)
 
-    async def main() -> None:
-        task = asyncio.ensure_future(loop.run("answer slowly"))
-        await _wait_for(trace_path, _request_seen)
-        task.cancel()
-        await asyncio.wait((task,))
-
-    asyncio.run(main())
-    _close(loop)
-    header, events = read(trace_path)
-    assert_conforms(header, events)
+    header, events = _stop_when(loop, trace_path, "answer slowly", _request_seen)
     assert "streaming--interrupt" in _transitions(header, events)
     assert _resume(tmp_path, [(TextBlock("done"),)]).status.value == "completed"
     header, events = read(trace_path)
@@ -378,16 +379,9 @@ def test_an_interrupt_while_the_context_is_prepared(tmp_path: Path) -> None:
 
     loop, trace_path = _loop(tmp_path, [(TextBlock("never"),)], context_hook=stalled_hook)
 
-    async def main() -> None:
-        task = asyncio.ensure_future(loop.run("prepare slowly"))
-        await _wait_for(trace_path, lambda e: e["kind"] == "turn_start")
-        task.cancel()
-        await asyncio.wait((task,))
-
-    asyncio.run(main())
-    _close(loop)
-    header, events = read(trace_path)
-    assert_conforms(header, events)
+    header, events = _stop_when(
+        loop, trace_path, "prepare slowly", lambda e: e["kind"] == "turn_start"
+    )
     assert "preparing--interrupt" in _transitions(header, events)
 
 
