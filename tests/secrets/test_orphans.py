@@ -96,5 +96,11 @@ def test_the_shepherd_kills_a_marked_process_that_left_every_group() -> None:
 
 
 def test_a_child_agent_does_not_start_a_shepherd_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    from metis_runtime.agents import _process
+
     monkeypatch.setenv("METIS_TREE", "parent-token")
+    monkeypatch.setattr(_process, "_guard", [])  # whatever this process did before
+    became: list[bool] = []  # the test process itself must not turn subreaper
+    monkeypatch.setattr(_process, "become_subreaper", lambda: became.append(True) or True)
     assert guard_tree() is None
+    assert _process._guard == [] and became == [True]  # its orphans are its own to kill
