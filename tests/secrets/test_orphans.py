@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from metis_runtime.agents import _process, guard_tree
+from metis_runtime.agents import guard_tree
 from metis_runtime.agents._shepherd import kill_tree
 from tests.runtime.test_loop_support import metis_run_argv, write_scenario
 
@@ -101,7 +101,11 @@ def test_the_shepherd_kills_a_marked_process_that_left_every_group() -> None:
 
 
 def test_a_child_agent_does_not_start_a_shepherd_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    from metis_runtime.agents import _process
+
     monkeypatch.setenv("METIS_TREE", "parent-token")
-    # Another test in this process may have guarded it (an in-process `metis run`).
-    monkeypatch.setattr(_process, "_guard", [])
+    monkeypatch.setattr(_process, "_guard", [])  # whatever this process did before
+    became: list[bool] = []  # the test process itself must not turn subreaper
+    monkeypatch.setattr(_process, "become_subreaper", lambda: became.append(True) or True)
     assert guard_tree() is None
+    assert _process._guard == [] and became == [True]  # its orphans are its own to kill
