@@ -102,3 +102,11 @@ def test_tasks(tmp_path: Path) -> None:
     )
     assert header.task is not None and header.task.owner == "carol"
     assert metis("conform", str(log)).returncode == 0
+
+
+def test_an_ablation_counterexample_is_rejected_by_conform_with_its_id(tmp_path: Path) -> None:
+    made = metis("counterexample", "--ablate", "resume-repeats-mutation", "--out", str(tmp_path))
+    assert made.returncode == 1 and "PLAN-6 broken by" in made.stdout, made.stdout + made.stderr
+    checked = metis("conform", str(tmp_path / "cex_resume_repeats_mutation.jsonl"), "--json")
+    assert checked.returncode == 1
+    assert json.loads(checked.stdout)["violations"][0]["invariant"] == "PLAN-6"
