@@ -7,7 +7,10 @@ Routes (Metnos page, section 3: "closed cases"):
 - a recurrence in the schedule grammar at the start of the request
   (`daily@08:00 ...`, `every 30m ...`, or an ambiguous `daily ...` /
   `every day ...`): record a task (or ask for the missing detail); the body is
-  not run now.
+  not run now. A recurrence elsewhere in the request (`... every 30m`,
+  `... every Monday at 8`, `... daily at 9`) is the same route: the phrase is
+  the schedule and the rest the command (Metnos section 11.1: a recurrence
+  not recognized unambiguously is asked about, the body is not run).
 
 L1 clusters are keyed without the network: the intent key is the request's
 content words (lower-cased; stop words, numbers and path-like words left out),
@@ -33,6 +36,16 @@ _UNDO = re.compile(
     r"(?:\s+last\s+(?:turn|change|changes|action|request))?\s*[.!]?$"
 )
 _SCHEDULE_HEAD = re.compile(r"^(daily|every|each|weekly|hourly)\b", re.IGNORECASE)
+_UNITS = r"(?:m|min|mins|minutes?|h|hrs?|hours?)"
+_DAYS = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day"
+# A recurrence phrase inside a request; "every file", "daily report" are not.
+_RECURRENCE = re.compile(
+    rf"\b(?:daily@\S*|daily\s+at\s+\S+"
+    rf"|(?:every|each)\s+(?:\d+\s*{_UNITS}\b|\d+\b(?!\s*[a-z])"
+    rf"|(?:other\s+)?(?:day|morning|evening|night|week|weekday|month|hour|minute|{_DAYS})s?\b"
+    rf"(?:\s+at\s+\d{{1,2}}(?::\d{{2}})?(?:\s*[ap]m)?)?))",
+    re.IGNORECASE,
+)
 _PATH_WORD = re.compile(r"(?<![\w./-])(?:[\w.-]+/)+[\w.-]*\.\w+(?![\w/])")
 _WORD = re.compile(r"[a-z]+")
 STOP_WORDS = frozenset(
@@ -93,6 +106,13 @@ def match_route(request: str) -> Route | None:
             amount, _, rest = command.partition(" ")
             spec, command = f"{spec} {amount}", rest
         return Route("schedule", spec, command.strip())
+    found = _RECURRENCE.search(text)
+    if found:
+        spec = " ".join(found[0].split())
+        if m := re.fullmatch(r"(every|each) (\d+) ?([mh])\w*", spec, re.IGNORECASE):
+            spec = f"{m[1]} {m[2]}{m[3]}"  # "every 30 minutes" is "every 30m"
+        command = (text[: found.start()] + text[found.end() :]).strip(" ,;")
+        return Route("schedule", spec, " ".join(command.split()))
     return None
 
 

@@ -247,13 +247,17 @@ def validate(
 
 def schema_problem(tool: str, schema: Mapping[str, Any], args: Mapping[str, Any]) -> str | None:
     """The first argument that does not fit its property's `type` or `enum`
-    (or is unknown to a closed schema), checked by the tools' own validator."""
+    (or is unknown to a closed schema), checked by the tools' own validator.
+    An `anyOf` / `oneOf` whose every branch names a type counts as the union
+    of those types (pydantic's optional argument: `[{type: X}, {type: null}]`)."""
     props = schema.get("properties", {})
-    narrowed = {
-        name: {k: v for k, v in prop.items() if k in ("type", "enum")}
-        for name, prop in props.items()
-        if isinstance(prop, dict)
-    }
+    narrowed: dict[str, dict[str, Any]] = {}
+    for name, prop in props.items():
+        if isinstance(prop, dict):
+            narrowed[name] = {k: v for k, v in prop.items() if k in ("type", "enum")}
+            union = _branch_types(prop)
+            if "type" not in prop and union:
+                narrowed[name]["type"] = union
     closed = schema.get("additionalProperties", True) is False
     spec = ToolSpec(
         tool, "", {"type": "object", "properties": narrowed, "additionalProperties": not closed}
@@ -263,6 +267,27 @@ def schema_problem(tool: str, schema: Mapping[str, Any], args: Mapping[str, Any]
     except ToolInputError as exc:
         return str(exc)
     return None
+
+
+_JSON_TYPE_NAMES = ("string", "integer", "number", "boolean", "array", "object", "null")
+
+
+def _branch_types(prop: Mapping[str, Any]) -> list[str] | None:
+    """The types a property allows, or None when it allows any."""
+    if "type" in prop:
+        types = prop["type"]
+        named = [types] if isinstance(types, str) else list(types)
+        return [t for t in named if t in _JSON_TYPE_NAMES] or None
+    branches = prop.get("anyOf", prop.get("oneOf"))
+    if not isinstance(branches, list) or not branches:
+        return None
+    union: list[str] = []
+    for branch in branches:
+        types = _branch_types(branch) if isinstance(branch, dict) else None
+        if types is None:
+            return None
+        union += [t for t in types if t not in union]
+    return union
 
 
 # --- resolution ------------------------------------------------------------------------------

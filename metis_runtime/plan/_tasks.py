@@ -74,7 +74,15 @@ def parse_schedule(text: str) -> Schedule:
 def _missing(spec: str) -> str:
     if spec.startswith("daily@"):
         return "missing the minutes (HH:MM)" if ":" not in spec else "the time is not HH:MM"
-    if spec == "daily" or spec.startswith(("daily ", "every day", "each day")):
+    if re.fullmatch(r"(daily|(every|each) day) at .+", spec):
+        return "the time of day must be written daily@HH:MM (24-hour clock)"
+    if re.search(r"(mon|tues|wednes|thurs|fri|satur|sun)days?\b|\b(week|month)s?\b", spec):
+        return "weekly and monthly recurrences are not in the grammar"
+    if (
+        spec == "daily"
+        or spec.startswith(("daily ", "every day", "each day"))
+        or re.fullmatch(r"(every|each) (other )?(morning|evening|night)s?", spec)
+    ):
         return "missing the time of day (daily@HH:MM)"
     if spec in ("every", "each"):
         return "missing the interval (every Nm or every Nh)"

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from metis_model import plan as model
 from metis_model.plan._generate import TOY_CATALOG
+from metis_model.plan._schema import type_errors
 from metis_model.trace import Framework, canonical_digest
 from metis_runtime.plan import _rules as runtime
 
@@ -104,3 +105,34 @@ def test_consent_binding_agrees(args: dict[str, Any]) -> None:
     for info in TOY_CATALOG:
         assert model.action_for("alice", "t1", info, args) == runtime.action("alice", "t1", info, args)
         assert runtime.action("alice", "t1", info, args).args_digest == canonical_digest(args)
+
+
+type_name = st.sampled_from(["string", "integer", "number", "boolean", "array", "object", "null", "date"])
+property_schemas = st.recursive(
+    st.one_of(
+        st.builds(lambda t: {"type": t}, type_name),
+        st.builds(lambda ts: {"type": ts}, st.lists(type_name, min_size=1, max_size=3)),
+        st.builds(lambda e: {"enum": e}, st.lists(st.integers(0, 3) | st.sampled_from(["a", "b"]), min_size=1, max_size=3)),
+        st.just({"$ref": "#/$defs/Thing"}),
+        st.just({"title": "Anything"}),
+    ),
+    lambda inner: st.builds(
+        lambda key, branches: {key: branches}, st.sampled_from(["anyOf", "oneOf"]), st.lists(inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+
+
+@given(
+    prop=property_schemas,
+    value=json_value | st.floats(allow_nan=False) | st.sampled_from([1.5, 3, "a", None, True]),
+    closed=st.booleans(),
+    name=st.sampled_from(["a", "b"]),
+)
+def test_argument_types_agree(prop: dict[str, Any], value: Any, closed: bool, name: str) -> None:
+    # Optional and union arguments as pydantic writes them (anyOf with a null
+    # branch) included: the model's check and the runtime's give one verdict.
+    schema = {"type": "object", "properties": {"a": prop}, "additionalProperties": not closed}
+    fits_model = type_errors(schema, {name: value}) == []
+    fits_runtime = runtime.schema_problem("t", schema, {name: value}) is None
+    assert fits_model == fits_runtime, (schema, value)
