@@ -282,3 +282,25 @@ def test_schedules(tmp_path: Path) -> None:
     ]:
         with pytest.raises(ConfigError, match=missing):
             parse_schedule(text)
+
+
+def test_a_credential_in_an_input_or_a_literal_is_redacted_in_every_log(tmp_path: Path) -> None:
+    # Metnos section 11: recognized credentials are redacted before persistence.
+    # One typed as a filler's value on resume, one written into the plan.
+    secret = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"  # a GitHub token's shape
+    literal = "sk-ant-api03-" + "x7" * 40
+    seed(tmp_path)
+    plan = {**PLAN, "fillers": {"title": {"prompt": "A title"}}}
+    plan["steps"] = [dict(s) for s in PLAN["steps"]]
+    title = f"${{FILLER:title}} {literal}"
+    plan["steps"][2] = {**plan["steps"][2], "args": {**plan["steps"][2]["args"], "title": title}}
+    paused = run(runtime(tmp_path, proposing(plan)))
+    asked = resume(runtime(tmp_path, None), paused, ResumeAnswer.INPUT, {"title": f"Deploy {secret}"})
+    assert resume(runtime(tmp_path, None), asked).state == "completed"
+    logs = list((tmp_path / ".metis" / "plan").rglob("*.jsonl"))
+    assert any("/turns/" in str(p) for p in logs) and len(logs) >= 4  # the turn log and 3 segment traces
+    for path in logs:
+        text = path.read_text()
+        assert secret not in text and literal not in text, path
+    assert "[REDACTED]" in next(p for p in logs if p.parent.name == "turns").read_text()
+    assert conform(tmp_path).ok
