@@ -96,5 +96,10 @@ def test_the_shepherd_kills_a_marked_process_that_left_every_group() -> None:
 
 
 def test_a_child_agent_does_not_start_a_shepherd_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    from metis_runtime.agents import _process
+
+    # An in-process `metis run` earlier on this worker (the fuzz suite's) leaves
+    # its guard behind: this process is then a root, not a child.
+    monkeypatch.setattr(_process, "_guard", [])
     monkeypatch.setenv("METIS_TREE", "parent-token")
     assert guard_tree() is None
