@@ -29,7 +29,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -219,10 +219,11 @@ class _Harness:
         self.trace_path = self.dir / "trace.jsonl"
         self.journal_path = self.dir / "trace.jsonl.journal"
         self.fsync = fsync
+        self.extra: list[Tool] = []  # more tools (the MCP rows' server tools)
 
     def gate(self) -> Gate:
         policy = Policy()
-        for pattern in ("Bash", "Write", "Edit", "explode", "multi_write"):
+        for pattern in ("Bash", "Write", "Edit", "explode", "multi_write", "mcp__faults"):
             policy.add(Source.PROJECT, RuleBehavior.ALLOW, pattern)
         policy.add(Source.PROJECT, RuleBehavior.DENY, "Bash(rm:*)")
         return Gate(policy, Mode.DEFAULT, self.ws, Route.HEADLESS)
@@ -232,7 +233,7 @@ class _Harness:
     ) -> tuple[AgentLoop, JournalState | None]:
         """A loop on a new trace, or (`resume`) on the existing one; with the
         journal state when resuming."""
-        registry = ToolRegistry([*builtin_tools(), ExplodeTool(), MultiWriteTool()])
+        registry = ToolRegistry([*builtin_tools(), ExplodeTool(), MultiWriteTool(), *self.extra])
         state: JournalState | None = None
         if resume:
             trace = TraceWriter(self.trace_path)
@@ -750,6 +751,82 @@ FAULTS: dict[str, Callable[[Path, str], FaultRow]] = {
     "rollback": partial_edit_rolled_back,
     "exec-partial": partial_exec_kept,
 }
+
+
+# --- MCP rows: a real server (metis_cli/_mcp_faults.py) over stdio ------------------------
+
+
+@contextlib.contextmanager
+def _mcp_server(h: _Harness, tool_s: float = _WAIT) -> Iterator[None]:
+    """The row's MCP server started, its tools in the harness's registry."""
+    from metis_runtime.mcp import McpHost, mcp_tools, parse_server
+
+    entry = {
+        "command": sys.executable,
+        "args": ["-m", "metis_cli._mcp_faults", str(h.ws / "log.txt")],
+    }
+    server = parse_server("faults", entry, "metis faults")
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": os.pathsep.join(sys.path)}
+    host = McpHost([server], workspace=h.ws, envs={"faults": env}, tool_s=tool_s)
+    try:
+        h.extra = list(mcp_tools(host, host.start()))
+        yield
+    finally:
+        host.close()
+
+
+def mcp(call_id: str, tool: str, **input: Any) -> ToolUseBlock:
+    return ToolUseBlock(call_id, f"mcp__faults__{tool}", input)
+
+
+def mcp_server_dies(workdir: Path, dispatcher: str) -> FaultRow:
+    h = _Harness(workdir, "mcp-dies", dispatcher=dispatcher)
+    batch = (bash("t1", _log("a")), mcp("t2", "die"), bash("t3", _log("c")))
+    with _mcp_server(h):
+        asyncio.run(h.run(scripted(batch, (mcp("t4", "append", letter="d"),), DONE)))
+    return _row(
+        "an MCP server dies mid-call, then is reconnected",
+        h,
+        "1.0 ok, 1.1 error, 1.2 ok, 2.0 ok; run completed",
+        {"a": 1, "c": 1, "d": 1},
+        h.counts("a", "c", "d"),
+    )
+
+
+def mcp_server_hangs(workdir: Path, dispatcher: str) -> FaultRow:
+    h = _Harness(workdir, "mcp-hangs", dispatcher=dispatcher)
+    with _mcp_server(h, tool_s=0.5):
+        asyncio.run(h.run(scripted((mcp("t1", "hang"), bash("t2", _log("c"))), DONE)))
+    return _row(
+        "an MCP call hangs past its timeout",
+        h,
+        "1.0 error, 1.1 ok; run completed",
+        {"c": 1},
+        h.counts("c"),
+    )
+
+
+def mcp_malformed_result(workdir: Path, dispatcher: str) -> FaultRow:
+    h = _Harness(workdir, "mcp-malformed", dispatcher=dispatcher)
+    batch = (mcp("t1", "malformed"), mcp("t2", "append", letter="b"))
+    with _mcp_server(h):
+        asyncio.run(h.run(scripted(batch, DONE)))
+    return _row(
+        "an MCP server returns a malformed result",
+        h,
+        "1.0 error, 1.1 ok; run completed",
+        {"b": 1},
+        h.counts("b"),
+    )
+
+
+FAULTS.update(
+    {
+        "mcp-dies": mcp_server_dies,
+        "mcp-hangs": mcp_server_hangs,
+        "mcp-malformed": mcp_malformed_result,
+    }
+)
 
 
 def run_fault(name: str, workdir: Path, dispatcher: str = "serial") -> FaultRow:
