@@ -25,6 +25,7 @@ FORMATS = (
     "codex",
     "pydantic-ai",
     "otel",
+    "openai-agents",
 )
 OUTPUTS = ("text", "json", "sarif", "junit", "github")
 

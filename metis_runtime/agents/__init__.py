@@ -58,6 +58,8 @@ from ._guard import (
 )
 from ._hooks import Hook, HookedGate, HookSpec, HookVerdict, hook_rule, load_hooks
 from ._process import (
+    TreeGuard,
+    guard_tree,
     install_reaper,
     kill_all_groups,
     live_groups,
@@ -137,6 +139,7 @@ __all__ = [
     "SpawnAgentTool",
     "SpawnLedger",
     "SpawnRefused",
+    "TreeGuard",
     "WaitAgentTool",
     "WorkspaceError",
     "WorkspaceKind",
@@ -153,6 +156,7 @@ __all__ = [
     "clone_gate_config",
     "decide",
     "gate_mode",
+    "guard_tree",
     "hook_rule",
     "install_reaper",
     "integrate",

@@ -137,6 +137,17 @@ def test_kind_and_path_inference() -> None:
     assert input_paths({"file_path": "a", "paths": ["b", 3], "path": "c"}) == ["a", "c", "b"]
 
 
+def test_settings_from_standard_input() -> None:
+    settings = json.dumps({"permissions": {"deny": ["Bash(rm:*)"]}})
+    result = CliRunner().invoke(
+        permissions,
+        ["check", "--settings", "-", "--tool", "Bash", "--input", '{"command": "rm -rf x"}'],
+        input=settings,
+    )
+    assert result.exit_code == 0, result.output
+    assert "decision: deny" in result.output and "Bash(rm:*)" in result.output
+
+
 # --- the settings hierarchy (issue 12) ---------------------------------------------------
 
 
@@ -161,9 +172,7 @@ def test_real_hierarchy_reports_the_deciding_file(world: tuple[Path, Path, Path]
     project, home, managed = world
     user = _write(home / ".claude" / "settings.json", {"allow": ["Bash(npm test)"]})
     shared = _write(project / ".claude" / "settings.json", {"deny": ["Bash(curl:*)"]})
-    local = _write(
-        project / ".claude" / "settings.local.json", {"ask": ["Bash(git push:*)"]}
-    )
+    local = _write(project / ".claude" / "settings.local.json", {"ask": ["Bash(git push:*)"]})
     fragment = _write(managed / "managed-settings.d" / "10-org.json", {"deny": ["Bash(sudo:*)"]})
     base = ["--workspace", str(project), "--tool", "Bash", "--json"]
     cases = {
@@ -271,7 +280,13 @@ def test_stricter_line_for_protected_paths_in_bypass(world: tuple[Path, Path, Pa
 
 @pytest.mark.parametrize(
     ("rule", "where"),
-    [("*", "allow"), ("mcp__*", "allow"), ("B*", "allow"), ("Bash(", "deny"), ("WebSearch(x)", "ask")],
+    [
+        ("*", "allow"),
+        ("mcp__*", "allow"),
+        ("B*", "allow"),
+        ("Bash(", "deny"),
+        ("WebSearch(x)", "ask"),
+    ],
 )
 def test_a_rule_claude_code_rejects_is_one_line_naming_file_and_rule(
     world: tuple[Path, Path, Path], rule: str, where: str
