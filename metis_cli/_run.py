@@ -445,6 +445,7 @@ def _supervisor(
     gate: Gate,
     config: Mapping[str, Any],
     budget: ContextBudget,
+    mcp: Started | None = None,
 ) -> AgentSupervisor:
     catalog = load_agents(workspace)
     for problem in catalog.problems:
@@ -461,6 +462,7 @@ def _supervisor(
         context_budget=attrs.asdict(budget),
         max_turns=int(config["max_turns"]),
         env=sanitized_env(),  # the children's providers need the credentials; their tools do not
+        **(mcp.for_children() if mcp is not None else {}),
     )
 
 
@@ -870,7 +872,7 @@ def run(
         if mcp is not None:
             mcp.host.close()
         _bad(f"{tree}: cannot make the agent tree: {exc}")
-    supervisor = _supervisor(identity, ledger, workspace, gate, config, budget)
+    supervisor = _supervisor(identity, ledger, workspace, gate, config, budget, mcp)
     registry = _registry(supervisor, mcp)
     header = make_header(
         mode=_MODES[mode],
@@ -981,8 +983,9 @@ def _resume(
             identity, ledger = new_tree(tree, _limits(cfg), root_run_id=header.root_run_id)
         except (OSError, MetisRuntimeError) as exc:
             _bad(f"{tree}: cannot open the agent tree: {exc}")
-        supervisor = _supervisor(identity, ledger, workspace, gate, cfg, budget)
     mcp = _mcp(workspace, _mcp_sources(cfg), quiet) if "mcp" in header.meta else None
+    if "spawn_agent" in header.tools:
+        supervisor = _supervisor(identity, ledger, workspace, gate, cfg, budget, mcp)
     registry = _registry(supervisor, mcp)
     if supervisor is not None:
         supervisor.bind(registry.names, trace)

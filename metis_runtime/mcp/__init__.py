@@ -30,6 +30,7 @@ from ._config import (
     parse_server,
     project_file,
     resolve_servers,
+    servers_for_surface,
     servers_of,
     tool_name,
 )
@@ -45,7 +46,6 @@ from ._results import to_output
 from ._setup import (
     Sources,
     Started,
-    child_servers,
     header_meta,
     read_config_arg,
     read_setup,
@@ -72,7 +72,6 @@ __all__ = [
     "Sources",
     "Started",
     "argument_paths",
-    "child_servers",
     "expand",
     "header_meta",
     "mcp_tools",
@@ -84,6 +83,7 @@ __all__ = [
     "read_setup",
     "resolve_servers",
     "server_env",
+    "servers_for_surface",
     "servers_of",
     "start_mcp",
     "to_output",

@@ -29,6 +29,7 @@ from metis_model.trace import CallClass
 
 from .._errors import ConfigError
 from ..permissions._rules import mcp_matches
+from ._config import shown
 
 CLASSES_KEY = "mcpToolClasses"
 _PATH_FIELD = re.compile(
@@ -89,7 +90,7 @@ def parse_declarations(files: Sequence[tuple[str, Mapping[str, Any]]]) -> tuple[
         if not isinstance(table, dict):
             raise ConfigError(f"{source}: {CLASSES_KEY}: must be an object")
         for pattern, value in table.items():
-            where = f"{source}: {CLASSES_KEY}.{pattern}"
+            where = f"{source}: {CLASSES_KEY}.{shown(pattern)}"
             if not pattern.lower().startswith("mcp__"):
                 raise ConfigError(f"{where}: must name MCP tools (mcp__<server>[__<tool>])")
             if not isinstance(value, str):

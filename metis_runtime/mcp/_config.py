@@ -44,6 +44,13 @@ _UNSUPPORTED = {"sse": "the deprecated SSE transport", "ws": "WebSocket"}
 MAX_TOOL_NAME = 64  # the providers' limit: ^[a-zA-Z0-9_-]{1,64}$
 
 
+def shown(text: str) -> str:
+    """`text` for a one-line message: control characters escaped."""
+    if text.isprintable():
+        return text
+    return text.encode("unicode_escape").decode("ascii")
+
+
 def normalize_name(name: str) -> str:
     """A server or tool name as it appears in `mcp__<server>__<tool>`:
     characters outside `[A-Za-z0-9_-]` become `_` (as Claude Code names them)."""
@@ -79,8 +86,8 @@ class ServerConfig:
     def describe(self) -> str:
         """What people see (no env values, no headers)."""
         if self.transport == "http":
-            return f"{self.name} (http {_without_userinfo(self.url)})"
-        return f"{self.name} (stdio {' '.join([self.command, *self.args])})"
+            return shown(f"{self.name} (http {_without_userinfo(self.url)})")
+        return shown(f"{self.name} (stdio {' '.join([self.command, *self.args])})")
 
 
 def _without_userinfo(url: str) -> str:
@@ -123,7 +130,7 @@ def parse_server(
     env_in = os.environ if environ is None else environ
     if not isinstance(name, str) or not name or not normalize_name(name).strip("_-"):
         raise ConfigError(f"{source}: mcpServers: {name!r} is not a usable server name")
-    where = f"{source}: mcpServers.{name}"
+    where = f"{source}: mcpServers.{shown(name)}"
     if "__" in normalize_name(name):
         raise ConfigError(f"{where}: a server name may not contain '__' (mcp__<server>__<tool>)")
     if not isinstance(entry, dict):
@@ -136,7 +143,8 @@ def parse_server(
     allowed = _STDIO_KEYS if kind == "stdio" else _HTTP_KEYS
     unknown = sorted(set(entry) - allowed)
     if unknown:
-        raise ConfigError(f"{where}: unknown field(s) for a {kind} server: {', '.join(unknown)}")
+        fields = ", ".join(shown(str(k)) for k in unknown)
+        raise ConfigError(f"{where}: unknown field(s) for a {kind} server: {fields}")
     if kind == "stdio":
         command = entry.get("command")
         if not isinstance(command, str) or not command.strip():
@@ -153,7 +161,7 @@ def parse_server(
             entry,
             command=expand(command, f"{where}.command", env_in),
             args=tuple(expand(a, f"{where}.args", env_in) for a in args),
-            env={k: expand(v, f"{where}.env.{k}", env_in) for k, v in env.items()},
+            env={k: expand(v, f"{where}.env.{shown(k)}", env_in) for k, v in env.items()},
             cwd=cwd,
         )
     for key in ("headersHelper", "oauth"):
@@ -172,7 +180,7 @@ def parse_server(
         source,
         entry,
         url=url,
-        headers={k: expand(v, f"{where}.headers.{k}", env_in) for k, v in headers.items()},
+        headers={k: expand(v, f"{where}.headers.{shown(k)}", env_in) for k, v in headers.items()},
     )
 
 
@@ -326,6 +334,19 @@ def resolve_servers(
         prefixes[server.prefix.lower()] = server.name
         servers.append(server)
     return McpSetup(tuple(servers), tuple(notes))
+
+
+def servers_for_surface(
+    servers: Mapping[str, Mapping[str, Any]], surface: Iterable[str]
+) -> dict[str, dict[str, Any]]:
+    """The entries of the servers that have a tool in `surface` (a child
+    agent's tool names): a child connects only to those."""
+    names = [n.lower() for n in surface]
+    return {
+        name: dict(entry)
+        for name, entry in servers.items()
+        if any(n.startswith(f"mcp__{normalize_name(name)}__".lower()) for n in names)
+    }
 
 
 def project_file(workspace: str | os.PathLike[str]) -> Path:

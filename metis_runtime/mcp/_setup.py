@@ -16,7 +16,7 @@ from attrs import frozen
 
 from .._errors import ConfigError
 from ._classes import Declared, parse_declarations
-from ._config import McpSetup, ServerConfig, parse_server, project_file, resolve_servers
+from ._config import McpSetup, ServerConfig, project_file, resolve_servers
 from ._host import McpHost
 from ._tool import McpTool, mcp_tools
 
@@ -111,6 +111,14 @@ class Started:
     host: McpHost
     tools: tuple[McpTool, ...]
     notes: tuple[str, ...]
+    declared: tuple[Declared, ...] = ()
+
+    def for_children(self) -> dict[str, Any]:
+        """The `AgentSupervisor` arguments that let a child use these servers."""
+        return {
+            "mcp_servers": {s.name: dict(s.raw) for s in self.host.servers},
+            "mcp_classes": tuple((d.pattern, d.cls.value, d.key) for d in self.declared),
+        }
 
 
 def start_mcp(
@@ -138,7 +146,7 @@ def start_mcp(
     host = McpHost(servers, workspace=workspace, envs=envs, startup_s=startup_s, tool_s=tool_s)
     listed = host.start()
     notes.extend(host.notes)
-    return Started(host, mcp_tools(host, listed, declared), tuple(notes))
+    return Started(host, mcp_tools(host, listed, declared), tuple(notes), tuple(declared))
 
 
 def header_meta(started: Started) -> dict[str, Any]:
@@ -160,17 +168,3 @@ def header_meta(started: Started) -> dict[str, Any]:
             for t in started.tools
         },
     }
-
-
-def child_servers(
-    raw: Mapping[str, Mapping[str, Any]], surface: Iterable[str], source: str
-) -> list[ServerConfig]:
-    """A child agent's servers: those of its parent (`raw` entries, expanded
-    again in the child's environment) that have a tool in its surface."""
-    wanted = [n.lower() for n in surface]
-    out = []
-    for name, entry in raw.items():
-        server = parse_server(name, dict(entry), source)
-        if any(n.startswith(server.prefix.lower()) for n in wanted):
-            out.append(server)
-    return out

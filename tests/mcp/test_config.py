@@ -189,5 +189,6 @@ def test_config_files_need_the_mcp_servers_key() -> None:
 def test_any_json_entry_parses_or_is_one_line_config_error(entry: dict[str, object]) -> None:
     try:
         parse_server("s", json.loads(json.dumps(entry)), "f.json", {})
+        parse_server("s\n2", {"command": "x", **entry}, "f.json", {})
     except ConfigError as exc:
         assert str(exc).startswith("f.json: mcpServers.s") and "\n" not in str(exc)
