@@ -123,6 +123,10 @@ def _string_map(value: object, where: str) -> dict[str, str]:
     return dict(value)
 
 
+def _expanded(values: Mapping[str, str], where: str, environ: Mapping[str, str]) -> dict[str, str]:
+    return {k: expand(v, f"{where}.{shown(k)}", environ) for k, v in values.items()}
+
+
 def parse_server(
     name: object, entry: object, source: str, environ: Mapping[str, str] | None = None
 ) -> ServerConfig:
@@ -161,7 +165,7 @@ def parse_server(
             entry,
             command=expand(command, f"{where}.command", env_in),
             args=tuple(expand(a, f"{where}.args", env_in) for a in args),
-            env={k: expand(v, f"{where}.env.{shown(k)}", env_in) for k, v in env.items()},
+            env=_expanded(env, f"{where}.env", env_in),
             cwd=cwd,
         )
     for key in ("headersHelper", "oauth"):
@@ -180,7 +184,7 @@ def parse_server(
         source,
         entry,
         url=url,
-        headers={k: expand(v, f"{where}.headers.{shown(k)}", env_in) for k, v in headers.items()},
+        headers=_expanded(headers, f"{where}.headers", env_in),
     )
 
 
