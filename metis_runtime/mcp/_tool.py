@@ -12,7 +12,15 @@ from typing import ClassVar
 
 from metis_model.trace import CallClass, ToolKind
 
-from ..tools import Classification, Tool, ToolContext, ToolInput, ToolOutput, ToolSpec
+from ..tools import (
+    EVERYTHING,
+    Classification,
+    Tool,
+    ToolContext,
+    ToolInput,
+    ToolOutput,
+    ToolSpec,
+)
 from ._classes import Declared, argument_paths, stricter, tool_class
 from ._host import ListedTool, McpHost
 from ._results import to_output
@@ -60,7 +68,13 @@ class McpTool(Tool):
     def classify(self, input: ToolInput, ctx: ToolContext) -> Classification:
         self.validate(input)
         cls, key = self.call_class
-        return Classification(cls, key, ToolKind.EXEC, argument_paths(input, ctx.workspace))
+        paths = argument_paths(input, ctx.workspace)
+        if cls is CallClass.BACKGROUND:
+            return Classification(cls, key, ToolKind.EXEC, paths)  # not covered by SCHED-6
+        # What a server reads or writes is not known from its arguments (nor is
+        # its file system ours): the footprint is everything (SCHED-6).
+        writes = () if cls is CallClass.SAFE else EVERYTHING
+        return Classification(cls, key, ToolKind.EXEC, paths, reads=EVERYTHING, writes=writes)
 
     async def run(self, input: ToolInput, ctx: ToolContext) -> ToolOutput:
         self.validate(input)
