@@ -1,10 +1,18 @@
 """Real MCP servers for the tests: `servers/fixture_server.py` over stdio
 (one host per module where the tests only call) and over Streamable HTTP
-on 127.0.0.1 (a free port, the process stopped after the module)."""
+on 127.0.0.1 (a free port; the test kills the process).
+
+Nothing here waits without a bound: every test runs with short MCP
+timeouts (startup and call, `MCP_TIMEOUT` / `MCP_TOOL_TIMEOUT`, inherited by
+the `metis` processes the tests start), and every server process a test
+starts is killed in a `finally` (stdio servers also die with the test
+process: PR_SET_PDEATHSIG)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -26,6 +34,50 @@ def stdio_entry(**env: str) -> dict[str, Any]:
 
 def stdio_server(name: str = "fixture", **env: str) -> ServerConfig:
     return parse_server(name, stdio_entry(**env), "test")
+
+
+# Bounds for every test: a server that never answers fails the test in seconds.
+TEST_STARTUP_MS = "30000"
+TEST_TOOL_MS = "30000"
+
+
+@pytest.fixture(autouse=True)
+def _bounded_mcp_waits(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MCP_TIMEOUT", TEST_STARTUP_MS)
+    monkeypatch.setenv("MCP_TOOL_TIMEOUT", TEST_TOOL_MS)
+
+
+def _live_children() -> set[int]:
+    """This process's children that are still running (not zombies)."""
+    me = os.getpid()
+    found: set[int] = set()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="utf-8") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[0] != "Z" and int(fields[1]) == me:
+            found.add(int(entry))
+    return found
+
+
+@pytest.fixture(autouse=True)
+def _no_server_left_running() -> Iterator[None]:
+    """Every process a test starts (servers, `metis run`) has ended when it ends."""
+    before = _live_children()
+    yield
+    deadline = time.monotonic() + 5.0
+    left = _live_children() - before
+    while left and time.monotonic() < deadline:
+        time.sleep(0.05)
+        left = _live_children() - before
+    for pid in left:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    assert not left, f"processes left running by the test: {sorted(left)}"
 
 
 def base_env() -> dict[str, str]:
@@ -50,8 +102,12 @@ def wait_listening(port: int, proc: subprocess.Popen[bytes], limit: float = 60.0
     raise RuntimeError("the HTTP fixture server did not listen")
 
 
-def start_http(log: Path | None = None) -> tuple[subprocess.Popen[bytes], int]:
-    port = free_port()
+def start_http(
+    log: Path | None = None, port: int | None = None
+) -> tuple[subprocess.Popen[bytes], int]:
+    """The fixture server over Streamable HTTP on 127.0.0.1 (`port`, else a
+    free one), listening; the caller kills it."""
+    port = free_port() if port is None else port
     env = {**os.environ, **({"MCP_FIXTURE_LOG": str(log)} if log else {})}
     proc = subprocess.Popen(
         [sys.executable, str(SERVER), "http", str(port)],
@@ -63,18 +119,15 @@ def start_http(log: Path | None = None) -> tuple[subprocess.Popen[bytes], int]:
     try:
         wait_listening(port, proc)
     except BaseException:
-        proc.kill()
-        proc.wait()
+        stop(proc)
         raise
     return proc, port
 
 
-@pytest.fixture(scope="module")
-def http_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, Path]]:
-    log = tmp_path_factory.mktemp("http") / "log.txt"
-    proc, port = start_http(log)
-    try:
-        yield port, log
-    finally:
-        proc.kill()
-        proc.wait()
+def stop(proc: subprocess.Popen[Any]) -> None:
+    """Kill a server process the test started (its whole session) and reap it."""
+    if proc.returncode is None:  # not reaped yet: the pid is still its own
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    proc.kill()
+    proc.wait(timeout=10)

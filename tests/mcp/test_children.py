@@ -20,7 +20,9 @@ from .conftest import stdio_entry
 
 def test_servers_for_surface() -> None:
     servers = {"fixture": {"command": "a"}, "other.srv": {"command": "b"}}
-    assert servers_for_surface(servers, ["read", "mcp__fixture__lookup"]) == {"fixture": {"command": "a"}}
+    assert servers_for_surface(servers, ["read", "mcp__fixture__lookup"]) == {
+        "fixture": {"command": "a"}
+    }
     assert servers_for_surface(servers, ["mcp__other_srv__x"]) == {"other.srv": {"command": "b"}}
     assert servers_for_surface(servers, ["read", "mcp__fixturex__y"]) == {}
 
@@ -51,20 +53,26 @@ def test_child_gets_only_the_admitted_mcp_tool(tmp_path: Path) -> None:
     )
 
     async def main() -> None:
-        record = await supervisor.spawn("helper", "look it up", tools=["read", "mcp__fixture__lookup"])
-        assert not hasattr(record, "code"), record
-        await supervisor.wait()
-        await supervisor.close()
+        try:
+            record = await supervisor.spawn(
+                "helper", "look it up", tools=["read", "mcp__fixture__lookup"]
+            )
+            assert not hasattr(record, "code"), record
+            await supervisor.wait()
+        finally:
+            await supervisor.close()  # the child's MCP sessions end with it
 
     asyncio.run(main())
     (child_dir,) = (tmp_path / "run" / "agents").iterdir()
-    config = json.loads((child_dir / "config.json").read_text()) if (child_dir / "config.json").exists() else None
-    if config is not None:
-        assert set(config["mcp_servers"]) == {"fixture"}
+    config = json.loads((child_dir / "config.json").read_text())
+    assert set(config["mcp_servers"]) == {"fixture"}
     with (child_dir / "trace.jsonl").open(encoding="utf-8") as fh:
         header, events = read_trace(fh)
     assert "mcp__fixture__lookup" in header.tools and "mcp__fixture__append" not in header.tools
     results = {e.occ: e for e in events if isinstance(e, Result)}
     assert results["1.0"].status.value == "ok" and results["1.0"].content == "value of child"
-    assert results["1.1"].status.value == "error" and "unknown tool 'mcp__fixture__append'" in results["1.1"].content
+    assert (
+        results["1.1"].status.value == "error"
+        and "unknown tool 'mcp__fixture__append'" in results["1.1"].content
+    )
     assert check_trace(events, header).ok

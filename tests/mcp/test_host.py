@@ -157,13 +157,18 @@ out = asyncio.run(tools["mcp__f__whoami"].run({{}}, None))
 print(out.content.split()[1], flush=True)
 import time; time.sleep(60)
 """
+    import select
     import subprocess
 
     proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None
-    pgid = int(proc.stdout.readline())
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
+    try:
+        ready, _, _ = select.select([proc.stdout], [], [], 60)
+        assert ready, "the runtime process did not report its server"
+        pgid = int(proc.stdout.readline())
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
         try:

@@ -5,15 +5,13 @@ back (the next call reconnects)."""
 from __future__ import annotations
 
 import asyncio
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from metis_runtime.mcp import McpCallError, McpHost, McpStartError, McpTool, mcp_tools, parse_server
 
-from .conftest import SERVER, free_port, wait_listening
+from .conftest import free_port, start_http, stop
 
 
 def _tools(host: McpHost) -> dict[str, McpTool]:
@@ -26,36 +24,23 @@ def _call(tool: McpTool, args: dict[str, object]) -> str:
     return out.content
 
 
-def _serve(port: int) -> subprocess.Popen[bytes]:
-    proc = subprocess.Popen(
-        [sys.executable, str(SERVER), "http", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    wait_listening(port, proc)
-    return proc
-
-
 def test_http_list_call_drop_and_reconnect(tmp_path: Path) -> None:
-    port = free_port()
-    proc = _serve(port)
+    proc, port = start_http()
     entry = {"type": "http", "url": f"http://127.0.0.1:{port}/mcp", "headers": {"X-Test": "1"}}
     host = McpHost([parse_server("web", entry, "cfg")], workspace=tmp_path, tool_s=10.0)
     try:
         tools = _tools(host)
         assert tools["mcp__web__lookup"].listed.annotations.read_only is True
         assert _call(tools["mcp__web__lookup"], {"key": "k"}) == "value of k"
-        proc.kill()
-        proc.wait()
+        assert _call(tools["mcp__web__header"], {"name": "x-test"}) == "1"
+        stop(proc)
         with pytest.raises(McpCallError):
             _call(tools["mcp__web__lookup"], {"key": "gone"})
-        proc = _serve(port)
+        proc, _ = start_http(port=port)
         assert _call(tools["mcp__web__lookup"], {"key": "back"}) == "value of back"
     finally:
         host.close()
-        proc.kill()
-        proc.wait()
+        stop(proc)
 
 
 def test_http_server_not_listening_is_a_start_error(tmp_path: Path) -> None:

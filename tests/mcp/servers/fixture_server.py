@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import EmbeddedResource, ImageContent, TextResourceContents, ToolAnnotations
 from mcp_types import Tool as WireTool
 from pydantic import BaseModel
@@ -124,6 +124,14 @@ def picture() -> list[Any]:
 def env(name: str) -> str:
     """An environment variable of the server process (or <unset>)."""
     return os.environ.get(name, "<unset>")
+
+
+@server.tool(annotations=ToolAnnotations(readOnlyHint=True))
+def header(name: str, ctx: Context) -> str:
+    """A header of the HTTP request that carried this call (or <none>)."""
+    request = ctx.request_context.request
+    value = None if request is None else request.headers.get(name)
+    return "<none>" if value is None else str(value)
 
 
 @server.tool(annotations=ToolAnnotations(readOnlyHint=True))
