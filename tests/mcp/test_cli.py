@@ -19,7 +19,7 @@ SCENARIO = Path(__file__).parent / "data" / "mcp_scenario.yaml"
 ALLOW = {"permissions": {"allow": ["mcp__fixture"]}}
 
 
-def _files(
+def config_files(
     tmp_path: Path, servers: dict[str, object], settings: dict[str, object]
 ) -> tuple[Path, Path]:
     config = tmp_path / "mcp.json"
@@ -29,28 +29,25 @@ def _files(
     return config, settings_path
 
 
+def run_args(tmp_path: Path, *extra: str, run: str = "run") -> list[str]:
+    """`metis run` of the MCP scenario in `tmp_path/ws`, its trace in `tmp_path/<run>`."""
+    trace = tmp_path / run / "trace.jsonl"
+    return [
+        "run",
+        *("--workspace", str(tmp_path / "ws"), "--scenario", str(SCENARIO)),
+        *("--headless", "--trace", str(trace), *extra),
+    ]
+
+
 def _run(tmp_path: Path, *extra: str, run: str = "run") -> tuple[int, str, str]:
-    result = CliRunner().invoke(
-        cli,
-        [
-            "run",
-            "--workspace",
-            str(tmp_path / "ws"),
-            "--scenario",
-            str(SCENARIO),
-            "--headless",
-            "--trace",
-            str(tmp_path / run / "trace.jsonl"),
-            *extra,
-        ],
-    )
+    result = CliRunner().invoke(cli, run_args(tmp_path, *extra, run=run))
     return result.exit_code, result.stdout, result.stderr
 
 
 def test_run_with_a_real_server_conforms(tmp_path: Path) -> None:
     log = tmp_path / "log.txt"
     entry = stdio_entry(MCP_FIXTURE_LOG=str(log), FIXTURE_TOKEN="${HOME}")
-    config, settings = _files(tmp_path, {"fixture": entry}, ALLOW)
+    config, settings = config_files(tmp_path, {"fixture": entry}, ALLOW)
     code, out, err = _run(tmp_path, "--mcp-config", str(config), "--settings", str(settings))
     assert code == 0, err
     assert "the report counted three" in out
@@ -78,7 +75,7 @@ def test_run_with_a_real_server_conforms(tmp_path: Path) -> None:
 
 def test_denied_server_tool_is_denied_in_the_run(tmp_path: Path) -> None:
     settings = {"permissions": {"allow": ["mcp__fixture"], "deny": ["mcp__fixture__append"]}}
-    config, settings_path = _files(tmp_path, {"fixture": stdio_entry()}, settings)
+    config, settings_path = config_files(tmp_path, {"fixture": stdio_entry()}, settings)
     code, _, err = _run(
         tmp_path, "--mcp-config", str(config), "--settings", str(settings_path), "--json"
     )
@@ -88,7 +85,7 @@ def test_denied_server_tool_is_denied_in_the_run(tmp_path: Path) -> None:
 
 def test_bad_config_is_one_line_exit_2(tmp_path: Path) -> None:
     entry = {"command": "x", "env": {"T": "${METIS_TEST_SURELY_UNSET}"}}
-    config, _ = _files(tmp_path, {"fixture": entry}, {})
+    config, _ = config_files(tmp_path, {"fixture": entry}, {})
     code, _, err = _run(tmp_path, "--mcp-config", str(config))
     assert code == 2
     assert err.strip().count("\n") == 0
@@ -98,7 +95,7 @@ def test_bad_config_is_one_line_exit_2(tmp_path: Path) -> None:
 
 
 def test_server_that_fails_to_start_is_one_line_exit_2(tmp_path: Path) -> None:
-    config, _ = _files(tmp_path, {"fixture": {"command": "/nonexistent/server"}}, {})
+    config, _ = config_files(tmp_path, {"fixture": {"command": "/nonexistent/server"}}, {})
     code, _, err = _run(tmp_path, "--mcp-config", str(config), "-q")
     assert code == 2
     assert (

@@ -4,7 +4,6 @@ journal and never re-run (RETRY-1), and the resumed trace conforms."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -15,39 +14,18 @@ from click.testing import CliRunner
 from metis_cli._main import cli
 
 from .conftest import stdio_entry
-from .test_cli import ALLOW, SCENARIO
+from .test_cli import ALLOW, config_files, run_args
 
 
 def test_killed_after_commit_then_resumed(tmp_path: Path) -> None:
     log = tmp_path / "log.txt"
-    config = tmp_path / "mcp.json"
-    config.write_text(
-        json.dumps({"mcpServers": {"fixture": stdio_entry(MCP_FIXTURE_LOG=str(log))}})
-    )
-    settings = tmp_path / "settings.json"
-    settings.write_text(json.dumps(ALLOW))
+    entry = stdio_entry(MCP_FIXTURE_LOG=str(log))
+    config, settings = config_files(tmp_path, {"fixture": entry}, ALLOW)
     trace = tmp_path / "run" / "trace.jsonl"
-    env = {**os.environ, "METIS_FAILPOINT": "journal:commit:2.0"}
-    first = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "metis_cli",
-            "run",
-            "--workspace",
-            str(tmp_path / "ws"),
-            "--scenario",
-            str(SCENARIO),
-            "--headless",
-            "--trace",
-            str(trace),
-            "-q",
-            "--mcp-config",
-            str(config),
-            "--settings",
-            str(settings),
-        ],
-        env=env,
+    args = run_args(tmp_path, "-q", "--mcp-config", str(config), "--settings", str(settings))
+    first = subprocess.run(  # SIGKILLed at call 2.0's journal commit
+        [sys.executable, "-m", "metis_cli", *args],
+        env={**os.environ, "METIS_FAILPOINT": "journal:commit:2.0"},
         capture_output=True,
         text=True,
         timeout=60,
