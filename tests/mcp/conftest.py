@@ -103,15 +103,16 @@ def wait_listening(port: int, proc: subprocess.Popen[bytes], limit: float = 60.0
 
 
 def start_http(
-    log: Path | None = None, port: int | None = None
+    log: Path | None = None, port: int | None = None, cwd: Path | None = None
 ) -> tuple[subprocess.Popen[bytes], int]:
     """The fixture server over Streamable HTTP on 127.0.0.1 (`port`, else a
-    free one), listening; the caller kills it."""
+    free one; in `cwd`), listening; the caller kills it."""
     port = free_port() if port is None else port
     env = {**os.environ, **({"MCP_FIXTURE_LOG": str(log)} if log else {})}
     proc = subprocess.Popen(
         [sys.executable, str(SERVER), "http", str(port)],
         env=env,
+        cwd=cwd,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from metis_cli._main import cli
 from metis_model.trace import read_trace
 
-from .conftest import stdio_entry
+from .conftest import start_http, stdio_entry, stop
 
 SCENARIO = Path(__file__).parent / "data" / "mcp_scenario.yaml"
 ALLOW = {"permissions": {"allow": ["mcp__fixture"]}}
@@ -71,6 +71,28 @@ def test_run_with_a_real_server_conforms(tmp_path: Path) -> None:
     }
     assert meta["tools"]["mcp__fixture__purge"]["class"] == "exclusive"  # destructive wins
     assert "FIXTURE_TOKEN" not in json.dumps(header.meta)
+
+
+def test_run_with_a_server_over_http_conforms(tmp_path: Path) -> None:
+    log, ws = tmp_path / "log.txt", tmp_path / "ws"
+    ws.mkdir()
+    proc, port = start_http(log, cwd=ws)  # the server resolves `notes.txt` in its own cwd
+    try:
+        entry = {"type": "http", "url": f"http://127.0.0.1:{port}/mcp"}
+        config, settings = config_files(tmp_path, {"fixture": entry}, ALLOW)
+        code, out, err = _run(tmp_path, "--mcp-config", str(config), "--settings", str(settings))
+    finally:
+        stop(proc)
+    assert code == 0, err
+    assert "the report counted three" in out
+    assert (ws / "notes.txt").read_text() == "value of greeting\n"
+    assert log.read_text().splitlines() == ["lookup greeting", "append notes.txt"]
+    trace = tmp_path / "run" / "trace.jsonl"
+    conform = CliRunner().invoke(cli, ["conform", str(trace)])
+    assert conform.exit_code == 0, conform.output
+    with trace.open(encoding="utf-8") as fh:
+        header, _ = read_trace(fh)
+    assert header.meta["mcp"]["servers"]["fixture"]["transport"] == "http"
 
 
 def test_denied_server_tool_is_denied_in_the_run(tmp_path: Path) -> None:
