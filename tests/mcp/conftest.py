@@ -36,7 +36,19 @@ def stdio_server(name: str = "fixture", **env: str) -> ServerConfig:
     return parse_server(name, stdio_entry(**env), "test")
 
 
-# Bounds for every test: a server that never answers fails the test in seconds.
+# Bounds for every test: a server that never answers fails the test in seconds,
+# and no MCP test runs longer than MCP_TEST_TIMEOUT_S (pytest-timeout; the
+# suite's own bound, pyproject's `timeout`, is 300 s).
+MCP_TEST_TIMEOUT_S = 120
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    here = Path(__file__).parent
+    for item in items:
+        if here in item.path.parents and item.get_closest_marker("timeout") is None:
+            item.add_marker(pytest.mark.timeout(MCP_TEST_TIMEOUT_S))
+
+
 TEST_STARTUP_MS = "30000"
 TEST_TOOL_MS = "30000"
 
