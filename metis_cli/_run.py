@@ -484,9 +484,17 @@ def _supervisor(
     )
 
 
-def _registry(supervisor: AgentSupervisor | None, mcp: Started | None = None) -> ToolRegistry:
-    loaded = ToolRegistry.load()
-    for problem in loaded.plugin_errors:
+def _registry(
+    supervisor: AgentSupervisor | None, workspace: Path, mcp: Started | None = None
+) -> ToolRegistry:
+    """The built-ins, plugins and the workspace's signed executor manifests
+    (`.metis/executors/`: the plan path's catalog and the agent share one
+    registry), the MCP servers' tools; a refused manifest is a warning."""
+    from metis_runtime.plan import catalog_for
+
+    catalog = catalog_for(workspace, ToolRegistry.load())
+    loaded = catalog.registry
+    for problem in (*loaded.plugin_errors, *catalog.problems):
         click.echo(f"metis run: warning: {problem}", err=True)
     extra = [*(mcp.tools if mcp is not None else ()), *(supervisor.tools() if supervisor else ())]
     if not extra:
@@ -911,7 +919,7 @@ def run(
             mcp.host.close()
         _bad(f"{tree}: cannot make the agent tree: {exc}")
     supervisor = _supervisor(identity, ledger, workspace, gate, config, budget, mcp)
-    registry = _registry(supervisor, mcp)
+    registry = _registry(supervisor, workspace, mcp)
     header = make_header(
         mode=_MODES[mode],
         tools=registry.names(),
@@ -1029,7 +1037,7 @@ def _resume(
     mcp = _mcp(workspace, _mcp_sources(cfg), quiet) if "mcp" in header.meta else None
     if "spawn_agent" in header.tools:
         supervisor = _supervisor(identity, ledger, workspace, gate, cfg, budget, mcp)
-    registry = _registry(supervisor, mcp)
+    registry = _registry(supervisor, workspace, mcp)
     if supervisor is not None:
         supervisor.bind(registry.names, trace)
     if not quiet:

@@ -1,6 +1,6 @@
 """The MCP server of `metis faults`' MCP rows (the SDK's MCPServer over stdio).
 
-    python -m metis_cli._mcp_faults LOG
+    python -m metis_studies.faults._mcp_server LOG
 
 `append` adds a line to LOG (the effect the rows count), `die` ends the
 process in the middle of its call, `hang` never answers, `malformed`
