@@ -55,7 +55,9 @@ def _wide(width: int) -> tuple[TraceHeader, list[TraceEvent]]:
     """One batch of `width` allowed calls, run by their class: every fourth
     queues on one key (each waits for the one before), the last is exclusive
     (it waits for all), the rest are safe and run together."""
-    header = TraceHeader(run_id="wide", root_run_id="wide", producer="bench_check")
+    header = TraceHeader(
+        run_id="wide", root_run_id="wide", tools=("read",), producer="bench_check"
+    )
     facts = Facts(mode=Mode.DEFAULT, kind=ToolKind.READ_ONLY)
     allowed = resolve(facts)
     events: list[TraceEvent] = []
@@ -95,7 +97,12 @@ def _wide(width: int) -> tuple[TraceHeader, list[TraceEvent]]:
     add(EffectEnd, occ=refs[last].occ, outcome=EffectOutcome.OK)
     for ref in refs:
         add(Result, occ=ref.occ, call_id=ref.call_id, status=ResultStatus.OK)
-    add(ResultsSent, turn=1, occs=tuple(ref.occ for ref in refs))
+    add(
+        ResultsSent,
+        turn=1,
+        occs=tuple(ref.occ for ref in refs),
+        call_ids=tuple(ref.call_id for ref in refs),
+    )
     add(TurnStart, turn=2)
     add(Request, turn=2)
     add(Assistant, turn=2)

@@ -818,6 +818,7 @@ def run(
         route=gate.route,
         headless_default=Decision.DENY,
         run_id=run_id,
+        hooks=supervisor.header_hooks(),
         meta={
             "task": task,
             "provider": provider_name,

@@ -13,10 +13,11 @@ flushed and fsynced before the step it guards:
 
 `scan_trace` reads a trace back into the state a resumed process needs;
 `Recovery` combines it with the journal. A resumed run never re-executes an
-effect: committed ones are reported from the journal (RETRY-1), and ones that
-started without committing are stubbed `interrupted` like those that never
-started: whether they changed the world is unknown, so re-running them is
-left to the model, which sees the stub.
+effect (RETRY-1), and tells three cases apart (RETRY-3): an effect the trace
+shows committed (a `commit` event, written before the journal's copy of the
+output: RETRY-2) is answered from the journal; one that started and may have
+changed the world without a recorded commit (it is not Safe) is stubbed
+`unknown`; one that never started, or a Safe one, is stubbed `interrupted`.
 """
 
 from __future__ import annotations
@@ -32,6 +33,9 @@ import attrs
 
 from metis_model.trace import (
     Assistant,
+    CallClass,
+    Commit,
+    DecisionEvent,
     EffectEnd,
     EffectOutcome,
     EffectStart,
@@ -254,10 +258,11 @@ class TracedCall:
     occ: str
     call_id: str
     tool: str
+    cls: CallClass | None = None  # its decision's class
     started: int | None = None  # seq of effect_start
     ended: int | None = None  # seq of effect_end or handshake
-    committed: bool = False
-    outcome: EffectOutcome | None = None
+    committed: bool = False  # a commit event was seen
+    outcome: EffectOutcome | None = None  # the commit's, or the end's
     result: tuple[ResultStatus, str] | None = None
     last: int = -1  # seq of the latest event about it
 
@@ -315,10 +320,14 @@ def scan_trace(events: Sequence[TraceEvent]) -> TraceScan:
         if call is None or isinstance(e, JobDone):
             continue
         call.last = e.seq
-        if isinstance(e, EffectStart):
+        if isinstance(e, DecisionEvent):
+            call.cls = e.cls
+        elif isinstance(e, EffectStart):
             call.started = e.seq
+        elif isinstance(e, Commit):
+            call.committed, call.outcome = True, e.outcome
         elif isinstance(e, EffectEnd):
-            call.ended, call.committed, call.outcome = e.seq, e.committed, e.outcome
+            call.ended, call.outcome = e.seq, e.outcome
         elif isinstance(e, Handshake):
             call.ended, call.outcome = e.seq, EffectOutcome.OK
         elif isinstance(e, Result):

@@ -56,7 +56,16 @@ from ._guard import (
     normalized_task,
     task_digest,
 )
-from ._hooks import Hook, HookedGate, HookSpec, HookVerdict, hook_rule, load_hooks
+from ._hooks import (
+    Hook,
+    HookedDecision,
+    HookedGate,
+    HookSpec,
+    HookVerdict,
+    header_hooks,
+    hook_rule,
+    load_hooks,
+)
 from ._process import (
     TreeGuard,
     guard_tree,
@@ -127,6 +136,7 @@ __all__ = [
     "Hook",
     "HookSpec",
     "HookVerdict",
+    "HookedDecision",
     "HookedGate",
     "Inbox",
     "IntegrateAgentTool",
@@ -157,6 +167,7 @@ __all__ = [
     "decide",
     "gate_mode",
     "guard_tree",
+    "header_hooks",
     "hook_rule",
     "install_reaper",
     "integrate",

@@ -17,6 +17,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from metis_model.trace import CancelCause
+
 from .._errors import MetisRuntimeError
 from ._config import ChildConfig
 from ._process import guard_tree, install_reaper, kill_all_groups, set_parent_death_signal
@@ -39,7 +41,7 @@ async def _main(config: ChildConfig) -> int:
 
     def on_term() -> None:
         kill_all_groups(grace_s=0.5)  # our children first, they may be mid-effect
-        runtime.loop.cancel("terminated by the parent")
+        runtime.loop.cancel("terminated by the parent", CancelCause.PARENT)
         loop.call_later(GRACE_S, os._exit, 1)
 
     loop.add_signal_handler(signal.SIGTERM, on_term)

@@ -26,7 +26,7 @@ from typing import Any
 
 import attrs
 
-from metis_model.trace import Decision, Mode, Route, TraceHeader
+from metis_model.trace import Decision, HookRef, Mode, Route, TraceHeader
 
 from .._errors import ConfigError
 from .._lifeline import die_with_parent
@@ -45,7 +45,7 @@ from ._authority import child_surface
 from ._config import ChildConfig, ProviderConfig, clone_gate_config, gate_mode
 from ._definitions import AgentCatalog
 from ._guard import GuardAdmit, GuardRefusal, GuardRequest, SpawnLedger
-from ._hooks import HookSpec
+from ._hooks import HookSpec, header_hooks
 from ._process import (
     install_reaper,
     register_group,
@@ -247,8 +247,12 @@ class AgentSupervisor:
 
     def header_meta(self) -> dict[str, Any]:
         """What this agent's own trace header should carry in `meta`
-        (the guard's limits and the hooks in force: CHILD-4, CHILD-6)."""
-        return {"guard": self.limits.to_json(), "hooks": [h.id for h in self.hooks]}
+        (the guard's limits: CHILD-4)."""
+        return {"guard": self.limits.to_json()}
+
+    def header_hooks(self) -> tuple[HookRef, ...]:
+        """The hooks in force, as this agent's trace header lists them (CHILD-6)."""
+        return header_hooks(self.hooks)
 
     def _emit_spawn(self, agent_id: str, mode: Mode, tools: Sequence[str]) -> None:
         if self.trace is None:
@@ -398,6 +402,7 @@ class AgentSupervisor:
             route=Route.HEADLESS,
             headless_default=config.gate.headless_default,
             tools=config.tools,
+            hooks=header_hooks(config.hooks),
             producer=PRODUCER,
             meta={
                 "agent": config.agent.name,
@@ -405,7 +410,6 @@ class AgentSupervisor:
                 "task_hash": admitted.task_hash,
                 "forced": admitted.forced,
                 "guard": self.limits.to_json(),
-                "hooks": [h.id for h in config.hooks],
                 "workspace": config.workspace,
             },
         )
