@@ -216,8 +216,7 @@ def nest(figure: Figure, prefix: str, group: Group) -> Figure:
         for it in figure.items
     )
     links = tuple(
-        attrs.evolve(link, tail=rename(link.tail), head=rename(link.head))
-        for link in figure.links
+        attrs.evolve(link, tail=rename(link.tail), head=rename(link.head)) for link in figure.links
     )
     groups = (group, *(attrs.evolve(g, id=rename(g.id)) for g in figure.groups))
     chains = tuple(tuple(map(rename, chain)) for chain in figure.chains)
@@ -236,9 +235,7 @@ def combine(title: str, parts: Sequence[Figure], links: Iterable[Link] = ()) -> 
     )
 
 
-def marks_by_position(
-    keys: Sequence[int], divergence: Divergent | None
-) -> dict[int, Mark]:
+def marks_by_position(keys: Sequence[int], divergence: Divergent | None) -> dict[int, Mark]:
     """Which positions of a sequence (keyed by seq or record index) are marked.
 
     The violating key marks one position: where the key appears more than

@@ -12,6 +12,7 @@ the cause of a cancel, the footprints.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -125,7 +126,7 @@ FACTS: Mapping[str, tuple[str, ...]] = {
 
 _RESULT_TONES = {"ok": "ok", "error": "error"}
 # Interval invariants: a marked pair of overlapping intervals is drawn as an overlap.
-_OVERLAP_FAMILIES = ("SCHED-1", "SCHED-2", "SCHED-3", "SCHED-6", "AUTH-2")
+_OVERLAP_FAMILIES = ("SCHED-1", "SCHED-2", "SCHED-3", "SCHED-6")
 
 
 def _value(value: Any) -> str:
@@ -332,7 +333,7 @@ def _intervals(
         stop = end if end is not None else lanes[occ][-1]
         path = [p for p in lanes[occ] if start <= p <= stop]
         role = "interval" if end is not None else "open"
-        for tail, head in zip(path, path[1:], strict=False):
+        for tail, head in itertools.pairwise(path):
             links.append(Link(f"e{tail}", f"e{head}", role, tone=classes.get(occ, "")))
     if divergence is None or not divergence.invariant.startswith(_OVERLAP_FAMILIES):
         return links

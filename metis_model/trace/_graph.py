@@ -11,6 +11,7 @@ nodes. Rendering (running `dot`) is the caller's: `graph.pipe(format="svg")`.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable
 
 import attrs
@@ -33,7 +34,9 @@ class Role:
 
 # Node roles: the shape and default fill of each, and what the legend says.
 ROLES: dict[str, Role] = {
-    "loop": Role("box", "#e3f2fd", "loop step: turn start, request, assistant message, results sent"),
+    "loop": Role(
+        "box", "#e3f2fd", "loop step: turn start, request, assistant message, results sent"
+    ),
     "hook": Role("cds", "#f3e5f5", "hook run on a call, before its decision"),
     "decision": Role(
         "box", "#fff9c4", "permission decision (with class and footprint)", "diagonals,filled"
@@ -43,7 +46,9 @@ ROLES: dict[str, Role] = {
     "commit": Role("box", "#ffb74d", "commit: the effect changed the world", "rounded,filled,bold"),
     "job": Role("box", "#ede7f6", "background job: handshake / done", "rounded,dashed,filled"),
     "result": Role("ellipse", "#e8f5e9", "result of a call"),
-    "control": Role("octagon", "#ffe0b2", "control: cancel, interrupt, resume, repair, context step"),
+    "control": Role(
+        "octagon", "#ffe0b2", "control: cancel, interrupt, resume, repair, context step"
+    ),
     "spawn": Role("tab", "#d1c4e9", "child agent spawned"),
     "end": Role("doubleoctagon", "#cfd8dc", "run end"),
     "header": Role("note", "#eceff1", "header: what the file declares"),
@@ -121,7 +126,9 @@ def dot_text(text: str) -> str:
 
 
 def _label(lines: Iterable[str]) -> str:
-    return graphviz.nohtml("\\n".join(dot_text(line) for line in lines))
+    # nohtml: a label that starts with "<" and ends with ">" stays text, not HTML.
+    text: str = graphviz.nohtml("\\n".join(dot_text(line) for line in lines))
+    return text
 
 
 def _node_attrs(item: Item, prefix: str) -> dict[str, str]:
@@ -137,7 +144,7 @@ def _node_attrs(item: Item, prefix: str) -> dict[str, str]:
     if item.lane:
         out["group"] = item.lane
     if item.tooltip:
-        out["tooltip"] = dot_text(item.tooltip)
+        out["tooltip"] = _label([item.tooltip])
     if item.role == "elided":
         out["fontcolor"] = "#757575"
     if item.mark == "violation":
@@ -169,7 +176,7 @@ def _link_attrs(link: Link, prefix: str) -> dict[str, str]:
     if not style.constraint:
         out["constraint"] = "false"
     if link.label:
-        out["label"] = dot_text(link.label)
+        out["label"] = _label([link.label])
         out["fontcolor"] = color[:7]
     if link.mark:
         out.update(color=RED if link.role != "interval" else color, penwidth="3")
@@ -182,7 +189,7 @@ def _group_attrs(group: Group, prefix: str) -> dict[str, str]:
     out = {
         "id": f"{prefix}{group.id}",
         "class": " ".join(c for c in ("group", group.role, group.mark) if c),
-        "label": dot_text(group.label),
+        "label": _label([group.label]),
         "fontsize": "10",
         "labeljust": "l",
         **GROUP_STYLE.get(group.role, GROUP_STYLE["turn"]),
@@ -220,7 +227,7 @@ def figure_graph(figure: Figure, *, id_prefix: str = "") -> graphviz.Digraph:
     _emit(g, figure.items, groups, (), id_prefix)
     known = {it.id for it in figure.items}
     for chain in figure.chains:
-        for tail, head in zip(chain, chain[1:], strict=False):
+        for tail, head in itertools.pairwise(chain):
             if tail in known and head in known:
                 g.edge(tail, head, style="invis", weight="0")
     for link in figure.links:
@@ -268,9 +275,16 @@ def _legend(g: graphviz.Digraph, figure: Figure, prefix: str) -> None:
         rows.append((meaning, sample))
     marks = {it.mark for it in figure.items} | {grp.mark for grp in figure.groups}
     if "violation" in marks:
-        rows.append(("the violating event", _node_attrs(Item("v", "effect", (), mark="violation"), prefix)))
+        rows.append(
+            ("the violating event", _node_attrs(Item("v", "effect", (), mark="violation"), prefix))
+        )
     if "slice" in marks:
-        rows.append(("in the slice that explains it", _node_attrs(Item("s", "effect", (), mark="slice"), prefix)))
+        rows.append(
+            (
+                "in the slice that explains it",
+                _node_attrs(Item("s", "effect", (), mark="slice"), prefix),
+            )
+        )
     with g.subgraph(name="cluster_legend") as legend:
         legend.attr(
             label="legend",
@@ -283,7 +297,7 @@ def _legend(g: graphviz.Digraph, figure: Figure, prefix: str) -> None:
         previous = ""
         for n, (meaning, sample) in enumerate(rows):
             name = f"legend_{n}"
-            sample.update(id=f"{prefix}{name}", label=dot_text(meaning), fontsize="9")
+            sample.update(id=f"{prefix}{name}", label=_label([meaning]), fontsize="9")
             sample["class"] += " legend-item"
             sample.pop("group", None)
             legend.node(name, **sample)
@@ -303,7 +317,7 @@ def _legend(g: graphviz.Digraph, figure: Figure, prefix: str) -> None:
             legend.node(tail, "", shape="point", width="0.04", id=f"{prefix}{tail}")
             legend.node(
                 head,
-                dot_text(meaning),
+                _label([meaning]),
                 shape="plaintext",
                 fontsize="9",
                 id=f"{prefix}{head}",

@@ -62,13 +62,18 @@ def claude_code_figure(
     files = [(name, main), *sorted(subagents.items())]
     parts: list[Figure] = []
     for n, (file, lines) in enumerate(files):
-        mine = [v for v in violations if v.message.startswith(f"{file}: ")]
-        if n == 0:
-            mine = [v for v in violations if not any(v.message.startswith(f"{f}: ") for f, _ in files[1:])]
-        part = transcript_figure(lines, "claude-code", mine[0] if mine else None, name=file, limit=limit)
+        mine = [v for v in violations if _owner(v, files) == n]
+        part = transcript_figure(
+            lines, "claude-code", mine[0] if mine else None, name=file, limit=limit
+        )
         group = Group(f"f{n}", clip(file, 140), "file", "violation" if mine else "")
         parts.append(nest(part, f"f{n}_", group))
     return combine(title_of(name, violations[0] if violations else None), parts)
+
+
+def _owner(v: Divergent, files: Sequence[tuple[str, object]]) -> int:
+    """The file a violation belongs to: the subagent file its message names, else the session."""
+    return next((n for n, (f, _) in enumerate(files) if n and v.message.startswith(f"{f}: ")), 0)
 
 
 def tree_of_messages(tree: Tree, divergence: Divergent | None, title: str) -> Figure:
@@ -93,9 +98,9 @@ def tree_of_messages(tree: Tree, divergence: Divergent | None, title: str) -> Fi
         for j, result in enumerate(node.results):
             rid = f"{head}r{j}"
             items.append(Item(rid, "result", _occ_label("result", result), groups=(gid,)))
-            call = _answered(tree, node, result.id, calls_at)
-            if call is not None:
-                links.append(Link(call, rid, "answers"))
+            answered = _answered(tree, node, result.id, calls_at)
+            if answered is not None:
+                links.append(Link(answered, rid, "answers"))
     marked = _marks(tree, divergence)
     items = [
         Item(it.id, it.role, it.label, it.tone, it.groups, it.lane, marked.get(it.id, ""))
@@ -124,7 +129,9 @@ def _occ_label(what: str, occ: Occ) -> tuple[str, ...]:
     return tuple(label)
 
 
-def _answered(tree: Tree, node: Node, call_id: str, calls_at: Mapping[int, dict[str, str]]) -> str | None:
+def _answered(
+    tree: Tree, node: Node, call_id: str, calls_at: Mapping[int, dict[str, str]]
+) -> str | None:
     """The call a result answers: the nearest one with its id up the path."""
     parent = node.parent
     while parent is not None:
