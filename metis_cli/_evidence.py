@@ -193,11 +193,10 @@ def gather_proof_evidence(table: EvidenceTable, depth: int = 20) -> None:
 def gather_transcript_evidence(table: EvidenceTable, paths: Iterable[Path]) -> None:
     """Claude Code sessions: CLOSE-7 and the other CLOSE checks on real data."""
     from metis_model.transcripts import check_claude_code_tree
+    from metis_runtime._input import read_input_text
 
     for path in paths:
         folder = path.with_suffix("") / "subagents"
-        subagents = {p.name: p.read_text(encoding="utf-8") for p in sorted(folder.glob("*.jsonl"))}
-        report = check_claude_code_tree(
-            path.read_text(encoding="utf-8"), subagents, source=str(path)
-        )
+        subagents = {p.name: read_input_text(p) for p in sorted(folder.glob("*.jsonl"))}
+        report = check_claude_code_tree(read_input_text(path), subagents, source=str(path))
         table.add_conforming(report)

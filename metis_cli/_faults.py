@@ -52,7 +52,6 @@ from metis_model.trace import (
     Source,
     ToolKind,
     TraceEvent,
-    read_trace_numbered,
 )
 from metis_runtime import (
     AgentLoop,
@@ -64,6 +63,7 @@ from metis_runtime import (
     make_header,
     scan_trace,
 )
+from metis_runtime._input import read_trace_path
 from metis_runtime.dispatch import Dispatcher, FourClassDispatcher, SerialDispatcher
 from metis_runtime.permissions import Gate, Policy
 from metis_runtime.providers import (
@@ -273,8 +273,7 @@ class _Harness:
     # --- what happened ---------------------------------------------------------------
 
     def events(self) -> tuple[list[TraceEvent], bool, str]:
-        with self.trace_path.open(encoding="utf-8") as fh:
-            header, events, line_of = read_trace_numbered(fh)
+        header, events, line_of = read_trace_path(self.trace_path)
         report = check_trace(events, header, source=str(self.trace_path), line_of=line_of)
         return events, report.ok, report.first.one_line() if report.first is not None else ""
 

@@ -23,7 +23,6 @@ changed the world without a recorded commit (it is not Safe) is stubbed
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -40,6 +39,7 @@ from metis_model.trace import (
     EffectOutcome,
     EffectStart,
     Handshake,
+    InputError,
     Interrupt,
     JobDone,
     Repair,
@@ -51,10 +51,12 @@ from metis_model.trace import (
     RunEnd,
     TraceEvent,
     TurnStart,
+    decode_json,
 )
 
 from . import _failpoints
 from ._errors import JournalError
+from ._input import open_regular, read_fd_bounded
 from ._private import open_private, private_dirs
 from ._redact import Redactor
 from ._session import message_from_json, message_to_json
@@ -119,22 +121,23 @@ class Journal:
         """Read a journal and reopen it for appending (a torn last line, left
         by a kill during its write, is dropped)."""
         p = Path(path)
-        try:
-            fd = os.open(p, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
-        except OSError as exc:
-            raise JournalError(f"{p}: cannot append: {exc.strerror or exc}") from exc
+        try:  # a regular file only (a FIFO or device is never opened)
+            fd = open_regular(p, os.O_RDWR | os.O_APPEND)
+        except InputError as exc:
+            raise JournalError(str(exc)) from exc
         _lock(p, fd)  # before reading: a live writer may still be appending
         try:
-            data = p.read_bytes()
+            data = read_fd_bounded(fd, str(p))
             end = len(data)
             if data and not data.endswith(b"\n"):
                 end = data.rfind(b"\n") + 1
             state = _parse(p, data[:end])
             if end != len(data):
                 os.ftruncate(fd, end)
-        except OSError as exc:
+        except (OSError, InputError) as exc:
             os.close(fd)
-            raise JournalError(f"{p}: cannot read journal: {exc.strerror or exc}") from exc
+            detail = exc.strerror or exc if isinstance(exc, OSError) else exc.message
+            raise JournalError(f"{p}: cannot read journal: {detail}") from exc
         except JournalError:
             os.close(fd)
             raise
@@ -199,10 +202,12 @@ def _parse(path: Path, data: bytes) -> JournalState:
         if not raw.strip():
             continue
         where = f"{path}: line {number}"
-        try:
-            entry = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise JournalError(f"{where}: not valid JSON") from exc
+        try:  # strict JSON: no NaN, bounded depth and integers, no repeated keys
+            entry = decode_json(raw.decode("utf-8"), line=number, source=str(path))
+        except UnicodeDecodeError as exc:
+            raise JournalError(f"{where}: not UTF-8 text") from exc
+        except InputError as exc:
+            raise JournalError(str(exc)) from exc
         if not isinstance(entry, dict):
             raise JournalError(f"{where}: an entry must be a JSON object")
         kind = entry.get("type")
@@ -216,7 +221,7 @@ def _parse(path: Path, data: bytes) -> JournalState:
                 run = entry
             elif kind == "message":
                 turn, role = entry["turn"], entry["role"]
-                if not isinstance(turn, int) or role not in _ROLES:
+                if type(turn) is not int or role not in _ROLES:  # `true` is no turn
                     raise JournalError(f"{where}: bad 'turn' or 'role'")
                 messages.append((turn, role, message_from_json(entry["message"], where)))
             elif kind == "admit":

@@ -7,6 +7,7 @@ Messages round-trip through JSON for the journal.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -33,8 +34,10 @@ def message_to_json(message: Message) -> dict[str, Any]:
 
 
 def message_from_json(obj: Any, where: str = "journal") -> Message:
+    """A message from its decoded JSON, strictly (validated as JSON text: no
+    coercion, while a string still names a literal and an array fills a tuple)."""
     try:
-        return _MESSAGE.validate_python(obj)
+        return _MESSAGE.validate_json(json.dumps(obj), strict=True)
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = ".".join(str(p) for p in err["loc"]) or "message"

@@ -19,6 +19,7 @@ problem) and skipped; the others still load.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -26,9 +27,13 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
 
-import yaml
 from attrs import frozen
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from metis_model.trace import InputError
+
+from .._input import read_input_text
+from .._yaml import load_yaml
 
 USER_AGENTS_ENV = "METIS_USER_AGENTS"
 BUILTIN_DIR = Path(__file__).resolve().parent / "builtin"
@@ -42,10 +47,11 @@ _FRONT = re.compile(r"\A---[ \t]*\r?\n(.*?)^---[ \t]*\r?$\n?", re.DOTALL | re.MU
 
 
 def _names(value: object) -> object:
-    # "read, grep" is accepted as well as a YAML list.
+    # "read, grep" is accepted as well as a YAML list. A tuple, since strict
+    # validation takes a validator's Python output as Python (no list for a tuple).
     if isinstance(value, str):
-        return [part.strip() for part in value.split(",") if part.strip()]
-    return value
+        return tuple(part.strip() for part in value.split(",") if part.strip())
+    return tuple(value) if isinstance(value, list) else value
 
 
 class AgentDefinition(BaseModel):
@@ -127,28 +133,28 @@ def _field_of(err: Mapping[str, Any]) -> str:
     return ".".join(loc) or "front matter"
 
 
+def _located(exc: InputError) -> str:
+    return f"line {exc.line}: {exc.message}" if exc.line else exc.message
+
+
 def parse_definition(text: str, path: Path, origin: Origin) -> AgentDefinition | DefinitionProblem:
     """One definition from a file's text, or the one-line problem with it."""
     match = _FRONT.match(text)
     if match is None:
         return DefinitionProblem(path, "front matter", "missing: the file must start with '---'")
-    try:
-        data = yaml.safe_load(match.group(1))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" (line {mark.line + 2})" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or "invalid YAML"
-        return DefinitionProblem(path, "front matter", f"{problem}{where}")
+    try:  # JSON's data model and limits; the front matter starts on line 2
+        data = load_yaml(match.group(1), source=str(path), first_line=2)
+    except InputError as exc:
+        return DefinitionProblem(path, "front matter", _located(exc))
     if not isinstance(data, dict):
         return DefinitionProblem(path, "front matter", "must be a YAML mapping")
     for key in ("system_prompt", "origin", "path"):
         if key in data:
             return DefinitionProblem(path, key, "not a front-matter field")
     body = text[match.end() :].strip()
-    try:
-        return AgentDefinition.model_validate(
-            {**data, "system_prompt": body, "origin": origin, "path": str(path)}
-        )
+    fields = {**data, "system_prompt": body, "origin": origin, "path": str(path)}
+    try:  # strict: validated as JSON text, so `true` is no string and no integer
+        return AgentDefinition.model_validate_json(json.dumps(fields), strict=True)
     except ValidationError as exc:
         err = exc.errors()[0]
         return DefinitionProblem(path, _field_of(err), " ".join(str(err["msg"]).split()))
@@ -163,12 +169,9 @@ def _load_dir(
     seen: dict[str, Path] = {}
     for path in sorted(directory.glob("*.md")):
         try:
-            text = path.read_text(encoding="utf-8")
-        except UnicodeDecodeError:
-            problems.append(DefinitionProblem(path, "file", "not UTF-8 text"))
-            continue
-        except OSError as exc:
-            problems.append(DefinitionProblem(path, "file", f"cannot read: {exc.strerror or exc}"))
+            text = read_input_text(path)  # a regular file, bounded, UTF-8
+        except InputError as exc:
+            problems.append(DefinitionProblem(path, "file", _located(exc)))
             continue
         got = parse_definition(text, path, origin)
         if isinstance(got, DefinitionProblem):

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import signal
 import sys
@@ -26,9 +25,10 @@ from typing import Any
 
 import attrs
 
-from metis_model.trace import Decision, HookRef, Mode, Route, TraceHeader
+from metis_model.trace import Decision, HookRef, InputError, Mode, Route, TraceHeader
 
 from .._errors import ConfigError
+from .._input import read_input_json
 from .._lifeline import die_with_parent
 from .._private import (
     append_private_jsonl,
@@ -499,12 +499,13 @@ class AgentSupervisor:
 
     def _collect(self, record: ChildRecord, returncode: int | None) -> None:
         data: dict[str, Any] = {}
-        with contextlib.suppress(OSError, json.JSONDecodeError):
-            loaded = json.loads((record.agent_dir / "result.json").read_text(encoding="utf-8"))
+        with contextlib.suppress(InputError):  # no result (or a bad one): the status says why
+            loaded = read_input_json(record.agent_dir / "result.json")
             if isinstance(loaded, dict):
                 data = loaded
         record.text = str(data.get("text", ""))
-        record.turns = int(data.get("turns", 0) or 0)
+        turns = data.get("turns", 0)
+        record.turns = turns if type(turns) is int and turns >= 0 else 0
         status = str(data.get("status", ""))
         if record.kill_reason is not None:
             record.status = record.kill_reason

@@ -63,13 +63,15 @@ def test_a_full_definition_parses(tmp_path: Path) -> None:
     ("text", "field", "words"),
     [
         ("no front matter\n", "front matter", "missing"),
-        ("---\nname: ok\ndescription: a: b\n---\nbody\n", "front matter", "(line 3)"),
+        ("---\nname: ok\ndescription: a: b\n---\nbody\n", "front matter", "line 3: not valid yaml"),
+        ("---\nname: ok\ndescription: 2024-01-01\n---\n", "front matter", "line 3: description: a yaml timestamp"),
+        ("---\nname: ok\ndescription: true\n---\n", "description", "valid string"),
         ("---\n- a list\n---\n", "front matter", "mapping"),
         ("---\ndescription: d\n---\n", "name", "required"),
         ("---\nname: Bad Name\ndescription: d\n---\n", "name", "lower-case"),
         ("---\nname: ok\n---\n", "description", "required"),
         ("---\nname: ok\ndescription: d\nthinking: huge\n---\n", "thinking", "off"),
-        ("---\nname: ok\ndescription: d\ntools: 3\n---\n", "tools", "tuple"),
+        ("---\nname: ok\ndescription: d\ntools: 3\n---\n", "tools", "array"),
         ("---\nname: ok\ndescription: d\ncolour: red\n---\n", "colour", "not permitted"),
         (
             "---\nname: ok\ndescription: d\nsystem_prompt: x\n---\n",
@@ -121,7 +123,7 @@ def test_a_bad_file_does_not_stop_the_others(tmp_path: Path) -> None:
     assert "good" in catalog.agents and "bad" not in catalog.agents
     problems = [str(p) for p in catalog.problems]
     assert problems[0].startswith(f"{bad}: thinking: ")
-    assert problems[1].endswith("c-binary.md: file: not UTF-8 text")
+    assert problems[1].endswith("c-binary.md: file: line 1: not UTF-8 text (at byte column 1)")
     assert "name: 'good' is also defined in" in problems[2]
     assert catalog.agents["good"].description == "fine"
 
