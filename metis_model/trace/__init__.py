@@ -91,6 +91,7 @@ if _typing.TYPE_CHECKING:
         window,
     )
     from ._figure_trace import (
+        event_label,
         trace_figure,
         tree_figure,
     )
@@ -270,6 +271,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "window",
     ),
     "._figure_trace": (
+        "event_label",
         "trace_figure",
         "tree_figure",
     ),
@@ -492,6 +494,7 @@ __all__ = [
     "decode_json",
     "dumps_trace",
     "dumps_turn_log",
+    "event_label",
     "figure_graph",
     "find_credentials",
     "first_error",

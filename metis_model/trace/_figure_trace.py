@@ -146,6 +146,8 @@ def _fact(data: Mapping[str, Any], name: str) -> list[str]:
         return []
     value = data[name]
     if name == "calls":
+        if not value:
+            return []
         return ["calls=" + ",".join(f"{c['occ']}:{c['tool']}" for c in value)]
     if name == "facts":
         facts = dict(value)

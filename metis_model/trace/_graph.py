@@ -91,9 +91,14 @@ class LinkStyle:
 LINKS: dict[str, LinkStyle] = {
     "cause": LinkStyle("#455a64", "causal edge (an event depends on an earlier one)"),
     "interval": LinkStyle(
-        "#1e88e566", "execution interval, effect start to end (over its causal edges)", penwidth="7"
+        "#1e88e566",
+        "execution interval, effect start to end (over its causal edges)",
+        penwidth="7",
+        arrowhead="none",
     ),
-    "open": LinkStyle("#1e88e566", "execution interval with no end in the file", "dashed", "7"),
+    "open": LinkStyle(
+        "#1e88e566", "execution interval with no end in the file", "dashed", "7", "none"
+    ),
     "overlap": LinkStyle(
         RED, "overlap of intervals the invariant forbids", "dashed", "2.5", "none", False
     ),
@@ -298,7 +303,8 @@ def _legend(g: graphviz.Digraph, figure: Figure, prefix: str) -> None:
         for n, (meaning, sample) in enumerate(rows):
             name = f"legend_{n}"
             sample.update(id=f"{prefix}{name}", label=_label([meaning]), fontsize="9")
-            sample["class"] += " legend-item"
+            # A sample is no item of the figure: `item` (what tests and the report count) goes.
+            sample["class"] = "legend-item " + sample["class"].removeprefix("item ")
             sample.pop("group", None)
             legend.node(name, **sample)
             if previous:
@@ -325,6 +331,7 @@ def _legend(g: graphviz.Digraph, figure: Figure, prefix: str) -> None:
             )
             sample = _link_attrs(Link(tail, head, role, tone), prefix)
             sample.pop("constraint", None)
+            sample["class"] = "legend-sample " + sample["class"].removeprefix("link ")
             legend.edge(tail, head, **sample)
             if previous:
                 legend.edge(previous, tail, style="invis")
