@@ -105,7 +105,7 @@ def _builder(
         return lambda vs: trace_figure(
             header, events, vs[0] if vs else None, name=source, limit=limit
         )
-    from metis_model.transcripts import claude_code_figure, transcript_figure
+    from metis_model.transcripts._figure import claude_code_figure, transcript_figure
 
     if fmt == "claude-code":
         return lambda vs: claude_code_figure(text, companions, vs, name=source, limit=limit)

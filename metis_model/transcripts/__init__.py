@@ -28,7 +28,6 @@ from ._check import (
     check_transcript,
 )
 from ._detect import detect_format
-from ._figure import claude_code_figure, transcript_figure
 from ._rules import BY_RULE, FORMAT_RULES, RULES, FormatRules, Rule
 
 __all__ = [
@@ -44,7 +43,5 @@ __all__ = [
     "TranscriptFormatError",
     "check_claude_code_tree",
     "check_transcript",
-    "claude_code_figure",
     "detect_format",
-    "transcript_figure",
 ]
