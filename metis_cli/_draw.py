@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 import attrs
 import click
 
+from ._conform import FORMATS
 from ._output import bad_input
 from ._transcripts import STDIN, BadInput, FileResult, Unit, check_loaded, expand, load
 
@@ -30,18 +31,6 @@ if TYPE_CHECKING:
     from metis_model.trace import Figure
 
 KINDS = ("svg", "png", "html", "dot")
-DRAW_FORMATS = (
-    "trace",
-    "auto",
-    "anthropic",
-    "openai-chat",
-    "openai-responses",
-    "claude-code",
-    "codex",
-    "pydantic-ai",
-    "otel",
-    "openai-agents",
-)
 # `dot` on a windowed figure takes well under a second; a minute means it hangs.
 DOT_TIMEOUT_S = 60.0
 DEFAULT_LIMIT = 150
@@ -215,7 +204,7 @@ def file_name(source: str, n: int, invariant: str) -> str:
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(DRAW_FORMATS),
+    type=click.Choice(FORMATS),
     default="auto",
     show_default=True,
     help="What the input is (as `metis conform --format`); auto detects it. "
