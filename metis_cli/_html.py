@@ -182,25 +182,34 @@ def _others(run: Run) -> str:
 
 
 def _coverage(run: Run) -> str:
-    """Every invariant the model knows, and each other ID some check counted."""
-    from metis_model import INVARIANTS
+    """`metis conform --coverage`'s counts (`metis_model.Coverage`): every
+    invariant and how often it was checked, in how many files, then every
+    model transition and how often it was taken."""
+    from metis_model import Coverage
 
-    checks: Counter[str] = Counter()
-    files: Counter[str] = Counter()
-    for result in run.results:
-        for key, count in (result.report.checks if result.report else {}).items():
-            checks[key] += count
-            files[key] += 1 if count else 0
-    ids = [i.id for i in INVARIANTS] + sorted(set(checks) - {i.id for i in INVARIANTS})
+    reports = [r.report for r in run.results if r.report is not None]
+    cov = Coverage()
+    cov.add_all(reports)
+    summary = cov.summary()
+    files: Counter[str] = Counter(k for r in reports for k, n in r.checks.items() if n)
+    checks: dict[str, int] = summary["invariants"]
     rows = "".join(
-        f"<tr class='{'zero' if not checks[i] else ''}'><td>{_e(i)}</td>"
-        f"<td>{checks[i]}</td><td>{files[i]}</td></tr>"
-        for i in ids
+        f"<tr class='{'' if n else 'zero'}'><td>{_e(i)}</td><td>{n}</td><td>{files[i]}</td></tr>"
+        for i, n in checks.items()
     )
-    exercised = sum(1 for i in ids if checks[i])
+    steps: dict[str, int] = summary["transitions"]
+    step_rows = "".join(
+        f"<tr class='{'' if n else 'zero'}'><td>{_e(t)}</td><td>{n}</td></tr>"
+        for t, n in steps.items()
+    )
+    exercised = sum(1 for n in checks.values() if n)
+    taken = sum(1 for n in steps.values() if n)
     return (
-        f"<h2>Coverage</h2>\n<p>{exercised} of {len(ids)} invariants checked at least once "
+        f"<h2>Coverage</h2>\n<p>{exercised} of {len(checks)} invariants checked at least once, "
+        f"{taken} of {len(steps)} model transitions taken, over {cov.reports} report(s) "
         "(a 0 proves nothing about that invariant).</p>\n"
         "<table id='coverage'><tr><th>invariant</th><th>checks</th><th>files</th></tr>"
-        f"{rows}</table>"
+        f"{rows}</table>\n"
+        "<table id='transitions'><tr><th>transition</th><th>taken</th></tr>"
+        f"{step_rows}</table>"
     )
