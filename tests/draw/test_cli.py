@@ -118,7 +118,7 @@ def test_conform_draws_every_violation_and_writes_the_report(tmp_path: Path) -> 
     assert page.count("<svg") == expected
     for invariant in ("RETRY-1", "SCHED-1", "CHILD-5"):
         assert invariant in page
-    assert "id='coverage'" in page and "id='summary'" in page
+    assert "id='coverage'" in page and "id='summary'" in page and "id='transitions'" in page
     # Self-contained: nothing is fetched (no script, stylesheet, image or frame source).
     assert not re.search(r"<(script|link|img|iframe)\b|\bsrc=|@import|url\(", page)
     # A transcript's report draws it too.
