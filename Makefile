@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 PYTEST := $(BIN)/python -m pytest
 
-.PHONY: setup system-deps test lint typecheck unit demo exhaustive fuzz bench schema explore mutate clean
+.PHONY: setup system-deps test lint typecheck unit demo exhaustive fuzz bench schema explore mutate study clean
 
 $(STAMP): pyproject.toml pytest-metis/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -44,8 +44,10 @@ lint: setup
 typecheck: setup
 	$(BIN)/mypy
 
+# --metis-require-coverage: the suite's runs must reach every invariant ID and
+# model transition (the pytest-metis plugin names what they never reached).
 unit: setup
-	CI=$${CI:-true} $(PYTEST) -q -p no:cacheprovider -n 2 tests
+	CI=$${CI:-true} $(PYTEST) -q -p no:cacheprovider -n 2 --metis-require-coverage tests
 
 test: lint typecheck unit
 
@@ -57,6 +59,27 @@ demo: setup
 	  --workspace demo-out/workspace --mode acceptEdits --headless --trace demo-out/run.jsonl --witness
 	$(BIN)/metis conform demo-out/run.jsonl
 	$(BIN)/metis demo --out demo-out/story
+	$(MAKE) --no-print-directory demo-plan
+
+# The plan path (specs/plan.md), keyless: a request planned by the engine, paused
+# for consent and resumed; repeated and served from L0 (consent asked again); a
+# changed executor manifest, re-signed, makes the next one a miss. Then every turn
+# log and trace is checked against the model.
+PLAN_WS := demo-out/plan
+PLAN_ASK := "Summarize my notes into Reports/notes-summary.md"
+.PHONY: demo-plan
+demo-plan: setup
+	rm -rf $(PLAN_WS) && mkdir -p $(PLAN_WS)
+	$(BIN)/metis plan run $(PLAN_ASK) --workspace $(PLAN_WS) --owner demo
+	$(BIN)/metis plan resume last --workspace $(PLAN_WS) --owner demo --approve
+	$(BIN)/metis plan run $(PLAN_ASK) --workspace $(PLAN_WS) --owner demo
+	$(BIN)/metis plan resume last --workspace $(PLAN_WS) --owner demo --approve
+	sed -i 's/^version: 1$$/version: 2/' $(PLAN_WS)/.metis/executors/read_notes.yaml
+	$(BIN)/metis plan digest $(PLAN_WS)/.metis/executors/read_notes.yaml --write
+	$(BIN)/metis plan run $(PLAN_ASK) --workspace $(PLAN_WS) --owner demo
+	$(BIN)/metis plan resume last --workspace $(PLAN_WS) --owner demo --approve
+	$(BIN)/metis plan cache --workspace $(PLAN_WS)
+	$(BIN)/metis conform $(PLAN_WS)/.metis/plan/turns
 
 exhaustive: setup
 	HYPOTHESIS_PROFILE=exhaustive $(PYTEST) -q -m exhaustive tests
@@ -68,6 +91,11 @@ fuzz: setup
 # A long exploration of the runtime (make test runs the bounded sweep in tests/explore).
 explore: setup
 	$(BIN)/metis explore --budget $${BUDGET:-600} --seed $${SEED:-0} --out $${OUT:-explore-out}
+
+# Every research study's tables, raw samples and figures (PNG and SVG), at the
+# paper's sizes (`metis study`, metis_studies/); the README shows two figures.
+study: setup
+	$(BIN)/metis study all --out $${OUT:-notebooks/results}
 
 # The mutation score: every seeded fault of tests/mutants/ through the conformance channel
 # alone (metis explore with a fixed budget + metis conform on the studies' traces).

@@ -31,15 +31,23 @@ COMMANDS: dict[str, str] = {
     "faults": "metis_cli._faults:faults",
     "hook": "metis_cli._hook:hook",
     "permissions": "metis_cli._permissions:permissions",
+    "plan": "metis_cli._plan:plan",
     "prove": "metis_cli._prove:prove",
     "run": "metis_cli._run:run",
     "spec": "metis_cli._spec:spec",
+    "study": "metis_cli._study:study",
+    "tasks": "metis_cli._plan:tasks",
 }
 
 
 # Packages of the optional extras that some commands need (`metis explore` and
 # `metis demo` draw with Hypothesis): a command without them says so in one line.
-OPTIONAL: dict[str, str] = {"hypothesis": "test", "pytest": "test", "distributed": "dask"}
+OPTIONAL: dict[str, str] = {
+    "hypothesis": "test",
+    "pytest": "test",
+    "distributed": "dask",
+    "matplotlib": "studies",
+}
 
 
 class LazyGroup(click.Group):
