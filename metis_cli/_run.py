@@ -93,7 +93,16 @@ from metis_runtime.agents._process import PASSTHROUGH_ENV
 from metis_runtime.agents._worktree import remove_stale_worktrees
 from metis_runtime.context import ContextBudget, ContextController, provider_summarizer
 from metis_runtime.dispatch import FourClassDispatcher, SerialDispatcher
-from metis_runtime.permissions import Gate, Policy, is_protected
+from metis_runtime.permissions import (
+    MODE_NAMES,
+    Gate,
+    Loaded,
+    Policy,
+    is_protected,
+    load_hierarchy,
+    parse_mode,
+    run_files,
+)
 from metis_runtime.providers import (
     AnthropicProvider,
     AssistantMessage,
@@ -119,7 +128,6 @@ DEFAULT_SCENARIO = "edit_files"
 PROVIDERS = ("replay", "anthropic", "openai")
 DEFAULT_MODELS = {"anthropic": "claude-sonnet-4-5", "openai": "gpt-4.1"}
 DEFAULT_MAX_RETRIES = RetryPolicy().max_retries
-_MODES = {m.value: m for m in Mode}
 # Agent tools that start, stop or steer processes (kind exec); list/wait are read-only.
 AGENT_EXEC_TOOLS = ("spawn_agent", "kill_agent", "message_agent")
 _GIT_IDENTITY = {
@@ -388,18 +396,54 @@ def _child_provider(config: Mapping[str, Any]) -> ProviderConfig:
     return ProviderConfig.model_validate({"kind": name, "model": model, "max_retries": retries})
 
 
+def _settings(named: tuple[str, ...], workspace: Path, real: bool) -> Loaded:
+    """The run's settings: the hierarchy of the workspace (managed, `--settings`,
+    local and shared project, user; specs/permissions.md), or with `real`
+    false only the `--settings` files."""
+    try:
+        return load_hierarchy(run_files(named, workspace, real=real))
+    except MetisRuntimeError as exc:
+        _bad(str(exc))
+
+
+def _run_mode(mode: str | None, loaded: Loaded) -> tuple[Mode, bool]:
+    """`--mode`, else the settings' defaultMode, else default; and whether it is auto."""
+    if mode is None:
+        chosen, auto = loaded.mode or Mode.DEFAULT, loaded.auto
+    else:
+        try:
+            chosen, auto = parse_mode(mode, "--mode")
+        except MetisRuntimeError:
+            _bad(f"--mode {mode!r}: unknown mode (one of {', '.join(MODE_NAMES)})")
+    if auto and loaded.policy.auto_disabled:
+        _bad("--mode: auto is disabled by disableAutoMode")
+    return chosen, auto
+
+
+def _settings_meta(loaded: Loaded, real: bool) -> dict[str, Any]:
+    """What the trace header records of the settings: the files read, in the
+    order they were loaded, and what was ignored in them."""
+    meta: dict[str, Any] = {
+        "settings_hierarchy": real,
+        "settings": [
+            {"path": str(f.path), "level": f.level, "source": f.source.value} for f in loaded.files
+        ],
+    }
+    if loaded.notes:
+        meta["settings_notes"] = list(loaded.notes)
+    return meta
+
+
 def _gate(
     mode: Mode,
     workspace: Path,
     headless: bool,
-    settings: tuple[str, ...],
+    policy: Policy,
     agent_tools: str,
     trace: Path | None = None,
+    auto: bool = False,
 ) -> Gate:
-    policy = Policy()
     try:
-        for path in settings:
-            policy.load(path, Source.CLI)
         if agent_tools == "allow":
             for name in AGENT_EXEC_TOOLS:
                 policy.add(
@@ -415,6 +459,7 @@ def _gate(
             Route.HEADLESS if headless else Route.INTERACTIVE,
             headless_default=Decision.DENY,
             protected_paths=_run_files(trace) if trace is not None else (),
+            auto=auto,
         )
     except MetisRuntimeError as exc:
         _bad(str(exc))
@@ -661,7 +706,11 @@ def _witnessed(witness_arg: str | None, trace_path: Path, workspace: Path, run_i
 @click.command("run", cls=_OneLineErrors)
 @click.argument("task", required=False)
 @click.option("--workspace", "workspace_arg", metavar="DIR", help="Directory the tools work in.")
-@click.option("--mode", default="default", show_default=True, help=f"One of {', '.join(_MODES)}.")
+@click.option(
+    "--mode",
+    default=None,
+    help=f"One of {', '.join(MODE_NAMES)} (default: the settings' defaultMode, else default).",
+)
 @click.option(
     "--provider",
     "provider_arg",
@@ -691,7 +740,24 @@ def _witnessed(witness_arg: str | None, trace_path: Path, workspace: Path, run_i
     help="Retries of a live request that failed transiently (429, 5xx, 529) "
     "before any answer arrived; 0 disables.",
 )
-@click.option("--settings", multiple=True, metavar="FILE", help="Permission settings (cli source).")
+@click.option(
+    "--settings",
+    multiple=True,
+    metavar="FILE",
+    help="Permission settings at the command-line level (repeatable; a file at one of "
+    "the real locations keeps its own level).",
+)
+@click.option(
+    "--settings-hierarchy/--no-settings-hierarchy",
+    "settings_hierarchy",
+    default=True,
+    envvar="METIS_SETTINGS_HIERARCHY",
+    show_default=True,
+    help="Also read the real settings hierarchy: managed, .claude/settings.local.json, "
+    ".claude/settings.json and ~/.claude/settings.json of the workspace, and the .metis/ "
+    "equivalents. --no-settings-hierarchy (or METIS_SETTINGS_HIERARCHY=0) reads only "
+    "--settings, for a run that does not depend on the machine.",
+)
 @click.option(
     "--ask-agent-tools",
     is_flag=True,
@@ -728,7 +794,7 @@ def _witnessed(witness_arg: str | None, trace_path: Path, workspace: Path, run_i
 def run(
     task: str | None,
     workspace_arg: str | None,
-    mode: str,
+    mode: str | None,
     provider_arg: str | None,
     model: str | None,
     scenario: str,
@@ -737,6 +803,7 @@ def run(
     max_turns: int,
     max_retries: int,
     settings: tuple[str, ...],
+    settings_hierarchy: bool,
     ask_agent_tools: bool,
     pass_env: tuple[str, ...],
     resume: bool,
@@ -766,8 +833,8 @@ def run(
         budget = budget_from_options(options)
     except MetisRuntimeError as exc:
         _bad(str(exc))
-    if mode not in _MODES:
-        _bad(f"--mode {mode!r}: unknown mode (one of {', '.join(_MODES)})")
+    if mode is not None and mode not in MODE_NAMES:
+        _bad(f"--mode {mode!r}: unknown mode (one of {', '.join(MODE_NAMES)})")
     if max_turns < 1:
         _bad(f"--max-turns {max_turns}: must be at least 1")
     if max_retries < 0:
@@ -805,7 +872,9 @@ def run(
     if witnessed_id is None:
         _witnessed(witness_arg, trace_path, workspace, run_id)
     agent_tools = "ask" if ask_agent_tools else "allow"
-    gate = _gate(_MODES[mode], workspace, headless, settings, agent_tools, trace_path)
+    read = _settings(settings, workspace, settings_hierarchy)
+    chosen, auto = _run_mode(mode, read)
+    gate = _gate(chosen, workspace, headless, read.policy, agent_tools, trace_path, auto)
     config = {
         "task": task,
         "provider": provider_name,
@@ -816,6 +885,8 @@ def run(
         "max_turns": max_turns,
         "max_retries": max_retries,
         "settings": list(settings),
+        "settings_hierarchy": settings_hierarchy,
+        "auto": auto,
         "agent_tools": agent_tools,
         "pass_env": list(pass_env),
         "guard": limits.to_json(),
@@ -829,7 +900,7 @@ def run(
     supervisor = _supervisor(identity, ledger, workspace, gate, config, budget)
     registry = _registry(supervisor)
     header = make_header(
-        mode=_MODES[mode],
+        mode=chosen,
         tools=registry.names(),
         route=gate.route,
         headless_default=Decision.DENY,
@@ -839,6 +910,8 @@ def run(
             "task": task,
             "provider": provider_name,
             "workspace": str(workspace),
+            **_settings_meta(read, settings_hierarchy),
+            **({"auto_mode": True} if auto else {}),
             **supervisor.header_meta(),
         },
     )
@@ -909,6 +982,10 @@ def _resume(
         if type(cfg["max_turns"]) is not int or cfg["max_turns"] < 1:  # strict: no "50", no true
             raise ValueError(f"max_turns {cfg['max_turns']!r} is not a positive integer")
         settings = tuple(str(s) for s in cfg.get("settings", ()))
+        # Runs recorded before the hierarchy was read read only --settings.
+        real, auto = cfg.get("settings_hierarchy", False), cfg.get("auto", False)
+        if type(real) is not bool or type(auto) is not bool:
+            raise ValueError("settings_hierarchy and auto must be true or false")
         provider_name = str(cfg["provider"])
         _check_provider_config(cfg)
     except (KeyError, TypeError, ValueError) as exc:
@@ -924,9 +1001,9 @@ def _resume(
         _witnessed(witness_arg, trace_path, workspace, header.run_id)
     # Runs recorded before sub-agents were wired have no agent tools: keep it so.
     agent_tools = str(cfg.get("agent_tools", "ask"))
-    gate = _gate(
-        header.mode, workspace, header.route is Route.HEADLESS, settings, agent_tools, trace_path
-    )
+    read = _settings(settings, workspace, real)
+    headless = header.route is Route.HEADLESS
+    gate = _gate(header.mode, workspace, headless, read.policy, agent_tools, trace_path, auto)
     provider = _build_provider(cfg, skip=len(scan.assistant_turns))
     tree = _tree_dir(trace_path)
     budget = _budget(cfg, journal_path)
