@@ -41,7 +41,7 @@ import subprocess
 import sys
 import threading
 import uuid
-from collections.abc import Coroutine, Mapping
+from collections.abc import Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -75,7 +75,7 @@ from metis_runtime import (
 from metis_runtime._errors import ToolError
 from metis_runtime._failpoints import inherited_failpoint
 from metis_runtime._input import read_input_text
-from metis_runtime._private import default_redactor
+from metis_runtime._private import default_redactor, write_private
 from metis_runtime._yaml import load_yaml
 from metis_runtime.agents import (
     AgentIdentity,
@@ -125,6 +125,12 @@ from .witness._launch import WITNESSED_ENV
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 STANDALONE = False  # set by `metis_cli.main` and `python -m metis_cli._run`
 DEFAULT_SCENARIO = "edit_files"
+STDIN = "-"
+STDIN_SCENARIO = "scenario.yaml"  # `--scenario -`, kept in the run's folder
+_TRACE_NOT_STDIN = (
+    "--trace -: a run writes its trace to a file and appends to it (its journal "
+    "beside it, which --resume needs): give a path"
+)
 PROVIDERS = ("replay", "anthropic", "openai")
 DEFAULT_MODELS = {"anthropic": "claude-sonnet-4-5", "openai": "gpt-4.1"}
 DEFAULT_MAX_RETRIES = RetryPolicy().max_retries
@@ -202,15 +208,31 @@ def _provider_default() -> str:
     return "replay"
 
 
-def _scenario(spec: str) -> Scenario:
+def _scenario(spec: str) -> tuple[Scenario, str]:
+    """The scenario and its text, read once (`-`: standard input)."""
     shipped = builtin_scenarios()
     path = shipped.get(spec, Path(spec))
-    if spec not in shipped and not path.exists() and not path.is_symlink():
+    if spec != STDIN and spec not in shipped and not path.exists() and not path.is_symlink():
         _bad(f"--scenario {spec!r}: no such scenario (shipped: {', '.join(shipped)}) or file")
     try:
-        return load_scenario(path)
+        text = read_input_text(STDIN if spec == STDIN else path)
+        return load_scenario(spec if spec == STDIN else path, text=text), text
+    except InputError as exc:
+        _bad(f"--scenario {exc}" if spec == STDIN else str(exc))
     except MetisRuntimeError as exc:
         _bad(str(exc))
+
+
+def _keep_stdin_scenario(text: str, tree: Path) -> Path:
+    """A scenario read from standard input, kept in the run's folder (0600,
+    redacted like every file metis writes) so that a resume, or the run the
+    witness starts again, reads it from there."""
+    copy = tree / STDIN_SCENARIO
+    try:
+        write_private(copy, text)
+    except OSError as exc:
+        _bad(f"{copy}: cannot write the scenario read from stdin: {exc.strerror or exc}")
+    return copy
 
 
 def _seed(workspace: Path, files: Mapping[str, str]) -> None:
@@ -263,10 +285,12 @@ class _Extras:
     git: bool = False
 
 
-def _scenario_extras(scenario: Scenario) -> _Extras:
+def _scenario_extras(scenario: Scenario, text: str) -> _Extras:
     path = scenario.path
+    # A scenario on stdin names its children's cassettes relative to the current folder.
+    folder = Path.cwd() if os.fspath(path) == STDIN else path.parent
     try:
-        data = load_yaml(read_input_text(path), source=str(path))
+        data = load_yaml(text, source=str(path))
     except InputError as exc:
         _bad(str(exc))
     data = data if isinstance(data, dict) else {}
@@ -281,7 +305,7 @@ def _scenario_extras(scenario: Scenario) -> _Extras:
     for name, rel in raw.items():
         if not isinstance(name, str) or not isinstance(rel, str) or not rel:
             _bad(f"{path}: agents[{name!r}]: must name a cassette file")
-        cassette = (path.parent / rel).resolve()
+        cassette = (folder / rel).resolve()
         try:
             load_cassette(cassette)  # a bad child cassette is bad input now, not a child failure
         except MetisRuntimeError as exc:
@@ -355,7 +379,7 @@ def _check_provider_config(config: Mapping[str, Any]) -> None:
 def _build_provider(config: Mapping[str, Any], skip: int = 0) -> Provider:
     name = config["provider"]
     if name == "replay":
-        scenario = _scenario(config["scenario"])
+        scenario, _ = _scenario(config["scenario"])
         cassette = scenario.cassette
         # A resumed run continues after the answers it already has.
         return ReplayProvider(Cassette(cassette.path, cassette.interactions[skip:]))
@@ -470,7 +494,7 @@ def _run_files(trace: Path) -> tuple[Path, ...]:
     the journal, and the agent tree's ledger, children's traces and offloads
     (not `worktrees/`, where children work)."""
     tree = _tree_dir(trace)
-    owned = (tree / "guard.json", tree / "agents", tree / "offload")
+    owned = (tree / "guard.json", tree / "agents", tree / "offload", tree / STDIN_SCENARIO)
     return (trace, _journal_path(trace), *owned)
 
 
@@ -679,12 +703,18 @@ def _journal_path(trace: Path) -> Path:
     return trace.with_name(trace.name + ".journal")
 
 
-def _witnessed(witness_arg: str | None, trace_path: Path, workspace: Path, run_id: str) -> None:
+def _witnessed(
+    witness_arg: str | None,
+    trace_path: Path,
+    workspace: Path,
+    run_id: str,
+    again: Sequence[str] = (),
+) -> None:
     """With `--witness` (when `metis` did not start the witness already, see
     `witness._launch.early`): become the witness (exec), which starts this
-    same command, with this trace and run id, once it watches
-    (specs/witness.md). Its exit status is the run's. Nothing of the runtime
-    ran yet."""
+    same command (`again` appended), with this trace and run id, once it
+    watches (specs/witness.md). Its exit status is the run's. Nothing of the
+    runtime ran yet."""
     if witness_arg is None:
         return
     from .witness import witness_path
@@ -693,7 +723,7 @@ def _witnessed(witness_arg: str | None, trace_path: Path, workspace: Path, run_i
     out = Path(witness_arg) if witness_arg != "-" else witness_path(trace_path)
     if out.exists() and not out.is_file():
         _bad(f"--witness {out}: not a regular file")
-    args = list(click.get_current_context().meta.get("metis_run_args", ()))
+    args = [*click.get_current_context().meta.get("metis_run_args", ()), *again]
     # A fail point armed for this run (METIS_FAILPOINT, taken out of the
     # environment when the runtime was imported) is armed again in the run.
     env = {**os.environ, **inherited_failpoint()}
@@ -844,8 +874,10 @@ def run(
         _bad(f"--provider {provider_name!r}: unknown provider (one of {', '.join(PROVIDERS)})")
     if workspace_arg is None:
         _bad("--workspace DIR is required")
-    loaded = _scenario(scenario) if provider_name == "replay" else None
-    extras = _scenario_extras(loaded) if loaded is not None else _Extras({})
+    if trace_arg == STDIN:
+        _bad(_TRACE_NOT_STDIN)
+    loaded, scenario_text = _scenario(scenario) if provider_name == "replay" else (None, "")
+    extras = _scenario_extras(loaded, scenario_text) if loaded is not None else _Extras({})
     workspace = _workspace(workspace_arg)
     scenario_path = ""
     if loaded is not None:
@@ -869,8 +901,12 @@ def run(
     tree = _tree_dir(trace_path)
     if (tree / "guard.json").exists():
         _bad(f"{tree}: holds another run's agent tree (guard.json); use another --trace")
+    if loaded is not None and os.fspath(loaded.path) == STDIN:
+        scenario_path = str(_keep_stdin_scenario(scenario_text, tree))
     if witnessed_id is None:
-        _witnessed(witness_arg, trace_path, workspace, run_id)
+        # Standard input is read: the run the witness starts reads the kept copy.
+        again = ["--scenario", scenario_path] if scenario == STDIN else []
+        _witnessed(witness_arg, trace_path, workspace, run_id, again)
     agent_tools = "ask" if ask_agent_tools else "allow"
     read = _settings(settings, workspace, settings_hierarchy)
     chosen, auto = _run_mode(mode, read)
@@ -964,6 +1000,8 @@ def _resume(
         if workspace_arg is None:
             _bad("--resume needs --trace PATH (or --workspace DIR to pick its latest run)")
         trace_path = _latest_trace(Path(workspace_arg))
+    elif trace_arg == STDIN:
+        _bad(_TRACE_NOT_STDIN)
     else:
         trace_path = Path(trace_arg)
     journal_path = _journal_path(trace_path)
