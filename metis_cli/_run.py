@@ -500,8 +500,10 @@ def _run_files(trace: Path) -> tuple[Path, ...]:
 
 def _tree_dir(trace: Path) -> Path:
     """Where the run's agent tree lives (ledger, children, worktrees, offloads):
-    the trace's folder for a `trace.jsonl`, else `<trace>.agents/` beside it."""
-    return trace.parent if trace.name == "trace.jsonl" else trace.with_name(trace.name + ".agents")
+    the runtime's layout (`metis_runtime._layout`)."""
+    from metis_runtime._layout import tree_dir
+
+    return tree_dir(trace)
 
 
 def _limits(config: Mapping[str, Any], where: Path) -> GuardLimits:
@@ -559,6 +561,16 @@ def _registry(supervisor: AgentSupervisor | None) -> ToolRegistry:
         _bad(str(exc))
 
 
+def _call_timeout(config: Mapping[str, Any]) -> float | None:
+    """The run's per-call limit (a resumed run keeps its recorded one)."""
+    value = config.get("call_timeout")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        _bad(f"the run's call_timeout {value!r} is unusable: it must be a positive number")
+    return float(value)
+
+
 def _loop(
     provider: Provider,
     registry: ToolRegistry,
@@ -588,7 +600,7 @@ def _loop(
         journal=journal,
         dispatcher=_dispatcher(serial),
         observer=_Progress(quiet),
-        config=LoopConfig(max_turns=int(config["max_turns"])),
+        config=LoopConfig(max_turns=int(config["max_turns"]), call_timeout=_call_timeout(config)),
         context_hook=controller.hook(trace),
         overflow_hook=controller.retry_hook(trace),
     )
@@ -763,6 +775,14 @@ def _witnessed(
 @click.option("--headless", is_flag=True, help="Never ask: asks resolve to deny.")
 @click.option("--max-turns", default=50, show_default=True, type=click.IntRange(1))
 @click.option(
+    "--call-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    metavar="SECONDS",
+    help="Cancel a call whose effect runs longer (that call only; recorded as a "
+    "timeout cancel). Default: no limit beyond each tool's own.",
+)
+@click.option(
     "--max-retries",
     default=DEFAULT_MAX_RETRIES,
     show_default=True,
@@ -831,6 +851,7 @@ def run(
     trace_arg: str | None,
     headless: bool,
     max_turns: int,
+    call_timeout: float | None,
     max_retries: int,
     settings: tuple[str, ...],
     settings_hierarchy: bool,
@@ -919,6 +940,7 @@ def run(
         "agent_scenarios": extras.agents,
         "workspace": str(workspace),
         "max_turns": max_turns,
+        "call_timeout": call_timeout,
         "max_retries": max_retries,
         "settings": list(settings),
         "settings_hierarchy": settings_hierarchy,
