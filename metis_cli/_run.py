@@ -549,9 +549,15 @@ def _supervisor(
     )
 
 
-def _registry(supervisor: AgentSupervisor | None) -> ToolRegistry:
-    loaded = ToolRegistry.load()
-    for problem in loaded.plugin_errors:
+def _registry(supervisor: AgentSupervisor | None, workspace: Path) -> ToolRegistry:
+    """The built-ins, plugins and the workspace's signed executor manifests
+    (`.metis/executors/`: the plan path's catalog and the agent share one
+    registry); a refused manifest is a warning."""
+    from metis_runtime.plan import catalog_for
+
+    catalog = catalog_for(workspace, ToolRegistry.load())
+    loaded = catalog.registry
+    for problem in (*loaded.plugin_errors, *catalog.problems):
         click.echo(f"metis run: warning: {problem}", err=True)
     if supervisor is None:
         return loaded
@@ -956,7 +962,7 @@ def run(
     except (OSError, MetisRuntimeError) as exc:
         _bad(f"{tree}: cannot make the agent tree: {exc}")
     supervisor = _supervisor(identity, ledger, workspace, gate, config, budget)
-    registry = _registry(supervisor)
+    registry = _registry(supervisor, workspace)
     header = make_header(
         mode=chosen,
         tools=registry.names(),
@@ -1077,7 +1083,7 @@ def _resume(
         except (OSError, MetisRuntimeError) as exc:
             _bad(f"{tree}: cannot open the agent tree: {exc}")
         supervisor = _supervisor(identity, ledger, workspace, gate, cfg, budget)
-    registry = _registry(supervisor)
+    registry = _registry(supervisor, workspace)
     if supervisor is not None:
         supervisor.bind(registry.names, trace)
     if not quiet:

@@ -208,6 +208,9 @@ def openai_chat_request_body(request: ModelRequest, model: str) -> dict[str, Any
             }
             for t in request.tools
         ]
+    if request.tool_choice is not None:
+        # https://platform.openai.com/docs/api-reference/chat/create#chat-create-tool_choice
+        body["tool_choice"] = {"type": "function", "function": {"name": request.tool_choice}}
     return body
 
 
