@@ -87,8 +87,8 @@ def _build(
         written.append(rel)
     for folder, patterns in ignores.items():
         target = root / folder
-        if target.is_file():
-            continue
+        if target.is_file() or any(q.is_file() for q in target.parents):
+            continue  # a file where this folder, or one above it, would be
         target.mkdir(parents=True, exist_ok=True)
         (target / ".gitignore").write_text("\n".join(patterns) + "\n")
         written.append(f"{folder}/.gitignore" if folder else ".gitignore")
@@ -151,8 +151,15 @@ def test_a_searched_subfolder_keeps_its_ancestors_rules(tmp_path: Path) -> None:
 # --- core.excludesFile (git's global excludes) ------------------------------------------
 
 
+def _no_negated_folder(tree: tuple[list[str], dict[str, list[str]], list[str]]) -> bool:
+    # A known difference (README, "Ignore files"): `!build/` in one source also
+    # re-includes, for the sources below it, the files inside build/, where git
+    # checks those files against the lower sources on their own.
+    return not any(p == "!build/" for ps in [*tree[1].values(), tree[2]] for p in ps)
+
+
 @settings(max_examples=30, deadline=None)
-@given(trees(), st.lists(st.sampled_from(_PATTERNS), min_size=1, max_size=3))
+@given(trees().filter(_no_negated_folder), st.lists(st.sampled_from(_PATTERNS), min_size=1, max_size=3))
 def test_the_global_excludes_file_ranks_below_the_repositorys_own(
     tree: tuple[list[str], dict[str, list[str]], list[str]], global_patterns: list[str]
 ) -> None:
