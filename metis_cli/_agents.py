@@ -17,8 +17,8 @@ from typing import Any, TypeVar
 import click
 
 from metis_runtime.agents import GuardLimits, load_agents
-from metis_runtime.agents._ablation import ESCAPE_TOOLS, run_child_boundary
 from metis_runtime.context import ContextBudget
+from metis_studies.child_boundary import ESCAPE_TOOLS, run_child_boundary
 
 from ._conform import check_tree_dir
 from ._output import EXIT_OK, EXIT_VIOLATION, emit_json, table
