@@ -17,6 +17,7 @@ $(STAMP): pyproject.toml pytest-metis/pyproject.toml
 
 # graphviz's `dot` renders counterexample graphs; tests render for real.
 # strace lets the witness (specs/witness.md) observe process execution.
+# chromium (headless) loads `metis conform --report`'s page in the browser test.
 system-deps:
 	@command -v dot >/dev/null 2>&1 || { \
 	  if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
@@ -28,6 +29,11 @@ system-deps:
 	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq strace >/dev/null) \
 	      || echo "warning: could not install strace"; \
 	  else echo "warning: strace is not installed; the witness will not observe process execution"; fi; }
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+	      || echo "warning: could not install chromium"; \
+	  else echo "warning: chromium is not installed; the HTML report's browser test will fail"; fi; }
 
 setup: $(STAMP) system-deps
 

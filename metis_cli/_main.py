@@ -25,6 +25,7 @@ COMMANDS: dict[str, str] = {
     "check": "metis_cli._spec:check",
     "conform": "metis_cli._conform:conform",
     "counterexample": "metis_cli._prove:counterexample",
+    "draw": "metis_cli._draw:draw",
     "demo": "metis_cli._demo:demo",
     "explore": "metis_cli._explore:explore",
     "faults": "metis_cli._faults:faults",
