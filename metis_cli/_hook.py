@@ -227,7 +227,6 @@ def _locked(trace: Path) -> Iterator[dict[str, Any]]:
         state = _read_state(state_file)
         yield state
         write_private_json(state_file, state)
-        write_private_json(state_file, state)
     finally:
         os.close(fd)
 
@@ -289,6 +288,7 @@ def _record_call(
     with _locked(trace) as state:
         key, thread = _thread(payload, state)
         if thread["message"] is None:  # a new assistant message (no result since the last call)
+            _close_unanswered_asks(payload, trace, key, thread)
             thread["message"] = f"msg_hook_{uuid.uuid4().hex[:16]}"
         record = _base(payload, key, thread["last"])
         record.update(
@@ -308,6 +308,8 @@ def _record_call(
         _append(trace, record)
         thread["last"] = record["uuid"]
         thread["open"][call_id] = record["uuid"]
+        if decision.decision is Decision.ASK:
+            thread.setdefault("asked", []).append(call_id)
         if decision.decision is Decision.DENY:  # Claude Code answers a denied call itself
             _result(payload, trace, key, thread, call_id, reason, error=True)
 
@@ -362,9 +364,30 @@ def _record_result(payload: Mapping[str, Any], trace: Path, failed: bool) -> Non
         _result(payload, trace, key, thread, call_id, text, error=failed)
 
 
+# Claude Code runs no PostToolUse hook for a call its user rejected in the
+# permission dialog (https://code.claude.com/docs/en/hooks: PostToolUse runs
+# "after a tool completes successfully"), yet it answers the model with an error
+# result. The hook writes that answer itself, or its trace would hold a false
+# CLOSE-2; only for calls metis sent to the dialog (ask): any other call left
+# without a result is still reported.
+_NOT_APPROVED = (
+    "[metis hook: no PostToolUse came for this call, which went to Claude Code's "
+    "permission dialog: the user did not approve it]"
+)
+
+
+def _close_unanswered_asks(
+    payload: Mapping[str, Any], trace: Path, key: str, thread: dict[str, Any]
+) -> None:
+    for call_id in thread.pop("asked", []):
+        if call_id in thread["open"]:
+            _result(payload, trace, key, thread, call_id, _NOT_APPROVED, error=True)
+
+
 def _record_stop(payload: Mapping[str, Any], trace: Path, event: str) -> None:
     with _locked(trace) as state:
         key, thread = _thread(payload, state)
+        _close_unanswered_asks(payload, trace, key, thread)
         record = _base(payload, key, thread["last"])
         record.update(type="system", subtype=event.lower(), content=f"{event} hook")
         _append(trace, record)

@@ -265,3 +265,30 @@ def test_the_hook_traces_state_is_read_as_every_input(project: Path) -> None:
     os.mkfifo(state)
     code, _, err = run(json.dumps(payload(project, "Bash", {"command": "ls"})))
     assert code == 2 and ("fifo" in err.lower() or "not a regular file" in err), err
+
+
+def test_a_call_the_user_rejected_in_the_dialog_is_answered_not_left_open(project: Path) -> None:
+    # Claude Code runs no PostToolUse for a call its user rejected; it answers the
+    # model with an error. The hook writes that answer (no false CLOSE-2), only for
+    # a call metis sent to the dialog (ask): a plain allowed call left open is a finding.
+    trace = project / ".metis" / "claude-code" / "abc123.jsonl"
+    decide(project, "Bash", {"command": "git push origin main"}, tool_use_id="toolu_R1")
+    decide(project, "Bash", {"command": "npm test"}, tool_use_id="toolu_N")  # the next turn
+    _event(project, "PostToolUse", tool_name="Bash", tool_input={}, tool_use_id="toolu_N",
+           tool_response="ok")  # fmt: skip
+    decide(project, "Bash", {"command": "git push origin dev"}, tool_use_id="toolu_R2")
+    _event(project, "Stop", stop_hook_active=False, last_assistant_message="ok")
+    lines = [json.loads(line) for line in trace.read_text().splitlines()]
+    answers = {
+        block["tool_use_id"]: block
+        for r in lines if r["type"] == "user" for block in r["message"]["content"]
+    }  # fmt: skip
+    for rejected in ("toolu_R1", "toolu_R2"):
+        assert answers[rejected]["is_error"] and "did not approve" in answers[rejected]["content"]
+    assert [r["metis"]["decision"] for r in lines if r["type"] == "assistant"] == ["ask", "allow", "ask"]
+    code, out = _conform(trace)
+    assert code == 0, out
+    decide(project, "Bash", {"command": "ls"}, tool_use_id="toolu_L")  # allowed, never answered
+    _event(project, "Stop", stop_hook_active=False, last_assistant_message="ok")
+    code, out = _conform(trace)
+    assert code == 1 and "toolu_L" in out
