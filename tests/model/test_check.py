@@ -35,7 +35,10 @@ def test_every_invariant_has_an_invalid_trace_mutator() -> None:
     assert {inv.id for inv in INVARIANTS} - set(MUTATORS) == NOT_PER_TRACE
 
 
-@given(seed=st.integers(0, 10_000), config=st.sampled_from([SimConfig(), RICH, SimConfig(route=Route.HEADLESS)]))
+@given(
+    seed=st.integers(0, 10_000),
+    config=st.sampled_from([SimConfig(), RICH, SimConfig(route=Route.HEADLESS)]),
+)
 def test_simulated_runs_conform(seed: int, config: SimConfig) -> None:
     header, events = simulate(seed, config)
     report = check_trace(events, header)
@@ -68,7 +71,10 @@ def test_violation_carries_line_state_and_a_minimal_slice() -> None:
     # The slice names the call's own events and the offending one, nothing else.
     assert v.index in v.slice and len(v.slice) < len(events)
     dup = events2[v.index]
-    assert all(getattr(events2[s], "occ", dup.occ) == dup.occ or events2[s].kind == "assistant" for s in v.slice)
+    assert all(
+        getattr(events2[s], "occ", dup.occ) == dup.occ or events2[s].kind == "assistant"
+        for s in v.slice
+    )
 
 
 def test_report_counts_what_it_checked() -> None:

@@ -54,4 +54,7 @@ def test_spawn_violation_names_each_child_invariant() -> None:
     assert spawn_violation(Mode.DEFAULT, ["read"], Mode.DEFAULT, ["read", "bash"])[0] == "CHILD-1"  # type: ignore[index]
     assert spawn_violation(Mode.DEFAULT, ["read"], Mode.BYPASS, ["read"])[0] == "CHILD-2"  # type: ignore[index]
     assert spawn_violation(Mode.PLAN, ["read"], Mode.DEFAULT, ["read"])[0] == "CHILD-3"  # type: ignore[index]
-    assert spawn_violation(Mode.PLAN, ["read", "spawn_agent"], Mode.PLAN, ["spawn_agent"])[0] == "CHILD-3"  # type: ignore[index]
+    assert (
+        spawn_violation(Mode.PLAN, ["read", "spawn_agent"], Mode.PLAN, ["spawn_agent"])[0]
+        == "CHILD-3"
+    )  # type: ignore[index]

@@ -42,7 +42,12 @@ facts_st = st.builds(
 
 
 def rule(behavior: RuleBehavior, source: Source = Source.PROJECT, recency: int = 0) -> RuleRef:
-    return RuleRef(behavior=behavior, source=source, pattern=f"{behavior.value}-{source.value}", recency=recency)
+    return RuleRef(
+        behavior=behavior,
+        source=source,
+        pattern=f"{behavior.value}-{source.value}",
+        recency=recency,
+    )
 
 
 @pytest.mark.parametrize(
@@ -56,15 +61,57 @@ def rule(behavior: RuleBehavior, source: Source = Source.PROJECT, recency: int =
         (Facts(mode=Mode.BYPASS, kind=ToolKind.EXEC), Decision.ALLOW, Stage.MODE),
         (Facts(mode=Mode.PLAN, kind=ToolKind.EDIT), Decision.DENY, Stage.PLAN),
         (Facts(mode=Mode.PLAN, kind=ToolKind.PLAN_CONTROL), Decision.ALLOW, Stage.MODE),
-        (Facts(mode=Mode.BYPASS, kind=ToolKind.EDIT, protected=True), Decision.ASK, Stage.BYPASS_IMMUNE),
-        (Facts(mode=Mode.DONT_ASK, kind=ToolKind.READ_ONLY, secret=True), Decision.DENY, Stage.BYPASS_IMMUNE),
-        (Facts(mode=Mode.DEFAULT, kind=ToolKind.READ_ONLY, in_scope=False), Decision.ASK, Stage.SCOPE),
-        (Facts(mode=Mode.BYPASS, kind=ToolKind.READ_ONLY, transition=True), Decision.DENY, Stage.TRANSITION),
-        (Facts(mode=Mode.DEFAULT, kind=ToolKind.EXEC, rules=(rule(RuleBehavior.ALLOW),)), Decision.ALLOW, Stage.ALLOW_RULE),
-        (Facts(mode=Mode.DONT_ASK, kind=ToolKind.EXEC, rules=(rule(RuleBehavior.ASK),)), Decision.DENY, Stage.ASK_RULE),
+        (
+            Facts(mode=Mode.BYPASS, kind=ToolKind.EDIT, protected=True),
+            Decision.ASK,
+            Stage.BYPASS_IMMUNE,
+        ),
+        (
+            Facts(mode=Mode.DONT_ASK, kind=ToolKind.READ_ONLY, secret=True),
+            Decision.DENY,
+            Stage.BYPASS_IMMUNE,
+        ),
+        (
+            Facts(mode=Mode.DEFAULT, kind=ToolKind.READ_ONLY, in_scope=False),
+            Decision.ASK,
+            Stage.SCOPE,
+        ),
+        (
+            Facts(mode=Mode.BYPASS, kind=ToolKind.READ_ONLY, transition=True),
+            Decision.DENY,
+            Stage.TRANSITION,
+        ),
+        (
+            Facts(mode=Mode.DEFAULT, kind=ToolKind.EXEC, rules=(rule(RuleBehavior.ALLOW),)),
+            Decision.ALLOW,
+            Stage.ALLOW_RULE,
+        ),
+        (
+            Facts(mode=Mode.DONT_ASK, kind=ToolKind.EXEC, rules=(rule(RuleBehavior.ASK),)),
+            Decision.DENY,
+            Stage.ASK_RULE,
+        ),
         # An allow rule does not lift a bypass-immune check, nor an out-of-scope path past allow.
-        (Facts(mode=Mode.DEFAULT, kind=ToolKind.EDIT, protected=True, rules=(rule(RuleBehavior.ALLOW),)), Decision.ASK, Stage.BYPASS_IMMUNE),
-        (Facts(mode=Mode.DEFAULT, kind=ToolKind.EDIT, in_scope=False, rules=(rule(RuleBehavior.ALLOW),)), Decision.ALLOW, Stage.ALLOW_RULE),
+        (
+            Facts(
+                mode=Mode.DEFAULT,
+                kind=ToolKind.EDIT,
+                protected=True,
+                rules=(rule(RuleBehavior.ALLOW),),
+            ),
+            Decision.ASK,
+            Stage.BYPASS_IMMUNE,
+        ),
+        (
+            Facts(
+                mode=Mode.DEFAULT,
+                kind=ToolKind.EDIT,
+                in_scope=False,
+                rules=(rule(RuleBehavior.ALLOW),),
+            ),
+            Decision.ALLOW,
+            Stage.ALLOW_RULE,
+        ),
     ],
 )
 def test_staged_order_examples(facts: Facts, decision: Decision, stage: Stage) -> None:
@@ -134,7 +181,9 @@ def test_perm1_a_decision_is_a_function_of_the_facts_and_names_its_rule(facts: F
 
 
 @given(facts_st, st.sampled_from(Mode), st.sampled_from(Mode))
-def test_child2_resolution_is_monotone_in_the_mode_order(facts: Facts, child: Mode, parent: Mode) -> None:
+def test_child2_resolution_is_monotone_in_the_mode_order(
+    facts: Facts, child: Mode, parent: Mode
+) -> None:
     if mode_at_most(child, parent):
         as_child = resolve(facts.model_copy(update={"mode": child}))
         as_parent = resolve(facts.model_copy(update={"mode": parent}))

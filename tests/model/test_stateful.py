@@ -82,7 +82,9 @@ class ModelMachine(RuleBasedStateMachine):
         turn = self.state.turn + 1
         self.emit(TurnStart, turn=turn)
         self.emit(Request, turn=turn)
-        calls = tuple(CallRef(occ=f"{turn}.{i}", call_id=f"id{i % 2}", tool="t") for i in range(len(kinds)))
+        calls = tuple(
+            CallRef(occ=f"{turn}.{i}", call_id=f"id{i % 2}", tool="t") for i in range(len(kinds))
+        )
         self.kinds = {c.occ: k for c, k in zip(calls, kinds, strict=True)}
         self.emit(Assistant, turn=turn, calls=calls)
 
@@ -90,20 +92,33 @@ class ModelMachine(RuleBasedStateMachine):
     @rule(data=st.data())
     def decide(self, data: st.DataObject) -> None:
         call = next(
-            c for c in self.state.calls
+            c
+            for c in self.state.calls
             if c.decision is None or (c.decision is Decision.ASK and c.approved is None)
         )
         if call.decision is not None:
             self.emit(AskResolved, occ=call.occ, approved=data.draw(st.booleans()))
             return
         kind = self.kinds[call.occ]
-        facts = Facts(mode=data.draw(st.sampled_from(Mode)), kind=kind,
-                      protected=data.draw(st.booleans()), in_scope=data.draw(st.booleans()))
+        facts = Facts(
+            mode=data.draw(st.sampled_from(Mode)),
+            kind=kind,
+            protected=data.draw(st.booleans()),
+            in_scope=data.draw(st.booleans()),
+        )
         res = resolve(facts)
         cls = data.draw(st.sampled_from(CLASSES[kind]))
         key = "file:/a" if cls is CallClass.QUEUE else None
-        self.emit(DecisionEvent, occ=call.occ, decision=res.decision, stage=res.stage.value,
-                  rule=res.rule, facts=facts, cls=cls, key=key)
+        self.emit(
+            DecisionEvent,
+            occ=call.occ,
+            decision=res.decision,
+            stage=res.stage.value,
+            rule=res.rule,
+            facts=facts,
+            cls=cls,
+            key=key,
+        )
 
     @precondition(lambda self: bool(startable(self.state)))
     @rule(data=st.data())
@@ -126,8 +141,11 @@ class ModelMachine(RuleBasedStateMachine):
         occ, status = data.draw(st.sampled_from(closable(self.state)))
         self.emit(Result, occ=occ, status=status)
 
-    @precondition(lambda self: self.state.phase is Phase.BATCH and self.state.calls
-                  and not self.state.open_occs())
+    @precondition(
+        lambda self: (
+            self.state.phase is Phase.BATCH and self.state.calls and not self.state.open_occs()
+        )
+    )
     @rule()
     def send(self) -> None:
         self.emit(ResultsSent, turn=self.state.turn, occs=tuple(c.occ for c in self.state.calls))

@@ -49,7 +49,12 @@ def shape_policy(entry: dict[str, Any]) -> Policy:
 
 
 def decide(
-    entry: dict[str, Any], mode: Mode, ws: Path, policy: Policy | None = None, *, infer: bool = False
+    entry: dict[str, Any],
+    mode: Mode,
+    ws: Path,
+    policy: Policy | None = None,
+    *,
+    infer: bool = False,
 ) -> GateDecision:
     """A shape is declared exec (the strictest claim a tool may make); a
     control's kind is inferred as the CLI and the hook do."""

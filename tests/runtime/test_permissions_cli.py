@@ -161,9 +161,7 @@ def test_real_hierarchy_reports_the_deciding_file(world: tuple[Path, Path, Path]
     project, home, managed = world
     user = _write(home / ".claude" / "settings.json", {"allow": ["Bash(npm test)"]})
     shared = _write(project / ".claude" / "settings.json", {"deny": ["Bash(curl:*)"]})
-    local = _write(
-        project / ".claude" / "settings.local.json", {"ask": ["Bash(git push:*)"]}
-    )
+    local = _write(project / ".claude" / "settings.local.json", {"ask": ["Bash(git push:*)"]})
     fragment = _write(managed / "managed-settings.d" / "10-org.json", {"deny": ["Bash(sudo:*)"]})
     base = ["--workspace", str(project), "--tool", "Bash", "--json"]
     cases = {
@@ -271,7 +269,13 @@ def test_stricter_line_for_protected_paths_in_bypass(world: tuple[Path, Path, Pa
 
 @pytest.mark.parametrize(
     ("rule", "where"),
-    [("*", "allow"), ("mcp__*", "allow"), ("B*", "allow"), ("Bash(", "deny"), ("WebSearch(x)", "ask")],
+    [
+        ("*", "allow"),
+        ("mcp__*", "allow"),
+        ("B*", "allow"),
+        ("Bash(", "deny"),
+        ("WebSearch(x)", "ask"),
+    ],
 )
 def test_a_rule_claude_code_rejects_is_one_line_naming_file_and_rule(
     world: tuple[Path, Path, Path], rule: str, where: str

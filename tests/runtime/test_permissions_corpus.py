@@ -38,7 +38,9 @@ def test_corpus_size_and_sources() -> None:
     new = [s for s in SHAPES if not s["source"].startswith("metis corpus v1")]
     assert len(new) >= 60
     assert all(s["source"] for s in SHAPES)
-    cited = [s for s in new if "#" in s["source"] or "docs" in s["source"] or "changelog" in s["source"]]
+    cited = [
+        s for s in new if "#" in s["source"] or "docs" in s["source"] or "changelog" in s["source"]
+    ]
     assert len(cited) >= 30
 
 

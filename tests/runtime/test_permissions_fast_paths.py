@@ -139,7 +139,9 @@ def test_bash_decisions_are_never_kept(tmp_path: Path) -> None:
     g = Gate(Policy(), Mode.DEFAULT, tmp_path, Route.HEADLESS)
     assert g.decide("bash", {"command": "ls"}, ToolKind.READ_ONLY).decision is Decision.ALLOW
     d = g.decide("Bash", {"command": "rm -rf x"}, ToolKind.READ_ONLY)
-    assert d.facts.kind is ToolKind.EDIT and d.decision is Decision.ASK  # rm in the workspace: an edit
+    assert (
+        d.facts.kind is ToolKind.EDIT and d.decision is Decision.ASK
+    )  # rm in the workspace: an edit
     assert g.decide("bash", {"command": "eval $X"}, ToolKind.EXEC).facts.protected
 
 

@@ -307,7 +307,10 @@ def test_settings_file(tmp_path: Path) -> None:
         ({"permissions": {"allow": "Bash"}}, r"permissions\.allow: must be a list"),
         ({"permissions": {"deny": ["Bash", 3]}}, r"permissions\.deny\[1\]: must be a string"),
         ({"permissions": {"deny": ["Bash", "Bash("]}}, r"permissions\.deny\[1\]: malformed rule"),
-        ({"permissions": {"ask": ["WebSearch(x)"]}}, r"permissions\.ask\[0\]: rule 'WebSearch\(x\)'"),
+        (
+            {"permissions": {"ask": ["WebSearch(x)"]}},
+            r"permissions\.ask\[0\]: rule 'WebSearch\(x\)'",
+        ),
         ({"permissions": {"defaultMode": "yolo"}}, r"permissions\.defaultMode: unknown mode"),
         (
             {"permissions": {"disableBypassPermissionsMode": True}},

@@ -551,10 +551,21 @@ def test_interpreter_literals_are_seen() -> None:
 
 
 def test_runners_table_is_seen_through() -> None:
-    for command in ["busybox rm x", "flock /tmp/l rm x", "taskset -c 0 rm x", "chrt -f 10 rm x",
-                    "ionice -c3 rm x", "setsid -f rm x", "stdbuf -o0 rm x", "noglob rm x",
-                    "doas rm x", "su -c 'rm x'", "script -qc 'rm x' /dev/null",
-                    "parallel rm ::: a", "exec -a n rm x"]:
+    for command in [
+        "busybox rm x",
+        "flock /tmp/l rm x",
+        "taskset -c 0 rm x",
+        "chrt -f 10 rm x",
+        "ionice -c3 rm x",
+        "setsid -f rm x",
+        "stdbuf -o0 rm x",
+        "noglob rm x",
+        "doas rm x",
+        "su -c 'rm x'",
+        "script -qc 'rm x' /dev/null",
+        "parallel rm ::: a",
+        "exec -a n rm x",
+    ]:
         result = analyze_command(command)
         assert ("rm", "x") in [c.argv[:2] for c in result.commands] or (
             command.startswith("parallel") and ("rm",) in [c.argv for c in result.commands]

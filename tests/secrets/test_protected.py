@@ -22,9 +22,19 @@ def test_metis_folder_and_the_runs_files_are_protected(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
     trace = tmp_path / "elsewhere" / "run.jsonl"
-    gate = Gate(Policy(), Mode.BYPASS, ws, protected_paths=(trace, tmp_path / "elsewhere" / "run.jsonl.agents"))
-    for rel in (".metis/agents/evil.md", ".metis/runs/r1/trace.jsonl", ".metis/settings.json",
-                ".metis/x", "sub/.metis/agents/a.md"):
+    gate = Gate(
+        Policy(),
+        Mode.BYPASS,
+        ws,
+        protected_paths=(trace, tmp_path / "elsewhere" / "run.jsonl.agents"),
+    )
+    for rel in (
+        ".metis/agents/evil.md",
+        ".metis/runs/r1/trace.jsonl",
+        ".metis/settings.json",
+        ".metis/x",
+        "sub/.metis/agents/a.md",
+    ):
         assert _protected(gate, ws / rel), rel
     for path in (trace, trace.with_name("run.jsonl.agents") / "agents" / "c1" / "trace.jsonl"):
         assert _protected(gate, path), path
@@ -45,12 +55,21 @@ def test_an_agent_cannot_forge_its_runs_or_plant_agent_definitions(tmp_path: Pat
     (ws / ".metis" / "runs" / "old").mkdir(parents=True)
     turns = [
         [
-            {"tool": "write", "id": "t1",
-             "input": {"path": ".metis/agents/evil.md", "content": "---\nname: evil\n---\n"}},
-            {"tool": "write", "id": "t2",
-             "input": {"path": ".metis/runs/old/trace.jsonl", "content": "{}"}},
-            {"tool": "bash", "id": "t3",
-             "input": {"command": "echo forged >> ../trace.jsonl.journal"}},
+            {
+                "tool": "write",
+                "id": "t1",
+                "input": {"path": ".metis/agents/evil.md", "content": "---\nname: evil\n---\n"},
+            },
+            {
+                "tool": "write",
+                "id": "t2",
+                "input": {"path": ".metis/runs/old/trace.jsonl", "content": "{}"},
+            },
+            {
+                "tool": "bash",
+                "id": "t3",
+                "input": {"command": "echo forged >> ../trace.jsonl.journal"},
+            },
             {"tool": "write", "id": "t4", "input": {"path": "ok.txt", "content": "fine"}},
         ],
         [{"text": "done"}],
@@ -58,9 +77,21 @@ def test_an_agent_cannot_forge_its_runs_or_plant_agent_definitions(tmp_path: Pat
     scenario = write_scenario(tmp_path / "s.yaml", turns)
     trace = tmp_path / "trace.jsonl"
     done = subprocess.run(
-        metis_run_argv("--workspace", str(ws), "--scenario", str(scenario), "--mode",
-                       "bypassPermissions", "--headless", "--trace", str(trace), "-q"),
-        capture_output=True, text=True, timeout=120,
+        metis_run_argv(
+            "--workspace",
+            str(ws),
+            "--scenario",
+            str(scenario),
+            "--mode",
+            "bypassPermissions",
+            "--headless",
+            "--trace",
+            str(trace),
+            "-q",
+        ),
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert done.returncode == 0, done.stderr
     assert not (ws / ".metis" / "agents" / "evil.md").exists()
@@ -73,5 +104,9 @@ def test_an_agent_cannot_forge_its_runs_or_plant_agent_definitions(tmp_path: Pat
         if event["kind"] == "decision":
             decisions[event["occ"]] = (event["decision"], event["facts"]["protected"])
     # Bypass-immune: asked even in bypassPermissions, and headless asks are denied.
-    assert decisions == {"1.0": ("ask", True), "1.1": ("ask", True), "1.2": ("ask", True),
-                         "1.3": ("allow", False)}
+    assert decisions == {
+        "1.0": ("ask", True),
+        "1.1": ("ask", True),
+        "1.2": ("ask", True),
+        "1.3": ("allow", False),
+    }

@@ -52,7 +52,9 @@ def _write(writer: str, text: str, folder: Path, chunks: list[int]) -> Path:
     r = _REDACTOR
     if writer.startswith("trace-"):
         meta = {"task": text} if writer == "trace-meta" else {}
-        trace = TraceWriter(path, make_header(mode=Mode.DEFAULT, tools=("bash",), meta=meta), redactor=r)
+        trace = TraceWriter(
+            path, make_header(mode=Mode.DEFAULT, tools=("bash",), meta=meta), redactor=r
+        )
         if writer == "trace-result":
             trace.emit("result", (), occ="1.0", call_id="c", status="ok", content=text)
         elif writer == "trace-input":

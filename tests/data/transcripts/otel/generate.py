@@ -56,6 +56,8 @@ def get_time(tz: str) -> str:
 
 
 agent.run_sync("Weather in Paris, and the time?")
+
+
 def otlp_json(value: object) -> object:
     """protobuf's JSON mapping into OTLP/JSON: trace and span ids hex, not base64
     (https://opentelemetry.io/docs/specs/otlp/#json-protobuf-encoding)."""
