@@ -160,3 +160,35 @@ def test_spawns_with_auto_and_named_branches(tmp_path: Path) -> None:
     assert chosen["look around"].startswith("auto: branch, ")
     # The named branch was removed with its workspace when the root closed.
     assert "review/one" not in git(["branch"], root.workspace)
+
+
+LEAD = """---
+name: lead
+description: May spawn reviewers only.
+tools: Read, Agent(reviewer)
+---
+You lead.
+"""
+
+
+@pytest.mark.slow
+def test_agent_restriction_is_enforced_in_the_child(tmp_path: Path) -> None:
+    """Claude Code's `Agent(reviewer)`: the child knows only that agent."""
+    ws = git_workspace(tmp_path / "ws")
+    (ws / ".claude" / "agents").mkdir(parents=True)
+    (ws / ".claude" / "agents" / "lead.md").write_text(LEAD)
+
+    def script(request: ModelRequest, n: int) -> list[Any]:
+        if n == 0:
+            return [ToolUseBlock("l", "spawn_agent", {"agent": "lead", "task": "lead"})]
+        return [TextBlock("done")]
+
+    root = make_root(tmp_path, script, workspace=ws)
+    assert root.run("go").status.value == "completed"
+    with (root.run_dir / "trace.jsonl").open() as fh:
+        _, events = read_trace(fh)
+    status, text = results(events)["1.0"]
+    assert status == "ok", text
+    assert "spawn refused: UNKNOWN_AGENT: no agent named 'planner' (known: reviewer)" in text
+    spawn = next(e for e in events if e.kind == "spawn")
+    assert set(spawn.child_tools) == {"read", "spawn_agent", "list_agents", "wait_agent"}  # type: ignore[union-attr]
