@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 PYTEST := $(BIN)/python -m pytest
 
-.PHONY: setup system-deps test lint typecheck unit demo exhaustive bench schema explore clean
+.PHONY: setup system-deps test lint typecheck unit demo exhaustive bench schema explore mutate clean
 
 $(STAMP): pyproject.toml pytest-metis/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -58,6 +58,11 @@ exhaustive: setup
 # A long exploration of the runtime (make test runs the bounded sweep in tests/explore).
 explore: setup
 	$(BIN)/metis explore --budget $${BUDGET:-600} --seed $${SEED:-0} --out $${OUT:-explore-out}
+
+# The mutation score: every seeded fault of tests/mutants/ through the conformance channel
+# alone (metis explore with a fixed budget + metis conform on the studies' traces).
+mutate: setup
+	$(BIN)/python -m metis_studies.mutate --baseline --budget $${BUDGET:-60} --json $${OUT:-mutate.json}
 
 bench: setup
 	$(PYTEST) -q benchmarks --benchmark-enable --benchmark-only -p no:cacheprovider

@@ -25,6 +25,7 @@ FORMATS = (
     "codex",
     "pydantic-ai",
     "otel",
+    "openai-agents",
 )
 OUTPUTS = ("text", "json", "sarif", "junit", "github")
 
@@ -148,7 +149,9 @@ def conform(
 
     FILES are files, directories or globs; `-` reads standard input. With
     --format trace a directory is a run of a tree of agents (every trace.jsonl
-    below it, and CHILD invariants across them); otherwise every *.jsonl and
+    below it, and CHILD invariants across them), and a plan turn log (or a
+    folder of them, like .metis/plan/turns) is checked against the plan model
+    (PLAN invariants) with its segments' traces; otherwise every *.jsonl and
     *.json below it is a transcript, and a Claude Code session brings its
     sub-agents' files along. A transcript's verdict is conforms, violates or
     undetermined. A trace's witness file (`<trace>.witness`, or --witness) is

@@ -109,6 +109,36 @@ def gather_model_evidence(
                 (out_dir / f"broken-{inv_id}.jsonl").write_text(dumps_trace(header, broken))
         if made == 0:
             table.rows[inv_id].notes.append("no run could be broken for it")
+    gather_plan_evidence(table, runs, broken_per_id, out_dir)
+
+
+def gather_plan_evidence(
+    table: EvidenceTable, runs: int, broken_per_id: int, out_dir: Path | None = None
+) -> None:
+    """Simulated plan turns (`metis_model.plan`), and broken copies per PLAN ID."""
+    from metis_model.plan import check_turn_log
+    from metis_model.plan._generate import simulate_turn
+    from metis_model.plan._mutate import PLAN_MUTATORS, break_turn
+    from metis_model.trace import dumps_turn_log
+
+    for i in range(runs):
+        turn = simulate_turn(i)
+        table.add_conforming(check_turn_log(turn.header, turn.records, source=f"turn-{i}"))
+    for inv_id in PLAN_MUTATORS:
+        made = seed = 0
+        while made < broken_per_id and seed < broken_per_id * 80:
+            broken = break_turn(simulate_turn(seed), inv_id, random.Random(seed))
+            seed += 1
+            if broken is None:
+                continue
+            made += 1
+            header, records = broken
+            table.add_broken(inv_id, check_turn_log(header, records, source=f"broken-{inv_id}"))
+            if out_dir is not None and made == 1:
+                text = dumps_turn_log(header, records)
+                (out_dir / f"broken-{inv_id}.turn.jsonl").write_text(text)
+        if made == 0:
+            table.rows[inv_id].notes.append("no turn could be broken for it")
 
 
 def gather_proof_evidence(table: EvidenceTable, depth: int = 20) -> None:

@@ -77,6 +77,11 @@ def main() -> None:
     from ._redacting import redact_standard_streams
 
     redact_standard_streams()
+    if sys.argv[1:2] == ["run"]:
+        # `metis run` is this process's program: it may guard its process tree.
+        from . import _run
+
+        _run.STANDALONE = True
     try:
         code = cli.main(standalone_mode=False)
     except click.UsageError as exc:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
+from typing import NoReturn
 
 import click
 
@@ -19,6 +20,8 @@ from metis_model.smt import (
     ABLATIONS,
     DEFAULT_DEPTH,
     PROPERTIES,
+    Counterexample,
+    CounterexampleFiles,
     LoopConfig,
     ProofResult,
     Verdict,
@@ -26,15 +29,20 @@ from metis_model.smt import (
     prove_all,
 )
 from metis_model.smt._context import prove_context
+from metis_model.smt._plan import PLAN_ABLATIONS, PLAN_PROPERTIES, prove_plan
+from metis_model.smt._plan_cex import PlanCounterexample, find_plan_counterexample
 
 from ._output import EXIT_OK, EXIT_VIOLATION, bad_input, emit_json, table
 
 EXIT_UNKNOWN = 3
 
 
+ALL_ABLATIONS = (*ABLATIONS, *PLAN_ABLATIONS)
+
+
 def _ablation(name: str | None) -> str | None:
-    if name is not None and name not in ABLATIONS:
-        bad_input(f"--ablate: unknown ablation {name!r} (valid: {', '.join(ABLATIONS)})")
+    if name is not None and name not in ALL_ABLATIONS:
+        bad_input(f"--ablate: unknown ablation {name!r} (valid: {', '.join(ALL_ABLATIONS)})")
     return name
 
 
@@ -79,6 +87,8 @@ def prove(depth: int, out_dir: str, timeout: float, ablate: str | None, as_json:
     context control's CLOSE-8 bounded to 6 messages)."""
     depth = _depth(depth)
     ablate = _ablation(ablate)
+    if ablate is not None and ablate in PLAN_ABLATIONS:
+        _prove_plan_ablation(ablate, Path(out_dir), timeout, as_json)
     config = LoopConfig(ablations=frozenset({ablate} if ablate else ()))
     total = len(PROPERTIES)
     done: list[ProofResult] = []
@@ -162,12 +172,27 @@ def prove(depth: int, out_dir: str, timeout: float, ablate: str | None, as_json:
     sys.exit(EXIT_OK)
 
 
+def _prove_plan_ablation(ablation: str, out_dir: Path, timeout: float, as_json: bool) -> None:
+    """`metis prove --ablate` for a plan ablation: the plan proofs under it."""
+    results = [
+        prove_plan(p.invariant, out_dir, timeout, ablation=ablation) for p in PLAN_PROPERTIES
+    ]
+    if as_json:
+        emit_json({"ablation": ablation, "results": [r.to_json() for r in results]})
+    else:
+        rows = [(r.invariant, r.method, r.label, f"{r.seconds:.2f}") for r in results]
+        click.echo(table(["invariant", "method", "result", "seconds"], rows))
+    if any(r.verdict is Verdict.REFUTED for r in results):
+        sys.exit(EXIT_VIOLATION)
+    sys.exit(EXIT_OK if all(r.holds for r in results) else EXIT_UNKNOWN)
+
+
 @click.command("counterexample")
 @click.option(
     "--ablate",
     required=True,
     metavar="NAME",
-    help=f"The weakened protocol: one of {', '.join(ABLATIONS)}.",
+    help=f"The weakened protocol: one of {', '.join(ALL_ABLATIONS)}.",
 )
 @click.option(
     "--out",
@@ -193,14 +218,45 @@ def counterexample(ablate: str, out_dir: str, max_depth: int, as_json: bool) -> 
     name = _ablation(ablate)
     assert name is not None
     depth = _depth(max_depth)
+    if name in PLAN_ABLATIONS:
+        _plan_counterexample(name, Path(out_dir), depth, as_json)
     cex = find_counterexample(name, depth)
     if cex is None:
-        if as_json:
-            emit_json({"ablation": name, "found": False, "max_depth": depth})
-        else:
-            click.echo(f"{name}: no counterexample within {depth} steps")
-        sys.exit(EXIT_OK)
-    files = cex.write(Path(out_dir))
+        _no_counterexample(name, depth, as_json)
+    _report_counterexample(
+        cex,
+        cex.write(Path(out_dir)),
+        f"a {cex.depth}-event trace",
+        "check_trace",
+        as_json,
+    )
+
+
+def _plan_counterexample(name: str, out_dir: Path, depth: int, as_json: bool) -> None:
+    """A plan ablation's smallest turn log the checker rejects (and its files)."""
+    cex = find_plan_counterexample(name, depth)
+    if cex is None:
+        _no_counterexample(name, depth, as_json)
+    what = f"a {len(cex.records)}-record turn log"
+    _report_counterexample(cex, cex.write(out_dir), what, "check_turn_log", as_json)
+
+
+def _no_counterexample(name: str, depth: int, as_json: bool) -> NoReturn:
+    if as_json:
+        emit_json({"ablation": name, "found": False, "max_depth": depth})
+    else:
+        click.echo(f"{name}: no counterexample within {depth} steps")
+    sys.exit(EXIT_OK)
+
+
+def _report_counterexample(
+    cex: Counterexample | PlanCounterexample,
+    files: CounterexampleFiles,
+    what: str,
+    checker: str,
+    as_json: bool,
+) -> NoReturn:
+    """What was written, and what the checker says about it; exit 1."""
     written = [files.trace, files.itf, files.dot, files.svg, files.test]
     if as_json:
         emit_json(
@@ -208,11 +264,11 @@ def counterexample(ablate: str, out_dir: str, max_depth: int, as_json: bool) -> 
         )
     else:
         first = cex.report.first
-        click.echo(f"{name}: {cex.invariant} broken by a {cex.depth}-event trace")
+        click.echo(f"{cex.ablation}: {cex.invariant} broken by {what}")
         if first is not None:
-            click.echo(f"  check_trace: {first.one_line()}")
+            click.echo(f"  {checker}: {first.one_line()}")
         if not cex.confirmed:
-            click.echo("  WARNING: check_trace does not report the same invariant", err=True)
+            click.echo(f"  WARNING: {checker} does not report the same invariant", err=True)
         for f in written:
             if f is not None:
                 click.echo(f"  wrote {f}")

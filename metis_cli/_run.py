@@ -82,12 +82,14 @@ from metis_runtime.agents import (
     ProviderConfig,
     SpawnLedger,
     build_provider,
+    guard_tree,
     load_agents,
     new_tree,
     sanitized_env,
     tool_env,
 )
 from metis_runtime.agents._process import PASSTHROUGH_ENV
+from metis_runtime.agents._worktree import remove_stale_worktrees
 from metis_runtime.context import ContextBudget, ContextController, provider_summarizer
 from metis_runtime.dispatch import FourClassDispatcher, SerialDispatcher
 from metis_runtime.permissions import Gate, Policy, is_protected
@@ -116,6 +118,7 @@ from ._wire import (
 from .witness._launch import WITNESSED_ENV
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+STANDALONE = False  # set by `metis_cli.main` and `python -m metis_cli._run`
 DEFAULT_SCENARIO = "edit_files"
 PROVIDERS = ("replay", "anthropic", "openai")
 DEFAULT_MAX_RETRIES = RetryPolicy().max_retries
@@ -281,7 +284,7 @@ def _git_init(workspace: Path) -> None:
     def git(*args: str) -> subprocess.CompletedProcess[str]:
         try:
             return subprocess.run(
-                ["git", *args],
+                ["git", "-c", f"core.hooksPath={os.devnull}", *args],  # no hook runs
                 cwd=workspace,
                 env={**os.environ, **_GIT_IDENTITY, "GIT_TERMINAL_PROMPT": "0"},
                 capture_output=True,
@@ -513,6 +516,14 @@ def _execute(
     quiet: bool,
     as_json: bool = False,
 ) -> NoReturn:
+    # Every process the run starts dies with it, even on SIGKILL (the tree's
+    # mark, subreaper, cgroup and shepherd: agents/_process.py). Only where
+    # `metis run` is the process's program: it changes the whole process
+    # (a subreaper, in a cgroup of its own), which a host embedding the
+    # command (a test's CliRunner) must not inherit.
+    if STANDALONE:
+        guard_tree()
+
     async def main() -> RunResult:
         try:
             return await start
@@ -763,6 +774,7 @@ def run(
             _git_init(workspace)
     if not task:
         _bad("TASK is required with a live provider")
+    remove_stale_worktrees(workspace)  # what runs that died left behind
     witnessed_id = os.environ.pop(WITNESSED_ENV, None)  # set when the witness started us
     run_id = witnessed_id or uuid.uuid4().hex
     trace_path = (
@@ -887,6 +899,7 @@ def _resume(
     if not workspace.is_dir():
         _bad(f"{workspace}: the run's workspace is gone")
     _pass_env(tuple(str(n) for n in cfg.get("pass_env", ())))
+    remove_stale_worktrees(workspace)
     header = trace.header
     if witness_arg is not None and os.environ.pop(WITNESSED_ENV, None) is None:
         trace.close()  # the witness starts this resume again, under it
@@ -932,4 +945,5 @@ def _resume(
 
 
 if __name__ == "__main__":  # `python -m metis_cli._run` until `metis run` is registered
+    STANDALONE = True
     run()

@@ -171,6 +171,8 @@ def _detect(text: str, source: str, detect_format: object) -> tuple[str, str]:
     first = text.lstrip()[:4096]
     if first.startswith("{") and '"metis-trace"' in first.split("\n", 1)[0]:
         return "trace", "a metis trace header"
+    if first.startswith("{") and '"metis-turnlog"' in first.split("\n", 1)[0]:
+        return "trace", "a metis plan turn log header"
     return detect_format(text, source)  # type: ignore[operator,no-any-return]
 
 
@@ -178,8 +180,13 @@ def _check_trace(loaded: Loaded) -> Report:
     from metis_model import check_trace, check_trace_tree
     from metis_model.trace import TraceFormatError, read_trace_numbered
 
+    from ._plan_conform import check_turn_dir, check_turn_log_text, looks_like_turn_log
+
     path = loaded.unit.path
     if os.path.isdir(path):
+        turns = check_turn_dir(Path(path))  # a folder of plan turn logs (specs/plan.md)
+        if turns is not None:
+            return turns
         traces = {}
         for trace in sorted(Path(path).rglob("trace.jsonl")):
             try:
@@ -190,6 +197,8 @@ def _check_trace(loaded: Loaded) -> Report:
         if not traces:
             raise BadInput(f"{path}: no trace.jsonl below it")
         return check_trace_tree(traces, source=path)
+    if looks_like_turn_log(loaded.text.lstrip()[:4096].split("\n", 1)[0]):
+        return check_turn_log_text(loaded.text, path)
     try:
         header, events, line_of = read_trace_numbered(loaded.text.split("\n"))
     except TraceFormatError as exc:

@@ -191,6 +191,90 @@ INVARIANTS: tuple[Invariant, ...] = (
         "An effect that has committed is never re-executed automatically.",
         "loop.md",
     ),
+    _I(
+        "PLAN-1",
+        "PLAN",
+        "Every step that runs belongs to a framework that passed validation and passed the gate (an allow, or an approved ask); no step bypasses mediation.",
+        "plan.md",
+    ),
+    _I(
+        "PLAN-2",
+        "PLAN",
+        "References resolve only to completed earlier steps.",
+        "plan.md",
+    ),
+    _I(
+        "PLAN-3",
+        "PLAN",
+        "A mutating step that consumes an empty collection is skipped, and never reported as a success.",
+        "plan.md",
+    ),
+    _I(
+        "PLAN-4",
+        "PLAN",
+        "Recovery proposes at most one alternative, and only if no effect has committed; nothing is retried automatically after a committed effect.",
+        "plan.md",
+    ),
+    _I(
+        "PLAN-5",
+        "PLAN",
+        "An operational error (network, timeout, rate limit, unavailable) is never recovered by switching executors.",
+        "plan.md",
+    ),
+    _I(
+        "PLAN-6",
+        "PLAN",
+        "A resumed turn rebuilds its completed steps as done state, and never repeats a committed mutation.",
+        "plan.md",
+    ),
+    _I(
+        "PLAN-7",
+        "PLAN",
+        "A cached plan is used only when its executor signature and candidate-family signature equal the current ones and the routing epoch is unchanged.",
+        "plan.md",
+    ),
+    _I(
+        "PLAN-8",
+        "PLAN",
+        "A cached plan whose mutating arguments are not grounded in the current request is refused.",
+        "plan.md",
+    ),
+    _I(
+        "PLAN-9",
+        "PLAN",
+        "An approval is bound to (owner, turn, action, arguments digest, destination) and authorizes nothing else; frequency, wording or silence never create a persistent permission.",
+        "plan.md",
+    ),
+    _I(
+        "PLAN-10",
+        "PLAN",
+        "A scheduled task runs as a new turn of its owner, with the owner's authority, never another channel's or account's.",
+        "plan.md",
+    ),
+    _I(
+        "PLAN-11",
+        "PLAN",
+        "The final answer never claims an effect that the effect counters contradict.",
+        "plan.md",
+    ),
+    _I(
+        "PLAN-12",
+        "PLAN",
+        "A framework runs only within the step cap, and the cap never exceeds the hard maximum: neither proposer output nor the cache can raise it.",
+        "plan.md",
+    ),
+    _I(
+        "PLAN-13",
+        "PLAN",
+        "Resolution follows the stated order over the stored plan: it never changes the stored plan, an explicit user target wins over a step reference, and a step runs only when its condition holds.",
+        "plan.md",
+    ),
+    _I(
+        "PLAN-14",
+        "PLAN",
+        "Data keeps its origin: a path argument holds only data of its executor's host or of the request.",
+        "plan.md",
+    ),
 )
 
 BY_ID: dict[str, Invariant] = {inv.id: inv for inv in INVARIANTS}

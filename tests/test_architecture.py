@@ -122,6 +122,7 @@ def test_studies_use_the_public_surfaces_only() -> None:
         "metis_model.trace",
         "metis_model.context",
         "metis_model.transcripts",
+        "metis_model.plan",
         "metis_cli",
     ],
 )

@@ -87,12 +87,26 @@ def write_trace_files(
     conform` rejects), `<name>.itf.json`, `<name>.dot` and `<name>.svg` (the
     event graph, the violating step in red); `test` is left None for the
     caller, whose regression file depends on where the trace came from."""
+    graph = event_graph(header, events, report)
+    return write_counterexample(out_dir, name, dumps_trace(header, list(events)), itf, graph)
+
+
+def write_counterexample(
+    out_dir: Path,
+    name: str,
+    jsonl: str,
+    itf: dict[str, object],
+    graph: graphviz.Digraph,
+    test_text: str | None = None,
+) -> CounterexampleFiles:
+    """The files of any counterexample (a trace, a turn log): the JSON Lines
+    file, ITF JSON, DOT and SVG (when graphviz's `dot` is installed), and a
+    pytest regression file when `test_text` is given."""
     out_dir.mkdir(parents=True, exist_ok=True)
     trace = out_dir / f"{name}.jsonl"
-    trace.write_text(dumps_trace(header, list(events)))
+    trace.write_text(jsonl)
     itf_path = out_dir / f"{name}.itf.json"
     itf_path.write_text(json.dumps(itf, indent=1) + "\n")
-    graph = event_graph(header, events, report)
     dot = out_dir / f"{name}.dot"
     dot.write_text(graph.source)
     svg: Path | None = out_dir / f"{name}.svg"
@@ -101,7 +115,11 @@ def write_trace_files(
         svg.write_bytes(graph.pipe(format="svg"))
     except graphviz.ExecutableNotFound:
         svg = None
-    return CounterexampleFiles(trace, itf_path, dot, svg, None)
+    test = None
+    if test_text is not None:
+        test = out_dir / f"test_{name}.py"
+        test.write_text(test_text)
+    return CounterexampleFiles(trace, itf_path, dot, svg, test)
 
 
 def _label(event: TraceEvent) -> str:

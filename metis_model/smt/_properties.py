@@ -10,6 +10,9 @@ entry of `PROPERTIES` and writes its SMT-LIB2 file.
 * CHILD-4 (`_guard.py`): the spawn guard's claim over unbounded limits and
   counts (validity), and its ledger's counts within limits (1-induction over
   spawn and child-end steps); `proved` only when both close.
+* PLAN-x (`_plan.py`): the cache decision, consent binding, references and
+  the cap as validity claims; PLAN-4/5/6 as an inductive invariant of the
+  turn system (1-induction).
 * Loop properties ("the checker never reports X") go through one shared BMC
   run (iterative deepening with assumption literals) and one Houdini
   invariant, then k-induction per ID: `proved` when induction closes, else
@@ -49,6 +52,7 @@ from ._perm import (
     settle_z3,
     stage_decides,
 )
+from ._plan import PLAN_PROPERTIES, prove_plan
 from ._results import ProofResult, Verdict
 from ._smt2 import Query, smt2_query, write_smt2
 from ._sorts import ands
@@ -100,6 +104,14 @@ PROPERTIES: tuple[Property, ...] = (
     _p("CHILD-3", "plan parent, plan-locked child", "k-induction", "child_3_plan_lock"),
     _p("LOOP-1", "every event enabled in its phase", "k-induction", "loop_1_enabled"),
     _p("LOOP-2", "completed only after an answer", "k-induction", "loop_2_completed"),
+    _p("PLAN-2", "references read completed earlier steps", "smt", "plan_2_references"),
+    _p("PLAN-4", "one recovery, never after a commit", "smt", "plan_4_one_recovery"),
+    _p("PLAN-5", "operational errors are not recovered", "smt", "plan_5_no_operational_recovery"),
+    _p("PLAN-6", "resume never repeats a committed mutation", "smt", "plan_6_resume_done_state"),
+    _p("PLAN-7", "a cache hit has the current signatures", "smt", "plan_7_cache_signatures"),
+    _p("PLAN-8", "a cache hit is grounded", "smt", "plan_8_cache_grounded"),
+    _p("PLAN-9", "an approval admits only its action", "smt", "plan_9_consent_binding"),
+    _p("PLAN-12", "the step cap is never raised", "smt", "plan_12_step_cap"),
 )
 BY_PROPERTY: Mapping[str, Property] = MappingProxyType({p.id: p for p in PROPERTIES})
 for _prop in PROPERTIES:  # an ID must exist in the invariant table
@@ -238,6 +250,8 @@ PERM_CLAIMS: Mapping[str, Callable[[LoopConfig], z3.BoolRef]] = MappingProxyType
 # Claims with their own prover: CHILD-4, the spawn guard's decision function
 # (validity) and its ledger's counts (1-induction over spawn/finish).
 GUARD_CLAIMS = frozenset({"CHILD-4"})
+# The plan path's claims and its turn system's induction (`_plan.py`).
+PLAN_CLAIMS = frozenset(p.invariant for p in PLAN_PROPERTIES)
 
 
 def prove_claim(
@@ -249,6 +263,8 @@ def prove_claim(
     """Unsat of the negated claim = proved for every input."""
     if prop.id in GUARD_CLAIMS:  # the claim plus the ledger's induction (`_guard.py`)
         return prove_spawn_guard(prop, out_dir, timeout_s)
+    if prop.id in PLAN_CLAIMS:
+        return prove_plan(prop.invariant, out_dir, timeout_s, prop_id=prop.id)
     start = time.perf_counter()
     negated = z3.Not(PERM_CLAIMS[prop.id](config or LoopConfig()))
     solver = z3.Solver()

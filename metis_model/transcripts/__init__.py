@@ -1,8 +1,10 @@
 """Closure checks for transcripts written by other runtimes.
 
-Four inputs are read: an Anthropic Messages request body, an OpenAI Chat
-Completions `messages` list, an OpenAI Responses `input` item list, and a Claude
-Code session file (with its subagent files); `detect_format` tells them apart.
+The inputs read: Anthropic Messages bodies, OpenAI Chat Completions and
+Responses bodies (requests, messages or items, and responses), Claude Code
+session files (with their subagent files), Codex CLI rollouts, pydantic-ai
+message histories, OpenTelemetry GenAI spans (OTLP JSON) and OpenAI Agents SDK
+run items; `detect_format` tells them apart.
 Each is held to the CLOSE family of invariants and to its provider's request
 rules (`RULES`, each with its own ID and source; specs/closure.md): CLOSE-1
 (one result per call), CLOSE-2 (a call is answered before the next provider

@@ -8,10 +8,12 @@ from typing import Literal, get_args
 
 from .._errors import TranscriptFormatError
 from .._report import Note, Report, Undecided, Violation
+from ._agents_sdk import TOP as AGENTS_TOP
+from ._agents_sdk import read_run_items
 from ._api import TOP, Reader, read_anthropic, read_openai_chat, read_openai_responses
 from ._claude_code import read_session
 from ._codex import read_rollout
-from ._locate import join_lines, scan_documents
+from ._locate import Want, join_lines, scan_documents
 from ._otel import TOP as OTEL_TOP
 from ._otel import read_spans
 from ._pydantic_ai import TOP as PAI_TOP
@@ -20,7 +22,14 @@ from ._rules import FORMAT_RULES
 from ._tree import Parsed, check_tree
 
 TranscriptFormat = Literal[
-    "anthropic", "openai-chat", "openai-responses", "claude-code", "codex", "pydantic-ai", "otel"
+    "anthropic",
+    "openai-chat",
+    "openai-responses",
+    "claude-code",
+    "codex",
+    "pydantic-ai",
+    "otel",
+    "openai-agents",
 ]
 FORMATS: tuple[TranscriptFormat, ...] = get_args(TranscriptFormat)
 
@@ -33,6 +42,7 @@ RECORD_NAMES: Mapping[str, str] = {
     "codex": "Codex rollout line",
     "pydantic-ai": "pydantic-ai message",
     "otel": "OpenTelemetry GenAI span",
+    "openai-agents": "OpenAI Agents SDK run item",
 }
 
 _READERS: Mapping[str, Reader] = {
@@ -42,13 +52,20 @@ _READERS: Mapping[str, Reader] = {
 }
 
 
+_LOG_READERS: Mapping[str, tuple[Reader, Want]] = {
+    "pydantic-ai": (read_history, PAI_TOP),
+    "otel": (read_spans, OTEL_TOP),
+    "openai-agents": (read_run_items, AGENTS_TOP),
+}
+
+
 def _parse(lines: Iterable[str], fmt: str, name: str) -> Parsed:
     if fmt == "claude-code":
         return read_session(lines, name)
     if fmt == "codex":
         return read_rollout(lines, name)
-    if fmt in ("pydantic-ai", "otel"):
-        read, top = (read_history, PAI_TOP) if fmt == "pydantic-ai" else (read_spans, OTEL_TOP)
+    if fmt in _LOG_READERS:
+        read, top = _LOG_READERS[fmt]
         parsed = read(scan_documents(join_lines(lines), top, name), name)
         if parsed.records == 0:
             raise TranscriptFormatError(1, f"no {RECORD_NAMES[fmt]} in the input", name)

@@ -80,6 +80,8 @@ def _of_value(value: Any) -> str | None:
         and "parts" in value[0]
     ):
         return "pydantic-ai"
+    if isinstance(value, list) and value and isinstance(value[0], dict) and "raw_item" in value[0]:
+        return "openai-agents"
     if isinstance(value, list):
         if value and all(_is_responses_item(v) and v.get("type") != "message" for v in value[:1]):
             return "openai-responses"
@@ -90,6 +92,8 @@ def _of_value(value: Any) -> str | None:
         return None
     if "resourceSpans" in value:
         return "otel"
+    if "generated_items" in value or "raw_item" in value:
+        return "openai-agents"
     if "input" in value:
         return "openai-responses"
     if value.get("object") == "response":
@@ -143,5 +147,6 @@ def detect_format(lines: Iterable[str] | str, source: str = "") -> tuple[str, st
         "openai-responses": "Responses API items",
         "pydantic-ai": "ModelMessagesTypeAdapter messages (kind, parts)",
         "otel": "OTLP JSON spans (resourceSpans)",
+        "openai-agents": "Agents SDK run items (raw_item)",
     }[found]
     return found, why

@@ -206,6 +206,23 @@ RULES: tuple[Rule, ...] = (
         "A `builtin-tool-return` follows its `builtin-tool-call` in the same response.",
         (PAI + "messages.py",),
     ),
+    # OpenAI Agents SDK run items.
+    _R(
+        "OAS-1",
+        "CLOSE-2",
+        "Doc",
+        "A `tool_call_item` (or `handoff_call_item`, `tool_search_call_item`) is answered by "
+        "its output item with the raw item's `call_id` before the next model response; "
+        "`to_input_list` sends both to the Responses API.",
+        (OAS + "items.py", OAS + "run_internal/items.py"),
+    ),
+    _R(
+        "OAS-2",
+        "CLOSE-4",
+        "Doc",
+        "An output item answers a call item with its `call_id`.",
+        (OAS + "items.py",),
+    ),
     # OpenTelemetry GenAI spans.
     _R(
         "OTEL-1",
@@ -273,6 +290,7 @@ FORMAT_RULES: Mapping[str, FormatRules] = {
     "openai-responses": _RESPONSES,
     "codex": _RESPONSES,
     "otel": FormatRules(unanswered="OTEL-1", stray="OTEL-2"),
+    "openai-agents": attrs.evolve(_RESPONSES, unanswered="OAS-1", stray="OAS-2"),
     "pydantic-ai": FormatRules(
         unanswered="PAI-1", stray="PAI-2", second="PAI-2", server_stray="PAI-3"
     ),

@@ -75,6 +75,8 @@ from ._placement import (
     plan_workspace,
 )
 from ._process import (
+    TreeGuard,
+    guard_tree,
     install_reaper,
     kill_all_groups,
     live_groups,
@@ -171,6 +173,7 @@ __all__ = [
     "SpawnLedger",
     "SpawnRefused",
     "ToolNames",
+    "TreeGuard",
     "WaitAgentTool",
     "WorkspaceError",
     "WorkspaceKind",
@@ -195,6 +198,7 @@ __all__ = [
     "decide",
     "definition_mode",
     "gate_mode",
+    "guard_tree",
     "hook_rule",
     "install_reaper",
     "integrate",

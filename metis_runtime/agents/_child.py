@@ -19,7 +19,7 @@ from pydantic import ValidationError
 
 from .._errors import MetisRuntimeError
 from ._config import ChildConfig
-from ._process import install_reaper, kill_all_groups, set_parent_death_signal
+from ._process import guard_tree, install_reaper, kill_all_groups, set_parent_death_signal
 from ._runtime import build_child, drive_child
 
 GRACE_S = 3.0
@@ -54,6 +54,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     config = _load(args[0])
     set_parent_death_signal(config.parent_pid)
+    guard_tree()  # a subreaper: its orphans are its own to kill when it ends
     install_reaper()
     try:
         return asyncio.run(_main(config))

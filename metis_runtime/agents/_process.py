@@ -22,6 +22,7 @@ import contextlib
 import ctypes
 import os
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -29,7 +30,11 @@ from collections.abc import Callable, Iterable, Mapping
 from types import FrameType
 from typing import Any
 
+from attrs import frozen as attrs_frozen
+
 from metis_model.trace import secret_name
+
+from .._lifeline import PR_SET_CHILD_SUBREAPER, TREE_ENV, prctl
 
 # Variables that let whoever sets them run code inside the child (or carry a
 # sudo identity into it); a child never inherits them.
@@ -134,12 +139,15 @@ def _child_groups() -> set[int]:
     return found
 
 
+_spared: set[int] = set()  # the shepherd: it must outlive us
+
+
 def kill_all_groups(grace_s: float = 1.0) -> None:
     """SIGTERM every child group: the agents' (their handlers take their own
     children) and, where /proc shows them, those of other direct children
     such as tool subprocesses; wait up to `grace_s`, then SIGKILL what is left."""
     agents = set(live_groups())
-    groups = tuple(sorted(agents | _child_groups()))
+    groups = tuple(sorted((agents | _child_groups()) - _spared))
     for pgid in groups:
         signal_group(pgid, signal.SIGTERM)
     deadline = time.monotonic() + grace_s
@@ -217,3 +225,121 @@ def on_terminate(callback: Callable[[], None]) -> None:
             previous(signum, frame)
 
     signal.signal(signal.SIGTERM, handler)
+
+
+# --- the tree's processes die with it (specs/secrets.md, "Processes") -----------
+
+SHEPHERD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_shepherd.py")
+
+
+def become_subreaper() -> bool:
+    """Orphans of our descendants (`setsid`, double forks) become our
+    children, not init's, so our exit handlers find them (`_child_groups`)."""
+    return prctl(PR_SET_CHILD_SUBREAPER, 1)
+
+
+@attrs_frozen
+class TreeGuard:
+    """What `guard_tree` set up: the tree's token, its cgroup ("" if none
+    could be made), and the shepherd's pid."""
+
+    token: str
+    cgroup: str
+    shepherd: int
+    subreaper: bool
+
+
+_guard: list[TreeGuard] = []
+_shepherd_pipe: list[int] = []
+
+
+def _cgroup2_mount() -> str | None:
+    try:
+        with open("/proc/self/mountinfo", encoding="utf-8") as fh:
+            for line in fh:
+                left, _, right = line.partition(" - ")
+                if right.split(" ", 1)[0] == "cgroup2":
+                    return left.split()[4]
+    except OSError:
+        pass
+    return None
+
+
+def _make_cgroup(token: str) -> str:
+    """A fresh cgroup v2 below ours, with us moved into it; "" where cgroup v2
+    is not mounted or not writable (then the token and the subreaper serve)."""
+    mount = _cgroup2_mount()
+    if mount is None:
+        return ""
+    try:
+        with open("/proc/self/cgroup", encoding="utf-8") as fh:
+            own = next((ln.strip()[3:] for ln in fh if ln.startswith("0::")), None)
+    except OSError:
+        return ""
+    if own is None:
+        return ""
+    path = os.path.join(mount, own.lstrip("/"), f"metis-{token}")
+    try:
+        os.mkdir(path, 0o700)
+    except OSError:
+        return ""
+    if not os.path.exists(os.path.join(path, "cgroup.kill")):  # Linux < 5.14
+        with contextlib.suppress(OSError):
+            os.rmdir(path)
+        return ""
+    return path
+
+
+def _enter_cgroup(path: str) -> bool:
+    try:
+        with open(os.path.join(path, "cgroup.procs"), "w") as fh:
+            fh.write(str(os.getpid()))
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.rmdir(path)
+        return False
+    return True
+
+
+def guard_tree() -> TreeGuard | None:
+    """Once, in the root runtime of an agent tree: make every process of the
+    tree die with it, even on SIGKILL. Marks the tree (`$METIS_TREE`, which
+    every descendant inherits), makes this process a subreaper, starts the
+    shepherd (before entering the cgroup, so a `cgroup.kill` spares it), and
+    moves this process into a fresh cgroup where one can be made. None in a
+    child agent (its root's guard covers it) or where it was done already."""
+    if _guard:
+        return _guard[0]
+    if os.environ.get(TREE_ENV):
+        become_subreaper()  # a child agent: its orphans are its own to kill at exit
+        return None
+    token = os.urandom(12).hex()
+    subreaper = become_subreaper()
+    cgroup = _make_cgroup(token)
+    env = {k: v for k, v in os.environ.items() if k != TREE_ENV}
+    read_end, write_end = os.pipe()  # both close-on-exec; the shepherd gets its copy as stdin
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-I", "-S", SHEPHERD, token, cgroup],
+            stdin=read_end,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            close_fds=True,
+        )
+    except OSError:
+        os.close(write_end)
+        if cgroup:
+            with contextlib.suppress(OSError):
+                os.rmdir(cgroup)
+        return None
+    finally:
+        os.close(read_end)
+    _shepherd_pipe.append(write_end)  # held open until this process is gone
+    _spared.add(proc.pid)
+    if cgroup and not _enter_cgroup(cgroup):
+        cgroup = ""
+    os.environ[TREE_ENV] = token
+    guard = TreeGuard(token, cgroup, proc.pid, subreaper)
+    _guard.append(guard)
+    return guard

@@ -30,6 +30,7 @@ import attrs
 from metis_model.trace import Decision, Mode, Route, TraceHeader
 
 from .._errors import ConfigError
+from .._lifeline import die_with_parent
 from .._private import (
     append_private_jsonl,
     default_redactor,
@@ -489,6 +490,7 @@ class AgentSupervisor:
                 stdout=log,
                 stderr=log,
                 start_new_session=True,  # its own process group: pgid == pid
+                preexec_fn=die_with_parent,  # dies with us, even on SIGKILL
             )
         finally:
             os.close(log)

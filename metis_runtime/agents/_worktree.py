@@ -25,6 +25,7 @@ first and restored if any copy fails, so a failure changes nothing.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import filecmp
 import hashlib
 import os
@@ -74,7 +75,8 @@ def _git(
     full_env = {**os.environ, **(env or {}), "GIT_TERMINAL_PROMPT": "0"}
     try:
         done = subprocess.run(
-            ["git", *args],
+            # No hook of the repository runs (`worktree add` would run post-checkout).
+            ["git", "-c", f"core.hooksPath={os.devnull}", *args],
             cwd=cwd,
             env=full_env,
             capture_output=True,
@@ -168,6 +170,57 @@ def make_workspace(
     return AgentWorkspace(
         kind, dest / sub, parent, root=dest, branch=branch, base=commit, repo=repo
     )
+
+
+def _run_alive(run_dir: Path) -> bool:
+    """Whether the run owning `run_dir` (an agent tree's folder) still lives:
+    its root trace is locked by the process writing it (`TraceWriter`)."""
+    trace = run_dir / "trace.jsonl"
+    if not trace.exists() and run_dir.name.endswith(".agents"):
+        trace = run_dir.with_name(run_dir.name[: -len(".agents")])
+    try:
+        fd = os.open(trace, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+    return False
+
+
+def remove_stale_worktrees(workspace: Path) -> list[str]:
+    """At a run's start: remove the worktrees and `metis/*` branches that runs
+    which died left behind (a worktree under some run's `worktrees/` whose run
+    no longer lives; a `metis/*` branch no worktree has checked out). Returns
+    what was removed; nothing outside a git repository."""
+    try:
+        repo = Path(_git(["rev-parse", "--show-toplevel"], workspace).strip())
+        listing = _git(["worktree", "list", "--porcelain"], repo)
+    except WorkspaceError:
+        return []
+    removed: list[str] = []
+    checked_out: set[str] = set()
+    for block in listing.strip().split("\n\n"):
+        fields = dict(line.partition(" ")[::2] for line in block.splitlines() if line)
+        path, branch = Path(fields.get("worktree", "")), fields.get("branch", "")
+        ours = branch.startswith("refs/heads/metis/") and path.parent.name == "worktrees"
+        if ours and not _run_alive(path.parent.parent):
+            with contextlib.suppress(WorkspaceError):
+                _git(["worktree", "remove", "--force", str(path)], repo)
+                removed.append(str(path))
+                continue
+        if branch:
+            checked_out.add(branch)
+    with contextlib.suppress(WorkspaceError):
+        _git(["worktree", "prune"], repo)
+        for ref in _git(["for-each-ref", "--format=%(refname)", "refs/heads/metis/"], repo).split():
+            if ref not in checked_out:
+                _git(["branch", "-D", ref.removeprefix("refs/heads/")], repo)
+                removed.append(ref)
+    return removed
 
 
 def remove_workspace(ws: AgentWorkspace) -> None:

@@ -112,19 +112,26 @@ class Settings:
 
 def load_settings(path: str | os.PathLike[str], root: Path | None = None) -> Settings:
     """Read and validate a settings file; ConfigError names the file and field."""
+    from metis_model.trace import InputError, decode_json
+
+    from .._input import read_input_text
+
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"{p}: cannot read settings: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"{p}: settings are not UTF-8 text") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ConfigError(
-            f"{p}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
-        ) from None
+    try:  # bounded, regular files only (`-` is standard input), strict UTF-8
+        text = read_input_text(path)
+    except InputError as exc:
+        reason = exc.message.removeprefix("cannot read (").removesuffix(")")
+        raise ConfigError(f"{p}: cannot read settings: {reason}") from None
+    try:  # strict JSON: no NaN, no huge integers, no repeated keys, bounded depth
+        data = decode_json(text, source=str(p))
+    except InputError as exc:
+        try:
+            json.loads(text)
+        except json.JSONDecodeError as plain:
+            raise ConfigError(
+                f"{p}: invalid JSON at line {plain.lineno} column {plain.colno}: {plain.msg}"
+            ) from None
+        raise ConfigError(exc.describe(str(p))) from None
     return settings_from_mapping(data, p, root)
 
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from metis_model.trace import CallClass, ToolKind
 
+from .._lifeline import die_with_parent
 from .._private import default_redactor
 from ._base import Classification, Tool, ToolContext, ToolInput, ToolOutput, ToolSpec, object_schema
 from ._files import os_error
@@ -247,6 +248,7 @@ class BashTool(Tool):
                 cwd=ctx.workspace,
                 env=dict(ctx.env),
                 start_new_session=True,  # own process group: pgid == pid
+                preexec_fn=die_with_parent,  # dies with the runtime, even on SIGKILL
             )
         )
         try:

@@ -198,8 +198,11 @@ class _Worker:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
-            env={},  # nothing of the runtime's environment (credentials) goes along
+            # Nothing of the runtime's environment (credentials) goes along but
+            # the agent tree's mark (metis_runtime/_lifeline.py).
+            env={k: v for k, v in os.environ.items() if k == "METIS_TREE"},
             close_fds=True,
+            preexec_fn=_die_with_parent,
         )
 
     def ask(self, request: SearchRequest) -> tuple[list[str], bool]:
@@ -257,6 +260,16 @@ class Cancellation:
         with self._lock:
             self._hook = hook
             return not self._set
+
+
+def _die_with_parent() -> None:
+    """PR_SET_PDEATHSIG(SIGKILL), as `metis_runtime._lifeline.die_with_parent`
+    (this module is stdlib only: it runs as a worker script)."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None).prctl(1, 9, 0, 0, 0)
 
 
 class SearchWorkers:

@@ -12,12 +12,15 @@ there. Each name below is counted from events alone:
 | `hook:veto` | a decision whose facts carry a `hook:<id>` deny rule |
 | `hook:pass` | a header listing hooks, and an allowed call that one of them matches |
 | `spawn`, `spawn:plan-child` | a `spawn` event (of a `plan` child) |
+| `spawn:depth-2`, `guard:refused` | a grandchild's trace; a spawn refused by the spawn guard |
+| `authority:refused` | a child asked for a mode more permissive than its parent's: refused |
 | `plan:denied` | a mutating call denied at the `plan` stage |
 | `plan:child-no-spawn` | a plan child's `spawn_agent` call answered with an error |
 | `background` | a `handshake` paired with a `job_done` |
 | `repeated-ids` | an assistant message repeating a call id |
 | `cancel`, `interrupt`, `resume` | those events |
 | `kill:<where>:<kind>` | the workload killed the process there and the trace holds a `resume` |
+| `turn-limit` | the root's run ended `failed` at the workload's turn limit |
 | `canary` | a planted canary was read by a call whose result was sent |
 | `stage:<stage>` | a decision taken at that stage |
 """
@@ -38,6 +41,7 @@ from metis_model.trace import (
     EffectStart,
     Result,
     ResultStatus,
+    RunEnd,
     Spawn,
     TraceEvent,
     TraceHeader,
@@ -120,12 +124,21 @@ def _trace_situations(
             seen["background"] += 1
         elif (
             isinstance(e, Result)
+            and tools.get(e.occ) == "spawn_agent"
+            and e.status is ResultStatus.ERROR
+            and e.content.startswith("spawn refused")
+        ):
+            seen["authority:refused" if "AUTHORITY" in e.content else "guard:refused"] += 1
+        elif (
+            isinstance(e, Result)
             and header.mode.value == "plan"
             and header.depth > 0
             and tools.get(e.occ) == "spawn_agent"
             and e.status is ResultStatus.ERROR
         ):
             seen["plan:child-no-spawn"] += 1
+    if header.depth >= 2:
+        seen["spawn:depth-2"] += 1
     for batch in _batches(events):
         _batch_situations(batch, seen)
 
@@ -136,6 +149,13 @@ def situations(traces: Traces, workload: Workload | None = None) -> Counter[str]
     for header, events in traces.values():
         _trace_situations(header, events, seen)
     if workload is not None:
+        if workload.max_turns is not None and any(
+            isinstance(e, RunEnd) and e.status.value == "failed"
+            for h, evs in traces.values()
+            if h.depth == 0
+            for e in evs
+        ):
+            seen["turn-limit"] += 1
         fault = workload.fault
         if fault is not None and fault.kind == "kill" and seen["resume"]:
             where, kind, _ = fault.point.split(":", 2)
@@ -186,9 +206,13 @@ REQUIRED: tuple[str, ...] = (
     "spawn:plan-child",
     "plan:denied",
     "plan:child-no-spawn",
+    "spawn:depth-2",
+    "guard:refused",
+    "authority:refused",
     "canary",
     "background",
     "repeated-ids",
     "cancel",
     "interrupt",
+    "turn-limit",
 )

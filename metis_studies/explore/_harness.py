@@ -56,10 +56,11 @@ from metis_runtime.permissions import Asker, CallbackAsker, Gate, Policy, Termin
 from metis_runtime.providers import Cassette, ReplayProvider, load_scenario
 from metis_runtime.tools import JobManager, ToolContext, ToolRegistry
 
-from ._scenario import seed_files, settings_of, turn_starts, write_scenario
+from ._scenario import GUARD_FLAGS, seed_files, settings_of, turn_starts, write_scenario
 from ._workload import Workload
 
 AGENT_EXEC_TOOLS = ("spawn_agent", "kill_agent", "message_agent")
+
 JOB_WAIT = 20.0
 VETO = "echo 'vetoed by explore hook {id}' >&2; exit 2"
 PASS = "cat > /dev/null; exit 0"
@@ -92,6 +93,10 @@ class RunPaths:
     @property
     def journal(self) -> Path:
         return self.run_dir / "trace.jsonl.journal"
+
+
+def turn_limit(workload: Workload) -> int:
+    return workload.max_turns or len(workload.turns) + 2
 
 
 def hook_specs(workload: Workload) -> tuple[HookSpec, ...]:
@@ -217,7 +222,7 @@ def build(
     gate = build_gate(workload, paths, skip_answers)
     hooks = hook_specs(workload)
     identity, ledger = new_tree(
-        paths.run_dir, GuardLimits(), root_run_id=state.run_id if state else None
+        paths.run_dir, GuardLimits(**workload.guard), root_run_id=state.run_id if state else None
     )
     cassettes = {
         c.name: str(paths.scenario.parent / f"{paths.scenario.stem}.agents" / f"{c.name}.yaml")
@@ -263,7 +268,7 @@ def build(
         journal=journal,
         dispatcher=_dispatcher(workload),
         observer=observer,
-        config=LoopConfig(max_turns=len(workload.turns) + 2, job_wait=JOB_WAIT),
+        config=LoopConfig(max_turns=turn_limit(workload), job_wait=JOB_WAIT),
         context_hook=controller.hook(trace),
         overflow_hook=controller.retry_hook(trace),
     )
@@ -286,7 +291,7 @@ def metis_run_argv(workload: Workload, paths: RunPaths, python: str) -> list[str
         "--mode",
         workload.mode.value,
         "--max-turns",
-        str(len(workload.turns) + 2),
+        str(turn_limit(workload)),
         "--quiet",
     ]
     if workload.route is Route.HEADLESS:
@@ -302,6 +307,8 @@ def metis_run_argv(workload: Workload, paths: RunPaths, python: str) -> list[str
         ]
     if workload.dispatcher == "serial":
         argv.append("--serial")
+    for name, value in sorted(workload.guard.items()):
+        argv += [GUARD_FLAGS[name], str(value)]
     return argv
 
 

@@ -40,6 +40,7 @@ class Piece:
     asks: int = 0  # asks this piece expects (in default mode), for the scripted answers
     ids: tuple[str, ...] | None = None  # call ids when the piece chooses them (repeats)
     thinking: str = ""
+    guard: tuple[tuple[str, int], ...] = ()  # spawn guard limits this piece needs
 
 
 Builder = Callable[[int], st.SearchStrategy[Piece]]
@@ -108,6 +109,16 @@ def _mix(
     return out
 
 
+def _choose(
+    draw: st.DrawFn, options: list[Spec], full: bool, least: int = 1, most: int = 4
+) -> list[Spec]:
+    """Some of `options` (`full`: all of them, in a drawn order: a sweep's
+    focused piece holds every variant of its situation; shrinking drops them)."""
+    if full:
+        return list(draw(st.permutations(options)))
+    return draw(st.lists(st.sampled_from(options), min_size=least, max_size=most, unique_by=repr))
+
+
 @st.composite
 def queue_chain(draw: st.DrawFn, k: int) -> Piece:
     """Three or more Queue calls on one key: edits that only succeed in FIFO order."""
@@ -133,7 +144,7 @@ def exclusive_waits(draw: st.DrawFn, k: int) -> Piece:
 
 
 @st.composite
-def asks(draw: st.DrawFn, k: int, least: int = 1) -> Piece:
+def asks(draw: st.DrawFn, k: int, full: bool = False) -> Piece:
     """Calls decided `ask`: edits in default mode (mode stage) and a command
     under an ask rule (ask_rule stage); the workload answers them."""
     options = [
@@ -142,9 +153,13 @@ def asks(draw: st.DrawFn, k: int, least: int = 1) -> Piece:
         bash(f"touch p{k}/touched.txt"),
         append(k, "asked"),
     ]
-    chosen = draw(st.lists(st.sampled_from(options), min_size=least, max_size=3, unique_by=repr))
+    chosen = _choose(draw, options, full, most=3)
     calls = _mix(draw, chosen, _safe(k), most=2)
-    rules = (Rule(behavior="ask", pattern="Bash(touch:*)"),)
+    # Ask rules outrank allow rules: the exact allow below never skips the ask.
+    rules = (
+        Rule(behavior="ask", pattern="Bash(touch:*)"),
+        Rule(behavior="allow", pattern=f"Bash(touch p{k}/touched.txt)"),
+    )
     return Piece(tuple(calls), ("asks",), _files(k), rules, asks=len(chosen))
 
 
@@ -177,9 +192,10 @@ def _child_turns(specs: list[Spec], text: str) -> tuple[Turn, ...]:
 
 
 @st.composite
-def spawns(draw: st.DrawFn, k: int, plan: bool | None = None) -> Piece:
+def spawns(draw: st.DrawFn, k: int, plan: bool | None = None, asked: str | None = None) -> Piece:
     """A sub-agent, maybe in plan mode (plan-locked: its spawn is an unknown
-    tool, its writes denied), maybe under hooks, maybe spawned twice."""
+    tool, its writes denied), maybe asking for another mode (one more
+    permissive than its parent's is refused), maybe spawned twice."""
     if plan is None:
         plan = draw(st.booleans())
     name = f"helper{k}"
@@ -191,6 +207,11 @@ def spawns(draw: st.DrawFn, k: int, plan: bool | None = None) -> Piece:
     spawn: dict[str, Any] = {"agent": name, "task": f"help with p{k}", "mode": "sync"}
     if plan:
         spawn["permission_mode"] = "plan"
+    else:
+        if asked is None:
+            asked = draw(st.sampled_from(["", "bypassPermissions", "acceptEdits", "default"]))
+        if asked:
+            spawn["permission_mode"] = asked
     calls: list[Spec] = [("spawn_agent", spawn)]
     if draw(st.booleans()):  # the same task again: the guard refuses a duplicate
         calls.append(("spawn_agent", dict(spawn)))
@@ -200,7 +221,47 @@ def spawns(draw: st.DrawFn, k: int, plan: bool | None = None) -> Piece:
 
 
 @st.composite
-def plan_root(draw: st.DrawFn, k: int) -> Piece:
+def guarded(draw: st.DrawFn, k: int) -> Piece:
+    """More spawns than the spawn guard's limit: the last ones are refused (CHILD-4)."""
+    limit = draw(st.sampled_from(["max_per_parent", "max_total", "max_depth"]))
+    name = f"worker{k}"
+    child = Child(name=name, tools=("read",), turns=_child_turns([read(f"p{k}/notes.txt")], "ok"))
+    n = draw(st.integers(2, 3))
+    calls = tuple(
+        ("spawn_agent", {"agent": name, "task": f"part {i} of p{k}", "mode": "sync"})
+        for i in range(n)
+    )
+    value = 0 if limit == "max_depth" else n - 1
+    return Piece(calls, ("guard",), _files(k), agents=(child,), guard=((limit, value),))
+
+
+@st.composite
+def nested(draw: st.DrawFn, k: int) -> Piece:
+    """A grandchild: its surface is its parent's narrowed again, whatever its
+    definition lists (CHILD-1)."""
+    outer, inner = f"lead{k}", f"sub{k}"
+    grandchild = Child(
+        name=inner,
+        tools=("read", "write", "bash"),
+        turns=_child_turns(
+            draw(st.permutations([read(f"p{k}/src/app.py"), write(f"p{k}/sub.txt", "below\n")])),
+            f"{inner} done",
+        ),
+    )
+    child = Child(
+        name=outer,
+        tools=("read", "ls", "spawn_agent", "wait_agent"),
+        turns=_child_turns(
+            [("spawn_agent", {"agent": inner, "task": f"look at p{k}", "mode": "sync"})],
+            f"{outer} done",
+        ),
+    )
+    spawn = ("spawn_agent", {"agent": outer, "task": f"lead p{k}", "mode": "sync"})
+    return Piece((spawn,), ("nested",), _files(k), agents=(child, grandchild))
+
+
+@st.composite
+def plan_root(draw: st.DrawFn, k: int, full: bool = False) -> Piece:
     """What a plan-mode agent may not do: edit, run, spawn (all denied)."""
     options = [
         write(f"p{k}/plan.txt", "x\n"),
@@ -209,7 +270,7 @@ def plan_root(draw: st.DrawFn, k: int) -> Piece:
         ("spawn_agent", {"agent": "planner", "task": f"plan p{k}"}),
         read(f"p{k}/src/app.py"),
     ]
-    calls = draw(st.lists(st.sampled_from(options), min_size=2, max_size=4, unique_by=repr))
+    calls = _choose(draw, options, full, least=2)
     return Piece(tuple(calls), ("plan-root",), _files(k))
 
 
@@ -240,24 +301,24 @@ def canary_value(draw: st.DrawFn) -> str:
 
 
 @st.composite
-def canaries(draw: st.DrawFn, k: int) -> Piece:
+def canaries(draw: st.DrawFn, k: int, full: bool = False) -> Piece:
     """Tool output that holds a credential: a planted canary read back by
     read, grep, bash cat, or an offloaded result."""
     value = draw(canary_value())
     path = f"p{k}/deploy/settings.txt"
     content = f"# deployment\nregion = eu-west-1\ntoken = {value}\n"
     readers = [read(path), grep("token", f"p{k}/deploy"), bash(f"cat {path}")]
-    calls = draw(st.lists(st.sampled_from(readers), min_size=1, max_size=3, unique_by=repr))
-    if draw(st.booleans()):  # the agent writes it elsewhere too
+    calls = _choose(draw, readers, full, most=3)
+    if full or draw(st.booleans()):  # the agent writes it elsewhere too
         calls.append(write(f"p{k}/copy.txt", content))
     return Piece(tuple(calls), ("canary",), (*_files(k), (path, content)), canaries=(value,))
 
 
 @st.composite
-def background(draw: st.DrawFn, k: int) -> Piece:
+def background(draw: st.DrawFn, k: int, full: bool = False) -> Piece:
     """Background jobs: a handshake now, `job_done` later (SCHED-4). Each
     writes a file by redirection (an edit to the gate: allowed in acceptEdits)."""
-    n = draw(st.integers(1, 2))
+    n = 2 if full else draw(st.integers(1, 2))
     jobs = [
         bash(f"seq 1 {draw(st.integers(1, 9))}00000 > p{k}/job{i}.txt", background=True)
         for i in range(n)
@@ -279,11 +340,12 @@ def repeated_ids(draw: st.DrawFn, k: int) -> Piece:
 
 
 @st.composite
-def policy(draw: st.DrawFn, k: int) -> Piece:
+def policy(draw: st.DrawFn, k: int, full: bool = False) -> Piece:
     """The gate's stages: deny / ask / allow rules, protected and secret paths,
     out-of-scope paths, malformed calls and unknown tools."""
     options: list[Spec] = [
         bash(f"rm -f p{k}/notes.txt"),  # deny rule
+        bash(f"rm -rf p{k}/src"),  # a deny rule and an allow rule: deny wins
         read(".env"),  # a secret
         write(".git/config", "x"),  # protected
         write(".metis/settings.json", "{}"),  # protected (the agent's settings)
@@ -294,26 +356,38 @@ def policy(draw: st.DrawFn, k: int) -> Piece:
         ("edit", {"path": f"p{k}/notes.txt", "old": "absent", "new": "x"}),  # the tool fails
         append(k, "allowed"),
     ]
-    calls = draw(st.lists(st.sampled_from(options), min_size=1, max_size=4, unique_by=repr))
+    calls = _choose(draw, options, full)
     rules = (
-        Rule(behavior="deny", pattern="Bash(rm:*)"),
+        Rule(behavior="deny", pattern="Bash(rm -f:*)"),
+        Rule(behavior="deny", pattern="Bash(rm -rf:*)"),
+        Rule(behavior="allow", pattern="Bash(rm:*)"),
         Rule(behavior="allow", pattern="Bash(echo:*)"),
+        Rule(behavior="ask", pattern="Read(/etc/**)"),
     )
     files = (*_files(k), (".env", "API_TOKEN=not-a-real-one\n"))
     return Piece(tuple(calls), ("policy",), files, rules)
 
 
 @st.composite
-def context_fill(draw: st.DrawFn, k: int, size: int | None = None) -> Piece:
+def context_fill(
+    draw: st.DrawFn, k: int, size: int | None = None, planted: bool | None = None
+) -> Piece:
     """A large result and a thinking block: what the context ladder works on.
     (Three 9,000-character results and one of 30,000 in a 4,000-token window,
     `recent` 2, climb prune, snip, offload, collapse and compaction.)"""
     if size is None:
         size = draw(st.sampled_from([9_000, 30_000, 3_000]))
-    body = "".join(f"line {i:05d} of a long log\n" for i in range(size // 26))
+    lines = [f"line {i:05d} of a long log\n" for i in range(size // 26)]
+    canaries: tuple[str, ...] = ()
+    if planted if planted is not None else draw(st.booleans()):
+        # A credential in a result large enough to be offloaded (TRACE-2 covers offloads).
+        value = draw(canary_value())
+        lines.insert(len(lines) // 2, f"deploy token = {value}\n")
+        canaries = (value,)
+    body = "".join(lines)
     path = f"p{k}/big.log"
     thinking = "Thinking about the log. " * draw(st.sampled_from([200, 20, 100]))
-    return Piece((read(path),), ("context",), ((path, body),), thinking=thinking)
+    return Piece((read(path),), ("context",), ((path, body),), canaries=canaries, thinking=thinking)
 
 
 BUILDERS: dict[str, Builder] = {
@@ -322,6 +396,8 @@ BUILDERS: dict[str, Builder] = {
     "asks": asks,
     "hooks": hooked,
     "spawn": spawns,
+    "guard": guarded,
+    "nested": nested,
     "plan-root": plan_root,
     "canary": canaries,
     "background": background,

@@ -30,6 +30,12 @@ URI = "https://api.anthropic.com/v1/messages"
 BASE_URL = "https://api.anthropic.com"
 MODEL = "claude-sonnet-4-5"
 SIGNATURE = "RXhwbG9yZVNpZ25hdHVyZQ=="  # opaque; the runtime sends it back as is
+GUARD_FLAGS = {  # `metis run`'s options for the spawn guard's limits
+    "max_depth": "--max-spawn-depth",
+    "max_total": "--max-agents",
+    "max_per_parent": "--max-children-per-agent",
+    "max_concurrent": "--max-concurrent",
+}
 _OVERFLOW = {
     "type": "error",
     "error": {"type": "request_too_large", "message": "prompt is too long: request too large"},
@@ -229,6 +235,9 @@ def command_line(workload: Workload, scenario: Path) -> str:
         )
     if workload.dispatcher == "serial":
         parts.append("--serial")
+    parts += [f"{GUARD_FLAGS[k]} {v}" for k, v in sorted(workload.guard.items())]
+    if workload.max_turns is not None:
+        parts.append(f"--max-turns {workload.max_turns}")
     return " ".join(parts)
 
 

@@ -40,12 +40,16 @@ from ._pieces import (
     SLOW_SAFE,
     Piece,
     Spec,
+    background,
     bash,
+    canaries,
     context_fill,
     edit,
     grep,
     hooked,
     ls,
+    plan_root,
+    policy,
     read,
     spawns,
     write,
@@ -121,7 +125,7 @@ def _fault(draw: st.DrawFn, turns: Sequence[Turn], focus: str) -> Fault | None:
 
 
 # The sweep `metis explore` starts with: each situation issue 11 lists, aimed at once.
-SWEEP: tuple[str, ...] = (
+SWEEP: tuple[str, ...] = (  # in-process first; child processes, then kills, cost more
     "queue-3",
     "exclusive-waits",
     "asks:interactive",
@@ -130,22 +134,29 @@ SWEEP: tuple[str, ...] = (
     "asks:headless-deny",
     "context",
     "overflow",
+    "hooks",
+    "hooks:veto",
+    "plan-root",
+    "policy",
+    "policy:default",
+    "policy:dontAsk",
+    "policy:bypass",
+    "canary",
+    "background",
+    "repeated-ids",
+    "cancel",
+    "interrupt",
+    "turn-limit",
+    "plan-child",
+    "spawn",
+    "spawn:escalate",
+    "guard",
+    "nested",
     "kill:journal:admit",
     "kill:journal:commit",
     "kill:trace:result",
     "kill:journal:message",
     "kill:trace:results_sent",
-    "hooks",
-    "hooks:veto",
-    "plan-child",
-    "plan-root",
-    "spawn",
-    "canary",
-    "background",
-    "repeated-ids",
-    "policy",
-    "cancel",
-    "interrupt",
 )
 _ASK_ROUTES = {
     "asks:interactive": (Route.INTERACTIVE, Decision.DENY),
@@ -155,6 +166,19 @@ _ASK_ROUTES = {
 }
 _EFFECTS = ("exclusive-waits", "queue-3", "background", "spawn")
 _LADDER = (9_000, 9_000, 30_000, 9_000)  # result sizes that climb the whole ladder
+_FULL = {
+    "asks": ask_piece,
+    "plan-root": plan_root,
+    "canary": canaries,
+    "policy": policy,
+    "background": background,
+}
+_POLICY_MODES = {
+    "policy": Mode.ACCEPT_EDITS,
+    "policy:default": Mode.DEFAULT,
+    "policy:dontAsk": Mode.DONT_ASK,
+    "policy:bypass": Mode.BYPASS,
+}
 
 
 def _pieces(draw: st.DrawFn, focus: str) -> tuple[list[str], list[Piece]]:
@@ -163,30 +187,42 @@ def _pieces(draw: st.DrawFn, focus: str) -> tuple[list[str], list[Piece]]:
     first: list[str] = []
     if focus in ("context", "overflow"):
         first = ["context"] * 4  # the ladder climbs over several turns
-    elif focus in BUILDERS or kind in ("asks", "hooks"):
+    elif focus in BUILDERS or kind in ("asks", "hooks", "policy"):
         first = [kind]
-    elif focus == "plan-child":
+    elif focus in ("plan-child", "spawn:escalate"):
         first = ["spawn"]
     elif kind == "kill":
         first = [draw(st.sampled_from(_EFFECTS))]
-    extra = draw(st.lists(st.sampled_from(list(BUILDERS)), min_size=0 if first else 1, max_size=2))
-    names = first + extra
+    elif focus == "turn-limit":
+        first = ["exclusive-waits", "queue-3"]
+    names = list(first)
     pieces = []
-    for k, name in enumerate(names):
+    # Each further piece draws its name and its content together, so the shrinker
+    # can drop one piece (the block of its draws) without scrambling the others.
+    extra = draw(st.integers(0 if first else 1, 2))
+    for k in range(len(first) + extra):
+        if k >= len(first):
+            names.append(draw(st.sampled_from(list(BUILDERS))))
+        name = names[k]
         if focus == "plan-child" and k == 0:
             pieces.append(draw(spawns(k, plan=True)))
+        elif focus == "spawn:escalate" and k == 0:
+            pieces.append(draw(spawns(k, plan=False, asked="bypassPermissions")))
         elif focus == "hooks:veto" and k == 0:
             pieces.append(draw(hooked(k, veto=True)))
         elif focus in ("context", "overflow") and k < len(first):
-            pieces.append(draw(context_fill(k, size=_LADDER[k % len(_LADDER)])))
-        elif kind == "asks" and k == 0:
-            pieces.append(draw(ask_piece(k, least=2)))  # one approved and one rejected
+            size = _LADDER[k % len(_LADDER)]
+            pieces.append(draw(context_fill(k, size=size, planted=size == max(_LADDER))))
+        elif k == 0 and first and name in _FULL:
+            pieces.append(draw(_FULL[name](k, full=True)))  # every variant, in one turn
         else:
             pieces.append(draw(BUILDERS[name](k)))
     return names, pieces
 
 
 def _mode(draw: st.DrawFn, names: Sequence[str], focus: str) -> Mode:
+    if focus in _POLICY_MODES:
+        return _POLICY_MODES[focus]
     if "plan-root" in names:
         return Mode.PLAN
     if "asks" in names:
@@ -228,6 +264,7 @@ def workloads(draw: st.DrawFn, focus: str = "") -> Workload:
     for p in pieces:
         agents.update({c.name: c for c in p.agents})
     hooks: list[Hook] = [h for p in pieces for h in p.hooks]
+    guard = {name: value for p in pieces for name, value in p.guard}
     window = draw(st.sampled_from([4_000, 1_500, 12_000])) if context else None
     aims = [focus] if focus else []
     aims += [a for p in pieces for a in p.aims]
@@ -252,6 +289,8 @@ def workloads(draw: st.DrawFn, focus: str = "") -> Workload:
         agents=tuple(agents.values()),
         fault=fault,
         canaries=tuple(c for p in pieces for c in p.canaries),
+        guard=guard,
+        max_turns=len(pieces) if focus == "turn-limit" else None,
     )
 
 

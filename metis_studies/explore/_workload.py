@@ -14,7 +14,9 @@ A `Workload` is everything one run needs, and nothing the runtime decides:
   `metis_runtime._failpoints`, then a resume; or a cancel or interrupt when
   a call's effect starts);
 - `canaries`: credential-looking values planted in the workspace, which no
-  file the run writes may hold (TRACE-2).
+  file the run writes may hold (TRACE-2);
+- `guard`: spawn guard limits lower than the defaults, so refusals happen;
+- `max_turns`: a turn limit the script runs into.
 
 It is a pydantic model so that a workload read back from a file (a
 counterexample, a regression) is validated with errors naming the field.
@@ -102,6 +104,10 @@ class Workload(_Frozen):
     fault: Fault | None = None
     canaries: tuple[str, ...] = ()
     dispatcher: Literal["four-class", "serial"] = "four-class"
+    guard: dict[Literal["max_depth", "max_total", "max_per_parent", "max_concurrent"], int] = Field(
+        default_factory=dict
+    )
+    max_turns: int | None = None  # below the script's length: the run stops at the limit
 
     @model_validator(mode="after")
     def _shape(self) -> Workload:
@@ -116,6 +122,10 @@ class Workload(_Frozen):
             raise ValueError("headless_default: allow or deny")
         if self.context_window is not None and self.context_window < 1:
             raise ValueError("context_window: must be positive")
+        if self.max_turns is not None and self.max_turns < 1:
+            raise ValueError("max_turns: must be at least 1")
+        if any(v < 0 for v in self.guard.values()):
+            raise ValueError("guard: limits must be 0 or more")
         names = [c.name for c in self.agents]
         if len(set(names)) != len(names):
             raise ValueError(f"agents: names must be unique, got {names}")

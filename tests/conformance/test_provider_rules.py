@@ -170,6 +170,16 @@ def spans(*items: dict[str, Any]) -> dict[str, Any]:
     return {"resourceSpans": [{"scopeSpans": [{"scope": {"name": "t"}, "spans": list(items)}]}]}
 
 
+def run_item(kind: str, raw: dict[str, Any]) -> dict[str, Any]:
+    return {"type": kind, "raw_item": raw, "agent": {"name": "a"}}
+
+
+ASSISTANT = {
+    "type": "message",
+    "role": "assistant",
+    "content": [{"type": "output_text", "text": "?"}],
+}
+
 # rule -> (format, valid, invalid); documents are JSON values, sessions are lines.
 EXAMPLES: dict[str, tuple[str, Any, Any]] = {
     "ANT-1": (
@@ -282,6 +292,20 @@ EXAMPLES: dict[str, tuple[str, Any, Any]] = {
             request(PROMPT),
             response(pai_return("s", "builtin-tool-return"), pai_call("s", "builtin-tool-call")),
         ],
+    ),
+    "OAS-1": (
+        "openai-agents",
+        [run_item("tool_call_item", fc("a")), run_item("tool_call_output_item", fco("a"))],
+        [
+            run_item("tool_call_item", fc("a")),
+            run_item("input_item", {"role": "user", "content": "and?"}),
+            run_item("message_output_item", ASSISTANT),
+        ],
+    ),
+    "OAS-2": (
+        "openai-agents",
+        [run_item("handoff_call_item", fc("h")), run_item("handoff_output_item", fco("h"))],
+        [run_item("handoff_call_item", fc("h")), run_item("handoff_output_item", fco("z"))],
     ),
     "OTEL-1": (
         "otel",

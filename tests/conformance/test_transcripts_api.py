@@ -742,7 +742,8 @@ def test_exports() -> None:
     modules = {n for n, v in vars(transcripts).items() if inspect.ismodule(v)}
     assert set(transcripts.__all__) == public - modules
     assert FORMATS == (
-        "anthropic", "openai-chat", "openai-responses", "claude-code", "codex", "pydantic-ai", "otel"
+        "anthropic", "openai-chat", "openai-responses", "claude-code", "codex", "pydantic-ai",
+        "otel", "openai-agents",
     )  # fmt: skip
     assert transcripts.TranscriptFormatError is _errors.TranscriptFormatError
     assert issubclass(TranscriptFormatError, _errors.MetisModelError)
@@ -759,6 +760,9 @@ def test_reports_use_known_invariant_ids_and_count_every_check() -> None:
             "claude-code": ['{"type": "user", "uuid": "u", "message": {"content": "x"}}'],
             "codex": ['{"timestamp": "t", "type": "session_meta", "payload": {"id": "s"}}'],
             "pydantic-ai": ['[{"kind": "request", "parts": [{"part_kind": "user-prompt"}]}]'],
+            "openai-agents": [
+                '[{"type": "input_item", "raw_item": {"role": "user", "content": "x"}}]'
+            ],
             "otel": [
                 '{"resourceSpans": [{"scopeSpans": [{"spans": [{"startTimeUnixNano": "1", '
                 '"endTimeUnixNano": "2", "attributes": [{"key": "gen_ai.operation.name", '

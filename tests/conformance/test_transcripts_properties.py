@@ -27,11 +27,12 @@ FORMATS = tuple(f for f in ALL_FORMATS if f != "otel")
 
 POOL = ("a", "b", "c", "d")  # per turn; a call's id is its pool letter and its turn
 # Formats whose provider rejects a call id reused anywhere in the request (CLOSE-9).
-UNIQUE_IDS = ("anthropic", "openai-responses", "claude-code", "codex")
+UNIQUE_IDS = ("anthropic", "openai-responses", "claude-code", "codex", "openai-agents")
 LOGS = (
     "claude-code",
     "codex",
     "pydantic-ai",
+    "openai-agents",
 )  # records of a run, not requests: an open end is undecided
 
 
@@ -203,6 +204,20 @@ def render_responses(conversation: Conversation) -> Rendered:
     return _joined(_flat(_responses_items(conversation)), '{"model": "m", "input": [', "]}")
 
 
+def render_agents(conversation: Conversation) -> Rendered:
+    """OpenAI Agents SDK run items, one per line, each wrapping its Responses item."""
+    kinds = {"function_call": "tool_call_item", "function_call_output": "tool_call_output_item"}
+    lines, where = [], {}
+    for item, key in _responses_items(conversation):
+        kind = kinds.get(str(item.get("type")), "message_output_item")
+        if item.get("role") == "user":
+            kind = "input_item"
+        lines.append(json.dumps({"type": kind, "raw_item": item, "agent": {"name": "a"}}))
+        if key is not None:
+            where[key] = len(lines)
+    return lines, where
+
+
 def render_codex(conversation: Conversation) -> Rendered:
     """A Codex rollout: a session_meta line, then one response_item line per item."""
     meta = {"timestamp": "2025-01-01T00:00:00Z", "type": "session_meta", "payload": {"id": "s"}}
@@ -308,6 +323,7 @@ RENDER: dict[str, Callable[[Conversation], Rendered]] = {
     "claude-code": render_claude_code,
     "codex": render_codex,
     "pydantic-ai": render_pydantic_ai,
+    "openai-agents": render_agents,
 }
 
 

@@ -47,11 +47,15 @@ EXPECTED = {
     "plan-child": {"spawn:plan-child", "plan:child-no-spawn"},
     "plan-root": {"plan:denied"},
     "spawn": {"spawn"},
+    "spawn:escalate": {"authority:refused"},
+    "guard": {"guard:refused"},
+    "nested": {"spawn:depth-2"},
     "canary": {"canary"},
     "background": {"background"},
     "repeated-ids": {"repeated-ids"},
     "cancel": {"cancel"},
     "interrupt": {"interrupt", "resume"},
+    "turn-limit": {"turn-limit"},
 }
 
 

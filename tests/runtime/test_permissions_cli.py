@@ -137,6 +137,17 @@ def test_kind_and_path_inference() -> None:
     assert input_paths({"file_path": "a", "paths": ["b", 3], "path": "c"}) == ["a", "c", "b"]
 
 
+def test_settings_from_standard_input() -> None:
+    settings = json.dumps({"permissions": {"deny": ["Bash(rm:*)"]}})
+    result = CliRunner().invoke(
+        permissions,
+        ["check", "--settings", "-", "--tool", "Bash", "--input", '{"command": "rm -rf x"}'],
+        input=settings,
+    )
+    assert result.exit_code == 0, result.output
+    assert "decision: deny" in result.output and "Bash(rm:*)" in result.output
+
+
 # --- the settings hierarchy (issue 12) ---------------------------------------------------
 
 

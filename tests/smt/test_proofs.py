@@ -53,6 +53,15 @@ def test_perm_and_child_claims_are_proved_for_all_inputs(proved: list[ProofResul
         "PERM-6",
         "CHILD-2",
         "CHILD-4",  # the guard claim, plus the ledger's 1-induction (k = 1)
+        # the plan path (smt/_plan.py): claims, and the turn system's 1-induction
+        "PLAN-2",
+        "PLAN-4",
+        "PLAN-5",
+        "PLAN-6",
+        "PLAN-7",
+        "PLAN-8",
+        "PLAN-9",
+        "PLAN-12",
     }
     for r in smt:
         assert r.verdict is Verdict.PROVED, r

@@ -1,0 +1,87 @@
+"""The part of JSON Schema an executor's argument schema is checked by.
+
+The top level of an object schema: `required`, `additionalProperties: false`,
+and per property `type` (a name or a list of names) and `enum`. Other
+keywords are accepted and not checked (the executor's own validation runs
+again when it is called).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["JSON_TYPES", "json_type", "required_args", "type_errors"]
+
+JSON_TYPES = ("string", "integer", "number", "boolean", "array", "object", "null")
+
+
+def json_type(value: object) -> str:
+    """The JSON type name of a Python value ("integer" is also a "number")."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number" if math.isfinite(value) else "non-finite number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list | tuple):
+        return "array"
+    if isinstance(value, Mapping):
+        return "object"
+    return type(value).__name__
+
+
+def _fits(value: object, name: str) -> bool:
+    got = json_type(value)
+    return got == name or (name == "number" and got == "integer")
+
+
+def required_args(schema: Mapping[str, Any]) -> tuple[str, ...]:
+    raw = schema.get("required", ())
+    return tuple(r for r in raw if isinstance(r, str)) if isinstance(raw, list | tuple) else ()
+
+
+def _properties(schema: Mapping[str, Any]) -> Mapping[str, Any]:
+    props = schema.get("properties", {})
+    return props if isinstance(props, Mapping) else {}
+
+
+def property_types(schema: Mapping[str, Any], name: str) -> tuple[str, ...] | None:
+    """The JSON types an argument may have, or None when any is fine."""
+    prop = _properties(schema).get(name)
+    if not isinstance(prop, Mapping) or "type" not in prop:
+        return None
+    types = prop["type"]
+    names = (types,) if isinstance(types, str) else tuple(types)
+    known = tuple(n for n in names if n in JSON_TYPES)
+    return known or None
+
+
+def is_closed(schema: Mapping[str, Any]) -> bool:
+    return schema.get("additionalProperties", True) is False
+
+
+def type_errors(schema: Mapping[str, Any], args: Mapping[str, Any]) -> list[str]:
+    """Each argument that does not fit its property (unknown ones when closed)."""
+    problems: list[str] = []
+    props = _properties(schema)
+    for name, value in args.items():
+        prop = props.get(name)
+        if not isinstance(prop, Mapping):
+            if is_closed(schema):
+                problems.append(f"unknown argument {name!r}")
+            continue
+        types = property_types(schema, name)
+        if types is not None and not any(_fits(value, t) for t in types):
+            problems.append(
+                f"argument {name!r} must be {' or '.join(types)}, not {json_type(value)}"
+            )
+        enum = prop.get("enum")
+        if isinstance(enum, list | tuple) and value not in enum:
+            problems.append(f"argument {name!r} must be one of {list(enum)}")
+    return problems

@@ -1,0 +1,549 @@
+"""Minimal counterexamples for the plan ablations, as turn logs.
+
+`find_plan_counterexample(ablation)` asks z3 for the weakened decision's
+witness (for the turn-system ablations: the shortest path from `init` by
+BMC) and writes it down as a concrete turn log of the smallest turn that
+shows it. `check_turn_log` must reject that log with the ablation's ID
+(`confirmed`); `metis conform` reads it like any turn log. Files are written
+by the shared counterexample writer (`_cex.write_counterexample`): the turn
+log JSONL, ITF JSON of the abstract states, a DOT/SVG graph of the records
+with the violating one in red, and a pytest regression file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+import graphviz
+import z3
+
+from .._report import Report
+from ..plan import BINDING_FIELDS, action_for, catalog_of, check_turn_log, current_signatures
+from ..plan._exec import ActKind, ExecState, Outcome
+from ..plan._request import canonical_request
+from ..trace import (
+    DEFAULT_STEP_CAP,
+    TERMINAL_TOOL,
+    CatalogRecord,
+    Decision,
+    EffectCounts,
+    ErrorClass,
+    ExecutorInfo,
+    Filler,
+    FinalRecord,
+    FinalState,
+    Framework,
+    FrameworkRecord,
+    FrameworkStep,
+    Mode,
+    PathRecord,
+    PauseKind,
+    PauseRecord,
+    PlanPath,
+    ProbeOutcome,
+    RecoveryRecord,
+    ResumeAnswer,
+    ResumeRecord,
+    Route,
+    StepRecord,
+    StepStatus,
+    ToolKind,
+    TurnHeader,
+    TurnRecord,
+    dumps_turn_log,
+    framework_digest,
+)
+from ._cex import CounterexampleFiles, write_counterexample
+from ._plan import (
+    PLAN_ABLATIONS,
+    REF_SLOTS,
+    SymAction,
+    SymFramework,
+    TurnPath,
+    TurnSystem,
+    framework_z3,
+    turn_bmc,
+)
+
+__all__ = ["PlanCounterexample", "find_plan_counterexample"]
+
+_SCHEMA = {
+    "type": "object",
+    "properties": {"path": {"type": "string"}, "text": {"type": "string"}},
+    "required": ["path"],
+    "additionalProperties": False,
+}
+CATALOG: tuple[ExecutorInfo, ...] = (
+    ExecutorInfo(
+        name="read_note",
+        digest="sha256:read-note-1",
+        effect=ToolKind.READ_ONLY,
+        family="notes.read",
+        args_schema=_SCHEMA,
+        paths=("path",),
+    ),
+    ExecutorInfo(
+        name="write_note",
+        digest="sha256:write-note-1",
+        effect=ToolKind.EDIT,
+        family="notes.write",
+        args_schema=_SCHEMA,
+        paths=("path",),
+        destination="path",
+    ),
+)
+_BY_NAME = catalog_of(CATALOG)
+
+
+@attrs.frozen
+class PlanCounterexample:
+    ablation: str
+    invariant: str
+    header: TurnHeader
+    records: tuple[TurnRecord, ...]
+    report: Report
+    states: tuple[dict[str, Any], ...]  # the abstract states, for ITF
+    depth: int  # steps of the path (1 for a decision's witness)
+
+    @property
+    def confirmed(self) -> bool:
+        first = self.report.first
+        return first is not None and first.invariant == self.invariant
+
+    @property
+    def name(self) -> str:
+        return f"cex_{self.ablation.replace('-', '_')}"
+
+    def to_json(self) -> dict[str, object]:
+        first = self.report.first
+        return {
+            "ablation": self.ablation,
+            "invariant": self.invariant,
+            "depth": self.depth,
+            "records": len(self.records),
+            "checker": first.to_json() if first is not None else None,
+            "confirmed": self.confirmed,
+        }
+
+    def write(self, out_dir: Any) -> CounterexampleFiles:
+        text = dumps_turn_log(self.header, self.records)
+        itf: dict[str, object] = {
+            "#meta": {
+                "format": "ITF",
+                "format-description": "https://apalache-mc.org/docs/adr/015adr-trace.html",
+                "source": f"ablation {self.ablation}",
+                "description": "metis plan model; the abstract states of the counterexample",
+            },
+            "vars": sorted({k for st in self.states for k in st if k != "#meta"}),
+            "states": [{"#meta": {"index": i}, **st} for i, st in enumerate(self.states)],
+        }
+        return write_counterexample(
+            out_dir, self.name, text, itf, record_graph(self), _regression(self, text)
+        )
+
+
+def record_graph(cex: PlanCounterexample) -> graphviz.Digraph:
+    first = cex.report.first
+    title = f"{cex.header.turn_id}: {first.one_line() if first else 'accepted'}"
+    g = graphviz.Digraph("turn", graph_attr={"rankdir": "TB", "label": title, "labelloc": "t"})
+    g.attr("node", shape="box", style="rounded,filled", fillcolor="white", fontname="Helvetica")
+    g.node("h", f"header\\n{cex.header.owner} / {cex.header.channel}")
+    prev = "h"
+    for i, r in enumerate(cex.records):
+        label = f"{i}: {r.kind}"
+        if isinstance(r, StepRecord):
+            label += f"\\nstep {r.index} {r.tool} {r.status.value}"
+            label += " committed" if r.committed else ""
+        elif isinstance(r, PathRecord):
+            label += f"\\n{r.path.value} {r.outcome.value}"
+        elif isinstance(r, ResumeRecord):
+            label += f"\\n{r.answer.value}, done {list(r.done)}"
+        red = first is not None and first.index == i
+        extra = {"fillcolor": "#e53935", "fontcolor": "white", "penwidth": "2"} if red else {}
+        g.node(f"r{i}", label, **extra)
+        g.edge(prev, f"r{i}")
+        prev = f"r{i}"
+    return g
+
+
+def _regression(cex: PlanCounterexample, text: str) -> str:
+    first = cex.report.first
+    index = first.index if first is not None else -1
+    lines = ",\n".join(f"    {line!r}" for line in text.splitlines())
+    ident = cex.invariant.replace("-", "_").lower()
+    return f'''"""Regression: ablation `{cex.ablation}` admits a turn that breaks {cex.invariant}.
+
+Generated by `metis counterexample --ablate {cex.ablation}`. Replays the turn
+log through `check_turn_log` and expects {cex.invariant} at record {index}.
+"""
+
+from metis_model.plan import check_turn_log
+from metis_model.trace import read_turn_log
+
+LINES = [
+{lines},
+]
+
+
+def test_{cex.ablation.replace("-", "_")}_breaks_{ident}() -> None:
+    header, records, _ = read_turn_log(LINES)
+    report = check_turn_log(header, records)
+    assert report.first is not None, "the checker accepted the counterexample"
+    assert report.first.invariant == {cex.invariant!r}
+    assert report.first.index == {index}
+'''
+
+
+# --- building the turn --------------------------------------------------------------
+
+
+def _header(request: str, mode: Mode = Mode.ACCEPT_EDITS) -> TurnHeader:
+    return TurnHeader(
+        turn_id="cex-turn",
+        owner="alice",
+        actor="alice",
+        channel="cli",
+        conversation="cex",
+        request=request,
+        request_key=canonical_request(request),
+        runtime={"turn_id": "cex-turn", "owner": "alice"},
+        mode=mode,
+        route=Route.INTERACTIVE,
+        cap=DEFAULT_STEP_CAP,
+        epoch=1,
+        producer="metis counterexample",
+    )
+
+
+def _fw(*steps: FrameworkStep, fillers: dict[str, Filler] | None = None) -> Framework:
+    return Framework(steps=(*steps, FrameworkStep(tool=TERMINAL_TOOL)), fillers=fillers or {})
+
+
+def _final(steps: Sequence[StepRecord], state: FinalState) -> FinalRecord:
+    committed = [s for s in steps if s.committed]
+    by_tool: dict[str, int] = {}
+    for s in committed:
+        by_tool[s.tool] = by_tool.get(s.tool, 0) + 1
+    return FinalRecord(
+        state=state,
+        answer=f"turn {state.value}",
+        effects=EffectCounts(committed=len(committed), mutations=len(committed), by_tool=by_tool),
+    )
+
+
+_ENGINE = (PathRecord(path=PlanPath.ENGINE, outcome=ProbeOutcome.USED),)
+
+
+def _turn_from_path(path: TurnPath, ablation: str) -> tuple[TurnHeader, list[TurnRecord]]:
+    slots = path.states[0].slots
+    steps = [
+        FrameworkStep(
+            tool="write_note" if s.mutating else "read_note",
+            args={"path": f"notes/n{i + 1}.md", **({"text": "x"} if s.mutating else {})},
+        )
+        for i, s in enumerate(slots)
+    ]
+    fw = _fw(*steps)
+    paths = " and ".join(f"notes/n{i + 1}.md" for i in range(len(slots)))
+    h = _header(f"Update {paths} with x")
+    records: list[TurnRecord] = [CatalogRecord(segment=1, executors=CATALOG), *_ENGINE]
+    records.append(FrameworkRecord(source=PlanPath.ENGINE, attempt=0, framework=fw, valid=True))
+    attempt, segment = 0, 1
+    ran: list[StepRecord] = []
+    failed_class = ErrorClass.WRONG_ARGS
+    for act, before in zip(path.acts, path.states, strict=False):
+        if act.kind is ActKind.RUN:
+            step = steps[act.slot]
+            status = {
+                Outcome.OK: StepStatus.OK,
+                Outcome.STRUCTURAL: StepStatus.ERROR,
+                Outcome.OPERATIONAL: StepStatus.ERROR,
+            }.get(act.outcome, StepStatus.ERROR)
+            cls = None
+            if act.outcome is Outcome.STRUCTURAL:
+                cls = failed_class = ErrorClass.WRONG_ARGS
+            elif act.outcome is Outcome.OPERATIONAL:
+                cls = failed_class = ErrorClass.OPERATIONAL
+            rec = StepRecord(
+                attempt=attempt,
+                index=act.slot + 1,
+                tool=step.tool,
+                segment=segment,
+                raw_args=step.args,
+                resolved_args=step.args,
+                origins={"path": "request", **({"text": "request"} if "text" in step.args else {})},
+                effect=_BY_NAME[step.tool].effect,
+                occ=f"{segment}.{len(ran)}",
+                decision=Decision.ALLOW,
+                status=status,
+                committed=act.commit and before.slots[act.slot].mutating,
+                error_class=cls,
+                error="" if cls is None else f"{cls.value}: the executor failed",
+                output={"ok": True} if status is StepStatus.OK else None,
+            )
+            records.append(rec)
+            ran.append(rec)
+        elif act.kind is ActKind.PAUSE:
+            records.append(
+                PauseRecord(
+                    dialog="cex-dialog",
+                    reason=PauseKind.NEEDS_INPUTS,
+                    attempt=attempt,
+                    step=_next(before) + 1,
+                    missing=("note",),
+                )
+            )
+        elif act.kind is ActKind.RESUME:
+            segment += 1
+            finished = [
+                i + 1 for i, s in enumerate(before.slots) if s.status.value in ("done", "skipped")
+            ]
+            committed = [
+                i + 1 for i, s in enumerate(before.slots) if s.committed and i + 1 in finished
+            ]
+            forgot = ablation == "resume-repeats-mutation"  # the weakened runtime forgot them
+            records.append(
+                ResumeRecord(
+                    dialog="cex-dialog",
+                    answer=ResumeAnswer.INPUT,
+                    inputs={"note": "x"},
+                    owner=h.owner,
+                    actor=h.owner,
+                    channel=h.channel,
+                    segment=segment,
+                    done=() if forgot else tuple(finished),
+                    committed=() if forgot else tuple(committed),
+                )
+            )
+        elif act.kind is ActKind.RECOVER:
+            failed = next((r.index for r in reversed(ran) if r.status is StepStatus.ERROR), None)
+            records.append(
+                RecoveryRecord(
+                    after_step=failed, error_class=failed_class, committed_before=before.committed
+                )
+            )
+            attempt = 1
+            records.append(
+                FrameworkRecord(source=PlanPath.RECOVERY, attempt=1, framework=fw, valid=True)
+            )
+        elif act.kind is ActKind.END:
+            records.append(_final(ran, FinalState.COMPLETED))
+    return h, records
+
+
+def _next(s: ExecState) -> int:
+    return next((i for i, x in enumerate(s.slots) if x.status.value == "pending"), 0)
+
+
+def _state_json(s: ExecState) -> dict[str, Any]:
+    return {
+        "phase": s.phase.value,
+        "failure": s.failure.value,
+        "committed": {"#bigint": str(s.committed)},
+        "recoveries": {"#bigint": str(s.recoveries)},
+        "slots": [
+            {
+                "mutating": x.mutating,
+                "status": x.status.value,
+                "committed": x.committed,
+                "runs": {"#bigint": str(x.runs)},
+                "repeated": x.repeated,
+            }
+            for x in s.slots
+        ],
+    }
+
+
+def _cache_turn(ablation: str) -> tuple[TurnHeader, list[TurnRecord], dict[str, Any]]:
+    """An L0 hit that the weakened cache decision serves and the spec refuses."""
+    grounded = ablation != "cache-ignores-grounding"
+    path = "notes/summary.md"
+    fw = _fw(FrameworkStep(tool="write_note", args={"path": path, "text": "done"}))
+    request = f"Write done to {path}" if grounded else "Write done to my summary"
+    h = _header(request)
+    now = current_signatures(fw, _BY_NAME, h.epoch)
+    stored = now
+    if ablation == "cache-ignores-signature":
+        stored = now.model_copy(
+            update={"executors": "sha256:the-executor-before-its-manifest-changed"}
+        )
+    hit = PathRecord(
+        path=PlanPath.L0,
+        outcome=ProbeOutcome.HIT,
+        entry=h.request_key,
+        stored=stored,
+        current=now,
+        grounded=grounded,
+        framework_digest=framework_digest(fw),
+        registered_by="an-earlier-turn",
+    )
+    step = StepRecord(
+        attempt=0,
+        index=1,
+        tool="write_note",
+        segment=1,
+        raw_args=fw.steps[0].args,
+        resolved_args=fw.steps[0].args,
+        origins={"path": "request", "text": "request"},
+        effect=ToolKind.EDIT,
+        occ="1.0",
+        decision=Decision.ALLOW,
+        status=StepStatus.OK,
+        committed=True,
+        output={"path": path},
+    )
+    records: list[TurnRecord] = [
+        CatalogRecord(segment=1, executors=CATALOG),
+        hit,
+        FrameworkRecord(source=PlanPath.L0, attempt=0, framework=fw, valid=True),
+        step,
+        _final([step], FinalState.COMPLETED),
+    ]
+    state = {
+        "stored_executors": stored.executors,
+        "current_executors": now.executors,
+        "grounded": grounded,
+    }
+    return h, records, state
+
+
+def _consent_turn(model: z3.ModelRef) -> tuple[TurnHeader, list[TurnRecord], dict[str, Any]]:
+    """Approved with one text, run with another: the weakened binding accepts it."""
+    approval, action = SymAction.fresh("approval0."), SymAction.fresh("action.")
+    differs = {
+        f: model.eval(approval.field(f) != action.field(f), model_completion=True)
+        for f in BINDING_FIELDS
+    }
+    path = "notes/summary.md"
+    step_args = {"path": path, "text": "${FILLER:text}"}
+    fw = _fw(
+        FrameworkStep(tool="write_note", args=step_args),
+        fillers={"text": Filler(prompt="What to write")},
+    )
+    h = _header(f"Write a note to {path}", Mode.DEFAULT)
+    executor = _BY_NAME["write_note"]
+    first = {"path": path, "text": "draft 1"}
+    second = {"path": path, "text": "draft 2"}
+    pending = action_for(h.owner, h.turn_id, executor, first)
+    step = StepRecord(
+        attempt=0,
+        index=1,
+        tool="write_note",
+        segment=2,
+        raw_args=step_args,
+        resolved_args=second,
+        origins={"path": "request", "text": "request"},
+        fillers={"text": "draft 2"},
+        effect=ToolKind.EDIT,
+        occ="1.0",
+        decision=Decision.ASK,
+        approved=True,
+        approval=pending,
+        approval_dialog="cex-dialog",
+        status=StepStatus.OK,
+        committed=True,
+        output={"path": path},
+    )
+    records: list[TurnRecord] = [
+        CatalogRecord(segment=1, executors=CATALOG),
+        *_ENGINE,
+        FrameworkRecord(source=PlanPath.ENGINE, attempt=0, framework=fw, valid=True),
+        PauseRecord(dialog="cex-dialog", reason=PauseKind.ASK, attempt=0, step=1, pending=pending),
+        ResumeRecord(
+            dialog="cex-dialog",
+            answer=ResumeAnswer.APPROVE,
+            inputs={"text": "draft 2"},
+            owner=h.owner,
+            actor=h.owner,
+            channel=h.channel,
+            segment=2,
+        ),
+        step,
+        _final([step], FinalState.COMPLETED),
+    ]
+    return h, records, {f: z3.is_true(v) for f, v in differs.items()}
+
+
+def _framework_turn(
+    ablation: str, model: z3.ModelRef
+) -> tuple[TurnHeader, list[TurnRecord], dict[str, Any]]:
+    """A framework the weakened validator accepts: decoded from z3's witness."""
+    f = SymFramework.fresh("fw.")
+    n = model.eval(f.n, model_completion=True).as_long()
+    steps = []
+    for i in range(n):
+        if z3.is_true(model.eval(f.terminal[i], model_completion=True)):
+            steps.append(FrameworkStep(tool=TERMINAL_TOOL))
+            continue
+        args: dict[str, Any] = {"path": f"notes/n{i + 1}.md"}
+        for j in range(REF_SLOTS):
+            if z3.is_true(model.eval(f.present[i][j], model_completion=True)):
+                target = model.eval(f.target[i][j], model_completion=True).as_long()
+                args["path"] = "${step" + str(target) + ".path}"
+        steps.append(FrameworkStep(tool="read_note", args=args))
+    fw = Framework(steps=tuple(steps))
+    h = _header("Read my notes")
+    if ablation == "cap-from-proposer":
+        cap = model.eval(z3.Int("cap.current"), model_completion=True).as_long()
+        h = h.model_copy(update={"cap": max(1, min(cap, h.hard_max))})
+    records: list[TurnRecord] = [
+        CatalogRecord(segment=1, executors=CATALOG),
+        *_ENGINE,
+        FrameworkRecord(source=PlanPath.ENGINE, attempt=0, framework=fw, valid=True),
+        _final([], FinalState.COMPLETED),
+    ]
+    return h, records, {"steps": n}
+
+
+def _witness(ablation: str, inv: str) -> z3.ModelRef:
+    """A z3 model of the weakened decision's failure, with the fewest steps."""
+    from ._plan import _BY_ID
+
+    solver = z3.Solver()
+    if ablation == "references-not-checked":
+        # The weakened validator accepts a framework with a reference that is
+        # not to an earlier step.
+        f = SymFramework.fresh("fw.")
+        forward = [
+            z3.And(f.active(i), f.present[i][j], z3.Not(f.terminal[i]), f.target[i][j] >= i + 1)
+            for i in range(f.slots)
+            for j in range(REF_SLOTS)
+        ]
+        solver.add(framework_z3(f, z3.IntVal(DEFAULT_STEP_CAP), ablation), z3.Or(forward))
+        for i in range(f.slots):  # unused reference slots stay empty
+            for j in range(REF_SLOTS):
+                solver.add(z3.Implies(z3.Not(f.active(i)), z3.Not(f.present[i][j])))
+        for n in range(1, f.slots + 1):
+            if solver.check(f.n == n) == z3.sat:
+                return solver.model()
+    claim = _BY_ID[inv].claim
+    assert claim is not None
+    solver.add(z3.Not(claim(ablation)))
+    assert solver.check() == z3.sat, f"{ablation}: the weakened claim holds"
+    return solver.model()
+
+
+def find_plan_counterexample(ablation: str, max_depth: int = 8) -> PlanCounterexample | None:
+    """The smallest turn the weakened plan model allows and the checker rejects."""
+    inv = PLAN_ABLATIONS[ablation]
+    depth = 1
+    if ablation in ("resume-repeats-mutation", "recovery-after-commit", "recover-operational"):
+        path = turn_bmc(TurnSystem(ablation), inv, max_depth)
+        if path is None:
+            return None
+        h, records = _turn_from_path(path, ablation)
+        states = tuple(_state_json(s) for s in path.states)
+        depth = len(path.acts)
+    elif ablation.startswith("cache-"):
+        h, records, state = _cache_turn(ablation)
+        states = (state,)
+    elif ablation == "consent-not-bound-to-args":
+        h, records, state = _consent_turn(_witness(ablation, inv))
+        states = (state,)
+    else:
+        h, records, state = _framework_turn(ablation, _witness(ablation, inv))
+        states = (state,)
+    report = check_turn_log(h, records, source=f"counterexample for {ablation}")
+    return PlanCounterexample(ablation, inv, h, tuple(records), report, states, depth)
