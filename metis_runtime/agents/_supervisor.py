@@ -331,14 +331,17 @@ class AgentSupervisor:
         sync = sync if sync is not None else not resolved.background
         agent_id = f"{agent}-{uuid.uuid4().hex[:8]}"
         # The gate is cloned against the child's workspace; the mode check does not depend on it.
-        probe = clone_gate_config(
-            self.gate,
-            resolved.mode,
-            parent_workspace=self.workspace,
-            child_workspace=self.workspace,
-            headless_default=self.headless_default,
-            extra_deny=resolved.deny_rules,
-        )
+        try:
+            probe = clone_gate_config(
+                self.gate,
+                resolved.mode,
+                parent_workspace=self.workspace,
+                child_workspace=self.workspace,
+                headless_default=self.headless_default,
+                extra_deny=resolved.deny_rules,
+            )
+        except ConfigError as exc:  # a gate without rules cannot carry deny rules
+            return SpawnRefused("AUTHORITY", str(exc))
         if isinstance(probe, Refusal):
             return SpawnRefused("AUTHORITY", probe.reason)
         mode = probe.mode
