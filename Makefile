@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 PYTEST := $(BIN)/python -m pytest
 
-.PHONY: setup system-deps test lint typecheck unit demo exhaustive bench schema explore mutate clean
+.PHONY: setup system-deps test lint typecheck unit demo exhaustive fuzz bench schema explore mutate clean
 
 $(STAMP): pyproject.toml pytest-metis/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -54,6 +54,10 @@ demo: setup
 
 exhaustive: setup
 	HYPOTHESIS_PROFILE=exhaustive $(PYTEST) -q -m exhaustive tests
+
+# The fuzz suite of `make test` with 50x the examples (about 15 minutes on 2 cores).
+fuzz: setup
+	METIS_FUZZ_EXAMPLES=2000 HYPOTHESIS_PROFILE=dev $(PYTEST) -q -n 2 -p no:cacheprovider tests/fuzz
 
 # A long exploration of the runtime (make test runs the bounded sweep in tests/explore).
 explore: setup

@@ -11,12 +11,11 @@ Events per second are recorded in `extra_info` for the record, not asserted.
 from __future__ import annotations
 
 import functools
-import time
-from collections.abc import Callable
 from functools import cache
 from typing import Any
 
 import pytest
+from _timing import best_of
 
 from metis_model import check_trace, resolve
 from metis_model._generate import flat_run
@@ -55,7 +54,9 @@ def _wide(width: int) -> tuple[TraceHeader, list[TraceEvent]]:
     """One batch of `width` allowed calls, run by their class: every fourth
     queues on one key (each waits for the one before), the last is exclusive
     (it waits for all), the rest are safe and run together."""
-    header = TraceHeader(run_id="wide", root_run_id="wide", producer="bench_check")
+    header = TraceHeader(
+        run_id="wide", root_run_id="wide", tools=("read",), producer="bench_check"
+    )
     facts = Facts(mode=Mode.DEFAULT, kind=ToolKind.READ_ONLY)
     allowed = resolve(facts)
     events: list[TraceEvent] = []
@@ -95,21 +96,17 @@ def _wide(width: int) -> tuple[TraceHeader, list[TraceEvent]]:
     add(EffectEnd, occ=refs[last].occ, outcome=EffectOutcome.OK)
     for ref in refs:
         add(Result, occ=ref.occ, call_id=ref.call_id, status=ResultStatus.OK)
-    add(ResultsSent, turn=1, occs=tuple(ref.occ for ref in refs))
+    add(
+        ResultsSent,
+        turn=1,
+        occs=tuple(ref.occ for ref in refs),
+        call_ids=tuple(ref.call_id for ref in refs),
+    )
     add(TurnStart, turn=2)
     add(Request, turn=2)
     add(Assistant, turn=2)
     add(RunEnd, status=RunStatus.COMPLETED)
     return header, events
-
-
-def _best_of(fn: Callable[[], object], repeats: int = 3) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
 
 
 @pytest.mark.parametrize("size", SIZES)
@@ -125,7 +122,7 @@ def test_cost_grows_linearly(benchmark) -> None:  # type: ignore[no-untyped-def]
     per_event = {}
     for size in SIZES:
         header, events = _trace(size)
-        per_event[size] = _best_of(functools.partial(check_trace, events, header)) / len(events)
+        per_event[size] = best_of(functools.partial(check_trace, events, header)) / len(events)
     base = per_event[SIZES[0]]
     for size in SIZES:
         benchmark.extra_info[f"per_event_ratio_{size}"] = round(per_event[size] / base, 3)
@@ -140,7 +137,7 @@ def test_wide_batch_costs_linear(benchmark) -> None:  # type: ignore[no-untyped-
     for width in (250, 2_000):
         header, events = _wide(width)
         assert check_trace(events, header).ok
-        per_call[width] = _best_of(functools.partial(check_trace, events, header), 5) / width
+        per_call[width] = best_of(functools.partial(check_trace, events, header), 5) / width
     ratio = per_call[2_000] / per_call[250]
     benchmark.extra_info["per_call_ratio_2000_to_250"] = round(ratio, 3)
     benchmark.extra_info["calls_per_s_2000"] = round(1 / per_call[2_000])
@@ -152,7 +149,7 @@ def test_wide_batch_costs_linear(benchmark) -> None:  # type: ignore[no-untyped-
 
 def test_fast_replay_against_the_specification_fold(benchmark) -> None:  # type: ignore[no-untyped-def]
     header, events = _trace(100_000)
-    slow = _best_of(lambda: check_trace(events, header, reference=True), repeats=1)
+    slow = best_of(lambda: check_trace(events, header, reference=True), repeats=1)
     benchmark.pedantic(check_trace, args=(events, header), rounds=3, iterations=1)
     fast = benchmark.stats.stats.min
     benchmark.extra_info["speedup_over_step_fold"] = round(slow / fast, 2)

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import copy
 import json
-import time
-from collections.abc import Callable
 from functools import cache, partial
 from pathlib import Path
 from typing import Any
+
+from _timing import best_of
 
 from metis_model.transcripts import check_transcript
 
@@ -68,15 +68,6 @@ def _check(lines: tuple[str, ...]) -> object:
     return report
 
 
-def _best_of(fn: Callable[[], object], repeats: int = 3) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
-
-
 def test_claude_code_session_3mb(benchmark) -> None:  # type: ignore[no-untyped-def]
     lines = _session(SIZES[-1])
     size = sum(len(line) + 1 for line in lines)
@@ -91,7 +82,7 @@ def test_claude_code_cost_grows_linearly(benchmark) -> None:  # type: ignore[no-
     for target in SIZES:
         lines = _session(target)
         size = sum(len(line) + 1 for line in lines)
-        per_byte[target] = _best_of(partial(_check, lines)) / size
+        per_byte[target] = best_of(partial(_check, lines)) / size
     ratio = per_byte[SIZES[-1]] / per_byte[SIZES[0]]
     benchmark.extra_info["per_byte_ratio"] = round(ratio, 3)
     benchmark.pedantic(_check, args=(_session(SIZES[-1]),), rounds=1, iterations=1)

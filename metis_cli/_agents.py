@@ -35,6 +35,7 @@ from metis_runtime.tools import ToolRegistry
 
 from ._conform import check_tree_dir
 from ._output import EXIT_OK, EXIT_VIOLATION, emit_json, table
+from ._params import FiniteFloat
 from ._wire import (
     WireOptionError,
     default_provider,
@@ -80,7 +81,7 @@ def guard_options(command: F) -> F:
         ),
         click.option(
             "--agent-timeout",
-            type=click.FloatRange(min=0, min_open=True),
+            type=FiniteFloat(min=0, min_open=True),
             default=_DEFAULTS.timeout_s,
             show_default=True,
             help="Seconds before a child is killed.",

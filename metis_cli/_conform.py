@@ -8,6 +8,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import attrs
 import click
 
 from metis_model import STATUSES, Report
@@ -134,6 +135,18 @@ def run_units(units: list[Unit], fmt: str, jobs: int) -> list[FileResult]:
     type=click.Path(path_type=Path),
     help="The run's witness file (default: <trace>.witness, when it exists).",
 )
+@click.option(
+    "--canaries",
+    metavar="FILE",
+    help="Values a workload planted (a JSON list, or one per line): each run's files "
+    "are searched for them too (TRACE-2).",
+)
+@click.option(
+    "--progress",
+    metavar="FILE",
+    multiple=True,
+    help="A capture of a run's progress output (its stderr): scanned for credentials.",
+)
 def conform(
     files: tuple[str, ...],
     fmt: str,
@@ -144,6 +157,8 @@ def conform(
     engine: str,
     scheduler: str | None,
     witness: Path | None,
+    canaries: str | None,
+    progress: tuple[str, ...],
 ) -> None:
     """Check traces (or other runtimes' transcripts) against the model.
 
@@ -153,12 +168,14 @@ def conform(
     folder of them, like .metis/plan/turns) is checked against the plan model
     (PLAN invariants) with its segments' traces; otherwise every *.jsonl and
     *.json below it is a transcript, and a Claude Code session brings its
-    sub-agents' files along. A transcript's verdict is conforms, violates or
-    undetermined. A trace's witness file (`<trace>.witness`, or --witness) is
-    checked against the run's traces (specs/witness.md): what it shows that
-    no admitted effect explains is a violation, what it could not observe a
-    warning. Exit 0 when everything conforms (or is undetermined only in
-    allowed ways), 1 otherwise, 2 when an input cannot be read.
+    sub-agents' files along. A trace's run (its journal, its agent tree's
+    files, offloads) is scanned for credentials (TRACE-2). A transcript's
+    verdict is conforms, violates or undetermined. A trace's witness file
+    (`<trace>.witness`, or --witness) is checked against the run's traces
+    (specs/witness.md): what it shows that no admitted effect explains is a
+    violation, what it could not observe a warning. Exit 0 when everything
+    conforms (or is undetermined only in allowed ways), 1 otherwise, 2 when
+    an input cannot be read.
     """
     from ._reports import Run, errors, write_all
     from ._witnessed import with_witness
@@ -170,10 +187,15 @@ def conform(
         bad_input("--scheduler is for --engine dask")
     if files.count("-") > 1:
         bad_input("'-' (standard input) may be given once")
+    from ._run_files import read_canaries, scan_files
+
     try:
         units = expand(files, fmt)
+        planted = tuple(read_canaries(Path(canaries))) if canaries else ()
+        scanned = scan_files([Path(p) for p in progress], planted, "progress output")
     except BadInput as exc:
         bad_input(str(exc))
+    units = [attrs.evolve(u, canaries=planted) for u in units]
     if witness is not None and (fmt not in ("trace", "auto") or len(units) != 1):
         bad_input("--witness goes with one trace or run folder")
     if engine == "dask":
@@ -183,6 +205,8 @@ def conform(
     else:
         results = run_units(units, fmt, jobs or os.cpu_count() or 1)
     results = [with_witness(r, u, witness) for r, u in zip(results, units, strict=True)]
+    if progress:
+        results.append(FileResult("progress output", scanned))
     run = Run(tuple(results), frozenset(allowed))
     for message in errors(run):
         click.echo(f"metis: error: {message}", err=True)

@@ -24,10 +24,12 @@ import attrs
 import click
 
 from metis_model import INVARIANTS
-from metis_model.trace import TraceFormatError, read_trace_numbered
+from metis_model.trace import InputError
+from metis_runtime._input import read_trace_path
 
 from ._evidence import EvidenceTable, gather_model_evidence
 from ._output import EXIT_OK, EXIT_VIOLATION, emit_json, table
+from ._params import writable_dir
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO_TASK = "Fix the greeting format in src/greeter.py and record what changed in notes.txt."
@@ -85,13 +87,9 @@ def runtime_rows(folder: Path) -> list[Row]:
     if not trace.exists():
         return [*rows, Row("conformance", "the run's trace against the model", False, "no trace")]
     try:
-        with trace.open(encoding="utf-8") as fh:
-            header, events, line_of = read_trace_numbered(fh)
-    except TraceFormatError as exc:
-        return [
-            *rows,
-            Row("conformance", "the run's trace", False, f"line {exc.line}: {exc.message}"),
-        ]
+        header, events, line_of = read_trace_path(trace)
+    except InputError as exc:
+        return [*rows, Row("conformance", "the run's trace", False, str(exc))]
     from metis_model import check_trace
 
     report = check_trace(events, header, source=str(trace), line_of=line_of)
@@ -172,8 +170,7 @@ def agents_rows(folder: Path) -> list[Row]:
     run_dir = runs[-1].parent
     traces = {}
     for path in sorted(run_dir.rglob("trace.jsonl")):
-        with path.open(encoding="utf-8") as fh:
-            header, events, _ = read_trace_numbered(fh)
+        header, events, _ = read_trace_path(path)
         traces[str(path.relative_to(run_dir))] = (header, events)
     root_events = traces["trace.jsonl"][1]
     refused = any("DUPLICATE_TASK_WARNING" in getattr(e, "content", "") for e in root_events)
@@ -330,6 +327,8 @@ SECTIONS: list[tuple[str, Callable[[Path, int], list[Row]]]] = [
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def demo(out: Path | None, runs: int, as_json: bool) -> None:
     """Run the whole story and print one table; exit 1 if any row fails."""
+    if out is not None:
+        writable_dir(out)  # before the work, not a traceback half-way
     with tempfile.TemporaryDirectory(prefix="metis-demo-") as tmp:
         folder = out or Path(tmp)
         folder.mkdir(parents=True, exist_ok=True)

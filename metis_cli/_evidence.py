@@ -109,7 +109,33 @@ def gather_model_evidence(
                 (out_dir / f"broken-{inv_id}.jsonl").write_text(dumps_trace(header, broken))
         if made == 0:
             table.rows[inv_id].notes.append("no run could be broken for it")
+    gather_file_evidence(table, runs, broken_per_id)
     gather_plan_evidence(table, runs, broken_per_id, out_dir)
+
+
+# AWS's documented example access key id (not a live key): what a leak looks like.
+_EXAMPLE_KEY = "AKIA" + "IOSFODNN7EXAMPLE"
+
+
+def gather_file_evidence(table: EvidenceTable, runs: int, broken_per_id: int) -> None:
+    """TRACE-2 on the files simulated runs would write (their traces as JSON
+    Lines, clean), and on copies with a credential in a result's content, in
+    a journal-like line, and JSON-escaped."""
+    from metis_model import check_run_files
+
+    for i, (header, events) in enumerate(simulated_runs(min(runs, 50))):
+        text = dumps_trace(header, events)
+        table.add_conforming(check_run_files([(f"sim-{i}.jsonl", text)], source=f"sim-{i} files"))
+    leaks = (
+        f'{{"kind":"result","content":"aws_access_key_id = {_EXAMPLE_KEY}"}}\n',
+        f'{{"type":"commit","content":"{_EXAMPLE_KEY[:4]}\\u0049{_EXAMPLE_KEY[5:]}"}}\n',
+        f"progress: 1.0 read .env: AWS_ACCESS_KEY_ID={_EXAMPLE_KEY}\n",
+    )
+    for k in range(broken_per_id):
+        header, events = simulate(k)
+        leaked = dumps_trace(header, events) + leaks[k % len(leaks)]
+        report = check_run_files([(f"leak-{k}.jsonl", leaked)], source=f"leak-{k}")
+        table.add_broken("TRACE-2", report)
 
 
 def gather_plan_evidence(
@@ -167,11 +193,10 @@ def gather_proof_evidence(table: EvidenceTable, depth: int = 20) -> None:
 def gather_transcript_evidence(table: EvidenceTable, paths: Iterable[Path]) -> None:
     """Claude Code sessions: CLOSE-7 and the other CLOSE checks on real data."""
     from metis_model.transcripts import check_claude_code_tree
+    from metis_runtime._input import read_input_text
 
     for path in paths:
         folder = path.with_suffix("") / "subagents"
-        subagents = {p.name: p.read_text(encoding="utf-8") for p in sorted(folder.glob("*.jsonl"))}
-        report = check_claude_code_tree(
-            path.read_text(encoding="utf-8"), subagents, source=str(path)
-        )
+        subagents = {p.name: read_input_text(p) for p in sorted(folder.glob("*.jsonl"))}
+        report = check_claude_code_tree(read_input_text(path), subagents, source=str(path))
         table.add_conforming(report)

@@ -5,7 +5,7 @@ tools in a temporary workspace, the production permission gate and a real
 trace file and journal, injects one fault, and states what must come of it:
 
 - the closure: every call occurrence's one terminal result (`interrupted`
-  for a repair stub), and how the run ended; one-to-one means each
+  or `unknown` for a repair stub), and how the run ended; one-to-one means each
   occurrence has exactly one, observed from the trace, which must also pass
   `metis_model.check_trace`;
 - the effects: side effects counted on disk (lines appended to `log.txt`
@@ -52,7 +52,6 @@ from metis_model.trace import (
     Source,
     ToolKind,
     TraceEvent,
-    read_trace_numbered,
 )
 from metis_runtime import (
     AgentLoop,
@@ -64,6 +63,7 @@ from metis_runtime import (
     make_header,
     scan_trace,
 )
+from metis_runtime._input import read_trace_path
 from metis_runtime.dispatch import Dispatcher, FourClassDispatcher, SerialDispatcher
 from metis_runtime.permissions import Gate, Policy
 from metis_runtime.providers import (
@@ -273,8 +273,7 @@ class _Harness:
     # --- what happened ---------------------------------------------------------------
 
     def events(self) -> tuple[list[TraceEvent], bool, str]:
-        with self.trace_path.open(encoding="utf-8") as fh:
-            header, events, line_of = read_trace_numbered(fh)
+        header, events, line_of = read_trace_path(self.trace_path)
         report = check_trace(events, header, source=str(self.trace_path), line_of=line_of)
         return events, report.ok, report.first.one_line() if report.first is not None else ""
 
@@ -298,7 +297,8 @@ def scripted(*turns: Turn) -> ScriptedProvider:
 
 
 def closure_of(events: Sequence[TraceEvent]) -> tuple[str, bool]:
-    """Each occurrence's terminal results (repair stubs as `interrupted`), its
+    """Each occurrence's terminal results (repair stubs as `interrupted`, or
+    `unknown` where the effect may have happened: RETRY-3), its
     Background job's outcome, the run's end; and whether closure is one-to-one."""
     occs = [c.occ for e in events if isinstance(e, Assistant) for c in e.calls]
     terminal: dict[str, list[str]] = {o: [] for o in occs}
@@ -309,7 +309,8 @@ def closure_of(events: Sequence[TraceEvent]) -> tuple[str, bool]:
             terminal.setdefault(e.occ, []).append(e.status.value)
         elif isinstance(e, Repair):
             for occ in e.stubbed:
-                terminal.setdefault(occ, []).append("interrupted")
+                stub = "unknown" if occ in e.unknown else "interrupted"
+                terminal.setdefault(occ, []).append(stub)
         elif isinstance(e, JobDone):
             jobs[e.occ] = e.outcome.value
         elif isinstance(e, RunEnd):
@@ -457,7 +458,7 @@ def interrupt_then_resume(workdir: Path, dispatcher: str) -> FaultRow:
     return _row(
         "interrupt, then resume",
         h,
-        "1.0 ok, 1.1 interrupted, 1.2 interrupted; run completed",
+        "1.0 ok, 1.1 unknown, 1.2 interrupted; run completed",
         {"a": 1, "b": 1, "B": 0, "c": 0},
         h.counts("a", "b", "B", "c"),
     )
@@ -664,7 +665,7 @@ def sigkill_then_resume(workdir: Path, dispatcher: str) -> FaultRow:
     return _row(
         "SIGKILL mid-batch, resumed from the journal",
         h,
-        "1.0 ok, 1.1 interrupted, 1.2 interrupted; run completed",
+        "1.0 ok, 1.1 unknown, 1.2 interrupted; run completed",
         {"a": 1, "b": 1, "B": 0, "c": 0},
         h.counts("a", "b", "B", "c"),
     )
@@ -675,7 +676,7 @@ def sigkill_duplicate_ids(workdir: Path, dispatcher: str) -> FaultRow:
     return _row(
         "SIGKILL mid-batch with one id thrice, resumed",
         h,
-        "1.0 ok, 1.1 interrupted, 1.2 interrupted; run completed",
+        "1.0 ok, 1.1 unknown, 1.2 interrupted; run completed",
         {"a": 1, "b": 1, "B": 0, "c": 0},
         h.counts("a", "b", "B", "c"),
     )

@@ -33,13 +33,13 @@ def emit_json(payload: Any) -> None:
 def read_trace_file(path: Path) -> tuple[TraceHeader, list[TraceEvent], list[int]]:
     """A trace file's header, events and event lines; unreadable or malformed
     input is a one-line error naming the file (and line and field), exit 2."""
-    from metis_model.trace import InputError, read_trace_numbered
-    from metis_runtime._input import input_lines, read_input_text
+    from metis_model.trace import InputError
+    from metis_runtime._input import read_trace_path
 
     try:
-        return read_trace_numbered(input_lines(read_input_text(path)))
+        return read_trace_path(path)
     except InputError as exc:
-        bad_input(exc.describe(str(path)))
+        bad_input(str(exc))
 
 
 def bad_input(message: str) -> NoReturn:

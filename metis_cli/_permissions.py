@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
@@ -10,7 +9,7 @@ from typing import Any
 import attrs
 import click
 
-from metis_model.trace import Mode, Route, Source, ToolKind
+from metis_model.trace import InputError, Mode, Route, Source, ToolKind, decode_json
 from metis_runtime._errors import ConfigError
 from metis_runtime.permissions import (
     MODE_NAMES,
@@ -120,9 +119,9 @@ def check(
 ) -> None:
     """Print the decision, the deciding stage, the matching rule and the file it came from."""
     try:
-        tool_input = json.loads(input_json)
-    except json.JSONDecodeError as exc:
-        bad_input(f"--input: invalid JSON at column {exc.colno}: {exc.msg}")
+        tool_input = decode_json(input_json)  # strict JSON
+    except InputError as exc:
+        bad_input(f"--input: {exc.message}")
     if not isinstance(tool_input, dict):
         bad_input("--input: must be a JSON object")
     src: Source | None = _choice(source, Source, "--source") if source is not None else None

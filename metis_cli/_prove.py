@@ -33,6 +33,7 @@ from metis_model.smt._plan import PLAN_ABLATIONS, PLAN_PROPERTIES, prove_plan
 from metis_model.smt._plan_cex import PlanCounterexample, find_plan_counterexample
 
 from ._output import EXIT_OK, EXIT_VIOLATION, bad_input, emit_json, table
+from ._params import FiniteFloat, StagedOutput, writable_dir
 
 EXIT_UNKNOWN = 3
 
@@ -46,18 +47,12 @@ def _ablation(name: str | None) -> str | None:
     return name
 
 
-def _depth(value: int) -> int:
-    if value < 1:
-        bad_input(f"--depth: must be at least 1, not {value}")
-    return value
-
-
 @click.command("prove")
 @click.option(
     "--depth",
     default=DEFAULT_DEPTH,
     show_default=True,
-    type=int,
+    type=click.IntRange(1, 200),
     help="BMC depth for the loop properties.",
 )
 @click.option(
@@ -72,7 +67,7 @@ def _depth(value: int) -> int:
     "--timeout",
     default=120.0,
     show_default=True,
-    type=float,
+    type=FiniteFloat(min=0, min_open=True),
     help="Seconds per solver call; a timeout makes the result unknown.",
 )
 @click.option(
@@ -85,7 +80,6 @@ def _depth(value: int) -> int:
 def prove(depth: int, out_dir: str, timeout: float, ablate: str | None, as_json: bool) -> None:
     """Prove every property (PERM by SMT, the loop by BMC + k-induction, and
     context control's CLOSE-8 bounded to 6 messages)."""
-    depth = _depth(depth)
     ablate = _ablation(ablate)
     if ablate is not None and ablate in PLAN_ABLATIONS:
         _prove_plan_ablation(ablate, Path(out_dir), timeout, as_json)
@@ -107,14 +101,15 @@ def prove(depth: int, out_dir: str, timeout: float, ablate: str | None, as_json:
             f"[{len(done):2}/{total}] {r.prop_id:8} {r.label:12} {r.seconds:7.2f}s", err=True
         )
 
-    results = prove_all(
-        Path(out_dir),
-        depth=depth,
-        timeout_s=timeout,
-        config=config,
-        on_result=on_result,
-        on_depth=on_depth,
-    )
+    with StagedOutput(Path(out_dir)) as stage:  # the .smt2 files, renamed in at the end
+        results = prove_all(
+            stage,
+            depth=depth,
+            timeout_s=timeout,
+            config=config,
+            on_result=on_result,
+            on_depth=on_depth,
+        )
     # CLOSE-8: every context-control step, on every valid transcript up to
     # prove_context's default length, as `metis check` runs it (the cut rule's
     # ablations are refuted on purpose).
@@ -205,7 +200,7 @@ def _prove_plan_ablation(ablation: str, out_dir: Path, timeout: float, as_json: 
     "--max-depth",
     default=DEFAULT_DEPTH,
     show_default=True,
-    type=int,
+    type=click.IntRange(1, 200),
     help="Deepest path to search.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
@@ -217,7 +212,8 @@ def counterexample(ablate: str, out_dir: str, max_depth: int, as_json: bool) -> 
     """
     name = _ablation(ablate)
     assert name is not None
-    depth = _depth(max_depth)
+    writable_dir(Path(out_dir))  # before the search, not after it
+    depth = max_depth
     if name in PLAN_ABLATIONS:
         _plan_counterexample(name, Path(out_dir), depth, as_json)
     cex = find_counterexample(name, depth)
@@ -225,7 +221,7 @@ def counterexample(ablate: str, out_dir: str, max_depth: int, as_json: bool) -> 
         _no_counterexample(name, depth, as_json)
     _report_counterexample(
         cex,
-        cex.write(Path(out_dir)),
+        _written(cex, Path(out_dir)),
         f"a {cex.depth}-event trace",
         "check_trace",
         as_json,
@@ -238,7 +234,21 @@ def _plan_counterexample(name: str, out_dir: Path, depth: int, as_json: bool) ->
     if cex is None:
         _no_counterexample(name, depth, as_json)
     what = f"a {len(cex.records)}-record turn log"
-    _report_counterexample(cex, cex.write(out_dir), what, "check_turn_log", as_json)
+    _report_counterexample(cex, _written(cex, out_dir), what, "check_turn_log", as_json)
+
+
+def _written(cex: Counterexample | PlanCounterexample, out_dir: Path) -> CounterexampleFiles:
+    """`cex.write` through a stage renamed into `out_dir`: whole files or none."""
+    out = StagedOutput(out_dir)
+    with out as stage:
+        files = cex.write(stage)
+    return CounterexampleFiles(
+        trace=out.final(files.trace),
+        itf=out.final(files.itf),
+        dot=out.final(files.dot),
+        svg=None if files.svg is None else out.final(files.svg),
+        test=None if files.test is None else out.final(files.test),
+    )
 
 
 def _no_counterexample(name: str, depth: int, as_json: bool) -> NoReturn:

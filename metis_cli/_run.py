@@ -47,12 +47,12 @@ from typing import Any, NoReturn
 
 import attrs
 import click
-import yaml
 from pydantic import ValidationError
 
 from metis_model.trace import (
     Decision,
     EffectOutcome,
+    InputError,
     Mode,
     ResultStatus,
     Route,
@@ -74,7 +74,9 @@ from metis_runtime import (
 )
 from metis_runtime._errors import ToolError
 from metis_runtime._failpoints import inherited_failpoint
+from metis_runtime._input import read_input_text
 from metis_runtime._private import default_redactor
+from metis_runtime._yaml import load_yaml
 from metis_runtime.agents import (
     AgentIdentity,
     AgentSupervisor,
@@ -192,7 +194,7 @@ class _Progress(LoopObserver):
 def _scenario(spec: str) -> Scenario:
     shipped = builtin_scenarios()
     path = shipped.get(spec, Path(spec))
-    if spec not in shipped and not path.is_file():
+    if spec not in shipped and not path.exists() and not path.is_symlink():
         _bad(f"--scenario {spec!r}: no such scenario (shipped: {', '.join(shipped)}) or file")
     try:
         return load_scenario(path)
@@ -253,9 +255,9 @@ class _Extras:
 def _scenario_extras(scenario: Scenario) -> _Extras:
     path = scenario.path
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        _bad(f"{path}: cannot read: {exc}")
+        data = load_yaml(read_input_text(path), source=str(path))
+    except InputError as exc:
+        _bad(str(exc))
     data = data if isinstance(data, dict) else {}
     workspace = data.get("workspace") or {}
     git = workspace.get("git", False) if isinstance(workspace, dict) else False
@@ -323,6 +325,20 @@ def _workspace(raw: str) -> Path:
     if not os.access(path, os.R_OK | os.W_OK | os.X_OK):
         _bad(f"--workspace {raw}: not readable and writable")
     return path.resolve()
+
+
+def _check_provider_config(config: Mapping[str, Any]) -> None:
+    """What `_build_provider` reads from a journal, strictly typed (ValueError)."""
+    name = config["provider"]
+    if name not in PROVIDERS:
+        raise ValueError(f"provider {name!r} is not one of {', '.join(PROVIDERS)}")
+    if name == "replay" and not isinstance(config.get("scenario"), str):
+        raise ValueError("a replay run needs its 'scenario' (a string)")
+    if not isinstance(config.get("model"), str | None):
+        raise ValueError("'model' must be a string or null")
+    retries = config.get("max_retries", DEFAULT_MAX_RETRIES)
+    if type(retries) is not int:
+        raise ValueError(f"max_retries {retries!r} is not an integer")
 
 
 def _build_provider(config: Mapping[str, Any], skip: int = 0) -> Provider:
@@ -418,21 +434,21 @@ def _tree_dir(trace: Path) -> Path:
     return trace.parent if trace.name == "trace.jsonl" else trace.with_name(trace.name + ".agents")
 
 
-def _limits(config: Mapping[str, Any]) -> GuardLimits:
+def _limits(config: Mapping[str, Any], where: Path) -> GuardLimits:
     try:
         return GuardLimits(**dict(config.get("guard") or {}))
     except (TypeError, MetisRuntimeError) as exc:
-        _bad(f"the run's guard limits are unusable: {exc}")
+        _bad(f"{where}: the run's guard limits are unusable: {exc}")
 
 
-def _budget(config: Mapping[str, Any]) -> ContextBudget:
+def _budget(config: Mapping[str, Any], where: Path) -> ContextBudget:
     context = dict(config.get("context") or {})
     try:
         if not context:
             return ContextBudget()
         return ContextBudget.for_window(int(context["window"]), recent=int(context["recent"]))
     except (KeyError, TypeError, ValueError, MetisRuntimeError) as exc:
-        _bad(f"the run's context budget is unusable: {exc}")
+        _bad(f"{where}: the run's context budget is unusable: {exc}")
 
 
 def _supervisor(
@@ -665,12 +681,12 @@ def _witnessed(witness_arg: str | None, trace_path: Path, workspace: Path, run_i
     help="Trace file (default: DIR/.metis/runs/<run id>/trace.jsonl).",
 )
 @click.option("--headless", is_flag=True, help="Never ask: asks resolve to deny.")
-@click.option("--max-turns", default=50, show_default=True, type=int)
+@click.option("--max-turns", default=50, show_default=True, type=click.IntRange(1))
 @click.option(
     "--max-retries",
     default=DEFAULT_MAX_RETRIES,
     show_default=True,
-    type=int,
+    type=click.IntRange(0, 100),
     help="Retries of a live request that failed transiently (429, 5xx, 529) "
     "before any answer arrived; 0 disables.",
 )
@@ -820,6 +836,7 @@ def run(
         route=gate.route,
         headless_default=Decision.DENY,
         run_id=run_id,
+        hooks=supervisor.header_hooks(),
         meta={
             "task": task,
             "provider": provider_name,
@@ -891,9 +908,11 @@ def _resume(
     cfg = state.config
     try:
         workspace = Path(str(cfg["workspace"]))
-        int(cfg["max_turns"])
+        if type(cfg["max_turns"]) is not int or cfg["max_turns"] < 1:  # strict: no "50", no true
+            raise ValueError(f"max_turns {cfg['max_turns']!r} is not a positive integer")
         settings = tuple(str(s) for s in cfg.get("settings", ()))
         provider_name = str(cfg["provider"])
+        _check_provider_config(cfg)
     except (KeyError, TypeError, ValueError) as exc:
         _bad(f"{journal_path}: the run entry lacks a usable config ({exc})")
     if not workspace.is_dir():
@@ -912,12 +931,14 @@ def _resume(
     )
     provider = _build_provider(cfg, skip=len(scan.assistant_turns))
     tree = _tree_dir(trace_path)
-    budget = _budget(cfg)
+    budget = _budget(cfg, journal_path)
     supervisor: AgentSupervisor | None = None
     if "spawn_agent" in header.tools:
         try:
             # The ledger is the tree's: its counts and task hashes carry over.
-            identity, ledger = new_tree(tree, _limits(cfg), root_run_id=header.root_run_id)
+            identity, ledger = new_tree(
+                tree, _limits(cfg, journal_path), root_run_id=header.root_run_id
+            )
         except (OSError, MetisRuntimeError) as exc:
             _bad(f"{tree}: cannot open the agent tree: {exc}")
         supervisor = _supervisor(identity, ledger, workspace, gate, cfg, budget)

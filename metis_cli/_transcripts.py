@@ -31,6 +31,7 @@ class BadInput(Exception):
 class Unit:
     path: str  # a file, `-`, or a run directory of traces
     companions: tuple[str, ...] = ()  # a Claude Code session's sub-agent files
+    canaries: tuple[str, ...] = ()  # values a workload planted (TRACE-2, for traces)
 
 
 @attrs.frozen
@@ -196,14 +197,23 @@ def _check_trace(loaded: Loaded) -> Report:
             traces[str(trace.relative_to(path))] = (header, events)
         if not traces:
             raise BadInput(f"{path}: no trace.jsonl below it")
-        return check_trace_tree(traces, source=path)
+        return _with_run_files(check_trace_tree(traces, source=path), loaded.unit)
     if looks_like_turn_log(loaded.text.lstrip()[:4096].split("\n", 1)[0]):
         return check_turn_log_text(loaded.text, path)
     try:
         header, events, line_of = read_trace_numbered(loaded.text.split("\n"))
     except TraceFormatError as exc:
         raise BadInput(exc.describe(path)) from exc
-    return check_trace(events, header, source=path, line_of=line_of)
+    report = check_trace(events, header, source=path, line_of=line_of)
+    return report if path == STDIN else _with_run_files(report, loaded.unit)
+
+
+def _with_run_files(report: Report, unit: Unit) -> Report:
+    """The trace's report, and TRACE-2 over the files its run wrote."""
+    from ._run_files import merged, run_files, scan_files
+
+    files = run_files(Path(unit.path))
+    return merged(report, scan_files(files, unit.canaries, unit.path))
 
 
 def check_unit(unit: Unit, fmt: str) -> FileResult:

@@ -28,7 +28,7 @@ if _typing.TYPE_CHECKING:
         normalize_task,
         task_hash,
     )
-    from ._check import CHECKED_BY_KIND, check_trace
+    from ._check import ALWAYS_BY_KIND, check_trace
     from ._children import (
         MODE_CHANGING_TOOLS,
         PLAN_LOCKED_REMOVED,
@@ -49,6 +49,7 @@ if _typing.TYPE_CHECKING:
         LoopState,
         Phase,
         closable,
+        exercised,
         initial_state,
         settled,
         startable,
@@ -65,6 +66,7 @@ if _typing.TYPE_CHECKING:
         settle_ask,
     )
     from ._report import STATUSES, Note, Report, Undecided, Verdict, Violation
+    from ._run_files import canary_forms, check_run_files, scan_text
     from ._witness import WitnessedTrace, WitnessReport, check_witness
 
 _EXPORTS = {
@@ -84,7 +86,7 @@ _EXPORTS = {
         "task_hash",
     ),
     "._check": (
-        "CHECKED_BY_KIND",
+        "ALWAYS_BY_KIND",
         "check_trace",
     ),
     "._children": (
@@ -121,6 +123,7 @@ _EXPORTS = {
         "LoopState",
         "Phase",
         "closable",
+        "exercised",
         "initial_state",
         "settled",
         "startable",
@@ -148,6 +151,11 @@ _EXPORTS = {
         "Verdict",
         "Violation",
     ),
+    "._run_files": (
+        "canary_forms",
+        "check_run_files",
+        "scan_text",
+    ),
     "._witness": (
         "WitnessReport",
         "WitnessedTrace",
@@ -159,8 +167,8 @@ __getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
     "ALL_TOOLS",
+    "ALWAYS_BY_KIND",
     "BY_ID",
-    "CHECKED_BY_KIND",
     "DECISION_RANK",
     "ENABLED",
     "FAMILIES",
@@ -201,12 +209,15 @@ __all__ = [
     "admit",
     "break_trace",
     "broken_trace",
+    "canary_forms",
+    "check_run_files",
     "check_trace",
     "check_trace_tree",
     "check_witness",
     "child_authority",
     "child_surface",
     "closable",
+    "exercised",
     "finish",
     "guard_decision",
     "initial_state",
@@ -214,6 +225,7 @@ __all__ = [
     "mode_at_most",
     "normalize_task",
     "resolve",
+    "scan_text",
     "settle_ask",
     "settled",
     "simulate",

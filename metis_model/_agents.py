@@ -9,7 +9,9 @@ limits recorded in the headers (CHILD-4), and hook inheritance (CHILD-6).
 
 Header `meta` keys read here (written by the runtime, all optional):
 `guard` (`max_depth`, `max_total`, `max_per_parent`), `agent` (the definition
-name), `task_hash`, `forced`, `hooks` (the ids of the PreToolUse hooks in force).
+name), `task_hash`, `forced`. The hooks in force are the header's `hooks`:
+each trace's replay checks they were enforced; the tree, that a child keeps
+every hook of its parent, with the same matcher (CHILD-6).
 """
 
 from __future__ import annotations
@@ -315,17 +317,12 @@ def _child_links(
         if broken is not None:
             out.append(_v(broken[0], name, f"against its parent {parent.agent_id}: {broken[1]}"))
     checks["CHILD-6"] += 1
-    missing = sorted(set(_hooks(parent)) - set(_hooks(header)))
+    missing = sorted(f"{h.id} ({h.matcher})" for h in set(parent.hooks) - set(header.hooks))
     if missing:
         out.append(
             _v("CHILD-6", name, f"parent {parent.agent_id}'s hooks {missing} are not in force")
         )
     return out
-
-
-def _hooks(header: TraceHeader) -> tuple[str, ...]:
-    hooks = header.meta.get("hooks", ())
-    return tuple(str(h) for h in hooks) if isinstance(hooks, list | tuple) else ()
 
 
 def _limit(guard: Mapping[str, Any], key: str) -> int | None:

@@ -6,42 +6,37 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType
 
-from ._loop import Divergence, LoopState, initial_state, step
+from ._loop import Divergence, LoopState, exercised, initial_state, step
 from ._replay import Replay
 from ._report import Report, Violation
-from .trace import Route, TraceEvent, TraceHeader
+from .trace import TraceEvent, TraceHeader
 
-# Which invariants each event kind puts to the test (every kind: TRACE-1, LOOP-1).
-CHECKED_BY_KIND: Mapping[str, tuple[str, ...]] = MappingProxyType(
+# The checks every accepted event of a kind puts to the test, counted from the
+# transitions taken; the conditional ones (`_loop.exercised`) the replay counts
+# as it goes. Every kind: TRACE-1 and LOOP-1.
+ALWAYS_BY_KIND: Mapping[str, tuple[str, ...]] = MappingProxyType(
     {
-        "turn_start": (),
-        "compaction": ("CLOSE-6",),
-        "request": ("CLOSE-2",),
-        "stream_repair": (),
-        "assistant": (),
-        "decision": ("PERM-1", "PERM-2", "PERM-3", "PERM-4", "PERM-5"),
-        "ask_resolved": (),
-        "effect_start": ("RETRY-1", "AUTH-1", "AUTH-2", "SCHED-1", "SCHED-2", "SCHED-3"),
-        "effect_end": (),
+        "compaction": ("CLOSE-6", "CLOSE-8"),
+        "decision": ("PERM-1",),
+        "effect_start": ("AUTH-1",),
         "handshake": ("SCHED-4",),
         "job_done": ("SCHED-4",),
-        "result": ("CLOSE-1", "CLOSE-4", "SCHED-5"),
-        "results_sent": ("CLOSE-2", "CLOSE-3"),
-        "cancel": (),
-        "interrupt": (),
-        "resume": (),
+        "result": ("CLOSE-1", "CLOSE-4"),
+        "results_sent": ("CLOSE-2", "CLOSE-3", "CLOSE-4"),
+        "cancel": ("SCHED-5",),
         "repair": ("CLOSE-5",),
-        "spawn": ("CHILD-1", "CHILD-2", "CHILD-3"),
-        "run_end": ("LOOP-2", "CLOSE-2", "SCHED-4"),
+        "spawn": ("CHILD-1", "CHILD-2"),
+        "run_end": ("CLOSE-2",),
     }
 )
-_WAITLESS = (Route.HEADLESS, Route.BACKGROUND)
 
 
 def _state_for(header: TraceHeader | None) -> LoopState:
     if header is None:
         return initial_state()
-    return initial_state(header.mode, header.route, header.headless_default)
+    return initial_state(
+        header.mode, header.route, header.headless_default, frozenset(header.tools), header.hooks
+    )
 
 
 def check_trace(
@@ -64,17 +59,18 @@ def check_trace(
     if reference:
         return _check_by_steps(events, header, source, line_of)
     start = _state_for(header)
-    replay = Replay(start.mode, start.route, start.headless_default)
+    replay = Replay(start.mode, start.route, start.headless_default, start.tools, start.hooks)
     count, divergence, event = replay.run(events)
     transitions = Counter(replay.transitions())
+    counted = Counter(replay.ex)
     if divergence is not None:
         violation = _violation(divergence, event, line_of)
-        return _report(source, count, transitions, replay.headless, violation)
+        return _report(source, count, transitions, counted, violation)
     if replay.headless_ask is not None:
         state = replay.snapshot()
         end = Divergence("PERM-6", f"headless ask {state.headless_ask} never settled", (), state)
-        return _report(source, count, transitions, replay.headless, _violation(end, None, line_of))
-    return _report(source, count, transitions, replay.headless, None)
+        return _report(source, count, transitions, counted, _violation(end, None, line_of))
+    return _report(source, count, transitions, counted, None)
 
 
 def _check_by_steps(
@@ -87,22 +83,29 @@ def _check_by_steps(
     reference that the fast replay is tested against."""
     state = _state_for(header)
     transitions: Counter[tuple[str, str]] = Counter()
-    count = headless = 0
+    counted: Counter[str] = Counter()
+    count = 0
+    violation: Violation | None = None
     for event in events:
         count += 1
         outcome = step(state, event)
         if isinstance(outcome, Divergence):
-            return _report(
-                source, count, transitions, headless, _violation(outcome, event, line_of)
-            )
+            violation = _violation(outcome, event, line_of)
+            break
         transitions[(state.phase.value, event.kind)] += 1
-        if event.kind == "decision" and event.route in _WAITLESS:
-            headless += 1
+        counted.update(exercised(state, event))
         state = outcome
-    if state.headless_ask is not None:
-        end = Divergence("PERM-6", f"headless ask {state.headless_ask} never settled", (), state)
-        return _report(source, count, transitions, headless, _violation(end, None, line_of))
-    return _report(source, count, transitions, headless, None)
+    else:
+        if state.headless_ask is not None:
+            end = Divergence(
+                "PERM-6", f"headless ask {state.headless_ask} never settled", (), state
+            )
+            violation = _violation(end, None, line_of)
+    # `exercised` counts every check; `_report` adds the per-kind ones itself.
+    for (_, kind), n in transitions.items():
+        for inv in ("TRACE-1", "LOOP-1", *ALWAYS_BY_KIND.get(kind, ())):
+            counted[inv] -= n
+    return _report(source, count, transitions, counted, violation)
 
 
 def _violation(d: Divergence, event: TraceEvent | None, line_of: Sequence[int] | None) -> Violation:
@@ -124,18 +127,16 @@ def _report(
     source: str,
     count: int,
     transitions: Counter[tuple[str, str]],
-    headless: int,
+    counted: Counter[str],
     violation: Violation | None,
 ) -> Report:
-    """Counts come from the transitions taken; PERM-6 from headless decisions."""
-    checks: Counter[str] = Counter({"TRACE-1": count, "LOOP-1": count})
-    kinds: Counter[str] = Counter()
+    """`checks`: per ID, how often a check had something to check
+    (`_loop.exercised`): the per-kind ones from the transitions taken (every
+    accepted event for TRACE-1 and LOOP-1), plus `counted`."""
+    checks: Counter[str] = Counter(counted)
     for (_, kind), n in transitions.items():
-        kinds[kind] += n
-    for kind, n in kinds.items():
-        for inv in CHECKED_BY_KIND[kind]:
+        for inv in ("TRACE-1", "LOOP-1", *ALWAYS_BY_KIND.get(kind, ())):
             checks[inv] += n
-    checks["PERM-6"] += headless
     return Report(
         source=source,
         events=count,

@@ -30,6 +30,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from enum import StrEnum
 from typing import Literal
+from typing import Protocol as _Protocol
 
 import attrs
 
@@ -45,6 +46,7 @@ __all__ = [
     "compaction",
     "cut_points",
     "estimate",
+    "from_shapes",
     "ladder",
     "naive_cut",
     "offload",
@@ -54,6 +56,7 @@ __all__ = [
     "prune_no_placeholder",
     "retry",
     "snip",
+    "transcript_problem",
 ]
 
 STEPS: tuple[str, ...] = ("prune", "snip", "offload", "collapse", "compaction", "retry")
@@ -338,3 +341,38 @@ def ladder(t: Transcript, budget: Budget) -> tuple[Transcript, tuple[StepOutcome
             taken.append(outcome)
             t = outcome.transcript
     return t, tuple(taken)
+
+
+# --- a transcript as the trace records it (CLOSE-8) -------------------------
+
+_TOKENS = {"text": BlockKind.TEXT, "thinking": BlockKind.THINKING, "image": BlockKind.IMAGE}
+
+
+class _Shaped(_Protocol):
+    @property
+    def role(self) -> Role: ...
+    @property
+    def blocks(self) -> tuple[str, ...]: ...
+
+
+def from_shapes(messages: Sequence[_Shaped]) -> Transcript:
+    """The transcript a trace's `compaction` event records (`MessageShape`s:
+    blocks `text`, `thinking`, `image`, `call:<id>`, `result:<id>`)."""
+    out = []
+    for m in messages:
+        blocks = []
+        for token in m.blocks:
+            kind, _, ident = token.partition(":")
+            if kind == "call":
+                blocks.append(Block(BlockKind.CALL, id=ident))
+            elif kind == "result":
+                blocks.append(Block(BlockKind.RESULT, id=ident))
+            else:
+                blocks.append(Block(_TOKENS.get(token, BlockKind.TEXT)))
+        out.append(Msg(m.role, tuple(blocks)))
+    return tuple(out)
+
+
+def transcript_problem(messages: Sequence[_Shaped]) -> str | None:
+    """How a recorded transcript breaks provider validity, or None."""
+    return provider_valid(from_shapes(messages))

@@ -25,6 +25,12 @@ INVARIANTS: tuple[Invariant, ...] = (
         "Sequence numbers are consecutive, timestamps never decrease, and every causal edge points to an earlier event.",
         "trace-format.md",
     ),
+    _I(
+        "TRACE-2",
+        "TRACE",
+        "No file a run writes holds a credential, whether the trace, the journal, offloaded results, child configs and results, or progress output.",
+        "trace-format.md",
+    ),
     _I("LOOP-1", "LOOP", "Every event is enabled in the loop phase in which it occurs.", "loop.md"),
     _I(
         "LOOP-2",
@@ -42,6 +48,12 @@ INVARIANTS: tuple[Invariant, ...] = (
         "AUTH-2",
         "AUTH",
         "Within a batch, every call is decided and every ask resolved before any effect of the batch starts.",
+        "permissions.md",
+    ),
+    _I(
+        "AUTH-3",
+        "AUTH",
+        "No effect starts for a call of a tool outside the trace header's tool surface, at any depth.",
         "permissions.md",
     ),
     _I(
@@ -85,13 +97,13 @@ INVARIANTS: tuple[Invariant, ...] = (
     _I(
         "CLOSE-3",
         "CLOSE",
-        "Results are returned to the provider in call order, one per occurrence.",
+        "Results are returned to the provider in call order, one per occurrence: the message sent holds each call's id, in call order.",
         "closure.md",
     ),
     _I(
         "CLOSE-4",
         "CLOSE",
-        "No result exists without a matching open call occurrence.",
+        "No result exists without a matching open call occurrence, and no results message holds an id that no call of its batch has.",
         "closure.md",
     ),
     _I(
@@ -151,7 +163,13 @@ INVARIANTS: tuple[Invariant, ...] = (
     _I(
         "SCHED-5",
         "SCHED",
-        "A failing call never cancels its siblings: a cancelled or skipped result needs a prior cancel or interrupt.",
+        "A failing call never cancels its siblings: a cancelled or skipped result needs a prior cancel that covers it, or an interrupt; only a timeout names the calls it covers, each running past its limit, and nothing starts after its batch was cancelled.",
+        "scheduler.md",
+    ),
+    _I(
+        "SCHED-6",
+        "SCHED",
+        "A Safe call never overlaps a Queue or Exclusive call of its batch that writes inside its read footprint; the two run in call order.",
         "scheduler.md",
     ),
     _I("CHILD-1", "CHILD", "A child's tool surface is a subset of its parent's.", "children.md"),
@@ -182,13 +200,25 @@ INVARIANTS: tuple[Invariant, ...] = (
     _I(
         "CHILD-6",
         "CHILD",
-        "A hook configured on the parent applies to every descendant.",
+        "A hook in force is enforced: every hook that covers a call ran before its decision unless the gate denied first, a veto became a deny, and every descendant keeps every hook of its parent.",
         "children.md",
     ),
     _I(
         "RETRY-1",
         "RETRY",
         "An effect that has committed is never re-executed automatically.",
+        "loop.md",
+    ),
+    _I(
+        "RETRY-2",
+        "RETRY",
+        "Every commit is in the trace before it is reported: an effect ends committed only after its commit event, and a resumed run answers only calls whose commit the trace holds.",
+        "loop.md",
+    ),
+    _I(
+        "RETRY-3",
+        "RETRY",
+        "Resume never reports an effect as not run when it may have run: a repair stub is unknown exactly when the call's effect started and the call is not Safe or has committed, and interrupted otherwise.",
         "loop.md",
     ),
     _I(

@@ -16,6 +16,7 @@ The phases (specs/loop.md):
 
 from __future__ import annotations
 
+import fnmatch
 from collections.abc import Callable, Mapping, Sequence
 from enum import StrEnum
 from types import MappingProxyType
@@ -24,6 +25,7 @@ from typing import Any, Protocol
 import attrs
 
 from ._children import spawn_violation
+from ._context import transcript_problem
 from ._permissions import resolve
 from .trace import (
     MUTATING_KINDS,
@@ -31,6 +33,8 @@ from .trace import (
     Assistant,
     CallClass,
     Cancel,
+    CancelCause,
+    Commit,
     Compaction,
     Decision,
     DecisionEvent,
@@ -38,6 +42,8 @@ from .trace import (
     EffectOutcome,
     EffectStart,
     Handshake,
+    HookRef,
+    HookRun,
     Interrupt,
     JobDone,
     Mode,
@@ -84,9 +90,11 @@ ENABLED: Mapping[Phase, frozenset[str]] = MappingProxyType(
         ),
         Phase.BATCH: frozenset(
             {
+                "hook",
                 "decision",
                 "ask_resolved",
                 "effect_start",
+                "commit",
                 "effect_end",
                 "handshake",
                 "result",
@@ -98,14 +106,22 @@ ENABLED: Mapping[Phase, frozenset[str]] = MappingProxyType(
             }
         ),
         Phase.ANSWERED: frozenset({"turn_start", "run_end", "job_done", "interrupt", "compaction"}),
-        Phase.INTERRUPTED: frozenset({"effect_end", "job_done", "resume", "repair", "run_end"}),
-        # A resumed process may first report effects its journal shows committed.
+        # An effect still running when the run was interrupted may commit and end.
+        Phase.INTERRUPTED: frozenset(
+            {"commit", "effect_end", "job_done", "resume", "repair", "run_end"}
+        ),
+        # A resumed process may first report effects its trace shows committed.
         Phase.RESUMED: frozenset({"result", "repair", "job_done"}),
         Phase.ENDED: frozenset(),
     }
 )
 
 _FOREGROUND = (CallClass.SAFE, CallClass.QUEUE, CallClass.EXCLUSIVE)
+_WRITERS = (CallClass.QUEUE, CallClass.EXCLUSIVE)
+_WAITLESS = (Route.HEADLESS, Route.BACKGROUND)
+# How far a timeout's cancel may come before its limit, in seconds: trace
+# timestamps are rounded to microseconds, the timer fires on the same clock.
+TIMEOUT_SLACK_S = 1e-3
 
 
 @attrs.frozen
@@ -114,13 +130,22 @@ class Call:
 
     occ: str
     index: int
+    tool: str = ""
+    call_id: str = ""
     decision: Decision | None = None
     approved: bool | None = None  # the answer to an ask, once resolved
     cls: CallClass | None = None
     key: str | None = None
+    reads: tuple[str, ...] = ()
+    writes: tuple[str, ...] = ()
+    hooks_run: tuple[str, ...] = ()  # hooks of the header that ran on it
+    vetoed: bool = False  # one of them vetoed it
     running: bool = False
+    started: bool = False  # an effect_start was seen
+    started_t: float = 0.0  # the latest effect_start's timestamp
     finished: bool = False  # foreground part done: effect_end, or handshake
-    committed: bool = False
+    committed: bool = False  # a commit event was seen
+    covered: bool = False  # a timeout's cancel names it
     outcome: EffectOutcome | None = None
     status: ResultStatus | None = None
     events: tuple[int, ...] = ()  # seqs of the events about this occurrence
@@ -143,11 +168,13 @@ class LoopState:
     mode: Mode = Mode.DEFAULT
     route: Route = Route.INTERACTIVE
     headless_default: Decision = Decision.DENY
+    tools: frozenset[str] | None = None  # the header's tool surface (None: no header)
+    hooks: tuple[HookRef, ...] = ()  # the header's hooks in force
     calls: tuple[Call, ...] = ()
     index_of: Mapping[str, int] = attrs.field(factory=lambda: MappingProxyType({}))
     assistant_seq: int = -1
     effects_started: bool = False
-    cancelled: bool = False  # a cancel or interrupt happened in this batch
+    cancelled: bool = False  # a cancel of the whole batch, or an interrupt, happened
     jobs: Mapping[str, tuple[str, int]] = attrs.field(factory=lambda: MappingProxyType({}))
     headless_ask: str | None = None  # an ask that must be settled by the very next event
     last_seq: int = -1
@@ -181,8 +208,12 @@ def initial_state(
     mode: Mode = Mode.DEFAULT,
     route: Route = Route.INTERACTIVE,
     headless_default: Decision = Decision.DENY,
+    tools: frozenset[str] | None = None,
+    hooks: tuple[HookRef, ...] = (),
 ) -> LoopState:
-    return LoopState(mode=mode, route=route, headless_default=headless_default)
+    return LoopState(
+        mode=mode, route=route, headless_default=headless_default, tools=tools, hooks=hooks
+    )
 
 
 def _diverge(state: LoopState, inv: str, msg: str, *seqs: int) -> Divergence:
@@ -217,6 +248,11 @@ def step(state: LoopState, event: TraceEvent) -> Outcome:
             *call.events,
             seq,
         )
+    rerun = rerun_after_stop(state, event)
+    if rerun is not None:
+        return _diverge(
+            state, "RETRY-1", f"{rerun.occ} re-executed after its effect committed", *rerun.events
+        )
     if event.kind not in ENABLED[state.phase]:
         return _diverge(
             state, "LOOP-1", f"{event.kind} is not enabled in phase {state.phase.value}", seq
@@ -224,6 +260,18 @@ def step(state: LoopState, event: TraceEvent) -> Outcome:
     state = attrs.evolve(state, last_seq=seq, last_t=event.t)
     handler = _HANDLERS[event.kind]
     return handler(state, event)
+
+
+def rerun_after_stop(state: LoopState, event: TraceEvent) -> Call | None:
+    """A committed call started again after an interrupt (before or after the
+    resume): RETRY-1, before the phase rejects the start (LOOP-1)."""
+    if event.kind != "effect_start" or state.phase not in (Phase.INTERRUPTED, Phase.RESUMED):
+        return None
+    index = state.index_of.get(event.occ)
+    if index is None or not state.calls[index].committed:
+        return None
+    call = state.calls[index]
+    return attrs.evolve(call, events=(*call.events, event.seq))
 
 
 # --- the loop ------------------------------------------------------------
@@ -246,14 +294,19 @@ def _compaction(state: LoopState, e: Compaction) -> Outcome:
     if open_occs:
         shown = sorted(set(open_occs) & calls or open_occs)
         return _diverge(state, "CLOSE-6", f"compaction while {shown} open", e.seq)
+    if state.phase is Phase.STREAMING and e.step != "retry":
+        return _diverge(
+            state, "LOOP-1", f"only an overflow retry compacts while streaming, not {e.step}", e.seq
+        )
+    problem = transcript_problem(e.messages)
+    if problem is not None:
+        return _diverge(
+            state,
+            "CLOSE-8",
+            f"{e.step} left a transcript that is not provider-valid: {problem}",
+            e.seq,
+        )
     if state.phase is Phase.STREAMING:
-        if e.step != "retry":
-            return _diverge(
-                state,
-                "LOOP-1",
-                f"only an overflow retry compacts while streaming, not {e.step}",
-                e.seq,
-            )
         return attrs.evolve(state, phase=Phase.PREPARING)
     return state
 
@@ -282,7 +335,10 @@ def _assistant(state: LoopState, e: Assistant) -> Outcome:
         return _diverge(state, "LOOP-1", f"repeated occurrence ids in one message: {occs}", e.seq)
     if not occs:
         return attrs.evolve(state, phase=Phase.ANSWERED, assistant_seq=e.seq)
-    calls = tuple(Call(occ=o, index=i, events=(e.seq,)) for i, o in enumerate(occs))
+    calls = tuple(
+        Call(occ=c.occ, index=i, tool=c.tool, call_id=c.call_id, events=(e.seq,))
+        for i, c in enumerate(e.calls)
+    )
     return attrs.evolve(
         state,
         phase=Phase.BATCH,
@@ -301,7 +357,48 @@ def _lookup(state: LoopState, occ: str, seq: int, inv: str = "LOOP-1") -> Call |
     return state.calls[index]
 
 
-# --- permissions ---------------------------------------------------------
+# --- hooks and permissions -------------------------------------------------
+
+
+def hooks_for(hooks: Sequence[HookRef], tool: str) -> tuple[str, ...]:
+    """The ids of the hooks in force that cover `tool` (a glob over tool names)."""
+    return tuple(h.id for h in hooks if fnmatch.fnmatchcase(tool, h.matcher))
+
+
+def hook_problem(hooks: Sequence[HookRef], decided: bool, e: HookRun) -> str | None:
+    """CHILD-6 for a hook's run: it is in force, and runs before the decision."""
+    if all(h.id != e.hook for h in hooks):
+        return f"hook {e.hook} ran on {e.occ} but is not in force"
+    if decided:
+        return f"hook {e.hook} ran on {e.occ} after its decision"
+    return None
+
+
+def _hook(state: LoopState, e: HookRun) -> Outcome:
+    call = _lookup(state, e.occ, e.seq)
+    if isinstance(call, Divergence):
+        return call
+    problem = hook_problem(state.hooks, call.decision is not None, e)
+    if problem is not None:
+        return _diverge(state, "CHILD-6", problem, *call.events, e.seq)
+    return _with_call(
+        state, call, e.seq, hooks_run=(*call.hooks_run, e.hook), vetoed=call.vetoed or e.vetoed
+    )
+
+
+def enforcement_problem(
+    hooks: Sequence[HookRef], tool: str, hooks_run: Sequence[str], vetoed: bool, d: Decision
+) -> str | None:
+    """CHILD-6 at a decision: a veto became a deny, and unless the gate denied
+    first, every hook that covers the call ran before it."""
+    if vetoed:
+        return (
+            None if d is Decision.DENY else f"a hook vetoed the call, but it was decided {d.value}"
+        )
+    if d is Decision.DENY or not hooks:
+        return None
+    missing = [h for h in hooks_for(hooks, tool) if h not in hooks_run]
+    return f"hooks {missing} did not run before the decision" if missing else None
 
 
 def _decision(state: LoopState, e: DecisionEvent) -> Outcome:
@@ -313,8 +410,20 @@ def _decision(state: LoopState, e: DecisionEvent) -> Outcome:
     problem = decision_problem(e)
     if problem is not None:
         return _diverge(state, problem[0], problem[1], call.events[0], e.seq)
-    state = _with_call(state, call, e.seq, decision=e.decision, cls=e.cls, key=e.key)
-    if e.decision is Decision.ASK and e.route in (Route.HEADLESS, Route.BACKGROUND):
+    enforced = enforcement_problem(state.hooks, call.tool, call.hooks_run, call.vetoed, e.decision)
+    if enforced is not None:
+        return _diverge(state, "CHILD-6", f"{e.occ}: {enforced}", *call.events, e.seq)
+    state = _with_call(
+        state,
+        call,
+        e.seq,
+        decision=e.decision,
+        cls=e.cls,
+        key=e.key,
+        reads=e.reads,
+        writes=e.writes,
+    )
+    if e.decision is Decision.ASK and e.route in _WAITLESS:
         state = attrs.evolve(state, headless_ask=e.occ)
     return state
 
@@ -379,9 +488,21 @@ def _effect_start(state: LoopState, e: EffectStart) -> Outcome:
             *call.events,
             e.seq,
         )
+    if state.tools is not None and call.tool not in state.tools:
+        return _diverge(
+            state,
+            "AUTH-3",
+            f"{e.occ} runs {call.tool!r}, which is not in the header's tool surface",
+            *call.events,
+            e.seq,
+        )
     if call.running or call.closed:
         return _diverge(
             state, "LOOP-1", f"{e.occ} started while running or closed", *call.events, e.seq
+        )
+    if state.cancelled:
+        return _diverge(
+            state, "SCHED-5", f"{e.occ} started after its batch was cancelled", *call.events, e.seq
         )
     if not state.effects_started:
         for other in state.calls:
@@ -399,7 +520,7 @@ def _effect_start(state: LoopState, e: EffectStart) -> Outcome:
     if broken is not None:
         return _diverge(state, broken[0], broken[1], *broken[2].events, e.seq)
     state = attrs.evolve(state, effects_started=True)
-    return _with_call(state, call, e.seq, running=True)
+    return _with_call(state, call, e.seq, running=True, started=True, started_t=e.t)
 
 
 class CallLike(Protocol):
@@ -410,17 +531,51 @@ class CallLike(Protocol):
     @property
     def index(self) -> int: ...
     @property
+    def call_id(self) -> str: ...
+    @property
     def cls(self) -> CallClass | None: ...
     @property
     def key(self) -> str | None: ...
     @property
+    def reads(self) -> tuple[str, ...]: ...
+    @property
+    def writes(self) -> tuple[str, ...]: ...
+    @property
     def running(self) -> bool: ...
     @property
+    def started(self) -> bool: ...
+    @property
+    def started_t(self) -> float: ...
+    @property
     def finished(self) -> bool: ...
+    @property
+    def committed(self) -> bool: ...
     @property
     def admitted(self) -> bool: ...
     @property
     def closed(self) -> bool: ...
+
+
+def paths_overlap(a: Sequence[str], b: Sequence[str]) -> bool:
+    """Whether two footprints share a path: one path is the other or lies below it."""
+    for x in a:
+        for y in b:
+            if x == y or x == "/" or y == "/":
+                return True
+            short, long = (x, y) if len(x) < len(y) else (y, x)
+            if long.startswith(short.rstrip("/") + "/"):
+                return True
+    return False
+
+
+def footprints_conflict(a: CallLike, b: CallLike) -> bool:
+    """SCHED-6's relation: one is Safe and reads inside what the other, a Queue
+    or Exclusive call, writes."""
+    if a.cls is CallClass.SAFE and b.cls in _WRITERS:
+        return paths_overlap(a.reads, b.writes)
+    if b.cls is CallClass.SAFE and a.cls in _WRITERS:
+        return paths_overlap(b.reads, a.writes)
+    return False
 
 
 def interference(calls: Sequence[CallLike], call: CallLike) -> tuple[str, str, Any] | None:
@@ -456,7 +611,38 @@ def interference(calls: Sequence[CallLike], call: CallLike) -> tuple[str, str, A
                     f"{call.occ} overtook {other.occ} in the queue for {call.key}",
                     other,
                 )
+    if call.cls is CallClass.SAFE or call.cls in _WRITERS:
+        for other in calls:
+            if other is call or not footprints_conflict(call, other):
+                continue
+            if other.running:
+                return (
+                    "SCHED-6",
+                    f"{call.occ} overlaps {other.occ}, whose footprint it shares",
+                    other,
+                )
+            if other.index < call.index and other.admitted and not (other.finished or other.closed):
+                return (
+                    "SCHED-6",
+                    f"{call.occ} started before earlier {other.occ}, whose footprint it shares",
+                    other,
+                )
     return None
+
+
+def _commit(state: LoopState, e: Commit) -> Outcome:
+    call = _lookup(state, e.occ, e.seq)
+    if isinstance(call, Divergence):
+        return call
+    if not call.running or call.committed:
+        return _diverge(
+            state,
+            "LOOP-1",
+            f"commit of {e.occ}, which is not running uncommitted",
+            *call.events,
+            e.seq,
+        )
+    return _with_call(state, call, e.seq, committed=True)
 
 
 def _effect_end(state: LoopState, e: EffectEnd) -> Outcome:
@@ -468,9 +654,28 @@ def _effect_end(state: LoopState, e: EffectEnd) -> Outcome:
         return _diverge(
             state, "LOOP-1", f"{e.occ} ended without running in the foreground", *call.events, e.seq
         )
-    return _with_call(
-        state, call, e.seq, running=False, finished=True, committed=e.committed, outcome=e.outcome
-    )
+    if e.outcome is EffectOutcome.UNKNOWN and state.phase is not Phase.INTERRUPTED:
+        return _diverge(
+            state,
+            "LOOP-1",
+            f"{e.occ}'s outcome is unknown outside an interrupt",
+            *call.events,
+            e.seq,
+        )
+    if e.committed != call.committed:
+        said = "committed" if e.committed else "uncommitted"
+        return _diverge(
+            state,
+            "RETRY-2",
+            f"{e.occ} ended {said}, but the trace holds {_commits(call.committed)}",
+            *call.events,
+            e.seq,
+        )
+    return _with_call(state, call, e.seq, running=False, finished=True, outcome=e.outcome)
+
+
+def _commits(committed: bool) -> str:
+    return "its commit" if committed else "no commit of it"
 
 
 def _handshake(state: LoopState, e: Handshake) -> Outcome:
@@ -518,16 +723,18 @@ def _result(state: LoopState, e: Result) -> Outcome:
     if state.phase is Phase.RESUMED and not call.committed:
         return _diverge(
             state,
-            "LOOP-1",
-            f"after resume only committed effects report results, not {e.occ}",
+            "RETRY-2",
+            f"after resume only effects the trace shows committed are answered, not {e.occ}",
             *call.events,
             e.seq,
         )
-    if e.status in _NEEDS_CANCEL and not state.cancelled:
+    if e.status in _NEEDS_CANCEL and not (
+        state.cancelled or (call.covered and e.status is ResultStatus.CANCELLED)
+    ):
         return _diverge(
             state,
             "SCHED-5",
-            f"{e.occ} was {e.status.value} with no cancel or interrupt",
+            f"{e.occ} was {e.status.value} with no cancel covering it or interrupt",
             *call.events,
             e.seq,
         )
@@ -553,6 +760,19 @@ def _result(state: LoopState, e: Result) -> Outcome:
     return _with_call(state, call, e.seq, status=e.status)
 
 
+def ids_problem(calls: Sequence[CallLike], sent: Sequence[str]) -> tuple[str, str] | None:
+    """CLOSE-4 / CLOSE-3 for the ids a results message held: each is an id of
+    a call of the batch, and they are the calls' ids, one per occurrence, in
+    call order."""
+    expected = [c.call_id for c in calls]
+    stray = sorted(set(sent) - set(expected))
+    if stray:
+        return "CLOSE-4", f"the results message holds {stray}, which no call of the batch has"
+    if list(sent) != expected:
+        return "CLOSE-3", f"the results message held {list(sent)}, the calls were {expected}"
+    return None
+
+
 def _results_sent(state: LoopState, e: ResultsSent) -> Outcome:
     expected = tuple(c.occ for c in state.calls)
     missing = [c for c in state.calls if not c.closed]
@@ -572,11 +792,43 @@ def _results_sent(state: LoopState, e: ResultsSent) -> Outcome:
             state.assistant_seq,
             e.seq,
         )
+    wrong = ids_problem(state.calls, e.call_ids)
+    if wrong is not None:
+        return _diverge(state, wrong[0], wrong[1], state.assistant_seq, e.seq)
     return attrs.evolve(state, phase=Phase.READY, calls=(), index_of=MappingProxyType({}))
 
 
+def cancel_problem(
+    state_calls: Sequence[CallLike], index_of: Mapping[str, int], e: Cancel
+) -> str | None:
+    """SCHED-5 for a cancel: only a timeout names the calls it covers, and
+    those are running past its limit; any other cause covers the whole batch."""
+    timeout = e.cause is CancelCause.TIMEOUT
+    if not timeout:
+        return f"a {e.cause.value} cancel names calls {list(e.occs)}" if e.occs else None
+    if not e.occs or e.limit_s is None:
+        return "a timeout's cancel must name the calls it covers and its limit"
+    for occ in e.occs:
+        index = index_of.get(occ)
+        call = state_calls[index] if index is not None else None
+        if call is None or not call.running:
+            return f"the timeout covers {occ}, which is not running"
+        if e.t - call.started_t < e.limit_s - TIMEOUT_SLACK_S:
+            ran = e.t - call.started_t
+            return f"the timeout cancels {occ} after {ran:.6f} s, before its {e.limit_s:g} s limit"
+    return None
+
+
 def _cancel(state: LoopState, e: Cancel) -> Outcome:
-    return attrs.evolve(state, cancelled=True)
+    problem = cancel_problem(state.calls, state.index_of, e)
+    if problem is not None:
+        return _diverge(state, "SCHED-5", problem, state.assistant_seq, e.seq)
+    if not e.occs:
+        return attrs.evolve(state, cancelled=True)
+    for occ in e.occs:
+        call = state.calls[state.index_of[occ]]
+        state = _with_call(state, call, e.seq, covered=True)
+    return state
 
 
 def _interrupt(state: LoopState, e: Interrupt) -> Outcome:
@@ -587,12 +839,41 @@ def _resume(state: LoopState, e: Resume) -> Outcome:
     return attrs.evolve(state, phase=Phase.RESUMED)
 
 
+def may_have_happened(call: CallLike) -> bool:
+    """RETRY-3: its effect started and may have changed the world (a Safe call
+    has no side effects; a committed one did)."""
+    return call.started and (call.committed or call.cls is not CallClass.SAFE)
+
+
+def stub_problem(calls: Sequence[CallLike], e: Repair) -> str | None:
+    """RETRY-3: a stub is `unknown` exactly when the call's effect may have happened."""
+    stubbed = set(e.stubbed)
+    extra = sorted(set(e.unknown) - stubbed)
+    if extra:
+        return f"marks {extra} unknown without stubbing them"
+    unknown = set(e.unknown)
+    for c in calls:
+        if c.occ not in stubbed:
+            continue
+        if may_have_happened(c) and c.occ not in unknown:
+            return f"stubs {c.occ} as interrupted, but its effect may have happened"
+        if not may_have_happened(c) and c.occ in unknown:
+            return f"stubs {c.occ} as unknown, but it had no effect (never started, or Safe)"
+    return None
+
+
 def _repair(state: LoopState, e: Repair) -> Outcome:
     open_occs = state.open_occs()
     if tuple(e.stubbed) != open_occs:
         extra = sorted(set(e.stubbed) - set(open_occs))
         what = f"stubs closed or unknown {extra}" if extra else f"leaves {list(open_occs)} open"
         return _diverge(state, "CLOSE-5", f"repair {what}", state.assistant_seq, e.seq)
+    stubs = stub_problem(state.calls, e)
+    if stubs is not None:
+        return _diverge(state, "RETRY-3", f"repair {stubs}", state.assistant_seq, e.seq)
+    wrong = ids_problem(state.calls, e.call_ids)
+    if wrong is not None:
+        return _diverge(state, wrong[0], wrong[1], state.assistant_seq, e.seq)
     # Stub results close the batch; the next request carries them in call order.
     return attrs.evolve(state, phase=Phase.READY, calls=(), index_of=MappingProxyType({}))
 
@@ -643,9 +924,11 @@ _HANDLERS: Mapping[str, Callable[[LoopState, Any], Outcome]] = MappingProxyType(
         "request": _request,
         "stream_repair": _stream_repair,
         "assistant": _assistant,
+        "hook": _hook,
         "decision": _decision,
         "ask_resolved": _ask_resolved,
         "effect_start": _effect_start,
+        "commit": _commit,
         "effect_end": _effect_end,
         "handshake": _handshake,
         "job_done": _job_done,
@@ -659,6 +942,103 @@ _HANDLERS: Mapping[str, Callable[[LoopState, Any], Outcome]] = MappingProxyType(
         "run_end": _run_end,
     }
 )
+
+
+# --- what an event puts to the test (coverage) ------------------------------
+
+
+def exclusive_pair(calls: Sequence[Call]) -> bool:
+    """SCHED-1/SCHED-3 have something to check: the batch holds an Exclusive
+    call and another admitted foreground call."""
+    foreground = [c for c in calls if c.admitted and c.cls in _FOREGROUND]
+    return len(foreground) > 1 and any(c.cls is CallClass.EXCLUSIVE for c in foreground)
+
+
+def shares_key(calls: Sequence[Call], call: Call) -> bool:
+    return call.cls is CallClass.QUEUE and any(
+        o is not call and o.cls is CallClass.QUEUE and o.key == call.key for o in calls
+    )
+
+
+def exercised(state: LoopState, e: TraceEvent) -> list[str]:
+    """The invariant checks that event `e`, taken in `state`, actually put to
+    the test: a check counts only where the situation it is about is present
+    (a deny rule for PERM-2, a shared key for SCHED-2, a stub for RETRY-3...).
+    Every event is checked for TRACE-1 and LOOP-1. Specified in
+    specs/trace-format.md ("Coverage"); the fast replay counts the same."""
+    out = ["TRACE-1", "LOOP-1"]
+    f: Any = e
+    index = state.index_of.get(getattr(e, "occ", ""), -1) if e.kind != "job_done" else -1
+    call = state.calls[index] if index >= 0 else None
+    kind = e.kind
+    if kind == "compaction":
+        out += ["CLOSE-6", "CLOSE-8"]
+    elif kind == "hook":
+        out.append("CHILD-6")
+    elif kind == "decision":
+        facts = f.facts
+        out.append("PERM-1")
+        if any(r.behavior is RuleBehavior.DENY for r in facts.rules):
+            out.append("PERM-2")
+        if facts.protected or facts.secret:
+            out.append("PERM-3")
+        if facts.mode is Mode.PLAN and facts.kind in MUTATING_KINDS:
+            out.append("PERM-4")
+        if facts.mode is Mode.DONT_ASK:
+            out.append("PERM-5")
+        if f.decision is Decision.ASK and f.route in _WAITLESS:
+            out.append("PERM-6")
+        if call is not None and hooks_for(state.hooks, call.tool):
+            out.append("CHILD-6")
+    elif kind == "effect_start" and call is not None:
+        out.append("AUTH-1")
+        if state.tools is not None:
+            out.append("AUTH-3")
+        if not state.effects_started and len(state.calls) > 1:
+            out.append("AUTH-2")
+        if call.started:
+            out.append("RETRY-1")
+        if exclusive_pair(state.calls):
+            out += ["SCHED-1", "SCHED-3"]
+        if shares_key(state.calls, call):
+            out.append("SCHED-2")
+        if any(o is not call and footprints_conflict(call, o) for o in state.calls):
+            out.append("SCHED-6")
+    elif kind == "effect_end" and call is not None:
+        if f.committed or call.committed:
+            out.append("RETRY-2")
+    elif kind in ("handshake", "job_done"):
+        out.append("SCHED-4")
+    elif kind == "result":
+        out += ["CLOSE-1", "CLOSE-4"]
+        failed = any(
+            o is not call and (o.status is ResultStatus.ERROR or o.outcome is EffectOutcome.ERROR)
+            for o in state.calls
+        )
+        if f.status in _NEEDS_CANCEL or failed:
+            out.append("SCHED-5")
+        if state.phase is Phase.RESUMED:
+            out.append("RETRY-2")
+    elif kind == "results_sent":
+        out += ["CLOSE-2", "CLOSE-3", "CLOSE-4"]
+    elif kind == "cancel":
+        out.append("SCHED-5")
+    elif kind == "resume":
+        out += ["RETRY-1" for c in state.calls if c.committed and not c.closed]
+    elif kind == "repair":
+        out.append("CLOSE-5")
+        out += ["RETRY-3"] * len(f.stubbed)
+        if state.calls:
+            out += ["CLOSE-3", "CLOSE-4"]
+    elif kind == "spawn":
+        out += ["CHILD-1", "CHILD-2"]
+        if Mode.PLAN in (f.parent_mode, f.child_mode):
+            out.append("CHILD-3")
+    elif kind == "run_end":
+        out.append("CLOSE-2")
+        if f.status is RunStatus.COMPLETED:
+            out += ["LOOP-2", "SCHED-4"]
+    return out
 
 
 # --- explicit enabled actions on calls -------------------------------------
@@ -681,6 +1061,7 @@ def startable(state: LoopState) -> tuple[str, ...]:
         for c in state.calls
         if c.admitted
         and not (c.running or c.finished or c.closed or c.committed)
+        and (state.tools is None or c.tool in state.tools)
         and interference(state.calls, c) is None
     )
 
@@ -701,3 +1082,41 @@ def closable(state: LoopState) -> tuple[tuple[str, ResultStatus], ...]:
         elif state.cancelled and c.decision is not None:
             out.append((c.occ, ResultStatus.SKIPPED))
     return tuple(out)
+
+
+def _ancestors(path: str) -> list[str]:
+    """`/a/b/c` -> `/`, `/a`, `/a/b`."""
+    parts = path.rstrip("/").split("/")
+    return ["/"] + ["/".join(parts[:i]) for i in range(2, len(parts))]
+
+
+def _touches(paths: Sequence[str], exact: set[str], above: set[str]) -> bool:
+    """Whether a footprint overlaps one whose paths are `exact` (and whose
+    ancestors are `above`): some path is one of them, lies below one, or
+    lies above one."""
+    for p in paths:
+        if p == "/" and (exact or above):
+            return True
+        if p in exact or p in above or any(a in exact for a in _ancestors(p)):
+            return True
+    return False
+
+
+def footprint_partners(calls: Sequence[CallLike]) -> set[int]:
+    """The indices of the calls that conflict with some other call of the
+    batch by `footprints_conflict`, in time linear in the paths (not in pairs)."""
+
+    def index(footprints: list[tuple[str, ...]]) -> tuple[set[str], set[str]]:
+        exact = {p for fp in footprints for p in fp}
+        above = {a for p in exact for a in _ancestors(p) if p != "/"}
+        return exact, above
+
+    safe = [c for c in calls if c.cls is CallClass.SAFE and c.reads]
+    writers = [c for c in calls if c.cls in _WRITERS and c.writes]
+    if not safe or not writers:
+        return set()
+    w_exact, w_above = index([c.writes for c in writers])
+    r_exact, r_above = index([c.reads for c in safe])
+    out = {c.index for c in safe if _touches(c.reads, w_exact, w_above)}
+    out |= {c.index for c in writers if _touches(c.writes, r_exact, r_above)}
+    return out

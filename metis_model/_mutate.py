@@ -15,13 +15,22 @@ from typing import Any
 from ._generate import SimConfig, simulate
 from .trace import (
     AskResolved,
+    Assistant,
     CallClass,
+    Cancel,
+    CancelCause,
+    Commit,
     Compaction,
     Decision,
     DecisionEvent,
+    EffectEnd,
     EffectStart,
+    HookRun,
+    MessageShape,
     Mode,
+    Repair,
     Result,
+    ResultsSent,
     ResultStatus,
     Route,
     RuleBehavior,
@@ -211,15 +220,24 @@ def _close_2(ev: Events, rng: random.Random) -> Events | None:
 
 
 def _close_3(ev: Events, rng: random.Random) -> Events | None:
-    sent = _first(ev, lambda e: e.kind == "results_sent" and len(e.occs) > 1)
-    if sent is None:
+    sent = _first(ev, lambda e: isinstance(e, ResultsSent) and len(set(e.call_ids)) > 1)
+    if not isinstance(sent, ResultsSent):
         return None
-    occs = list(sent.occs)  # type: ignore[union-attr]
-    occs[0], occs[1] = occs[1], occs[0]
-    return _replace(ev, sent.seq, occs=tuple(occs))
+    if rng.random() < 0.5:  # the occurrences out of order, or the ids the message held
+        occs = list(sent.occs)
+        occs[0], occs[1] = occs[1], occs[0]
+        return _replace(ev, sent.seq, occs=tuple(occs))
+    ids = list(sent.call_ids)
+    j = next(i for i, x in enumerate(ids) if x != ids[0])
+    ids[0], ids[j] = ids[j], ids[0]
+    return _replace(ev, sent.seq, call_ids=tuple(ids))
 
 
 def _close_4(ev: Events, rng: random.Random) -> Events | None:
+    if rng.random() < 0.5:  # a results message holding an id no call has
+        sent = _first(ev, lambda e: isinstance(e, ResultsSent))
+        if isinstance(sent, ResultsSent):
+            return _replace(ev, sent.seq, call_ids=(*sent.call_ids[:-1], "toolu_stray"))
     a = _first(ev, lambda e: e.kind == "assistant" and bool(e.calls))
     if a is None:
         return None
@@ -238,8 +256,32 @@ def _close_6(ev: Events, rng: random.Random) -> Events | None:
     start = _first(ev, lambda e: e.kind == "turn_start" and e.turn > 1)
     if start is None:
         return None
-    split = Compaction(seq=0, t=0, turn=start.turn, calls_removed=("1.0",), results_removed=())  # type: ignore[union-attr]
+    split = Compaction(
+        seq=0,
+        t=0,
+        turn=start.turn,  # type: ignore[union-attr]
+        calls_removed=("1.0",),
+        results_removed=(),
+        messages=(MessageShape(role="user", blocks=("text",)),),
+    )
     return _insert_after(ev, start.seq, split)
+
+
+def _close_8(ev: Events, rng: random.Random) -> Events | None:
+    start = _first(ev, lambda e: e.kind == "turn_start" and e.turn > 1)
+    if start is None:
+        return None
+    shapes = [
+        (MessageShape(role="assistant", blocks=("text",)),),  # not a user message first
+        (  # a call without its result
+            MessageShape(role="user", blocks=("text",)),
+            MessageShape(role="assistant", blocks=("call:toolu_x",)),
+            MessageShape(role="user", blocks=("text",)),
+        ),
+        (MessageShape(role="user", blocks=()),),  # an empty message
+    ]
+    cut = Compaction(seq=0, t=0, turn=start.turn, step="snip", messages=rng.choice(shapes))  # type: ignore[union-attr]
+    return _insert_after(ev, start.seq, cut)
 
 
 def _starts_in_batches(ev: Events) -> list[list[tuple[DecisionEvent, int]]]:
@@ -297,12 +339,40 @@ def _sched_3(ev: Events, rng: random.Random) -> Events | None:
     return None
 
 
+def _sched_6(ev: Events, rng: random.Random) -> Events | None:
+    """A Safe call and a writer that ran at the same time: make the Safe one
+    read what the writer writes."""
+    decided = _decisions(ev)
+    for batch in _batches(ev):
+        running: list[str] = []
+        for s in batch:
+            e = ev[s]
+            if isinstance(e, EffectStart):
+                d = decided[e.occ]
+                for other in running:
+                    o = decided[other]
+                    pair = [(d, o), (o, d)]
+                    for safe, writer in pair:
+                        if safe.cls is CallClass.SAFE and writer.cls is CallClass.QUEUE:
+                            return _replace(ev, safe.seq, reads=writer.writes or ("/",))
+                running.append(e.occ)
+            elif isinstance(e, EffectEnd) and e.occ in running:
+                running.remove(e.occ)
+    return None
+
+
 def _sched_4(ev: Events, rng: random.Random) -> Events | None:
     done = _first(ev, lambda e: e.kind == "job_done")
     return None if done is None else _replace(ev, done.seq, job="job-never-handed-out")
 
 
 def _sched_5(ev: Events, rng: random.Random) -> Events | None:
+    if rng.random() < 0.5:  # a cancel whose cause does not cover what it names
+        cancel = _first(ev, lambda e: isinstance(e, Cancel))
+        if isinstance(cancel, Cancel):
+            if cancel.cause is CancelCause.TIMEOUT:
+                return _replace(ev, cancel.seq, cause=CancelCause.USER)
+            return _replace(ev, cancel.seq, cause=CancelCause.TIMEOUT)
     for batch in _batches(ev):
         if any(ev[s].kind in ("cancel", "interrupt") for s in batch):
             continue
@@ -349,6 +419,48 @@ def _child_3(ev: Events, rng: random.Random) -> Events | None:
     )
 
 
+def _auth_3(ev: Events, rng: random.Random) -> Events | None:
+    """A call that ran names a tool the header does not list."""
+    started = {e.occ for e in ev if isinstance(e, EffectStart)}
+    for e in ev:
+        if isinstance(e, Assistant) and any(c.occ in started for c in e.calls):
+            calls = tuple(
+                c.model_copy(update={"tool": "teleport"}) if c.occ in started else c
+                for c in e.calls
+            )
+            return _replace(ev, e.seq, calls=calls)
+    return None
+
+
+def _child_6(ev: Events, rng: random.Random) -> Events | None:
+    """A hook that should have run before a decision did not (its event dropped)."""
+    decided = _decisions(ev)
+    for e in ev:
+        if isinstance(e, HookRun) and not e.vetoed and decided[e.occ].decision is not Decision.DENY:
+            return _renumber([x for x in _tagged(ev) if x[0] != e.seq])
+    return None
+
+
+def _retry_2(ev: Events, rng: random.Random) -> Events | None:
+    """An effect ends committed without its commit in the trace."""
+    commit = _first(ev, lambda e: isinstance(e, Commit))
+    if commit is None:
+        return None
+    return _renumber([x for x in _tagged(ev) if x[0] != commit.seq])
+
+
+def _retry_3(ev: Events, rng: random.Random) -> Events | None:
+    """A repair stubs a call whose effect may have happened as interrupted
+    (or one that never started as unknown)."""
+    for e in ev:
+        if not isinstance(e, Repair) or not e.stubbed:
+            continue
+        if e.unknown:
+            return _replace(ev, e.seq, unknown=e.unknown[1:])
+        return _replace(ev, e.seq, unknown=(e.stubbed[0],))
+    return None
+
+
 def _retry_1(ev: Events, rng: random.Random) -> Events | None:
     end = _first(ev, lambda e: e.kind == "effect_end" and e.committed)
     if end is None:
@@ -362,6 +474,7 @@ MUTATORS: dict[str, Mutator] = {
     "LOOP-2": _loop_2,
     "AUTH-1": _auth_1,
     "AUTH-2": _auth_2,
+    "AUTH-3": _auth_3,
     "PERM-1": _perm_1,
     "PERM-2": _perm_2,
     "PERM-3": _perm_3,
@@ -374,15 +487,20 @@ MUTATORS: dict[str, Mutator] = {
     "CLOSE-4": _close_4,
     "CLOSE-5": _close_5,
     "CLOSE-6": _close_6,
+    "CLOSE-8": _close_8,
     "SCHED-1": _sched_1,
     "SCHED-2": _sched_2,
     "SCHED-3": _sched_3,
     "SCHED-4": _sched_4,
     "SCHED-5": _sched_5,
+    "SCHED-6": _sched_6,
     "CHILD-1": _child_1,
     "CHILD-2": _child_2,
     "CHILD-3": _child_3,
+    "CHILD-6": _child_6,
     "RETRY-1": _retry_1,
+    "RETRY-2": _retry_2,
+    "RETRY-3": _retry_3,
 }
 
 # A run rich in the features the mutators need.

@@ -26,6 +26,7 @@ from types import MappingProxyType
 from typing import Any, NoReturn
 
 from ._children import spawn_violation
+from ._context import transcript_problem
 from ._loop import (
     _FOREGROUND,
     ENABLED,
@@ -33,17 +34,28 @@ from ._loop import (
     Divergence,
     LoopState,
     Phase,
+    _commits,
+    cancel_problem,
     decision_problem,
+    enforcement_problem,
+    footprint_partners,
+    hook_problem,
+    hooks_for,
+    ids_problem,
     interference,
+    stub_problem,
 )
 from .trace import (
+    MUTATING_KINDS,
     CallClass,
     Decision,
     EffectOutcome,
     Facts,
+    HookRef,
     Mode,
     ResultStatus,
     Route,
+    RuleBehavior,
     RunStatus,
     TraceEvent,
 )
@@ -56,8 +68,11 @@ _NEEDS_CANCEL = (ResultStatus.CANCELLED, ResultStatus.SKIPPED)
 # and the replay makes several per event.
 _ALLOW, _ASK, _DENY = Decision.ALLOW, Decision.ASK, Decision.DENY
 _EXCLUSIVE, _QUEUE, _BACKGROUND = CallClass.EXCLUSIVE, CallClass.QUEUE, CallClass.BACKGROUND
-_OK, _DENIED = ResultStatus.OK, ResultStatus.DENIED
+_OK, _DENIED, _CANCELLED = ResultStatus.OK, ResultStatus.DENIED, ResultStatus.CANCELLED
+_ERROR = ResultStatus.ERROR
+_UNKNOWN = EffectOutcome.UNKNOWN
 _RESUMED = Phase.RESUMED
+_STOPPED = (Phase.INTERRUPTED, Phase.RESUMED)
 
 # Batches up to this width are scanned by `interference` at every effect
 # start: cheaper than building a `_Schedule`, and a scan of at most 8 calls.
@@ -76,23 +91,41 @@ class _Call:
     __slots__ = (
         "admitted",
         "approved",
+        "call_id",
         "closed",
         "cls",
         "committed",
+        "covered",
         "decision",
         "events",
         "finished",
+        "hooks_run",
         "index",
         "key",
         "occ",
         "outcome",
+        "reads",
         "running",
+        "started",
+        "started_t",
         "status",
+        "tool",
+        "vetoed",
+        "writes",
     )
 
-    def __init__(self, occ: str, index: int, seq: int) -> None:
+    def __init__(self, occ: str, index: int, seq: int, tool: str, call_id: str) -> None:
         self.occ = occ
         self.index = index
+        self.tool = tool
+        self.call_id = call_id
+        self.reads: tuple[str, ...] = ()
+        self.writes: tuple[str, ...] = ()
+        self.hooks_run: tuple[str, ...] = ()
+        self.vetoed = False
+        self.started = False
+        self.started_t = 0.0
+        self.covered = False
         self.decision: Decision | None = None
         self.approved: bool | None = None
         # `Call.admitted` of the specification, kept as a field: it is read at
@@ -143,13 +176,15 @@ class _Schedule:
     """What `interference` looks for in a batch, kept up to date as effects run.
 
     `conflicts(call)` is true exactly when `interference(calls, call)` finds a
-    conflict, so the replay runs the shared scan only then, and reports what
-    the specification reports. Made at the batch's first effect start, when
-    every call is decided: a call's class and key never change after that (a
-    second decision is a LOOP-1 divergence).
+    SCHED-1..3 conflict, and for every call whose footprint conflicts with
+    another's (SCHED-6, rare), so the replay runs the shared scan only then,
+    and reports what the specification reports. Made at the batch's first
+    effect start, when every call is decided: a call's class, key and
+    footprints never change after that (a second decision is a LOOP-1 divergence).
     """
 
     __slots__ = (
+        "footprint",
         "held_by_any",
         "held_by_exclusive",
         "held_on_key",
@@ -169,9 +204,12 @@ class _Schedule:
         self.held_by_any = _Cursor(calls)
         self.held_by_exclusive = _Cursor([c for c in calls if c.cls is _EXCLUSIVE])
         self.held_on_key = {key: _Cursor(queue) for key, queue in queues.items()}
+        self.footprint = footprint_partners(calls)
 
     def conflicts(self, call: _Call) -> bool:
-        """Whether starting `call` (which is not running) breaks a scheduling rule."""
+        """Whether starting `call` (which is not running) may break a scheduling rule."""
+        if call.index in self.footprint:
+            return True
         exclusive = call.cls is _EXCLUSIVE
         # SCHED-1: a running exclusive call; or, for an exclusive one, any
         # running foreground call.
@@ -223,22 +261,39 @@ _Entry = tuple[Phase, Mapping[str, _Handler], str]
 class Replay:
     """A mutable replayer of the loop state machine."""
 
-    def __init__(self, mode: Mode, route: Route, headless_default: Decision) -> None:
+    def __init__(
+        self,
+        mode: Mode,
+        route: Route,
+        headless_default: Decision,
+        tools: frozenset[str] | None = None,
+        hooks: tuple[HookRef, ...] = (),
+    ) -> None:
         self.mode = mode
         self.route = route
         self.headless_default = headless_default
+        self.tools = tools
+        self.hooks = hooks
+        self.hook_ids = frozenset(h.id for h in hooks)
+        # The checks that found something to check (`_loop.exercised`), beyond
+        # TRACE-1 and LOOP-1, which every accepted event counts.
+        self.ex: dict[str, int] = {}
         # Every enabled (phase, kind) transition is counted, from zero.
         self.counts: dict[str, dict[str, int]] = {
             p.value: dict.fromkeys(ENABLED[p], 0) for p in Phase
         }
         self._enter(_ENTRIES[Phase.READY])
         self._problems: dict[tuple[Facts, Decision, str], tuple[str, str] | None] = {}
-        self.headless = 0  # decisions on routes that never wait (PERM-6 checks)
         self.turn = 0
         self.calls: list[_Call] = []
         self.occs: list[str] = []  # the batch's occurrences, in the assistant's order
         self.index_of: dict[str, int] = {}
         self.schedule: _Schedule | None = None  # for a wide batch, once effects start
+        # What the batch's effect starts put to the test, fixed at its first
+        # start (admission is settled then): SCHED-1/3, SCHED-6 partners.
+        self.exclusive_pair = False
+        self.partners: set[int] = set()
+        self.failed: set[str] = set()  # occurrences that failed (SCHED-5's siblings)
         self.assistant_seq = -1
         self.effects_started = False
         self.cancelled = False
@@ -274,6 +329,8 @@ class Replay:
                     self._check_headless_ask(event, self.headless_ask)
                 handler = self._handlers.get(kind)
                 if handler is None:
+                    if kind == "effect_start" and self.phase in _STOPPED:
+                        self._check_rerun(event)
                     raise _Stop(
                         "LOOP-1", f"{kind} is not enabled in phase {self.phase.value}", [seq]
                     )
@@ -288,6 +345,18 @@ class Replay:
             )
             return count, divergence, event
         return count, None, None
+
+    def _check_rerun(self, e: Any) -> None:
+        """RETRY-1 for a committed call started again after an interrupt."""
+        index = self.index_of.get(e.occ)
+        if index is not None and self.calls[index].committed:
+            call = self.calls[index]
+            raise _Stop(
+                "RETRY-1", f"{e.occ} re-executed after its effect committed", _about(call, e.seq)
+            )
+
+    def count(self, inv: str, n: int = 1) -> None:
+        self.ex[inv] = self.ex.get(inv, 0) + n
 
     def transitions(self) -> dict[tuple[str, str], int]:
         """How often each (phase, event kind) transition was taken, if at all."""
@@ -304,13 +373,22 @@ class Replay:
             Call(
                 occ=c.occ,
                 index=c.index,
+                tool=c.tool,
+                call_id=c.call_id,
                 decision=c.decision,
                 approved=c.approved,
                 cls=c.cls,
                 key=c.key,
+                reads=c.reads,
+                writes=c.writes,
+                hooks_run=c.hooks_run,
+                vetoed=c.vetoed,
                 running=c.running,
+                started=c.started,
+                started_t=c.started_t,
                 finished=c.finished,
                 committed=c.committed,
+                covered=c.covered,
                 outcome=c.outcome,
                 status=c.status,
                 events=tuple(c.events),
@@ -323,6 +401,8 @@ class Replay:
             mode=self.mode,
             route=self.route,
             headless_default=self.headless_default,
+            tools=self.tools,
+            hooks=self.hooks,
             calls=calls,
             index_of=MappingProxyType(dict(self.index_of)),
             assistant_seq=self.assistant_seq,
@@ -361,6 +441,7 @@ class Replay:
         self.occs = []
         self.index_of = {}
         self.schedule = None
+        self.failed = set()
 
     # -- the loop --------------------------------------------------------
 
@@ -379,13 +460,18 @@ class Replay:
         if open_occs:
             shown = sorted(set(open_occs) & calls or open_occs)
             raise _Stop("CLOSE-6", f"compaction while {shown} open", [e.seq])
+        if self.phase is Phase.STREAMING and e.step != "retry":
+            raise _Stop(
+                "LOOP-1", f"only an overflow retry compacts while streaming, not {e.step}", [e.seq]
+            )
+        problem = transcript_problem(e.messages)
+        if problem is not None:
+            raise _Stop(
+                "CLOSE-8",
+                f"{e.step} left a transcript that is not provider-valid: {problem}",
+                [e.seq],
+            )
         if self.phase is Phase.STREAMING:
-            if e.step != "retry":
-                raise _Stop(
-                    "LOOP-1",
-                    f"only an overflow retry compacts while streaming, not {e.step}",
-                    [e.seq],
-                )
             self._enter(_ENTRY_PREPARING)
 
     def _request(self, e: Any) -> None:
@@ -414,14 +500,28 @@ class Replay:
             self._enter(_ENTRY_ANSWERED)
             return
         self._enter(_ENTRY_BATCH)
-        self.calls = [_Call(o, i, e.seq) for i, o in enumerate(occs)]
+        self.calls = [_Call(c.occ, i, e.seq, c.tool, c.call_id) for i, c in enumerate(e.calls)]
         self.occs = occs
         self.index_of = index_of
         self.schedule = None
+        self.failed = set()
         self.effects_started = False
         self.cancelled = False
 
-    # -- permissions -----------------------------------------------------
+    # -- hooks and permissions -------------------------------------------
+
+    def _hook(self, e: Any) -> None:
+        index = self.index_of.get(e.occ)
+        if index is None:
+            raise self._missing(e.occ, e.seq)
+        call = self.calls[index]
+        problem = hook_problem(self.hooks, call.decision is not None, e)
+        if problem is not None:
+            raise _Stop("CHILD-6", problem, _about(call, e.seq))
+        call.events.append(e.seq)
+        call.hooks_run = (*call.hooks_run, e.hook)
+        call.vetoed = call.vetoed or e.vetoed
+        self.count("CHILD-6")
 
     def _decision(self, e: Any) -> None:
         index = self.index_of.get(e.occ)
@@ -433,15 +533,39 @@ class Replay:
         problem = self._decision_problem(e)
         if problem is not None:
             raise _Stop(problem[0], problem[1], [call.events[0], e.seq])
+        decision = e.decision
+        hooks = self.hooks
+        if hooks or call.vetoed:
+            enforced = enforcement_problem(hooks, call.tool, call.hooks_run, call.vetoed, decision)
+            if enforced is not None:
+                raise _Stop("CHILD-6", f"{e.occ}: {enforced}", _about(call, e.seq))
+            if hooks_for(hooks, call.tool):
+                self.count("CHILD-6")
         call.events.append(e.seq)
-        call.decision = decision = e.decision
+        call.decision = decision
         call.admitted = decision is _ALLOW
         call.cls = e.cls
         call.key = e.key
-        if e.route in _WAITLESS:
-            self.headless += 1
-            if decision is _ASK:
-                self.headless_ask = e.occ
+        call.reads = e.reads
+        call.writes = e.writes
+        self._count_decision(e.facts, decision, e.route)
+        if decision is _ASK and e.route in _WAITLESS:
+            self.headless_ask = e.occ
+
+    def _count_decision(self, facts: Facts, decision: Decision, route: Route) -> None:
+        """`_loop.exercised` for a decision: PERM-1 always (counted from the
+        transitions), the others where their situation is present."""
+        if facts.rules and any(r.behavior is RuleBehavior.DENY for r in facts.rules):
+            self.count("PERM-2")
+        if facts.protected or facts.secret:
+            self.count("PERM-3")
+        mode = facts.mode
+        if mode is Mode.PLAN and facts.kind in MUTATING_KINDS:
+            self.count("PERM-4")
+        elif mode is Mode.DONT_ASK:
+            self.count("PERM-5")
+        if decision is _ASK and route in _WAITLESS:
+            self.count("PERM-6")
 
     def _decision_problem(self, e: Any) -> tuple[str, str] | None:
         """`decision_problem(e)`, remembered for the run.
@@ -499,9 +623,21 @@ class Replay:
             raise _Stop(
                 "AUTH-1", f"{e.occ} started without an allow or approved ask", _about(call, e.seq)
             )
+        tools = self.tools
+        if tools is not None and call.tool not in tools:
+            raise _Stop(
+                "AUTH-3",
+                f"{e.occ} runs {call.tool!r}, which is not in the header's tool surface",
+                _about(call, e.seq),
+            )
         if call.running or call.closed:
             raise _Stop("LOOP-1", f"{e.occ} started while running or closed", _about(call, e.seq))
-        if not self.effects_started:
+        if self.cancelled:
+            raise _Stop(
+                "SCHED-5", f"{e.occ} started after its batch was cancelled", _about(call, e.seq)
+            )
+        first = not self.effects_started
+        if first:
             self._check_settled(e.seq)
             if len(self.calls) > _NARROW:
                 self.schedule = _Schedule(self.calls)
@@ -510,11 +646,48 @@ class Replay:
             broken = interference(self.calls, call)
             if broken is not None:
                 raise _Stop(broken[0], broken[1], _about(broken[2], e.seq))
+        if first:
+            self._first_start()
         self.effects_started = True
+        self._count_start(call)
         call.events.append(e.seq)
         call.running = True
+        call.started = True
+        call.started_t = e.t
         if schedule is not None:
             schedule.count_running(call, 1)
+
+    def _first_start(self) -> None:
+        """What the batch's starts will put to the test, fixed now that
+        admission is settled (AUTH-2)."""
+        calls = self.calls
+        schedule = self.schedule
+        self.partners = schedule.footprint if schedule is not None else footprint_partners(calls)
+        foreground = [c for c in calls if c.admitted and c.cls in _FOREGROUND]
+        self.exclusive_pair = len(foreground) > 1 and any(c.cls is _EXCLUSIVE for c in foreground)
+        if len(calls) > 1:
+            self.count("AUTH-2")
+
+    def _count_start(self, call: _Call) -> None:
+        """`_loop.exercised` for an effect start (AUTH-1 from the transitions)."""
+        if self.tools is not None:
+            self.count("AUTH-3")
+        if call.started:
+            self.count("RETRY-1")
+        if self.exclusive_pair:
+            self.count("SCHED-1")
+            self.count("SCHED-3")
+        if call.cls is _QUEUE and self._shares_key(call):
+            self.count("SCHED-2")
+        if call.index in self.partners:
+            self.count("SCHED-6")
+
+    def _shares_key(self, call: _Call) -> bool:
+        schedule = self.schedule
+        if schedule is not None:
+            return len(schedule.held_on_key[call.key].calls) > 1
+        key = call.key
+        return any(o is not call and o.cls is _QUEUE and o.key == key for o in self.calls)
 
     def _check_settled(self, seq: int) -> None:
         """AUTH-2, at a batch's first effect start: every call decided, no ask pending."""
@@ -523,6 +696,20 @@ class Replay:
                 raise _Stop(
                     "AUTH-2", f"effects started before {other.occ} was settled", _about(other, seq)
                 )
+
+    def _commit(self, e: Any) -> None:
+        index = self.index_of.get(e.occ)
+        if index is None:
+            raise self._missing(e.occ, e.seq)
+        call = self.calls[index]
+        if not call.running or call.committed:
+            raise _Stop(
+                "LOOP-1",
+                f"commit of {e.occ}, which is not running uncommitted",
+                _about(call, e.seq),
+            )
+        call.events.append(e.seq)
+        call.committed = True
 
     def _effect_end(self, e: Any) -> None:
         index = self.index_of.get(e.occ)
@@ -533,13 +720,31 @@ class Replay:
             raise _Stop(
                 "LOOP-1", f"{e.occ} ended without running in the foreground", _about(call, e.seq)
             )
+        outcome = e.outcome
+        if outcome is _UNKNOWN and self.phase is not Phase.INTERRUPTED:
+            raise _Stop(
+                "LOOP-1",
+                f"{e.occ}'s outcome is unknown outside an interrupt",
+                _about(call, e.seq),
+            )
+        committed = e.committed
+        if committed != call.committed:
+            said = "committed" if committed else "uncommitted"
+            raise _Stop(
+                "RETRY-2",
+                f"{e.occ} ended {said}, but the trace holds {_commits(call.committed)}",
+                _about(call, e.seq),
+            )
+        if committed:
+            self.count("RETRY-2")
         if self.schedule is not None:
             self.schedule.count_running(call, -1)
         call.events.append(e.seq)
         call.running = False
         call.finished = True
-        call.committed = e.committed
-        call.outcome = e.outcome
+        call.outcome = outcome
+        if outcome is EffectOutcome.ERROR:
+            self.failed.add(call.occ)
 
     def _handshake(self, e: Any) -> None:
         index = self.index_of.get(e.occ)
@@ -579,17 +784,19 @@ class Replay:
         call = self.calls[index]
         if call.closed:
             raise _Stop("CLOSE-1", f"second result for {e.occ}", _about(call, e.seq))
-        if self.phase is _RESUMED and not call.committed:
+        resumed = self.phase is _RESUMED
+        if resumed and not call.committed:
             raise _Stop(
-                "LOOP-1",
-                f"after resume only committed effects report results, not {e.occ}",
+                "RETRY-2",
+                f"after resume only effects the trace shows committed are answered, not {e.occ}",
                 _about(call, e.seq),
             )
         status = e.status
-        if status in _NEEDS_CANCEL and not self.cancelled:
+        needs_cancel = status in _NEEDS_CANCEL
+        if needs_cancel and not (self.cancelled or (call.covered and status is _CANCELLED)):
             raise _Stop(
                 "SCHED-5",
-                f"{e.occ} was {status.value} with no cancel or interrupt",
+                f"{e.occ} was {status.value} with no cancel covering it or interrupt",
                 _about(call, e.seq),
             )
         if call.running:
@@ -602,9 +809,16 @@ class Replay:
             raise _Stop(
                 "LOOP-1", f"denied result for {e.occ}, which was not refused", _about(call, e.seq)
             )
+        failed = self.failed
+        if needs_cancel or len(failed) > (call.occ in failed):
+            self.count("SCHED-5")
+        if resumed:
+            self.count("RETRY-2")
         call.events.append(e.seq)
         call.closed = True
         call.status = status
+        if status is _ERROR:
+            failed.add(call.occ)
 
     def _results_sent(self, e: Any) -> None:
         for c in self.calls:
@@ -618,17 +832,41 @@ class Replay:
                 f"results sent as {list(e.occs)}, calls were {self.occs}",
                 [self.assistant_seq, e.seq],
             )
+        self._check_ids(e)
         self._enter(_ENTRY_READY)
         self._clear_batch()
 
+    def _check_ids(self, e: Any) -> None:
+        """CLOSE-3/CLOSE-4 on the ids the batch's results message held."""
+        calls = self.calls
+        if len(e.call_ids) == len(calls) and all(
+            i == c.call_id for i, c in zip(e.call_ids, calls, strict=True)
+        ):
+            return
+        wrong = ids_problem(calls, e.call_ids)
+        if wrong is not None:
+            raise _Stop(wrong[0], wrong[1], [self.assistant_seq, e.seq])
+
     def _cancel(self, e: Any) -> None:
-        self.cancelled = True
+        problem = cancel_problem(self.calls, self.index_of, e)
+        if problem is not None:
+            raise _Stop("SCHED-5", problem, [self.assistant_seq, e.seq])
+        if not e.occs:
+            self.cancelled = True
+            return
+        for occ in e.occs:
+            call = self.calls[self.index_of[occ]]
+            call.events.append(e.seq)
+            call.covered = True
 
     def _interrupt(self, e: Any) -> None:
         self._enter(_ENTRY_INTERRUPTED)
         self.cancelled = True
 
     def _resume(self, e: Any) -> None:
+        pending = sum(1 for c in self.calls if c.committed and not c.closed)
+        if pending:
+            self.count("RETRY-1", pending)
         self._enter(_ENTRY_RESUMED)
 
     def _repair(self, e: Any) -> None:
@@ -637,6 +875,15 @@ class Replay:
             extra = sorted(set(e.stubbed) - set(open_occs))
             what = f"stubs closed or unknown {extra}" if extra else f"leaves {open_occs} open"
             raise _Stop("CLOSE-5", f"repair {what}", [self.assistant_seq, e.seq])
+        stubs = stub_problem(self.calls, e)
+        if stubs is not None:
+            raise _Stop("RETRY-3", f"repair {stubs}", [self.assistant_seq, e.seq])
+        self._check_ids(e)
+        if e.stubbed:
+            self.count("RETRY-3", len(e.stubbed))
+        if self.calls:
+            self.count("CLOSE-3")
+            self.count("CLOSE-4")
         self._enter(_ENTRY_READY)
         self._clear_batch()
 
@@ -646,6 +893,8 @@ class Replay:
         broken = spawn_violation(e.parent_mode, e.parent_tools, e.child_mode, e.child_tools)
         if broken is not None:
             raise _Stop(broken[0], f"spawn of {e.agent_id}: {broken[1]}", [e.seq])
+        if e.parent_mode is Mode.PLAN or e.child_mode is Mode.PLAN:
+            self.count("CHILD-3")
 
     def _run_end(self, e: Any) -> None:
         if e.status is RunStatus.COMPLETED:
@@ -667,6 +916,9 @@ class Replay:
             raise _Stop(
                 "CLOSE-2", f"run ended with {open_occs} unanswered", [self.assistant_seq, e.seq]
             )
+        if e.status is RunStatus.COMPLETED:
+            self.count("LOOP-2")
+            self.count("SCHED-4")
         self._enter(_ENTRY_ENDED)
 
 

@@ -14,9 +14,10 @@ from typing import Any
 
 import networkx as nx
 
-from metis_model.trace import TraceEvent, TraceFormatError, read_trace
+from metis_model.trace import InputError, TraceEvent
 
 from ._errors import MetisRuntimeError
+from ._input import read_trace_path
 
 
 def trace_graph(events: Iterable[TraceEvent]) -> Any:
@@ -56,11 +57,6 @@ def trace_dot(events: Iterable[TraceEvent], name: str = "trace") -> str:
 def load_trace_events(path: str | os.PathLike[str]) -> list[TraceEvent]:
     """The events of a trace file; `MetisRuntimeError` naming the line if bad."""
     try:
-        with open(path, encoding="utf-8") as fh:
-            return read_trace(fh)[1]
-    except OSError as exc:
-        raise MetisRuntimeError(f"{path}: cannot read: {exc.strerror or exc}") from exc
-    except UnicodeDecodeError as exc:
-        raise MetisRuntimeError(f"{path}: not UTF-8 text") from exc
-    except TraceFormatError as exc:
-        raise MetisRuntimeError(f"{path}: line {exc.line}: {exc.message}") from exc
+        return read_trace_path(path)[1]
+    except InputError as exc:
+        raise MetisRuntimeError(str(exc)) from exc

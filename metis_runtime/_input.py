@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import stat
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from metis_model.trace import (
     InputError,
@@ -30,6 +30,9 @@ from metis_model.trace import (
     positive_int_setting,
     set_json_limits,
 )
+
+if TYPE_CHECKING:
+    from metis_model.trace import TraceEvent, TraceHeader
 
 MAX_INPUT_BYTES_ENV = "METIS_MAX_INPUT_BYTES"
 DEFAULT_MAX_INPUT_BYTES = 256 * 1024 * 1024
@@ -90,18 +93,16 @@ def _cannot(exc: OSError, source: str) -> InputError:
     return InputError(None, f"cannot read ({exc.strerror or exc})", source)
 
 
-def read_input_bytes(path: str | os.PathLike[str], *, limit: int | None = None) -> bytes:
-    """The bytes of a regular file (or of standard input for `-`), bounded."""
-    bound = max_input_bytes() if limit is None else limit
+def open_regular(path: str | os.PathLike[str], flags: int = os.O_RDONLY) -> int:
+    """A descriptor on `path`, which must be a regular file: checked before the
+    open (a FIFO or device is never opened), opened with `O_NONBLOCK` (a FIFO
+    swapped in cannot block, for reading or writing), checked again on the
+    descriptor. `flags` may add `O_WRONLY`/`O_RDWR`, `O_APPEND`."""
     source = os.fspath(path)
-    if source == STDIN:
-        return _read_stdin(bound)
     try:
         before = os.stat(source)
         _refuse_special(before.st_mode, source)
-        if before.st_size > bound:
-            raise _too_large(bound, source)
-        fd = os.open(source, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+        fd = os.open(source, flags | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
     except OSError as exc:
         raise _cannot(exc, source) from exc
     try:
@@ -109,24 +110,44 @@ def read_input_bytes(path: str | os.PathLike[str], *, limit: int | None = None) 
         _refuse_special(opened.st_mode, source)
         if (opened.st_dev, opened.st_ino) != (before.st_dev, before.st_ino):
             raise InputError(None, "changed while it was being opened", source)
-        return _read_bounded(fd, bound, source)
-    except OSError as exc:
-        raise _cannot(exc, source) from exc
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_input_bytes(path: str | os.PathLike[str], *, limit: int | None = None) -> bytes:
+    """The bytes of a regular file (or of standard input for `-`), bounded."""
+    bound = max_input_bytes() if limit is None else limit
+    source = os.fspath(path)
+    if source == STDIN:
+        return _read_stdin(bound)
+    fd = open_regular(source)
+    try:
+        return read_fd_bounded(fd, source, limit=bound)
     finally:
         os.close(fd)
 
 
-def _read_bounded(fd: int, bound: int, source: str) -> bytes:
+def read_fd_bounded(fd: int, source: str, *, limit: int | None = None) -> bytes:
+    """All of an open regular file from offset 0 (`pread`: the descriptor's
+    position and `O_APPEND` do not matter), refusing more than the limit."""
+    bound = max_input_bytes() if limit is None else limit
     chunks: list[bytes] = []
     total = 0
-    while True:
-        chunk = os.read(fd, min(1 << 20, bound + 1 - total))
-        if not chunk:
-            return b"".join(chunks)
-        chunks.append(chunk)
-        total += len(chunk)
-        if total > bound:  # the file grew past the limit while we read it
+    try:
+        if os.fstat(fd).st_size > bound:
             raise _too_large(bound, source)
+        while True:
+            chunk = os.pread(fd, min(1 << 20, bound + 1 - total), total)
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > bound:  # the file grew past the limit while we read it
+                raise _too_large(bound, source)
+    except OSError as exc:
+        raise _cannot(exc, source) from exc
 
 
 def _read_stdin(bound: int) -> bytes:
@@ -166,6 +187,21 @@ def read_input_json(path: str | os.PathLike[str], *, limit: int | None = None) -
     return decode_json(
         read_input_text(path, limit=limit), source=source, limits=input_json_limits()
     )
+
+
+def read_trace_path(
+    path: str | os.PathLike[str],
+) -> tuple[TraceHeader, list[TraceEvent], list[int]]:
+    """A trace file's header, events and the line of each event; every
+    problem is an `InputError` naming the file (and line and field)."""
+    from metis_model.trace import read_trace_numbered  # the schema, only where a trace is read
+
+    source = _name(path)
+    text = read_input_text(path)
+    try:
+        return read_trace_numbered(input_lines(text))
+    except InputError as exc:
+        raise InputError(exc.line, exc.message, exc.source or source) from exc
 
 
 def input_lines(text: str) -> list[str]:

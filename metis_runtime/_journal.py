@@ -13,16 +13,16 @@ flushed and fsynced before the step it guards:
 
 `scan_trace` reads a trace back into the state a resumed process needs;
 `Recovery` combines it with the journal. A resumed run never re-executes an
-effect: committed ones are reported from the journal (RETRY-1), and ones that
-started without committing are stubbed `interrupted` like those that never
-started: whether they changed the world is unknown, so re-running them is
-left to the model, which sees the stub.
+effect (RETRY-1), and tells three cases apart (RETRY-3): an effect the trace
+shows committed (a `commit` event, written before the journal's copy of the
+output: RETRY-2) is answered from the journal; one that started and may have
+changed the world without a recorded commit (it is not Safe) is stubbed
+`unknown`; one that never started, or a Safe one, is stubbed `interrupted`.
 """
 
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -32,10 +32,14 @@ import attrs
 
 from metis_model.trace import (
     Assistant,
+    CallClass,
+    Commit,
+    DecisionEvent,
     EffectEnd,
     EffectOutcome,
     EffectStart,
     Handshake,
+    InputError,
     Interrupt,
     JobDone,
     Repair,
@@ -47,10 +51,12 @@ from metis_model.trace import (
     RunEnd,
     TraceEvent,
     TurnStart,
+    decode_json,
 )
 
 from . import _failpoints
 from ._errors import JournalError
+from ._input import open_regular, read_fd_bounded
 from ._private import open_private, private_dirs
 from ._redact import Redactor
 from ._session import message_from_json, message_to_json
@@ -115,22 +121,23 @@ class Journal:
         """Read a journal and reopen it for appending (a torn last line, left
         by a kill during its write, is dropped)."""
         p = Path(path)
-        try:
-            fd = os.open(p, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
-        except OSError as exc:
-            raise JournalError(f"{p}: cannot append: {exc.strerror or exc}") from exc
+        try:  # a regular file only (a FIFO or device is never opened)
+            fd = open_regular(p, os.O_RDWR | os.O_APPEND)
+        except InputError as exc:
+            raise JournalError(str(exc)) from exc
         _lock(p, fd)  # before reading: a live writer may still be appending
         try:
-            data = p.read_bytes()
+            data = read_fd_bounded(fd, str(p))
             end = len(data)
             if data and not data.endswith(b"\n"):
                 end = data.rfind(b"\n") + 1
             state = _parse(p, data[:end])
             if end != len(data):
                 os.ftruncate(fd, end)
-        except OSError as exc:
+        except (OSError, InputError) as exc:
             os.close(fd)
-            raise JournalError(f"{p}: cannot read journal: {exc.strerror or exc}") from exc
+            detail = exc.strerror or exc if isinstance(exc, OSError) else exc.message
+            raise JournalError(f"{p}: cannot read journal: {detail}") from exc
         except JournalError:
             os.close(fd)
             raise
@@ -195,10 +202,12 @@ def _parse(path: Path, data: bytes) -> JournalState:
         if not raw.strip():
             continue
         where = f"{path}: line {number}"
-        try:
-            entry = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise JournalError(f"{where}: not valid JSON") from exc
+        try:  # strict JSON: no NaN, bounded depth and integers, no repeated keys
+            entry = decode_json(raw.decode("utf-8"), line=number, source=str(path))
+        except UnicodeDecodeError as exc:
+            raise JournalError(f"{where}: not UTF-8 text") from exc
+        except InputError as exc:
+            raise JournalError(str(exc)) from exc
         if not isinstance(entry, dict):
             raise JournalError(f"{where}: an entry must be a JSON object")
         kind = entry.get("type")
@@ -212,7 +221,7 @@ def _parse(path: Path, data: bytes) -> JournalState:
                 run = entry
             elif kind == "message":
                 turn, role = entry["turn"], entry["role"]
-                if not isinstance(turn, int) or role not in _ROLES:
+                if type(turn) is not int or role not in _ROLES:  # `true` is no turn
                     raise JournalError(f"{where}: bad 'turn' or 'role'")
                 messages.append((turn, role, message_from_json(entry["message"], where)))
             elif kind == "admit":
@@ -254,10 +263,11 @@ class TracedCall:
     occ: str
     call_id: str
     tool: str
+    cls: CallClass | None = None  # its decision's class
     started: int | None = None  # seq of effect_start
     ended: int | None = None  # seq of effect_end or handshake
-    committed: bool = False
-    outcome: EffectOutcome | None = None
+    committed: bool = False  # a commit event was seen
+    outcome: EffectOutcome | None = None  # the commit's, or the end's
     result: tuple[ResultStatus, str] | None = None
     last: int = -1  # seq of the latest event about it
 
@@ -315,10 +325,14 @@ def scan_trace(events: Sequence[TraceEvent]) -> TraceScan:
         if call is None or isinstance(e, JobDone):
             continue
         call.last = e.seq
-        if isinstance(e, EffectStart):
+        if isinstance(e, DecisionEvent):
+            call.cls = e.cls
+        elif isinstance(e, EffectStart):
             call.started = e.seq
+        elif isinstance(e, Commit):
+            call.committed, call.outcome = True, e.outcome
         elif isinstance(e, EffectEnd):
-            call.ended, call.committed, call.outcome = e.seq, e.committed, e.outcome
+            call.ended, call.outcome = e.seq, e.outcome
         elif isinstance(e, Handshake):
             call.ended, call.outcome = e.seq, EffectOutcome.OK
         elif isinstance(e, Result):

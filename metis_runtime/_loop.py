@@ -24,8 +24,10 @@ import attrs
 
 from metis_model.trace import (
     CallClass,
+    CancelCause,
     Decision,
     EffectOutcome,
+    HookRef,
     Mode,
     ResultStatus,
     Route,
@@ -36,7 +38,7 @@ from metis_model.trace import (
 
 from ._errors import JournalError, MetisRuntimeError, StreamFormatError, ToolError
 from ._journal import Journal, JournalState, TraceScan, read_state_messages, scan_trace
-from ._session import Session, results_message
+from ._session import Session, result_ids, results_message
 from ._trace import TraceWriteError, TraceWriter
 from .dispatch import (
     AskAnswer,
@@ -68,9 +70,14 @@ _UNRUNNABLE = Classification(CallClass.EXCLUSIVE, None, ToolKind.EXEC)
 _STUB = (
     "interrupted: the process running this call stopped before it finished. It was not run again."
 )
-_STUB_STARTED = (
-    "interrupted: the process stopped while this call was running; "
-    "its effect may be partial. It was not run again."
+_NOT_JOURNALED = (
+    "[output not journaled: the process stopped between recording the commit "
+    "and journaling the output]"
+)
+_STUB_UNKNOWN = (
+    "outcome unknown: the process running this call stopped after its effect started "
+    "and before its outcome was recorded; the effect may have happened, in part or in "
+    "full. It was not run again: check before repeating it."
 )
 
 
@@ -133,8 +140,9 @@ def make_header(
     headless_default: Decision = Decision.DENY,
     run_id: str | None = None,
     meta: Mapping[str, Any] | None = None,
+    hooks: Sequence[HookRef] = (),
 ) -> TraceHeader:
-    """The header of a root agent's trace."""
+    """The header of a root agent's trace (`hooks`: the PreToolUse hooks in force)."""
     rid = run_id or uuid.uuid4().hex
     return TraceHeader(
         run_id=rid,
@@ -143,6 +151,7 @@ def make_header(
         route=route,
         headless_default=headless_default,
         tools=tuple(tools),
+        hooks=tuple(hooks),
         producer=PRODUCER,
         meta=dict(meta or {}),
     )
@@ -201,8 +210,12 @@ class _Batch:
         self, occ: str, outcome: EffectOutcome, committed: bool, content: str = ""
     ) -> None:
         loop, c = self.loop, self.occs[occ]
-        if committed and loop.journal is not None:
-            loop.journal.commit(occ, outcome, content)
+        if committed:
+            # The trace first, then the journal's copy of the output (RETRY-2):
+            # a resume answers only what the trace shows committed.
+            c.last = loop._emit("commit", (c.last,), occ=occ, outcome=outcome)
+            if loop.journal is not None:
+                loop.journal.commit(occ, outcome, content)
         if outcome is EffectOutcome.CANCELLED and not self.cancel_recorded:
             loop._interrupt("the process was stopped")  # not our cancel: an interrupt
         cause = c.started if c.started is not None else c.last
@@ -228,10 +241,10 @@ class _Batch:
 
     # --- the loop's side ----------------------------------------------------------
 
-    def record_cancel(self, reason: str) -> None:
+    def record_cancel(self, reason: str, cause: CancelCause) -> None:
         if self.cancel_recorded:
             return
-        self.loop._emit("cancel", (self.assistant_seq,), turn=self.turn, reason=reason)
+        self.loop._emit("cancel", (self.assistant_seq,), turn=self.turn, cause=cause, reason=reason)
         self.cancel_recorded = True
         self.cancel.set()
 
@@ -329,17 +342,18 @@ class AgentLoop:
 
         self._defer(record)
 
-    def cancel(self, reason: str = "cancelled") -> None:
+    def cancel(self, reason: str = "cancelled", cause: CancelCause = CancelCause.USER) -> None:
         """Stop the run: a running batch is cancelled (started calls are
         cancelled, the rest skipped), its results are sent, and the run ends
-        `cancelled`; outside a batch the run ends at the next step."""
+        `cancelled`; outside a batch the run ends at the next step. `cause`
+        is recorded on the batch's `cancel` (SCHED-5)."""
         if self._cancel_reason is not None or self._phase in ("ended", "interrupted"):
             return
         self._cancel_reason = reason
         self._cancelled.set()
         batch = self._batch
         if batch is not None and self._phase == "batch":
-            self._defer(lambda: batch.record_cancel(reason))
+            self._defer(lambda: batch.record_cancel(reason, cause))
 
     # --- running ------------------------------------------------------------------
 
@@ -531,7 +545,13 @@ class AgentLoop:
         message = results_message(results, notes)
         if self.journal is not None:
             self.journal.message(turn, "results", message)
-        sent = self._emit("results_sent", tuple(seqs), turn=turn, occs=[c.occ for c in ordered])
+        sent = self._emit(
+            "results_sent",
+            tuple(seqs),
+            turn=turn,
+            occs=[c.occ for c in ordered],
+            call_ids=result_ids(message),  # what the message holds, not our bookkeeping
+        )
         self.session.append(message)
         self._batch = None
         self._phase = "ready"
@@ -557,8 +577,14 @@ class AgentLoop:
         shown = classification or _UNRUNNABLE
         kind, paths, command = shown.kind, shown.paths, shown.command
         cls, key = shown.cls, shown.key
+        reads, writes = shown.footprint()
         decision: GateDecisionLike = self.gate.decide(block.name, block.input, kind, paths, command)
         c.kind = decision.facts.kind
+        # The hooks the gate ran on this call, in order, before its decision (CHILD-6).
+        for hook_id, vetoed, reason in getattr(decision, "hooks", ()):
+            c.last = self._emit(
+                "hook", (c.last,), occ=c.occ, hook=hook_id, vetoed=vetoed, reason=reason
+            )
         c.last = self._emit(
             "decision",
             (c.last,),
@@ -570,6 +596,8 @@ class AgentLoop:
             route=decision.route,
             cls=cls,
             key=key,
+            reads=[str(p) for p in reads],
+            writes=[str(p) for p in writes],
         )
         admitted = decision.decision is Decision.ALLOW
         if decision.decision is Decision.ASK:
@@ -617,11 +645,12 @@ class AgentLoop:
 
         Appends, as the model requires: `interrupt` (unless the trace has
         one), `job_done cancelled` for Background jobs that lost their
-        process, `effect_end committed` for effects the journal shows
-        committed but the trace does not, `resume`, an ok/error `result`
-        (the journaled output) per committed effect without one, and
-        `repair` stubbing every other open occurrence: nothing is re-run.
-        A run that had answered just ends `completed`.
+        process, `effect_end committed` for effects the trace shows committed
+        without an end, `resume`, an ok/error `result` (the journaled output)
+        per committed effect without one, and `repair` stubbing every other
+        open occurrence, `unknown` where the effect started and may have
+        happened (it is not Safe), `interrupted` otherwise: nothing is re-run
+        (RETRY-1..3). A run that had answered just ends `completed`.
         """
         if scan is None:
             scan = scan_trace(self.trace.events)
@@ -673,20 +702,22 @@ class AgentLoop:
                 interrupt = self.trace.next_seq - 1
             self._lose_jobs(lost_jobs)
             for c in scan.calls:
-                commit = state.commits.get(c.occ)
-                if c.started is not None and c.ended is None and commit is not None:
-                    c.ended = self._emit(
-                        "effect_end", (c.started,), occ=c.occ, outcome=commit[0], committed=True
-                    )
-                    c.committed, c.outcome = True, commit[0]
+                if c.started is None or c.ended is not None:
+                    continue
+                # Its process is gone: committed (the trace says so), or unknown.
+                outcome = (c.outcome or EffectOutcome.OK) if c.committed else EffectOutcome.UNKNOWN
+                c.ended = self._emit(
+                    "effect_end", (c.last,), occ=c.occ, outcome=outcome, committed=c.committed
+                )
             resumed = self._emit("resume", (interrupt,))
         self._phase = "resumed"
         reported: list[int] = []
+        # Answered: the calls whose commit the trace holds (RETRY-2).
         for c in scan.calls:
             if c.result is None and c.committed:
-                outcome, content = state.commits.get(
-                    c.occ, (c.outcome or EffectOutcome.OK, "[output not journaled]")
-                )
+                journaled = state.commits.get(c.occ)
+                outcome = c.outcome or EffectOutcome.OK
+                content = journaled[1] if journaled is not None else _NOT_JOURNALED
                 status = ResultStatus.OK if outcome is EffectOutcome.OK else ResultStatus.ERROR
                 cause = c.ended if c.ended is not None else c.last
                 reported.append(
@@ -702,6 +733,13 @@ class AgentLoop:
                 c.result = (status, content)
                 self.observer.note(f"{c.occ} {c.tool}: committed before the stop; not run again")
         stubbed = [c.occ for c in scan.calls if c.result is None]
+        # RETRY-3: started, and not Safe: its effect may have happened.
+        unknown = [
+            c.occ
+            for c in scan.calls
+            if c.result is None and c.started is not None and c.cls is not CallClass.SAFE
+        ]
+        sent: list[str] = []
         if scan.batch_turn is not None:
             if batch_results is None:
                 rows = []
@@ -712,15 +750,19 @@ class AgentLoop:
                             (c.call_id, content or "(no output)", status is not ResultStatus.OK)
                         )
                     else:
-                        stub = _STUB_STARTED if c.started is not None else _STUB
+                        stub = _STUB_UNKNOWN if c.occ in unknown else _STUB
                         rows.append((c.call_id, stub, True))
                 batch_results = results_message(rows)
                 if self.journal is not None:
                     self.journal.message(scan.batch_turn, "results", batch_results)
             self.session.append(batch_results)
-        repair = self._emit("repair", (resumed, *reported), stubbed=stubbed)
+            sent = result_ids(batch_results)
+        repair = self._emit(
+            "repair", (resumed, *reported), stubbed=stubbed, unknown=unknown, call_ids=sent
+        )
         if stubbed:
-            self.observer.note(f"repaired: {', '.join(stubbed)} stubbed as interrupted")
+            told = [f"{o} ({'outcome unknown' if o in unknown else 'not run'})" for o in stubbed]
+            self.observer.note(f"repaired: {', '.join(told)}")
         self._phase = "ready"
         self._interrupted = False
         self._prev = (repair,)

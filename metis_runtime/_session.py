@@ -7,13 +7,23 @@ Messages round-trip through JSON for the journal.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
 from ._errors import JournalError
-from .providers import Message, ModelRequest, TextBlock, ToolResultBlock, ToolSpec
+from .providers import (
+    Message,
+    ModelRequest,
+    RedactedThinkingBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolSpec,
+    ToolUseBlock,
+)
 
 _MESSAGE: TypeAdapter[Message] = TypeAdapter(Message)
 
@@ -24,12 +34,36 @@ def message_to_json(message: Message) -> dict[str, Any]:
 
 
 def message_from_json(obj: Any, where: str = "journal") -> Message:
+    """A message from its decoded JSON, strictly (validated as JSON text: no
+    coercion, while a string still names a literal and an array fills a tuple)."""
     try:
-        return _MESSAGE.validate_python(obj)
+        return _MESSAGE.validate_json(json.dumps(obj), strict=True)
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = ".".join(str(p) for p in err["loc"]) or "message"
         raise JournalError(f"{where}: {loc}: {err['msg']}") from exc
+
+
+def _token(block: object) -> str:
+    if isinstance(block, ToolUseBlock):
+        return f"call:{block.id}"
+    if isinstance(block, ToolResultBlock):
+        return f"result:{block.tool_use_id}"
+    if isinstance(block, ThinkingBlock | RedactedThinkingBlock):
+        return "thinking"
+    return "text"  # text, and a provider's own server-tool blocks (never our calls)
+
+
+def message_shapes(messages: Iterable[Message]) -> list[dict[str, Any]]:
+    """What a trace's `compaction` event records of a transcript (CLOSE-8):
+    per message its role and blocks, `call:<id>` / `result:<id>` for tool
+    calls and results, `thinking`, and `text` for anything else."""
+    return [{"role": m.role, "blocks": [_token(b) for b in m.content]} for m in messages]
+
+
+def result_ids(message: Message) -> list[str]:
+    """The call ids a results message holds, in its order (CLOSE-3/4)."""
+    return [b.tool_use_id for b in message.content if isinstance(b, ToolResultBlock)]
 
 
 def results_message(results: Sequence[tuple[str, str, bool]], notes: Sequence[str] = ()) -> Message:

@@ -21,6 +21,7 @@ from pydantic import BaseModel
 
 from metis_model.trace import (
     Facts,
+    InputError,
     RuleRef,
     TraceEvent,
     TraceFormatError,
@@ -30,6 +31,7 @@ from metis_model.trace import (
 
 from . import _failpoints
 from ._errors import MetisRuntimeError
+from ._input import open_regular, read_fd_bounded
 from ._private import open_private, private_dirs
 from ._redact import Redactor
 
@@ -158,11 +160,14 @@ class TraceWriter:
         self._write_obj(self.header.model_dump(mode="json"))
 
     def _reopen(self, path: Path) -> TraceHeader:
-        try:
-            with path.open("rb") as fh:
-                data = fh.read()
-        except OSError as exc:
-            raise TraceWriteError(f"{path}: cannot read trace: {exc.strerror or exc}") from exc
+        try:  # a regular file only, bounded (a FIFO or device is never opened)
+            fd = open_regular(path)
+            try:
+                data = read_fd_bounded(fd, str(path))
+            finally:
+                os.close(fd)
+        except InputError as exc:
+            raise TraceWriteError(f"cannot read trace: {exc}") from exc
         end = len(data)
         if data and not data.endswith(b"\n"):
             end = data.rfind(b"\n") + 1  # a torn last line: the kill hit the write

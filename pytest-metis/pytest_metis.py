@@ -33,7 +33,8 @@ from typing import Any
 import pytest
 
 from metis_model import ENABLED, INVARIANTS, Report, check_trace
-from metis_model.trace import TraceFormatError, read_trace_numbered
+from metis_model.trace import InputError
+from metis_runtime._input import read_trace_path
 
 ENV = "METIS_TRACE_LOG"
 
@@ -98,8 +99,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def check_trace_file(path: Path) -> Report:
-    with path.open(encoding="utf-8") as fh:
-        header, events, line_of = read_trace_numbered(fh)
+    header, events, line_of = read_trace_path(path)
     return check_trace(events, header, source=str(path), line_of=line_of)
 
 
@@ -185,8 +185,8 @@ def _check_listed(paths: list[Path]) -> list[str]:
             continue
         try:
             report = check_trace_file(path)
-        except TraceFormatError as exc:
-            problems.append(f"{path}: line {exc.line}: {exc.message}")
+        except InputError as exc:
+            problems.append(str(exc))
             continue
         if report.ok:
             _COVERAGE.add(report)

@@ -3,24 +3,37 @@
 Used to compare the z3 mirror with `metis_model.step` on concrete steps. A
 value of None means "not representable in this abstraction" (more calls than
 slots, more outstanding jobs than job slots, a third queue key in a batch, a
-stage string that is no `Stage`); callers skip such steps. Fields the Python
-model leaves unset (the class of an undecided call, the outcome of an
+stage string that is no `Stage`, more distinct paths written by a batch's
+Queue calls than footprint regions); callers skip such steps. Fields the
+Python model leaves unset (the class of an undecided call, the outcome of an
 unfinished one) are left out, i.e. unconstrained.
+
+Footprints: `prepare(events)` looks at each batch's decisions ahead of time
+and gives each path a Queue call writes its own region; a read path gets the
+regions of the written paths it overlaps, so two abstract footprints share a
+region exactly when the concrete ones overlap (for reads against Queue
+writes, the only pairs SCHED-6 can report first).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import z3
 
 from .._children import PLAN_LOCKED_REMOVED
-from .._loop import LoopState
-from ..trace import CallClass, Facts, Stage, TraceEvent
+from .._context import transcript_problem
+from .._loop import (
+    TIMEOUT_SLACK_S,
+    LoopState,
+    hooks_for,
+    paths_overlap,
+)
+from ..trace import CallClass, CancelCause, DecisionEvent, Facts, Stage, TraceEvent
 from ._perm import SymFacts
 from ._sorts import encode_value
-from ._system import OK, LoopSystem, Params, State
+from ._system import OK, REGIONS, LoopSystem, Params, State
 
 Values = dict[str, object]
 
@@ -35,6 +48,42 @@ class Abstraction:
         self.J = system.J
         self.job_slot: dict[str, int] = {}
         self.keys: dict[str | None, bool] = {}
+        # Per occurrence (of a prepared trace): its read and write regions.
+        self.regions: dict[str, tuple[frozenset[int], frozenset[int]] | None] = {}
+
+    def prepare(self, events: Sequence[TraceEvent]) -> None:
+        """Assign footprint regions to every decision of `events`, per batch."""
+        batch: list[DecisionEvent] = []
+
+        def close() -> None:
+            written: list[str] = []
+            for d in batch:
+                if d.cls is CallClass.QUEUE:
+                    written += [w for w in d.writes if w not in written]
+            fits = len(written) <= REGIONS
+            region_of = {w: r for r, w in enumerate(written)}
+            for d in batch:
+                if not fits:
+                    self.regions[d.occ] = None
+                    continue
+                reads = frozenset(r for w, r in region_of.items() if paths_overlap(d.reads, (w,)))
+                writes = (
+                    frozenset(region_of[w] for w in d.writes)
+                    if d.cls is CallClass.QUEUE
+                    else frozenset()
+                )
+                self.regions[d.occ] = (reads if d.cls is CallClass.SAFE else frozenset(), writes)
+            batch.clear()
+
+        for e in events:
+            if e.kind == "assistant":
+                close()
+            elif isinstance(e, DecisionEvent):
+                batch.append(e)
+        close()
+
+    def _footprint(self, occ: str) -> tuple[frozenset[int], frozenset[int]] | None:
+        return self.regions.get(occ, (frozenset(), frozenset()))
 
     # --- states ----------------------------------------------------------
 
@@ -57,6 +106,17 @@ class Abstraction:
                 continue
             c = st.calls[i]
             v[f"inb{i}"] = True
+            v[f"surf{i}"] = st.tools is None or c.tool in st.tools
+            v[f"hkpend{i}"] = bool(set(hooks_for(st.hooks, c.tool)) - set(c.hooks_run))
+            v[f"vet{i}"] = c.vetoed
+            v[f"started{i}"] = c.started
+            v[f"cov{i}"] = c.covered
+            fp = self._footprint(c.occ) if c.decision is not None else (frozenset(), frozenset())
+            if fp is None:
+                return None
+            for r in range(REGIONS):
+                v[f"rd{i}_{r}"] = r in fp[0]
+                v[f"wr{i}_{r}"] = r in fp[1]
             v[f"decided{i}"] = c.decision is not None
             if c.decision is not None:
                 v[f"dec{i}"] = c.decision
@@ -99,12 +159,25 @@ class Abstraction:
         elif kind == "compaction":
             v["split"] = set(f.calls_removed) != set(f.results_removed)
             v["retry"] = f.step == "retry"
+            v["valid"] = transcript_problem(f.messages) is None
         elif kind == "assistant":
             occs = [c.occ for c in f.calls]
             if len(occs) > self.K:
                 return None
             v["n"] = len(occs)
             v["dup"] = len(set(occs)) != len(occs)
+            for i in range(self.K):
+                tool = f.calls[i].tool if i < len(f.calls) else ""
+                v[f"surf{i}"] = st.tools is None or tool in st.tools
+                v[f"hneed{i}"] = bool(hooks_for(st.hooks, tool))
+        elif kind == "hook":
+            index = st.index_of.get(f.occ)
+            v["vetoed"] = f.vetoed
+            v["hknown"] = any(h.id == f.hook for h in st.hooks)
+            if index is not None:
+                c = st.calls[index]
+                ran = {*c.hooks_run, f.hook}
+                v["hdone"] = not (set(hooks_for(st.hooks, c.tool)) - ran)
         elif kind == "decision":
             if len(f.facts.rules) > self.system.config.rule_slots:
                 return None
@@ -116,6 +189,12 @@ class Abstraction:
             v["d"] = f.decision
             v["dcls"] = f.cls
             v["droute"] = f.route
+            fp = self._footprint(f.occ)
+            if fp is None:
+                return None
+            for r in range(REGIONS):
+                v[f"drd{r}"] = r in fp[0]
+                v[f"dwr{r}"] = r in fp[1]
             if f.cls is CallClass.QUEUE:
                 key = self.key(f.key)
                 if key is None:
@@ -145,8 +224,28 @@ class Abstraction:
             v["status"] = f.status
         elif kind == "results_sent":
             v["inorder"] = tuple(f.occs) == tuple(c.occ for c in st.calls)
+            v.update(_ids(st, f.call_ids))
+        elif kind == "cancel":
+            v["scoped"] = bool(f.occs)
+            v["timeout"] = f.cause is CancelCause.TIMEOUT
+            named = [st.index_of.get(o) for o in f.occs]
+            v["limit_ok"] = (
+                f.limit_s is not None
+                and None not in named
+                and all(
+                    f.t - st.calls[i].started_t >= f.limit_s - TIMEOUT_SLACK_S
+                    for i in named
+                    if i is not None
+                )
+            )
+            for i in range(self.K):
+                v[f"cv{i}"] = i in named
         elif kind == "repair":
             v["exact"] = tuple(f.stubbed) == st.open_occs()
+            v["uextra"] = bool(set(f.unknown) - set(f.stubbed))
+            for i in range(self.K):
+                v[f"unk{i}"] = i < len(st.calls) and st.calls[i].occ in f.unknown
+            v.update(_ids(st, f.call_ids))
         elif kind == "spawn":
             v["tools_extra"] = bool(set(f.child_tools) - set(f.parent_tools))
             v["locked"] = bool(set(f.child_tools) & PLAN_LOCKED_REMOVED)
@@ -172,6 +271,12 @@ class Abstraction:
             self.job_slot.pop(f.job, None)
         elif e.kind == "assistant" and f.calls:
             self.keys = {}
+
+
+def _ids(st: LoopState, sent: Sequence[str]) -> Values:
+    """`ids_problem`'s two questions about the ids a results message held."""
+    expected = [c.call_id for c in st.calls]
+    return {"ids_known": set(sent) <= set(expected), "ids_inorder": list(sent) == expected}
 
 
 def z3_value(value: z3.ExprRef) -> object:

@@ -3,12 +3,18 @@
 A path is the sequence of (label, state) the solver chose. The abstract
 labels become concrete records here: occurrences are named `<turn>.<index>`,
 job ids are invented per handshake, timestamps are 1 ms apart and each call
-event is caused by the previous event of its occurrence.
+event is caused by the previous event of its occurrence. A footprint region r
+is the path `/ws/r<r>`. A call covered by hooks gets a tool name that exactly
+as many header hooks cover as the path runs for it before it is done
+(`read.hooked<N>`, hooks `h<k>` matching `*.hooked[k-9]`, all nine listed once
+one is used); a call outside the
+tool surface is named `unlisted`; the header lists the tools and hooks used.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -25,6 +31,8 @@ from ..trace import (
     CallClass,
     CallRef,
     Cancel,
+    CancelCause,
+    Commit,
     Compaction,
     Decision,
     DecisionEvent,
@@ -33,8 +41,11 @@ from ..trace import (
     EffectStart,
     Facts,
     Handshake,
+    HookRef,
+    HookRun,
     Interrupt,
     JobDone,
+    MessageShape,
     Mode,
     Repair,
     Request,
@@ -51,6 +62,7 @@ from ..trace import (
 )
 from ._engine import Unrolling
 from ._sorts import decode_value
+from ._system import REGIONS
 
 Values = Mapping[str, object]
 
@@ -99,7 +111,17 @@ def decode_path(model: z3.ModelRef, path: Unrolling, depth: int | None = None) -
     return Path(_values(model, path.states[0].values), tuple(steps))
 
 
-def header_for(path: Path, run_id: str) -> TraceHeader:
+MAX_HOOKS = 9  # hooks h1..h9; a call needs at most this many (`read.hooked<N>`)
+UNLISTED = "unlisted"  # a tool outside the header's surface
+
+
+def _hook(k: int) -> HookRef:
+    return HookRef(id=f"h{k}", matcher=f"*.hooked[{k}-9]")
+
+
+def header_for(
+    path: Path, run_id: str, tools: tuple[str, ...] = ALL_TOOLS, hooks: int = 0
+) -> TraceHeader:
     init = path.initial
     mode, route, hdef = init["mode"], init["route"], init["hdef"]
     assert isinstance(mode, Mode) and isinstance(route, Route) and isinstance(hdef, Decision)
@@ -109,7 +131,8 @@ def header_for(path: Path, run_id: str) -> TraceHeader:
         mode=mode,
         route=route,
         headless_default=hdef,
-        tools=ALL_TOOLS,
+        tools=tools,
+        hooks=tuple(_hook(k) for k in range(1, hooks + 1)),
         producer="metis_model.smt",
         meta={"source": "z3 path", "steps": len(path.steps)},
     )
@@ -134,6 +157,9 @@ class _Writer:
         self.jobs: dict[int, tuple[str, str]] = {}
         self.job_count = 0
         self.history: list[str] = []
+        self.tools: set[str] = set(ALL_TOOLS)  # the header's surface: what listed calls use
+        self.hooks = 0  # hooks h1..h<hooks> in the header (all of them, once one is used)
+        self.hooks_run: dict[str, int] = {}  # per occurrence: hooks run so far
 
     def add(self, record: type[Any], /, *, occ: str | None = None, **fields: Any) -> None:
         seq = len(self.events)
@@ -152,14 +178,32 @@ class _Writer:
             return self.occs[slot]
         return f"{self.batch_turn}.{slot}"  # not a call of this batch
 
-    def tool_for(self, k: int, slot: int) -> str:
-        """A tool of the kind the batch's later decision for `slot` records."""
+    def tool_for(self, k: int, slot: int, listed: bool, hooked: bool) -> str:
+        """A tool of the kind the batch's later decision for `slot` records,
+        covered by as many hooks as the path runs for it until it is done."""
+        base = "read"
+        runs, needed = 0, 0
         for step in self.path.steps[k + 1 :]:
             if step.kind == "assistant":
                 break
-            if step.kind == "decision" and step.params["slot"] == slot:
-                return TOOLS_BY_KIND[step.facts.kind][0]
-        return "read"
+            if step.params["slot"] != slot:
+                continue
+            if step.kind == "decision":
+                base = TOOLS_BY_KIND[step.facts.kind][0]
+                break
+            if step.kind == "hook" and not needed:
+                runs += 1
+                if step.params["hdone"]:
+                    needed = runs
+        base = base if listed else UNLISTED
+        if not hooked:
+            return base
+        n = min(needed or runs + 1, MAX_HOOKS)
+        self.hooks = MAX_HOOKS
+        tool = f"{base}.hooked{n}"
+        if listed:
+            self.tools.add(tool)
+        return tool
 
     def step(self, k: int, before: Values, st: PathStep) -> None:
         p, kind = st.params, st.kind
@@ -171,22 +215,15 @@ class _Writer:
             removed = tuple(self.history)
             self.history.clear()
             step = "retry" if p["retry"] else "compaction"
-            if p["split"]:
-                self.add(
-                    Compaction,
-                    turn=self.turn,
-                    calls_removed=(*removed, "0.0"),
-                    results_removed=removed,
-                    step=step,
-                )
-            else:
-                self.add(
-                    Compaction,
-                    turn=self.turn,
-                    calls_removed=removed,
-                    results_removed=removed,
-                    step=step,
-                )
+            role = "user" if p["valid"] else "assistant"  # not provider-valid: no task first
+            self.add(
+                Compaction,
+                turn=self.turn,
+                calls_removed=(*removed, "0.0") if p["split"] else removed,
+                results_removed=removed,
+                step=step,
+                messages=(MessageShape(role=role, blocks=("text",)),),
+            )
         elif kind == "request":
             self.add(Request, turn=self.turn)
         elif kind == "stream_repair":
@@ -207,9 +244,8 @@ class _Writer:
             for i, o in enumerate(occs):
                 call_id = f"toolu_{self.turn}_{i}"
                 self.call_ids[o] = call_id
-                calls.append(
-                    CallRef(occ=o, call_id=call_id, tool=self.tool_for(k, i), input={"n": i})
-                )
+                tool = self.tool_for(k, i, bool(p[f"surf{i}"]), bool(p[f"hneed{i}"]))
+                calls.append(CallRef(occ=o, call_id=call_id, tool=tool, input={"n": i}))
             self.occs = occs
             self.last = {"@assistant": len(self.events)}
             self.add(
@@ -219,10 +255,20 @@ class _Writer:
                 calls=tuple(calls),
                 stop_reason="tool_use" if n else "end_turn",
             )
+        elif kind == "hook":
+            self.hooks = MAX_HOOKS  # every run names a hook in force, or none at all
+            if p["hknown"]:
+                self.hooks_run[occ] = n = self.hooks_run.get(occ, 0) + 1
+                hook = f"h{min(n, MAX_HOOKS)}"
+            else:
+                hook = "not-in-force"
+            self.add(HookRun, occ=occ, hook=hook, vetoed=p["vetoed"])
         elif kind == "decision":
             facts = st.facts
             expected = resolve(facts)
             same = (expected.decision, expected.stage) == (p["d"], p["stage"])
+            cls = p["dcls"]
+            regions = {f: [r for r in range(REGIONS) if p[f"{f}{r}"]] for f in ("drd", "dwr")}
             self.add(
                 DecisionEvent,
                 occ=occ,
@@ -231,8 +277,10 @@ class _Writer:
                 rule=expected.rule if same else None,
                 facts=facts,
                 route=p["droute"],
-                cls=p["dcls"],
-                key=_key(p["dcls"], p["dkey"]),
+                cls=cls,
+                key=_key(cls, p["dkey"]),
+                reads=tuple(f"/ws/r{r}" for r in regions["drd"]) if cls is CallClass.SAFE else (),
+                writes=tuple(f"/ws/r{r}" for r in regions["dwr"]) if cls is CallClass.QUEUE else (),
             )
         elif kind == "ask_resolved":
             self.add(
@@ -243,6 +291,8 @@ class _Writer:
             )
         elif kind == "effect_start":
             self.add(EffectStart, occ=occ)
+        elif kind == "commit":
+            self.add(Commit, occ=occ, outcome=EffectOutcome.OK)
         elif kind == "effect_end":
             self.add(EffectEnd, occ=occ, outcome=p["outcome"], committed=p["committed"])
         elif kind == "handshake":
@@ -274,10 +324,20 @@ class _Writer:
             sent = tuple(self.occs)
             if not p["inorder"]:
                 sent = tuple(reversed(sent)) if len(sent) > 1 else sent + sent
-            self.add(ResultsSent, turn=self.batch_turn, occs=sent)
+            self.add(ResultsSent, turn=self.batch_turn, occs=sent, call_ids=self._ids(p, before))
             self.history.extend(self.occs)
         elif kind == "cancel":
-            self.add(Cancel, turn=self.turn, reason="user cancel")
+            named = tuple(o for i, o in enumerate(self.occs) if p[f"cv{i}"])
+            if p["scoped"] and not named:
+                named = ("0.99",)  # not a call of the batch
+            self.add(
+                Cancel,
+                turn=self.turn,
+                cause=CancelCause.TIMEOUT if p["timeout"] else CancelCause.USER,
+                occs=named if p["scoped"] else (),
+                limit_s=0.0 if p["limit_ok"] else None,
+                reason="user cancel",
+            )
         elif kind == "interrupt":
             self.add(Interrupt, reason="user interrupt")
         elif kind == "resume":
@@ -288,7 +348,10 @@ class _Writer:
             )
             # inexact: stub nothing (or, with nothing open, an unknown occurrence)
             stubbed = open_occs if p["exact"] else () if open_occs else ("0.99",)
-            self.add(Repair, stubbed=stubbed)
+            unknown = tuple(o for i, o in enumerate(self.occs) if p[f"unk{i}"])
+            if p["uextra"]:
+                unknown += ("0.98",)  # not stubbed
+            self.add(Repair, stubbed=stubbed, unknown=unknown, call_ids=self._ids(p, before))
         elif kind == "spawn":
             child = p["child_mode"]
             tools = set(child_surface(ALL_TOOLS))
@@ -311,6 +374,18 @@ class _Writer:
         else:  # pragma: no cover - EVENT_KINDS and this writer must agree
             raise ValueError(f"no writer for event kind {kind!r}")
 
+    def _ids(self, p: Values, before: Values) -> tuple[str, ...]:
+        """The ids a results message held: the open batch's (none when no
+        batch is open), unless the label says one is stray or they are out of
+        order (one left out)."""
+        batch = [o for i, o in enumerate(self.occs) if before.get(f"inb{i}")]
+        ids = tuple(self.call_ids[o] for o in batch)
+        if not p["ids_inorder"]:
+            ids = ids[:-1]
+        if not p["ids_known"]:
+            ids += ("toolu_stray",)
+        return ids
+
 
 def path_to_trace(
     path: Path, slots: int, run_id: str = "z3-path"
@@ -321,7 +396,8 @@ def path_to_trace(
     for k, st in enumerate(path.steps):
         writer.step(k, before, st)
         before = st.after
-    return header_for(path, run_id), writer.events
+    header = header_for(path, run_id, tuple(sorted(writer.tools)), writer.hooks)
+    return header, writer.events
 
 
 # --- ITF (the Apalache / Quint trace format) ------------------------------
@@ -335,8 +411,23 @@ def _itf(value: object) -> object:
     return str(value)
 
 
+_SLOT_NAME = re.compile(r"([a-z]+)(\d+)(?:_(\d+))?")
+
+
+def _slot_fields(names: Iterable[str]) -> list[str]:
+    """Per-call field names, a footprint region's as `rd_<r>` (`rd<i>_<r>`)."""
+    out: set[str] = set()
+    for n in names:
+        m = _SLOT_NAME.fullmatch(n)
+        if m is not None and m.group(1) != "job":
+            out.add(m.group(1) if m.group(3) is None else f"{m.group(1)}_{m.group(3)}")
+    return sorted(out)
+
+
 def _slot_record(values: Values, slots: int, field: str) -> list[object]:
-    return [_itf(values[f"{field}{i}"]) for i in range(slots)]
+    prefix, _, region = field.partition("_")
+    suffix = f"_{region}" if region else ""
+    return [_itf(values[f"{prefix}{i}{suffix}"]) for i in range(slots)]
 
 
 def to_itf(
@@ -346,7 +437,7 @@ def to_itf(
 
     Per-call fields are lists indexed by slot; `event` is the trace record's
     kind and `occ` (when it names a call)."""
-    fields = sorted({n.rstrip("0123456789") for n in path.initial if n[-1].isdigit()} - {"job"})
+    fields = _slot_fields(path.initial)
     scalars = [n for n in path.initial if not n[-1].isdigit()]
     names = ["event", "seq", *scalars, *fields, "jobs"]
     states = []

@@ -17,8 +17,13 @@ Python model on states no correct runtime would reach.
 
 Abstraction: a batch has at most `slots` calls (slots are reused by the next
 batch), at most `jobs` background jobs are outstanding, queue keys are two
-(a Bool), and the facts of a decision have `rule_slots` rules. Turn numbers,
-ids, timestamps and text live only in the conversion to a trace.
+(a Bool), and the facts of a decision have `rule_slots` rules. Footprints are
+`regions` abstract areas per call (read and written), enough to tell which
+Safe call conflicts with which Queue call (an Exclusive call's conflicts are
+caught by SCHED-1/3 first, so its footprint is not encoded). Hooks are what
+the label says of them (the call is covered, this run was the last one it
+needed, the hook is in force); the tool surface is a Bool per call. Turn
+numbers, ids, timestamps and text live only in the conversion to a trace.
 """
 
 from __future__ import annotations
@@ -74,6 +79,9 @@ ABLATIONS: Mapping[str, str] = MappingProxyType(
         "child-gate-not-cloned": "CHILD-2",
         "retry-after-commit": "RETRY-1",
         "queue-not-fifo": "SCHED-2",
+        "footprint-blind": "SCHED-6",
+        "stub-started-as-interrupted": "RETRY-3",
+        "hooks-not-run": "CHILD-6",
     }
 )
 
@@ -86,6 +94,7 @@ CHECKED: tuple[str, ...] = (
     "LOOP-2",
     "AUTH-1",
     "AUTH-2",
+    "AUTH-3",
     "PERM-1",
     "PERM-2",
     "PERM-3",
@@ -98,15 +107,20 @@ CHECKED: tuple[str, ...] = (
     "CLOSE-4",
     "CLOSE-5",
     "CLOSE-6",
+    "CLOSE-8",
     "SCHED-1",
     "SCHED-2",
     "SCHED-3",
     "SCHED-4",
     "SCHED-5",
+    "SCHED-6",
     "CHILD-1",
     "CHILD-2",
     "CHILD-3",
+    "CHILD-6",
     "RETRY-1",
+    "RETRY-2",
+    "RETRY-3",
 )
 NOT_MIRRORED: tuple[str, ...] = ("TRACE-1",)
 for _id in CHECKED:  # every mirrored ID is a real invariant
@@ -129,14 +143,24 @@ _SLOT_BOOLS = (
     "appr",
     "key",
     "running",
+    "started",
     "finished",
     "committed",
     "closed",
     "hp",
+    "cov",  # a timeout's cancel covers it
+    "surf",  # its tool is in the header's surface
+    "hkpend",  # a hook that covers it has not run yet
+    "vet",  # a hook vetoed it
 )
+REGIONS = 2  # abstract footprint areas: rd<i>_<r>, wr<i>_<r>
 _SLOT_ENUMS = {"dec": DECISION, "cls": CLS, "out": OUT}
 _GLOBAL = {"phase": PHASE, "mode": MODE, "route": ROUTE, "hdef": DECISION, "viol": CHECK}
 _FROZEN = ("mode", "route", "hdef")
+
+
+def _region_names(i: int) -> list[str]:
+    return [f"{f}{i}_{r}" for f in ("rd", "wr") for r in range(REGIONS)]
 
 
 @attrs.frozen
@@ -231,6 +255,34 @@ class State:
     def is_cls(self, i: int, cls: CallClass) -> z3.BoolRef:
         return self.e("cls", i) == CLS[cls]
 
+    def region(self, field: str, i: int, r: int) -> z3.BoolRef:
+        return self.values[f"{field}{i}_{r}"]
+
+    def conflict(self, i: int, j: int) -> z3.BoolRef:
+        """`footprints_conflict`: one is Safe and reads an area the other, a
+        Queue call, writes (an Exclusive call's conflicts: SCHED-1/3)."""
+
+        def reads_writes(a: int, b: int) -> z3.BoolRef:
+            return z3.And(
+                self.is_cls(a, CallClass.SAFE),
+                self.is_cls(b, CallClass.QUEUE),
+                ors(
+                    [
+                        z3.And(self.region("rd", a, r), self.region("wr", b, r))
+                        for r in range(REGIONS)
+                    ]
+                ),
+            )
+
+        return z3.Or(reads_writes(i, j), reads_writes(j, i))
+
+    def may_have_happened(self, i: int) -> z3.BoolRef:
+        """RETRY-3: its effect started, and it is not Safe or it committed."""
+        return z3.And(
+            self.b("started", i),
+            z3.Or(self.b("committed", i), z3.Not(self.is_cls(i, CallClass.SAFE))),
+        )
+
 
 @attrs.frozen
 class Params:
@@ -260,13 +312,28 @@ _PARAM_BOOLS = (
     "dup",
     "split",
     "retry",
+    "valid",  # compaction: the transcript it left is provider-valid
     "inorder",
+    "ids_known",  # results_sent / repair: every id is a call's of the batch
+    "ids_inorder",  # ... and they are the calls' ids in call order
     "exact",
+    "uextra",  # repair: `unknown` names a call it does not stub
     "occ_match",
     "tools_extra",
     "locked",
     "req_none",
+    "vetoed",  # hook: this run vetoed the call
+    "hdone",  # hook: after it, no hook that covers the call is left to run
+    "hknown",  # hook: it is in force
+    "scoped",  # cancel: it names the calls it covers
+    "timeout",  # cancel: its cause is a timeout
+    "limit_ok",  # cancel: it names calls of the batch past a stated limit
 )
+# Per slot: surf<i>, hneed<i> (assistant: in the surface, covered by a hook),
+# cv<i> (cancel: names it), unk<i> (repair: stubs it unknown); per region:
+# drd<r>, dwr<r> (decision: the footprint).
+_PARAM_SLOT_BOOLS = ("surf", "hneed", "cv", "unk")
+_PARAM_REGION_BOOLS = ("drd", "dwr")
 _PARAM_INTS = ("slot", "jslot", "n")
 _PARAM_ENUMS = {
     "ev": EVENT,
@@ -322,6 +389,7 @@ class LoopSystem:
         for i in range(self.K):
             names += [f"{f}{i}" for f in _SLOT_BOOLS]
             names += [f"{f}{i}" for f in _SLOT_ENUMS]
+            names += _region_names(i)
         names += [f"job{j}" for j in range(self.J)]
         return names
 
@@ -336,13 +404,18 @@ class LoopSystem:
                 values[f"{f}{i}"] = z3.Bool(f"{f}{i}@{tag}")
             for f, fin in _SLOT_ENUMS.items():
                 values[f"{f}{i}"] = fin.const(f"{f}{i}@{tag}")
+            for name in _region_names(i):
+                values[name] = z3.Bool(f"{name}@{tag}")
         for j in range(self.J):
             values[f"job{j}"] = z3.Bool(f"job{j}@{tag}")
         return State(values, self.K, self.J)
 
     def params(self, tag: str) -> Params:
         values: dict[str, z3.ExprRef] = {}
-        for name in _PARAM_BOOLS:
+        names = [*_PARAM_BOOLS]
+        names += [f"{f}{i}" for f in _PARAM_SLOT_BOOLS for i in range(self.K)]
+        names += [f"{f}{r}" for f in _PARAM_REGION_BOOLS for r in range(REGIONS)]
+        for name in names:
             values[name] = z3.Bool(f"p.{name}@{tag}")
         for name in _PARAM_INTS:
             values[name] = z3.Int(f"p.{name}@{tag}")
@@ -356,6 +429,8 @@ class LoopSystem:
         out: dict[str, z3.ExprRef] = {f"{f}{i}": z3.BoolVal(False) for f in _SLOT_BOOLS}
         for f, fin in _SLOT_ENUMS.items():
             out[f"{f}{i}"] = fin[fin.members[0]]
+        for name in _region_names(i):
+            out[name] = z3.BoolVal(False)
         return out
 
     def init(self, s: State) -> z3.BoolRef:
@@ -381,7 +456,7 @@ class LoopSystem:
     # --- trans -----------------------------------------------------------
 
     def trans(self, s: State, p: Params, t: State) -> z3.BoolRef:
-        parts = [s["viol"] == CHECK[OK], self._wellformed(p)]
+        parts = [s["viol"] == CHECK[OK], self._wellformed(p), self._structural(s, p)]
         parts += [t[n] == s[n] for n in _FROZEN]
         if self.config.protocol:
             parts.append(self._protocol(s, p))
@@ -417,6 +492,38 @@ class LoopSystem:
             z3.Implies(self._ev(p, "handshake"), p["jslot"] < self.J),
             z3.Implies(p["dup"], p["n"] >= 2),
         )
+
+    def _structural(self, s: State, p: Params) -> z3.BoolRef:
+        """What every concrete event's label satisfies in its state (the
+        abstraction computes these from the same facts): a hook run never makes
+        hooks pending again; a cancel names only calls of the batch, some if it
+        names its calls within a limit; a repair that stubs exactly the open
+        calls and marks a closed or foreign one unknown marks one it does not stub;
+        known ids of no calls are in order."""
+        K = self.K
+        parts = [
+            z3.Implies(
+                z3.And(self._ev(p, "hook"), self._at(p, lambda i: z3.Not(s.b("hkpend", i)))),
+                p["hdone"],
+            ),
+            z3.Implies(
+                z3.And(self._ev(p, "cancel"), p["scoped"], p["limit_ok"]),
+                ors([p[f"cv{i}"] for i in range(K)]),
+            ),
+        ]
+        parts += [
+            z3.Implies(z3.And(self._ev(p, "cancel"), p[f"cv{i}"]), s.b("inb", i)) for i in range(K)
+        ]
+        parts += [
+            z3.Implies(
+                z3.And(self._ev(p, "repair"), p["exact"], p[f"unk{i}"], z3.Not(s.open(i))),
+                p["uextra"],
+            )
+            for i in range(K)
+        ]
+        # With no calls, ids that are all known are all of them, in order.
+        parts.append(z3.Implies(z3.And(p["ids_known"], z3.Not(s.b("inb", 0))), p["ids_inorder"]))
+        return z3.And(parts)
 
     def enabled_in_phase(self, phase: z3.ExprRef, ev: z3.ExprRef) -> z3.BoolRef:
         """LOOP-1's table, read from `_loop.ENABLED`."""
@@ -457,7 +564,17 @@ class LoopSystem:
                 ]
             ),
         )
-        return [(sched1, "SCHED-1"), (sched3, "SCHED-3"), (sched2, "SCHED-2")]
+        sched6 = ors(
+            [
+                z3.And(
+                    s.b("inb", j),
+                    s.conflict(i, j),
+                    z3.Or(s.b("running", j), s.unfinished(j) if j < i else False),
+                )
+                for j in others
+            ]
+        )
+        return [(sched1, "SCHED-1"), (sched3, "SCHED-3"), (sched2, "SCHED-2"), (sched6, "SCHED-6")]
 
     def _checks(self, s: State, p: Params) -> dict[str, list[tuple[z3.BoolRef, str]]]:
 
@@ -471,7 +588,7 @@ class LoopSystem:
         status = p["status"]
         unsettled = ors([z3.And(s.b("inb", i), z3.Not(s.done(i))) for i in range(self.K)])
         sched: list[tuple[z3.BoolRef, str]] = []
-        for inv in ("SCHED-1", "SCHED-3", "SCHED-2"):
+        for inv in ("SCHED-1", "SCHED-3", "SCHED-2", "SCHED-6"):
             cond = ors(
                 [
                     z3.And(p["slot"] == i, c)
@@ -482,6 +599,19 @@ class LoopSystem:
             )
             sched.append((cond, inv))
         completed = p["rstatus"] == RUN[RunStatus.COMPLETED]
+        deny = DECISION[Decision.DENY]
+        covered = [
+            z3.And(p[f"cv{i}"], z3.Not(z3.And(s.b("inb", i), s.b("running", i))))
+            for i in range(self.K)
+        ]
+        cancel_bad = z3.Or(
+            z3.And(z3.Not(p["timeout"]), p["scoped"]),
+            z3.And(p["timeout"], z3.Or(z3.Not(p["scoped"]), z3.Not(p["limit_ok"]), ors(covered))),
+        )
+        stubs_bad = z3.Or(
+            p["uextra"],
+            ors([z3.And(s.open(i), p[f"unk{i}"] != s.may_have_happened(i)) for i in range(self.K)]),
+        )
         return {
             "turn_start": [(z3.Not(p["turn_ok"]), "LOOP-1")],
             "compaction": [
@@ -489,6 +619,12 @@ class LoopSystem:
                 (s.any_open(), "CLOSE-6"),
                 # while streaming, only the overflow retry may cut the context
                 (z3.And(s["phase"] == PHASE[Phase.STREAMING], z3.Not(p["retry"])), "LOOP-1"),
+                (z3.Not(p["valid"]), "CLOSE-8"),
+            ],
+            "hook": [
+                (z3.Not(found), "LOOP-1"),
+                (z3.Not(p["hknown"]), "CHILD-6"),
+                (at(lambda i: s.b("decided", i)), "CHILD-6"),
             ],
             "request": [(s.any_open(), "CLOSE-2")],
             "assistant": [(p["dup"], "LOOP-1")],
@@ -507,6 +643,11 @@ class LoopSystem:
                 ),
                 (z3.And(f.mode == MODE[Mode.DONT_ASK], d == DECISION[Decision.ASK]), "PERM-5"),
                 (z3.Not(z3.And(res.decision == d, res.stage == p["stage"])), "PERM-1"),
+                (at(lambda i: z3.And(s.b("vet", i), d != deny)), "CHILD-6"),
+                (
+                    at(lambda i: z3.And(z3.Not(s.b("vet", i)), d != deny, s.b("hkpend", i))),
+                    "CHILD-6",
+                ),
             ],
             "ask_resolved": [
                 (z3.Not(found), "LOOP-1"),
@@ -535,13 +676,27 @@ class LoopSystem:
                 (z3.Not(found), "AUTH-1"),
                 (at(lambda i: s.b("committed", i)), "RETRY-1"),
                 (at(lambda i: z3.Not(s.admitted(i))), "AUTH-1"),
+                (at(lambda i: z3.Not(s.b("surf", i))), "AUTH-3"),
                 (at(lambda i: z3.Or(s.b("running", i), s.b("closed", i))), "LOOP-1"),
+                (s["canc"], "SCHED-5"),
                 (z3.And(z3.Not(s["eff"]), unsettled), "AUTH-2"),
                 *sched,
+            ],
+            "commit": [
+                (z3.Not(found), "LOOP-1"),
+                (at(lambda i: z3.Or(z3.Not(s.b("running", i)), s.b("committed", i))), "LOOP-1"),
             ],
             "effect_end": [
                 (z3.Not(found), "LOOP-1"),
                 (at(lambda i: z3.Not(s.b("running", i))), "LOOP-1"),
+                (
+                    z3.And(
+                        p["outcome"] == OUT[EffectOutcome.UNKNOWN],
+                        s["phase"] != PHASE[Phase.INTERRUPTED],
+                    ),
+                    "LOOP-1",
+                ),
+                (at(lambda i: s.b("committed", i) != p["committed"]), "RETRY-2"),
             ],
             "handshake": [
                 (z3.Not(found), "LOOP-1"),
@@ -564,9 +719,21 @@ class LoopSystem:
                         s["phase"] == PHASE[Phase.RESUMED],
                         at(lambda i: z3.Not(s.b("committed", i))),
                     ),
-                    "LOOP-1",
+                    "RETRY-2",
                 ),
-                (z3.And(STATUS.is_in(status, _NEEDS_CANCEL), z3.Not(s["canc"])), "SCHED-5"),
+                (
+                    z3.And(
+                        STATUS.is_in(status, _NEEDS_CANCEL),
+                        z3.Not(s["canc"]),
+                        z3.Not(
+                            z3.And(
+                                status == STATUS[ResultStatus.CANCELLED],
+                                at(lambda i: s.b("cov", i)),
+                            )
+                        ),
+                    ),
+                    "SCHED-5",
+                ),
                 (at(lambda i: s.b("running", i)), "LOOP-1"),
                 (
                     z3.And(
@@ -583,8 +750,19 @@ class LoopSystem:
                     "LOOP-1",
                 ),
             ],
-            "results_sent": [(s.any_open(), "CLOSE-2"), (z3.Not(p["inorder"]), "CLOSE-3")],
-            "repair": [(z3.Not(p["exact"]), "CLOSE-5")],
+            "results_sent": [
+                (s.any_open(), "CLOSE-2"),
+                (z3.Not(p["inorder"]), "CLOSE-3"),
+                (z3.Not(p["ids_known"]), "CLOSE-4"),
+                (z3.Not(p["ids_inorder"]), "CLOSE-3"),
+            ],
+            "cancel": [(cancel_bad, "SCHED-5")],
+            "repair": [
+                (z3.Not(p["exact"]), "CLOSE-5"),
+                (stubs_bad, "RETRY-3"),
+                (z3.Not(p["ids_known"]), "CLOSE-4"),
+                (z3.Not(p["ids_inorder"]), "CLOSE-3"),
+            ],
             "spawn": [
                 (p["tools_extra"], "CHILD-1"),
                 (
@@ -613,8 +791,14 @@ class LoopSystem:
         for kind in reversed(EVENT_KINDS):
             if per_kind.get(kind):
                 body = z3.If(self._ev(p, kind), _first(per_kind[kind], CHECK[OK]), body)
+        rerun = z3.And(
+            self._ev(p, "effect_start"),
+            PHASE.is_in(s["phase"], (Phase.INTERRUPTED, Phase.RESUMED)),
+            self._at(p, lambda i: z3.And(s.b("inb", i), s.b("committed", i))),
+        )
         pre = [
             (z3.And(hpend, z3.Not(settles_it)), "PERM-6"),
+            (rerun, "RETRY-1"),
             (z3.Not(self.enabled_in_phase(s["phase"], p["ev"])), "LOOP-1"),
         ]
         return _first(pre, body)
@@ -645,25 +829,38 @@ class LoopSystem:
         c.set("eff", batch, False)
         c.set("canc", batch, False)
         for i in range(self.K):
+            fresh = {
+                f"inb{i}": p["n"] > i,
+                f"surf{i}": z3.And(p["n"] > i, p[f"surf{i}"]),
+                f"hkpend{i}": z3.And(p["n"] > i, p[f"hneed{i}"]),
+            }
             for name, value in self.canonical(i).items():
-                c.set(name, batch, (p["n"] > i) if name == f"inb{i}" else value)
+                c.set(name, batch, fresh.get(name, value))
         for i in range(self.K):
+            hook = slot(i, "hook")
+            c.set(f"vet{i}", hook, z3.Or(s.b("vet", i), p["vetoed"]))
+            c.set(f"hkpend{i}", hook, z3.Not(p["hdone"]))
             dec = slot(i, "decision")
             c.set(f"decided{i}", dec, True)
             c.set(f"dec{i}", dec, p["d"])
             c.set(f"cls{i}", dec, p["dcls"])
             c.set(f"key{i}", dec, p["dkey"])
+            for r in range(REGIONS):
+                c.set(f"rd{i}_{r}", dec, p[f"drd{r}"])
+                c.set(f"wr{i}_{r}", dec, p[f"dwr{r}"])
             c.set(f"hp{i}", dec, z3.And(p["d"] == DECISION[Decision.ASK], waitless(p["droute"])))
             ans = slot(i, "ask_resolved")
             c.set(f"settled{i}", ans, True)
             c.set(f"appr{i}", ans, p["approved"])
             c.set(f"hp{i}", ans, False)
             c.set(f"running{i}", slot(i, "effect_start"), True)
+            c.set(f"started{i}", slot(i, "effect_start"), True)
+            c.set(f"committed{i}", slot(i, "commit"), True)
             end = slot(i, "effect_end")
             c.set(f"running{i}", end, False)
             c.set(f"finished{i}", end, True)
-            c.set(f"committed{i}", end, p["committed"])
             c.set(f"out{i}", end, p["outcome"])
+            c.set(f"cov{i}", z3.And(ev("cancel"), p["scoped"], p[f"cv{i}"]), True)
             hs = slot(i, "handshake")
             c.set(f"running{i}", hs, False)
             c.set(f"finished{i}", hs, True)
@@ -675,7 +872,7 @@ class LoopSystem:
             c.set(f"job{j}", z3.And(ev("job_done"), p["jslot"] == j), False)
         c.set("phase", ev("results_sent"), PHASE[Phase.READY])
         clear(ev("results_sent"))
-        c.set("canc", ev("cancel"), True)
+        c.set("canc", z3.And(ev("cancel"), z3.Not(p["scoped"])), True)
         c.set("phase", ev("interrupt"), PHASE[Phase.INTERRUPTED])
         c.set("canc", ev("interrupt"), True)
         c.set("phase", ev("resume"), PHASE[Phase.RESUMED])
@@ -752,9 +949,20 @@ class LoopSystem:
             cls == CLS[CallClass.QUEUE],
             ands([z3.Not(z3.And(running[j], same_queue(j))) for j in others] + fifo),
         )
+        # SCHED-6: a Safe call and a writer whose footprints conflict never
+        # overlap and run in call order.
+        footprint = (
+            z3.BoolVal(True)
+            if cfg.ablated("footprint-blind")
+            else ands(
+                [z3.Not(z3.And(running[j], s.conflict(i, j))) for j in others]
+                + [z3.Not(z3.And(s.unfinished(j), s.conflict(i, j))) for j in range(i)]
+            )
+        )
         return z3.And(
             z3.Not(s.b("running", i)),
             z3.Not(s.b("closed", i)),
+            s.b("surf", i),
             gate,
             known,
             retry,
@@ -762,6 +970,7 @@ class LoopSystem:
             barrier,
             alone,
             queue,
+            footprint,
         )
 
     def _result_ok(self, s: State, p: Params, i: int) -> z3.BoolRef:
@@ -771,9 +980,13 @@ class LoopSystem:
             ResultStatus.OK: z3.And(fin, out == OUT[EffectOutcome.OK]),
             ResultStatus.ERROR: z3.And(fin, out == OUT[EffectOutcome.ERROR]),
             ResultStatus.DENIED: s.refused(i),
-            ResultStatus.CANCELLED: z3.And(s["canc"], fin, out == OUT[EffectOutcome.CANCELLED]),
+            ResultStatus.CANCELLED: z3.And(
+                z3.Or(s["canc"], s.b("cov", i)), fin, out == OUT[EffectOutcome.CANCELLED]
+            ),
             ResultStatus.SKIPPED: z3.And(s["canc"], z3.Not(fin)),
-            ResultStatus.INTERRUPTED: z3.BoolVal(False),  # repair stubs, never the runtime
+            # repair stubs, never the runtime's results
+            ResultStatus.INTERRUPTED: z3.BoolVal(False),
+            ResultStatus.UNKNOWN: z3.BoolVal(False),
         }
         return z3.And(
             z3.Not(s.b("closed", i)),
@@ -800,12 +1013,41 @@ class LoopSystem:
             if cfg.ablated("no-closure-repair")
             else p["exact"]
         )
+        # RETRY-3: a stub is unknown exactly when the call may have had an
+        # effect (ablated: every stub says interrupted).
+        told_apart = ands(
+            [
+                z3.Implies(
+                    s.open(i),
+                    p[f"unk{i}"]
+                    == (
+                        z3.BoolVal(False)
+                        if cfg.ablated("stub-started-as-interrupted")
+                        else s.may_have_happened(i)
+                    ),
+                )
+                for i in range(self.K)
+            ]
+        )
+        deny = DECISION[Decision.DENY]
+        enforced = (
+            z3.BoolVal(True)
+            if cfg.ablated("hooks-not-run")
+            else z3.Not(
+                at(lambda i: z3.And(z3.Not(s.b("vet", i)), p["d"] != deny, s.b("hkpend", i)))
+            )
+        )
         hdef_allows = s["hdef"] == DECISION[Decision.ALLOW]
         guards: dict[str, z3.BoolRef] = {
             "turn_start": p["turn_ok"],
             "compaction": z3.And(
                 z3.Not(p["split"]),
+                p["valid"],
                 z3.Implies(s["phase"] == PHASE[Phase.STREAMING], p["retry"]),
+            ),
+            "hook": z3.And(
+                at(lambda i: z3.And(s.b("inb", i), z3.Not(s.b("decided", i)), s.b("hkpend", i))),
+                p["hknown"],
             ),
             "request": z3.BoolVal(True),
             "stream_repair": z3.BoolVal(True),
@@ -822,6 +1064,8 @@ class LoopSystem:
                 res.decision == p["d"],
                 res.stage == p["stage"],
                 p["droute"] == s["route"],
+                z3.Not(at(lambda i: z3.And(s.b("vet", i), p["d"] != deny))),
+                enforced,
             ),
             "ask_resolved": z3.And(
                 at(
@@ -842,16 +1086,27 @@ class LoopSystem:
                 z3.Not(s["canc"]),
                 at(lambda i: z3.And(s.b("inb", i), self._may_start(s, p, i))),
             ),
+            "commit": at(
+                lambda i: z3.And(s.b("inb", i), s.b("running", i), z3.Not(s.b("committed", i)))
+            ),
             "effect_end": z3.And(
                 at(
                     lambda i: z3.And(
                         s.b("inb", i),
                         s.b("running", i),
                         z3.Implies(s.is_cls(i, bg), p["outcome"] != OUT[EffectOutcome.OK]),
+                        p["committed"] == s.b("committed", i),
+                        z3.Implies(
+                            p["outcome"] == OUT[EffectOutcome.CANCELLED],
+                            z3.Or(s["canc"], s.b("cov", i)),
+                        ),
                     )
                 ),
-                z3.Implies(p["outcome"] == OUT[EffectOutcome.CANCELLED], s["canc"]),
                 z3.Implies(p["committed"], p["outcome"] != OUT[EffectOutcome.CANCELLED]),
+                z3.Implies(
+                    p["outcome"] == OUT[EffectOutcome.UNKNOWN],
+                    s["phase"] == PHASE[Phase.INTERRUPTED],
+                ),
             ),
             "handshake": z3.And(
                 at(lambda i: z3.And(s.b("inb", i), s.b("running", i), s.is_cls(i, bg))),
@@ -859,11 +1114,36 @@ class LoopSystem:
             ),
             "job_done": z3.And(self._job_at(s, p), p["occ_match"]),
             "result": at(lambda i: z3.And(s.b("inb", i), self._result_ok(s, p, i))),
-            "results_sent": z3.And(z3.Not(s.any_open()), p["inorder"]),
-            "cancel": z3.BoolVal(True),
+            "results_sent": z3.And(
+                z3.Not(s.any_open()), p["inorder"], p["ids_known"], p["ids_inorder"]
+            ),
+            # A timeout names the running calls past its limit; any other
+            # cause covers the whole batch.
+            "cancel": z3.If(
+                p["timeout"],
+                z3.And(
+                    p["scoped"],
+                    p["limit_ok"],
+                    ors([p[f"cv{i}"] for i in range(self.K)]),
+                    ands(
+                        [
+                            z3.Implies(p[f"cv{i}"], z3.And(s.b("inb", i), s.b("running", i)))
+                            for i in range(self.K)
+                        ]
+                    ),
+                ),
+                z3.Not(p["scoped"]),
+            ),
             "interrupt": z3.BoolVal(True),
             "resume": z3.Not(s.any_running()),
-            "repair": z3.And(z3.Not(s.any_running()), exact),
+            "repair": z3.And(
+                z3.Not(s.any_running()),
+                exact,
+                z3.Not(p["uextra"]),
+                told_apart,
+                p["ids_known"],
+                p["ids_inorder"],
+            ),
             "spawn": z3.And(
                 p["parent_mode"] == s["mode"],
                 z3.Not(p["tools_extra"]),
@@ -937,7 +1217,32 @@ class LoopSystem:
             add(
                 f"finished-admitted-{i}", z3.Implies(b("finished"), z3.And(s.admitted(i), s["eff"]))
             )
-            add(f"committed-finished-{i}", z3.Implies(b("committed"), b("finished")))
+            add(
+                f"committed-started-{i}",
+                z3.Implies(
+                    b("committed"), z3.And(b("started"), z3.Or(b("running"), b("finished")))
+                ),
+            )
+            add(f"running-started-{i}", z3.Implies(b("running"), b("started")))
+            add(f"finished-started-{i}", z3.Implies(b("finished"), b("started")))
+            add(
+                f"started-ran-{i}",
+                z3.Implies(b("started"), z3.And(z3.Or(b("running"), b("finished")), s["eff"])),
+            )
+            add(f"started-surface-{i}", z3.Implies(b("started"), b("surf")))
+            add(f"covered-started-{i}", z3.Implies(b("cov"), b("started")))
+            deny = DECISION[Decision.DENY]
+            add(
+                f"veto-denied-{i}",
+                z3.Implies(z3.And(b("decided"), b("vet")), s.e("dec", i) == deny),
+            )
+            add(
+                f"hooks-ran-{i}",
+                z3.Implies(
+                    z3.And(b("decided"), z3.Not(b("vet")), s.e("dec", i) != deny),
+                    z3.Not(b("hkpend")),
+                ),
+            )
             add(f"eff-preflight-{i}", z3.Implies(z3.And(s["eff"], b("inb")), s.done(i)))
             add(
                 f"running-phase-{i}",
@@ -970,6 +1275,10 @@ class LoopSystem:
                     b("key") == s.b("key", j),
                 )
                 add(f"queue-alone-{i}-{j}", z3.Not(z3.And(same_q, b("running"), s.b("running", j))))
+                add(
+                    f"footprint-alone-{i}-{j}",
+                    z3.Not(z3.And(s.conflict(i, j), b("running"), s.b("running", j))),
+                )
                 if i < j:
                     started_j = z3.Or(s.b("running", j), s.b("finished", j))
                     add(
@@ -989,6 +1298,12 @@ class LoopSystem:
                     add(
                         f"queue-fifo-{i}-{j}",
                         z3.Implies(z3.And(s.unfinished(i), same_q), z3.Not(started_j)),
+                    )
+                    add(
+                        f"footprint-order-{i}-{j}",
+                        z3.Implies(
+                            z3.And(s.unfinished(i), s.conflict(i, j)), z3.Not(s.b("started", j))
+                        ),
                     )
         return out
 

@@ -92,12 +92,28 @@ class ResultStatus(StrEnum):
     CANCELLED = "cancelled"
     SKIPPED = "skipped"
     INTERRUPTED = "interrupted"
+    # A repair stub for a call whose effect may have happened: it started and
+    # nothing in the trace shows that it did not change the world (issue 13).
+    UNKNOWN = "unknown"
 
 
 class EffectOutcome(StrEnum):
     OK = "ok"
     ERROR = "error"
     CANCELLED = "cancelled"
+    # The process running the effect died: whether and how it ended is not
+    # known (recorded by the resuming process, after the interrupt).
+    UNKNOWN = "unknown"
+
+
+class CancelCause(StrEnum):
+    """Why a batch (or part of it) was cancelled. A sibling's failure is never
+    a cause: there is no member for it (SCHED-5)."""
+
+    USER = "user"  # someone asked the run to stop (a UI, a signal, an API call)
+    PARENT = "parent"  # the parent agent stopped this child
+    TIMEOUT = "timeout"  # a call ran past its time limit: covers only the calls it names
+    SINK_FAILURE = "sink_failure"  # the journal could not be written: the batch stops
 
 
 class RunStatus(StrEnum):

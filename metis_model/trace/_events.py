@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ._enums import (
     CallClass,
+    CancelCause,
     Decision,
     EffectOutcome,
     Mode,
@@ -27,7 +28,9 @@ from ._enums import (
 )
 
 FORMAT_NAME = "metis-trace"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+# Version 1 lacked the facts several checks need (commit and hook events,
+# footprints, the ids a results message held, cancel causes): readers refuse it.
 
 
 class _Record(BaseModel):
@@ -62,6 +65,22 @@ class CallRef(_Record):
     input: dict[str, Any] = Field(default_factory=dict)
 
 
+class HookRef(_Record):
+    """A PreToolUse hook in force: its id and the glob over tool names it covers."""
+
+    id: str
+    matcher: str = "*"
+
+
+class MessageShape(_Record):
+    """One message of a transcript as far as provider validity cares: its role
+    and its blocks, each `text`, `thinking`, `image`, `call:<id>` or `result:<id>`
+    (the provider's call id)."""
+
+    role: Literal["user", "assistant"]
+    blocks: tuple[str, ...]
+
+
 class TraceHeader(_Record):
     kind: Literal["header"] = "header"
     format: Literal["metis-trace"] = "metis-trace"
@@ -75,6 +94,7 @@ class TraceHeader(_Record):
     route: Route = Route.INTERACTIVE
     headless_default: Decision = Decision.DENY
     tools: tuple[str, ...] = ()
+    hooks: tuple[HookRef, ...] = ()  # the PreToolUse hooks in force, in the order they run
     producer: str = "unknown"
     meta: dict[str, Any] = Field(default_factory=dict)
 
@@ -96,6 +116,7 @@ class Compaction(_Event):
     calls_removed: tuple[str, ...] = ()
     results_removed: tuple[str, ...] = ()
     step: str = "compaction"  # prune | snip | offload | collapse | compaction | retry
+    messages: tuple[MessageShape, ...]  # the transcript the step left (CLOSE-8)
 
 
 class Request(_Event):
@@ -128,6 +149,20 @@ class DecisionEvent(_Event):
     route: Route = Route.INTERACTIVE
     cls: CallClass = CallClass.EXCLUSIVE  # the preflight classification of the call
     key: str | None = None  # its resource key (Queue calls)
+    # Footprints (SCHED-6): absolute paths, each covering what is below it;
+    # "/" is everything (what an unknown footprint is recorded as).
+    reads: tuple[str, ...] = ()
+    writes: tuple[str, ...] = ()
+
+
+class HookRun(_Event):
+    """A hook of the header ran on a call, before its decision (CHILD-6)."""
+
+    kind: Literal["hook"] = "hook"
+    occ: str
+    hook: str
+    vetoed: bool
+    reason: str = ""
 
 
 class AskResolved(_Event):
@@ -140,6 +175,15 @@ class AskResolved(_Event):
 class EffectStart(_Event):
     kind: Literal["effect_start"] = "effect_start"
     occ: str
+
+
+class Commit(_Event):
+    """The call's effect changed the world; written before the journal keeps
+    its output and before its `effect_end` (RETRY-2)."""
+
+    kind: Literal["commit"] = "commit"
+    occ: str
+    outcome: EffectOutcome
 
 
 class EffectEnd(_Event):
@@ -174,11 +218,18 @@ class ResultsSent(_Event):
     kind: Literal["results_sent"] = "results_sent"
     turn: int
     occs: tuple[str, ...]
+    call_ids: tuple[str, ...]  # the ids the results message held, in its order
 
 
 class Cancel(_Event):
+    """`occs` names the calls a cancel covers (a timeout: the calls that ran
+    past `limit_s`); empty, it covers the whole batch."""
+
     kind: Literal["cancel"] = "cancel"
     turn: int
+    cause: CancelCause
+    occs: tuple[str, ...] = ()
+    limit_s: float | None = None
     reason: str = ""
 
 
@@ -192,8 +243,14 @@ class Resume(_Event):
 
 
 class Repair(_Event):
+    """`stubbed`: every open occurrence, in call order; those in `unknown` are
+    stubbed `unknown` (their effect may have happened), the others
+    `interrupted`. `call_ids`: the ids the batch's results message held."""
+
     kind: Literal["repair"] = "repair"
     stubbed: tuple[str, ...] = ()
+    unknown: tuple[str, ...] = ()
+    call_ids: tuple[str, ...] = ()
 
 
 class Spawn(_Event):
@@ -216,9 +273,11 @@ TraceEvent = Annotated[
     | Request
     | StreamRepair
     | Assistant
+    | HookRun
     | DecisionEvent
     | AskResolved
     | EffectStart
+    | Commit
     | EffectEnd
     | Handshake
     | JobDone
@@ -239,9 +298,11 @@ EVENT_KINDS: tuple[str, ...] = (
     "request",
     "stream_repair",
     "assistant",
+    "hook",
     "decision",
     "ask_resolved",
     "effect_start",
+    "commit",
     "effect_end",
     "handshake",
     "job_done",

@@ -41,9 +41,18 @@ def parse_header(obj: Any, line: int = 1, text: str | None = None) -> TraceHeade
         raise TraceFormatError(line, "first line must be the trace header (kind 'header')")
     if obj.get("format") != FORMAT_NAME:
         raise TraceFormatError(line, f"format must be {FORMAT_NAME!r}")
-    if obj.get("version") != FORMAT_VERSION:
+    version = obj.get("version")
+    if version == 1:
         raise TraceFormatError(
-            line, f"unsupported trace version {obj.get('version')!r} (expected {FORMAT_VERSION})"
+            line,
+            f"trace version 1 is not supported (this metis reads version {FORMAT_VERSION}): "
+            "it lacks commit and hook events, footprints and the ids results carried, "
+            "so RETRY-2, RETRY-3, CHILD-6, SCHED-6 and CLOSE-3/4 cannot be checked; "
+            "record the run again",
+        )
+    if version != FORMAT_VERSION:
+        raise TraceFormatError(
+            line, f"unsupported trace version {version!r} (expected {FORMAT_VERSION})"
         )
     header: TraceHeader = _strict(_HEADER_ADAPTER, json.dumps(obj) if text is None else text, line)
     return header

@@ -65,7 +65,16 @@ from ._guard import (
     normalized_task,
     task_digest,
 )
-from ._hooks import Hook, HookedGate, HookSpec, HookVerdict, hook_rule, load_hooks
+from ._hooks import (
+    Hook,
+    HookedDecision,
+    HookedGate,
+    HookSpec,
+    HookVerdict,
+    header_hooks,
+    hook_rule,
+    load_hooks,
+)
 from ._placement import (
     WORKTREE_CHOICES,
     WorkspacePlan,
@@ -157,6 +166,7 @@ __all__ = [
     "Hook",
     "HookSpec",
     "HookVerdict",
+    "HookedDecision",
     "HookedGate",
     "Inbox",
     "IntegrateAgentTool",
@@ -199,6 +209,7 @@ __all__ = [
     "definition_mode",
     "gate_mode",
     "guard_tree",
+    "header_hooks",
     "hook_rule",
     "install_reaper",
     "integrate",

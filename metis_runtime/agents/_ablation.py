@@ -44,9 +44,9 @@ from metis_model.trace import (
     Route,
     RuleBehavior,
     Source,
-    read_trace,
 )
 
+from .._input import read_trace_path
 from ..permissions import Gate, Policy
 from ..providers import ModelRequest, ScriptedProvider, TextBlock, ToolUseBlock
 from ..tools import ToolRegistry
@@ -190,8 +190,7 @@ async def _one(
 def _escapes_ran(run_dir: Path) -> tuple[str, ...]:
     ran: list[str] = []
     for path in run_dir.glob("agents/*/trace.jsonl"):
-        with path.open(encoding="utf-8") as fh:
-            _, events = read_trace(fh)
+        _, events, _ = read_trace_path(path)
         tools = {c.occ: c.tool for e in events if isinstance(e, Assistant) for c in e.calls}
         for e in events:
             if isinstance(e, Result) and e.status is ResultStatus.OK:

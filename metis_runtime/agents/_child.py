@@ -13,11 +13,11 @@ import asyncio
 import os
 import signal
 import sys
-from pathlib import Path
 
-from pydantic import ValidationError
+from metis_model.trace import CancelCause, InputError, model_strict
 
 from .._errors import MetisRuntimeError
+from .._input import read_input_text
 from ._config import ChildConfig
 from ._process import guard_tree, install_reaper, kill_all_groups, set_parent_death_signal
 from ._runtime import build_child, drive_child
@@ -26,10 +26,10 @@ GRACE_S = 3.0
 
 
 def _load(path: str) -> ChildConfig:
-    try:
-        return ChildConfig.model_validate_json(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValidationError) as exc:
-        print(f"metis child: {path}: unusable config: {exc}", file=sys.stderr)
+    try:  # a regular file, bounded, strict JSON and strict types
+        return model_strict(ChildConfig, read_input_text(path), source=path)
+    except InputError as exc:
+        print(f"metis child: unusable config: {exc}", file=sys.stderr)
         sys.exit(2)
 
 
@@ -39,7 +39,7 @@ async def _main(config: ChildConfig) -> int:
 
     def on_term() -> None:
         kill_all_groups(grace_s=0.5)  # our children first, they may be mid-effect
-        runtime.loop.cancel("terminated by the parent")
+        runtime.loop.cancel("terminated by the parent", CancelCause.PARENT)
         loop.call_later(GRACE_S, os._exit, 1)
 
     loop.add_signal_handler(signal.SIGTERM, on_term)

@@ -36,6 +36,7 @@ file, line, field, problem) and skipped; the others still load.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -49,6 +50,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from metis_model.trace import InputError, Mode
 
 from .._errors import ConfigError
+from .._input import read_input_text
 from .._yaml import load_yaml
 from ..permissions import parse_mode
 from ..providers import Thinking
@@ -70,14 +72,14 @@ _FRONT = re.compile(r"\A---[ \t]*\r?\n(.*?)^---[ \t]*\r?$\n?", re.DOTALL | re.MU
 _TOP_KEY = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*)[ \t]*:(?:[ \t]|$)")
 _INTERNAL = ("system_prompt", "origin", "path", "dialect", "unknown_fields")
 _METIS_FIELDS = ("thinking", "env", "worktree")
-MAX_DEFINITION_BYTES = 1 << 20
 
 
 def _names(value: object) -> object:
-    # "Read, Agent(a, b)" is accepted as well as a YAML list.
+    # "Read, Agent(a, b)" is accepted as well as a YAML list. A tuple, since strict
+    # validation takes a validator's Python output as Python (no list for a tuple).
     if isinstance(value, str):
-        return split_tool_list(value)
-    return value
+        return tuple(split_tool_list(value))
+    return tuple(value) if isinstance(value, list) else value
 
 
 class AgentDefinition(BaseModel):
@@ -338,17 +340,16 @@ def parse_definition(
             )
         )
     body = text[match.end() :].strip()
-    try:
-        definition = AgentDefinition.model_validate(
-            {
-                **known,
-                "unknown_fields": unknown,
-                "system_prompt": body,
-                "origin": origin,
-                "dialect": dialect,
-                "path": str(path),
-            }
-        )
+    fields = {
+        **known,
+        "unknown_fields": unknown,
+        "system_prompt": body,
+        "origin": origin,
+        "dialect": dialect,
+        "path": str(path),
+    }
+    try:  # strict: validated as JSON text, so `true` is no string and no integer
+        definition = AgentDefinition.model_validate_json(json.dumps(fields), strict=True)
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = [str(p) for p in err.get("loc", ())]
@@ -393,20 +394,6 @@ def agent_folders(
     return folders
 
 
-def _read(path: Path) -> str | DefinitionProblem:
-    try:
-        with path.open("rb") as fh:
-            data = fh.read(MAX_DEFINITION_BYTES + 1)
-    except OSError as exc:
-        return DefinitionProblem(path, "file", f"cannot read: {exc.strerror or exc}")
-    if len(data) > MAX_DEFINITION_BYTES:
-        return DefinitionProblem(path, "file", f"larger than {MAX_DEFINITION_BYTES} bytes")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        return DefinitionProblem(path, "file", "not UTF-8 text")
-
-
 def _load_dir(
     folder: AgentFolder, problems: list[DefinitionProblem], warnings: list[DefinitionProblem]
 ) -> list[AgentDefinition]:
@@ -417,9 +404,10 @@ def _load_dir(
     seen: dict[str, Path] = {}
     paths = directory.rglob("*.md") if folder.recursive else directory.glob("*.md")
     for path in sorted(p for p in paths if p.is_file()):
-        text = _read(path)
-        if isinstance(text, DefinitionProblem):
-            problems.append(text)
+        try:
+            text = read_input_text(path)  # a regular file, bounded, UTF-8
+        except InputError as exc:
+            problems.append(DefinitionProblem(path, "file", exc.message, exc.line))
             continue
         got = parse_definition(text, path, folder.origin, folder.dialect)
         if isinstance(got, DefinitionProblem):

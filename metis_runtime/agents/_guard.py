@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
-import json
 import os
 from collections.abc import Iterator
 from enum import StrEnum
@@ -26,7 +25,10 @@ from typing import Any
 
 from attrs import asdict, frozen
 
+from metis_model.trace import InputError
+
 from .._errors import ConfigError, MetisRuntimeError
+from .._input import read_input_json
 from .._private import open_private, private_dirs, write_private_json
 
 
@@ -187,9 +189,9 @@ class SpawnLedger:
 
     def _read(self) -> dict[str, Any]:
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as exc:
-            raise MetisRuntimeError(f"{self.path}: unreadable spawn ledger ({exc})") from exc
+            data = read_input_json(self.path)
+        except InputError as exc:
+            raise MetisRuntimeError(f"unreadable spawn ledger: {exc}") from exc
         if not isinstance(data, dict):
             raise MetisRuntimeError(f"{self.path}: the spawn ledger is not a JSON object")
         return data

@@ -15,6 +15,12 @@ in preflight, after the gate decided and only if the gate did not deny:
 A veto is a `deny` whose facts carry a deny rule `hook:<id>` (source
 policy), so the recorded decision still recomputes from its facts (PERM-1).
 Hooks run synchronously inside `decide`, so keep them short (timeout 10 s).
+
+Every run is on the decision `HookedGate.decide` returns (`hooks`: id,
+vetoed, reason, in the order they ran), and the loop records each as a
+`hook` event before the call's `decision`; the trace header lists the hooks
+in force (`header_hooks`), so the model checks that they were enforced
+(CHILD-6), not merely configured.
 """
 
 from __future__ import annotations
@@ -31,7 +37,17 @@ from typing import Any
 import attrs
 from pydantic import BaseModel, ConfigDict, model_validator
 
-from metis_model.trace import Decision, Facts, RuleBehavior, RuleRef, Source, ToolKind
+from metis_model.trace import (
+    Decision,
+    Facts,
+    HookRef,
+    Route,
+    RuleBehavior,
+    RuleRef,
+    Source,
+    Stage,
+    ToolKind,
+)
 
 from .._errors import ConfigError
 from ..dispatch import GateDecision, GateDecisionLike, GateLike
@@ -137,6 +153,28 @@ def hook_rule(spec: HookSpec) -> RuleRef:
     return RuleRef(behavior=RuleBehavior.DENY, source=Source.POLICY, pattern=f"hook:{spec.id}")
 
 
+def header_hooks(specs: Sequence[HookSpec]) -> tuple[HookRef, ...]:
+    """The hooks in force as a trace header lists them (id and matcher, in order)."""
+    return tuple(HookRef(id=s.id, matcher=s.matcher) for s in specs)
+
+
+HookRunRecord = tuple[str, bool, str]  # (hook id, vetoed, reason)
+
+
+@attrs.frozen
+class HookedDecision:
+    """A gate decision with the hooks that ran on it; `inner` is the gate's own
+    decision (what its `resolve_ask` is given back)."""
+
+    decision: Decision
+    stage: Stage
+    rule: RuleRef | None
+    facts: Facts
+    route: Route
+    hooks: tuple[HookRunRecord, ...]
+    inner: GateDecisionLike
+
+
 class HookedGate:
     """A gate whose non-deny decisions pass through the hooks first."""
 
@@ -166,29 +204,42 @@ class HookedGate:
     ) -> GateDecisionLike:
         decision: GateDecisionLike = self.inner.decide(tool, input, kind, paths, command)
         if decision.decision is Decision.DENY:
-            return decision
+            return decision  # the gate denied first: no hook needs to run
+        runs: list[HookRunRecord] = []
         for hook in self.hooks:
             if not hook.matches(tool):
                 continue
             verdict = hook.run(tool, input, self.about)
+            runs.append((hook.spec.id, verdict.vetoed, verdict.reason))
             if verdict.vetoed:
                 self.vetoes.append((tool, hook.spec.id, verdict.reason))
-                return _vetoed(decision, hook_rule(hook.spec))
-        return decision
+                return _vetoed(decision, hook_rule(hook.spec), tuple(runs))
+        if not runs:
+            return decision
+        return HookedDecision(
+            decision.decision,
+            Stage(decision.stage),
+            decision.rule,
+            decision.facts,
+            decision.route,
+            tuple(runs),
+            decision,
+        )
 
     async def resolve_ask(
         self, occ: str, tool: str, input: Mapping[str, Any], decision: GateDecisionLike
     ) -> Any:
-        return await self.inner.resolve_ask(occ, tool, input, decision)
+        inner = decision.inner if isinstance(decision, HookedDecision) else decision
+        return await self.inner.resolve_ask(occ, tool, input, inner)
 
 
-def _vetoed(decision: GateDecisionLike, rule: RuleRef) -> GateDecisionLike:
+def _vetoed(
+    decision: GateDecisionLike, rule: RuleRef, runs: tuple[HookRunRecord, ...]
+) -> HookedDecision:
     facts: Facts = decision.facts.model_copy(update={"rules": (*decision.facts.rules, rule)})
     verdict, stage, chosen = staged_decision(facts)
-    if attrs.has(type(decision)):
-        changes = {"decision": verdict, "stage": stage, "rule": chosen, "facts": facts}
-        return attrs.evolve(decision, **changes)  # type: ignore[misc]
-    return GateDecision(verdict, stage, chosen, facts, decision.route)
+    denied = GateDecision(verdict, stage, chosen, facts, decision.route)
+    return HookedDecision(verdict, stage, chosen, facts, decision.route, runs, denied)
 
 
 def load_hooks(specs: Sequence[HookSpec], cwd: str | os.PathLike[str] | None = None) -> list[Hook]:

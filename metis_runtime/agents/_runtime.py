@@ -11,13 +11,16 @@ trace whose header the parent wrote. The outcome goes to `result.json`.
 from __future__ import annotations
 
 import asyncio
-import json
+import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import attrs
 
+from metis_model.trace import InputError, decode_json
+
+from .._input import open_regular, read_fd_bounded
 from .._journal import Journal
 from .._loop import AgentLoop, LoopConfig, RunResult
 from .._private import write_private_json
@@ -63,19 +66,20 @@ class Inbox:
         self._offset = 0
 
     def drain(self) -> list[str]:
-        try:
-            with self.path.open("rb") as fh:
-                fh.seek(self._offset)
-                data = fh.read()
-        except FileNotFoundError:
+        if not self.path.exists():
             return []
+        fd = open_regular(self.path)  # never a FIFO or a device
+        try:
+            data = read_fd_bounded(fd, str(self.path))[self._offset :]
+        finally:
+            os.close(fd)
         end = data.rfind(b"\n") + 1  # a line still being written waits for the next turn
         self._offset += end
         out = []
         for line in data[:end].splitlines():
             try:
-                obj = json.loads(line)
-            except json.JSONDecodeError:
+                obj = decode_json(line.decode("utf-8", "replace"))
+            except InputError:
                 continue
             if isinstance(obj, dict) and isinstance(obj.get("text"), str):
                 out.append(f"[message from {obj.get('from', 'your parent')}] {obj['text']}")

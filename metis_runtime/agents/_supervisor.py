@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import signal
 import sys
@@ -27,9 +26,10 @@ from typing import Any
 
 import attrs
 
-from metis_model.trace import Decision, Mode, Route, TraceHeader
+from metis_model.trace import Decision, HookRef, InputError, Mode, Route, TraceHeader
 
 from .._errors import ConfigError
+from .._input import read_input_json
 from .._lifeline import die_with_parent
 from .._private import (
     append_private_jsonl,
@@ -45,7 +45,7 @@ from ..tools import Tool
 from ._config import ChildConfig, ProviderConfig, clone_gate_config, gate_mode
 from ._definitions import AgentCatalog
 from ._guard import GuardAdmit, GuardRefusal, GuardRequest, SpawnLedger
-from ._hooks import HookSpec
+from ._hooks import HookSpec, header_hooks
 from ._placement import WorkspacePlan
 from ._process import (
     install_reaper,
@@ -254,8 +254,12 @@ class AgentSupervisor:
 
     def header_meta(self) -> dict[str, Any]:
         """What this agent's own trace header should carry in `meta`
-        (the guard's limits and the hooks in force: CHILD-4, CHILD-6)."""
-        return {"guard": self.limits.to_json(), "hooks": [h.id for h in self.hooks]}
+        (the guard's limits: CHILD-4)."""
+        return {"guard": self.limits.to_json()}
+
+    def header_hooks(self) -> tuple[HookRef, ...]:
+        """The hooks in force, as this agent's trace header lists them (CHILD-6)."""
+        return header_hooks(self.hooks)
 
     def _emit_spawn(self, agent_id: str, mode: Mode, tools: Sequence[str]) -> None:
         if self.trace is None:
@@ -452,6 +456,7 @@ class AgentSupervisor:
             route=Route.HEADLESS,
             headless_default=config.gate.headless_default,
             tools=config.tools,
+            hooks=header_hooks(config.hooks),
             producer=PRODUCER,
             meta={
                 "agent": config.agent.name,
@@ -459,7 +464,6 @@ class AgentSupervisor:
                 "task_hash": admitted.task_hash,
                 "forced": admitted.forced,
                 "guard": self.limits.to_json(),
-                "hooks": [h.id for h in config.hooks],
                 "workspace": config.workspace,
                 "worktree": plan.describe(),
                 "definition": config.agent.path or config.agent.origin,
@@ -562,12 +566,13 @@ class AgentSupervisor:
 
     def _collect(self, record: ChildRecord, returncode: int | None) -> None:
         data: dict[str, Any] = {}
-        with contextlib.suppress(OSError, json.JSONDecodeError):
-            loaded = json.loads((record.agent_dir / "result.json").read_text(encoding="utf-8"))
+        with contextlib.suppress(InputError):  # no result (or a bad one): the status says why
+            loaded = read_input_json(record.agent_dir / "result.json")
             if isinstance(loaded, dict):
                 data = loaded
         record.text = str(data.get("text", ""))
-        record.turns = int(data.get("turns", 0) or 0)
+        turns = data.get("turns", 0)
+        record.turns = turns if type(turns) is int and turns >= 0 else 0
         status = str(data.get("status", ""))
         if record.kill_reason is not None:
             record.status = record.kill_reason

@@ -17,12 +17,13 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import attrs
 from attrs import frozen
 
 from .._errors import ConfigError
-from .._session import Session
+from .._session import Session, message_shapes
 from .._trace import TraceWriter
 from ..providers import (
     ContextOverflowError,
@@ -104,6 +105,8 @@ class StepTaken:
     tokens_before: int
     tokens_after: int
     detail: str = ""
+    # The transcript the step left, as the trace records it (CLOSE-8).
+    messages: tuple[dict[str, Any], ...] = ()
 
 
 @frozen
@@ -182,6 +185,7 @@ class ContextController:
             tokens_before=tokens_before,
             tokens_after=estimate_tokens(out.messages),
             detail=out.detail,
+            messages=tuple(message_shapes(out.messages)),
         )
 
     # --- the steps --------------------------------------------------------------
@@ -306,6 +310,7 @@ def record_step(trace: TraceWriter, turn: int, step: StepTaken) -> int:
         calls_removed=list(step.calls_removed),
         results_removed=list(step.results_removed),
         step=step.step,
+        messages=list(step.messages),
     )
 
 

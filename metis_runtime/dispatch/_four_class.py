@@ -2,11 +2,13 @@
 mediated by the rules of specs/scheduler.md (SCHED-1..5).
 
 The batch is cut at its Exclusive calls into segments. Within a segment every
-call is admitted at once: a Safe call starts when one of `safe_concurrency`
-slots is free, a Queue call when its key's earlier calls have ended (FIFO per
-key), a Background call at once (its task ends at the handshake). An
-Exclusive call starts when everything admitted before it has ended, and the
-next segment is admitted only when it has ended.
+call is admitted at once, and waits for the calls it depends on: a Queue call
+for its key's earlier call (FIFO per key), a Safe call and a Queue call whose
+footprints conflict (one reads where the other writes, SCHED-6) the later for
+the earlier. A ready Safe call starts when one of `safe_concurrency` slots is
+free, a ready Queue call at once, a Background call at once (its task ends at
+the handshake). An Exclusive call starts when everything admitted before it
+has ended, and the next segment is admitted only when it has ended.
 
 Scheduling is done in done-callbacks, not by a polling coroutine: a call
 that ends starts its successors in the same loop iteration. Safe calls run
@@ -20,12 +22,14 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from metis_model.trace import CallClass
 
 from .._errors import ConfigError
 from ..tools import ToolContext
+from ..tools._footprint import overlap
 from ._base import EffectSink, PlannedCall, execute_call, skip_call
 
 # What `_BatchRun.running` maps a Safe worker's task to: it runs many calls.
@@ -83,7 +87,9 @@ class _BatchRun:
         self.barrier = False  # an Exclusive call is running
         self.safe_workers = 0  # worker tasks running Safe calls (at most `bound`)
         self.safe_waiting: deque[int] = deque()
-        self.key_waiting: dict[str | None, deque[int]] = {}  # present = key busy
+        # Per call: unended calls it waits for; per call: the calls waiting for it.
+        self.blockers = [0] * len(calls)
+        self.waiters: dict[int, list[int]] = {}
         self.running: dict[asyncio.Task[None], int] = {}
         self.stopping = False  # cancelled, failed, or stopped from outside: start nothing
         self.failure: BaseException | None = None
@@ -154,30 +160,73 @@ class _BatchRun:
             end += 1
         self.next = end
         self.pending += end - first
+        self._depend(first, end)
+        blockers = self.blockers
         later: list[int] = []
         for i in range(first, end):
+            if blockers[i]:
+                continue  # ready once what it waits for has ended
             cls = calls[i].classification.cls
             if cls is CallClass.SAFE and not calls[i].tool.out_of_process:
                 later.append(i)
             else:
-                self._admit(i, cls)
+                self._ready(i, cls)
         for i in later:
-            self._admit(i, CallClass.SAFE)
+            self._ready(i, CallClass.SAFE)
 
-    def _admit(self, i: int, cls: CallClass) -> None:
-        """Start a non-exclusive call now, or queue it behind its rule."""
+    def _depend(self, first: int, end: int) -> None:
+        """Who waits for whom in the segment: each Queue call for the previous
+        one of its key (SCHED-2), and of a Safe and a Queue call whose
+        footprints conflict, the later for the earlier (SCHED-6)."""
+        calls = self.calls
+        last_on_key: dict[str | None, int] = {}
+        readers: list[tuple[int, tuple[Path, ...]]] = []
+        writers: list[tuple[int, tuple[Path, ...]]] = []
+        for i in range(first, end):
+            classification = calls[i].classification
+            cls = classification.cls
+            if cls is CallClass.QUEUE:
+                key = classification.key
+                previous = last_on_key.get(key)
+                if previous is not None:
+                    self._wait(i, previous)
+                last_on_key[key] = i
+                writes = classification.footprint()[1]
+                if writes:
+                    writers.append((i, writes))
+            elif cls is CallClass.SAFE:
+                reads = classification.footprint()[0]
+                if reads:
+                    readers.append((i, reads))
+        if not readers or not writers:
+            return
+        for r, reads in readers:
+            for w, writes in writers:
+                if overlap(reads, writes):
+                    self._wait(max(r, w), min(r, w))
+
+    def _wait(self, later: int, earlier: int) -> None:
+        self.blockers[later] += 1
+        self.waiters.setdefault(earlier, []).append(later)
+
+    def _ready(self, i: int, cls: CallClass) -> None:
+        """Start a non-exclusive call that waits for nothing (a Safe one when a
+        worker takes it: `_pump` starts workers)."""
         if cls is CallClass.SAFE:
-            self.safe_waiting.append(i)  # a worker takes it (`_pump` starts workers)
-        elif cls is CallClass.QUEUE:
-            key = self.calls[i].classification.key
-            waiting = self.key_waiting.get(key)
-            if waiting is None:
-                self.key_waiting[key] = deque()
-                self._start(i)
-            else:
-                waiting.append(i)  # SCHED-2: FIFO behind the running one
+            self.safe_waiting.append(i)
         else:
-            self._start(i)  # Background: its task ends at the handshake
+            self._start(i)  # Queue; Background: its task ends at the handshake
+
+    def _ended(self, i: int) -> None:
+        """Call `i` ended: the calls that waited only for it are ready."""
+        waiting = self.waiters.pop(i, None)
+        if waiting is None or self.stopping:
+            return
+        blockers, calls = self.blockers, self.calls
+        for j in waiting:
+            blockers[j] -= 1
+            if not blockers[j]:
+                self._ready(j, calls[j].classification.cls)
 
     def _start(self, i: int) -> None:
         task = self.loop.create_task(self._execute(i))
@@ -193,6 +242,7 @@ class _BatchRun:
             self.started[i] = True
             await execute_call(self.calls[i], self.ctx, self.sink)
             self.pending -= 1
+            self._ended(i)
             if not waiting:
                 self._pump()  # what waited for this segment to end may start now
 
@@ -229,17 +279,10 @@ class _BatchRun:
 
     def _release(self, i: int) -> None:
         self.pending -= 1
-        classification = self.calls[i].classification
-        cls = classification.cls
-        if cls is CallClass.QUEUE:
-            key = classification.key
-            waiting = self.key_waiting[key]
-            if waiting and not self.stopping:
-                self._start(waiting.popleft())  # the key stays busy
-            else:
-                del self.key_waiting[key]
-        elif cls is CallClass.EXCLUSIVE:
+        if self.calls[i].classification.cls is CallClass.EXCLUSIVE:
             self.barrier = False
+        else:
+            self._ended(i)
 
     def _on_cancel(self, watcher: asyncio.Future[Any]) -> None:
         if not watcher.cancelled():

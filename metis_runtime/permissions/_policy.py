@@ -120,7 +120,9 @@ def load_settings(path: str | os.PathLike[str], root: Path | None = None) -> Set
     try:  # bounded, regular files only (`-` is standard input), strict UTF-8
         text = read_input_text(path)
     except InputError as exc:
-        reason = exc.message.removeprefix("cannot read (").removesuffix(")")
+        reason = exc.message
+        if reason.startswith("cannot read (") and reason.endswith(")"):
+            reason = reason.removeprefix("cannot read (").removesuffix(")")
         raise ConfigError(f"{p}: cannot read settings: {reason}") from None
     try:  # strict JSON: no NaN, no huge integers, no repeated keys, bounded depth
         data = decode_json(text, source=str(p))
@@ -131,6 +133,8 @@ def load_settings(path: str | os.PathLike[str], root: Path | None = None) -> Set
             raise ConfigError(
                 f"{p}: invalid JSON at line {plain.lineno} column {plain.colno}: {plain.msg}"
             ) from None
+        except (RecursionError, ValueError):  # too deep, or too many digits: the strict message
+            pass
         raise ConfigError(exc.describe(str(p))) from None
     return settings_from_mapping(data, p, root)
 

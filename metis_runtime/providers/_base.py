@@ -7,6 +7,8 @@ import os
 from collections.abc import AsyncIterator, Mapping
 from typing import Any, ClassVar, NoReturn, Protocol, runtime_checkable
 
+from metis_model.trace import InputError, decode_json
+
 from .._errors import ProviderError, StreamFormatError
 from ._builder import MessageBuilder, Slot
 from ._errors import ContextOverflowError
@@ -132,6 +134,8 @@ class WireNormalizer:
 
     def feed_sse(self, sse: SSEEvent) -> list[StreamEvent]:
         data = sse.data
+        if not data:  # an empty `data:` is an event (the SSE standard) with no payload
+            return []
         if data == "[DONE]":
             self._n += 1
             self._type = "[DONE]"
@@ -139,11 +143,11 @@ class WireNormalizer:
                 self._on_done_marker()
             return self._b.drain()
         try:
-            payload = json.loads(data)
-        except json.JSONDecodeError as exc:
+            payload = decode_json(data)  # strict JSON (no NaN, bounded depth and numbers)
+        except InputError as exc:
             self._n += 1
             self._type = sse.event
-            raise self._error(f"data is not valid JSON ({exc.msg} at char {exc.pos})") from exc
+            raise self._error(f"data is not valid JSON ({exc.message})") from exc
         if not isinstance(payload, dict):
             self._n += 1
             self._type = sse.event

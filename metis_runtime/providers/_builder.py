@@ -10,8 +10,9 @@ for what cannot be repaired, the builder only records repairs.
 from __future__ import annotations
 
 import copy
-import json
 from typing import Any, Literal
+
+from metis_model.trace import InputError, decode_json
 
 from ._types import (
     AssistantBlock,
@@ -218,8 +219,8 @@ class MessageBuilder:
         streamed = "".join(slot.parts)
         if streamed.strip():
             try:
-                value = json.loads(streamed)
-            except (json.JSONDecodeError, RecursionError):
+                value = decode_json(streamed)
+            except InputError:
                 value = None
             if isinstance(value, dict):
                 raw["input"] = value
@@ -245,12 +246,10 @@ class MessageBuilder:
             # No argument deltas: the start event's input (Anthropic) or an empty object.
             return ToolUseBlock(slot.tool_id, slot.name, dict(slot.initial_input or _EMPTY_INPUT))
         error: str | None = None
-        try:
-            value = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            error = f"arguments are not valid JSON ({exc.msg} at char {exc.pos})"
-        except RecursionError:
-            error = "arguments are nested too deeply to parse"
+        try:  # strict JSON: a NaN argument would reach the trace, which refuses it
+            value = decode_json(raw)
+        except InputError as exc:
+            error = f"arguments are {_not_json(exc.message)}"
         else:
             if isinstance(value, dict):
                 return ToolUseBlock(slot.tool_id, slot.name, value)
@@ -276,3 +275,8 @@ class MessageBuilder:
         message = AssistantMessage(self.message_id, blocks, stop_reason, usage, tuple(self.repairs))
         self.events.append(MessageComplete(message))
         return message
+
+
+def _not_json(message: str) -> str:
+    """`InputError.message` as the end of "arguments are ..."."""
+    return message if message.startswith("not valid JSON") else f"not strict JSON ({message})"

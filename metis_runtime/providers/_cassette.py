@@ -16,10 +16,13 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-import yaml
 from attrs import frozen
 
+from metis_model.trace import InputError
+
 from .._errors import ConfigError
+from .._input import read_input_text
+from .._yaml import load_yaml
 
 WireFormat = Literal["anthropic", "openai-chat", "openai-responses"]
 
@@ -31,8 +34,6 @@ WIRE_SUFFIXES: tuple[tuple[str, WireFormat], ...] = (
 )
 
 SCENARIO_DIR = Path(__file__).resolve().parent.parent / "scenarios"
-
-_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C loader is ~10x faster
 
 
 @frozen
@@ -101,20 +102,11 @@ _KIND_NAMES = {dict: "mapping", list: "list", str: "string", int: "integer"}
 
 
 def _read_yaml(path: Path) -> Any:
+    """A regular file, bounded, as JSON-like data (`metis_runtime._yaml`)."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from exc
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path}: not UTF-8 text") from exc
-    try:
-        return yaml.load(text, Loader=_Loader)  # a safe loader (C or pure Python)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark
-        where = f"line {mark.line + 1}" if mark is not None else "somewhere"
-        raise ConfigError(f"{path}: {where}: not valid YAML: {exc.problem}") from exc
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
+        return load_yaml(read_input_text(path), source=str(path))
+    except InputError as exc:
+        raise ConfigError(str(exc)) from exc
 
 
 def _interaction(f: _Fields, node: Any, where: str) -> Interaction:

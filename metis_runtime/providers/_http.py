@@ -7,6 +7,7 @@ event is final.
 
 from __future__ import annotations
 
+import codecs
 import json
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -116,12 +117,14 @@ async def stream_sse(
                     await _check_answer(provider, response, url)
                     norm = normalizer()
                     decoder = SSEDecoder()
-                    async for chunk in response.aiter_text():
-                        for sse in decoder.feed(chunk):
+                    # An event stream is UTF-8 whatever its charset says (the SSE standard).
+                    text = codecs.getincrementaldecoder("utf-8")("replace")
+                    async for raw in response.aiter_bytes():
+                        for sse in decoder.feed(text.decode(raw)):
                             for event in _feed(norm, sse, sent, response.headers):
                                 sent = True
                                 yield event
-                    for sse in decoder.flush():
+                    for sse in decoder.feed(text.decode(b"", final=True)) + decoder.flush():
                         for event in _feed(norm, sse, sent, response.headers):
                             sent = True
                             yield event

@@ -1,6 +1,14 @@
 """Tools: the interface, the registry, the built-ins and background jobs."""
 
-from ._base import Classification, Tool, ToolContext, ToolInput, ToolOutput, ToolSpec
+from ._base import (
+    EVERYTHING,
+    Classification,
+    Tool,
+    ToolContext,
+    ToolInput,
+    ToolOutput,
+    ToolSpec,
+)
 from ._bash import BashTool
 from ._files import FileTransaction, atomic_write, place_symlink, resolve_path
 from ._fs import EditTool, GlobTool, GrepTool, LsTool, ReadTool, WriteTool
@@ -15,6 +23,7 @@ from ._registry import (
 
 __all__ = [
     "ENTRY_POINT_GROUP",
+    "EVERYTHING",
     "BashTool",
     "Classification",
     "EditTool",

@@ -33,6 +33,10 @@ class ToolOutput:
     is_error: bool = False
 
 
+EVERYTHING: tuple[Path, ...] = (Path("/"),)
+"""The footprint of a call whose paths are not known: every path lies below `/`."""
+
+
 @frozen
 class Classification:
     """The input-sensitive facts the scheduler and the permission gate need.
@@ -40,6 +44,8 @@ class Classification:
     `cls`/`key`: the interference class and resource key (Queue calls sharing
     a key are serialized). `paths`: resolved (realpath) paths the call may
     touch, for scope and protected-path checks. `command`: the shell text.
+    `reads`/`writes`: the footprint (SCHED-6), each path covering what is
+    below it; None derives it from the class (see `footprint`).
     """
 
     cls: CallClass
@@ -47,6 +53,24 @@ class Classification:
     kind: ToolKind
     paths: tuple[Path, ...] = ()
     command: str | None = None
+    reads: tuple[Path, ...] | None = None
+    writes: tuple[Path, ...] | None = None
+
+    def footprint(self) -> tuple[tuple[Path, ...], tuple[Path, ...]]:
+        """(reads, writes). Derived: a Safe call reads its paths; a Queue call
+        writes its paths; an Exclusive call may write anything; a Background
+        call's detached work is outside its batch (nothing)."""
+        cls = self.cls
+        reads = self.reads
+        if reads is None:
+            reads = self.paths if cls is CallClass.SAFE else ()
+        writes = self.writes
+        if writes is None:
+            if cls is CallClass.QUEUE:
+                writes = self.paths
+            else:
+                writes = EVERYTHING if cls is CallClass.EXCLUSIVE else ()
+        return reads, writes
 
 
 def _workspace(value: str | os.PathLike[str]) -> Path:

@@ -17,6 +17,7 @@ from .._lifeline import die_with_parent
 from .._private import default_redactor
 from ._base import Classification, Tool, ToolContext, ToolInput, ToolOutput, ToolSpec, object_schema
 from ._files import os_error
+from ._footprint import shell_reads
 
 if TYPE_CHECKING:
     from metis_runtime.shell import ShellAnalysis
@@ -220,12 +221,14 @@ class BashTool(Tool):
         else:
             cls = CallClass.SAFE if read_only else CallClass.EXCLUSIVE
         home = ctx.env.get("HOME") or os.path.expanduser("~")
+        paths = _candidate_paths(analysis, ctx.workspace, home)
         return Classification(
             cls,
             None,
             ToolKind.READ_ONLY if read_only else ToolKind.EXEC,
-            _candidate_paths(analysis, ctx.workspace, home),
+            paths,
             command,
+            reads=shell_reads(analysis, paths, ctx.workspace) if read_only else None,
         )
 
     async def run(self, input: ToolInput, ctx: ToolContext) -> ToolOutput:

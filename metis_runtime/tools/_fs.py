@@ -22,8 +22,10 @@ from ._search import (
     BINARY_SNIFF,
     Cancellation,
     SearchRequest,
+    SearchTimeout,
     SearchWorkerError,
     SearchWorkers,
+    glob_paths,
     is_binary,
     search,
 )
@@ -35,6 +37,7 @@ GLOB_MAX_RESULTS = 1000
 GREP_MAX_MATCHES = 500
 GREP_MAX_LINE = 500
 GREP_MAX_FILE_BYTES = 10 * 1024 * 1024  # larger files are skipped, not scanned
+GREP_TIMEOUT_S = 10.0  # one search, start to answer
 
 _STR = {"type": "string", "minLength": 1}
 
@@ -280,17 +283,12 @@ class GlobTool(Tool):
             raise ToolError(f"glob: {base}: not a directory")
 
         def scan(stop: threading.Event) -> list[Path]:
-            found: list[Path] = []
-            try:
-                for p in base.glob(pattern):
-                    if stop.is_set() or len(found) > GLOB_MAX_RESULTS:
-                        break
-                    found.append(p)
+            try:  # only what lies inside `base` by real path: no '..', no symlink out
+                return glob_paths(base, pattern, stop, GLOB_MAX_RESULTS)
             except (ValueError, NotImplementedError) as exc:
                 raise ToolInputError(f"glob: field 'pattern' is invalid: {exc}") from None
             except OSError as exc:
                 raise os_error("glob", base, exc) from exc
-            return found
 
         found = await _in_thread(scan)
         if not found:
@@ -306,8 +304,12 @@ class GrepTool(Tool):
         "grep",
         "Search file contents with a Python regular expression, line by line, under `path` "
         "(a file or directory; default: the workspace). `glob` filters file names "
-        "(e.g. '*.py'). Binary files, symlinks and VCS directories are skipped.",
-        object_schema({"pattern": _STR, "path": _STR, "glob": _STR}, ("pattern",)),
+        "(e.g. '*.py'). Binary files, symlinks and VCS directories are skipped, and in a "
+        "git repository what .gitignore excludes (set `no_ignore` to search it too).",
+        object_schema(
+            {"pattern": _STR, "path": _STR, "glob": _STR, "no_ignore": {"type": "boolean"}},
+            ("pattern",),
+        ),
     )
 
     out_of_process = True  # a search worker process
@@ -339,8 +341,17 @@ class GrepTool(Tool):
             max_matches=GREP_MAX_MATCHES,
             max_line=GREP_MAX_LINE,
             max_file_bytes=GREP_MAX_FILE_BYTES,
+            timeout_s=GREP_TIMEOUT_S,
+            respect_ignore=not input.get("no_ignore", False),
         )
-        hits, truncated = await _search_off_the_loop(request)
+        try:
+            hits, truncated = await _search_off_the_loop(request)
+        except SearchTimeout:
+            raise ToolError(
+                f"grep: stopped after {GREP_TIMEOUT_S:g} s: the pattern is too slow to match "
+                "(Python's re backtracks on it; avoid backreferences and lookarounds so that "
+                "it runs on RE2, in linear time)"
+            ) from None
         if not hits:
             return ToolOutput("[no matches]")
         if truncated:

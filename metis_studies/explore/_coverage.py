@@ -95,7 +95,7 @@ def _trace_situations(
 ) -> None:
     decisions: dict[str, DecisionEvent] = {}
     tools: dict[str, str] = {}
-    hooks = [str(h) for h in header.meta.get("hooks", ())] if isinstance(header.meta, dict) else []
+    hooks = [h.id for h in header.hooks]
     for e in events:
         if isinstance(e, Assistant):
             tools.update({c.occ: c.tool for c in e.calls})

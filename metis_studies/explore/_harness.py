@@ -254,6 +254,7 @@ def build(
             headless_default=workload.headless_default,
             run_id=identity.root_run_id,
             meta={"task": workload.prompt, "workload": workload.name, **supervisor.header_meta()},
+            hooks=supervisor.header_hooks(),
         )
         trace = TraceWriter(paths.trace, header)
         journal = Journal.create(paths.journal, header.run_id, {"workload": workload.name})

@@ -153,6 +153,7 @@ def make_root(
         route=Route.HEADLESS,
         run_id=identity.root_run_id,
         meta=supervisor.header_meta(),
+        hooks=supervisor.header_hooks(),
     )
     trace = TraceWriter(run_dir / "trace.jsonl", header)
     supervisor.trace = trace

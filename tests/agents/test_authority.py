@@ -208,7 +208,7 @@ def test_child6_a_parent_hook_applies_in_every_descendant(tmp_path: Path) -> Non
     depths = sorted(h.depth for h, _ in tree.values())
     assert depths == [0, 1, 2]
     for header, events in tree.values():
-        assert header.meta["hooks"] == ["no-rm"]
+        assert [h.id for h in header.hooks] == ["no-rm"]
         assert check_trace(events, header).ok
         denials = [
             e
@@ -217,7 +217,16 @@ def test_child6_a_parent_hook_applies_in_every_descendant(tmp_path: Path) -> Non
         ]
         assert len(denials) == 1, header.agent_id
     report = tree_report(root.run_dir)
-    assert report.ok and report.checks["CHILD-6"] == 2
+    # Checked: each hook's run, each decision it covers, each child's inheritance.
+    runs = sum(e.kind == "hook" for _, events in tree.values() for e in events)
+    covered = sum(
+        e.kind == "decision" and e.occ in bash
+        for _, events in tree.values()
+        for bash in [{c.occ for a in events if a.kind == "assistant" for c in a.calls if c.tool == "bash"}]
+        for e in events
+    )
+    assert runs == 3 and covered == 3  # one rm per agent, each vetoed
+    assert report.ok and report.checks["CHILD-6"] == runs + covered + 2
 
 
 def test_hook_specs_round_trip_through_json() -> None:

@@ -66,12 +66,14 @@ def test_a_full_definition_parses(tmp_path: Path) -> None:
     [
         ("no front matter\n", "front matter", "missing"),
         ("---\nname: ok\ndescription: [a\n---\nbody\n", "front matter", "line 4"),
+        ("---\nname: ok\ndescription: 2024-01-01\n---\n", "front matter", "a yaml timestamp"),
+        ("---\nname: ok\ndescription: true\n---\n", "description", "valid string"),
         ("---\n- a list\n---\n", "front matter", "mapping"),
         ("---\ndescription: d\n---\n", "name", "required"),
         ("---\nname: Bad Name\ndescription: d\n---\n", "name", "lower-case"),
         ("---\nname: ok\n---\n", "description", "required"),
         ("---\nname: ok\ndescription: d\nthinking: huge\n---\n", "thinking", "off"),
-        ("---\nname: ok\ndescription: d\ntools: 3\n---\n", "tools", "tuple"),
+        ("---\nname: ok\ndescription: d\ntools: 3\n---\n", "tools", "array"),
         ("---\nname: ok\ndescription: d\nthinking: 3\n---\n", "thinking", "line 4"),
         ("---\nname: ok\ndescription: d\npermissionMode: yolo\n---\n", "permissionMode", "unknown"),
         ("---\nname: ok\ndescription: d\nmaxTurns: 0\n---\n", "maxTurns", "greater"),
@@ -130,7 +132,7 @@ def test_a_bad_file_does_not_stop_the_others(tmp_path: Path) -> None:
     assert "good" in catalog.agents and "bad" not in catalog.agents
     problems = [str(p) for p in catalog.problems]
     assert problems[0].startswith(f"{bad}: line 3: thinking: ")
-    assert problems[1].endswith("c-binary.md: file: not UTF-8 text")
+    assert problems[1].endswith("c-binary.md: line 1: file: not UTF-8 text (at byte column 1)")
     assert "name: 'good' is also defined in" in problems[2]
     assert catalog.agents["good"].description == "fine"
 

@@ -147,10 +147,13 @@ def test_the_killed_process_left_the_run_for_resume(
     assert len(interrupt) == 1
     assert interrupt[0].reason == "the process stopped before the run ended"
     assert kinds.index("interrupt") < kinds.index("resume") < kinds.index("repair")
-    assert _of(events, "repair")[0].stubbed == stubbed
-    if stubbed:  # the slow call had started, and was neither ended nor run again
+    repair = _of(events, "repair")[0]
+    assert repair.stubbed == stubbed
+    if stubbed:  # the slow call had started, and was not run again: its outcome is unknown
         assert [e.occ for e in _of(events, "effect_start")] == ["1.0", "1.1"]
-        assert [e.occ for e in _of(events, "effect_end")] == ["1.0"]
+        ends = [(e.occ, e.outcome.value) for e in _of(events, "effect_end")]
+        assert ends == [("1.0", "ok"), ("1.1", "unknown")]
+        assert repair.unknown == ("1.1",)
     else:
         assert [(e.occ, e.outcome.value) for e in _of(events, "job_done")] == [("1.0", "cancelled")]
 

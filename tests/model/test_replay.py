@@ -19,6 +19,7 @@ from metis_model.trace import (
     CallClass,
     CallRef,
     Cancel,
+    CancelCause,
     Decision,
     DecisionEvent,
     EffectEnd,
@@ -177,7 +178,7 @@ def _one_batch(width: int, shape: str) -> tuple[TraceHeader, list[TraceEvent]]:
     all are allowed but the second, which a deny rule refuses (it holds
     nothing back). `shape` (one of SHAPES) says how the schedule goes or goes
     wrong."""
-    header = TraceHeader(run_id="wide", root_run_id="wide", producer="test")
+    header = TraceHeader(run_id="wide", root_run_id="wide", tools=("read",), producer="test")
     facts = Facts(mode=Mode.DEFAULT, kind=ToolKind.READ_ONLY)
     rule = RuleRef(behavior=RuleBehavior.DENY, source=Source.PROJECT, pattern="read")
     refused = facts.model_copy(update={"rules": (rule,)})
@@ -215,9 +216,6 @@ def _one_batch(width: int, shape: str) -> tuple[TraceHeader, list[TraceEvent]]:
             cls=cls,
             key=key,
         )
-    if shape == "one skipped":
-        add(Cancel, turn=1)
-        add(Result, occ=refs[idle].occ, call_id=refs[idle].call_id, status=ResultStatus.SKIPPED)
     for i in range(last):
         if i in (idle, denied):
             continue
@@ -229,14 +227,25 @@ def _one_batch(width: int, shape: str) -> tuple[TraceHeader, list[TraceEvent]]:
     for i in safe:
         if i not in (idle, denied):
             add(EffectEnd, occ=refs[i].occ, outcome=EffectOutcome.OK)
-    add(EffectStart, occ=refs[last].occ)
-    add(EffectEnd, occ=refs[last].occ, outcome=EffectOutcome.OK)
+    skipped = {idle, last} if shape == "one skipped" else set()
+    if skipped:  # cancelled before the barrier: neither it nor the idle call starts
+        add(Cancel, turn=1, cause=CancelCause.USER)
+        for i in sorted(skipped):
+            add(Result, occ=refs[i].occ, call_id=refs[i].call_id, status=ResultStatus.SKIPPED)
+    else:
+        add(EffectStart, occ=refs[last].occ)
+        add(EffectEnd, occ=refs[last].occ, outcome=EffectOutcome.OK)
     for i, ref in enumerate(refs):
         if i == denied:
             add(Result, occ=ref.occ, call_id=ref.call_id, status=ResultStatus.DENIED)
-        elif i != idle or shape != "one skipped":
+        elif i not in skipped:
             add(Result, occ=ref.occ, call_id=ref.call_id, status=ResultStatus.OK)
-    add(ResultsSent, turn=1, occs=tuple(ref.occ for ref in refs))
+    add(
+        ResultsSent,
+        turn=1,
+        occs=tuple(ref.occ for ref in refs),
+        call_ids=tuple(ref.call_id for ref in refs),
+    )
     add(TurnStart, turn=2)
     add(Request, turn=2)
     add(Assistant, turn=2)

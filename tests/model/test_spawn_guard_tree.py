@@ -11,12 +11,14 @@ from metis_model._agents import check_trace_tree, task_hash
 from metis_model.trace import (
     Assistant,
     CallRef,
+    Commit,
     Decision,
     DecisionEvent,
     EffectEnd,
     EffectOutcome,
     EffectStart,
     Facts,
+    HookRef,
     Mode,
     Request,
     Result,
@@ -84,19 +86,35 @@ def _parent_events(spawns: list[tuple[str, Mode, tuple[str, ...]]], mode: Mode) 
                 parent_mode=mode,
                 parent_tools=PARENT_TOOLS,
             ),
-            EffectEnd(seq=s + 2, t=s + 2, occ=f"1.{i}", outcome=EffectOutcome.OK, committed=True),
-            Result(seq=s + 3, t=s + 3, occ=f"1.{i}", status=ResultStatus.OK),
+            Commit(seq=s + 2, t=s + 2, occ=f"1.{i}", outcome=EffectOutcome.OK),
+            EffectEnd(seq=s + 3, t=s + 3, occ=f"1.{i}", outcome=EffectOutcome.OK, committed=True),
+            Result(seq=s + 4, t=s + 4, occ=f"1.{i}", call_id=f"c{i}", status=ResultStatus.OK),
         ]
     s = len(ev)
-    ev.append(ResultsSent(seq=s, t=s, turn=1, occs=tuple(c.occ for c in calls)))
+    ev.append(
+        ResultsSent(
+            seq=s,
+            t=s,
+            turn=1,
+            occs=tuple(c.occ for c in calls),
+            call_ids=tuple(c.call_id for c in calls),
+        )
+    )
     _answer(ev, 2)
     return ev
 
 
 def _header(
-    agent_id: str, parent: str | None, depth: int, mode: Mode, tools: tuple[str, ...], **meta: Any
+    agent_id: str,
+    parent: str | None,
+    depth: int,
+    mode: Mode,
+    tools: tuple[str, ...],
+    hooks: tuple[HookRef, ...] = (),
+    **meta: Any,
 ) -> TraceHeader:
     return TraceHeader(
+        hooks=hooks,
         run_id=f"run-{agent_id}",
         root_run_id="run-root",
         parent_id=parent,
@@ -119,7 +137,7 @@ CHILD_TOOLS = ("read", "write", "spawn_agent")
 
 def valid_tree() -> Tree:
     """root -> a1 (planner, plan), a2 (implementer); a2 -> a3 (reviewer)."""
-    hooks = ["cmd:deny-rm"]
+    hooks = (HookRef(id="cmd:deny-rm", matcher="bash"),)
     return {
         "root.jsonl": (
             _header("root", None, 0, Mode.DEFAULT, PARENT_TOOLS, guard=GUARD, hooks=hooks),
@@ -162,7 +180,7 @@ def valid_tree() -> Tree:
                 ("read",),
                 agent="reviewer",
                 task_hash=task_hash("look"),
-                hooks=[*hooks, "cmd:x"],
+                hooks=(*hooks, HookRef(id="cmd:x")),
             ),
             _leaf(),
         ),
@@ -208,7 +226,14 @@ MUTATIONS: dict[str, tuple[str, Callable[[Tree], Tree]]] = {
             tools=("read", "write", "bash", "spawn_agent"),
         ),
     ),
-    "hook dropped": ("CHILD-6", lambda t: _with_meta(t, "a3.jsonl", hooks=["cmd:x"])),
+    "hook dropped": (
+        "CHILD-6",
+        lambda t: _with_header(t, "a3.jsonl", hooks=(HookRef(id="cmd:x"),)),
+    ),
+    "hook matcher narrowed": (
+        "CHILD-6",
+        lambda t: _with_header(t, "a2.jsonl", hooks=(HookRef(id="cmd:deny-rm", matcher="b*x"),)),
+    ),
     "too deep for the guard": (
         "CHILD-4",
         lambda t: _with_meta(t, "root.jsonl", guard={**GUARD, "max_depth": 1}),

@@ -23,12 +23,15 @@ from metis_model import (
     startable,
     step,
 )
+from metis_model._loop import footprints_conflict
 from metis_model.trace import (
     AskResolved,
     Assistant,
     CallClass,
     CallRef,
     Cancel,
+    CancelCause,
+    Commit,
     Decision,
     DecisionEvent,
     EffectEnd,
@@ -36,6 +39,8 @@ from metis_model.trace import (
     EffectStart,
     Facts,
     Handshake,
+    HookRef,
+    HookRun,
     Interrupt,
     JobDone,
     Mode,
@@ -43,9 +48,13 @@ from metis_model.trace import (
     Request,
     Result,
     ResultsSent,
+    ResultStatus,
     Resume,
+    RuleBehavior,
+    RuleRef,
     RunEnd,
     RunStatus,
+    Source,
     ToolKind,
     TraceEvent,
     TraceHeader,
@@ -58,13 +67,19 @@ CLASSES = {
     ToolKind.EDIT: [CallClass.QUEUE],
     ToolKind.EXEC: [CallClass.EXCLUSIVE, CallClass.SAFE, CallClass.BACKGROUND],
 }
+# Footprints over a tiny workspace, so that SCHED-6 has something to order.
+PATHS = ["/ws", "/ws/a", "/ws/b", "/"]
+HOOK = HookRef(id="h", matcher="t")
+VETO = RuleRef(behavior=RuleBehavior.DENY, source=Source.POLICY, pattern="hook:h")
 
 
 class ModelMachine(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
-        self.header = TraceHeader(run_id="rbsm", root_run_id="rbsm", mode=Mode.DEFAULT)
-        self.state: LoopState = initial_state()
+        self.header = TraceHeader(
+            run_id="rbsm", root_run_id="rbsm", mode=Mode.DEFAULT, tools=("t",), hooks=(HOOK,)
+        )
+        self.state: LoopState = initial_state(tools=frozenset({"t"}), hooks=(HOOK,))
         self.events: list[TraceEvent] = []
         self.kinds: dict[str, ToolKind] = {}
 
@@ -106,9 +121,16 @@ class ModelMachine(RuleBasedStateMachine):
             protected=data.draw(st.booleans()),
             in_scope=data.draw(st.booleans()),
         )
+        if resolve(facts).decision is not Decision.DENY:  # the hook runs; it may veto
+            vetoed = data.draw(st.booleans())
+            self.emit(HookRun, occ=call.occ, hook="h", vetoed=vetoed)
+            if vetoed:
+                facts = facts.model_copy(update={"rules": (VETO,)})
         res = resolve(facts)
         cls = data.draw(st.sampled_from(CLASSES[kind]))
         key = "file:/a" if cls is CallClass.QUEUE else None
+        reads = tuple(data.draw(st.lists(st.sampled_from(PATHS), max_size=2)))
+        writes = tuple(data.draw(st.lists(st.sampled_from(PATHS), max_size=2)))
         self.emit(
             DecisionEvent,
             occ=call.occ,
@@ -118,6 +140,8 @@ class ModelMachine(RuleBasedStateMachine):
             facts=facts,
             cls=cls,
             key=key,
+            reads=reads,
+            writes=writes,
         )
 
     @precondition(lambda self: bool(startable(self.state)))
@@ -133,7 +157,29 @@ class ModelMachine(RuleBasedStateMachine):
             self.emit(Handshake, occ=call.occ, job=f"job-{call.occ}")
         else:
             outcome = EffectOutcome.OK if ok else EffectOutcome.ERROR
+            if committed:
+                self.emit(Commit, occ=call.occ, outcome=outcome)
             self.emit(EffectEnd, occ=call.occ, outcome=outcome, committed=committed)
+
+    @precondition(
+        lambda self: (
+            self.state.phase is Phase.BATCH
+            and any(c.running and c.cls is not CallClass.BACKGROUND for c in self.state.calls)
+        )
+    )
+    @rule(data=st.data())
+    def time_out(self, data: st.DataObject) -> None:
+        call = data.draw(
+            st.sampled_from(
+                [c for c in self.state.calls if c.running and c.cls is not CallClass.BACKGROUND]
+            )
+        )
+        ran = float(len(self.events)) - call.started_t
+        self.emit(
+            Cancel, turn=self.state.turn, cause=CancelCause.TIMEOUT, occs=(call.occ,), limit_s=ran
+        )
+        self.emit(EffectEnd, occ=call.occ, outcome=EffectOutcome.CANCELLED)
+        self.emit(Result, occ=call.occ, status=ResultStatus.CANCELLED)
 
     @precondition(lambda self: bool(closable(self.state)))
     @rule(data=st.data())
@@ -148,12 +194,17 @@ class ModelMachine(RuleBasedStateMachine):
     )
     @rule()
     def send(self) -> None:
-        self.emit(ResultsSent, turn=self.state.turn, occs=tuple(c.occ for c in self.state.calls))
+        self.emit(
+            ResultsSent,
+            turn=self.state.turn,
+            occs=tuple(c.occ for c in self.state.calls),
+            call_ids=tuple(c.call_id for c in self.state.calls),
+        )
 
     @precondition(lambda self: self.state.phase is Phase.BATCH and settled(self.state))
     @rule()
     def cancel(self) -> None:
-        self.emit(Cancel, turn=self.state.turn)
+        self.emit(Cancel, turn=self.state.turn, cause=CancelCause.USER)
 
     @precondition(lambda self: self.state.phase in (Phase.BATCH, Phase.READY, Phase.STREAMING))
     @rule()
@@ -163,7 +214,16 @@ class ModelMachine(RuleBasedStateMachine):
             if c.running:
                 self.emit(EffectEnd, occ=c.occ, outcome=EffectOutcome.CANCELLED)
         self.emit(Resume)
-        self.emit(Repair, stubbed=self.state.open_occs())
+        open_calls = [c for c in self.state.calls if not c.closed]
+        unknown = tuple(  # RETRY-3: it started, and is not Safe or committed
+            c.occ for c in open_calls if c.started and (c.committed or c.cls is not CallClass.SAFE)
+        )
+        self.emit(
+            Repair,
+            stubbed=self.state.open_occs(),
+            unknown=unknown,
+            call_ids=tuple(c.call_id for c in self.state.calls),
+        )
         self.emit(Repair, stubbed=())  # repair again: idempotent (CLOSE-5)
 
     @precondition(lambda self: bool(self.state.jobs))
@@ -182,6 +242,11 @@ class ModelMachine(RuleBasedStateMachine):
     def one_queue_call_per_key(self) -> None:  # SCHED-2
         keys = [c.key for c in self.state.calls if c.running and c.cls is CallClass.QUEUE]
         assert len(keys) == len(set(keys))
+
+    @invariant()
+    def reads_never_overlap_writes(self) -> None:  # SCHED-6
+        running = [c for c in self.state.calls if c.running]
+        assert not any(footprints_conflict(a, b) for a in running for b in running if a is not b)
 
     @invariant()
     def no_effect_before_preflight(self) -> None:  # AUTH-2

@@ -155,7 +155,7 @@ def _resume(ws: Path, trace_path: Path, journal_path: Path) -> tuple[RunResult, 
 def test_resume_after_a_kill_between_journal_commit_and_effect_end(tmp_path: Path) -> None:
     ws, trace_path, journal_path = _start(tmp_path, die="effect_end")
     header, events = read(trace_path)
-    assert kinds(events)[-1] == "effect_start"
+    assert kinds(events)[-2:] == ["effect_start", "commit"]  # the trace's commit came first
     assert_conforms(header, events)  # a prefix of a valid run
     result, loop = _resume(ws, trace_path, journal_path)
     assert result.status.value == "completed" and result.text == "finished"
@@ -174,6 +174,57 @@ def test_resume_after_a_kill_between_journal_commit_and_effect_end(tmp_path: Pat
     sent = loop.provider.requests[0].messages[-1].content
     assert [b.tool_use_id for b in sent if isinstance(b, ToolResultBlock)] == ["c1", "c2"]
     assert sent[1].is_error and "interrupted" in sent[1].content  # type: ignore[union-attr]
+
+
+def test_resume_after_a_kill_before_the_commit_reports_the_outcome_unknown(tmp_path: Path) -> None:
+    """The bash call ran to its end, and the process died before recording
+    the commit (issue 13): resume says the outcome is unknown, never that it
+    did not run, and does not run it again (RETRY-3)."""
+    ws, trace_path, journal_path = _start(tmp_path, die="commit")
+    assert (ws / "count.txt").read_text() == "once\n"  # the effect happened
+    result, loop = _resume(ws, trace_path, journal_path)
+    assert result.status.value == "completed"
+    header, events = read(trace_path)
+    assert_conforms(header, events)
+    ks = kinds(events)
+    i = ks.index("interrupt")
+    assert ks[i : i + 4] == ["interrupt", "effect_end", "resume", "repair"]
+    end, repair = events[i + 1], events[i + 3]
+    assert (end.occ, end.outcome.value, end.committed) == ("1.0", "unknown", False)
+    assert repair.stubbed == ("1.0", "1.1") and repair.unknown == ("1.0",)
+    assert repair.call_ids == ("c1", "c2")
+    assert (ws / "count.txt").read_text() == "once\n"  # not run again
+    sent = loop.provider.requests[0].messages[-1].content
+    assert "outcome unknown" in sent[0].content  # type: ignore[union-attr]
+    assert "outcome unknown" not in sent[1].content  # type: ignore[union-attr]
+
+
+class _JournalDiesAtCommit(Journal):
+    def commit(self, occ: str, outcome: EffectOutcome, content: str) -> None:
+        raise _Killed
+
+
+def test_resume_after_a_kill_between_trace_commit_and_journal_commit(tmp_path: Path) -> None:
+    """The trace holds the commit, the journal lost the output: the call is
+    answered as committed (never re-run), with a note instead of its output."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    trace_path, journal_path = tmp_path / "t.jsonl", tmp_path / "t.jsonl.journal"
+    header = make_header(mode=Mode.BYPASS, tools=("ls", "bash"))
+    trace = TraceWriter(trace_path, header)
+    journal = _JournalDiesAtCommit.create(journal_path, header.run_id, {}, fsync=False)
+    loop = make_loop(_script(ws), ws, trace_path, trace=trace, journal=journal)
+    with pytest.raises(_Killed):
+        asyncio.run(loop.run("count"))
+    trace.close()
+    journal.close()
+    result, loop = _resume(ws, trace_path, journal_path)
+    assert result.status.value == "completed"
+    header, events = read(trace_path)
+    assert_conforms(header, events)
+    (answer,) = [e for e in of_kind(events, "result") if e.occ == "1.0"]
+    assert answer.status.value == "ok" and "output not journaled" in answer.content
+    assert (ws / "count.txt").read_text() == "once\n"
 
 
 def test_resume_after_a_kill_while_streaming_redoes_only_the_request(tmp_path: Path) -> None:

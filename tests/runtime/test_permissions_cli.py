@@ -97,7 +97,8 @@ def test_secret_read_denied_by_rule(settings: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--tool", "bash", "--input", "{x"], "--input: invalid JSON"),
+        (["--tool", "bash", "--input", "{x"], "--input: not valid JSON"),
+        (["--tool", "bash", "--input", '{"a": NaN}'], "--input: a: NaN is not a JSON number"),
         (["--tool", "bash", "--input", "[1]"], "--input: must be a JSON object"),
         (["--tool", "bash", "--mode", "yolo"], "--mode: unknown value 'yolo'"),
         (["--tool", "bash", "--source", "me"], "--source: unknown value 'me'"),

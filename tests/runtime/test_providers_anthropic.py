@@ -435,11 +435,11 @@ def test_invalid_json_arguments_become_empty_input_with_error() -> None:
     message = message_of(with_arguments('{"command": "ls" oops'))
     (call,) = message.tool_uses
     assert (call.id, call.name, call.input) == (TOOL_ID, "bash", {})
-    assert call.input_error == "arguments are not valid JSON (Expecting ',' delimiter at char 17)"
+    assert call.input_error == "arguments are not valid JSON (Expecting ',' delimiter at column 18)"
     (note,) = message.repairs
     assert note.problem == (
         f"tool_use 'bash' (id '{TOOL_ID}', block 0): arguments are not valid JSON "
-        "(Expecting ',' delimiter at char 17)"
+        "(Expecting ',' delimiter at column 18)"
     )
     assert note.repair == "input set to {}; the call gets an error result instead of running"
     assert message.stop_reason == "tool_use"  # the call keeps its place and must be closed

@@ -563,4 +563,4 @@ def test_cli_bad_max_retries_is_one_line_exit_2(tmp_path: Path, value: str) -> N
 
 def test_cli_help_lists_max_retries() -> None:
     result = CliRunner().invoke(run_cli.run, ["--help"])
-    assert "--max-retries" in result.stdout and "[default: 2]" in result.stdout
+    assert "--max-retries" in result.stdout and "[default: 2;" in result.stdout

@@ -9,8 +9,8 @@ from metis_runtime.providers import SSEDecoder, SSEEvent, parse_sse
 from tests.runtime.test_providers_support import ANTHROPIC_MCP, CHAT, RESPONSES_PHASE, body
 
 
-def feed_in_pieces(text: str, cuts: list[int]) -> list[SSEEvent]:
-    decoder = SSEDecoder()
+def feed_in_pieces(text: str, cuts: list[int], decoder: SSEDecoder | None = None) -> list[SSEEvent]:
+    decoder = decoder if decoder is not None else SSEDecoder()
     out: list[SSEEvent] = []
     start = 0
     for cut in sorted(set(cuts)):
@@ -59,7 +59,13 @@ def test_unterminated_last_event_is_dropped() -> None:
 
 
 def test_events_without_data_are_not_dispatched() -> None:
-    assert parse_sse("event: ping\n\ndata:\n\n: c\n\n") == []
+    assert parse_sse("event: ping\n\n: c\n\nid: 3\n\n") == []
+
+
+def test_an_empty_data_field_is_dispatched() -> None:
+    # The standard appends "" + LF to the data buffer: not empty, so it dispatches.
+    assert parse_sse("data:\n\ndata\n\n") == [SSEEvent(""), SSEEvent("")]
+    assert parse_sse("data\ndata\n\n") == [SSEEvent("\n")]
 
 
 def test_one_space_after_the_colon_is_stripped_only() -> None:

@@ -53,7 +53,12 @@ def test_builtin_schemas_exactly() -> None:
         },
         "ls": {"path": ("string", False)},
         "glob": {"pattern": ("string", True), "path": ("string", False)},
-        "grep": {"pattern": ("string", True), "path": ("string", False), "glob": ("string", False)},
+        "grep": {
+            "pattern": ("string", True),
+            "path": ("string", False),
+            "glob": ("string", False),
+            "no_ignore": ("boolean", False),
+        },
         "bash": {
             "command": ("string", True),
             "timeout": ("number", False),

@@ -30,12 +30,16 @@ from metis_model.trace import (
     EVENT_KINDS,
     AskResolved,
     CallClass,
+    Cancel,
+    CancelCause,
+    Commit,
     Decision,
     DecisionEvent,
     EffectEnd,
     EffectOutcome,
     EffectStart,
     Handshake,
+    HookRun,
     JobDone,
     Repair,
     Result,
@@ -82,7 +86,10 @@ def compare(header: TraceHeader, events: Sequence[TraceEvent], *, allowed: bool)
     one = mirror()
     proto = protocol() if allowed else None
     absn = Abstraction(one.system)
-    state = initial_state(header.mode, header.route, header.headless_default)
+    absn.prepare(events)
+    state = initial_state(
+        header.mode, header.route, header.headless_default, frozenset(header.tools), header.hooks
+    )
     compared = 0
     for e in events:
         pre = absn.state(state)
@@ -144,19 +151,24 @@ def test_agreement_covers_most_simulated_steps() -> None:
 
 
 # Random single events at random points of a simulated run.
-def _random_event(rng: random.Random, seq: int, occs: list[str], jobs: list[str]) -> TraceEvent:
+def _random_event(
+    rng: random.Random, seq: int, occs: list[str], jobs: list[str], ids_of: list[str]
+) -> TraceEvent:
     occ = rng.choice([*occs, "9.9"]) if occs or rng.random() < 0.5 else "9.9"
     job = rng.choice([*jobs, "job-x"])
     kind = rng.choice(
         [
+            "hook",
             "decision",
             "ask_resolved",
             "effect_start",
+            "commit",
             "effect_end",
             "handshake",
             "job_done",
             "result",
             "results_sent",
+            "cancel",
             "repair",
             "run_end",
         ]
@@ -184,8 +196,26 @@ def _random_event(rng: random.Random, seq: int, occs: list[str], jobs: list[str]
             approved=rng.random() < 0.5,
             resolver=rng.choice(["user", "headless-default"]),
         )
+    if kind == "hook":
+        return HookRun(
+            **base,
+            occ=occ,
+            hook=rng.choice(["guard-shell", "audit", "x"]),
+            vetoed=rng.random() < 0.5,
+        )
     if kind == "effect_start":
         return EffectStart(**base, occ=occ)
+    if kind == "commit":
+        return Commit(**base, occ=occ, outcome=EffectOutcome.OK)
+    if kind == "cancel":
+        named = tuple(o for o in occs if rng.random() < 0.5)
+        return Cancel(
+            **base,
+            turn=1,
+            cause=rng.choice(list(CancelCause)),
+            occs=named if rng.random() < 0.6 else (),
+            limit_s=rng.choice([None, 0.0, 1e9]),
+        )
     if kind == "effect_end":
         return EffectEnd(
             **base, occ=occ, outcome=rng.choice(list(EffectOutcome)), committed=rng.random() < 0.4
@@ -197,9 +227,20 @@ def _random_event(rng: random.Random, seq: int, occs: list[str], jobs: list[str]
     if kind == "results_sent":
         shuffled = occs[:]
         rng.shuffle(shuffled)
-        return ResultsSent(**base, turn=1, occs=tuple(shuffled))
+        ids = list(ids_of)
+        if rng.random() < 0.3:
+            rng.shuffle(ids)
+        if rng.random() < 0.2:
+            ids.append("toolu_stray")
+        return ResultsSent(**base, turn=1, occs=tuple(shuffled), call_ids=tuple(ids))
     if kind == "repair":
-        return Repair(**base, stubbed=tuple(o for o in occs if rng.random() < 0.7))
+        stubbed = tuple(o for o in occs if rng.random() < 0.7)
+        return Repair(
+            **base,
+            stubbed=stubbed,
+            unknown=tuple(o for o in [*occs, "9.9"] if rng.random() < 0.3),
+            call_ids=tuple(ids_of) if rng.random() < 0.8 else (),
+        )
     if kind == "run_end":
         return RunEnd(**base, status=rng.choice(list(RunStatus)))
     return Result(**base, occ=occ, status=rng.choice(list(ResultStatus)))
@@ -210,12 +251,16 @@ def _mutated(seed: int, rseed: int) -> None:
     header, events = simulate(seed, SIM)
     cut = rng.randrange(len(events))
     prefix = events[:cut]
-    state = initial_state(header.mode, header.route, header.headless_default)
+    state = initial_state(
+        header.mode, header.route, header.headless_default, frozenset(header.tools), header.hooks
+    )
     for e in prefix:
         outcome = step(state, e)
         assert not isinstance(outcome, Divergence)
         state = outcome
-    extra = _random_event(rng, cut, [c.occ for c in state.calls], list(state.jobs))
+    extra = _random_event(
+        rng, cut, [c.occ for c in state.calls], list(state.jobs), [c.call_id for c in state.calls]
+    )
     compare(header, [*prefix, extra], allowed=False)
 
 

@@ -159,7 +159,7 @@ def _batch(t0: float, decision: str, *, resumed: bool = False) -> list[dict[str,
         rest: list[dict[str, object]] = [
             {"t": t0 + 0.03, "kind": "ask_resolved", "occ": "1.0", "approved": False},
             {"t": t0 + 0.04, "kind": "result", "occ": "1.0", "status": "denied"},
-            {"t": t0 + 0.05, "kind": "results_sent", "turn": 1, "occs": ["1.0"]},
+            {"t": t0 + 0.05, "kind": "results_sent", "turn": 1, "occs": ["1.0"], "call_ids": ["c1"]},
             {"t": t0 + 0.06, "kind": "turn_start", "turn": 2},
             {"t": t0 + 0.06, "kind": "request", "turn": 2},
             {"t": t0 + 0.07, "kind": "assistant", "turn": 2},
@@ -168,6 +168,7 @@ def _batch(t0: float, decision: str, *, resumed: bool = False) -> list[dict[str,
         return [*head, decide, *rest]
     rest = [
         {"t": t0 + 0.03, "kind": "effect_start", "occ": "1.0"},
+        {"t": t0 + 0.04, "kind": "commit", "occ": "1.0", "outcome": "ok"},
         {"t": t0 + 0.04, "kind": "effect_end", "occ": "1.0", "outcome": "ok", "committed": True},
     ]
     if resumed:
@@ -175,11 +176,13 @@ def _batch(t0: float, decision: str, *, resumed: bool = False) -> list[dict[str,
             {"t": t0 + 1.0, "kind": "interrupt", "reason": "the process stopped"},
             {"t": t0 + 1.0, "kind": "resume"},
             {"t": t0 + 1.0, "kind": "result", "occ": "1.0", "status": "ok"},
-            {"t": t0 + 1.0, "kind": "repair"},
+            {"t": t0 + 1.0, "kind": "repair", "call_ids": ["c1"]},
         ]
     else:
         rest.append({"t": t0 + 0.05, "kind": "result", "occ": "1.0", "status": "ok"})
-        rest.append({"t": t0 + 1.05, "kind": "results_sent", "turn": 1, "occs": ["1.0"]})
+        rest.append(
+            {"t": t0 + 1.05, "kind": "results_sent", "turn": 1, "occs": ["1.0"], "call_ids": ["c1"]}
+        )
     rest += [
         {"t": t0 + 1.06, "kind": "turn_start", "turn": 2},
         {"t": t0 + 1.06, "kind": "request", "turn": 2},

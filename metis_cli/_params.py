@@ -1,0 +1,86 @@
+"""Option values checked before a command does any work.
+
+- `FiniteFloat`: `click.FloatRange(min=0, min_open=True)` accepts `nan` (every
+  comparison with NaN is false, so no bound fails) and `inf` / `1e400`; a
+  timeout of NaN seconds then fails deep inside asyncio, or never fires. Here
+  both are usage errors naming the option (exit 2).
+- `StagedOutput`: an `--out` folder. A place that cannot be written is a
+  one-line error before the work starts; the files are written into a
+  temporary folder inside it and renamed into place only when the command
+  succeeds, so a failure never leaves a half-written file.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import click
+
+from ._output import bad_input
+
+
+class FiniteFloat(click.FloatRange):
+    """A `click.FloatRange` whose value must also be a finite number."""
+
+    name = "finite float"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number.", param, ctx)
+        return number
+
+
+def writable_dir(path: Path, option: str = "--out") -> Path:
+    """`path` as a folder this process can write into, or a one-line error."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path, prefix=".metis-probe-"):
+            pass
+    except OSError as exc:
+        bad_input(f"{option} {path}: cannot write there ({exc.strerror or exc})")
+    return path
+
+
+class StagedOutput:
+    """`with StagedOutput(out) as stage:` write into `stage`; on success every
+    file moves to the same place under `out` by rename (whole files or none)."""
+
+    def __init__(self, target: Path, option: str = "--out") -> None:
+        self.target = target
+        self.option = option
+        self.stage = target
+
+    def __enter__(self) -> Path:
+        writable_dir(self.target, self.option)
+        self.stage = Path(tempfile.mkdtemp(prefix=".metis-out-", dir=self.target))
+        return self.stage
+
+    def final(self, path: Path) -> Path:
+        """Where a file written under the stage ends up."""
+        return self.target / path.relative_to(self.stage)
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        try:
+            if kind is None:
+                for item in sorted(self.stage.rglob("*")):
+                    if item.is_file() and not item.is_symlink():
+                        final = self.final(item)
+                        final.parent.mkdir(parents=True, exist_ok=True)
+                        os.replace(item, final)
+        except OSError as error:
+            reason = error.strerror or error
+            bad_input(f"{self.option} {self.target}: cannot write there ({reason})")
+        finally:
+            shutil.rmtree(self.stage, ignore_errors=True)
