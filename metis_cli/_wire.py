@@ -11,13 +11,13 @@ its parent does; a child's definition then narrows it (`child_provider`).
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 import click
 
+from metis_model.trace import InputError, decode_json
 from metis_runtime._errors import ProviderError
 from metis_runtime.agents import ProviderConfig
 from metis_runtime.providers import THINKING_LEVELS, header_problem
@@ -95,9 +95,9 @@ def wire_settings(options: dict[str, Any]) -> dict[str, Any]:
     routing: dict[str, Any] | None = None
     if routing_text is not None:
         try:
-            routing = json.loads(routing_text)
-        except json.JSONDecodeError as exc:
-            raise WireOptionError(f"--routing: not JSON ({exc.msg} at char {exc.pos})") from None
+            routing = decode_json(routing_text, source="--routing")
+        except InputError as exc:
+            raise WireOptionError(str(exc)) from None
         if not isinstance(routing, dict):
             raise WireOptionError("--routing: must be a JSON object")
     return {

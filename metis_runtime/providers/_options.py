@@ -103,9 +103,10 @@ def header_problem(name: str, value: str) -> str | None:
     if not _TOKEN.match(name):
         return f"{name!r} is not a header name"
     if name.lower() in _RESERVED_HEADERS:
-        return f"{name}: not an extra header (credentials come from the environment)"
+        # Not "NAME: ..." (the redactor would read it as that header's value).
+        return f"{name!r} is set by metis, not an extra header (keys come from the environment)"
     if any(c in value for c in "\r\n\0"):
-        return f"{name}: the value holds a line break"
+        return f"{name!r}: the value holds a line break"
     return None
 
 
