@@ -356,7 +356,8 @@ def parse_definition(
         if loc:
             loc[0] = next((a for a, n in _ATTRS.items() if n == loc[0]), loc[0])
         field = ".".join(loc) or "front matter"
-        message = " ".join(str(err["msg"]).split())
+        # A validator's ValueError reads "Value error, <ours>": ours alone.
+        message = " ".join(str(err["msg"]).split()).removeprefix("Value error, ")
         return DefinitionProblem(path, field, message, lines.get(loc[0]) if loc else None)
     return definition, tuple(warnings)
 
