@@ -42,7 +42,7 @@ from .._trace import TraceWriter
 from ..dispatch import GateLike
 from ..permissions import Refusal
 from ..tools import Tool
-from ._config import ChildConfig, ProviderConfig, clone_gate_config, gate_mode
+from ._config import ChildConfig, GateConfig, ProviderConfig, clone_gate_config, gate_mode
 from ._definitions import AgentCatalog
 from ._guard import GuardAdmit, GuardRefusal, GuardRequest, SpawnLedger
 from ._hooks import HookSpec, header_hooks
@@ -296,6 +296,17 @@ class AgentSupervisor:
         chosen = worktree or (definition.workspace if definition is not None else None)
         return sync and chosen in (None, "inherit")
 
+    def _child_gate(self, resolved: ResolvedAgent, child_workspace: Path) -> GateConfig | Refusal:
+        """This agent's gate cloned for the child `resolved` describes."""
+        return clone_gate_config(
+            self.gate,
+            resolved.mode,
+            parent_workspace=self.workspace,
+            child_workspace=child_workspace,
+            headless_default=self.headless_default,
+            extra_deny=resolved.deny_rules,
+        )
+
     async def spawn(
         self,
         agent: str,
@@ -336,14 +347,7 @@ class AgentSupervisor:
         agent_id = f"{agent}-{uuid.uuid4().hex[:8]}"
         # The gate is cloned against the child's workspace; the mode check does not depend on it.
         try:
-            probe = clone_gate_config(
-                self.gate,
-                resolved.mode,
-                parent_workspace=self.workspace,
-                child_workspace=self.workspace,
-                headless_default=self.headless_default,
-                extra_deny=resolved.deny_rules,
-            )
+            probe = self._child_gate(resolved, self.workspace)
         except ConfigError as exc:  # a gate without rules cannot carry deny rules
             return SpawnRefused("AUTHORITY", str(exc))
         if isinstance(probe, Refusal):
@@ -367,14 +371,7 @@ class AgentSupervisor:
         except (WorkspaceError, OSError) as exc:
             self.ledger.finished(agent_id)
             return SpawnRefused("WORKSPACE", str(exc))
-        gate_cfg = clone_gate_config(
-            self.gate,
-            resolved.mode,
-            parent_workspace=self.workspace,
-            child_workspace=ws.path,
-            headless_default=self.headless_default,
-            extra_deny=resolved.deny_rules,
-        )
+        gate_cfg = self._child_gate(resolved, ws.path)
         assert not isinstance(gate_cfg, Refusal)  # the probe above already passed
         if self.ablation.get("open_gate"):
             gate_cfg = gate_cfg.model_copy(update={"kind": "open"})
