@@ -8,6 +8,7 @@ import re
 import stat
 import threading
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
@@ -23,6 +24,7 @@ from ._search import (
     Cancellation,
     SearchRequest,
     SearchTimeout,
+    SearchUnbounded,
     SearchWorkerError,
     SearchWorkers,
     glob_paths,
@@ -346,6 +348,12 @@ class GrepTool(Tool):
         )
         try:
             hits, truncated = await _search_off_the_loop(request)
+        except SearchUnbounded:
+            raise ToolError(
+                "grep: no search worker process could run, and this pattern needs Python's re "
+                "(a backreference, a lookaround, or a Unicode class on non-ASCII text), whose "
+                "time cannot be bounded in this process; rewrite it so that it runs on RE2"
+            ) from None
         except SearchTimeout:
             raise ToolError(
                 f"grep: stopped after {GREP_TIMEOUT_S:g} s: the pattern is too slow to match "
@@ -372,7 +380,7 @@ async def _search_off_the_loop(request: SearchRequest) -> tuple[list[str], bool]
         except SearchWorkerError:
             if cancel.is_set():
                 raise
-        return await asyncio.to_thread(search, request, cancel)
+        return await asyncio.to_thread(partial(search, linear_only=True), request, cancel)
     except asyncio.CancelledError:
         cancel.set()
         raise

@@ -33,6 +33,7 @@ runtime; a cancelled search kills its worker.
 from __future__ import annotations
 
 import atexit
+import concurrent.futures
 import contextlib
 import fnmatch
 import json
@@ -296,12 +297,18 @@ def read_text(path: str, max_bytes: int, dir_fd: int | None = None) -> str | Non
     return data.decode("utf-8", "replace")
 
 
-def search(request: SearchRequest, stop: Cancellation | None = None) -> tuple[list[str], bool]:
+def search(
+    request: SearchRequest, stop: Cancellation | None = None, *, linear_only: bool = False
+) -> tuple[list[str], bool]:
     """`path:line:text` of each matching line, in file then line order; and
     whether the search stopped at `max_matches`. Past `timeout_s` (checked
     between lines here; a worker's alarm also ends one long match) it raises
-    `SearchTimeout`."""
+    `SearchTimeout`. `linear_only` (a search in this process, where nothing
+    can stop one long match): a text that would need Python's backtracking
+    `re` raises `SearchUnbounded` instead of running it."""
     engines = Engines(request["pattern"])
+    if linear_only and engines.re2 is None:
+        raise SearchUnbounded()
     deadline = time.monotonic() + request.get("timeout_s", 60.0)
     shown_base, max_matches, max_line = (
         request["shown_base"],
@@ -319,6 +326,8 @@ def search(request: SearchRequest, stop: Cancellation | None = None) -> tuple[li
         if text is None:
             continue
         subject, regex, whole = engines.for_text(text)
+        if linear_only and regex is not engines.re2:
+            raise SearchUnbounded()
         shown = rel if shown_base == "." else os.path.join(shown_base, rel)
         for lineno, line in matching_lines(subject, regex, whole):
             if len(hits) == max_matches:
@@ -355,6 +364,11 @@ class SearchWorkerError(Exception):
     """A worker died, could not start, or answered something unreadable."""
 
 
+class SearchUnbounded(Exception):
+    """The pattern needs Python's `re` on this text, and the search runs where
+    no alarm can end one backtracking match (no worker process could run it)."""
+
+
 def _engine_paths() -> list[str]:
     """Folders a worker needs on its path for google-re2 and pathspec."""
     paths: list[str] = []
@@ -367,9 +381,23 @@ def _engine_paths() -> list[str]:
     return paths
 
 
+# PR_SET_PDEATHSIG fires when the *thread* that forked the worker ends, not the
+# process: a worker forked from an `asyncio.to_thread` thread was killed when its
+# event loop closed, and the next search met a dead worker. Every worker is
+# forked from this one thread, which lives as long as the process.
+_SPAWNER = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="search-spawner")
+
+
 class _Worker:
     def __init__(self) -> None:
-        self.process = subprocess.Popen(
+        try:
+            self.process = _SPAWNER.submit(self._start).result()
+        except RuntimeError as exc:  # the interpreter is shutting down
+            raise OSError(str(exc)) from exc
+
+    @staticmethod
+    def _start() -> subprocess.Popen[bytes]:
+        return subprocess.Popen(
             [sys.executable, "-I", "-S", "-B", __file__, *_engine_paths()],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -467,7 +495,12 @@ class SearchWorkers:
         """The worker's answer; SearchTimeout past `timeout_s` (the worker's own
         alarm, or a kill a second later if it does not answer)."""
         with self._lock:
-            worker = self._idle.pop() if self._idle else None
+            worker = None
+            while self._idle and worker is None:
+                worker = self._idle.pop()
+                if worker.process.poll() is not None:  # died while idle (a killed tree)
+                    worker.kill()
+                    worker = None
         if worker is None:
             try:
                 worker = _Worker()

@@ -8,6 +8,7 @@ import json
 import os
 import stat
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -578,10 +579,30 @@ def test_grep_survives_a_worker_that_died_while_idle(ws: Path) -> None:
         [worker] = workers._idle
         worker.process.kill()
         worker.process.wait()
-        with pytest.raises(search_module.SearchWorkerError, match="gone"):
-            workers.run(request, search_module.Cancellation())
-        assert workers._idle == []  # the dead one is not kept
+        # The dead one is never asked (a killed process tree took it): a fresh one answers.
         assert workers.run(request, search_module.Cancellation())[0] == ["a.txt:1:x = 1"]
+        [fresh] = workers._idle
+        assert fresh is not worker and fresh.process.poll() is None
+    finally:
+        workers.close()
+
+
+def test_grep_in_this_process_refuses_a_pattern_it_cannot_stop(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # No worker can start, so a backtracking pattern would run unstoppably in this
+    # process (the hang CI met): it is refused at once; a linear pattern still runs.
+    (ws / "a.txt").write_text("a" * 40 + "!\n" + "x٣\n")
+    workers = search_module.SearchWorkers()
+    monkeypatch.setattr(fs_module, "_WORKERS", workers)
+    monkeypatch.setattr(sys, "executable", str(ws / "no-such-python"))
+    try:
+        started = time.monotonic()
+        for pattern in (r"(a+)+(?=b)\1", r"(\d+)+$"):  # `re` only; `re` on non-ASCII text
+            with pytest.raises(ToolError, match=r"cannot be bounded in this process"):
+                _run(GrepTool(), {"pattern": pattern}, _ctx(ws))
+        assert time.monotonic() - started < 5
+        assert _run(GrepTool(), {"pattern": "a!"}, _ctx(ws)).content == "a.txt:1:" + "a" * 40 + "!"
     finally:
         workers.close()
 
@@ -601,3 +622,22 @@ def test_transaction_keeps_a_symlink_as_a_link_when_not_following(ws: Path) -> N
     assert os.readlink(ws / "link") == "real.txt"
     assert (ws / "real.txt").read_text() == "real\n"
     assert not (ws / "new").exists()
+
+
+def test_a_pooled_search_worker_outlives_the_event_loop_that_started_it(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # PR_SET_PDEATHSIG follows the forking *thread*: a worker forked from the
+    # loop's to_thread thread died with that loop, and the next run met it dead.
+    (ws / "a.txt").write_text("x = 1\n")
+    workers = search_module.SearchWorkers()
+    monkeypatch.setattr(fs_module, "_WORKERS", workers)
+    try:
+        assert _run(GrepTool(), {"pattern": "x"}, _ctx(ws)).content == "a.txt:1:x = 1"
+        [worker] = workers._idle
+        time.sleep(0.2)  # the loop and its threads are gone; a death signal would have come
+        assert worker.process.poll() is None
+        assert _run(GrepTool(), {"pattern": "x"}, _ctx(ws)).content == "a.txt:1:x = 1"
+        assert workers._idle == [worker]  # the same process answered again
+    finally:
+        workers.close()
