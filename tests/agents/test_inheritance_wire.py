@@ -1,10 +1,11 @@
 """A child inherits its parent's provider settings: checked on the wire.
 
 `metis run` talks to a real HTTP server on 127.0.0.1 (started here) that
-answers with recorded stream bodies: the parent's turns from
+answers with recorded stream bodies: the parent's and the relay's turns from
 `tests/data/inheritance/` (hand-authored to the exact wire format), the
-children's from real recorded exchanges (`corpora/provider-streams`). The
-children are real processes; the server records every request they send,
+other children's from real recorded exchanges (`corpora/provider-streams`).
+The children, and the relay's own child, are real processes; the server
+records every request they send,
 and the test checks the URL, headers, model and thinking fields of each
 against the precedence of specs/children.md: the definition first, then the
 parent's runtime context, then the defaults.
@@ -45,6 +46,13 @@ model: inherit
 effort: low
 ---
 You are the scout.
+"""
+RELAY = """---
+name: relay
+description: Hands a question on to the scout.
+tools: Agent(scout), Read
+---
+You are the relay.
 """
 PINNED = """---
 name: pinned
@@ -108,6 +116,7 @@ def _workspace(tmp: Path) -> Path:
     (ws / ".claude" / "agents").mkdir(parents=True)
     (ws / ".metis" / "agents").mkdir(parents=True)
     (ws / ".claude" / "agents" / "scout.md").write_text(SCOUT)
+    (ws / ".claude" / "agents" / "relay.md").write_text(RELAY)
     (ws / ".metis" / "agents" / "pinned.md").write_text(PINNED)
     (ws / "README.md").write_text("# a project\n")
     return ws
@@ -143,13 +152,14 @@ def _by_system(seen: list[Seen], system: str) -> list[Seen]:
 @pytest.fixture
 def anthropic_endpoint() -> Iterator[Endpoint]:
     parent = load_cassette(DATA / "anthropic_parent.yaml").interactions
+    relay = load_cassette(DATA / "anthropic_relay.yaml").interactions
     child = _recorded("anthropic/test_anthropic_model_thinking_part_stream.yaml")
 
     def answer(path: str, body: dict[str, Any]) -> str:
         if body.get("system") in ("You are the scout.", "You are pinned."):
             return child
         turns = sum(1 for m in body["messages"] if m["role"] == "assistant")
-        return parent[turns].body
+        return (relay if body.get("system") == "You are the relay." else parent)[turns].body
 
     endpoint = Endpoint(answer)
     yield endpoint
@@ -164,7 +174,7 @@ def test_children_inherit_the_anthropic_settings_of_their_parent(
     done = _run(
         tmp_path,
         [
-            "Ask the scout, then the pinned agent.",
+            "Ask the scout, the pinned agent and the relay.",
             "--workspace",
             str(ws),
             "--trace",
@@ -189,11 +199,13 @@ def test_children_inherit_the_anthropic_settings_of_their_parent(
         {"ANTHROPIC_API_KEY": KEY},
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "Both sub-agents answered."
+    assert done.stdout.strip() == "All three sub-agents answered."
     seen = anthropic_endpoint.seen
     scout, pinned = _by_system(seen, "You are the scout."), _by_system(seen, "You are pinned.")
-    parent = [s for s in seen if s not in scout and s not in pinned]
-    assert (len(parent), len(scout), len(pinned)) == (2, 1, 1)
+    relay = _by_system(seen, "You are the relay.")
+    parent = [s for s in seen if s not in scout + pinned + relay]
+    # Two scouts: the root's child and the relay's (the root's grandchild).
+    assert (len(parent), len(scout), len(pinned), len(relay)) == (2, 2, 1, 2)
     for request in seen:  # the same endpoint, credentials and attribution for all
         assert request.path == "/v1/messages"
         assert request.headers["x-api-key"] == KEY
@@ -202,38 +214,56 @@ def test_children_inherit_the_anthropic_settings_of_their_parent(
         assert request.headers["x-title"] == HEADERS["X-Title"]
         assert request.body["provider"] == ROUTING and request.body["stream"] is True
     high, low = ANTHROPIC_BUDGETS["high"], ANTHROPIC_BUDGETS["low"]
-    for request in parent:
+    for request in parent + relay:  # the relay sets neither model nor thinking
         assert request.body["model"] == "claude-sonnet-4-0"
         assert request.body["thinking"] == {"type": "enabled", "budget_tokens": high}
         assert request.body["max_tokens"] == 4096 + high
-    # scout: `model: inherit` (the parent's), `effort: low` (its own).
-    body = scout[0].body
-    assert body["model"] == "claude-sonnet-4-0"
-    assert body["thinking"] == {"type": "enabled", "budget_tokens": low}
-    assert body["max_tokens"] == 4096 + low
-    assert {t["name"] for t in body["tools"]} == {"read", "grep", "glob"}
+    assert {t["name"] for t in relay[0].body["tools"]} == {
+        "read",
+        "spawn_agent",
+        "list_agents",
+        "wait_agent",
+    }
+    # scout, at depth 1 and 2: `model: inherit` (its parent's), `effort: low` (its own);
+    # its tools are its own list cut down to its parent's (the relay has `read` alone).
+    tasks = {"How do I cross the street?": 1, "Which way do I look before crossing?": 2}
+    tools = {1: {"read", "grep", "glob"}, 2: {"read"}}
+    for request in scout:
+        body = request.body
+        depth = tasks[body["messages"][0]["content"][0]["text"]]
+        assert body["model"] == "claude-sonnet-4-0"
+        assert body["thinking"] == {"type": "enabled", "budget_tokens": low}
+        assert body["max_tokens"] == 4096 + low
+        assert {t["name"] for t in body["tools"]} == tools.pop(depth)
+    assert not tools
     # pinned: its own model (adaptive thinking), the parent's thinking level.
     body = pinned[0].body
     assert body["model"] == "claude-opus-4-7"
     assert body["thinking"] == {"type": "adaptive"} and body["output_config"] == {"effort": "high"}
     assert body["max_tokens"] == 4096
     # Each child's trace says where each setting came from.
-    headers = {h.meta["agent"]: h for h, _ in read_tree(trace.parent).values() if h.depth}
-    scout_meta = headers["scout"].meta["provider"]
-    assert scout_meta["base_url"] == anthropic_endpoint.url
-    assert scout_meta["sources"] == {
-        "provider": "parent",
-        "model": "parent",
-        "thinking": "frontmatter",
-        "base_url": "parent",
-        "headers": "parent",
-        "routing": "parent",
-        "max_retries": "parent",
-        "max_turns": "parent",
-    }
-    assert headers["scout"].meta["definition"] == str(ws / ".claude" / "agents" / "scout.md")
-    assert headers["pinned"].meta["provider"]["sources"]["model"] == "frontmatter"
-    assert headers["pinned"].meta["provider"]["sources"]["thinking"] == "parent"
+    trees = read_tree(trace.parent).values()
+    headers = {(h.meta["agent"], h.depth): h for h, _ in trees if h.depth}
+    assert set(headers) == {("scout", 1), ("pinned", 1), ("relay", 1), ("scout", 2)}
+    for depth in (1, 2):
+        scout_meta = headers["scout", depth].meta["provider"]
+        assert scout_meta["base_url"] == anthropic_endpoint.url
+        assert scout_meta["sources"] == {
+            "provider": "parent",
+            "model": "parent",
+            "thinking": "frontmatter",
+            "base_url": "parent",
+            "headers": "parent",
+            "routing": "parent",
+            "max_retries": "parent",
+            "max_turns": "parent",
+        }
+        scout_file = str(ws / ".claude" / "agents" / "scout.md")
+        assert headers["scout", depth].meta["definition"] == scout_file
+    assert headers["relay", 1].meta["provider"]["sources"]["model"] == "parent"
+    assert headers["relay", 1].meta["provider"]["sources"]["thinking"] == "parent"
+    assert headers["pinned", 1].meta["provider"]["sources"]["model"] == "frontmatter"
+    assert headers["pinned", 1].meta["provider"]["sources"]["thinking"] == "parent"
     assert tree_report(trace.parent).ok
 
 
