@@ -404,7 +404,9 @@ def _load_dir(
     found: list[AgentDefinition] = []
     seen: dict[str, Path] = {}
     paths = directory.rglob("*.md") if folder.recursive else directory.glob("*.md")
-    for path in sorted(p for p in paths if p.is_file()):
+    # Folders named *.md are passed over; anything else is read, so that a FIFO
+    # or a device is reported (read_input_text refuses it), not skipped.
+    for path in sorted(p for p in paths if not p.is_dir()):
         try:
             text = read_input_text(path)  # a regular file, bounded, UTF-8
         except InputError as exc:
