@@ -51,6 +51,27 @@ demo: setup
 	  --workspace demo-out/workspace --mode acceptEdits --headless --trace demo-out/run.jsonl --witness
 	$(BIN)/metis conform demo-out/run.jsonl
 	$(BIN)/metis demo --out demo-out/story
+	$(MAKE) --no-print-directory demo-plan
+
+# The plan path (specs/plan.md), keyless: a request planned by the engine, paused
+# for consent and resumed; repeated and served from L0 (consent asked again); a
+# changed executor manifest, re-signed, makes the next one a miss. Then every turn
+# log and trace is checked against the model.
+PLAN_WS := demo-out/plan
+PLAN_ASK := "Summarize my notes into Reports/notes-summary.md"
+.PHONY: demo-plan
+demo-plan: setup
+	rm -rf $(PLAN_WS) && mkdir -p $(PLAN_WS)
+	$(BIN)/metis plan run $(PLAN_ASK) --workspace $(PLAN_WS) --owner demo
+	$(BIN)/metis plan resume last --workspace $(PLAN_WS) --owner demo --approve
+	$(BIN)/metis plan run $(PLAN_ASK) --workspace $(PLAN_WS) --owner demo
+	$(BIN)/metis plan resume last --workspace $(PLAN_WS) --owner demo --approve
+	sed -i 's/^version: 1$$/version: 2/' $(PLAN_WS)/.metis/executors/read_notes.yaml
+	$(BIN)/metis plan digest $(PLAN_WS)/.metis/executors/read_notes.yaml --write
+	$(BIN)/metis plan run $(PLAN_ASK) --workspace $(PLAN_WS) --owner demo
+	$(BIN)/metis plan resume last --workspace $(PLAN_WS) --owner demo --approve
+	$(BIN)/metis plan cache --workspace $(PLAN_WS)
+	$(BIN)/metis conform $(PLAN_WS)/.metis/plan/turns
 
 exhaustive: setup
 	HYPOTHESIS_PROFILE=exhaustive $(PYTEST) -q -m exhaustive tests

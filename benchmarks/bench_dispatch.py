@@ -258,6 +258,9 @@ class _NullSink:
     def handshake(self, occ: str, job: str) -> None:
         pass
 
+    def timed_out(self, occ: str, limit_s: float) -> None:
+        pass
+
     def result(self, occ: str, status: ResultStatus, content: str) -> None:
         pass
 

@@ -147,6 +147,13 @@ def run_units(units: list[Unit], fmt: str, jobs: int) -> list[FileResult]:
     multiple=True,
     help="A capture of a run's progress output (its stderr): scanned for credentials.",
 )
+@click.option(
+    "--coverage",
+    "with_coverage",
+    is_flag=True,
+    help="Also report, per invariant ID and model transition, how often the inputs "
+    "exercised it, and what they never reached.",
+)
 def conform(
     files: tuple[str, ...],
     fmt: str,
@@ -159,6 +166,7 @@ def conform(
     witness: Path | None,
     canaries: str | None,
     progress: tuple[str, ...],
+    with_coverage: bool,
 ) -> None:
     """Check traces (or other runtimes' transcripts) against the model.
 
@@ -187,7 +195,7 @@ def conform(
         bad_input("--scheduler is for --engine dask")
     if files.count("-") > 1:
         bad_input("'-' (standard input) may be given once")
-    from ._run_files import read_canaries, scan_files
+    from ._run_files import coverage_table, log_reports, read_canaries, scan_files
 
     try:
         units = expand(files, fmt)
@@ -207,6 +215,8 @@ def conform(
     results = [with_witness(r, u, witness) for r, u in zip(results, units, strict=True)]
     if progress:
         results.append(FileResult("progress output", scanned))
+    checked = [r.report for r in results if r.report is not None]
+    log_reports(checked)
     run = Run(tuple(results), frozenset(allowed))
     for message in errors(run):
         click.echo(f"metis: error: {message}", err=True)
@@ -217,4 +227,8 @@ def conform(
                 click.echo(texts[kind])
         else:
             _write_file(path, texts[kind])
+    if with_coverage:
+        # After the text report; on standard error when another format holds stdout.
+        text_out = ("text", None) in targets
+        click.echo(coverage_table(checked), err=not text_out)
     sys.exit(run.exit_code)

@@ -297,9 +297,82 @@ def proof_rows(folder: Path) -> list[Row]:
     return rows
 
 
+PLAN_REQUEST = "Summarize my notes into Reports/notes-summary.md"
+
+
+def plan_rows(folder: Path) -> list[Row]:
+    """The plan path's keyless scenario through `metis plan` (specs/plan.md)."""
+    import json
+
+    ws = folder / "plan"
+    if ws.exists():
+        import shutil
+
+        shutil.rmtree(ws)
+    ws.mkdir(parents=True)
+
+    def metis(*args: str) -> dict[str, Any]:
+        done = subprocess.run(
+            [sys.executable, "-m", "metis_cli", *args, "--workspace", str(ws)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        try:
+            out: dict[str, Any] = json.loads(done.stdout)
+        except json.JSONDecodeError:
+            out = {"state": f"exit {done.returncode}: {done.stderr.strip()[-200:]}"}
+        return out
+
+    def turn(request: bool = True) -> tuple[dict[str, Any], dict[str, Any]]:
+        first = metis("plan", "run", PLAN_REQUEST, "--owner", "demo", "--json")
+        then = metis("plan", "resume", "last", "--owner", "demo", "--approve", "--json")
+        return first, then
+
+    rows = []
+    a, b = turn()
+    ok = (a.get("state"), a.get("path"), b.get("state")) == ("paused", "engine", "completed")
+    rows.append(
+        Row("plan path", "planned, paused for consent, resumed", ok, b.get("answer", "")[:60])
+    )
+    a, b = turn()
+    ok = (a.get("state"), a.get("path"), b.get("state")) == ("paused", "L0", "completed")
+    rows.append(
+        Row("plan path", "repeated: served from L0, consent asked again", ok, str(a.get("path")))
+    )
+    manifest = ws / ".metis" / "executors" / "read_notes.yaml"
+    manifest.write_text(manifest.read_text().replace("version: 1", "version: 2"))
+    subprocess.run(
+        [sys.executable, "-m", "metis_cli", "plan", "digest", str(manifest), "--write"],
+        capture_output=True,
+        check=False,
+    )
+    a, b = turn()
+    ok = (a.get("path"), b.get("state")) == ("engine", "completed")
+    rows.append(
+        Row("plan path", "manifest changed: L0 miss, planned again", ok, str(a.get("path")))
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "metis_cli", "conform", str(ws / ".metis" / "plan" / "turns")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    rows.append(
+        Row(
+            "plan path",
+            "every turn log and trace conforms",
+            done.returncode == 0,
+            done.stdout.strip()[-80:],
+        )
+    )
+    return rows
+
+
 SECTIONS: list[tuple[str, Callable[[Path, int], list[Row]]]] = [
     ("runtime task and its conformance", lambda folder, runs: runtime_rows(folder)),
     ("sub-agents", lambda folder, runs: agents_rows(folder)),
+    ("the plan path", lambda folder, runs: plan_rows(folder)),
     ("proofs", lambda folder, runs: proof_rows(folder)),
     ("fault matrix", lambda folder, runs: fault_rows(folder)),
     ("transcripts of another runtime", lambda folder, runs: transcript_rows()),

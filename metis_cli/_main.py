@@ -30,9 +30,11 @@ COMMANDS: dict[str, str] = {
     "faults": "metis_cli._faults:faults",
     "hook": "metis_cli._hook:hook",
     "permissions": "metis_cli._permissions:permissions",
+    "plan": "metis_cli._plan:plan",
     "prove": "metis_cli._prove:prove",
     "run": "metis_cli._run:run",
     "spec": "metis_cli._spec:spec",
+    "tasks": "metis_cli._plan:tasks",
 }
 
 

@@ -430,8 +430,10 @@ def _run_files(trace: Path) -> tuple[Path, ...]:
 
 def _tree_dir(trace: Path) -> Path:
     """Where the run's agent tree lives (ledger, children, worktrees, offloads):
-    the trace's folder for a `trace.jsonl`, else `<trace>.agents/` beside it."""
-    return trace.parent if trace.name == "trace.jsonl" else trace.with_name(trace.name + ".agents")
+    the runtime's layout (`metis_runtime._layout`)."""
+    from metis_runtime._layout import tree_dir
+
+    return tree_dir(trace)
 
 
 def _limits(config: Mapping[str, Any], where: Path) -> GuardLimits:
@@ -477,9 +479,15 @@ def _supervisor(
     )
 
 
-def _registry(supervisor: AgentSupervisor | None) -> ToolRegistry:
-    loaded = ToolRegistry.load()
-    for problem in loaded.plugin_errors:
+def _registry(supervisor: AgentSupervisor | None, workspace: Path) -> ToolRegistry:
+    """The built-ins, plugins and the workspace's signed executor manifests
+    (`.metis/executors/`: the plan path's catalog and the agent share one
+    registry); a refused manifest is a warning."""
+    from metis_runtime.plan import catalog_for
+
+    catalog = catalog_for(workspace, ToolRegistry.load())
+    loaded = catalog.registry
+    for problem in (*loaded.plugin_errors, *catalog.problems):
         click.echo(f"metis run: warning: {problem}", err=True)
     if supervisor is None:
         return loaded
@@ -487,6 +495,16 @@ def _registry(supervisor: AgentSupervisor | None) -> ToolRegistry:
         return ToolRegistry([*loaded, *supervisor.tools()], loaded.plugin_errors)
     except MetisRuntimeError as exc:
         _bad(str(exc))
+
+
+def _call_timeout(config: Mapping[str, Any]) -> float | None:
+    """The run's per-call limit (a resumed run keeps its recorded one)."""
+    value = config.get("call_timeout")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        _bad(f"the run's call_timeout {value!r} is unusable: it must be a positive number")
+    return float(value)
 
 
 def _loop(
@@ -518,7 +536,7 @@ def _loop(
         journal=journal,
         dispatcher=_dispatcher(serial),
         observer=_Progress(quiet),
-        config=LoopConfig(max_turns=int(config["max_turns"])),
+        config=LoopConfig(max_turns=int(config["max_turns"]), call_timeout=_call_timeout(config)),
         context_hook=controller.hook(trace),
         overflow_hook=controller.retry_hook(trace),
     )
@@ -683,6 +701,14 @@ def _witnessed(witness_arg: str | None, trace_path: Path, workspace: Path, run_i
 @click.option("--headless", is_flag=True, help="Never ask: asks resolve to deny.")
 @click.option("--max-turns", default=50, show_default=True, type=click.IntRange(1))
 @click.option(
+    "--call-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    metavar="SECONDS",
+    help="Cancel a call whose effect runs longer (that call only; recorded as a "
+    "timeout cancel). Default: no limit beyond each tool's own.",
+)
+@click.option(
     "--max-retries",
     default=DEFAULT_MAX_RETRIES,
     show_default=True,
@@ -735,6 +761,7 @@ def run(
     trace_arg: str | None,
     headless: bool,
     max_turns: int,
+    call_timeout: float | None,
     max_retries: int,
     settings: tuple[str, ...],
     ask_agent_tools: bool,
@@ -815,6 +842,7 @@ def run(
         "agent_scenarios": extras.agents,
         "workspace": str(workspace),
         "max_turns": max_turns,
+        "call_timeout": call_timeout,
         "max_retries": max_retries,
         "settings": list(settings),
         "agent_tools": agent_tools,
@@ -829,7 +857,7 @@ def run(
     except (OSError, MetisRuntimeError) as exc:
         _bad(f"{tree}: cannot make the agent tree: {exc}")
     supervisor = _supervisor(identity, ledger, workspace, gate, config, budget)
-    registry = _registry(supervisor)
+    registry = _registry(supervisor, workspace)
     header = make_header(
         mode=_MODES[mode],
         tools=registry.names(),
@@ -942,7 +970,7 @@ def _resume(
         except (OSError, MetisRuntimeError) as exc:
             _bad(f"{tree}: cannot open the agent tree: {exc}")
         supervisor = _supervisor(identity, ledger, workspace, gate, cfg, budget)
-    registry = _registry(supervisor)
+    registry = _registry(supervisor, workspace)
     if supervisor is not None:
         supervisor.bind(registry.names, trace)
     if not quiet:

@@ -1,6 +1,7 @@
 """TRACE-2 in `metis conform`: which files a run wrote, read and scanned.
 
-`run_files(path)` lists them for a run directory or a trace file;
+`run_files(path)` (the runtime's layout) lists them for a run directory or a
+trace file;
 `scan_files(paths, canaries, source)` reads each (bounded, regular files only)
 and checks it with the pure `metis_model.check_run_files`; `merged` joins that
 report to the trace's. Nothing here exits: unreadable input raises
@@ -16,25 +17,14 @@ import attrs
 
 from metis_model import Report
 
-# Below a run directory, where its agents work: their files are the work, not the run's.
-WORKSPACES = "worktrees"
+__all__ = ["merged", "read_canaries", "run_files", "scan_files"]
 
 
 def run_files(path: Path) -> list[Path]:
-    """The files a run wrote. For a run directory: every regular file below it
-    but its agents' workspaces (`worktrees/`). For a trace: the trace, its
-    journal and witness file, and its agent tree (`guard.json`, `agents/`,
-    `offload/`, in the trace's folder for a `trace.jsonl`, else in
-    `<trace>.agents/`), as `metis run` lays them out."""
-    if path.is_dir():
-        found = [p for p in path.rglob("*") if WORKSPACES not in p.relative_to(path).parts]
-    else:
-        found = [path, *(path.with_name(path.name + s) for s in (".journal", ".witness"))]
-        tree = path.parent if path.name == "trace.jsonl" else path.with_name(path.name + ".agents")
-        for part in ("guard.json", "agents", "offload"):
-            below = tree / part
-            found += [below, *below.rglob("*")] if below.is_dir() else [below]
-    return sorted({p for p in found if p.is_file() and not p.is_symlink()})
+    """The files a run wrote (`metis_runtime._layout.run_files`)."""
+    from metis_runtime._layout import run_files as listed
+
+    return listed(path)
 
 
 def read_canaries(path: Path) -> list[str]:
@@ -86,4 +76,55 @@ def merged(first: Report, second: Report) -> Report:
         violations=first.violations + second.violations,
         checks=checks,
         events=first.events + second.events,
+    )
+
+
+# --- coverage --------------------------------------------------------------------------
+
+REPORT_LOG_ENV = "METIS_REPORT_LOG"
+
+
+def log_reports(reports: Sequence[Report]) -> None:
+    """Add each report's counts to `$METIS_REPORT_LOG`, one JSON line each,
+    where the pytest plugin counts what `metis conform` checked in a test."""
+    import json
+    import os
+
+    log = os.environ.get(REPORT_LOG_ENV)
+    if not log or not reports:
+        return
+    lines = []
+    for r in reports:
+        source = r.source
+        if source and source != "-" and Path(source).exists():
+            source = str(Path(source).resolve())
+        lines.append(
+            json.dumps({"source": source, "checks": r.checks, "transitions": r.transitions})
+        )
+    try:
+        with open(log, "a", encoding="utf-8") as fh:
+            fh.write("".join(line + "\n" for line in lines))
+    except OSError:
+        pass  # a missing log must not change what conform reports
+
+
+def coverage_table(reports: Sequence[Report]) -> str:
+    """Per invariant ID and per model transition, how often the reports
+    exercised it, and what they never reached."""
+    from metis_model import TRANSITIONS, Coverage
+
+    from ._output import table
+
+    cov = Coverage()
+    cov.add_all(reports)
+    summary = cov.summary()
+    ids = table(["invariant", "checks"], [(k, str(n)) for k, n in summary["invariants"].items()])
+    steps = table(
+        ["transition", "taken"], [(t, str(summary["transitions"][t])) for t in TRANSITIONS]
+    )
+    never_ids = ", ".join(summary["never_checked"]) or "none"
+    never_steps = ", ".join(summary["never_taken"]) or "none"
+    return (
+        f"coverage over {cov.reports} reports\n{ids}\n{steps}\n"
+        f"never checked: {never_ids}\nnever taken: {never_steps}"
     )

@@ -39,6 +39,7 @@ if _typing.TYPE_CHECKING:
         child_surface,
         spawn_violation,
     )
+    from ._coverage import TRANSITIONS, Coverage
     from ._errors import InputError, MetisModelError, TraceFormatError
     from ._generate import ALL_TOOLS, SimConfig, simulate
     from ._invariants import BY_ID, FAMILIES, INVARIANTS, Invariant, invariant
@@ -88,6 +89,10 @@ _EXPORTS = {
     "._check": (
         "ALWAYS_BY_KIND",
         "check_trace",
+    ),
+    "._coverage": (
+        "TRANSITIONS",
+        "Coverage",
     ),
     "._children": (
         "MODE_CHANGING_TOOLS",
@@ -180,10 +185,12 @@ __all__ = [
     "SPAWNING_TOOLS",
     "STAGE_ORDER",
     "STATUSES",
+    "TRANSITIONS",
     "Admit",
     "Call",
     "ChildAuthority",
     "ChildRefusal",
+    "Coverage",
     "Divergence",
     "GuardLimits",
     "GuardState",

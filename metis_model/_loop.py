@@ -11,6 +11,7 @@ The phases (specs/loop.md):
       ^                                                  \\--(no calls)--> ANSWERED
       +------------------results_sent--------------------------- BATCH
     any --interrupt--> INTERRUPTED --resume--> RESUMED --repair--> READY
+    ANSWERED --turn_start--> PREPARING (a follow-up message)
     READY | ANSWERED | INTERRUPTED --run_end--> ENDED
 """
 
@@ -77,11 +78,15 @@ class Phase(StrEnum):
 
 # Explicit enabled actions: which event kinds each phase accepts (LOOP-1).
 # `job_done` may arrive in any live phase: background work is detached.
+#
+# Narrower than "anything a runtime might do" on purpose: a spawn happens only
+# in a batch (a decided `spawn_agent` call starts it), a repair only after a
+# resume (the process that repairs is the one that read the trace), context
+# control only while preparing a request, and a resumed process has no job
+# of its own (its predecessor's are reported lost before `resume`).
 ENABLED: Mapping[Phase, frozenset[str]] = MappingProxyType(
     {
-        Phase.READY: frozenset(
-            {"turn_start", "repair", "run_end", "job_done", "interrupt", "spawn"}
-        ),
+        Phase.READY: frozenset({"turn_start", "run_end", "job_done", "interrupt"}),
         Phase.PREPARING: frozenset({"compaction", "request", "job_done", "interrupt"}),
         # `compaction` here is the single retry after the provider refused the
         # request as too long: the context shrinks and the turn prepares again.
@@ -105,13 +110,12 @@ ENABLED: Mapping[Phase, frozenset[str]] = MappingProxyType(
                 "interrupt",
             }
         ),
-        Phase.ANSWERED: frozenset({"turn_start", "run_end", "job_done", "interrupt", "compaction"}),
+        # After an answer: the run ends, or a follow-up message starts a turn.
+        Phase.ANSWERED: frozenset({"turn_start", "run_end", "job_done", "interrupt"}),
         # An effect still running when the run was interrupted may commit and end.
-        Phase.INTERRUPTED: frozenset(
-            {"commit", "effect_end", "job_done", "resume", "repair", "run_end"}
-        ),
+        Phase.INTERRUPTED: frozenset({"commit", "effect_end", "job_done", "resume", "run_end"}),
         # A resumed process may first report effects its trace shows committed.
-        Phase.RESUMED: frozenset({"result", "repair", "job_done"}),
+        Phase.RESUMED: frozenset({"result", "repair"}),
         Phase.ENDED: frozenset(),
     }
 )

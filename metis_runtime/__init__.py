@@ -41,6 +41,7 @@ if _typing.TYPE_CHECKING:
         TraceScan,
         scan_trace,
     )
+    from ._layout import run_files
     from ._loop import (
         DEFAULT_SYSTEM,
         AgentLoop,
@@ -84,6 +85,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "trace_dot",
         "trace_graph",
     ),
+    "._layout": ("run_files",),
     "._journal": (
         "Journal",
         "JournalState",
@@ -150,6 +152,7 @@ __all__ = [
     "TracedCall",
     "load_trace_events",
     "make_header",
+    "run_files",
     "scan_trace",
     "trace_dot",
     "trace_graph",

@@ -5,7 +5,8 @@ flushed and fsynced before the step it guards:
 
 - `run`: the run's id and the configuration needed to resume it;
 - `message`: every message of the conversation, with its turn (the task is
-  turn 0), written before the trace event that reports it;
+  turn 0; a follow-up message after an answer opens the turn it starts),
+  written before the trace event that reports it;
 - `admit`: an admitted call occurrence, before its effect starts;
 - `commit`: a committed effect's outcome and output, before the trace's
   `effect_end` (so "committed" in the trace implies the output is here);
@@ -71,7 +72,8 @@ class JournalState:
 
     run_id: str
     config: Mapping[str, Any]
-    messages: tuple[tuple[int, str, Message], ...]  # (turn, "task"|"assistant"|"results", msg)
+    # (turn, "task"|"assistant"|"results"|"follow_up", msg); a follow-up opens its turn
+    messages: tuple[tuple[int, str, Message], ...]
     admitted: frozenset[str]
     commits: Mapping[str, tuple[EffectOutcome, str]]
     status: str | None
@@ -179,7 +181,7 @@ class Journal:
             os.close(fd)
 
 
-_ROLES = ("task", "assistant", "results")
+_ROLES = ("task", "assistant", "results", "follow_up")
 
 
 def _lock(path: Path, fd: int) -> None:
@@ -353,6 +355,10 @@ def read_state_messages(
     history: list[Message] = []
     batch_results: Message | None = None
     for turn, role, message in state.messages:
+        if role == "follow_up":  # kept once its turn started (its turn_start is traced)
+            if turn <= scan.turn:
+                history.append(message)
+            continue
         if role != "task" and turn not in traced:
             continue
         if role == "results" and turn == scan.batch_turn:

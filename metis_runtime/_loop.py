@@ -84,12 +84,15 @@ _STUB_UNKNOWN = (
 @attrs.frozen
 class LoopConfig:
     """`job_wait`: seconds to wait, after the final answer, for Background
-    jobs still running before they are cancelled (None: wait for them)."""
+    jobs still running before they are cancelled (None: wait for them).
+    `call_timeout`: seconds a call's effect may run before it alone is
+    cancelled (a `timeout` cancel naming it; None: no limit)."""
 
     system: str = DEFAULT_SYSTEM
     max_turns: int = 50
     max_tokens: int = 4096
     job_wait: float | None = 300.0
+    call_timeout: float | None = None
 
 
 @attrs.frozen
@@ -126,6 +129,10 @@ class LoopObserver:
     def run_ended(self, result: RunResult) -> None:
         """The run's end."""
 
+
+FollowUp = Callable[[], Awaitable[str | None]]
+"""Asked after an answer without calls: a message that continues the run (a
+new turn), or None to end it. A child's is its parent's queued messages."""
 
 ContextHook = Callable[[Session, int], Awaitable[None]]
 """Context control, called in `preparing` with the session and the turn.
@@ -194,6 +201,7 @@ class _Batch:
         self.occs: dict[str, _Occ] = {}
         self.cancel = asyncio.Event()
         self.cancel_recorded = False
+        self.timed_out_occs: set[str] = set()  # cancelled by their own time limit
 
     # --- EffectSink ---------------------------------------------------------------
 
@@ -216,10 +224,24 @@ class _Batch:
             c.last = loop._emit("commit", (c.last,), occ=occ, outcome=outcome)
             if loop.journal is not None:
                 loop.journal.commit(occ, outcome, content)
-        if outcome is EffectOutcome.CANCELLED and not self.cancel_recorded:
+        ours = self.cancel_recorded or occ in self.timed_out_occs
+        if outcome is EffectOutcome.CANCELLED and not ours:
             loop._interrupt("the process was stopped")  # not our cancel: an interrupt
         cause = c.started if c.started is not None else c.last
         c.last = loop._emit("effect_end", (cause,), occ=occ, outcome=outcome, committed=committed)
+
+    def timed_out(self, occ: str, limit_s: float) -> None:
+        loop, c = self.loop, self.occs[occ]
+        self.timed_out_occs.add(occ)
+        c.last = loop._emit(
+            "cancel",
+            (c.last,),
+            turn=self.turn,
+            cause=CancelCause.TIMEOUT,
+            occs=[occ],
+            limit_s=limit_s,
+            reason=f"{occ} ran past its {limit_s:g} s limit",
+        )
 
     def handshake(self, occ: str, job: str) -> None:
         loop, c = self.loop, self.occs[occ]
@@ -272,6 +294,7 @@ class AgentLoop:
         config: LoopConfig | None = None,
         context_hook: ContextHook | None = None,
         overflow_hook: ContextHook | None = None,
+        follow_up: FollowUp | None = None,
     ) -> None:
         self.provider = provider
         self.tools = tools
@@ -287,6 +310,7 @@ class AgentLoop:
         # long: it cuts the context (recording a `compaction` with step
         # `retry`), and the request is sent again; a second refusal fails the run.
         self.overflow_hook = overflow_hook
+        self.follow_up = follow_up
         self.session = Session()
         self._by_name = {t.name: t for t in tools}
         self._specs = tuple(
@@ -469,6 +493,15 @@ class AgentLoop:
             self.observer.assistant(turn, message)
             if not uses:
                 self._phase = "answered"
+                more = await self.follow_up() if self.follow_up is not None else None
+                if more:  # the answer is not the end: the message starts the next turn
+                    follow = Message.user(more)
+                    if self.journal is not None:
+                        self.journal.message(turn + 1, "follow_up", follow)
+                    self.session.append(follow)
+                    self._prev = (assistant,)
+                    self.observer.note(f"follow-up after turn {turn}: a new turn")
+                    continue
                 if self.ctx.jobs.running:
                     await self.ctx.jobs.wait_all(config.job_wait)
                 return await self._end(RunStatus.COMPLETED, (assistant,), text=message.text)
@@ -636,7 +669,15 @@ class AgentLoop:
         assert tool is not None and classification is not None
         # The gate may see a stronger kind than the tool did (bash); journal by that one.
         c.kind = decision.facts.kind
-        return PlannedCall(c.occ, c.index, c.call_id, tool, block.input, classification)
+        return PlannedCall(
+            c.occ,
+            c.index,
+            c.call_id,
+            tool,
+            block.input,
+            classification,
+            None if classification.cls is CallClass.BACKGROUND else self.config.call_timeout,
+        )
 
     # --- resuming -----------------------------------------------------------------
 
@@ -692,8 +733,9 @@ class AgentLoop:
             return await self._end(RunStatus.COMPLETED, self._last(), text=text)
         self._phase = scan.phase
         if scan.phase == "resumed":
+            # The process that wrote `resume` reported its predecessor's jobs lost
+            # before it, and started none: nothing is outstanding.
             resumed = scan.resume_seq if scan.resume_seq is not None else scan.last_seq
-            self._lose_jobs(lost_jobs)
         else:
             if scan.phase != "interrupted":
                 self._interrupt("the process stopped before the run ended")

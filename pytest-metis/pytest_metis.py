@@ -12,9 +12,19 @@ checked with `metis_model.check_trace`: a divergence fails the test and prints
 the report. Traces written during teardown are checked after it: a
 divergence there is an error in teardown.
 
-At the end of the session it reports which invariant IDs and which model
-transitions the recorded traces exercised, and which they never did
-(`--metis-coverage=FILE` also writes them as JSON).
+The traces of one tree of agents (one `root_run_id`, its root among them)
+are checked as one tree (`check_trace_tree`: CHILD-4..6 across it); a turn log
+is checked with `metis_model.plan.check_turn_log`; the files each run wrote
+(its journal, its agent tree's files, offloads) are scanned for credentials
+(TRACE-2). The test also sets `METIS_REPORT_LOG`: `metis conform`, run in the
+test, adds there the counts of what it checked (transcripts, turn logs).
+
+At the end of the session it reports, per invariant ID and per model
+transition, how often the recorded traces exercised it (the checks that had
+something to check: specs/trace-format.md, "Coverage"), summed over every
+xdist worker, and which were never reached (`--metis-coverage=FILE` also
+writes them as JSON). With `--metis-require-coverage` the session fails when
+one was never reached, and names each.
 
 Opt out for a test that records broken traces on purpose:
 `@pytest.mark.metis_nonconforming`.
@@ -25,55 +35,21 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections import Counter
-from collections.abc import Generator
+from collections.abc import Generator, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from metis_model import ENABLED, INVARIANTS, Report, check_trace
-from metis_model.trace import InputError
-from metis_runtime._input import read_trace_path
+from metis_model import INVARIANTS, Coverage, Report, check_trace, check_trace_tree
+from metis_model.trace import InputError, TraceEvent, TraceHeader
+from metis_runtime._input import read_input_text, read_trace_path
 
 ENV = "METIS_TRACE_LOG"
+REPORT_ENV = "METIS_REPORT_LOG"  # where `metis conform` adds the counts of what it checked
 
-
-class _Coverage:
-    def __init__(self) -> None:
-        self.traces = 0
-        self.checks: Counter[str] = Counter()
-        self.transitions: Counter[str] = Counter()
-
-    def add(self, report: Report) -> None:
-        self.traces += 1
-        self.checks.update(report.checks)
-        self.transitions.update(report.transitions)
-
-    def dump(self) -> dict[str, Any]:
-        return {
-            "traces": self.traces,
-            "checks": dict(self.checks),
-            "transitions": dict(self.transitions),
-        }
-
-    def merge(self, data: dict[str, Any]) -> None:
-        self.traces += int(data.get("traces", 0))
-        self.checks.update(data.get("checks", {}))
-        self.transitions.update(data.get("transitions", {}))
-
-    def summary(self) -> dict[str, Any]:
-        all_transitions = sorted(f"{p.value}--{k}" for p, kinds in ENABLED.items() for k in kinds)
-        return {
-            "traces": self.traces,
-            "invariants": {inv.id: self.checks.get(inv.id, 0) for inv in INVARIANTS},
-            "never_checked": [inv.id for inv in INVARIANTS if not self.checks.get(inv.id)],
-            "transitions": {t: self.transitions.get(t, 0) for t in all_transitions},
-            "never_taken": [t for t in all_transitions if not self.transitions.get(t)],
-        }
-
-
-_COVERAGE = _Coverage()
+_COVERAGE = Coverage()
+_MISSING = pytest.StashKey[list[str]]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -83,6 +59,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="FILE",
         default=None,
         help="Write invariant and transition coverage of recorded traces as JSON.",
+    )
+    group.addoption(
+        "--metis-require-coverage",
+        action="store_true",
+        default=False,
+        help="Fail the session when an invariant ID or a model transition was never "
+        "exercised (counted over every worker), naming each.",
     )
     group.addoption(
         "--no-metis-conformance",
@@ -117,23 +100,48 @@ class _Watch:
     """One test's trace log, and how many of its traces were checked already."""
 
     def __init__(self) -> None:
-        self.log = Path(tempfile.mkdtemp(prefix="metis-traces-")) / "traces.log"
-        self.previous = os.environ.get(ENV)
+        folder = Path(tempfile.mkdtemp(prefix="metis-traces-"))
+        self.log = folder / "traces.log"
+        self.reports = folder / "reports.log"
+        self.previous = {k: os.environ.get(k) for k in (ENV, REPORT_ENV)}
         self.checked: set[Path] = set()
+        self.scanned: set[Path] = set()  # files checked for credentials (TRACE-2)
+        self.counted = 0  # lines of the report log already counted
         os.environ[ENV] = str(self.log)
+        os.environ[REPORT_ENV] = str(self.reports)
 
     def restore(self) -> None:
-        if self.previous is None:
-            os.environ.pop(ENV, None)
-        else:
-            os.environ[ENV] = self.previous
+        for key, value in self.previous.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+    def count_reports(self) -> None:
+        """What `metis conform` checked during the test (transcripts, turn logs,
+        traces this plugin did not see recorded: it counts those it did itself)."""
+        if not self.reports.exists():
+            return
+        lines = self.reports.read_text(encoding="utf-8").splitlines()
+        mine = [str(p) for p in self.checked]
+        for line in lines[self.counted :]:
+            try:
+                entry = json.loads(line)
+                source = str(entry.pop("source", ""))
+                if source and any(p == source or p.startswith(source + os.sep) for p in mine):
+                    continue
+                _COVERAGE.merge({"reports": 1, **entry})
+            except (ValueError, TypeError, AttributeError):
+                continue  # a torn line: not counted
+        self.counted = len(lines)
 
     def check_new(self, item: pytest.Item, when: str) -> None:
         fresh = [p for p in _listed(self.log) if p not in self.checked]
         self.checked.update(fresh)
+        self.count_reports()
         if item.get_closest_marker("metis_nonconforming"):
             return
-        problems = _check_listed(fresh)
+        problems = _check_listed(fresh, self.scanned)
         if problems:
             where = "" if when == "call" else f" (written during {when})"
             pytest.fail(
@@ -178,25 +186,95 @@ def pytest_runtest_teardown(item: pytest.Item) -> Generator[None, object, object
     return result
 
 
-def _check_listed(paths: list[Path]) -> list[str]:
+def _problem(report: Report) -> str:
+    v = report.first
+    assert v is not None
+    state = f"\n    state: {v.state}" if v.state else ""
+    slice_ = f"\n    slice: {list(v.slice)}" if v.slice else ""
+    more = "".join(f"\n    also: {w.one_line()}" for w in report.violations[1:])
+    return f"{report.source}: {v.one_line()}{state}{slice_}{more}"
+
+
+def _read(path: Path) -> tuple[TraceHeader, list[TraceEvent], list[int]] | str:
+    try:
+        return read_trace_path(path)
+    except InputError as exc:
+        return str(exc)
+
+
+def _turn_log(path: Path) -> bool:
+    if not path.is_file():  # not opened: the trace reader refuses it in one line
+        return False
+    with path.open("rb") as fh:
+        first = fh.readline(4096)
+    return b'"metis-turnlog"' in first and b'"header"' in first
+
+
+def _check_turn_log(path: Path) -> Report | str:
+    from metis_model.plan import check_turn_log
+    from metis_model.trace import read_turn_log
+
+    try:
+        header, records, line_of = read_turn_log(read_input_text(path).split("\n"))
+    except InputError as exc:
+        return str(exc)
+    return check_turn_log(header, records, source=str(path), line_of=line_of)
+
+
+def _check_listed(paths: Sequence[Path], scanned: set[Path]) -> list[str]:
+    """Replay each trace (a tree of agents as one tree: CHILD-4..6 across it),
+    check each turn log, and scan the files each run wrote (TRACE-2)."""
     problems: list[str] = []
+    reports: list[Report] = []
+    traces: dict[Path, tuple[TraceHeader, list[TraceEvent], list[int]]] = {}
     for path in paths:
         if not path.exists():
             continue
-        try:
-            report = check_trace_file(path)
-        except InputError as exc:
-            problems.append(str(exc))
+        if _turn_log(path):
+            got = _check_turn_log(path)
+            if isinstance(got, str):
+                problems.append(got)
+            else:
+                reports.append(got)
             continue
+        read = _read(path)
+        if isinstance(read, str):
+            problems.append(read)
+        else:
+            traces[path] = read
+    trees: dict[str, list[Path]] = {}
+    for path, (header, _, _) in traces.items():
+        trees.setdefault(header.root_run_id, []).append(path)
+    for members in trees.values():
+        roots = [p for p in members if traces[p][0].parent_id is None]
+        if len(members) > 1 and len(roots) == 1:
+            tree = {str(p): (traces[p][0], traces[p][1]) for p in members}
+            reports.append(check_trace_tree(tree, source=str(roots[0].parent)))
+            continue
+        for p in members:
+            header, events, line_of = traces[p]
+            reports.append(check_trace(events, header, source=str(p), line_of=line_of))
+    scan = _scan(list(traces), scanned)
+    if scan.checks or scan.violations:
+        reports.append(scan)
+    for report in reports:
         if report.ok:
             _COVERAGE.add(report)
         else:
-            v = report.first
-            assert v is not None
-            problems.append(
-                f"{path}: {v.one_line()}\n    state: {v.state}\n    slice: {list(v.slice)}"
-            )
+            problems.append(_problem(report))
     return problems
+
+
+def _scan(traces: Sequence[Path], scanned: set[Path]) -> Report:
+    """TRACE-2 over the files the runs of `traces` wrote, each file once per test."""
+    from metis_model import check_run_files
+    from metis_runtime import run_files
+
+    files = [f for t in traces for f in run_files(t) if f not in scanned]
+    files = list(dict.fromkeys(files))
+    scanned.update(files)
+    texts = ((str(f), f.read_bytes().decode("utf-8", "replace")) for f in files)
+    return check_run_files(texts, source="the files the test's runs wrote")
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
@@ -204,6 +282,13 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     workeroutput = getattr(session.config, "workeroutput", None)
     if workeroutput is not None:
         workeroutput["metis_coverage"] = json.dumps(_COVERAGE.dump())
+        return
+    # Here (one process, or the controller once every worker is down): the totals.
+    if session.config.getoption("--metis-require-coverage"):
+        missing = _COVERAGE.never_checked() + _COVERAGE.never_taken()
+        session.config.stash[_MISSING] = missing
+        if missing and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -214,14 +299,18 @@ def pytest_testnodedown(node: Any, error: object) -> None:
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
-    if not _COVERAGE.traces:
+    missing = config.stash.get(_MISSING, None)
+    if not _COVERAGE.reports and missing is None:
         return
     summary = _COVERAGE.summary()
     checked = len(INVARIANTS) - len(summary["never_checked"])
     taken = len(summary["transitions"]) - len(summary["never_taken"])
     tr = terminalreporter
     tr.section("metis conformance")
-    tr.write_line(f"{summary['traces']} recorded traces replayed against the model")
+    tr.write_line(
+        f"{summary['reports']} reports (recorded traces, trees, run files, "
+        "and what metis conform checked) counted"
+    )
     tr.write_line(
         f"invariants checked: {checked}/{len(INVARIANTS)}; never: "
         f"{', '.join(summary['never_checked']) or 'none'}"
@@ -230,6 +319,12 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         f"transitions taken: {taken}/{len(summary['transitions'])}; never: "
         f"{', '.join(summary['never_taken']) or 'none'}"
     )
+    if missing:
+        tr.write_line(
+            "FAILED --metis-require-coverage: never reached by the workload: " + ", ".join(missing),
+            red=True,
+            bold=True,
+        )
     target = config.getoption("--metis-coverage")
     if target:
         Path(target).write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")

@@ -1,12 +1,20 @@
 """Hypothesis profiles: `ci` (derandomized, no deadline) and `dev`.
 
 Selected by HYPOTHESIS_PROFILE; CI=true selects `ci`.
+
+Every test must leave the test process as it found it in one respect that once
+broke other tests far away: it must not become an agent tree's root
+(`guard_tree`: a subreaper in a cgroup of its own, `$METIS_TREE` set), or every
+later `metis run` it starts believes it is a child agent and guards nothing.
 """
 
 from __future__ import annotations
 
 import os
+import sys
+from collections.abc import Iterator
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
@@ -20,3 +28,14 @@ settings.register_profile(
 settings.register_profile("dev", max_examples=50, deadline=None)
 settings.register_profile("exhaustive", max_examples=2000, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
+
+
+@pytest.fixture(autouse=True)
+def _no_agent_tree_left_behind() -> Iterator[None]:
+    yield
+    process = sys.modules.get("metis_runtime.agents._process")
+    guard = getattr(process, "_guard", None)
+    assert not guard, (
+        "this test made the test process an agent tree's root (guard_tree); "
+        "run metis in a subprocess or restore metis_cli._run.STANDALONE"
+    )

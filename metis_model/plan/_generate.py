@@ -183,7 +183,7 @@ class _Sim:
             channel=channel,
             conversation=f"c-{self.seed % 3}",
             request=request,
-            request_key=canonical_request(request),
+            canonical=canonical_request(request),
             targets={"path": path} if rng.random() < 0.5 else {},
             runtime={"turn_id": f"turn-{self.seed}", "owner": owner, "now": "2025-01-01T08:00:00"},
             mode=mode,
@@ -242,7 +242,7 @@ class _Sim:
             source = PlanPath.L0 if route == "L0" else PlanPath.L1
         else:
             self.records.append(
-                PathRecord(path=PlanPath.L0, outcome=ProbeOutcome.ABSENT, entry=h.request_key)
+                PathRecord(path=PlanPath.L0, outcome=ProbeOutcome.ABSENT, entry=h.canonical)
             )
             self.records.append(PathRecord(path=PlanPath.ENGINE, outcome=ProbeOutcome.USED))
             source = PlanPath.ENGINE
@@ -259,7 +259,7 @@ class _Sim:
             PathRecord(
                 path=path,
                 outcome=ProbeOutcome.HIT,
-                entry=self.h.request_key if path is PlanPath.L0 else "intent:collect-write",
+                entry=self.h.canonical if path is PlanPath.L0 else "intent:collect-write",
                 stored=sigs,
                 current=sigs,
                 grounded=True,

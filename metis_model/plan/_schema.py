@@ -1,8 +1,11 @@
 """The part of JSON Schema an executor's argument schema is checked by.
 
 The top level of an object schema: `required`, `additionalProperties: false`,
-and per property `type` (a name or a list of names) and `enum`. Other
-keywords are accepted and not checked (the executor's own validation runs
+and per property `type` (a name or a list of names), `enum`, and an `anyOf`
+/ `oneOf` whose every branch names a `type` (the union of those types: how
+pydantic, and so FastMCP, pydantic-ai and the OpenAI Agents SDK, write an
+optional argument). Other keywords (`$ref`, `const`, formats, nested
+schemas) are accepted and not checked (the executor's own validation runs
 again when it is called).
 """
 
@@ -54,12 +57,25 @@ def _properties(schema: Mapping[str, Any]) -> Mapping[str, Any]:
 def property_types(schema: Mapping[str, Any], name: str) -> tuple[str, ...] | None:
     """The JSON types an argument may have, or None when any is fine."""
     prop = _properties(schema).get(name)
-    if not isinstance(prop, Mapping) or "type" not in prop:
+    return _types_of(prop) if isinstance(prop, Mapping) else None
+
+
+def _types_of(prop: Mapping[str, Any]) -> tuple[str, ...] | None:
+    if "type" in prop:
+        types = prop["type"]
+        names = (types,) if isinstance(types, str) else tuple(types)
+        known = tuple(n for n in names if n in JSON_TYPES)
+        return known or None
+    branches = prop.get("anyOf", prop.get("oneOf"))
+    if not isinstance(branches, list | tuple) or not branches:
         return None
-    types = prop["type"]
-    names = (types,) if isinstance(types, str) else tuple(types)
-    known = tuple(n for n in names if n in JSON_TYPES)
-    return known or None
+    union: list[str] = []
+    for branch in branches:
+        types = _types_of(branch) if isinstance(branch, Mapping) else None
+        if types is None:
+            return None  # a branch of any type (or unchecked): so is the union
+        union += [t for t in types if t not in union]
+    return tuple(union)
 
 
 def is_closed(schema: Mapping[str, Any]) -> bool:

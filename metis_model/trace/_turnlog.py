@@ -207,7 +207,7 @@ class TurnHeader(_Record):
     channel: str
     conversation: str
     request: str
-    request_key: str  # the canonical request (the L0 key)
+    canonical: str  # the canonical request (the L0 key)
     targets: dict[str, str] = Field(default_factory=dict)  # explicit user targets
     runtime: dict[str, str] = Field(default_factory=dict)  # ${RUNTIME:key} values
     mode: Mode

@@ -85,6 +85,12 @@ class Inbox:
                 out.append(f"[message from {obj.get('from', 'your parent')}] {obj['text']}")
         return out
 
+    async def follow_up(self) -> str | None:
+        """After the child answered: messages its parent queued meanwhile start
+        another turn instead of being lost when it ends."""
+        notes = self.drain()
+        return "\n\n".join(notes) if notes else None
+
 
 def context_hook(
     controller: ContextController, trace: TraceWriter, inbox: Inbox | None
@@ -151,6 +157,7 @@ def build_child(config: ChildConfig, *, env: dict[str, str] | None = None) -> Ch
     budget = ContextBudget(**config.context_budget) if config.context_budget else ContextBudget()
     summarizer = provider_summarizer(provider) if config.provider.kind in _LIVE else None
     controller = ContextController(budget, summarizer=summarizer, offload_dir=agent_dir / "offload")
+    inbox = Inbox(config.inbox_path)
     journal = Journal.create(
         agent_dir / "trace.jsonl.journal", trace.header.run_id, {"agent_id": config.agent_id}
     )
@@ -167,7 +174,8 @@ def build_child(config: ChildConfig, *, env: dict[str, str] | None = None) -> Ch
             system=config.agent.system_prompt or "You are a sub-agent. Do the task.",
             max_turns=config.max_turns,
         ),
-        context_hook=context_hook(controller, trace, Inbox(config.inbox_path)),
+        context_hook=context_hook(controller, trace, inbox),
+        follow_up=inbox.follow_up,
     )
     return ChildRuntime(config, loop, supervisor, registry, provider, trace, journal)
 

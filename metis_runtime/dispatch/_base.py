@@ -36,7 +36,9 @@ from ..tools import Classification, FileTransaction, Tool, ToolContext
 @attrs.frozen
 class PlannedCall:
     """One admitted call occurrence: `occ` = "<turn>.<index>", `index` its
-    position in the assistant message, `call_id` the provider's id."""
+    position in the assistant message, `call_id` the provider's id.
+    `timeout_s`: how long its effect may run before it is cancelled (a
+    `timeout` cancel that covers this call only; None: no limit)."""
 
     occ: str
     index: int
@@ -44,6 +46,7 @@ class PlannedCall:
     tool: Tool
     input: Mapping[str, Any]
     classification: Classification
+    timeout_s: float | None = None
 
 
 @runtime_checkable
@@ -63,6 +66,10 @@ class EffectSink(Protocol):
 
     def handshake(self, occ: str, job: str) -> None:
         """A Background call returned its job id; its work is now detached."""
+
+    def timed_out(self, occ: str, limit_s: float) -> None:
+        """The call ran past its time limit: it alone is cancelled (its
+        `effect_end` and `cancelled` result follow), its siblings go on."""
 
     def result(self, occ: str, status: ResultStatus, content: str) -> None:
         """The occurrence's one terminal result."""
@@ -128,8 +135,28 @@ async def execute_call(call: PlannedCall, ctx: ToolContext, sink: EffectSink) ->
     kind = cls.kind
     tx = FileTransaction() if kind is ToolKind.EDIT else None
     run_ctx = ctx if tx is None else attrs.evolve(ctx, transaction=tx)
+    limit = call.timeout_s
+    budget: asyncio.Timeout | None = None
     try:
-        output = await call.tool.run(call.input, run_ctx)
+        if limit is None:
+            output = await call.tool.run(call.input, run_ctx)
+        else:
+            async with asyncio.timeout(limit) as budget:
+                output = await call.tool.run(call.input, run_ctx)
+    except TimeoutError as exc:
+        if limit is None or budget is None or not budget.expired():  # the tool's own
+            rolled = _rollback(tx)
+            sink.effect_end(occ, EffectOutcome.ERROR, False)
+            sink.result(occ, ResultStatus.ERROR, _error_text(exc) + rolled)
+            return
+        # Its own limit, not a cancel of the batch: it alone ends cancelled.
+        sink.timed_out(occ, limit)
+        rolled = _rollback(tx)
+        sink.effect_end(occ, EffectOutcome.CANCELLED, False)
+        sink.result(
+            occ, ResultStatus.CANCELLED, f"cancelled: ran past its {limit:g} s limit{rolled}"
+        )
+        return
     except asyncio.CancelledError:
         rolled = _rollback(tx)
         sink.effect_end(occ, EffectOutcome.CANCELLED, False)

@@ -292,6 +292,9 @@ def anthropic_request_body(
             {"name": t.name, "description": t.description, "input_schema": t.input_schema}
             for t in request.tools
         ]
+    if request.tool_choice is not None:
+        # https://docs.anthropic.com/en/docs/agents-and-tools/tool-use/implement-tool-use#forcing-tool-use
+        body["tool_choice"] = {"type": "tool", "name": request.tool_choice}
     if thinking_budget and options.thinking is None:
         body["thinking"] = {"type": "enabled", "budget_tokens": thinking_budget}
     return options.anthropic(body, model)

@@ -211,6 +211,9 @@ def openai_chat_request_body(
             }
             for t in request.tools
         ]
+    if request.tool_choice is not None:
+        # https://platform.openai.com/docs/api-reference/chat/create#chat-create-tool_choice
+        body["tool_choice"] = {"type": "function", "function": {"name": request.tool_choice}}
     return options.openai(body, responses=False)
 
 

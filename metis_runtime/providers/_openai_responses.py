@@ -300,6 +300,9 @@ def openai_responses_request_body(
             }
             for t in request.tools
         ]
+    if request.tool_choice is not None:
+        # https://platform.openai.com/docs/api-reference/responses/create#responses-create-tool_choice
+        body["tool_choice"] = {"type": "function", "name": request.tool_choice}
     return options.openai(body, responses=True)
 
 

@@ -178,10 +178,14 @@ class ToolSpec:
 
 @dataclass(frozen=True, slots=True, config=_CONFIG)
 class ModelRequest:
+    """`tool_choice`: the name of a tool the answer must call (structured output,
+    as the plan engine asks for its framework), or None to let the model choose."""
+
     system: str
     messages: tuple[Message, ...]
     tools: tuple[ToolSpec, ...] = ()
     max_tokens: int = 4096
+    tool_choice: str | None = None
 
 
 # --- stream events ------------------------------------------------------------

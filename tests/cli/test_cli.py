@@ -84,6 +84,7 @@ def test_demo_runs_the_whole_story(runner: CliRunner, tmp_path: Path) -> None:
         "conformance",
         "witness",
         "agents",
+        "plan path",
         "proofs",
         "faults",
         "transcripts",

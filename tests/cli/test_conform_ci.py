@@ -285,3 +285,24 @@ def test_dask_engine_with_no_scheduler_there_is_bad_input(
         "--format", "anthropic", str(broken), "--engine", "dask", "--scheduler", "tcp://127.0.0.1:9"
     )
     assert result.exit_code == 2 and "cannot connect" in result.output
+
+
+def test_coverage_counts_what_the_inputs_exercised_and_names_the_rest(tmp_path: Path) -> None:
+    from metis_model import simulate
+    from metis_model.trace import dumps_trace
+
+    trace = tmp_path / "t.jsonl"
+    trace.write_text(dumps_trace(*simulate(3)))
+    text = invoke(str(trace), "--coverage")
+    assert text.exit_code == 0, text.output
+    lines = text.stdout.splitlines()
+    assert "coverage over 1 reports" in lines
+    counts = dict(line.split()[:2] for line in lines if line.startswith(("TRACE-1 ", "CHILD-4 ")))
+    assert int(counts["TRACE-1"]) > 0 and counts["CHILD-4"] == "0"  # one trace is no tree
+    never = next(line for line in lines if line.startswith("never checked:"))
+    assert "CHILD-4" in never and "TRACE-1" not in never
+    assert any(line.startswith("never taken:") for line in lines)
+    # With JSON on standard output, the table goes to standard error.
+    as_json = invoke(str(trace), "--coverage", "--json")
+    assert json.loads(as_json.stdout)["verdict"] == "conforms"
+    assert "coverage over 1 reports" in as_json.stderr

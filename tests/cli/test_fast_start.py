@@ -41,6 +41,8 @@ INPUT_LAYER = {
     "metis_runtime",
     "metis_runtime._input",
     "metis_runtime._failpoints",
+    # Where a run's files are (TRACE-2's scan of a trace's run): pathlib only.
+    "metis_runtime._layout",
     "metis_model.trace",
     "metis_model.trace._strict_json",
     # The credential detector: output that may hold a credential is redacted

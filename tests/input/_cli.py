@@ -12,6 +12,7 @@ from collections.abc import Sequence
 import attrs
 from click.testing import CliRunner
 
+from metis_cli import _run
 from metis_cli._main import main
 
 
@@ -30,14 +31,18 @@ def run_metis(argv: Sequence[str], stdin: bytes | None = None) -> Outcome:
     runner = CliRunner()
     code: int | None = None
     with runner.isolation(input=stdin) as (out, err, _):
-        saved = sys.argv
+        saved, standalone, guard = sys.argv, _run.STANDALONE, _run.guard_tree
         sys.argv = ["metis", *argv]
+        # `main()` marks `metis run` as the process's program, which then guards
+        # the whole process tree (a subreaper in a cgroup of its own): the test
+        # process is not that program.
+        _run.guard_tree = lambda: None
         try:
             main()
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
         finally:
-            sys.argv = saved
+            sys.argv, _run.STANDALONE, _run.guard_tree = saved, standalone, guard
         stdout, stderr = out.getvalue(), err.getvalue()
     assert code is not None, "main() always exits"
     return Outcome(code, stdout.decode(errors="replace"), stderr.decode(errors="replace"))

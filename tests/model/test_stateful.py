@@ -224,7 +224,10 @@ class ModelMachine(RuleBasedStateMachine):
             unknown=unknown,
             call_ids=tuple(c.call_id for c in self.state.calls),
         )
-        self.emit(Repair, stubbed=())  # repair again: idempotent (CLOSE-5)
+        # Stopped again before the next turn: the next repair stubs nothing (CLOSE-5).
+        self.emit(Interrupt)
+        self.emit(Resume)
+        self.emit(Repair, stubbed=())
 
     @precondition(lambda self: bool(self.state.jobs))
     @rule(data=st.data())

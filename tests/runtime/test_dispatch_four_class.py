@@ -398,6 +398,9 @@ class ListSink:
     def handshake(self, occ: str, job: str) -> None:
         self.events.append(("handshake", occ))
 
+    def timed_out(self, occ: str, limit_s: float) -> None:
+        self.events.append(("timed_out", occ))
+
     def result(self, occ: str, status: ResultStatus, content: str) -> None:
         if occ == self.fail_on:
             raise OSError("disk full")

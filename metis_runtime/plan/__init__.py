@@ -1,0 +1,67 @@
+"""The plan path (specs/plan.md): typed frameworks run through the same mediation.
+
+- `_manifest`: executors declared by signed manifests, run as `ManifestTool`s;
+- `_catalog`: the catalog over the agent loop's registry (one registry);
+- `_rules`: validation, resolution, batching, grounding, signatures and
+  consent binding, as the runtime applies them (apart from the model);
+- `_store`: the SQLite plan store (cache entries, turns, tasks, the epoch);
+- `_state`: turn logs, turn state and dialogs on disk;
+- `_engine`: the provider's proposals (structured output);
+- `_driver`: a plan segment as provider and observer of the agent loop;
+- `_turn`: `PlanRuntime`, a turn from request to answer, and resumption;
+- `_routes`, `_undo`, `_tasks`: deterministic routes, undo, scheduled tasks.
+"""
+
+from ._catalog import BUILTIN, Catalog, StepTool, catalog_for, describe
+from ._manifest import (
+    EXECUTORS_DIR,
+    Manifest,
+    ManifestTool,
+    StepError,
+    load_manifest,
+    load_manifests,
+    manifest_digest,
+    sign_manifest,
+)
+from ._routes import explicit_targets, intent_key, match_route
+from ._state import Dialog, TurnState, dialog_path, load_dialog, load_state, turn_log_path
+from ._store import PlanStore, Task, plan_dir
+from ._tasks import Schedule, due_tasks, new_task, next_due, parse_schedule
+from ._turn import Coordinates, PlanRuntime, TurnOptions, TurnOutcome
+
+__all__ = [
+    "BUILTIN",
+    "EXECUTORS_DIR",
+    "Catalog",
+    "Coordinates",
+    "Dialog",
+    "Manifest",
+    "ManifestTool",
+    "PlanRuntime",
+    "PlanStore",
+    "Schedule",
+    "StepError",
+    "StepTool",
+    "Task",
+    "TurnOptions",
+    "TurnOutcome",
+    "TurnState",
+    "catalog_for",
+    "describe",
+    "dialog_path",
+    "due_tasks",
+    "explicit_targets",
+    "intent_key",
+    "load_dialog",
+    "load_manifest",
+    "load_manifests",
+    "load_state",
+    "manifest_digest",
+    "match_route",
+    "new_task",
+    "next_due",
+    "parse_schedule",
+    "plan_dir",
+    "sign_manifest",
+    "turn_log_path",
+]
