@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 PYTEST := $(BIN)/python -m pytest
 
-.PHONY: setup system-deps test lint typecheck unit demo exhaustive fuzz bench schema explore mutate clean
+.PHONY: setup system-deps test lint typecheck unit demo exhaustive fuzz bench schema explore mutate study clean
 
 $(STAMP): pyproject.toml pytest-metis/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -17,6 +17,7 @@ $(STAMP): pyproject.toml pytest-metis/pyproject.toml
 
 # graphviz's `dot` renders counterexample graphs; tests render for real.
 # strace lets the witness (specs/witness.md) observe process execution.
+# chromium (headless) loads `metis conform --report`'s page in the browser test.
 system-deps:
 	@command -v dot >/dev/null 2>&1 || { \
 	  if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
@@ -28,6 +29,11 @@ system-deps:
 	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq strace >/dev/null) \
 	      || echo "warning: could not install strace"; \
 	  else echo "warning: strace is not installed; the witness will not observe process execution"; fi; }
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+	      || echo "warning: could not install chromium"; \
+	  else echo "warning: chromium is not installed; the HTML report's browser test will fail"; fi; }
 
 setup: $(STAMP) system-deps
 
@@ -38,8 +44,10 @@ lint: setup
 typecheck: setup
 	$(BIN)/mypy
 
+# --metis-require-coverage: the suite's runs must reach every invariant ID and
+# model transition (the pytest-metis plugin names what they never reached).
 unit: setup
-	CI=$${CI:-true} $(PYTEST) -q -p no:cacheprovider -n 2 tests
+	CI=$${CI:-true} $(PYTEST) -q -p no:cacheprovider -n 2 --metis-require-coverage tests
 
 test: lint typecheck unit
 
@@ -83,6 +91,11 @@ fuzz: setup
 # A long exploration of the runtime (make test runs the bounded sweep in tests/explore).
 explore: setup
 	$(BIN)/metis explore --budget $${BUDGET:-600} --seed $${SEED:-0} --out $${OUT:-explore-out}
+
+# Every research study's tables, raw samples and figures (PNG and SVG), at the
+# paper's sizes (`metis study`, metis_studies/); the README shows two figures.
+study: setup
+	$(BIN)/metis study all --out $${OUT:-notebooks/results}
 
 # The mutation score: every seeded fault of tests/mutants/ through the conformance channel
 # alone (metis explore with a fixed budget + metis conform on the studies' traces).

@@ -13,19 +13,16 @@
    reported too.
    With METIS_BENCH_PROFILE=1 the metis side is profiled and the top costs
    by file are recorded too.
-2. Four-class mediation against forced serialization on a real-I/O batch
-   (reads, greps, two subprocesses, one edit, one background job): paired
-   runs in alternating order; the median ratio four-class/serial (target
-   <= 0.545), a bootstrap 95% interval of the mean paired difference, the
-   pairs mediation won, and the makespan over the batch's critical path (the
-   longest call measured alone, or the longest chain the rules force;
-   target <= 1.15), and over the sum of the in-process calls (which share
-   the GIL). The work bound is reported too: the batch's CPU time (this
-   process, its subprocesses and the search workers, measured on separate
-   serial runs) over the cores; no schedule beats it, so it gives the best
-   ratio and makespan this machine allows. A variant runs the searches as
-   `grep -r` subprocesses instead of the grep tool (whose search runs in a
-   worker process).
+2. Four-class mediation against forced serialization on real-I/O batches
+   (`metis_studies.dispatch`): the CPU-bound batch of the paper's shape
+   (reads, greps, two subprocesses, one edit, one background job), its
+   variant with `grep -r` subprocesses, and the I/O-bound batch (sleeping
+   subprocesses, a slow pipe, fsynced writes). Paired runs in alternating
+   order; the median ratio four-class/serial (target <= 0.545), the mean
+   paired difference with a bootstrap 95% interval, the pairs mediation won,
+   and the makespan over the critical path (target <= 1.15), with the bounds
+   no schedule beats: the critical path, the CPU work over the cores, the
+   in-process sum.
 """
 
 from __future__ import annotations
@@ -35,9 +32,6 @@ import cProfile
 import io
 import os
 import pstats
-import random
-import resource
-import shutil
 import statistics
 import tempfile
 import time
@@ -61,7 +55,7 @@ from metis_model.trace import (
     TraceHeader,
     read_trace,
 )
-from metis_runtime import AgentLoop, Journal, LoopObserver, RunResult, TraceWriter, make_header
+from metis_runtime import AgentLoop, Journal, TraceWriter, make_header
 from metis_runtime.dispatch import (
     Dispatcher,
     FourClassDispatcher,
@@ -79,8 +73,8 @@ from metis_runtime.tools import (
     ToolOutput,
     ToolRegistry,
     ToolSpec,
-    builtin_tools,
 )
+from metis_studies.dispatch import BATCHES, TARGET_MAKESPAN, TARGET_RATIO, io_run, run_batch
 
 SMALL, LARGE = 20, 420  # batch sizes of the per-call slope
 ROUNDS = int(os.environ.get("METIS_BENCH_ROUNDS", "15"))
@@ -425,256 +419,42 @@ def test_per_call_overhead_against_pydantic_ai(benchmark: Any) -> None:
         info["profile_share_by_area"] = _profile_metis(LARGE)
 
 
-# --- 2. four-class against serial on a real-I/O batch ------------------------------------
+# --- 2. four-class against serial on real-I/O batches ------------------------------------
+# The paired study lives in metis_studies.dispatch (`metis study dispatch`
+# writes its tables, raw pairs and figures); here it runs once per batch and
+# its figures go into the benchmark's extra_info, beside the other ratios.
 
 
-def _seed_tree(root: Path) -> None:
-    rng = random.Random(2024)
-    words = [
-        "alpha", "beta", "gamma", "delta", "parse", "render", "config", "token", "cache", "index",
-    ]  # fmt: skip
-    for d in range(12):
-        pkg = root / "src" / f"pkg{d}"
-        pkg.mkdir(parents=True, exist_ok=True)
-        for f in range(25):
-            lines = []
-            for n in range(120):
-                w = rng.choice(words)
-                lines.append(f"def {w}_{d}_{f}_{n}(x):  # TODO {rng.choice(words)}")
-                lines.append(f"    return x + {rng.randrange(1000)}")
-            (pkg / f"mod{f}.py").write_text("\n".join(lines) + "\n")
-    (root / "notes.md").write_text("# Notes\n\nVERSION = 1\n" + "text line\n" * 2000)
-
-
-_BATCH: list[tuple[str, dict[str, Any]]] = [
-    ("read", {"path": "src/pkg0/mod0.py"}),
-    ("read", {"path": "src/pkg3/mod7.py"}),
-    ("read", {"path": "notes.md"}),
-    ("grep", {"pattern": r"def parse_\d+_1\d_", "path": "src"}),
-    ("grep", {"pattern": r"TODO (cache|index)", "path": "src/pkg5"}),
-    ("grep", {"pattern": r"return x \+ 99\d", "path": "src", "glob": "*.py"}),
-    ("bash", {"command": "find src -name '*.py' | xargs wc -l | tail -1"}),
-    ("bash", {"command": "sort src/pkg1/mod1.py | uniq -c | sort -rn | head -5"}),
-    ("edit", {"path": "notes.md", "old": "VERSION = 1", "new": "VERSION = 2"}),
-    ("bash", {"command": "sleep 0.2", "background": True}),
-]
-
-
-def _cpu_seconds() -> float:
-    """CPU time of this process, of its children that ended, and of its live
-    children (the grep tool's search workers serve on and are not reaped)."""
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    ended = resource.getrusage(resource.RUSAGE_CHILDREN)
-    total = own.ru_utime + own.ru_stime + ended.ru_utime + ended.ru_stime
-    me, tick = os.getpid(), os.sysconf("SC_CLK_TCK")
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/stat") as fh:
-                fields = fh.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue  # gone meanwhile
-        if int(fields[1]) == me:
-            total += (int(fields[11]) + int(fields[12])) / tick  # utime + stime
-    return total
-
-
-class _CpuObserver(LoopObserver):
-    """CPU time used from the batch's first effect start to the run's end
-    (two readings: each reads /proc, which is not free). Used on runs of
-    their own, never on the timed pairs."""
-
-    def __init__(self) -> None:
-        self.first: float | None = None
-        self.last = 0.0
-
-    def call_started(self, occ: str, tool: str, input: Mapping[str, Any]) -> None:
-        if self.first is None:
-            self.first = _cpu_seconds()
-
-    def run_ended(self, result: RunResult) -> None:
-        self.last = _cpu_seconds()
-
-    @property
-    def seconds(self) -> float:
-        return self.last - (self.first or 0.0)
-
-
-def _io_run(
-    root: Path,
-    calls: Sequence[tuple[str, dict[str, Any]]],
-    dispatcher: Dispatcher,
-    tag: str,
-    observer: LoopObserver | None = None,
-) -> tuple[float, list[TraceEvent]]:
-    """One batch through the loop; its dispatch span (first effect_start to
-    the last result, from the trace's clock) and the events."""
-    notes = root / "notes.md"
-    notes.write_text(notes.read_text().replace("VERSION = 2", "VERSION = 1"))
-    trace_path = root.parent / f"trace-{tag}.jsonl"
-    if trace_path.exists():
-        trace_path.unlink()
-    registry = ToolRegistry(builtin_tools())
-    gate = Gate(Policy(), Mode.BYPASS, root, Route.HEADLESS, headless_default=Decision.DENY)
-    header = make_header(mode=Mode.BYPASS, tools=registry.names(), route=Route.HEADLESS)
-    blocks = [ToolUseBlock(id=f"c{i}", name=t, input=x) for i, (t, x) in enumerate(calls)]
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C"}
-    loop = AgentLoop(
-        ScriptedProvider([blocks, [TextBlock(text="done")]]),
-        registry,
-        gate,
-        ToolContext(root, env, JobManager()),
-        TraceWriter(trace_path, header),
-        dispatcher=dispatcher,
-        observer=observer,
-    )
-    try:
-        result = asyncio.run(loop.run("go"))
-    finally:
-        loop.trace.close()
-    assert result.status is RunStatus.COMPLETED
-    events = _conforms(trace_path)
-    statuses = {e.occ: e.status.value for e in events if e.kind == "result"}
-    assert set(statuses.values()) == {"ok"}, statuses
-    batch = [e for e in events if getattr(e, "occ", "").startswith("1.")]
-    first = min(e.t for e in batch if e.kind == "effect_start")
-    last = max(e.t for e in batch if e.kind == "result")
-    return last - first, events
-
-
-def _durations(events: Sequence[TraceEvent]) -> dict[str, float]:
-    start = {e.occ: e.t for e in events if e.kind == "effect_start"}
-    return {e.occ: e.t - start[e.occ] for e in events if e.kind in ("effect_end", "handshake")}
-
-
-def _forced_chain(
-    calls: Sequence[tuple[str, dict[str, Any]]],
-    alone: Mapping[int, float],
-    events: Sequence[TraceEvent],
-) -> float:
-    """The longest path the class rules force, with each call's isolated time:
-    per segment between Exclusive calls, the longest call or the sum of one
-    key's Queue calls; Exclusive calls add up."""
-    cls = {int(e.occ.split(".")[1]): (e.cls, e.key) for e in events if e.kind == "decision"}
-    total, segment, keys = 0.0, 0.0, dict[str | None, float]()
-    for i in range(len(calls)):
-        c, key = cls[i]
-        if c is CallClass.EXCLUSIVE:
-            total += max(segment, *keys.values(), 0.0) + alone[i]
-            segment, keys = 0.0, {}
-        elif c is CallClass.QUEUE:
-            keys[key] = keys.get(key, 0.0) + alone[i]
-        else:
-            segment = max(segment, alone[i])
-    return total + max(segment, *keys.values(), 0.0)
-
-
-def _bootstrap_mean(
-    diffs: Sequence[float], rng: random.Random, n: int = 10_000
-) -> tuple[float, float]:
-    means = sorted(statistics.fmean(rng.choices(diffs, k=len(diffs))) for _ in range(n))
-    return means[int(0.025 * n)], means[int(0.975 * n) - 1]
-
-
-# A variant, not the brief's batch: the same searches as `grep -r`
-# subprocesses (GNU grep's regex engine rather than Python's).
-_SHELL_GREP_BATCH = [
-    *_BATCH[:3],
-    ("bash", {"command": "grep -rnE 'def parse_[0-9]+_1[0-9]_' src | head -500"}),
-    ("bash", {"command": "grep -rnE 'TODO (cache|index)' src/pkg5 | head -500"}),
-    ("bash", {"command": "grep -rnE --include='*.py' 'return x \\+ 99[0-9]' src | head -500"}),
-    *_BATCH[6:],
-]
-_BATCHES = {"builtin_grep": _BATCH, "shell_grep_variant": _SHELL_GREP_BATCH}
-_IN_PROCESS = ("read", "edit")  # their work holds the GIL (grep's runs in a worker)
-
-
-@pytest.mark.parametrize("batch", list(_BATCHES))
+@pytest.mark.parametrize("batch", list(BATCHES))
 def test_four_class_against_serial_on_real_io(benchmark: Any, tmp_path: Path, batch: str) -> None:
-    calls = _BATCHES[batch]
     root = tmp_path / "ws"
     root.mkdir()
-    _seed_tree(root)
-    # Warm the page cache and the shell analyzer once on each side.
-    _io_run(root, calls, FourClassDispatcher(), "warm")
-    _io_run(root, calls, SerialDispatcher(), "warm")
-
-    # Each call alone, measured between the pairs (round robin) and in a
-    # warm-up sweep, so the critical path sees the same machine load.
-    alone: dict[int, list[float]] = {i: [] for i in range(len(calls))}
-
-    def measure_alone(i: int) -> None:
-        _, events = _io_run(root, [calls[i]], SerialDispatcher(), "alone")
-        alone[i].append(_durations(events)["1.0"])
-
-    for i in range(len(calls)):
-        measure_alone(i)
-    four: list[float] = []
-    serial: list[float] = []
-    last_events: list[TraceEvent] = []
-    for pair in range(PAIRS):
-        order = ("four", "serial") if pair % 2 == 0 else ("serial", "four")
-        for side in order:
-            d: Dispatcher = FourClassDispatcher() if side == "four" else SerialDispatcher()
-            span, events = _io_run(root, calls, d, side)
-            (four if side == "four" else serial).append(span)
-            if side == "four":
-                last_events = events
-        measure_alone(pair % len(calls))
-    cpu: list[float] = []  # CPU seconds of the whole batch, run serially
-    for _ in range(7):
-        observer = _CpuObserver()
-        _io_run(root, calls, SerialDispatcher(), "cpu", observer)
-        cpu.append(observer.seconds)
-    benchmark.pedantic(_io_run, args=(root, calls, FourClassDispatcher(), "bench"), rounds=3)
-
-    alone_median = {i: statistics.median(v) for i, v in alone.items()}
-    ratios = [f / s for f, s in zip(four, serial, strict=True)]
-    diffs_ms = [(s - f) * 1000 for f, s in zip(four, serial, strict=True)]
-    low, high = _bootstrap_mean(diffs_ms, random.Random(30))
-    longest = max(alone_median.values())
-    chain = _forced_chain(calls, alone_median, last_events)
-    critical = max(longest, chain)
-    # A second, honest floor: in-process tools share one GIL, so their times add up.
-    gil_bound = sum(v for i, v in alone_median.items() if calls[i][0] in _IN_PROCESS)
-    span_four = statistics.median(four)
+    result = run_batch(root, batch, PAIRS)
+    benchmark.pedantic(io_run, args=(root, BATCHES[batch], "four-class", "bench"), rounds=3)
+    s, b = result.stats, result.bounds
     info = benchmark.extra_info
     info["batch"] = batch
-    info["pairs"] = PAIRS
-    info["median_ratio_four_class_over_serial"] = round(statistics.median(ratios), 3)
-    info["target_ratio"] = 0.545
-    info["mean_paired_diff_ms_serial_minus_four"] = round(statistics.fmean(diffs_ms), 2)
-    info["bootstrap95_mean_diff_ms"] = [round(low, 2), round(high, 2)]
-    info["pairs_four_class_faster"] = sum(f < s for f, s in zip(four, serial, strict=True))
-    info["median_span_ms_four_class"] = round(span_four * 1000, 2)
-    info["median_span_ms_serial"] = round(statistics.median(serial) * 1000, 2)
-    info["sum_alone_ms"] = round(sum(alone_median.values()) * 1000, 2)
-    info["critical_path_ms"] = round(critical * 1000, 2)
-    info["forced_chain_ms"] = round(chain * 1000, 2)
-    info["longest_call_alone"] = [
-        calls[max(alone_median, key=alone_median.__getitem__)][0],
-        round(longest * 1000, 2),
-    ]
-    info["makespan_over_critical_path"] = round(span_four / critical, 3)
-    info["target_makespan_over_critical_path"] = 1.15
-    info["in_process_sum_ms"] = round(gil_bound * 1000, 2)
-    info["makespan_over_max_of_critical_path_and_in_process_sum"] = round(
-        span_four / max(critical, gil_bound), 3
-    )
-    # The work bound: no schedule on this machine's cores beats the batch's CPU
-    # time (this process, its subprocesses, the search workers) over the cores.
-    cores = len(os.sched_getaffinity(0))
-    work_bound = statistics.median(cpu) / cores
-    floor = max(critical, work_bound)
-    info["cores"] = cores
-    info["batch_cpu_ms"] = round(statistics.median(cpu) * 1000, 2)
-    info["work_bound_ms"] = round(work_bound * 1000, 2)
-    info["best_possible_ratio_on_this_machine"] = round(floor / statistics.median(serial), 3)
-    info["best_possible_makespan_over_critical_path"] = round(floor / critical, 3)
-    info["makespan_over_max_of_critical_path_and_work_bound"] = round(span_four / floor, 3)
-    info["alone_ms"] = {f"{i}:{calls[i][0]}": round(v * 1000, 2) for i, v in alone_median.items()}
-    shutil.rmtree(root, ignore_errors=True)
+    info["pairs"] = s.pairs
+    info["median_ratio_four_class_over_serial"] = round(s.median_ratio, 3)
+    info["target_ratio"] = TARGET_RATIO
+    info["mean_paired_diff_ms_four_minus_serial"] = round(s.mean_diff_ms, 2)
+    info["bootstrap95_mean_diff_ms"] = [round(v, 2) for v in s.ci95_ms]
+    info["pairs_four_class_faster"] = s.a_faster
+    info["median_span_ms_four_class"] = round(s.median_a_ms, 2)
+    info["median_span_ms_serial"] = round(s.median_b_ms, 2)
+    info["critical_path_ms"] = round(b.critical_path_ms, 2)
+    info["forced_chain_ms"] = round(b.forced_chain_ms, 2)
+    info["longest_call_alone"] = [b.longest_call, round(b.longest_call_ms, 2)]
+    info["makespan_over_critical_path"] = round(result.makespan_over_critical_path, 3)
+    info["target_makespan_over_critical_path"] = TARGET_MAKESPAN
+    info["in_process_sum_ms"] = round(b.in_process_sum_ms, 2)
+    info["cores"] = b.cores
+    info["batch_cpu_ms"] = round(b.batch_cpu_ms, 2)
+    info["work_bound_ms"] = round(b.work_bound_ms, 2)
+    info["best_possible_ratio_on_this_machine"] = round(result.best_ratio, 3)
+    info["best_possible_makespan_over_critical_path"] = round(b.floor_ms / b.critical_path_ms, 3)
+    info["makespan_over_floor"] = round(result.makespan_over_floor, 3)
+    info["alone_ms"] = {c: round(v, 2) for c, v in zip(result.calls, result.alone_ms, strict=True)}
 
 
 if __name__ == "__main__":  # a quick look without pytest: python benchmarks/bench_dispatch.py

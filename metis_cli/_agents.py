@@ -29,9 +29,9 @@ from metis_runtime.agents import (
     load_agents,
     resolve_agent,
 )
-from metis_runtime.agents._ablation import ESCAPE_TOOLS, run_child_boundary
 from metis_runtime.context import ContextBudget
 from metis_runtime.tools import ToolRegistry
+from metis_studies.child_boundary import ESCAPE_TOOLS, run_child_boundary
 
 from ._conform import check_tree_dir
 from ._output import EXIT_OK, EXIT_VIOLATION, emit_json, table

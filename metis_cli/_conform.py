@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -65,14 +64,9 @@ def _targets(outputs: tuple[str, ...], as_json: bool) -> list[tuple[str, str | N
 
 def _write_file(path: str, text: str) -> None:
     """Write atomically (a partly written report never replaces a good one)."""
-    target = Path(path)
-    try:
-        handle, temp = tempfile.mkstemp(dir=target.parent or Path("."), prefix=f".{target.name}.")
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text + "\n")
-        os.replace(temp, target)
-    except OSError as exc:
-        bad_input(f"--output {path}: cannot write ({exc.strerror or exc})")
+    from ._params import write_atomic
+
+    write_atomic(Path(path), (text + "\n").encode(), "--output")
 
 
 def run_units(units: list[Unit], fmt: str, jobs: int) -> list[FileResult]:
@@ -148,6 +142,20 @@ def run_units(units: list[Unit], fmt: str, jobs: int) -> list[FileResult]:
     help="A capture of a run's progress output (its stderr): scanned for credentials.",
 )
 @click.option(
+    "--draw",
+    "draw_dir",
+    metavar="DIR",
+    help="Write a drawing (SVG) of every violation into DIR: the violating event "
+    "highlighted with the slice that explains it (as `metis draw`).",
+)
+@click.option(
+    "--report",
+    "report_path",
+    metavar="FILE.html",
+    help="Write one self-contained HTML report (no network resources): a summary per "
+    "invariant, each violation with its drawing, and the coverage table.",
+)
+@click.option(
     "--coverage",
     "with_coverage",
     is_flag=True,
@@ -166,6 +174,8 @@ def conform(
     witness: Path | None,
     canaries: str | None,
     progress: tuple[str, ...],
+    draw_dir: str | None,
+    report_path: str | None,
     with_coverage: bool,
 ) -> None:
     """Check traces (or other runtimes' transcripts) against the model.
@@ -183,12 +193,17 @@ def conform(
     (specs/witness.md): what it shows that no admitted effect explains is a
     violation, what it could not observe a warning. Exit 0 when everything
     conforms (or is undetermined only in allowed ways), 1 otherwise, 2 when
-    an input cannot be read.
+    an input cannot be read. --draw DIR and --report FILE.html draw every
+    violation (specs/drawing.md).
     """
     from ._reports import Run, errors, write_all
     from ._witnessed import with_witness
 
     targets = _targets(outputs, as_json)
+    if draw_dir is not None:
+        from ._params import writable_dir
+
+        writable_dir(Path(draw_dir), "--draw")
     if engine == "dask" and not scheduler:
         bad_input("--engine dask needs --scheduler ADDRESS")
     if scheduler and engine != "dask":
@@ -221,6 +236,10 @@ def conform(
     for message in errors(run):
         click.echo(f"metis: error: {message}", err=True)
     texts = write_all(run, targets)
+    if draw_dir is not None or report_path is not None:
+        from ._drawings import write_drawings
+
+        write_drawings(run, units, fmt, draw_dir, report_path)
     for kind, path in targets:
         if path is None:
             if texts[kind]:

@@ -224,7 +224,7 @@ def model_rows(runs: int, folder: Path) -> list[Row]:
 
 def fault_rows(folder: Path) -> list[Row]:
     """The fault matrix against the real runtime, under the four-class dispatcher."""
-    from ._faults import run_fault_matrix
+    from metis_studies.faults import run_fault_matrix
 
     return [
         Row("faults", row.case, row.holds, f"{row.observed_closure}; {row.observed_effects}")
@@ -235,7 +235,7 @@ def fault_rows(folder: Path) -> list[Row]:
 def oracle_rows(examples: int) -> list[Row]:
     """The differential permission oracle: runtime gate against model, per route."""
     try:
-        from ._oracle import run_oracle
+        from metis_studies.oracle import run_oracle
     except ModuleNotFoundError as exc:  # Hypothesis is in the test extra, not a runtime dependency
         if exc.name != "hypothesis":
             raise
@@ -256,7 +256,7 @@ def oracle_rows(examples: int) -> list[Row]:
 
 def ablation_rows() -> list[Row]:
     """The child-boundary 2x2: cloned gate x filtered registry."""
-    from metis_runtime.agents._ablation import ESCAPE_TOOLS, run_child_boundary
+    from metis_studies.child_boundary import ESCAPE_TOOLS, run_child_boundary
 
     rows = []
     for cell in run_child_boundary((0, 1)):

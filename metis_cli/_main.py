@@ -25,6 +25,7 @@ COMMANDS: dict[str, str] = {
     "check": "metis_cli._spec:check",
     "conform": "metis_cli._conform:conform",
     "counterexample": "metis_cli._prove:counterexample",
+    "draw": "metis_cli._draw:draw",
     "demo": "metis_cli._demo:demo",
     "explore": "metis_cli._explore:explore",
     "faults": "metis_cli._faults:faults",
@@ -34,13 +35,19 @@ COMMANDS: dict[str, str] = {
     "prove": "metis_cli._prove:prove",
     "run": "metis_cli._run:run",
     "spec": "metis_cli._spec:spec",
+    "study": "metis_cli._study:study",
     "tasks": "metis_cli._plan:tasks",
 }
 
 
 # Packages of the optional extras that some commands need (`metis explore` and
 # `metis demo` draw with Hypothesis): a command without them says so in one line.
-OPTIONAL: dict[str, str] = {"hypothesis": "test", "pytest": "test", "distributed": "dask"}
+OPTIONAL: dict[str, str] = {
+    "hypothesis": "test",
+    "pytest": "test",
+    "distributed": "dask",
+    "matplotlib": "studies",
+}
 
 
 class LazyGroup(click.Group):

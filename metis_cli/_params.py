@@ -84,3 +84,19 @@ class StagedOutput:
             bad_input(f"{self.option} {self.target}: cannot write there ({reason})")
         finally:
             shutil.rmtree(self.stage, ignore_errors=True)
+
+
+def write_atomic(target: Path, data: bytes, option: str = "--out") -> None:
+    """Write a file whole or not at all: into a temporary file beside it,
+    renamed into place (a partly written one never replaces a good one)."""
+    try:
+        handle, temp = tempfile.mkstemp(dir=target.parent or Path("."), prefix=f".{target.name}.")
+        try:
+            with os.fdopen(handle, "wb") as out:
+                out.write(data)
+            os.replace(temp, target)
+        except BaseException:
+            Path(temp).unlink(missing_ok=True)
+            raise
+    except OSError as exc:
+        bad_input(f"{option} {target}: cannot write ({exc.strerror or exc})")

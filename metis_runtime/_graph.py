@@ -1,4 +1,5 @@
-"""The trace as a graph: networkx for analysis, DOT text for pictures.
+"""The trace as a graph: networkx for analysis, DOT text for pictures (drawn by
+`metis_model.trace`'s one drawing module, as `metis draw` draws it).
 
 Nodes are event `seq`s carrying the event's fields as attributes; an edge
 `c -> s` for every `c` in event `s`'s `causes`, so edges point forward in
@@ -7,7 +8,6 @@ time and the graph is a DAG (TRACE-1).
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable
 from typing import Any
@@ -31,27 +31,13 @@ def trace_graph(events: Iterable[TraceEvent]) -> Any:
     return graph
 
 
-def _label(event: TraceEvent) -> str:
-    data = event.model_dump(mode="json", exclude={"seq", "t", "causes", "kind"})
-    bits = [f"{event.seq} {event.kind}"]
-    for key in ("turn", "occ", "decision", "stage", "outcome", "status", "job", "reason"):
-        if key in data and data[key] not in (None, ""):
-            bits.append(f"{key}={data[key]}")
-    if data.get("calls"):
-        bits.append("calls=" + ",".join(c["tool"] for c in data["calls"]))
-    return "\\n".join(b.replace("\\", "\\\\").replace('"', '\\"') for b in bits)
-
-
 def trace_dot(events: Iterable[TraceEvent], name: str = "trace") -> str:
-    """Graphviz DOT text of the causal graph (render with `dot -Tsvg`)."""
-    lines = [f"digraph {json.dumps(name)} {{", "  rankdir=TB;", "  node [shape=box];"]
-    edges: list[str] = []
-    for event in events:
-        lines.append(f'  n{event.seq} [label="{_label(event)}"];')
-        edges.extend(f"  n{c} -> n{event.seq};" for c in event.causes)
-    lines.extend(edges)
-    lines.append("}")
-    return "\n".join(lines) + "\n"
+    """Graphviz DOT text of the causal graph (render with `dot -Tsvg`): the
+    one drawing of `metis_model.trace` (`trace_figure`), with its legend."""
+    from metis_model.trace import figure_graph, trace_figure
+
+    figure = trace_figure(None, list(events), name=name, limit=None)
+    return str(figure_graph(figure).source)
 
 
 def load_trace_events(path: str | os.PathLike[str]) -> list[TraceEvent]:

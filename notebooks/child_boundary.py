@@ -1,10 +1,25 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
 # %% [markdown]
 # # The child boundary: what the cloned gate and the filtered registry each buy
 #
 # A child agent is narrowed twice (specs/children.md): its **gate** is a clone
 # of the parent's (never more permissive), and its **registry** holds only its
 # tool surface (parent visible ∩ allowlists − denies). This notebook switches
-# each protection off in turn: a 2x2 factorial, several seeds per cell.
+# each protection off in turn: a 2x2 factorial, several seeds per cell
+# (`metis_studies.child_boundary`; `metis study child-boundary` writes the
+# same table and figure).
 #
 # In every cell the parent (acceptEdits, project rule `Write(release/**)` =
 # deny) spawns a child with the call-site allowlist `read, write, ls`. The
@@ -15,14 +30,21 @@
 # The children go through the real spawn path (`AgentSupervisor.spawn`),
 # here in process; `metis ablate child-boundary --processes` runs them as
 # real child processes with the same outcome.
+#
+# A Jupyter kernel runs cells inside an event loop, so the study is awaited
+# (`run_child_boundary_async`); `run_child_boundary` is the same for scripts.
 
 # %%
-from __future__ import annotations
+import tempfile
+from pathlib import Path
 
-from metis_runtime.agents._ablation import ESCAPE_TOOLS, run_child_boundary
+from IPython.display import Image, display
 
-SEEDS = tuple(range(5))
-cells = run_child_boundary(SEEDS)
+from metis_studies.child_boundary import ESCAPE_TOOLS, run_child_boundary_async
+from metis_studies.report import child_boundary_figure
+
+SEEDS = tuple(range(3))
+cells = await run_child_boundary_async(SEEDS)  # noqa: F704 (top-level await in a kernel)
 
 
 def onoff(flag: bool) -> str:
@@ -39,6 +61,10 @@ for c in cells:
         f"{'/'.join(str(e) for e in exposed) + '/' + str(len(ESCAPE_TOOLS)):<22}{c.ok}"
     )
 assert all(c.ok for c in cells)
+
+figures = Path(tempfile.mkdtemp(prefix="metis-notebook-"))
+png, _svg = child_boundary_figure(cells, figures / "child-boundary")
+display(Image(filename=str(png)))
 
 # %% [markdown]
 # ## Reading the table
@@ -77,8 +103,8 @@ for c in cells:
 # the runtime builds the child's registry from the very surface it records.
 
 # %%
-from metis_model import child_authority, spawn_violation  # noqa: E402
-from metis_model.trace import Mode  # noqa: E402
+from metis_model import child_authority, spawn_violation
+from metis_model.trace import Mode
 
 parent_tools = ["read", "write", "edit", "ls", "glob", "grep", "bash", "spawn_agent"]
 granted = child_authority(Mode.ACCEPT_EDITS, parent_tools, None, None, ["read", "write", "ls"])

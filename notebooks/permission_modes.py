@@ -1,49 +1,47 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
 # %% [markdown]
 # # Permission modes over the whole fact space
 #
 # The reference model's `resolve` is a pure function of finitely many facts
 # (once rules are abstracted to their behaviour, source and recency). This
-# notebook enumerates the fact space, tabulates decisions per mode, checks the
-# mode order empirically, and runs one ablation: what changes if rules were
-# resolved *authority first* (the strongest rule of any behaviour wins) instead
-# of *deny first* (specs/permissions.md).
+# notebook (over `metis_studies.permission_modes`; `metis study
+# permission-modes` writes the same) enumerates the fact space, tabulates
+# decisions per mode, checks the mode order empirically, draws the mode ×
+# fact decision maps, and runs one ablation: what changes if rules were
+# resolved *authority first* (the strongest rule of any behaviour wins)
+# instead of *deny first* (specs/permissions.md).
 
 # %%
-from __future__ import annotations
+import tempfile
+from pathlib import Path
 
-import itertools
-from collections import Counter
+from IPython.display import Image, display
 
-from metis_model import DECISION_RANK, mode_at_most, resolve
-from metis_model.trace import AUTHORITY, Decision, Facts, Mode, RuleBehavior, RuleRef, Source, Stage, ToolKind
+from metis_model import DECISION_RANK, resolve
+from metis_model.trace import Decision, Mode
+from metis_studies.permission_modes import authority_first, fact_space, permission_modes
+from metis_studies.report import decision_maps_figure, loosened_figure
 
-RULE_CHOICES: list[tuple[RuleRef, ...]] = [()]
-for behavior, source in itertools.product(RuleBehavior, Source):
-    RULE_CHOICES.append((RuleRef(behavior=behavior, source=source, pattern="r"),))
-for (b1, s1), (b2, s2) in itertools.combinations(itertools.product(RuleBehavior, Source), 2):
-    RULE_CHOICES.append((RuleRef(behavior=b1, source=s1, pattern="a"), RuleRef(behavior=b2, source=s2, pattern="b", recency=1)))
-
-
-def fact_space(mode: Mode):
-    for kind, protected, secret, in_scope, transition, rules in itertools.product(
-        ToolKind, (False, True), (False, True), (False, True), (False, True), RULE_CHOICES
-    ):
-        yield Facts(mode=mode, kind=kind, protected=protected, secret=secret, in_scope=in_scope,
-                    transition=transition, rules=rules)
-
-
-# %% [markdown]
-# ## Decisions per mode
-
-# %%
-table = {}
-for mode in Mode:
-    table[mode] = Counter(resolve(f).decision for f in fact_space(mode))
-size = sum(table[Mode.DEFAULT].values())
+result = permission_modes()
+size = result.combinations_per_mode
 print(f"fact combinations per mode: {size}")
 print(f"{'mode':<20}" + "".join(f"{d.value:>8}" for d in Decision))
-for mode, counts in table.items():
-    print(f"{mode.value:<20}" + "".join(f"{counts[d]:>8}" for d in Decision))
+for mode, counts in result.decisions:
+    print(f"{mode.value:<20}" + "".join(f"{n:>8}" for _, n in counts))
 
 # %% [markdown]
 # ## The mode order, checked pointwise
@@ -52,18 +50,19 @@ for mode, counts in table.items():
 # never more permissive on any fact combination.
 
 # %%
-violations = 0
-pairs = 0
-for child, parent in itertools.product(Mode, Mode):
-    if child is parent or not mode_at_most(child, parent):
-        continue
-    pairs += 1
-    for f in fact_space(child):
-        as_parent = resolve(f.model_copy(update={"mode": parent}))
-        if DECISION_RANK[resolve(f).decision] > DECISION_RANK[as_parent.decision]:
-            violations += 1
-print(f"ordered pairs checked: {pairs}; violations: {violations}")
-assert violations == 0
+print(f"ordered pairs checked: {result.ordered_pairs}; violations: {result.order_violations}")
+assert result.order_violations == 0
+
+# %% [markdown]
+# ## Decision maps: mode × fact
+#
+# Columns are the tool kind with `+P` protected, `+S` secret, `+O` out of
+# scope; each panel is one rule situation.
+
+# %%
+figures = Path(tempfile.mkdtemp(prefix="metis-notebook-"))
+png, _svg = decision_maps_figure(result.maps, figures / "decision-maps")
+display(Image(filename=str(png)))
 
 # %% [markdown]
 # ## Ablation: authority-first rule resolution
@@ -72,25 +71,16 @@ assert violations == 0
 # strongest rule (highest authority, then most recent) decide whatever its
 # behaviour. Count how often that would *allow* what deny-first denies.
 
-
 # %%
-def authority_first(facts: Facts) -> Decision:
-    base = resolve(facts)
-    if base.stage not in (Stage.DENY_RULE, Stage.ASK_RULE, Stage.ALLOW_RULE):
-        return base.decision
-    strongest = max(facts.rules, key=lambda r: (-AUTHORITY.index(r.source), r.recency))
-    if strongest.behavior is RuleBehavior.ALLOW:
-        return Decision.ALLOW
-    if strongest.behavior is RuleBehavior.ASK:
-        return Decision.DENY if facts.mode is Mode.DONT_ASK else Decision.ASK
-    return Decision.DENY
+for mode, n in result.loosened:
+    print(f"{mode.value:<20} authority-first loosens {n:>6} of {size} decisions")
+assert sum(n for _, n in result.loosened) > 0  # the ablation matters: deny-first is strictly safer
 
-
-loosened = Counter()
-for mode in Mode:
-    for f in fact_space(mode):
-        if DECISION_RANK[authority_first(f)] > DECISION_RANK[resolve(f).decision]:
-            loosened[mode] += 1
-for mode in Mode:
-    print(f"{mode.value:<20} authority-first loosens {loosened[mode]:>6} of {size} decisions")
-assert sum(loosened.values()) > 0  # the ablation matters: deny-first is strictly safer
+example = next(
+    f for f in fact_space(Mode.DEFAULT)
+    if DECISION_RANK[authority_first(f)] > DECISION_RANK[resolve(f).decision]
+)
+print("one loosened case:", example)
+print("deny-first:", resolve(example).decision.value, "| authority-first:", authority_first(example).value)
+png, _svg = loosened_figure(result, figures / "ablation")
+display(Image(filename=str(png)))

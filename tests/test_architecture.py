@@ -118,6 +118,11 @@ def test_studies_use_the_public_surfaces_only() -> None:
     [
         "metis_studies",
         "metis_studies.explore",
+        "metis_studies.faults",
+        "metis_studies.oracle",
+        "metis_studies.dispatch",
+        "metis_studies.read_marker",
+        "metis_studies.report",
         "metis_model",
         "metis_model.trace",
         "metis_model.context",

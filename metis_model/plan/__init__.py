@@ -33,6 +33,7 @@ from ._exec import (
     observe,
     protocol_step,
 )
+from ._figure import turn_log_figure
 from ._refs import (
     REQUEST_ORIGIN,
     RUNTIME_KEYS,
@@ -98,6 +99,7 @@ __all__ = [
     "protocol_step",
     "resolve_step",
     "step_refs",
+    "turn_log_figure",
     "ungrounded",
     "validate",
     "validate_tagged",

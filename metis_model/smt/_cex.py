@@ -12,7 +12,7 @@ import z3
 
 from .._check import check_trace
 from .._report import Report
-from ..trace import TraceEvent, TraceHeader, dumps_trace
+from ..trace import TraceEvent, TraceHeader, dumps_trace, figure_graph, trace_figure
 from ._convert import Path as ZPath
 from ._convert import decode_path, path_to_trace, to_itf
 from ._engine import bmc
@@ -122,47 +122,13 @@ def write_counterexample(
     return CounterexampleFiles(trace, itf_path, dot, svg, test)
 
 
-def _label(event: TraceEvent) -> str:
-    kind = event.kind
-    occ = getattr(event, "occ", None)
-    parts = [f"{event.seq}: {kind}"]
-    if occ is not None:
-        parts.append(occ)
-    for field in ("decision", "cls", "status", "outcome", "job", "child_mode"):
-        value = getattr(event, field, None)
-        if value is not None:
-            parts.append(f"{field}={getattr(value, 'value', value)}")
-    if kind == "assistant":
-        parts.append("calls=" + ",".join(c.occ for c in getattr(event, "calls", ())))
-    return "\\n".join(parts)
-
-
 def event_graph(
     header: TraceHeader, events: Sequence[TraceEvent], report: Report
 ) -> graphviz.Digraph:
-    """Events as nodes, causal edges as arcs; the violating step in red and
-    the events that explain it (the report's slice) outlined in red."""
-    first = report.first
-    bad = first.index if first is not None else None
-    explain = set(first.slice) if first is not None else set()
-    title = f"{header.run_id}: {first.one_line() if first else 'accepted'}"
-    g = graphviz.Digraph("trace", graph_attr={"rankdir": "TB", "label": title, "labelloc": "t"})
-    g.attr("node", shape="box", style="rounded,filled", fillcolor="white", fontname="Helvetica")
-    for e in events:
-        attrs_: dict[str, str] = {}
-        if e.seq == bad:
-            attrs_ = {
-                "fillcolor": "#e53935",
-                "fontcolor": "white",
-                "color": "#b71c1c",
-                "penwidth": "2",
-            }
-        elif e.seq in explain:
-            attrs_ = {"color": "#e53935", "penwidth": "2"}
-        g.node(f"e{e.seq}", _label(e), **attrs_)
-        for c in e.causes:
-            g.edge(f"e{c}", f"e{e.seq}", color="#e53935" if e.seq == bad else "black")
-    return g
+    """The trace drawn as `metis draw` draws it (`metis_model.trace.trace_figure`):
+    the violating step filled red, the slice that explains it outlined in red
+    with the facts its invariant reads, execution intervals, and the legend."""
+    return figure_graph(trace_figure(header, events, report.first, name=header.run_id))
 
 
 def regression_test(cex: Counterexample, trace_text: str) -> str:

@@ -53,6 +53,7 @@ from ..trace import (
     TurnHeader,
     TurnRecord,
     dumps_turn_log,
+    figure_graph,
     framework_digest,
 )
 from ._cex import CounterexampleFiles, write_counterexample
@@ -145,27 +146,10 @@ class PlanCounterexample:
 
 
 def record_graph(cex: PlanCounterexample) -> graphviz.Digraph:
-    first = cex.report.first
-    title = f"{cex.header.turn_id}: {first.one_line() if first else 'accepted'}"
-    g = graphviz.Digraph("turn", graph_attr={"rankdir": "TB", "label": title, "labelloc": "t"})
-    g.attr("node", shape="box", style="rounded,filled", fillcolor="white", fontname="Helvetica")
-    g.node("h", f"header\\n{cex.header.owner} / {cex.header.channel}")
-    prev = "h"
-    for i, r in enumerate(cex.records):
-        label = f"{i}: {r.kind}"
-        if isinstance(r, StepRecord):
-            label += f"\\nstep {r.index} {r.tool} {r.status.value}"
-            label += " committed" if r.committed else ""
-        elif isinstance(r, PathRecord):
-            label += f"\\n{r.path.value} {r.outcome.value}"
-        elif isinstance(r, ResumeRecord):
-            label += f"\\n{r.answer.value}, done {list(r.done)}"
-        red = first is not None and first.index == i
-        extra = {"fillcolor": "#e53935", "fontcolor": "white", "penwidth": "2"} if red else {}
-        g.node(f"r{i}", label, **extra)
-        g.edge(prev, f"r{i}")
-        prev = f"r{i}"
-    return g
+    """The turn log drawn as `metis draw` draws it, the violating record in red."""
+    from ..plan import turn_log_figure
+
+    return figure_graph(turn_log_figure(cex.header, cex.records, cex.report.first))
 
 
 def _regression(cex: PlanCounterexample, text: str) -> str:

@@ -79,6 +79,14 @@ def _parse(lines: Iterable[str], fmt: str, name: str) -> Parsed:
     return parsed
 
 
+def parse_transcript(lines: Iterable[str] | str, fmt: str, name: str = "") -> Parsed:
+    """The transcript read into the tree the closure check walks (what a
+    drawing shows); `TranscriptFormatError` as `check_transcript` raises it."""
+    if isinstance(lines, str):
+        lines = lines.split("\n")
+    return _parse(lines, fmt, name)
+
+
 class _Sum:
     """Findings of one or more files, summed into one report."""
 

@@ -139,21 +139,26 @@ class _BatchRun:
                     self._start(i)
                 else:
                     self._admit_segment(i)
-            while self.safe_waiting and self.safe_workers < self.bound:
-                self.safe_workers += 1
-                worker = self.loop.create_task(self._safe_worker())
-                self.running[worker] = _WORKER
-                worker.add_done_callback(self._on_done)
+            self._start_safe_workers()
         if self.running:
             return
         ended = self.stopping or (self.next == len(self.calls) and not self.pending)
         if ended and not self.done.done():
             self.done.set_result(None)
 
+    def _start_safe_workers(self) -> None:
+        while self.safe_waiting and self.safe_workers < self.bound:
+            self.safe_workers += 1
+            worker = self.loop.create_task(self._safe_worker())
+            self.running[worker] = _WORKER
+            worker.add_done_callback(self._on_done)
+
     def _admit_segment(self, first: int) -> None:
-        """Admit every call from `first` up to the next Exclusive one. Safe
-        calls whose work runs in another process start first: they then
-        overlap the in-process calls, which take turns on this thread."""
+        """Admit every call from `first` up to the next Exclusive one. Calls
+        whose work runs in another process, and Background calls, start first
+        (the Safe workers' tasks are created before any in-process call's):
+        they then overlap the in-process calls, Safe or Queue, which take
+        turns on this thread (an fsynced write would hold the spawns back)."""
         calls = self.calls
         end = first
         while end < len(calls) and calls[end].classification.cls is not CallClass.EXCLUSIVE:
@@ -167,12 +172,13 @@ class _BatchRun:
             if blockers[i]:
                 continue  # ready once what it waits for has ended
             cls = calls[i].classification.cls
-            if cls is CallClass.SAFE and not calls[i].tool.out_of_process:
+            if cls is not CallClass.BACKGROUND and not calls[i].tool.out_of_process:
                 later.append(i)
             else:
                 self._ready(i, cls)
+        self._start_safe_workers()
         for i in later:
-            self._ready(i, CallClass.SAFE)
+            self._ready(i, calls[i].classification.cls)
 
     def _depend(self, first: int, end: int) -> None:
         """Who waits for whom in the segment: each Queue call for the previous

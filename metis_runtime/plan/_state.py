@@ -39,6 +39,7 @@ from metis_model.trace import (
 from .._errors import ConfigError
 from .._input import read_input_text
 from .._redact import Redactor
+from .._trace import _announce
 from ..tools import atomic_write
 from ._store import plan_dir, private_dir
 
@@ -165,6 +166,7 @@ class TurnLogWriter:
         self.path = path
         self.redactor = redactor or Redactor()
         self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        _announce(path)  # the pytest plugin checks it (PLAN-*), as it does traces
 
     def write(self, record: BaseModel) -> None:
         line = self.redactor.json_line(record.model_dump(mode="json")) + "\n"

@@ -64,6 +64,7 @@ from metis_model.trace import (
     Signatures,
     read_turn_log,
 )
+from tests.draw._svg import read_svg
 
 CATALOG = catalog_of(TOY_CATALOG)
 
@@ -328,3 +329,7 @@ def test_each_ablation_is_refuted_with_a_counterexample_the_checker_rejects(
     first = check_turn_log(header, records, line_of=lines).first
     assert first is not None and first.invariant == inv and first.line is not None
     assert "test_" in files.test.name and inv in files.test.read_text()
+    if files.svg is not None:  # drawn by the one drawing module: the record, the legend
+        picture = read_svg(files.svg.read_text())
+        assert [e.id for e in picture.violating] == [f"r{first.index}"]
+        assert "turn log record" in picture.legend and "the violating event" in picture.legend

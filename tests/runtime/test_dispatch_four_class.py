@@ -505,10 +505,11 @@ def test_out_of_process_safe_calls_start_first_within_their_segment(tmp_path: Pa
         await FourClassDispatcher().run_batch(calls, ctx, sink, asyncio.Event())
 
     asyncio.run(main())
-    # Per segment: the other process's Safe calls, then the rest in call order
-    # (the Queue call keeps its place among them); the barrier still divides.
+    # Per segment: the other process's Safe calls, then the in-process ones (an
+    # in-process Queue call too, after the Safe workers: its work would hold
+    # the loop while the spawns wait); the barrier still divides.
     assert probe.order("start") == [
-        "edit1", "grep1", "bash1", "read1", "read2", "barrier", "bash2", "read3",
+        "grep1", "bash1", "read1", "read2", "edit1", "barrier", "bash2", "read3",
     ]  # fmt: skip
     results = [occ for what, occ in sink.events if what.startswith("result:")]
     assert sorted(results) == [f"1.{i}" for i in range(len(inputs))]

@@ -43,6 +43,7 @@ from tests.runtime.test_loop_support import (
     read,
     results_by_occ,
     run_loop,
+    write_scenario,
 )
 
 
@@ -434,3 +435,31 @@ def test_a_process_killed_between_turns_is_resumed_from_ready(tmp_path: Path) ->
     header, events = read(trace)
     assert_conforms(header, events)
     assert "ready--interrupt" in _transitions(header, events)
+
+
+def test_metis_run_call_timeout_cancels_the_slow_call_alone(tmp_path: Path) -> None:
+    """`metis run --call-timeout`: a bash call past the limit is cancelled (a
+    timeout cancel naming it), its sibling finishes, the run completes."""
+    turns = [
+        [
+            {"tool": "bash", "id": "slow", "input": {"command": "sleep 30"}},
+            {"tool": "bash", "id": "quick", "input": {"command": "echo quick"}},
+        ],
+        [{"text": "done"}],
+    ]
+    scenario = write_scenario(tmp_path / "s.yaml", turns)
+    trace = tmp_path / "run" / "trace.jsonl"
+    ws = ["--workspace", str(tmp_path / "ws"), "--mode", "bypassPermissions", "--headless"]
+    args = [*ws, "--scenario", str(scenario), "--trace", str(trace), "--call-timeout", "1"]
+    done = _metis_run(*args)
+    assert done.returncode == 0, done.stderr
+    header, events = read(trace)
+    assert_conforms(header, events)
+    (cancel,) = of_kind(events, "cancel")
+    assert cancel.cause is CancelCause.TIMEOUT and cancel.occs == ("1.0",)
+    results = results_by_occ(events)
+    assert results["1.0"][0] == "cancelled" and results["1.1"][0] == "ok"
+    bad = _metis_run(*args, "--call-timeout", "0")
+    assert bad.returncode == 2 and bad.stderr.strip().splitlines() == [
+        "metis run: error: Invalid value for '--call-timeout': 0.0 is not in the range x>0."
+    ]

@@ -138,8 +138,11 @@ def test_graph_export_networkx_and_dot(tmp_path: Path) -> None:
     sent = of_kind(run.events, "results_sent")[0].seq
     assert {graph.nodes[p]["kind"] for p in graph.predecessors(sent)} == {"result"}
     dot = trace_dot(run.events)
-    assert dot.startswith('digraph "trace" {') and dot.rstrip().endswith("}")
-    assert "n0 -> n1;" in dot and 'label="0 turn_start\\nturn=1"' in dot
+    # The one drawing module's DOT: the title, the first events, a causal edge, the legend.
+    assert dot.startswith("digraph metis {") and dot.rstrip().endswith("}")
+    assert 'label="trace: no divergence"' in dot
+    assert 'label="0 turn_start turn 1"' in dot and "e0 -> e1 [" in dot
+    assert "cluster_legend" in dot
 
 
 @given(

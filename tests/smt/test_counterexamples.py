@@ -15,6 +15,7 @@ import pytest
 from metis_model import check_trace
 from metis_model.smt import ABLATIONS, Counterexample, UnknownAblation, find_counterexample
 from metis_model.trace import read_trace
+from tests.draw._svg import read_svg
 
 MAX_DEPTH = 12
 
@@ -64,6 +65,13 @@ def test_it_writes_trace_itf_graph_and_a_regression_test(ablation: str, tmp_path
     assert f"e{len(events) - 1} [label=" in dot and "#e53935" in dot
     if shutil.which("dot"):
         assert files.svg is not None and files.svg.read_text().lstrip().startswith("<?xml")
+        # Drawn by the one drawing module: the last step violating, its slice, the legend.
+        picture = read_svg(files.svg.read_text())
+        assert [e.id for e in picture.violating] == [f"e{len(events) - 1}"]
+        assert {e.id for e in picture.slice} == {f"e{i}" for i in first.slice} - {
+            f"e{first.index}"
+        }
+        assert "the violating event" in picture.legend
 
     namespace = runpy.run_path(str(files.test))
     tests = [v for k, v in namespace.items() if k.startswith("test_")]

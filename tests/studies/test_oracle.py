@@ -1,6 +1,6 @@
 """Differential permission oracle: the runtime gate against the model, on all five routes.
 
-Strategies and the per-call check live in `metis_cli._oracle` (the lead's
+Strategies and the per-call check live in `metis_studies.oracle` (the lead's
 `metis demo` runs them too). Here: each route gets a Hypothesis run that must
 agree on every call (model decision and stage, labelled facts, settlement),
 the checks are shown to fail on wrong inputs, and the parser gap that once
@@ -18,7 +18,10 @@ import attrs
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from metis_cli._oracle import (
+from metis_model import resolve, settle_ask
+from metis_model.trace import Decision, Mode, Route, RuleBehavior, Source, Stage, ToolKind
+from metis_runtime.permissions import Gate, GateDecision, Policy, TerminalAsker
+from metis_studies.oracle import (
     ATOMS,
     ECHO_DYN,
     PATHS,
@@ -38,9 +41,6 @@ from metis_cli._oracle import (
     line,
     run_oracle,
 )
-from metis_model import resolve, settle_ask
-from metis_model.trace import Decision, Mode, Route, RuleBehavior, Source, Stage, ToolKind
-from metis_runtime.permissions import Gate, GateDecision, Policy, TerminalAsker
 
 EXAMPLES = 150  # per route; every example decides 1 to 4 calls
 MIN_ASKS = 10  # settlement must actually be exercised on every route

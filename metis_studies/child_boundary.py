@@ -1,4 +1,4 @@
-"""The child-boundary ablation: what each of the two protections buys.
+"""The child-boundary ablation (specs/children.md): what each of the two protections buys.
 
 A 2x2 factorial over the two protections of the child boundary:
 
@@ -25,7 +25,6 @@ as real child processes.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import random
 import tempfile
@@ -44,22 +43,28 @@ from metis_model.trace import (
     Route,
     RuleBehavior,
     Source,
+    read_trace,
 )
+from metis_runtime.agents import (
+    AgentSupervisor,
+    GuardLimits,
+    ProviderConfig,
+    SpawnRefused,
+    catalog_of,
+    load_agents,
+    new_tree,
+    sanitized_env,
+)
+from metis_runtime.permissions import Gate, Policy
+from metis_runtime.providers import ModelRequest, ScriptedProvider, TextBlock, ToolUseBlock
+from metis_runtime.tools import ToolRegistry
 
-from .._input import read_trace_path
-from ..permissions import Gate, Policy
-from ..providers import ModelRequest, ScriptedProvider, TextBlock, ToolUseBlock
-from ..tools import ToolRegistry
-from ._config import ProviderConfig
-from ._definitions import catalog_of, load_agents
-from ._guard import GuardLimits
-from ._process import sanitized_env
-from ._supervisor import AgentSupervisor, SpawnRefused, new_tree
+from ._sync import run_sync
 
 ESCAPE_TOOLS: tuple[str, ...] = ("bash", "edit", "glob", "grep", "spawn_agent")
 CHILD_ALLOW: tuple[str, ...] = ("read", "write", "ls")
 DENY_RULE = "Write(release/**)"
-ATTACKER = "metis_runtime.agents._ablation:attacker_provider"
+ATTACKER = "metis_studies.child_boundary:attacker_provider"
 
 _ESCAPE_INPUTS: Mapping[str, dict[str, Any]] = {
     "bash": {"command": "true"},
@@ -190,7 +195,8 @@ async def _one(
 def _escapes_ran(run_dir: Path) -> tuple[str, ...]:
     ran: list[str] = []
     for path in run_dir.glob("agents/*/trace.jsonl"):
-        _, events, _ = read_trace_path(path)
+        with path.open(encoding="utf-8") as fh:
+            _, events = read_trace(fh)
         tools = {c.occ: c.tool for e in events if isinstance(e, Assistant) for c in e.calls}
         for e in events:
             if isinstance(e, Result) and e.status is ResultStatus.OK:
@@ -220,5 +226,7 @@ async def run_child_boundary_async(
 def run_child_boundary(
     seeds: Sequence[int] = (0, 1, 2), *, processes: bool = False, workdir: Path | None = None
 ) -> tuple[Cell, ...]:
-    """Every cell over every seed; each cell says whether it matched expectations."""
-    return asyncio.run(run_child_boundary_async(seeds, processes=processes, workdir=workdir))
+    """Every cell over every seed; each cell says whether it matched expectations.
+    Inside a running event loop (a notebook) prefer `await run_child_boundary_async(...)`;
+    this runs it on a loop of its own (`run_sync`)."""
+    return run_sync(run_child_boundary_async(seeds, processes=processes, workdir=workdir))

@@ -1,4 +1,4 @@
-"""The fault matrix (`metis_cli._faults`): one test per row and dispatcher,
+"""The fault matrix (`metis_studies.faults`): one test per row and dispatcher,
 checks that each fault happened as described, that the matrix can fail, and
 the `faults` command through click's CliRunner."""
 
@@ -15,22 +15,21 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-import metis_cli._faults as faults_module
-from metis_cli._faults import (
-    DISPATCHERS,
-    FAULTS,
-    HEADERS,
-    FaultRow,
-    closure_of,
-    cut_stream_cassette,
-    faults,
-    run_fault,
-)
+import metis_studies.faults._matrix as faults_module
+from metis_cli._faults import HEADERS, faults
 from metis_model.trace import TraceEvent, parse_event, read_trace
 from metis_runtime import StreamFormatError
 from metis_runtime.providers import AnthropicNormalizer, BlockFinished, ToolUseBlock, parse_sse
 from metis_runtime.tools import BashTool, JobManager, ToolContext
 from metis_runtime.tools import _bash as bash_module
+from metis_studies.faults import (
+    DISPATCHERS,
+    FAULTS,
+    FaultRow,
+    closure_of,
+    cut_stream_cassette,
+    run_fault,
+)
 
 ROWS = [(name, d) for name in FAULTS for d in DISPATCHERS]
 

@@ -1,0 +1,194 @@
+"""The replay model conditions of the Read-marker protocol, as provider wire data.
+
+Each condition answers twice, in its provider's streaming format: first one
+call `read {"path": "marker.txt"}` (arguments split over several deltas, as
+providers stream them), then a final text quoting the marker. The bodies are
+written to each format's documented event sequence, in the shape of the real
+recordings in `../shared/corpora/provider-streams` (Anthropic Messages SSE,
+OpenAI Chat Completions chunks, OpenAI Responses events); the runtime's own
+HTTP, SSE and normalizer code reads them (`ReplayProvider`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from metis_runtime.providers import Cassette, Interaction, WireFormat
+
+from ..explore import Call, Turn, sse_body
+
+MARKER_FILE = "marker.txt"
+ARGS = json.dumps({"path": MARKER_FILE})
+
+
+def final_text(marker: str) -> str:
+    return f"The file {MARKER_FILE} holds the marker {marker}."
+
+
+def _pieces(text: str, n: int = 4) -> list[str]:
+    size = max(1, -(-len(text) // n))
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+def _sse(data: Mapping[str, Any], event: str | None = None) -> str:
+    head = f"event: {event}\n" if event else ""
+    return f"{head}data: {json.dumps(data)}\n\n"
+
+
+# --- OpenAI Chat Completions -------------------------------------------------------------
+
+
+def _chat_chunk(n: int, delta: dict[str, Any], finish: str | None = None) -> str:
+    return _sse(
+        {
+            "id": f"chatcmpl-marker{n}",
+            "object": "chat.completion.chunk",
+            "created": 1782955817,
+            "model": "gpt-4o-mini-2024-07-18",
+            "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
+        }
+    )
+
+
+def chat_call_body(call_id: str) -> str:
+    start = {"index": 0, "id": call_id, "type": "function"}
+    out = [
+        _chat_chunk(
+            1,
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [{**start, "function": {"name": "read", "arguments": ""}}],
+            },
+        )
+    ]
+    for piece in _pieces(ARGS):
+        out.append(_chat_chunk(1, {"tool_calls": [{"index": 0, "function": {"arguments": piece}}]}))
+    out.append(_chat_chunk(1, {}, "tool_calls"))
+    return "".join(out) + "data: [DONE]\n\n"
+
+
+def chat_text_body(text: str) -> str:
+    out = [_chat_chunk(2, {"role": "assistant", "content": ""})]
+    out += [_chat_chunk(2, {"content": piece}) for piece in _pieces(text)]
+    out.append(_chat_chunk(2, {}, "stop"))
+    return "".join(out) + "data: [DONE]\n\n"
+
+
+# --- OpenAI Responses ----------------------------------------------------------------------
+
+
+class _Responses:
+    def __init__(self, response_id: str) -> None:
+        self.id = response_id
+        self.n = 0
+        self.out: list[str] = []
+
+    def emit(self, kind: str, **fields: Any) -> None:
+        self.out.append(_sse({"type": kind, **fields, "sequence_number": self.n}, kind))
+        self.n += 1
+
+    def response(self, status: str, output: Sequence[Any]) -> dict[str, Any]:
+        usage = {"input_tokens": 60, "output_tokens": 12, "total_tokens": 72}
+        return {
+            "id": self.id,
+            "object": "response",
+            "status": status,
+            "model": "gpt-4o-2024-08-06",
+            "output": list(output),
+            "usage": usage if status == "completed" else None,
+        }
+
+    def body(self, item: dict[str, Any], deltas: Sequence[tuple[str, dict[str, Any]]]) -> str:
+        self.emit("response.created", response=self.response("in_progress", []))
+        self.emit("response.in_progress", response=self.response("in_progress", []))
+        self.emit("response.output_item.added", output_index=0, item=item["added"])
+        for kind, fields in deltas:
+            self.emit(kind, output_index=0, **fields)
+        self.emit("response.output_item.done", output_index=0, item=item["done"])
+        self.emit("response.completed", response=self.response("completed", [item["done"]]))
+        return "".join(self.out)
+
+
+def responses_call_body(call_id: str) -> str:
+    item_id = f"fc_{call_id}"
+    base = {"id": item_id, "type": "function_call", "call_id": call_id, "name": "read"}
+    deltas: list[tuple[str, dict[str, Any]]] = [
+        ("response.function_call_arguments.delta", {"item_id": item_id, "delta": piece})
+        for piece in _pieces(ARGS)
+    ]
+    deltas.append(
+        ("response.function_call_arguments.done", {"item_id": item_id, "arguments": ARGS})
+    )
+    item = {
+        "added": {**base, "status": "in_progress", "arguments": ""},
+        "done": {**base, "status": "completed", "arguments": ARGS},
+    }
+    return _Responses(f"resp_{call_id}").body(item, deltas)
+
+
+def responses_text_body(text: str, message_id: str) -> str:
+    part = {"type": "output_text", "text": "", "annotations": []}
+    where = {"item_id": message_id, "content_index": 0}
+    deltas: list[tuple[str, dict[str, Any]]] = [
+        ("response.content_part.added", {**where, "part": part})
+    ]
+    deltas += [("response.output_text.delta", {**where, "delta": p}) for p in _pieces(text)]
+    deltas.append(("response.output_text.done", {**where, "text": text}))
+    deltas.append(("response.content_part.done", {**where, "part": {**part, "text": text}}))
+    message = {"id": message_id, "type": "message", "role": "assistant"}
+    item = {
+        "added": {**message, "status": "in_progress", "content": []},
+        "done": {**message, "status": "completed", "content": [{**part, "text": text}]},
+    }
+    return _Responses(f"resp_{message_id}").body(item, deltas)
+
+
+# --- the conditions ------------------------------------------------------------------------
+
+
+@attrs.frozen
+class Condition:
+    """A replay model condition: a wire format, how its answers are written,
+    and the chunk size the replayed bodies are delivered in."""
+
+    name: str
+    wire: WireFormat
+    thinking: bool = False
+    chunk_size: int = 4096
+
+    def cassette(self, call_id: str, marker: str) -> Cassette:
+        text = final_text(marker)
+        if self.wire == "anthropic":
+            think = "The task names a file; read it first." if self.thinking else ""
+            call = Call(id=call_id, tool="read", input={"path": MARKER_FILE})
+            bodies = [
+                sse_body(Turn(calls=(call,), thinking=think), f"msg_{call_id}_1"),
+                sse_body(Turn(text=text), f"msg_{call_id}_2"),
+            ]
+            base, path = "https://api.anthropic.com", "/v1/messages"
+        elif self.wire == "openai-chat":
+            bodies = [chat_call_body(call_id), chat_text_body(text)]
+            base, path = "https://api.openai.com/v1", "/chat/completions"
+        else:
+            bodies = [responses_call_body(call_id), responses_text_body(text, f"msg_{call_id}")]
+            base, path = "https://api.openai.com/v1", "/responses"
+        interactions = tuple(
+            Interaction(uri=base + path, wire=self.wire, base_url=base, status=200, body=b)
+            for b in bodies
+        )
+        return Cassette(path=Path(f"<read-marker {self.name}>"), interactions=interactions)
+
+
+CONDITIONS: tuple[Condition, ...] = (
+    Condition("anthropic", "anthropic"),
+    Condition("anthropic-thinking", "anthropic", thinking=True),
+    Condition("anthropic-7-byte-chunks", "anthropic", chunk_size=7),
+    Condition("openai-chat", "openai-chat"),
+    Condition("openai-responses", "openai-responses"),
+)
