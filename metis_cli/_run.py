@@ -94,6 +94,8 @@ from metis_runtime.agents._process import PASSTHROUGH_ENV
 from metis_runtime.agents._worktree import remove_stale_worktrees
 from metis_runtime.context import ContextBudget, ContextController, provider_summarizer
 from metis_runtime.dispatch import FourClassDispatcher, SerialDispatcher
+from metis_runtime.mcp import Sources as McpSources
+from metis_runtime.mcp import Started, header_meta
 from metis_runtime.permissions import Gate, Policy, is_protected
 from metis_runtime.providers import (
     AssistantMessage,
@@ -460,6 +462,7 @@ def _supervisor(
     gate: Gate,
     config: Mapping[str, Any],
     budget: ContextBudget,
+    mcp: Started | None = None,
 ) -> AgentSupervisor:
     catalog = load_agents(workspace)
     for problem in catalog.problems:
@@ -476,25 +479,63 @@ def _supervisor(
         context_budget=attrs.asdict(budget),
         max_turns=int(config["max_turns"]),
         env=sanitized_env(),  # the children's providers need the credentials; their tools do not
+        **(mcp.for_children() if mcp is not None else {}),
     )
 
 
-def _registry(supervisor: AgentSupervisor | None, workspace: Path) -> ToolRegistry:
+def _registry(
+    supervisor: AgentSupervisor | None, workspace: Path, mcp: Started | None = None
+) -> ToolRegistry:
     """The built-ins, plugins and the workspace's signed executor manifests
     (`.metis/executors/`: the plan path's catalog and the agent share one
-    registry); a refused manifest is a warning."""
+    registry), the MCP servers' tools; a refused manifest is a warning."""
     from metis_runtime.plan import catalog_for
 
     catalog = catalog_for(workspace, ToolRegistry.load())
     loaded = catalog.registry
     for problem in (*loaded.plugin_errors, *catalog.problems):
         click.echo(f"metis run: warning: {problem}", err=True)
-    if supervisor is None:
+    extra = [*(mcp.tools if mcp is not None else ()), *(supervisor.tools() if supervisor else ())]
+    if not extra:
         return loaded
     try:
-        return ToolRegistry([*loaded, *supervisor.tools()], loaded.plugin_errors)
+        return ToolRegistry([*loaded, *extra], loaded.plugin_errors)
+    except MetisRuntimeError as exc:
+        if mcp is not None:
+            mcp.host.close()
+        _bad(str(exc))
+
+
+def _mcp(workspace: Path, sources: McpSources, quiet: bool) -> Started | None:
+    """Start the run's MCP servers (none configured: None). A bad source or a
+    server that does not start is one line and exit 2."""
+    from metis_runtime.mcp import read_setup, start_mcp
+
+    started: Started
+    try:
+        setup, declared = read_setup(workspace, sources)
+        for note in setup.notes:
+            click.echo(f"metis run: warning: {note}", err=True)
+        if not setup.servers:
+            return None
+        if not quiet:
+            names = ", ".join(s.describe() for s in setup.servers)
+            click.echo(f"metis run: starting mcp server(s): {names}", err=True)
+        started = start_mcp(setup.servers, workspace, declared)
     except MetisRuntimeError as exc:
         _bad(str(exc))
+    for note in started.notes:
+        click.echo(f"metis run: warning: {note}", err=True)
+    return started
+
+
+def _mcp_sources(config: Mapping[str, Any]) -> McpSources:
+    """The MCP sources a run recorded (runs from before MCP have none)."""
+    raw = config.get("mcp") or {}
+    settings = tuple(str(s) for s in config.get("settings", ()))
+    return McpSources(
+        tuple(str(c) for c in raw.get("configs", ())), settings, bool(raw.get("strict", False))
+    )
 
 
 def _call_timeout(config: Mapping[str, Any]) -> float | None:
@@ -549,6 +590,7 @@ def _execute(
     trace_path: Path,
     quiet: bool,
     as_json: bool = False,
+    mcp: Started | None = None,
 ) -> NoReturn:
     # Every process the run starts dies with it, even on SIGKILL (the tree's
     # mark, subreaper, cgroup and shepherd: agents/_process.py). Only where
@@ -594,6 +636,8 @@ def _execute(
     finally:
         if main_thread and reaper is not None:
             signal.signal(signal.SIGINT, reaper)
+        if mcp is not None:
+            mcp.host.close()  # the servers stop with the run
         loop.trace.close()
         if loop.journal is not None:
             loop.journal.close()
@@ -734,6 +778,19 @@ def _witnessed(witness_arg: str | None, trace_path: Path, workspace: Path, run_i
     help="Let tools' subprocesses see this secret-named environment variable "
     "(they see none by default: *_KEY, *_TOKEN, *_SECRET, *_PASSWORD, DATABASE_URL, ...).",
 )
+@click.option(
+    "--mcp-config",
+    "mcp_configs",
+    multiple=True,
+    metavar="FILE|JSON",
+    help='MCP servers ({"mcpServers": {...}}, as in .mcp.json), from a file or inline JSON; '
+    "besides .mcp.json (approved in --settings) and mcpServers in --settings files.",
+)
+@click.option(
+    "--strict-mcp-config",
+    is_flag=True,
+    help="Start only the servers of --mcp-config (not .mcp.json, not --settings).",
+)
 @click.option("--resume", is_flag=True, help="Continue the run of --trace after its process died.")
 @click.option("--serial", is_flag=True, help="Run calls one at a time (default: four-class).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines.")
@@ -766,6 +823,8 @@ def run(
     settings: tuple[str, ...],
     ask_agent_tools: bool,
     pass_env: tuple[str, ...],
+    mcp_configs: tuple[str, ...],
+    strict_mcp_config: bool,
     resume: bool,
     serial: bool,
     quiet: bool,
@@ -834,6 +893,7 @@ def run(
         _witnessed(witness_arg, trace_path, workspace, run_id)
     agent_tools = "ask" if ask_agent_tools else "allow"
     gate = _gate(_MODES[mode], workspace, headless, settings, agent_tools, trace_path)
+    mcp_sources = McpSources(mcp_configs, settings, strict_mcp_config)
     config = {
         "task": task,
         "provider": provider_name,
@@ -847,17 +907,21 @@ def run(
         "settings": list(settings),
         "agent_tools": agent_tools,
         "pass_env": list(pass_env),
+        "mcp": mcp_sources.to_json(),
         "guard": limits.to_json(),
         "context": {"window": budget.window, "recent": budget.recent},
         **wire,
     }
     provider = _build_provider(config)
+    mcp = _mcp(workspace, mcp_sources, quiet)  # before anything of the run is written
     try:
         identity, ledger = new_tree(tree, limits, root_run_id=run_id)
     except (OSError, MetisRuntimeError) as exc:
+        if mcp is not None:
+            mcp.host.close()
         _bad(f"{tree}: cannot make the agent tree: {exc}")
-    supervisor = _supervisor(identity, ledger, workspace, gate, config, budget)
-    registry = _registry(supervisor, workspace)
+    supervisor = _supervisor(identity, ledger, workspace, gate, config, budget, mcp)
+    registry = _registry(supervisor, workspace, mcp)
     header = make_header(
         mode=_MODES[mode],
         tools=registry.names(),
@@ -870,12 +934,15 @@ def run(
             "provider": provider_name,
             "workspace": str(workspace),
             **supervisor.header_meta(),
+            **({"mcp": header_meta(mcp)} if mcp is not None else {}),
         },
     )
     try:
         trace = TraceWriter(trace_path, header)
         journal = Journal.create(journal_path, run_id, config)
     except MetisRuntimeError as exc:
+        if mcp is not None:
+            mcp.host.close()
         _bad(str(exc))
     supervisor.bind(registry.names, trace)
     if not quiet:
@@ -893,7 +960,7 @@ def run(
         serial=serial,
         quiet=quiet,
     )
-    _execute(loop, loop.run(task), supervisor, trace_path, quiet, as_json)
+    _execute(loop, loop.run(task), supervisor, trace_path, quiet, as_json, mcp)
 
 
 def _latest_trace(workspace: Path) -> Path:
@@ -969,8 +1036,10 @@ def _resume(
             )
         except (OSError, MetisRuntimeError) as exc:
             _bad(f"{tree}: cannot open the agent tree: {exc}")
-        supervisor = _supervisor(identity, ledger, workspace, gate, cfg, budget)
-    registry = _registry(supervisor, workspace)
+    mcp = _mcp(workspace, _mcp_sources(cfg), quiet) if "mcp" in header.meta else None
+    if "spawn_agent" in header.tools:
+        supervisor = _supervisor(identity, ledger, workspace, gate, cfg, budget, mcp)
+    registry = _registry(supervisor, workspace, mcp)
     if supervisor is not None:
         supervisor.bind(registry.names, trace)
     if not quiet:
@@ -990,7 +1059,7 @@ def _resume(
         serial=serial,
         quiet=quiet,
     )
-    _execute(loop, loop.resume(state, scan), supervisor, trace_path, quiet, as_json)
+    _execute(loop, loop.resume(state, scan), supervisor, trace_path, quiet, as_json, mcp)
 
 
 if __name__ == "__main__":  # `python -m metis_cli._run` until `metis run` is registered

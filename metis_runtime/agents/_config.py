@@ -135,6 +135,10 @@ class ChildConfig(BaseModel):
     spawnable: tuple[str, ...] | None = None  # Claude Code's `Agent(a, b)`: the agents it may spawn
     context_budget: dict[str, int] | None = None
     max_turns: int = 50
+    # MCP servers the child may use (entries as written, expanded again in the
+    # child) and the class declarations (pattern, class, key): metis_runtime/mcp.
+    mcp_servers: dict[str, dict[str, Any]] = {}
+    mcp_classes: tuple[tuple[str, str, str | None], ...] = ()
 
     @property
     def trace_path(self) -> Path:

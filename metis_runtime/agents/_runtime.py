@@ -18,7 +18,7 @@ from typing import Any
 
 import attrs
 
-from metis_model.trace import InputError, decode_json
+from metis_model.trace import CallClass, InputError, decode_json
 
 from .._input import open_regular, read_fd_bounded
 from .._journal import Journal
@@ -27,6 +27,7 @@ from .._private import write_private_json
 from .._session import Session
 from .._trace import TraceWriter
 from ..context import ContextBudget, ContextController, provider_summarizer
+from ..mcp import Declared, Started, parse_server, start_mcp
 from ..providers import Message, Provider, TextBlock
 from ..tools import JobManager, ToolContext, ToolRegistry
 from ._config import ChildConfig, build_gate, build_provider
@@ -50,6 +51,7 @@ class ChildRuntime:
     provider: Provider
     trace: TraceWriter
     journal: Journal | None
+    mcp: Started | None = None
 
 
 def task_text(config: ChildConfig) -> str:
@@ -147,8 +149,13 @@ def build_child(config: ChildConfig, *, env: dict[str, str] | None = None) -> Ch
         max_turns=config.max_turns,
         trace=trace,
         project_dir=project,
+        mcp_servers=config.mcp_servers,
+        mcp_classes=config.mcp_classes,
     )
-    everything = ToolRegistry([*ToolRegistry.load(), *supervisor.tools()])
+    mcp = _start_mcp(config, workspace, env)
+    everything = ToolRegistry(
+        [*ToolRegistry.load(), *(mcp.tools if mcp is not None else ()), *supervisor.tools()]
+    )
     if config.filter_registry:
         registry = everything.subset(n for n in config.tools if n in everything)
     else:
@@ -177,7 +184,21 @@ def build_child(config: ChildConfig, *, env: dict[str, str] | None = None) -> Ch
         context_hook=context_hook(controller, trace, inbox),
         follow_up=inbox.follow_up,
     )
-    return ChildRuntime(config, loop, supervisor, registry, provider, trace, journal)
+    return ChildRuntime(config, loop, supervisor, registry, provider, trace, journal, mcp)
+
+
+def _start_mcp(config: ChildConfig, workspace: Path, env: dict[str, str] | None) -> Started | None:
+    """The child's own sessions with its parent's MCP servers (those with a
+    tool in its surface), expanded in the child's environment; the tools are
+    then narrowed to the surface with the rest of the registry."""
+    if not config.mcp_servers:
+        return None
+    servers = [
+        parse_server(name, entry, f"agent {config.agent_id}")
+        for name, entry in config.mcp_servers.items()
+    ]
+    declared = tuple(Declared(p, CallClass(c), k) for p, c, k in config.mcp_classes)
+    return start_mcp(servers, workspace, declared, base_env=env)
 
 
 def write_result(path: Path, result: RunResult) -> None:
@@ -203,6 +224,8 @@ async def drive_child(runtime: ChildRuntime, config: ChildConfig) -> RunResult:
     finally:
         try:
             await runtime.supervisor.close()
+            if runtime.mcp is not None:
+                runtime.mcp.host.close()
         finally:
             runtime.trace.close()
             if runtime.journal is not None:

@@ -40,6 +40,7 @@ from .._private import (
 )
 from .._trace import TraceWriter
 from ..dispatch import GateLike
+from ..mcp import servers_for_surface
 from ..permissions import Refusal
 from ..tools import Tool
 from ._config import ChildConfig, GateConfig, ProviderConfig, clone_gate_config, gate_mode
@@ -208,6 +209,8 @@ class AgentSupervisor:
         project_dir: str | os.PathLike[str] | None = None,
         ablation: Mapping[str, Any] | None = None,
         inline: bool = False,
+        mcp_servers: Mapping[str, Mapping[str, Any]] | None = None,
+        mcp_classes: Sequence[tuple[str, str, str | None]] = (),
     ) -> None:
         self.identity = identity
         self.workspace = Path(os.path.realpath(workspace))
@@ -227,6 +230,9 @@ class AgentSupervisor:
         self.project_dir = str(project_dir) if project_dir is not None else str(self.workspace)
         self.ablation = dict(ablation or {})
         self.inline = inline
+        # MCP servers a child may connect to (only those its surface has tools of).
+        self.mcp_servers = {k: dict(v) for k, v in (mcp_servers or {}).items()}
+        self.mcp_classes = tuple(mcp_classes)
         self.children: dict[str, ChildRecord] = {}
         self.workspaces = WorkspaceManager()
         self.limits = ledger.limits
@@ -401,6 +407,8 @@ class AgentSupervisor:
             spawnable=resolved.spawnable,
             context_budget=self.context_budget,
             max_turns=resolved.max_turns,
+            mcp_servers=servers_for_surface(self.mcp_servers, resolved.tools),
+            mcp_classes=self.mcp_classes,
         )
         record = ChildRecord(
             agent_id=agent_id,

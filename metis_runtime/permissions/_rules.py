@@ -396,7 +396,9 @@ def mcp_matches(rule_tool: str, tool: str) -> bool:
     `mcp__server__tool` one; other globs match the whole name."""
     rule = rule_tool.lower()
     name = tool.lower()
-    if rule.endswith("__*") and "*" not in rule[:-3]:
+    # `mcp__server__*` is the server form; `mcp__*` (no server) is a plain glob
+    # over every MCP tool, as deny and ask rules write it (permissions docs).
+    if rule.endswith("__*") and "*" not in rule[:-3] and rule[:-3].count("__") == 1:
         rule = rule[:-3]
     elif "*" in rule:
         return fnmatch.fnmatchcase(name, rule)

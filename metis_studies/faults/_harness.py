@@ -187,10 +187,11 @@ class Harness:
         self.trace_path = self.dir / "trace.jsonl"
         self.journal_path = self.dir / "trace.jsonl.journal"
         self.fsync = fsync
+        self.extra: list[Tool] = []  # more tools (the MCP rows' server tools)
 
     def gate(self) -> Gate:
         policy = Policy()
-        for pattern in ("Bash", "Write", "Edit", "explode", "multi_write"):
+        for pattern in ("Bash", "Write", "Edit", "explode", "multi_write", "mcp__faults"):
             policy.add(Source.PROJECT, RuleBehavior.ALLOW, pattern)
         policy.add(Source.PROJECT, RuleBehavior.DENY, "Bash(rm:*)")
         return Gate(policy, Mode.DEFAULT, self.ws, Route.HEADLESS)
@@ -200,7 +201,7 @@ class Harness:
     ) -> tuple[AgentLoop, JournalState | None]:
         """A loop on a new trace, or (`resume`) on the existing one; with the
         journal state when resuming."""
-        registry = ToolRegistry([*builtin_tools(), ExplodeTool(), MultiWriteTool()])
+        registry = ToolRegistry([*builtin_tools(), ExplodeTool(), MultiWriteTool(), *self.extra])
         state: JournalState | None = None
         if resume:
             trace = TraceWriter(self.trace_path)

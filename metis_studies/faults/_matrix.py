@@ -7,6 +7,7 @@ from pathlib import Path
 
 from ._harness import FaultRow
 from ._kill import sigkill_background, sigkill_duplicate_ids, sigkill_then_resume
+from ._mcp import mcp_malformed_result, mcp_server_dies, mcp_server_hangs
 from ._rows import (
     background_fails,
     cancel_mid_batch,
@@ -36,6 +37,9 @@ FAULTS: dict[str, Callable[[Path, str], FaultRow]] = {
     "sigkill-background": sigkill_background,
     "rollback": partial_edit_rolled_back,
     "exec-partial": partial_exec_kept,
+    "mcp-dies": mcp_server_dies,
+    "mcp-hangs": mcp_server_hangs,
+    "mcp-malformed": mcp_malformed_result,
 }
 
 

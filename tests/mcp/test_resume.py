@@ -1,0 +1,42 @@
+"""A run killed after an MCP call committed, resumed: the servers start
+again from the journaled sources, the committed call is reported from the
+journal and never re-run (RETRY-1), and the resumed trace conforms."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from metis_cli._main import cli
+
+from .conftest import stdio_entry
+from .test_cli import ALLOW, config_files, run_args
+
+
+def test_killed_after_commit_then_resumed(tmp_path: Path) -> None:
+    log = tmp_path / "log.txt"
+    entry = stdio_entry(MCP_FIXTURE_LOG=str(log))
+    config, settings = config_files(tmp_path, {"fixture": entry}, ALLOW)
+    trace = tmp_path / "run" / "trace.jsonl"
+    args = run_args(tmp_path, "-q", "--mcp-config", str(config), "--settings", str(settings))
+    first = subprocess.run(  # SIGKILLed at call 2.0's journal commit
+        [sys.executable, "-m", "metis_cli", *args],
+        env={**os.environ, "METIS_FAILPOINT": "journal:commit:2.0"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert first.returncode in (-9, 137), first.stderr
+    assert log.read_text().splitlines() == ["lookup greeting", "append notes.txt"]
+    resumed = CliRunner().invoke(cli, ["run", "--resume", "--trace", str(trace), "-q"])
+    assert resumed.exit_code == 0, resumed.stderr
+    assert "the report counted three" in resumed.stdout
+    assert log.read_text().splitlines() == ["lookup greeting", "append notes.txt"]  # not re-run
+    assert (tmp_path / "ws" / "notes.txt").read_text() == "value of greeting\n"
+    conform = CliRunner().invoke(cli, ["conform", str(trace)])
+    assert conform.exit_code == 0, conform.output
