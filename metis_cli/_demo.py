@@ -69,6 +69,7 @@ def runtime_rows(folder: Path) -> list[Row]:
             "--trace",
             str(trace),
             "--quiet",
+            "--no-settings-hierarchy",  # the demo does not depend on this machine's settings
             "--witness",
         ],
         capture_output=True,

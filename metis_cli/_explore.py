@@ -12,11 +12,14 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from ._output import EXIT_OK, EXIT_VIOLATION, bad_input, emit_json, table
+
+if TYPE_CHECKING:
+    from metis_studies.explore import Workload
 
 
 def _positive(name: str, value: float | None, *, integer: bool = False) -> None:
@@ -42,10 +45,13 @@ def _situation_rows(counts: dict[str, int], required: tuple[str, ...]) -> list[t
 def _replay(path: Path, out: Path, execution: str, as_json: bool) -> None:
     from metis_studies.explore import WorkloadError, check_outcome, execute, read_workload
 
-    if not path.is_file():
-        bad_input(f"--replay {path}: no such file")
     try:
-        workload = read_workload(path)
+        if str(path) == "-":
+            workload = _stdin_workload(out)
+        elif not path.is_file():
+            bad_input(f"--replay {path}: no such file")
+        else:
+            workload = read_workload(path)
     except WorkloadError as exc:
         bad_input(str(exc))
     verdict = check_outcome(execute(workload, out / "replay", execution))  # type: ignore[arg-type]
@@ -66,6 +72,36 @@ def _replay(path: Path, out: Path, execution: str, as_json: bool) -> None:
         if verdict.ok:
             click.echo(f"{workload.name}: conforms ({verdict.events} events)")
     sys.exit(EXIT_OK if verdict.ok else EXIT_VIOLATION)
+
+
+def _stdin_workload(out: Path) -> Workload:
+    """`--replay -`: the workload on standard input (bounded), JSON when it
+    starts with `{`, else a scenario YAML with an `explore:` section; read
+    through a 0600 file in OUT that is removed once read (a workload's planted
+    credentials stay as they are, and nowhere on disk)."""
+    import os
+
+    from metis_model.trace import InputError
+    from metis_runtime._input import read_input_bytes
+    from metis_runtime._private import open_private, private_dirs
+    from metis_studies.explore import read_workload
+
+    try:
+        data = read_input_bytes("-")
+    except InputError as exc:
+        bad_input(f"--replay {exc}")
+    kept = out / (
+        f".replay-stdin-{os.getpid()}" + (".json" if data.lstrip()[:1] == b"{" else ".yaml")
+    )
+    try:
+        private_dirs(out)
+        with open(open_private(kept, os.O_WRONLY | os.O_EXCL), "wb") as fh:
+            fh.write(data)
+        return read_workload(kept)
+    except OSError as exc:
+        bad_input(f"--replay -: cannot read it through {out}: {exc.strerror or exc}")
+    finally:
+        kept.unlink(missing_ok=True)
 
 
 @click.command("explore", cls=_OneLine)
@@ -93,7 +129,12 @@ def _replay(path: Path, out: Path, execution: str, as_json: bool) -> None:
     type=click.Choice(("in-process", "metis-run", "process")),
     help="How workloads run (repeatable; default: all three).",
 )
-@click.option("--replay", "replay", type=click.Path(path_type=Path), help="Run one workload file.")
+@click.option(
+    "--replay",
+    "replay",
+    type=click.Path(path_type=Path),
+    help="Run one workload file (`-`: standard input).",
+)
 @click.option("--keep-runs", is_flag=True, help="Keep every run's folder under OUT/runs.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of tables.")
 def explore(

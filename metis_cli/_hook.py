@@ -224,16 +224,30 @@ def _locked(trace: Path) -> Iterator[dict[str, Any]]:
     state_file = trace.with_name(trace.name + ".state.json")
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
-        try:
-            state = json.loads(state_file.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            state = {}
-        if not isinstance(state, dict):
-            state = {}
+        state = _read_state(state_file)
         yield state
+        write_private_json(state_file, state)
         write_private_json(state_file, state)
     finally:
         os.close(fd)
+
+
+def _read_state(state_file: Path) -> dict[str, Any]:
+    """The threading state, read as every input is (a regular file, bounded,
+    strict JSON); none yet is a new session. A state that cannot be read is an
+    error, not a fresh start: starting over would thread the calls wrongly."""
+    from metis_model.trace import InputError
+    from metis_runtime._input import read_input_json
+
+    if not os.path.lexists(state_file):
+        return {}
+    try:
+        state = read_input_json(state_file)
+    except InputError as exc:
+        raise HookInputError(f"{exc} (the hook trace's state; remove it to start over)") from None
+    if not isinstance(state, dict):
+        raise HookInputError(f"{state_file}: the hook trace's state must be a JSON object")
+    return state
 
 
 def _append(trace: Path, record: dict[str, Any]) -> None:

@@ -6,7 +6,6 @@ import os
 from pathlib import Path
 from typing import Any
 
-import attrs
 import click
 
 from metis_model.trace import InputError, Mode, Route, Source, ToolKind, decode_json
@@ -19,8 +18,8 @@ from metis_runtime.permissions import (
     Policy,
     SettingsFile,
     hierarchy,
-    level_of,
     load_hierarchy,
+    named_files,
     parse_mode,
     settings_root,
     stricter_than_claude_code,
@@ -172,16 +171,7 @@ def _files(named: tuple[str, ...], root: Path, source: Source | None) -> list[Se
     home = Path(os.path.expanduser("~"))
     if not named:
         return hierarchy(root, home)
-    out = []
-    for name in named:
-        path = Path(name)
-        found = level_of(path, root, home)
-        if found is None:
-            found = SettingsFile(path, "cli", Source.CLI, path.absolute().parent)
-        if source is not None:
-            found = attrs.evolve(found, source=source)
-        out.append(found)
-    return out
+    return named_files(named, root, home, source)
 
 
 def _origin(decision: GateDecision, policy: Policy) -> str:

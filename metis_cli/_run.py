@@ -41,7 +41,7 @@ import subprocess
 import sys
 import threading
 import uuid
-from collections.abc import Coroutine, Mapping
+from collections.abc import Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -75,7 +75,7 @@ from metis_runtime import (
 from metis_runtime._errors import ToolError
 from metis_runtime._failpoints import inherited_failpoint
 from metis_runtime._input import read_input_text
-from metis_runtime._private import default_redactor
+from metis_runtime._private import default_redactor, write_private
 from metis_runtime._yaml import load_yaml
 from metis_runtime.agents import (
     AgentIdentity,
@@ -96,7 +96,16 @@ from metis_runtime.context import ContextBudget, ContextController, provider_sum
 from metis_runtime.dispatch import FourClassDispatcher, SerialDispatcher
 from metis_runtime.mcp import Sources as McpSources
 from metis_runtime.mcp import Started, header_meta
-from metis_runtime.permissions import Gate, Policy, is_protected
+from metis_runtime.permissions import (
+    MODE_NAMES,
+    Gate,
+    Loaded,
+    Policy,
+    is_protected,
+    load_hierarchy,
+    parse_mode,
+    run_files,
+)
 from metis_runtime.providers import (
     AssistantMessage,
     Cassette,
@@ -124,9 +133,14 @@ from .witness._launch import WITNESSED_ENV
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 STANDALONE = False  # set by `metis_cli.main` and `python -m metis_cli._run`
 DEFAULT_SCENARIO = "edit_files"
+STDIN = "-"
+STDIN_SCENARIO = "scenario.yaml"  # `--scenario -`, kept in the run's folder
+_TRACE_NOT_STDIN = (
+    "--trace -: a run writes its trace to a file and appends to it (its journal "
+    "beside it, which --resume needs): give a path"
+)
 PROVIDERS = ("replay", "anthropic", "openai")
 DEFAULT_MAX_RETRIES = RetryPolicy().max_retries
-_MODES = {m.value: m for m in Mode}
 # Agent tools that start, stop or steer processes (kind exec); list/wait are read-only.
 AGENT_EXEC_TOOLS = ("spawn_agent", "kill_agent", "message_agent")
 _GIT_IDENTITY = {
@@ -193,15 +207,31 @@ class _Progress(LoopObserver):
         self._line(text)
 
 
-def _scenario(spec: str) -> Scenario:
+def _scenario(spec: str) -> tuple[Scenario, str]:
+    """The scenario and its text, read once (`-`: standard input)."""
     shipped = builtin_scenarios()
     path = shipped.get(spec, Path(spec))
-    if spec not in shipped and not path.exists() and not path.is_symlink():
+    if spec != STDIN and spec not in shipped and not path.exists() and not path.is_symlink():
         _bad(f"--scenario {spec!r}: no such scenario (shipped: {', '.join(shipped)}) or file")
     try:
-        return load_scenario(path)
+        text = read_input_text(STDIN if spec == STDIN else path)
+        return load_scenario(spec if spec == STDIN else path, text=text), text
+    except InputError as exc:
+        _bad(f"--scenario {exc}" if spec == STDIN else str(exc))
     except MetisRuntimeError as exc:
         _bad(str(exc))
+
+
+def _keep_stdin_scenario(text: str, tree: Path) -> Path:
+    """A scenario read from standard input, kept in the run's folder (0600,
+    redacted like every file metis writes) so that a resume, or the run the
+    witness starts again, reads it from there."""
+    copy = tree / STDIN_SCENARIO
+    try:
+        write_private(copy, text)
+    except OSError as exc:
+        _bad(f"{copy}: cannot write the scenario read from stdin: {exc.strerror or exc}")
+    return copy
 
 
 def _seed(workspace: Path, files: Mapping[str, str]) -> None:
@@ -254,10 +284,12 @@ class _Extras:
     git: bool = False
 
 
-def _scenario_extras(scenario: Scenario) -> _Extras:
+def _scenario_extras(scenario: Scenario, text: str) -> _Extras:
     path = scenario.path
+    # A scenario on stdin names its children's cassettes relative to the current folder.
+    folder = Path.cwd() if os.fspath(path) == STDIN else path.parent
     try:
-        data = load_yaml(read_input_text(path), source=str(path))
+        data = load_yaml(text, source=str(path))
     except InputError as exc:
         _bad(str(exc))
     data = data if isinstance(data, dict) else {}
@@ -272,7 +304,7 @@ def _scenario_extras(scenario: Scenario) -> _Extras:
     for name, rel in raw.items():
         if not isinstance(name, str) or not isinstance(rel, str) or not rel:
             _bad(f"{path}: agents[{name!r}]: must name a cassette file")
-        cassette = (path.parent / rel).resolve()
+        cassette = (folder / rel).resolve()
         try:
             load_cassette(cassette)  # a bad child cassette is bad input now, not a child failure
         except MetisRuntimeError as exc:
@@ -346,7 +378,7 @@ def _check_provider_config(config: Mapping[str, Any]) -> None:
 def _build_provider(config: Mapping[str, Any], skip: int = 0) -> Provider:
     name = config["provider"]
     if name == "replay":
-        scenario = _scenario(config["scenario"])
+        scenario, _ = _scenario(config["scenario"])
         cassette = scenario.cassette
         # A resumed run continues after the answers it already has.
         return ReplayProvider(Cassette(cassette.path, cassette.interactions[skip:]))
@@ -389,18 +421,54 @@ def _child_provider(config: Mapping[str, Any]) -> ProviderConfig:
     return _live(config)
 
 
+def _settings(named: tuple[str, ...], workspace: Path, real: bool) -> Loaded:
+    """The run's settings: the hierarchy of the workspace (managed, `--settings`,
+    local and shared project, user; specs/permissions.md), or with `real`
+    false only the `--settings` files."""
+    try:
+        return load_hierarchy(run_files(named, workspace, real=real))
+    except MetisRuntimeError as exc:
+        _bad(str(exc))
+
+
+def _run_mode(mode: str | None, loaded: Loaded) -> tuple[Mode, bool]:
+    """`--mode`, else the settings' defaultMode, else default; and whether it is auto."""
+    if mode is None:
+        chosen, auto = loaded.mode or Mode.DEFAULT, loaded.auto
+    else:
+        try:
+            chosen, auto = parse_mode(mode, "--mode")
+        except MetisRuntimeError:
+            _bad(f"--mode {mode!r}: unknown mode (one of {', '.join(MODE_NAMES)})")
+    if auto and loaded.policy.auto_disabled:
+        _bad("--mode: auto is disabled by disableAutoMode")
+    return chosen, auto
+
+
+def _settings_meta(loaded: Loaded, real: bool) -> dict[str, Any]:
+    """What the trace header records of the settings: the files read, in the
+    order they were loaded, and what was ignored in them."""
+    meta: dict[str, Any] = {
+        "settings_hierarchy": real,
+        "settings": [
+            {"path": str(f.path), "level": f.level, "source": f.source.value} for f in loaded.files
+        ],
+    }
+    if loaded.notes:
+        meta["settings_notes"] = list(loaded.notes)
+    return meta
+
+
 def _gate(
     mode: Mode,
     workspace: Path,
     headless: bool,
-    settings: tuple[str, ...],
+    policy: Policy,
     agent_tools: str,
     trace: Path | None = None,
+    auto: bool = False,
 ) -> Gate:
-    policy = Policy()
     try:
-        for path in settings:
-            policy.load(path, Source.CLI)
         if agent_tools == "allow":
             for name in AGENT_EXEC_TOOLS:
                 policy.add(
@@ -416,6 +484,7 @@ def _gate(
             Route.HEADLESS if headless else Route.INTERACTIVE,
             headless_default=Decision.DENY,
             protected_paths=_run_files(trace) if trace is not None else (),
+            auto=auto,
         )
     except MetisRuntimeError as exc:
         _bad(str(exc))
@@ -426,7 +495,7 @@ def _run_files(trace: Path) -> tuple[Path, ...]:
     the journal, and the agent tree's ledger, children's traces and offloads
     (not `worktrees/`, where children work)."""
     tree = _tree_dir(trace)
-    owned = (tree / "guard.json", tree / "agents", tree / "offload")
+    owned = (tree / "guard.json", tree / "agents", tree / "offload", tree / STDIN_SCENARIO)
     return (trace, _journal_path(trace), *owned)
 
 
@@ -695,12 +764,18 @@ def _journal_path(trace: Path) -> Path:
     return trace.with_name(trace.name + ".journal")
 
 
-def _witnessed(witness_arg: str | None, trace_path: Path, workspace: Path, run_id: str) -> None:
+def _witnessed(
+    witness_arg: str | None,
+    trace_path: Path,
+    workspace: Path,
+    run_id: str,
+    again: Sequence[str] = (),
+) -> None:
     """With `--witness` (when `metis` did not start the witness already, see
     `witness._launch.early`): become the witness (exec), which starts this
-    same command, with this trace and run id, once it watches
-    (specs/witness.md). Its exit status is the run's. Nothing of the runtime
-    ran yet."""
+    same command (`again` appended), with this trace and run id, once it
+    watches (specs/witness.md). Its exit status is the run's. Nothing of the
+    runtime ran yet."""
     if witness_arg is None:
         return
     from .witness import witness_path
@@ -709,7 +784,7 @@ def _witnessed(witness_arg: str | None, trace_path: Path, workspace: Path, run_i
     out = Path(witness_arg) if witness_arg != "-" else witness_path(trace_path)
     if out.exists() and not out.is_file():
         _bad(f"--witness {out}: not a regular file")
-    args = list(click.get_current_context().meta.get("metis_run_args", ()))
+    args = [*click.get_current_context().meta.get("metis_run_args", ()), *again]
     # A fail point armed for this run (METIS_FAILPOINT, taken out of the
     # environment when the runtime was imported) is armed again in the run.
     env = {**os.environ, **inherited_failpoint()}
@@ -722,7 +797,11 @@ def _witnessed(witness_arg: str | None, trace_path: Path, workspace: Path, run_i
 @click.command("run", cls=_OneLineErrors)
 @click.argument("task", required=False)
 @click.option("--workspace", "workspace_arg", metavar="DIR", help="Directory the tools work in.")
-@click.option("--mode", default="default", show_default=True, help=f"One of {', '.join(_MODES)}.")
+@click.option(
+    "--mode",
+    default=None,
+    help=f"One of {', '.join(MODE_NAMES)} (default: the settings' defaultMode, else default).",
+)
 @click.option(
     "--provider",
     "provider_arg",
@@ -760,7 +839,24 @@ def _witnessed(witness_arg: str | None, trace_path: Path, workspace: Path, run_i
     help="Retries of a live request that failed transiently (429, 5xx, 529) "
     "before any answer arrived; 0 disables.",
 )
-@click.option("--settings", multiple=True, metavar="FILE", help="Permission settings (cli source).")
+@click.option(
+    "--settings",
+    multiple=True,
+    metavar="FILE",
+    help="Permission settings at the command-line level (repeatable; a file at one of "
+    "the real locations keeps its own level).",
+)
+@click.option(
+    "--settings-hierarchy/--no-settings-hierarchy",
+    "settings_hierarchy",
+    default=True,
+    envvar="METIS_SETTINGS_HIERARCHY",
+    show_default=True,
+    help="Also read the real settings hierarchy: managed, .claude/settings.local.json, "
+    ".claude/settings.json and ~/.claude/settings.json of the workspace, and the .metis/ "
+    "equivalents. --no-settings-hierarchy (or METIS_SETTINGS_HIERARCHY=0) reads only "
+    "--settings, for a run that does not depend on the machine.",
+)
 @click.option(
     "--ask-agent-tools",
     is_flag=True,
@@ -811,7 +907,7 @@ def _witnessed(witness_arg: str | None, trace_path: Path, workspace: Path, run_i
 def run(
     task: str | None,
     workspace_arg: str | None,
-    mode: str,
+    mode: str | None,
     provider_arg: str | None,
     model: str | None,
     scenario: str,
@@ -821,6 +917,7 @@ def run(
     call_timeout: float | None,
     max_retries: int,
     settings: tuple[str, ...],
+    settings_hierarchy: bool,
     ask_agent_tools: bool,
     pass_env: tuple[str, ...],
     mcp_configs: tuple[str, ...],
@@ -853,8 +950,8 @@ def run(
         wire = wire_settings(options)
     except (MetisRuntimeError, WireOptionError) as exc:
         _bad(str(exc))
-    if mode not in _MODES:
-        _bad(f"--mode {mode!r}: unknown mode (one of {', '.join(_MODES)})")
+    if mode is not None and mode not in MODE_NAMES:
+        _bad(f"--mode {mode!r}: unknown mode (one of {', '.join(MODE_NAMES)})")
     if max_turns < 1:
         _bad(f"--max-turns {max_turns}: must be at least 1")
     if max_retries < 0:
@@ -864,8 +961,10 @@ def run(
         _bad(f"--provider {provider_name!r}: unknown provider (one of {', '.join(PROVIDERS)})")
     if workspace_arg is None:
         _bad("--workspace DIR is required")
-    loaded = _scenario(scenario) if provider_name == "replay" else None
-    extras = _scenario_extras(loaded) if loaded is not None else _Extras({})
+    if trace_arg == STDIN:
+        _bad(_TRACE_NOT_STDIN)
+    loaded, scenario_text = _scenario(scenario) if provider_name == "replay" else (None, "")
+    extras = _scenario_extras(loaded, scenario_text) if loaded is not None else _Extras({})
     workspace = _workspace(workspace_arg)
     scenario_path = ""
     if loaded is not None:
@@ -889,10 +988,16 @@ def run(
     tree = _tree_dir(trace_path)
     if (tree / "guard.json").exists():
         _bad(f"{tree}: holds another run's agent tree (guard.json); use another --trace")
+    if loaded is not None and os.fspath(loaded.path) == STDIN:
+        scenario_path = str(_keep_stdin_scenario(scenario_text, tree))
     if witnessed_id is None:
-        _witnessed(witness_arg, trace_path, workspace, run_id)
+        # Standard input is read: the run the witness starts reads the kept copy.
+        again = ["--scenario", scenario_path] if scenario == STDIN else []
+        _witnessed(witness_arg, trace_path, workspace, run_id, again)
     agent_tools = "ask" if ask_agent_tools else "allow"
-    gate = _gate(_MODES[mode], workspace, headless, settings, agent_tools, trace_path)
+    read = _settings(settings, workspace, settings_hierarchy)
+    chosen, auto = _run_mode(mode, read)
+    gate = _gate(chosen, workspace, headless, read.policy, agent_tools, trace_path, auto)
     mcp_sources = McpSources(mcp_configs, settings, strict_mcp_config)
     config = {
         "task": task,
@@ -905,6 +1010,8 @@ def run(
         "call_timeout": call_timeout,
         "max_retries": max_retries,
         "settings": list(settings),
+        "settings_hierarchy": settings_hierarchy,
+        "auto": auto,
         "agent_tools": agent_tools,
         "pass_env": list(pass_env),
         "mcp": mcp_sources.to_json(),
@@ -923,7 +1030,7 @@ def run(
     supervisor = _supervisor(identity, ledger, workspace, gate, config, budget, mcp)
     registry = _registry(supervisor, workspace, mcp)
     header = make_header(
-        mode=_MODES[mode],
+        mode=chosen,
         tools=registry.names(),
         route=gate.route,
         headless_default=Decision.DENY,
@@ -933,6 +1040,8 @@ def run(
             "task": task,
             "provider": provider_name,
             "workspace": str(workspace),
+            **_settings_meta(read, settings_hierarchy),
+            **({"auto_mode": True} if auto else {}),
             **supervisor.header_meta(),
             **({"mcp": header_meta(mcp)} if mcp is not None else {}),
         },
@@ -988,6 +1097,8 @@ def _resume(
         if workspace_arg is None:
             _bad("--resume needs --trace PATH (or --workspace DIR to pick its latest run)")
         trace_path = _latest_trace(Path(workspace_arg))
+    elif trace_arg == STDIN:
+        _bad(_TRACE_NOT_STDIN)
     else:
         trace_path = Path(trace_arg)
     journal_path = _journal_path(trace_path)
@@ -1006,6 +1117,10 @@ def _resume(
         if type(cfg["max_turns"]) is not int or cfg["max_turns"] < 1:  # strict: no "50", no true
             raise ValueError(f"max_turns {cfg['max_turns']!r} is not a positive integer")
         settings = tuple(str(s) for s in cfg.get("settings", ()))
+        # Runs recorded before the hierarchy was read read only --settings.
+        real, auto = cfg.get("settings_hierarchy", False), cfg.get("auto", False)
+        if type(real) is not bool or type(auto) is not bool:
+            raise ValueError("settings_hierarchy and auto must be true or false")
         provider_name = str(cfg["provider"])
         _check_provider_config(cfg)
     except (KeyError, TypeError, ValueError) as exc:
@@ -1021,9 +1136,9 @@ def _resume(
         _witnessed(witness_arg, trace_path, workspace, header.run_id)
     # Runs recorded before sub-agents were wired have no agent tools: keep it so.
     agent_tools = str(cfg.get("agent_tools", "ask"))
-    gate = _gate(
-        header.mode, workspace, header.route is Route.HEADLESS, settings, agent_tools, trace_path
-    )
+    read = _settings(settings, workspace, real)
+    headless = header.route is Route.HEADLESS
+    gate = _gate(header.mode, workspace, headless, read.policy, agent_tools, trace_path, auto)
     provider = _build_provider(cfg, skip=len(scan.assistant_turns))
     tree = _tree_dir(trace_path)
     budget = _budget(cfg, journal_path)

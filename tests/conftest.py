@@ -29,6 +29,11 @@ settings.register_profile("dev", max_examples=50, deadline=None)
 settings.register_profile("exhaustive", max_examples=2000, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
 
+# `metis run` reads the machine's settings hierarchy (~/.claude/settings.json,
+# /etc/claude-code/...) by default; the tests, and the runs they start, must not
+# depend on the machine. Tests of the hierarchy turn it back on.
+os.environ["METIS_SETTINGS_HIERARCHY"] = "0"
+
 
 @pytest.fixture(autouse=True)
 def _no_agent_tree_left_behind() -> Iterator[None]:

@@ -7,8 +7,10 @@ in preflight, after the gate decided and only if the gate did not deny:
 - a command gets a JSON object on stdin (`tool`, `input`, `agent_id`,
   `depth`); exit 0 lets the call through, exit 2 vetoes it (stderr is the
   reason), as does a JSON `{"decision": "block"}` on stdout. Any other exit
-  code, a timeout, or a hook that cannot be started vetoes too: a guard that
-  fails must fail closed;
+  code, a timeout, a hook that cannot be started, stdout that starts as JSON
+  but is not strict JSON (`metis_model.trace.decode_json`), or more than
+  HOOK_OUTPUT_BYTES of it vetoes too: a guard that fails must fail closed;
+  plain text on stdout is no decision;
 - a callable, named `module:attribute` so a child process can import it, is
   called with `(tool, input)`; False or a string (the reason) vetoes.
 
@@ -30,9 +32,10 @@ import importlib
 import json
 import os
 import subprocess
+import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import attrs
 from pydantic import BaseModel, ConfigDict, model_validator
@@ -41,15 +44,18 @@ from metis_model.trace import (
     Decision,
     Facts,
     HookRef,
+    InputError,
     Route,
     RuleBehavior,
     RuleRef,
     Source,
     Stage,
     ToolKind,
+    decode_json,
 )
 
 from .._errors import ConfigError
+from .._input import read_fd_bounded
 from ..dispatch import GateDecision, GateDecisionLike, GateLike
 from ..permissions import staged_decision
 
@@ -121,32 +127,56 @@ class Hook:
     ) -> HookVerdict:
         payload = json.dumps({"tool": tool, "input": dict(input), **about}, default=str)
         assert self.spec.command is not None
-        try:
-            done = subprocess.run(
-                ["/bin/sh", "-c", self.spec.command],
-                input=payload,
-                capture_output=True,
-                text=True,
-                timeout=self.spec.timeout_s,
-                cwd=self._cwd,
-                check=False,
-            )
-        except subprocess.TimeoutExpired:
-            return HookVerdict(True, f"hook {self.spec.id} timed out")
-        except OSError as exc:
-            return HookVerdict(True, f"hook {self.spec.id} could not run: {exc.strerror}")
-        reason = " ".join(done.stderr.split())[:300]
+        # The hook's output goes to files read back bounded (metis_runtime._input):
+        # a hook that prints without end fills neither memory nor the trace.
+        with tempfile.TemporaryFile() as out_f, tempfile.TemporaryFile() as err_f:
+            try:
+                done = subprocess.run(
+                    ["/bin/sh", "-c", self.spec.command],
+                    input=payload.encode(),
+                    stdout=out_f,
+                    stderr=err_f,
+                    timeout=self.spec.timeout_s,
+                    cwd=self._cwd,
+                    check=False,
+                )
+            except subprocess.TimeoutExpired:
+                return HookVerdict(True, f"hook {self.spec.id} timed out")
+            except OSError as exc:
+                return HookVerdict(True, f"hook {self.spec.id} could not run: {exc.strerror}")
+            err = _hook_output(err_f, f"hook {self.spec.id} stderr") or "(stderr too long)"
+            out = _hook_output(out_f, f"hook {self.spec.id} stdout")
+        reason = " ".join(err.split())[:300]
         if done.returncode == 2:
             return HookVerdict(True, reason)
         if done.returncode != 0:
             return HookVerdict(True, f"hook {self.spec.id} exited {done.returncode}: {reason}")
+        if out is None:
+            return HookVerdict(True, f"hook {self.spec.id}: stdout over {HOOK_OUTPUT_BYTES} bytes")
+        if not out.lstrip().startswith("{"):
+            return HookVerdict(False)  # plain text: no decision
         try:
-            out = json.loads(done.stdout) if done.stdout.strip() else None
-        except json.JSONDecodeError:
-            out = None
-        if isinstance(out, dict) and out.get("decision") == "block":
-            return HookVerdict(True, str(out.get("reason", "")))
+            # Strict, as every reader: a `{"decision": "block", "reason": NaN}`
+            # that lenient json.loads would read is refused, and so vetoes.
+            decided = decode_json(out, source=f"hook {self.spec.id} stdout")
+        except InputError as exc:
+            return HookVerdict(True, f"{exc} (a hook's JSON must be valid: vetoed)")
+        if isinstance(decided, dict) and decided.get("decision") == "block":
+            return HookVerdict(True, str(decided.get("reason", "")))
         return HookVerdict(False)
+
+
+HOOK_OUTPUT_BYTES = 1 << 20  # what a hook may print on stdout (stderr: the first bytes kept)
+
+
+def _hook_output(f: IO[bytes], source: str) -> str | None:
+    """What a hook wrote to `f` (lone bytes that are not UTF-8 replaced), or
+    None when it wrote more than HOOK_OUTPUT_BYTES."""
+    try:
+        data = read_fd_bounded(f.fileno(), source, limit=HOOK_OUTPUT_BYTES)
+    except InputError:
+        return None
+    return data.decode("utf-8", "replace")
 
 
 def hook_rule(spec: HookSpec) -> RuleRef:

@@ -12,7 +12,15 @@ import typing as _typing
 if _typing.TYPE_CHECKING:
     from ._askers import Asker, AskRequest, CallbackAsker, JsonRpcAsker, TerminalAsker
     from ._gate import MODES_BELOW, AskAnswer, Gate, GateDecision, Refusal, mode_at_most
-    from ._hierarchy import Loaded, SettingsFile, hierarchy, level_of, load_hierarchy
+    from ._hierarchy import (
+        Loaded,
+        SettingsFile,
+        hierarchy,
+        level_of,
+        load_hierarchy,
+        named_files,
+        run_files,
+    )
     from ._paths import PROTECTED_DIRS, PROTECTED_FILES, SECRET_PATTERNS, is_protected, is_secret
     from ._policy import (
         MODE_NAMES,
@@ -34,7 +42,15 @@ _WHERE: dict[str, str] = {}
 for _module, _names in {
     "._askers": ("Asker", "AskRequest", "CallbackAsker", "JsonRpcAsker", "TerminalAsker"),
     "._gate": ("MODES_BELOW", "AskAnswer", "Gate", "GateDecision", "Refusal", "mode_at_most"),
-    "._hierarchy": ("Loaded", "SettingsFile", "hierarchy", "level_of", "load_hierarchy"),
+    "._hierarchy": (
+        "Loaded",
+        "SettingsFile",
+        "hierarchy",
+        "level_of",
+        "load_hierarchy",
+        "named_files",
+        "run_files",
+    ),
     "._paths": (
         "PROTECTED_DIRS",
         "PROTECTED_FILES",
@@ -100,9 +116,11 @@ __all__ = [
     "load_settings",
     "mode_at_most",
     "mode_fallback",
+    "named_files",
     "parse_mode",
     "parse_rule",
     "policy_from_files",
+    "run_files",
     "settings_root",
     "staged_decision",
     "stricter_than_claude_code",

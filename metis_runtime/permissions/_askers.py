@@ -15,9 +15,12 @@ from typing import Any, Protocol, TextIO
 
 from attrs import frozen
 
-from metis_model.trace import Decision, Facts, RuleRef, Stage
+from metis_model.trace import Decision, Facts, InputError, RuleRef, Stage, decode_json
+from metis_runtime._input import decode_text
 
 _YES = frozenset({"y", "yes"})
+_MAX_ANSWER_CHARS = 4096  # a terminal answer is read up to here
+_ANSWERS = "permission/ask answer"  # how a malformed JSON-RPC answer is named
 
 
 @frozen
@@ -86,8 +89,20 @@ class TerminalAsker:
         async with self._lock:
             out.write(f"Allow {request.summary()}? [{why}] [y/N] ")
             out.flush()
-            line = await asyncio.to_thread(inp.readline)
+            line = await asyncio.to_thread(_answer_line, inp)
         return line.strip().lower() in _YES
+
+
+def _answer_line(inp: TextIO) -> str:
+    """One answer line, read in bounded pieces: an answer is a word, so a line
+    longer than _MAX_ANSWER_CHARS is read to its end and counts as no (its
+    rest must not answer the next ask)."""
+    line = inp.readline(_MAX_ANSWER_CHARS)
+    if len(line) < _MAX_ANSWER_CHARS or line.endswith("\n"):
+        return line
+    while (rest := inp.readline(_MAX_ANSWER_CHARS)) and not rest.endswith("\n"):
+        pass
+    return ""
 
 
 class CallbackAsker:
@@ -149,12 +164,17 @@ class JsonRpcAsker:
 
     async def _answer(self, ident: int) -> bool:
         while True:
-            line = await self._reader.readline()
+            try:
+                line = await self._reader.readline()
+            except ValueError:  # longer than the stream's limit: dropped, not an answer
+                continue
             if not line:
                 return False  # the client went away
             try:
-                response = json.loads(line)
-            except ValueError:
+                # Strict, as every reader (metis_runtime._input): UTF-8, no NaN,
+                # bounded depth and integers, no repeated keys.
+                response = decode_json(decode_text(line, _ANSWERS), source=_ANSWERS)
+            except InputError:
                 continue
             if not isinstance(response, dict) or response.get("id") != ident:
                 continue

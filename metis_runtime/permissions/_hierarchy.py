@@ -28,7 +28,7 @@ import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from attrs import frozen
+from attrs import evolve, frozen
 
 from metis_model.trace import Mode, Source
 
@@ -87,6 +87,43 @@ def hierarchy(
             for frag in sorted(fragments.glob("*.json")):
                 out.append(SettingsFile(frag, "managed", Source.POLICY, d))
     return [f for f in out if f.level == "cli" or f.path.is_file()]
+
+
+def named_files(
+    named: Sequence[str | os.PathLike[str]],
+    project: Path,
+    home: Path | None = None,
+    source: Source | None = None,
+) -> list[SettingsFile]:
+    """Files named on the command line, each at its level when it lies at one
+    of the real locations (`--settings .claude/settings.json` is the project
+    file), else a command-line file; `source` overrides every file's source."""
+    home = home if home is not None else Path(os.path.expanduser("~"))
+    out = []
+    for name in named:
+        path = Path(name)
+        found = level_of(path, project, home)
+        if found is None:
+            found = SettingsFile(path, "cli", Source.CLI, path.absolute().parent)
+        out.append(found if source is None else evolve(found, source=source))
+    return out
+
+
+def run_files(
+    named: Sequence[str | os.PathLike[str]],
+    project: Path,
+    home: Path | None = None,
+    *,
+    real: bool = True,
+) -> list[SettingsFile]:
+    """What a run reads: with `real`, the hierarchy of `project` with the
+    named files as its command-line level (a named file at a real location is
+    read once, at its own level); without, the named files only."""
+    if not real:
+        return named_files(named, project, home)
+    home = home if home is not None else Path(os.path.expanduser("~"))
+    cli = [n for n in named if level_of(Path(n), project, home) is None]
+    return hierarchy(project, home, cli=cli)
 
 
 @frozen

@@ -8,7 +8,13 @@ run at the provider: their blocks are kept as `ServerToolBlock`s (the wire JSON,
 streamed input joined) and `redacted_thinking` as `RedactedThinkingBlock`s, in
 wire order, and both are sent back verbatim in the next request, as the API
 requires of the turn it continues. A server tool block is never a tool call of
-ours and gets no tool result.
+ours and gets no tool result. A `compaction` block (server-side compaction,
+https://platform.claude.com/docs/en/build-with-claude/compaction: a
+content_block_start, one `compaction_delta` with the whole summary in
+`content`, and `encrypted_content` where the API sends it, then
+content_block_stop) is kept the same way, its delta joined into the block, and
+sent back verbatim: "you must pass the compaction block back to the API on
+subsequent requests".
 """
 
 from __future__ import annotations
@@ -151,7 +157,7 @@ class AnthropicNormalizer(WireNormalizer):
                 b.note(f"redacted_thinking block {index} has no data", "skipped it")
                 return
             slot = b.start_opaque("redacted_thinking", {"data": data})
-        elif isinstance(kind, str) and _is_server_block(kind):
+        elif isinstance(kind, str) and (_is_server_block(kind) or kind == "compaction"):
             slot = b.start_opaque("server_tool", dict(block))
         else:
             self._slots[index] = None
@@ -171,9 +177,14 @@ class AnthropicNormalizer(WireNormalizer):
         delta = self._get_map(event, "delta")
         kind = delta.get("type")
         if slot.kind in _OPAQUE:
-            # A server tool streams its input like a tool_use; nothing else is kept.
+            # A server tool streams its input like a tool_use; a compaction block
+            # its summary (and encrypted state) in one delta; nothing else is kept.
             if kind == "input_json_delta" and slot.kind == "server_tool":
                 self._b.delta(slot, self._opt_str(delta, "partial_json"))
+            elif kind == "compaction_delta" and slot.raw is not None:
+                for key in ("content", "encrypted_content"):
+                    if isinstance(piece := delta.get(key), str):
+                        slot.raw[key] = (slot.raw.get(key) or "") + piece
             return
         if kind == "text_delta":
             self._expect(slot, "text", kind, index)

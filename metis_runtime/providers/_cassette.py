@@ -101,10 +101,12 @@ class _Fields:
 _KIND_NAMES = {dict: "mapping", list: "list", str: "string", int: "integer"}
 
 
-def _read_yaml(path: Path) -> Any:
-    """A regular file, bounded, as JSON-like data (`metis_runtime._yaml`)."""
+def _read_yaml(path: Path, text: str | None = None, source: str | None = None) -> Any:
+    """A regular file, bounded, as JSON-like data (`metis_runtime._yaml`);
+    `text`: its text, already read (standard input is read once)."""
     try:
-        return load_yaml(read_input_text(path), source=str(path))
+        text = read_input_text(path) if text is None else text
+        return load_yaml(text, source=str(path) if source is None else source)
     except InputError as exc:
         raise ConfigError(str(exc)) from exc
 
@@ -201,15 +203,17 @@ def _workspace(f: _Fields, data: Mapping[str, Any]) -> dict[str, str]:
     return out
 
 
-def load_scenario(path: str | os.PathLike[str]) -> Scenario:
-    """Read a replay scenario: a cassette plus the workspace it runs in."""
+def load_scenario(path: str | os.PathLike[str], text: str | None = None) -> Scenario:
+    """Read a replay scenario: a cassette plus the workspace it runs in
+    (`text`: the file's text when the caller has read it, as for `-`, stdin)."""
     p = Path(path)
-    f = _Fields(p)
-    data = _read_yaml(p)
+    shown = Path("<stdin>") if os.fspath(path) == "-" else p
+    f = _Fields(shown)
+    data = _read_yaml(p, text, str(shown))
     cassette = _cassette_from(f, data)
     prompt = f.get(data, "prompt", "", str, required=False)
     return Scenario(
-        name=p.stem,
+        name="stdin" if os.fspath(path) == "-" else p.stem,
         path=p,
         workspace_files=_workspace(f, data),
         cassette=cassette,

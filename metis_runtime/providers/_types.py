@@ -47,7 +47,8 @@ class RedactedThinkingBlock:
 @dataclass(frozen=True, slots=True, config=_CONFIG)
 class ServerToolBlock:
     """A block of a tool the provider runs itself (Anthropic `server_tool_use`,
-    `web_search_tool_result`, `mcp_tool_use`, `*_tool_result`, ...).
+    `web_search_tool_result`, `mcp_tool_use`, `*_tool_result`, ...), or one it
+    made of the conversation (Anthropic `compaction`).
 
     `raw` is the wire block as received, its streamed input joined into
     `input`; it goes back verbatim to the provider it came from. It is never a

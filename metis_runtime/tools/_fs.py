@@ -19,6 +19,7 @@ from .._private import default_redactor
 from ._base import Classification, Tool, ToolContext, ToolInput, ToolOutput, ToolSpec, object_schema
 from ._contain import write_at
 from ._files import display_path, os_error, resolve_path
+from ._ignore import excludes_file
 from ._search import (
     BINARY_SNIFF,
     Cancellation,
@@ -306,8 +307,9 @@ class GrepTool(Tool):
         "grep",
         "Search file contents with a Python regular expression, line by line, under `path` "
         "(a file or directory; default: the workspace). `glob` filters file names "
-        "(e.g. '*.py'). Binary files, symlinks and VCS directories are skipped, and in a "
-        "git repository what .gitignore excludes (set `no_ignore` to search it too).",
+        "(e.g. '*.py'). Binary files, symlinks and VCS directories are skipped, and what "
+        ".ignore / .rgignore files and, in a git repository, .gitignore, .git/info/exclude "
+        "and the global excludes file exclude (set `no_ignore` to search it too).",
         object_schema(
             {"pattern": _STR, "path": _STR, "glob": _STR, "no_ignore": {"type": "boolean"}},
             ("pattern",),
@@ -335,6 +337,7 @@ class GrepTool(Tool):
 
         if not base.exists():
             raise ToolError(f"grep: {base}: No such file or directory")
+        respect_ignore = not input.get("no_ignore", False)
         request = SearchRequest(
             pattern=regex.pattern,
             base=str(base),
@@ -344,7 +347,9 @@ class GrepTool(Tool):
             max_line=GREP_MAX_LINE,
             max_file_bytes=GREP_MAX_FILE_BYTES,
             timeout_s=GREP_TIMEOUT_S,
-            respect_ignore=not input.get("no_ignore", False),
+            respect_ignore=respect_ignore,
+            # Found here, where HOME and XDG_CONFIG_HOME are: a worker has no environment.
+            global_excludes=excludes_file(str(base)) if respect_ignore else None,
         )
         try:
             hits, truncated = await _search_off_the_loop(request)

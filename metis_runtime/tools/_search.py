@@ -21,8 +21,10 @@ Bounds, each a clear error rather than a hang:
   searched folder is read, even if a folder is swapped for a symlink during
   the walk; `glob_paths` lists only paths whose real location is inside its
   base.
-- `.gitignore` (`_ignore.py`): honoured inside a git repository, as ripgrep
-  does; `respect_ignore=False` turns it off.
+- Ignore files (`_ignore.py`): inside a git repository `.gitignore`,
+  `.git/info/exclude` and `core.excludesFile` (`global_excludes`, found where
+  the environment is: a worker has none), as ripgrep does; everywhere
+  ripgrep's `.ignore` and `.rgignore`; `respect_ignore=False` turns them off.
 
 Protocol: one JSON object per line on the worker's stdin (a `SearchRequest`
 as a dict), one per line on its stdout: `{"hits": [...], "truncated": b}` or
@@ -47,7 +49,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path, PurePath
-from typing import Any, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 if __name__ == "__main__":  # a worker: its argv names where the engines are
     sys.path[:0] = [*sys.argv[1:], os.path.dirname(os.path.abspath(__file__))]
@@ -87,6 +89,7 @@ class SearchRequest(TypedDict):
     max_file_bytes: int
     timeout_s: float
     respect_ignore: bool
+    global_excludes: NotRequired[str | None]  # core.excludesFile (`_ignore.excludes_file`)
 
 
 class SearchTimeout(Exception):
@@ -218,18 +221,21 @@ def _name_filter(name_glob: str | None) -> Callable[[str], bool] | None:
 
 
 def walk_at(
-    base: str, name_glob: str | None, respect_ignore: bool = True
+    base: str,
+    name_glob: str | None,
+    respect_ignore: bool = True,
+    global_excludes: str | None = None,
 ) -> Iterator[tuple[int | None, str, str]]:
     """(folder descriptor, name, path relative to `base`) of each file under
     `base`, in a stable order. Folders are opened relative to their parent
     without following symlinks, so the walk never leaves `base`; VCS folders
-    and, inside a git repository, what `.gitignore` excludes are skipped. A
+    and what the ignore files exclude (`_ignore.py`) are skipped. A
     descriptor is valid until the next item. `base` a file: (None, base, name)."""
     if not os.path.isdir(base):
         yield None, base, os.path.basename(base)
         return
     keep = _name_filter(name_glob)
-    found = _ignore.rules_for(base) if respect_ignore else None
+    found = _ignore.rules_for(base, global_excludes) if respect_ignore else None
     rules: dict[str, _ignore.Rules] = {}
     top = ""
     if found is not None:
@@ -260,10 +266,13 @@ def walk_at(
 
 
 def walk_files(
-    base: str, name_glob: str | None, respect_ignore: bool = True
+    base: str,
+    name_glob: str | None,
+    respect_ignore: bool = True,
+    global_excludes: str | None = None,
 ) -> Iterator[tuple[str, str]]:
     """(path, path relative to `base`) of each file `walk_at` yields."""
-    for dir_fd, name, rel in walk_at(base, name_glob, respect_ignore):
+    for dir_fd, name, rel in walk_at(base, name_glob, respect_ignore, global_excludes):
         yield (name if dir_fd is None else os.path.join(base, rel)), rel
 
 
@@ -316,7 +325,12 @@ def search(
         request["max_line"],
     )
     hits: list[str] = []
-    walk = walk_at(request["base"], request["glob"], request.get("respect_ignore", True))
+    walk = walk_at(
+        request["base"],
+        request["glob"],
+        request.get("respect_ignore", True),
+        request.get("global_excludes"),
+    )
     for dir_fd, name, rel in walk:
         if stop is not None and stop.is_set():
             break

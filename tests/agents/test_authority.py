@@ -143,6 +143,32 @@ def test_a_command_hook_vetoes_with_exit_2_and_fails_closed(tmp_path: Path) -> N
     assert slow.run("read", {}, {}).vetoed
 
 
+@pytest.mark.parametrize(
+    ("stdout", "vetoed", "says"),
+    [
+        ("looks fine to me", False, ""),  # plain text: no decision
+        ('{"decision": "approve"}', False, ""),
+        ('{"decision": "block"', True, "not valid JSON"),  # cut short: fails closed
+        ('{"decision": "block", "decision": "allow"}', True, "duplicate key"),  # json.loads: allow
+        ('{"decision": "block", "reason": NaN}', True, "NaN"),
+    ],
+)
+def test_a_hooks_stdout_is_read_strictly(stdout: str, vetoed: bool, says: str) -> None:
+    verdict = Hook(HookSpec(id="json", command=f"printf '%s' '{stdout}'")).run("read", {}, {})
+    assert verdict.vetoed is vetoed, verdict
+    assert says in verdict.reason
+
+
+def test_a_hook_that_prints_without_end_is_bounded_and_vetoes() -> None:
+    from metis_runtime.agents._hooks import HOOK_OUTPUT_BYTES
+
+    count = HOOK_OUTPUT_BYTES // 4096 + 2
+    flood = Hook(HookSpec(id="flood", command=f"head -c 4096 /dev/zero | tr '\\0' x; "
+                          f"for i in $(seq {count}); do head -c 4096 /dev/zero; done"))  # fmt: skip
+    verdict = flood.run("read", {}, {})
+    assert verdict.vetoed and f"over {HOOK_OUTPUT_BYTES} bytes" in verdict.reason
+
+
 def test_a_callable_hook_and_its_matcher(tmp_path: Path) -> None:
     (hook,) = load_hooks(
         [HookSpec(id="secrets", callable="tests.agents._scripts:veto_secret_paths", matcher="re*")]

@@ -247,3 +247,21 @@ def test_real_process_on_stdin(project: Path) -> None:
         input="{", capture_output=True, text=True, env=env, timeout=60, check=False,
     )  # fmt: skip
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1
+
+
+def test_the_hook_traces_state_is_read_as_every_input(project: Path) -> None:
+    """The state file (`<trace>.state.json`) is read bounded and strict: a bad
+    one is a one-line error, not a silent fresh start (which would thread the
+    calls wrongly), and a FIFO swapped in for it does not block."""
+    decide(project, "Bash", {"command": "ls"}, tool_use_id="toolu_1")
+    state = project / ".metis" / "claude-code" / "abc123.jsonl.state.json"
+    assert json.loads(state.read_text())["threads"]
+    for bad, says in (('{"threads": {}, "threads": {}}', "duplicate key"), ("[1]", "JSON object")):
+        state.write_text(bad)
+        code, _, err = run(json.dumps(payload(project, "Bash", {"command": "ls"})))
+        assert code == 2 and says in err and len(err.strip().splitlines()) == 1, err
+        assert str(state) in err
+    state.unlink()
+    os.mkfifo(state)
+    code, _, err = run(json.dumps(payload(project, "Bash", {"command": "ls"})))
+    assert code == 2 and ("fifo" in err.lower() or "not a regular file" in err), err

@@ -110,6 +110,30 @@ def test_grep_honours_gitignore_unless_told_not_to(ws: Path) -> None:
     assert "build/out.txt:1:needle" in everything and "x.log:1:needle" in everything
 
 
+def test_grep_honours_the_global_excludes_and_ignore_files(
+    ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """core.excludesFile's default, $XDG_CONFIG_HOME/git/ignore, found in the
+    runtime's environment (the search worker has none), and ripgrep's `.ignore`."""
+    import subprocess
+
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    (ws / ".git" / "config").write_text("[core]\n\tbare = false\n")  # no excludesFile of its own
+    xdg = tmp_path / "xdg"
+    (xdg / "git").mkdir(parents=True)
+    (xdg / "git" / "ignore").write_text("*.swp\n")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(xdg))
+    (ws / ".ignore").write_text("vendor/\n")
+    (ws / "vendor").mkdir()
+    for name in ("a.txt.swp", "vendor/lib.txt", "a.txt"):
+        (ws / name).write_text("needle\n")
+    found = _run(GrepTool(), {"pattern": "needle"}, ws).content.splitlines()
+    assert found == ["a.txt:1:needle"]
+    everything = _run(GrepTool(), {"pattern": "needle", "no_ignore": True}, ws).content
+    assert "a.txt.swp:1:needle" in everything and "vendor/lib.txt:1:needle" in everything
+
+
 def test_glob_refuses_to_leave_its_base(ws: Path, tmp_path: Path) -> None:
     outside = tmp_path / "x"
     outside.mkdir()

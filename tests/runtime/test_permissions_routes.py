@@ -282,3 +282,45 @@ def test_child_of_headless_parent_never_waits(ws: Path) -> None:
         asyncio.wait_for(grandchild.resolve_ask("g.0", "bash", {}, push(grandchild)), 1)
     )
     assert (answer.approved, answer.resolver) == (False, "parent")
+
+
+def test_answers_are_read_bounded_and_strict(ws: Path) -> None:
+    """A terminal answer longer than a word is read to its end and is no (its
+    rest does not answer the next ask); a JSON-RPC answer goes through the
+    strict reader: NaN, repeated keys, bad UTF-8 and over-long lines are not
+    answers (issue 13, "Every reader")."""
+    long_yes = "y" * 10_000 + "\ny\n"
+    g = Gate(ask_policy(), Mode.DEFAULT, ws, Route.INTERACTIVE,
+             TerminalAsker(io.StringIO(long_yes), io.StringIO()))  # fmt: skip
+    d = push(g)
+    first = asyncio.run(g.resolve_ask("1.0", "bash", {"command": "git push"}, d))
+    second = asyncio.run(g.resolve_ask("1.1", "bash", {"command": "git push"}, d))
+    assert (first.approved, second.approved) == (False, True)
+
+    async def run() -> bool:
+        (gr, gw), (cr, cw) = await _stream_pair()
+        g = Gate(ask_policy(), Mode.DEFAULT, ws, Route.PROTOCOL, JsonRpcAsker(gr, gw))
+
+        def tricky(req: dict[str, Any]) -> list[bytes]:
+            ident = req["id"]
+            ok = f'"jsonrpc": "2.0", "id": {ident}, "result": {{"approved": true}}'
+            return [
+                ("{" + ok + ', "x": NaN}\n').encode(),
+                ('{"jsonrpc": "2.0", "id": 0, ' + ok[len('"jsonrpc": "2.0", ') :] + "}\n").encode(),
+                b'{"id": '
+                + str(ident).encode()
+                + b', "s": "\xff", "result": {"approved": true}}\n',
+                b'{"pad": "' + b"x" * 70_000 + b'"}\n',  # over the stream's 64 KiB line limit
+                (
+                    '{"jsonrpc": "2.0", "id": ' + str(ident) + ', "result": {"approved": false}}\n'
+                ).encode(),
+            ]
+
+        client = asyncio.create_task(_client(cr, cw, [tricky]))
+        answer = await g.resolve_ask("2.0", "bash", {"command": "git push"}, push(g))
+        await client
+        gw.close()
+        cw.close()
+        return answer.approved
+
+    assert asyncio.run(run()) is False  # only the last, well-formed line answered

@@ -598,3 +598,64 @@ def test_request_body_translation_rules() -> None:
         {"type": "text", "text": "and also"},
     ]
     json.dumps(out)  # plain JSON all the way down
+
+
+# A compaction turn as the compaction guide documents it
+# (https://platform.claude.com/docs/en/build-with-claude/compaction, "Streaming"
+# and "Working with compaction blocks"): the block starts, one compaction_delta
+# carries the whole summary, it stops; the text of the turn follows.
+COMPACTION_SUMMARY = (
+    "Summary of the conversation: The user requested help building a web scraper..."
+)
+COMPACTION_EVENTS: list[dict[str, Any]] = [
+    {"type": "message_start", "message": {"id": "msg_compacted", "type": "message",
+     "role": "assistant", "content": [], "model": "claude-opus-4-6", "stop_reason": None,
+     "usage": {"input_tokens": 45000, "output_tokens": 1}}},
+    {"type": "content_block_start", "index": 0, "content_block": {"type": "compaction",
+     "content": None}},
+    {"type": "content_block_delta", "index": 0, "delta": {"type": "compaction_delta",
+     "content": COMPACTION_SUMMARY, "encrypted_content": "EqQBCkYIBxgC"}},
+    {"type": "content_block_stop", "index": 0},
+    {"type": "content_block_start", "index": 1, "content_block": {"type": "text", "text": ""}},
+    {"type": "content_block_delta", "index": 1, "delta": {"type": "text_delta",
+     "text": "Based on our conversation so far..."}},
+    {"type": "content_block_stop", "index": 1},
+    {"type": "message_delta", "delta": {"stop_reason": "end_turn"},
+     "usage": {"output_tokens": 1234}},
+    {"type": "message_stop"},
+]  # fmt: skip
+
+
+def test_a_compaction_block_is_kept_and_goes_back_verbatim() -> None:
+    posted: list[dict[str, Any]] = []
+    answers = [to_sse(COMPACTION_EVENTS), body(ANTHROPIC_TOOL)]
+
+    def serve(request: httpx.Request) -> httpx.Response:
+        posted.append(json.loads(request.content))
+        answer = answers[len(posted) - 1].encode("utf-8")
+        return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=answer)
+
+    async def two_turns() -> list[Any]:
+        async with httpx.AsyncClient(transport=httpx.MockTransport(serve)) as http:
+            provider = AnthropicProvider("claude-opus-4-6", api_key="k", http_client=http)
+            first = ModelRequest("", (Message.user("Now add error handling"),))
+            events = [e async for e in provider.stream(first)]
+            message = check_stream(events)
+            second = ModelRequest(
+                "", (*first.messages, message.to_message(), Message.user("and tests"))
+            )
+            await complete(provider, second)
+            return events
+
+    message = check_stream(run(two_turns()))
+    compaction = {"type": "compaction", "content": COMPACTION_SUMMARY,
+                  "encrypted_content": "EqQBCkYIBxgC"}  # fmt: skip
+    assert message.blocks == (
+        ServerToolBlock(compaction),
+        TextBlock("Based on our conversation so far..."),
+    )
+    assert message.repairs == () and message.tool_uses == ()
+    assert posted[1]["messages"][1]["content"] == [
+        compaction,
+        {"type": "text", "text": "Based on our conversation so far..."},
+    ]
