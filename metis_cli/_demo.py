@@ -8,7 +8,9 @@
 5. the transcripts of another runtime (the bundled Claude Code sessions);
 6. the differential permission oracle, per route;
 7. the child-boundary ablation (2x2);
-8. the model's own evidence: simulated runs, and broken traces per invariant.
+8. the model's own evidence: simulated runs, and broken traces per invariant;
+9. the conformance channel: the sweep of `metis explore` through the real
+   runtime (`_demo_channel`; `--no-explore` leaves it out).
 """
 
 from __future__ import annotations
@@ -298,6 +300,12 @@ def proof_rows(folder: Path) -> list[Row]:
     return rows
 
 
+def channel_rows(folder: Path) -> list[Row]:
+    from ._demo_channel import explore_rows
+
+    return [Row(*fields) for fields in explore_rows(folder)]
+
+
 PLAN_REQUEST = "Summarize my notes into Reports/notes-summary.md"
 
 
@@ -381,6 +389,7 @@ SECTIONS: list[tuple[str, Callable[[Path, int], list[Row]]]] = [
     ("child-boundary ablation", lambda folder, runs: ablation_rows()),
     ("model evidence", lambda folder, runs: model_rows(runs, folder)),
 ]
+CHANNEL = "conformance channel: the explore sweep"
 
 
 @click.command()
@@ -398,8 +407,13 @@ SECTIONS: list[tuple[str, Callable[[Path, int], list[Row]]]] = [
     show_default=True,
     help="Simulated model runs to record and check.",
 )
+@click.option(
+    "--no-explore",
+    is_flag=True,
+    help="Leave out the explore sweep (a minute or more).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def demo(out: Path | None, runs: int, as_json: bool) -> None:
+def demo(out: Path | None, runs: int, no_explore: bool, as_json: bool) -> None:
     """Run the whole story and print one table; exit 1 if any row fails."""
     if out is not None:
         writable_dir(out)  # before the work, not a traceback half-way
@@ -411,6 +425,10 @@ def demo(out: Path | None, runs: int, as_json: bool) -> None:
             if not as_json:
                 click.echo(f"== {title} ...", err=True)
             rows += section(folder, runs)
+        if not no_explore:
+            if not as_json:
+                click.echo(f"== {CHANNEL} ...", err=True)
+            rows += channel_rows(folder)
     ok = all(r.ok for r in rows)
     if as_json:
         emit_json({"ok": ok, "rows": [r.to_json() for r in rows]})

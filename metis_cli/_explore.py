@@ -136,6 +136,11 @@ def _stdin_workload(out: Path) -> Workload:
     help="Run one workload file (`-`: standard input).",
 )
 @click.option("--keep-runs", is_flag=True, help="Keep every run's folder under OUT/runs.")
+@click.option(
+    "--whole-sweep",
+    is_flag=True,
+    help="Run every situation of the sweep even past the budget (which then bounds the rest).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of tables.")
 def explore(
     runs: int | None,
@@ -145,6 +150,7 @@ def explore(
     executions: tuple[str, ...],
     replay: Path | None,
     keep_runs: bool,
+    whole_sweep: bool,
     as_json: bool,
 ) -> None:
     """Run model-driven workloads through the real runtime and check every trace.
@@ -183,6 +189,7 @@ def explore(
             executions=chosen,  # type: ignore[arg-type]
             keep_runs=keep_runs,
             progress=say,
+            whole_sweep=whole_sweep,
         )
         written: list[Path] = []
         if result.divergence is not None:

@@ -1,12 +1,14 @@
-"""What a run left, checked against the model: every trace, and the tree.
+"""What a run left, checked against the model.
 
 Every `trace.jsonl` under the run folder (the root's and each child's) is
 replayed with `check_trace`, and the tree with `check_trace_tree` (CHILD
-invariants across it). A run that should have ended but did not (a resume
-that left the trace open), and a crash or hang the executor saw, are
-findings too, with the pseudo-IDs `RUN` and `FORMAT` (a trace the reader
-refuses): they are not invariants of the model and never count as caught
-by one.
+invariants across it); the witness file against the traces (`check_witness`:
+AUTH-1 and RETRY-1, witnessed); every file the run wrote, and its progress
+output, for credentials and the planted canaries (`check_run_files`, TRACE-2).
+A run that should have ended but did not (a resume that left the trace
+open), and a crash or hang the executor saw, are findings too, with the
+pseudo-IDs `RUN` and `FORMAT` (a trace the reader refuses): they are not
+invariants of the model and never count as caught by one.
 """
 
 from __future__ import annotations
@@ -16,8 +18,14 @@ from pathlib import Path
 
 import attrs
 
-from metis_model import Report, check_trace_tree
-from metis_model.trace import TraceEvent, TraceFormatError, TraceHeader, read_trace_numbered
+from metis_model import Report, WitnessedTrace, check_run_files, check_trace_tree, check_witness
+from metis_model.trace import (
+    TraceEvent,
+    TraceFormatError,
+    TraceHeader,
+    read_trace_numbered,
+    read_witness,
+)
 
 from ._execute import Outcome
 
@@ -95,6 +103,53 @@ def _unended(traces: dict[str, tuple[TraceHeader, list[TraceEvent]]]) -> list[Fi
     return out
 
 
+def _witnessed(
+    outcome: Outcome, traces: dict[str, tuple[TraceHeader, list[TraceEvent]]]
+) -> list[Finding]:
+    """The witness file against the traces (AUTH-1, RETRY-1, witnessed)."""
+    path = outcome.paths.witness
+    if not path.exists() or not traces:
+        return []
+    name = path.name
+    try:
+        with path.open(encoding="utf-8") as fh:
+            sessions = read_witness(fh)
+    except TraceFormatError as exc:
+        return [Finding("FORMAT", exc.message, name, exc.line)]
+    except (OSError, UnicodeDecodeError) as exc:
+        return [Finding("FORMAT", f"cannot read: {exc}", name)]
+    order = sorted(traces, key=lambda n: (traces[n][0].depth, n))  # the root first
+    witnessed = [WitnessedTrace(n, *traces[n]) for n in order]
+    report = check_witness(sessions, witnessed, source=str(path))
+    return [
+        Finding(v.invariant, f"witnessed: {v.message}", name, v.witness_line, v.index)
+        for v in report.violations
+    ]
+
+
+def run_files(outcome: Outcome) -> list[Path]:
+    """The files the run wrote: everything under its folder but the children's
+    workspaces (`worktrees/`), and its progress output (stderr of each process)."""
+    paths = outcome.paths
+    found = [
+        p for p in paths.run_dir.rglob("*") if "worktrees" not in p.relative_to(paths.run_dir).parts
+    ]
+    found += [paths.root / "run.log", paths.root / "resume.log"]
+    return sorted(p for p in found if p.is_file() and not p.is_symlink())
+
+
+def _credentials(outcome: Outcome) -> list[Finding]:
+    """TRACE-2: no file the run wrote holds a credential, the planted canaries
+    (which the workload knows exactly) above all."""
+    root = outcome.paths.root
+    files = [
+        (str(p.relative_to(root)), p.read_text(encoding="utf-8", errors="replace"))
+        for p in run_files(outcome)
+    ]
+    report = check_run_files(files, outcome.workload.canaries, source=str(root))
+    return [Finding(v.invariant, v.message, "", v.line, v.index) for v in report.violations]
+
+
 def _line(lines: Sequence[int], index: int) -> int | None:
     return lines[index] if 0 <= index < len(lines) else None
 
@@ -112,6 +167,8 @@ def check_outcome(outcome: Outcome) -> Verdict:
             findings.append(Finding(v.invariant, message, name, line, v.index))
     else:
         findings.append(Finding("RUN", "the run wrote no trace"))
+    findings += _witnessed(outcome, traces)
+    findings += _credentials(outcome)
     if outcome.problem is not None:
         findings.append(Finding("RUN", outcome.problem))
     elif not [f for f in findings if f.is_invariant]:

@@ -10,6 +10,7 @@ there. Each name below is counted from events alone:
 | `ask:<route>:<approved\\|rejected>` | an `ask_resolved`, by the route its decision names |
 | `context:<step>` | a `compaction` event of that context-control step |
 | `hook:veto` | a decision whose facts carry a `hook:<id>` deny rule |
+| `hook:veto-in-child` | the same, in a child (a hook it inherited) |
 | `hook:pass` | a header listing hooks, and an allowed call that one of them matches |
 | `spawn`, `spawn:plan-child` | a `spawn` event (of a `plan` child) |
 | `spawn:depth-2`, `guard:refused` | a grandchild's trace; a spawn refused by the spawn guard |
@@ -104,6 +105,8 @@ def _trace_situations(
             seen[f"stage:{e.stage}"] += 1
             if any(r.pattern.startswith("hook:") for r in e.facts.rules):
                 seen["hook:veto"] += 1
+                if header.depth > 0:
+                    seen["hook:veto-in-child"] += 1
             elif hooks and e.decision is Decision.ALLOW:
                 seen["hook:pass"] += 1
             if e.stage == "plan" and e.facts.kind in MUTATING_KINDS:
@@ -203,6 +206,7 @@ REQUIRED: tuple[str, ...] = (
     "kill:trace:results_sent",
     "hook:veto",
     "hook:pass",
+    "hook:veto-in-child",
     "spawn:plan-child",
     "plan:denied",
     "plan:child-no-spawn",

@@ -172,27 +172,62 @@ def _crash(rc: int, err: str) -> str | None:
     return f"exit {rc}: {tail or 'no output'}"
 
 
+def witness_argv(paths: RunPaths) -> list[str]:
+    """The witness (`python -I -m metis_cli.witness`, its own process, run from
+    the installed metis whatever PYTHONPATH says) over the run's workspace and
+    its children's worktrees; the run's own files are its bookkeeping. The
+    roots and exclusions are `metis_cli.witness.run_plan`'s for this layout."""
+    argv = [sys.executable, "-I", "-m", "metis_cli.witness", "--out", str(paths.witness)]
+    for root in (paths.workspace, paths.run_dir / "worktrees"):
+        argv += ["--root", str(root)]
+    for excluded in (paths.run_dir, paths.trace, paths.journal, paths.witness):
+        argv += ["--exclude", str(excluded)]
+    return [*argv, "--trace", str(paths.trace)]
+
+
+class _Beside:
+    """The witness beside this process, for an in-process run."""
+
+    def __init__(self, paths: RunPaths) -> None:
+        self.proc = subprocess.Popen(
+            [*witness_argv(paths), "--beside", str(os.getpid())],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        assert self.proc.stdout is not None
+        if self.proc.stdout.readline().strip() != "ready":
+            self.stop()
+            raise RuntimeError("the witness did not start")
+
+    def stop(self) -> None:
+        try:
+            self.proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.communicate()
+
+
 def _as_processes(
-    workload: Workload, paths: RunPaths, execution: Execution, timeout: float
+    workload: Workload, paths: RunPaths, execution: Execution, timeout: float, witness: bool
 ) -> tuple[list[str], str | None]:
-    env = child_env()
+    env = child_env(paths)
     python = sys.executable
     if execution == "metis-run":
         first = metis_run_argv(workload, paths, python)
-        again = [
-            python,
-            "-m",
-            "metis_cli",
-            "run",
-            "--resume",
-            "--trace",
-            str(paths.trace),
-            "--quiet",
-        ]
+        again = [python, "-m", "metis_cli", "run", "--resume", "--trace", str(paths.trace)]
+        again.append("--quiet")
+        if witness:  # `metis run` becomes the witness, which runs it (one session each)
+            first.append("--witness")
+            again.append("--witness")
     else:
         module = "metis_studies.explore._child"
         first = [python, "-m", module, "run", str(paths.root)]
         again = [python, "-m", module, "resume", str(paths.root)]
+        if witness:
+            first = [*witness_argv(paths), "--", *first]
+            again = [*witness_argv(paths), "--", *again]
     armed = dict(env)
     fault = workload.fault
     if fault is not None and fault.kind == "kill":
@@ -201,7 +236,8 @@ def _as_processes(
         describe(first, {FAILPOINT_ENV: armed[FAILPOINT_ENV]} if FAILPOINT_ENV in armed else None)
     ]
     rc, err = _process(first, armed, _answers_text(workload, 0), timeout, paths.root / "run.log")
-    if rc != -signal.SIGKILL:
+    # Under the witness, a run killed by SIGKILL exits 128 + 9.
+    if rc not in (-signal.SIGKILL, 128 + signal.SIGKILL):
         steps[-1] += f" -> exit {rc}"
         return steps, _crash(rc, err)
     steps[-1] += " -> killed"
@@ -220,8 +256,10 @@ def execute(
     execution: Execution = "in-process",
     *,
     timeout: float = DEFAULT_TIMEOUT,
+    witness: bool = True,
 ) -> Outcome:
-    """Prepare `root` (scenario, workspace) and run the workload there."""
+    """Prepare `root` (scenario, workspace) and run the workload there, under
+    the witness (`witness`), which records its effects from outside."""
     how = execution_of(workload, execution)
     paths = RunPaths(root)
     prepare(workload, paths)
@@ -229,9 +267,14 @@ def execute(
     problem: str | None = None
     try:
         if how == "in-process":
-            steps = asyncio.run(_in_process(workload, paths, timeout))
+            beside = _Beside(paths) if witness else None
+            try:
+                steps = asyncio.run(_in_process(workload, paths, timeout))
+            finally:
+                if beside is not None:
+                    beside.stop()
         else:
-            steps, problem = _as_processes(workload, paths, how, timeout)
+            steps, problem = _as_processes(workload, paths, how, timeout, witness)
     except TimeoutError as exc:
         steps, problem = [how], f"hang: {exc}"
     except Exception as exc:  # the runtime raised out of the loop: a crash, reported

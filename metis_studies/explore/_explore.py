@@ -9,7 +9,10 @@ same invariant ID (one that diverges otherwise, or not at all, counts as
 passing). Budgets:
 
 - generation stops at `runs` workloads or after `budget` seconds
-  (a `BaseException` the engine lets through, so nothing is shrunk);
+  (a `BaseException` the engine lets through, so nothing is shrunk); with
+  `whole_sweep` the sweep runs to its end whatever the clock says, and the
+  budget bounds only what is drawn after it (on a loaded machine a timed
+  sweep stops early, and a fault only a late situation shows goes unseen);
 - shrinking gets `shrink_budget` seconds more; later candidates pass at once,
   and the smallest divergence seen is kept whatever Hypothesis then reports
   (a divergence that depends on timing may not repeat: then it is `flaky`).
@@ -91,6 +94,7 @@ class _State:
     best: tuple[Workload, Execution, Verdict] | None = None
     first: Workload | None = None
     counter: int = 0
+    sweeping: bool = False  # in a whole sweep: the budget does not stop it
 
 
 def explore(
@@ -105,6 +109,7 @@ def explore(
     timeout: float = 60.0,
     keep_runs: bool = False,
     progress: Progress | None = None,
+    whole_sweep: bool = False,
 ) -> Exploration:
     """Explore under `work` (each run in its own folder, removed unless it
     diverged or `keep_runs`)."""
@@ -139,7 +144,8 @@ def explore(
         now = time.monotonic()
         key = (workload.model_dump_json(), execution)
         if state.target is None:
-            if (runs is not None and stats.runs >= runs) or now >= deadline:
+            timed_out = now >= deadline and not state.sweeping
+            if (runs is not None and stats.runs >= runs) or timed_out:
                 raise _Spent
             stats.runs += 1
         elif key in seen:
@@ -199,9 +205,11 @@ def explore(
             hypothesis_run(strategy, runs or 1_000_000, 0)
         else:
             # The sweep: each situation once, in its simplest form, then anything.
+            state.sweeping = whole_sweep
             for salt, focus in enumerate(SWEEP, 1):
                 if state.target is None:
                     hypothesis_run(workloads(focus=focus), 1, salt)
+            state.sweeping = False
             if state.target is None:
                 hypothesis_run(any_workload(), runs or 1_000_000, 0)
     divergence = None

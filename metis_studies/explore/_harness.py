@@ -40,6 +40,7 @@ from metis_runtime import (
     scan_trace,
 )
 from metis_runtime.agents import (
+    USER_AGENTS_ENV,
     AgentSupervisor,
     GuardLimits,
     HookedGate,
@@ -56,7 +57,7 @@ from metis_runtime.permissions import Asker, CallbackAsker, Gate, Policy, Termin
 from metis_runtime.providers import Cassette, ReplayProvider, load_scenario
 from metis_runtime.tools import JobManager, ToolContext, ToolRegistry
 
-from ._scenario import GUARD_FLAGS, seed_files, settings_of, turn_starts, write_scenario
+from ._scenario import GUARD_FLAGS, definitions_dir, settings_of, turn_starts, write_scenario
 from ._workload import Workload
 
 AGENT_EXEC_TOOLS = ("spawn_agent", "kill_agent", "message_agent")
@@ -79,6 +80,10 @@ class RunPaths:
         return self.root / "scenario.settings.json"
 
     @property
+    def definitions(self) -> Path:
+        return definitions_dir(self.scenario)
+
+    @property
     def workspace(self) -> Path:
         return self.root / "ws"
 
@@ -93,6 +98,10 @@ class RunPaths:
     @property
     def journal(self) -> Path:
         return self.run_dir / "trace.jsonl.journal"
+
+    @property
+    def witness(self) -> Path:
+        return self.run_dir / "trace.jsonl.witness"
 
 
 def turn_limit(workload: Workload) -> int:
@@ -109,7 +118,7 @@ def hook_specs(workload: Workload) -> tuple[HookSpec, ...]:
 def prepare(workload: Workload, paths: RunPaths) -> None:
     """Write the scenario (and settings) and seed the workspace."""
     write_scenario(workload, paths.scenario)
-    for name, content in seed_files(workload).items():
+    for name, content in workload.files.items():
         target = paths.workspace / name
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(content, encoding="utf-8")
@@ -169,10 +178,12 @@ def _budget(workload: Workload) -> ContextBudget:
     return ContextBudget.for_window(workload.context_window, recent=workload.context_recent)
 
 
-def child_env() -> dict[str, str]:
+def child_env(paths: RunPaths) -> dict[str, str]:
     """What the children and the tools get: this process's environment, with
-    credentials dropped, and this copy of the code importable first."""
+    credentials dropped, this copy of the code importable first, and the
+    workload's child definitions as the user's agents."""
     env = sanitized_env()
+    env[USER_AGENTS_ENV] = str(paths.definitions)
     here = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = os.pathsep.join(p for p in (here, env.get("PYTHONPATH", "")) if p)
     return env
@@ -233,13 +244,13 @@ def build(
         workspace=paths.workspace,
         gate=gate,
         visible_tools=(),
-        catalog=load_agents(paths.workspace),
+        catalog=load_agents(paths.workspace, user_dir=paths.definitions),
         provider=ProviderConfig(kind="replay", scenarios=cassettes),
         ledger=ledger,
         hooks=hooks,
         headless_default=Decision.DENY,
         context_budget=attrs.asdict(_budget(workload)),
-        env=child_env(),
+        env=child_env(paths),
     )
     registry = ToolRegistry([*ToolRegistry.builtin(), *supervisor.tools()])
     decider: Any = gate
@@ -264,7 +275,7 @@ def build(
         ReplayProvider(Cassette(scenario.cassette.path, interactions)),
         registry,
         decider,
-        ToolContext(paths.workspace, child_env(), JobManager()),
+        ToolContext(paths.workspace, child_env(paths), JobManager()),
         trace,
         journal=journal,
         dispatcher=_dispatcher(workload),

@@ -164,13 +164,13 @@ def asks(draw: st.DrawFn, k: int, full: bool = False) -> Piece:
 
 
 @st.composite
-def hooked(draw: st.DrawFn, k: int, veto: bool | None = None) -> Piece:
+def hooked(
+    draw: st.DrawFn, k: int, veto: bool | None = None, matchers: tuple[str, ...] = ()
+) -> Piece:
     """PreToolUse hooks that veto or pass, over the calls they match."""
-    matchers = draw(
-        st.lists(
-            st.sampled_from(["bash", "write", "edit", "*"]), min_size=1, max_size=2, unique_by=repr
-        )
-    )
+    if not matchers:
+        options = st.sampled_from(["bash", "write", "edit", "*"])
+        matchers = tuple(draw(st.lists(options, min_size=1, max_size=2, unique_by=repr)))
     hooks = tuple(
         Hook(id=f"h{k}{i}", matcher=m, veto=draw(st.booleans()) if veto is None else veto)
         for i, m in enumerate(matchers)

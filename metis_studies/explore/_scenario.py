@@ -11,6 +11,8 @@ interaction, which the runtime reads as a context overflow.
 
 The workload itself is kept in the scenario's `explore:` section (which
 `metis run` ignores), so a written scenario is both runnable and reloadable.
+Child definitions go in `<scenario>.definitions/` (the user's agents folder
+for the run: `METIS_USER_AGENTS`), since a scenario may not seed `.metis/`.
 """
 
 from __future__ import annotations
@@ -202,19 +204,27 @@ def settings_of(workload: Workload) -> dict[str, Any] | None:
 
 
 def definition_of(name: str, tools: Sequence[str] | None) -> str:
-    """A sub-agent definition file (`.metis/agents/<name>.md`)."""
+    """A sub-agent definition file (Markdown with YAML front matter)."""
     front: dict[str, Any] = {"name": name, "description": f"explore's {name} agent"}
     if tools is not None:
         front["tools"] = list(tools)
     return f"---\n{dump_yaml(front)}---\nFollow the task.\n"
 
 
-def seed_files(workload: Workload) -> dict[str, str]:
-    """The workspace's files: the workload's, plus one definition per child."""
-    files = dict(workload.files)
+def definitions_dir(scenario: Path) -> Path:
+    """Where a scenario's child definitions go: `metis run` reads them as the
+    user's (`METIS_USER_AGENTS`), since `.metis/` is not the scenario's to seed."""
+    return scenario.with_name(f"{scenario.stem}.definitions")
+
+
+def write_definitions(workload: Workload, folder: Path) -> list[Path]:
+    written = []
     for child in workload.agents:
-        files[f".metis/agents/{child.name}.md"] = definition_of(child.name, child.tools)
-    return files
+        folder.mkdir(parents=True, exist_ok=True)
+        target = folder / f"{child.name}.md"
+        target.write_text(definition_of(child.name, child.tools))
+        written.append(target)
+    return written
 
 
 def command_line(workload: Workload, scenario: Path) -> str:
@@ -225,6 +235,8 @@ def command_line(workload: Workload, scenario: Path) -> str:
         "--workspace DIR",
         f"--mode {workload.mode.value}",
     ]
+    if workload.agents:
+        parts.insert(0, f"METIS_USER_AGENTS={definitions_dir(scenario).name}")
     if workload.route.value == "headless":
         parts.append("--headless")
     if workload.rules:
@@ -265,7 +277,8 @@ def write_scenario(workload: Workload, path: Path) -> list[Path]:
     }
     if agents:
         data["agents"] = agents
-    data["workspace"] = {"files": seed_files(workload)}
+    written += write_definitions(workload, definitions_dir(path))
+    data["workspace"] = {"files": dict(workload.files)}
     data["interactions"] = _interactions(workload.turns, "root")
     data["explore"] = workload.to_json()
     notes = [

@@ -150,6 +150,7 @@ SWEEP: tuple[str, ...] = (  # in-process first; child processes, then kills, cos
     "plan-child",
     "spawn",
     "spawn:escalate",
+    "hooks:child",
     "guard",
     "nested",
     "kill:journal:admit",
@@ -187,6 +188,8 @@ def _pieces(draw: st.DrawFn, focus: str) -> tuple[list[str], list[Piece]]:
     first: list[str] = []
     if focus in ("context", "overflow"):
         first = ["context"] * 4  # the ladder climbs over several turns
+    elif focus == "hooks:child":
+        first = ["hooks", "spawn"]
     elif focus in BUILDERS or kind in ("asks", "hooks", "policy"):
         first = [kind]
     elif focus in ("plan-child", "spawn:escalate"):
@@ -210,6 +213,10 @@ def _pieces(draw: st.DrawFn, focus: str) -> tuple[list[str], list[Piece]]:
             pieces.append(draw(spawns(k, plan=False, asked="bypassPermissions")))
         elif focus == "hooks:veto" and k == 0:
             pieces.append(draw(hooked(k, veto=True)))
+        elif focus == "hooks:child" and k < 2:
+            # A vetoing hook on writes, and a child that writes: it inherits the hook.
+            piece = hooked(k, veto=True, matchers=("write",)) if k == 0 else spawns(k, False, "")
+            pieces.append(draw(piece))
         elif focus in ("context", "overflow") and k < len(first):
             size = _LADDER[k % len(_LADDER)]
             pieces.append(draw(context_fill(k, size=size, planted=size == max(_LADDER))))

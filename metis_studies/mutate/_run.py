@@ -8,10 +8,12 @@ For a mutant (`tests/mutants/NN_name.patch`, first line `# description`):
    (strict, the project's settings) on the copy;
 3. run only the conformance channel, with the copy first on `PYTHONPATH`
    (every process the runs start, `metis run`, children, the harness,
-   inherits it): `metis explore --budget B --seed S` (which shrinks what it
-   finds), then the studies' traces checked with `metis conform`: the
-   shipped `metis run` scenario, the coordinator tree, and the fault matrix
-   under both dispatchers. No unit test runs.
+   inherits it): `metis explore --budget B --seed S --whole-sweep` (which
+   shrinks what it finds; every situation of the sweep runs, so a loaded
+   machine does not hide a fault only a late situation shows), then the
+   studies' traces checked with `metis conform`: the shipped `metis run`
+   scenario, the coordinator tree, and the fault matrix under both
+   dispatchers. No unit test runs.
 
 The fault counts as caught when an invariant ID (not `RUN` or `FORMAT`)
 was reported by either part.
@@ -311,6 +313,7 @@ def explore_part(
             str(seed),
             "--out",
             str(work / "explore"),
+            "--whole-sweep",
             "--json",
         ],
         copy,

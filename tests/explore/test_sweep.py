@@ -44,6 +44,7 @@ EXPECTED = {
     "kill:trace:results_sent": {"kill:trace:results_sent", "resume"},
     "hooks": {"hook:pass"},
     "hooks:veto": {"hook:veto"},
+    "hooks:child": {"hook:veto-in-child"},
     "plan-child": {"spawn:plan-child", "plan:child-no-spawn"},
     "plan-root": {"plan:denied"},
     "spawn": {"spawn"},
