@@ -9,20 +9,40 @@ ablation cell off its expected outcome), 2 bad input.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
+from pydantic import ValidationError
 
-from metis_runtime.agents import GuardLimits, load_agents
+from metis_model.trace import Mode
+from metis_runtime.agents import (
+    AGENT_TOOL_NAMES,
+    GuardLimits,
+    ParentContext,
+    ProviderConfig,
+    ResolveRefusal,
+    agent_folders,
+    load_agents,
+    resolve_agent,
+)
 from metis_runtime.context import ContextBudget
+from metis_runtime.tools import ToolRegistry
 from metis_studies.child_boundary import ESCAPE_TOOLS, run_child_boundary
 
 from ._conform import check_tree_dir
 from ._output import EXIT_OK, EXIT_VIOLATION, emit_json, table
 from ._params import FiniteFloat
+from ._wire import (
+    WireOptionError,
+    default_provider,
+    live_provider_config,
+    wire_options,
+    wire_settings,
+)
 
 F = TypeVar("F", bound=Callable[..., Any])
 _DEFAULTS = GuardLimits()
@@ -124,54 +144,112 @@ def agents() -> None:
     type=click.Path(path_type=Path, file_okay=False),
     default=".",
     show_default=True,
-    help="Project whose .metis/agents is read.",
+    help="Project whose .metis/agents and .claude/agents are read.",
 )
 @click.option(
     "--user-dir",
     type=click.Path(path_type=Path, file_okay=False),
     help="User folder (default: $METIS_USER_AGENTS or ~/.metis/agents).",
 )
+@click.option(
+    "--claude-user-dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="Claude Code's user agents (default: $CLAUDE_CONFIG_DIR/agents or ~/.claude/agents).",
+)
+@click.option(
+    "--mode",
+    type=click.Choice([m.value for m in Mode]),
+    default="default",
+    show_default=True,
+    help="The parent's mode the definitions are resolved under.",
+)
+@click.option(
+    "--provider",
+    "provider_arg",
+    type=click.Choice(["replay", "anthropic", "openai"]),
+    help="The parent's provider (default: as `metis run`).",
+)
+@click.option("--model", help="The parent's model (default: the provider's default).")
+@wire_options
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def list_agents(project: Path, user_dir: Path | None, as_json: bool) -> None:
-    """List the agent definitions in force; bad files are reported (exit 1)."""
-    catalog = load_agents(project, user_dir=user_dir)
-    rows = [catalog.agents[n] for n in catalog.names()]
+def list_agents(
+    project: Path,
+    user_dir: Path | None,
+    claude_user_dir: Path | None,
+    mode: str,
+    provider_arg: str | None,
+    model: str | None,
+    as_json: bool,
+    **options: Any,
+) -> None:
+    """List the agent definitions in force, each resolved for a child of a
+    root agent (--mode, --provider, ...): its source file, tools, mode,
+    model and workspace, and the fields kept but not used. Files that cannot
+    be loaded are reported (exit 1); warnings do not change the exit status.
+    """
+    try:
+        wire = wire_settings(options)
+        provider_name = provider_arg or default_provider()
+        if provider_name == "replay":
+            provider = ProviderConfig(kind="replay", model=model, **wire)
+        else:
+            provider = live_provider_config({"provider": provider_name, "model": model, **wire})
+    except (WireOptionError, ValidationError) as exc:
+        raise click.UsageError(" ".join(str(exc).split())) from None
+    project = Path(os.path.realpath(project))
+    folders = agent_folders(project, user_dir=user_dir, claude_user_dir=claude_user_dir)
+    catalog = load_agents(project, user_dir=user_dir, claude_user_dir=claude_user_dir)
+    parent = ParentContext(
+        Mode(mode),
+        (*ToolRegistry.load().names(), *AGENT_TOOL_NAMES),
+        provider,
+        project,
+    )
+    rows: list[dict[str, Any]] = []
+    for name in catalog.names():
+        resolved = resolve_agent(catalog.agents[name], parent)
+        if isinstance(resolved, ResolveRefusal):  # no call arguments: cannot happen
+            raise click.ClickException(resolved.message)
+        row = resolved.to_json()
+        row["shadows"] = [d.path or d.origin for d in catalog.shadowed if d.name == name]
+        rows.append(row)
     if as_json:
         emit_json(
             {
-                "agents": [
-                    {
-                        "name": d.name,
-                        "description": d.description,
-                        "origin": d.origin,
-                        "path": d.path,
-                        "model": d.model,
-                        "thinking": d.thinking,
-                        "tools": list(d.tools) if d.tools is not None else None,
-                        "disallowedTools": list(d.disallowed_tools),
-                    }
-                    for d in rows
+                "parent": {
+                    "mode": mode,
+                    "provider": provider.kind,
+                    "model": provider.model,
+                    "base_url": provider.base_url,
+                },
+                "folders": [
+                    {"path": str(f.path), "origin": f.origin, "format": f.dialect} for f in folders
                 ],
+                "agents": rows,
                 "problems": [str(p) for p in catalog.problems],
+                "warnings": [str(w) for w in catalog.warnings],
             }
         )
     else:
         click.echo(
             table(
-                ["name", "origin", "tools", "description"],
+                ["name", "origin", "tools", "mode", "model", "workspace", "kept"],
                 [
                     (
-                        d.name,
-                        d.origin,
-                        ",".join(d.tools) if d.tools is not None else "(parent's)",
-                        d.description,
+                        r["name"],
+                        r["origin"] + (" (claude)" if r["format"] == "claude-code" else ""),
+                        ",".join(r["tools"]) or "(none)",
+                        r["mode"],
+                        r["model"] or "-",
+                        r.get("workspace") or r.get("workspace_refused", "-"),
+                        ",".join(r["kept"]) or "-",
                     )
-                    for d in rows
+                    for r in rows
                 ],
             )
         )
-        for problem in catalog.problems:
-            click.echo(f"metis agents: {problem}", err=True)
+        for line in (*catalog.problems, *catalog.warnings):
+            click.echo(f"metis agents: {line}", err=True)
     sys.exit(EXIT_VIOLATION if catalog.problems else EXIT_OK)
 
 

@@ -142,7 +142,7 @@ class _Provider:
             load_scenario,
         )
 
-        from ._run import DEFAULT_MODELS
+        from ._wire import DEFAULT_MODELS
 
         self.name = name
         self.replay: Any = None

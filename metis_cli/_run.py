@@ -47,6 +47,7 @@ from typing import Any, NoReturn
 
 import attrs
 import click
+from pydantic import ValidationError
 
 from metis_model.trace import (
     Decision,
@@ -66,7 +67,6 @@ from metis_runtime import (
     LoopConfig,
     LoopObserver,
     MetisRuntimeError,
-    ProviderError,
     RunResult,
     TraceWriter,
     make_header,
@@ -83,6 +83,7 @@ from metis_runtime.agents import (
     GuardLimits,
     ProviderConfig,
     SpawnLedger,
+    build_provider,
     guard_tree,
     load_agents,
     new_tree,
@@ -106,10 +107,8 @@ from metis_runtime.permissions import (
     run_files,
 )
 from metis_runtime.providers import (
-    AnthropicProvider,
     AssistantMessage,
     Cassette,
-    OpenAIChatProvider,
     Provider,
     ReplayProvider,
     RetryPolicy,
@@ -122,6 +121,13 @@ from metis_runtime.tools import JobManager, ToolContext, ToolRegistry
 from metis_runtime.tools._contain import Roots, write_at
 
 from ._agents import budget_from_options, context_options, guard_options, limits_from_options
+from ._wire import (
+    WireOptionError,
+    default_provider,
+    live_provider_config,
+    wire_options,
+    wire_settings,
+)
 from .witness._launch import WITNESSED_ENV
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
@@ -134,7 +140,6 @@ _TRACE_NOT_STDIN = (
     "beside it, which --resume needs): give a path"
 )
 PROVIDERS = ("replay", "anthropic", "openai")
-DEFAULT_MODELS = {"anthropic": "claude-sonnet-4-5", "openai": "gpt-4.1"}
 DEFAULT_MAX_RETRIES = RetryPolicy().max_retries
 # Agent tools that start, stop or steer processes (kind exec); list/wait are read-only.
 AGENT_EXEC_TOOLS = ("spawn_agent", "kill_agent", "message_agent")
@@ -200,14 +205,6 @@ class _Progress(LoopObserver):
 
     def note(self, text: str) -> None:
         self._line(text)
-
-
-def _provider_default() -> str:
-    if os.environ.get("ANTHROPIC_API_KEY"):
-        return "anthropic"
-    if os.environ.get("OPENAI_API_KEY"):
-        return "openai"
-    return "replay"
 
 
 def _scenario(spec: str) -> tuple[Scenario, str]:
@@ -385,19 +382,23 @@ def _build_provider(config: Mapping[str, Any], skip: int = 0) -> Provider:
         cassette = scenario.cassette
         # A resumed run continues after the answers it already has.
         return ReplayProvider(Cassette(cassette.path, cassette.interactions[skip:]))
-    model = config.get("model") or DEFAULT_MODELS[name]
-    # Runs recorded before --max-retries existed retry as the default does.
-    raw = config.get("max_retries", DEFAULT_MAX_RETRIES)
+    # The root's provider is built as its children's are, from the same settings.
     try:
-        retry = RetryPolicy(max_retries=raw)
-    except ValueError as exc:
+        return build_provider(_child_provider(config), {"agent": "root"})
+    except MetisRuntimeError as exc:
         _bad(str(exc))
-    try:  # the endpoint honours ANTHROPIC_BASE_URL / OPENAI_BASE_URL
-        if name == "anthropic":
-            return AnthropicProvider(model, retry=retry)
-        return OpenAIChatProvider(model, retry=retry)
-    except ProviderError as exc:
-        _bad(str(exc))
+
+
+def _live(config: Mapping[str, Any]) -> ProviderConfig:
+    """The run's live provider settings; runs recorded before --max-retries
+    existed retry as the default does."""
+    config = {"max_retries": DEFAULT_MAX_RETRIES, **config}
+    try:
+        RetryPolicy(max_retries=config["max_retries"])  # its one-line error for a bad value
+        # The endpoint: --base-url, else ANTHROPIC_BASE_URL / OPENAI_BASE_URL.
+        return live_provider_config(config)
+    except (WireOptionError, ValidationError, ValueError) as exc:
+        _bad(" ".join(str(exc).split()))
 
 
 def _pass_env(names: tuple[str, ...]) -> None:
@@ -417,9 +418,7 @@ def _child_provider(config: Mapping[str, Any]) -> ProviderConfig:
     if name == "replay":
         scenarios = {str(k): str(v) for k, v in (config.get("agent_scenarios") or {}).items()}
         return ProviderConfig(kind="replay", scenarios=scenarios)
-    model = config.get("model") or DEFAULT_MODELS[name]
-    retries = config.get("max_retries", DEFAULT_MAX_RETRIES)
-    return ProviderConfig.model_validate({"kind": name, "model": model, "max_retries": retries})
+    return _live(config)
 
 
 def _settings(named: tuple[str, ...], workspace: Path, real: bool) -> Loaded:
@@ -864,6 +863,7 @@ def _witnessed(
     help="Do not pre-allow spawn_agent, kill_agent, message_agent: "
     "the gate asks for them like any exec tool.",
 )
+@wire_options
 @guard_options
 @context_options
 @click.option(
@@ -947,7 +947,8 @@ def run(
     try:
         limits = limits_from_options(options)
         budget = budget_from_options(options)
-    except MetisRuntimeError as exc:
+        wire = wire_settings(options)
+    except (MetisRuntimeError, WireOptionError) as exc:
         _bad(str(exc))
     if mode is not None and mode not in MODE_NAMES:
         _bad(f"--mode {mode!r}: unknown mode (one of {', '.join(MODE_NAMES)})")
@@ -955,7 +956,7 @@ def run(
         _bad(f"--max-turns {max_turns}: must be at least 1")
     if max_retries < 0:
         _bad(f"--max-retries {max_retries}: must be 0 or more")
-    provider_name = provider_arg or _provider_default()
+    provider_name = provider_arg or default_provider()
     if provider_name not in PROVIDERS:
         _bad(f"--provider {provider_name!r}: unknown provider (one of {', '.join(PROVIDERS)})")
     if workspace_arg is None:
@@ -1016,6 +1017,7 @@ def run(
         "mcp": mcp_sources.to_json(),
         "guard": limits.to_json(),
         "context": {"window": budget.window, "recent": budget.recent},
+        **wire,
     }
     provider = _build_provider(config)
     mcp = _mcp(workspace, mcp_sources, quiet)  # before anything of the run is written

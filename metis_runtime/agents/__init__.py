@@ -1,7 +1,10 @@
 """Sub-agents with narrowed authority (specs/children.md).
 
-- Definitions: Markdown + YAML front matter, from `.metis/agents`, the user
-  folder, then the built-ins (`load_agents`).
+- Definitions: Markdown + YAML front matter, metis's and Claude Code's, from
+  `.metis/agents`, `.claude/agents`, the user folders, then the built-ins
+  (`load_agents`); resolved against a parent (`resolve_agent`: tools, mode,
+  provider settings, workspace) in the precedence front matter, parent,
+  defaults.
 - `AgentSupervisor`: one agent's children; its `tools()` are `spawn_agent`,
   `list_agents`, `wait_agent`, `kill_agent`, `message_agent`, `integrate_agent`.
 - Authority: `child_surface` (parent ∩ allowlists − denies, plan lock), the
@@ -16,12 +19,14 @@
 """
 
 from ._authority import (
+    AGENT_TOOL_NAMES,
     MODE_CHANGING_TOOLS,
     PLAN_LOCKED_REMOVED,
     SPAWNING_TOOLS,
     child_mode,
     child_surface,
 )
+from ._claude import CLAUDE_FIELDS, CLAUDE_TOOLS, KEPT_FIELDS, ToolNames, alias_model, map_tools
 from ._config import (
     ChildConfig,
     GateConfig,
@@ -35,11 +40,15 @@ from ._config import (
 from ._definitions import (
     BUILTIN_DIR,
     BUILTIN_ROLES,
+    CLAUDE_CONFIG_ENV,
     USER_AGENTS_ENV,
     AgentCatalog,
     AgentDefinition,
+    AgentFolder,
     DefinitionProblem,
+    agent_folders,
     catalog_of,
+    claude_user_agents_dir,
     load_agents,
     parse_definition,
     user_agents_dir,
@@ -66,6 +75,14 @@ from ._hooks import (
     hook_rule,
     load_hooks,
 )
+from ._placement import (
+    WORKTREE_CHOICES,
+    WorkspacePlan,
+    WorkspaceRequest,
+    check_branch_name,
+    parse_worktree,
+    plan_workspace,
+)
 from ._process import (
     TreeGuard,
     guard_tree,
@@ -76,6 +93,14 @@ from ._process import (
     set_parent_death_signal,
     tool_env,
 )
+from ._resolve import (
+    ParentContext,
+    ResolvedAgent,
+    ResolveRefusal,
+    child_provider,
+    definition_mode,
+    resolve_agent,
+)
 from ._runtime import ChildRuntime, Inbox, build_child, run_child, task_text
 from ._supervisor import (
     AgentIdentity,
@@ -85,7 +110,6 @@ from ._supervisor import (
     new_tree,
 )
 from ._tools import (
-    AGENT_TOOL_NAMES,
     IntegrateAgentTool,
     KillAgentTool,
     ListAgentsTool,
@@ -113,12 +137,18 @@ __all__ = [
     "AGENT_TOOL_NAMES",
     "BUILTIN_DIR",
     "BUILTIN_ROLES",
+    "CLAUDE_CONFIG_ENV",
+    "CLAUDE_FIELDS",
+    "CLAUDE_TOOLS",
+    "KEPT_FIELDS",
     "MODE_CHANGING_TOOLS",
     "PLAN_LOCKED_REMOVED",
     "SPAWNING_TOOLS",
     "USER_AGENTS_ENV",
+    "WORKTREE_CHOICES",
     "AgentCatalog",
     "AgentDefinition",
+    "AgentFolder",
     "AgentIdentity",
     "AgentSupervisor",
     "AgentWorkspace",
@@ -144,27 +174,39 @@ __all__ = [
     "KillAgentTool",
     "ListAgentsTool",
     "MessageAgentTool",
+    "ParentContext",
     "ProviderConfig",
+    "ResolveRefusal",
+    "ResolvedAgent",
     "RuleConfig",
     "SpawnAgentTool",
     "SpawnLedger",
     "SpawnRefused",
+    "ToolNames",
     "TreeGuard",
     "WaitAgentTool",
     "WorkspaceError",
     "WorkspaceKind",
     "WorkspaceManager",
+    "WorkspacePlan",
+    "WorkspaceRequest",
+    "agent_folders",
     "agent_tools",
+    "alias_model",
     "apply_integration",
     "build_child",
     "build_gate",
     "build_provider",
     "catalog_of",
     "changed_files",
+    "check_branch_name",
     "child_mode",
+    "child_provider",
     "child_surface",
+    "claude_user_agents_dir",
     "clone_gate_config",
     "decide",
+    "definition_mode",
     "gate_mode",
     "guard_tree",
     "header_hooks",
@@ -176,11 +218,15 @@ __all__ = [
     "load_agents",
     "load_hooks",
     "make_workspace",
+    "map_tools",
     "new_tree",
     "normalized_task",
     "parse_definition",
+    "parse_worktree",
     "plan_integration",
+    "plan_workspace",
     "remove_workspace",
+    "resolve_agent",
     "run_child",
     "sanitized_env",
     "set_parent_death_signal",

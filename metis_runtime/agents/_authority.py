@@ -14,6 +14,14 @@ from metis_model.trace import Mode
 
 from ..permissions import MODES_BELOW, Refusal
 
+AGENT_TOOL_NAMES: tuple[str, ...] = (
+    "spawn_agent",
+    "list_agents",
+    "wait_agent",
+    "kill_agent",
+    "message_agent",
+    "integrate_agent",
+)
 SPAWNING_TOOLS: frozenset[str] = frozenset({"spawn_agent"})
 MODE_CHANGING_TOOLS: frozenset[str] = frozenset({"set_mode", "exit_plan_mode"})
 PLAN_LOCKED_REMOVED: frozenset[str] = SPAWNING_TOOLS | MODE_CHANGING_TOOLS

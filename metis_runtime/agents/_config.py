@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from metis_model.trace import Decision, Mode, Route, RuleBehavior, Source
 
@@ -30,6 +30,9 @@ from ..providers import (
     Provider,
     ReplayProvider,
     RetryPolicy,
+    Thinking,
+    WireOptions,
+    header_problem,
 )
 from ._authority import child_mode
 from ._definitions import AgentDefinition
@@ -71,9 +74,13 @@ class ProviderConfig(BaseModel):
     (a mapping: agent, agent_id, depth, task, workspace), returning a
     Provider (tests and embedders: scripted providers). `replay`: a scenario
     or cassette file per agent name in `scenarios`. `anthropic`, `openai`,
-    `openai-responses`: the live providers with `model`, `base_url` and
+    `openai-responses`: the live providers with `model`, `base_url`,
     `max_retries` (transient failures before the first event; None: the
-    provider's default); credentials come from the (inherited) environment.
+    provider's default), a `thinking` level, extra `headers` (attribution,
+    such as OpenRouter's `HTTP-Referer` and `X-Title`) and `routing`
+    preferences (OpenRouter's `provider` object); credentials come from the
+    (inherited) environment. A child gets its parent's, narrowed by its
+    definition (`child_provider`).
     """
 
     model_config = _FROZEN
@@ -85,6 +92,21 @@ class ProviderConfig(BaseModel):
     model: str | None = None
     base_url: str | None = None
     max_retries: int | None = Field(default=None, ge=0)
+    thinking: Thinking | None = None
+    headers: dict[str, str] = Field(default_factory=dict)
+    routing: dict[str, Any] | None = None
+
+    @field_validator("headers")
+    @classmethod
+    def _no_credentials(cls, value: dict[str, str]) -> dict[str, str]:
+        for name, text in value.items():
+            problem = header_problem(name, text)
+            if problem is not None:
+                raise ValueError(problem)
+        return value
+
+    def wire_options(self) -> WireOptions:
+        return WireOptions(self.thinking, self.headers, self.routing)
 
 
 class ChildConfig(BaseModel):
@@ -110,6 +132,7 @@ class ChildConfig(BaseModel):
     hooks: tuple[HookSpec, ...] = ()
     provider: ProviderConfig
     child_deny: tuple[str, ...] = ()
+    spawnable: tuple[str, ...] | None = None  # Claude Code's `Agent(a, b)`: the agents it may spawn
     context_budget: dict[str, int] | None = None
     max_turns: int = 50
     # MCP servers the child may use (entries as written, expanded again in the
@@ -175,7 +198,7 @@ def build_provider(cfg: ProviderConfig, info: AgentInfo) -> Provider:
         options["base_url"] = cfg.base_url
     if cfg.max_retries is not None:
         options["retry"] = RetryPolicy(max_retries=cfg.max_retries)
-    return make(cfg.model, **options)  # type: ignore[no-any-return]
+    return make(cfg.model, options=cfg.wire_options(), **options)  # type: ignore[no-any-return]
 
 
 # --- gates ---------------------------------------------------------------------

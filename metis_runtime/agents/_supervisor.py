@@ -1,7 +1,8 @@
 """`AgentSupervisor`: one agent's children — spawning, watching, waiting, killing.
 
-A spawn, in order: look up the definition; clone the gate for the requested
-mode (a refusal is a value); compute the tool surface; ask the tree's spawn
+A spawn, in order: look up the definition; resolve it against this agent
+and the call (`_resolve`: tools, mode, provider, workspace; a refusal is a
+value); clone the gate for that mode (`clone_for_child`); ask the tree's spawn
 guard (a refusal is a value with a code); make the workspace; write the
 child's trace header (so the tree links even if the child dies at once);
 record the `spawn` event in this agent's trace; start
@@ -42,11 +43,11 @@ from ..dispatch import GateLike
 from ..mcp import servers_for_surface
 from ..permissions import Refusal
 from ..tools import Tool
-from ._authority import child_surface
-from ._config import ChildConfig, ProviderConfig, clone_gate_config, gate_mode
+from ._config import ChildConfig, GateConfig, ProviderConfig, clone_gate_config, gate_mode
 from ._definitions import AgentCatalog
 from ._guard import GuardAdmit, GuardRefusal, GuardRequest, SpawnLedger
 from ._hooks import HookSpec, header_hooks
+from ._placement import WorkspacePlan
 from ._process import (
     install_reaper,
     register_group,
@@ -54,6 +55,7 @@ from ._process import (
     signal_group,
     unregister_group,
 )
+from ._resolve import ParentContext, ResolvedAgent, ResolveRefusal, resolve_agent
 from ._worktree import (
     AgentWorkspace,
     IntegrationPlan,
@@ -120,6 +122,7 @@ class ChildRecord:
     kill_reason: str | None = None
     reported: bool = False  # its answer reached the parent (a sync spawn's, or wait's result)
     integrated: bool = False  # its workspace was applied to the parent's (integrate_agent)
+    choice: str = ""  # the workspace as chosen ("auto: branch, ... is in a git repository")
 
     @property
     def finished(self) -> bool:
@@ -140,6 +143,8 @@ class ChildRecord:
         }
         if self.workspace.branch:
             out["branch"] = self.workspace.branch
+        if self.choice.startswith("auto"):
+            out["worktree_choice"] = self.choice
         if self.integrated:
             out["integrated"] = True
         if self.error:
@@ -154,6 +159,8 @@ class ChildRecord:
         if ws.kind is not WorkspaceKind.INHERIT:
             kept = self.status == "completed"
             where = f"branch {ws.branch}" if ws.branch else "a copy"
+            if self.choice.startswith("auto"):
+                where += f"; {self.choice}"
             fate = "kept until you integrate it (integrate_agent) or exit" if kept else "removed"
             if self.integrated:
                 fate = "integrated into yours, then removed"
@@ -276,13 +283,43 @@ class AgentSupervisor:
 
     # --- spawning -------------------------------------------------------------
 
+    def parent_context(self) -> ParentContext:
+        """What a child of this agent inherits (its definition narrows it)."""
+        return ParentContext(
+            gate_mode(self.gate),
+            self.visible_tools(),
+            self.provider,
+            self.workspace,
+            self.max_turns,
+        )
+
+    def runs_in_place(self, agent: str, mode: str | None, worktree: str | None) -> bool:
+        """Whether a spawn with these call arguments may run sync in this
+        agent's own directory (no git asked: a definition that names a
+        workspace, or a background one, does not)."""
+        definition = self.catalog.get(agent)
+        sync = mode == "sync" if mode is not None else not (definition and definition.background)
+        chosen = worktree or (definition.workspace if definition is not None else None)
+        return sync and chosen in (None, "inherit")
+
+    def _child_gate(self, resolved: ResolvedAgent, child_workspace: Path) -> GateConfig | Refusal:
+        """This agent's gate cloned for the child `resolved` describes."""
+        return clone_gate_config(
+            self.gate,
+            resolved.mode,
+            parent_workspace=self.workspace,
+            child_workspace=child_workspace,
+            headless_default=self.headless_default,
+            extra_deny=resolved.deny_rules,
+        )
+
     async def spawn(
         self,
         agent: str,
         task: str,
         *,
-        sync: bool = True,
-        worktree: str = "inherit",
+        sync: bool | None = None,
+        worktree: str | None = None,
         tools: Sequence[str] | None = None,
         disallowed_tools: Sequence[str] = (),
         permission_mode: Mode | None = None,
@@ -290,31 +327,38 @@ class AgentSupervisor:
         force: bool = False,
         rationale: str = "",
     ) -> ChildRecord | SpawnRefused:
+        """Start a child. `sync` None: async if the definition says
+        `background: true`, else sync; `worktree` None: the definition's
+        workspace, else `inherit` (see `_resolve`)."""
         definition = self.catalog.get(agent)
         if definition is None:
             known = ", ".join(self.catalog.names()) or "none"
             return SpawnRefused("UNKNOWN_AGENT", f"no agent named {agent!r} (known: {known})")
-        agent_id = f"{agent}-{uuid.uuid4().hex[:8]}"
-        kind = WorkspaceKind(worktree)
-        # The gate is cloned against the child's workspace; the mode check does not depend on it.
-        probe = clone_gate_config(
-            self.gate,
-            permission_mode,
-            parent_workspace=self.workspace,
-            child_workspace=self.workspace,
-            headless_default=self.headless_default,
-            extra_deny=(),
+        resolved = await asyncio.to_thread(
+            resolve_agent,
+            definition,
+            self.parent_context(),
+            call_tools=tools,
+            call_deny=disallowed_tools,
+            call_mode=permission_mode,
+            call_worktree=worktree,
+            tree_deny=self.child_deny,
         )
+        if isinstance(resolved, ResolveRefusal):
+            return SpawnRefused(resolved.code, resolved.message)
+        if isinstance(resolved.workspace, ResolveRefusal):
+            return SpawnRefused(resolved.workspace.code, resolved.workspace.message)
+        plan = resolved.workspace
+        sync = sync if sync is not None else not resolved.background
+        agent_id = f"{agent}-{uuid.uuid4().hex[:8]}"
+        # The gate is cloned against the child's workspace; the mode check does not depend on it.
+        try:
+            probe = self._child_gate(resolved, self.workspace)
+        except ConfigError as exc:  # a gate without rules cannot carry deny rules
+            return SpawnRefused("AUTHORITY", str(exc))
         if isinstance(probe, Refusal):
             return SpawnRefused("AUTHORITY", probe.reason)
         mode = probe.mode
-        surface = child_surface(
-            self.visible_tools(),
-            definition.tools,
-            tools,
-            (definition.disallowed_tools, disallowed_tools, self.child_deny),
-            mode=mode,
-        )
         request = GuardRequest(
             self.identity.agent_id, self.identity.depth, agent, task, force, rationale
         )
@@ -323,18 +367,17 @@ class AgentSupervisor:
             return SpawnRefused(admitted.code.value, admitted.message)
         try:
             ws = await asyncio.to_thread(
-                make_workspace, kind, self.workspace, self.identity.run_dir / "worktrees", agent_id
+                make_workspace,
+                plan.kind,
+                self.workspace,
+                self.identity.run_dir / "worktrees",
+                agent_id,
+                branch=plan.branch,
             )
         except (WorkspaceError, OSError) as exc:
             self.ledger.finished(agent_id)
             return SpawnRefused("WORKSPACE", str(exc))
-        gate_cfg = clone_gate_config(
-            self.gate,
-            permission_mode,
-            parent_workspace=self.workspace,
-            child_workspace=ws.path,
-            headless_default=self.headless_default,
-        )
+        gate_cfg = self._child_gate(resolved, ws.path)
         assert not isinstance(gate_cfg, Refusal)  # the probe above already passed
         if self.ablation.get("open_gate"):
             gate_cfg = gate_cfg.model_copy(update={"kind": "open"})
@@ -355,15 +398,16 @@ class AgentSupervisor:
             workspace=str(ws.path),
             project_dir=self.project_dir,
             mode=mode,
-            tools=tuple(sorted(surface)),
+            tools=resolved.tools,
             filter_registry=not self.ablation.get("unfiltered_registry", False),
             gate=gate_cfg,
             hooks=self.hooks,
-            provider=self.provider,
+            provider=resolved.provider,
             child_deny=self.child_deny,
+            spawnable=resolved.spawnable,
             context_budget=self.context_budget,
-            max_turns=self.max_turns,
-            mcp_servers=servers_for_surface(self.mcp_servers, surface),
+            max_turns=resolved.max_turns,
+            mcp_servers=servers_for_surface(self.mcp_servers, resolved.tools),
             mcp_classes=self.mcp_classes,
         )
         record = ChildRecord(
@@ -379,7 +423,8 @@ class AgentSupervisor:
             started=time.monotonic(),
         )
         self.children[agent_id] = record
-        self._write_child_header(config, admitted)
+        record.choice = plan.describe()
+        self._write_child_header(config, admitted, resolved, plan)
         self._emit_spawn(agent_id, mode, config.tools)
         # Redacted like every file metis writes: the child works on what is on disk.
         write_private_json(agent_dir / "config.json", config.model_dump(mode="json"))
@@ -399,7 +444,13 @@ class AgentSupervisor:
             record.reported = True
         return record
 
-    def _write_child_header(self, config: ChildConfig, admitted: GuardAdmit) -> None:
+    def _write_child_header(
+        self,
+        config: ChildConfig,
+        admitted: GuardAdmit,
+        resolved: ResolvedAgent,
+        plan: WorkspacePlan,
+    ) -> None:
         header = TraceHeader(
             run_id=config.run_id,
             root_run_id=config.root_run_id,
@@ -419,6 +470,19 @@ class AgentSupervisor:
                 "forced": admitted.forced,
                 "guard": self.limits.to_json(),
                 "workspace": config.workspace,
+                "worktree": plan.describe(),
+                "definition": config.agent.path or config.agent.origin,
+                "provider": {
+                    "kind": config.provider.kind,
+                    "model": config.provider.model,
+                    "base_url": config.provider.base_url,
+                    "thinking": config.provider.thinking,
+                    "headers": sorted(config.provider.headers),
+                    "routing": config.provider.routing,
+                    "sources": dict(resolved.sources),
+                },
+                **({"notes": list(resolved.notes)} if resolved.notes else {}),
+                **({"mode_note": resolved.mode_note} if resolved.mode_note else {}),
             },
         )
         TraceWriter(config.trace_path, header).close()

@@ -30,14 +30,6 @@ from ._supervisor import AgentSupervisor, SpawnRefused
 from ._worktree import IntegrationPlan, WorkspaceError, printable
 
 _STRINGS = {"type": "array", "items": {"type": "string"}}
-AGENT_TOOL_NAMES: tuple[str, ...] = (
-    "spawn_agent",
-    "list_agents",
-    "wait_agent",
-    "kill_agent",
-    "message_agent",
-    "integrate_agent",
-)
 
 
 def _schema(props: dict[str, object], required: tuple[str, ...]) -> dict[str, object]:
@@ -59,8 +51,11 @@ class SpawnAgentTool(_AgentTool):
         "spawn_agent",
         "Start a sub-agent on a task. `agent`: a definition name (list_agents shows "
         "them). `mode`: sync waits for its answer, async returns its id at once "
-        "(collect it with wait_agent). `worktree`: inherit (work in this directory), "
-        "branch (a git worktree from a snapshot of this workspace), temp (a copy). "
+        "(collect it with wait_agent); default: sync, unless the definition runs in the "
+        "background. `worktree`: inherit (work in this directory), branch (a git "
+        "worktree from a snapshot of this workspace), branch:<name> (the same, on a "
+        "new branch of that name), temp (a copy), auto (branch in a git repository, "
+        "else temp); default: the definition's, else inherit. "
         "`tools` narrows its tools; `permission_mode` may only be as strict as yours "
         "or stricter. The same task for the same agent is refused unless you pass "
         "`force: true` or a `rationale`.",
@@ -69,7 +64,10 @@ class SpawnAgentTool(_AgentTool):
                 "agent": {"type": "string", "minLength": 1},
                 "task": {"type": "string", "minLength": 1},
                 "mode": {"type": "string", "enum": ["sync", "async"]},
-                "worktree": {"type": "string", "enum": ["inherit", "branch", "temp"]},
+                "worktree": {
+                    "type": "string",
+                    "pattern": "^(inherit|branch|temp|auto|branch:.+)$",
+                },
                 "tools": _STRINGS,
                 "disallowed_tools": _STRINGS,
                 "permission_mode": {"type": "string", "enum": [m.value for m in Mode]},
@@ -86,8 +84,8 @@ class SpawnAgentTool(_AgentTool):
 
     def classify(self, input: ToolInput, ctx: ToolContext) -> Classification:
         self.validate(input)
-        sync = input.get("mode", "sync") == "sync"
-        if sync and input.get("worktree", "inherit") == "inherit":
+        mode, worktree = input.get("mode"), input.get("worktree")
+        if self.supervisor.runs_in_place(str(input["agent"]), mode, worktree):
             return Classification(CallClass.EXCLUSIVE, None, ToolKind.EXEC)
         key = f"agents:spawn:{input['agent']}:{task_digest(str(input['task']))}"
         return Classification(CallClass.QUEUE, key, ToolKind.EXEC)
@@ -99,8 +97,8 @@ class SpawnAgentTool(_AgentTool):
         got = await self.supervisor.spawn(
             str(input["agent"]),
             str(input["task"]),
-            sync=input.get("mode", "sync") == "sync",
-            worktree=str(input.get("worktree", "inherit")),
+            sync=input["mode"] == "sync" if "mode" in input else None,
+            worktree=str(input["worktree"]) if "worktree" in input else None,
             tools=[str(t) for t in tools] if tools is not None else None,
             disallowed_tools=[str(t) for t in input.get("disallowed_tools", ())],
             permission_mode=Mode(mode) if mode is not None else None,

@@ -95,6 +95,8 @@ def _git(
     return done.stdout
 
 
+git_output = _git  # for the workspace choice (`_placement`): the same git, the same errors
+
 _IDENTITY = {
     "GIT_AUTHOR_NAME": "metis",
     "GIT_AUTHOR_EMAIL": "metis@localhost",
@@ -133,9 +135,16 @@ def snapshot_commit(workspace: Path, agent_id: str) -> tuple[str, Path]:
 
 
 def make_workspace(
-    kind: WorkspaceKind | str, parent: Path, dest_root: Path, agent_id: str
+    kind: WorkspaceKind | str,
+    parent: Path,
+    dest_root: Path,
+    agent_id: str,
+    *,
+    branch: str | None = None,
 ) -> AgentWorkspace:
-    """Make the child's workspace under `dest_root` (branch, temp) or reuse the parent's."""
+    """Make the child's workspace under `dest_root` (branch, temp) or reuse the
+    parent's. `branch` names a `branch` workspace's branch (default
+    `metis/<agent id>`); `_placement.check_branch_name` vets a given name."""
     kind = WorkspaceKind(kind)
     parent = Path(os.path.realpath(parent))
     if kind is WorkspaceKind.INHERIT:
@@ -154,8 +163,8 @@ def make_workspace(
         commit, repo = snapshot_commit(parent, agent_id)
     except WorkspaceError as exc:
         raise WorkspaceError(f"worktree branch needs a git repository: {exc}") from exc
-    branch = f"metis/{agent_id}"
-    _git(["worktree", "add", "--quiet", "-b", branch, str(dest), commit], repo)
+    branch = branch or f"metis/{agent_id}"
+    _git(["worktree", "add", "--quiet", "-b", branch, "--", str(dest), commit], repo)
     os.chmod(dest, PRIVATE_DIR)
     sub = parent.relative_to(Path(os.path.realpath(repo)))
     return AgentWorkspace(

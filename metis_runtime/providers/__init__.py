@@ -5,6 +5,8 @@
 - Pure incremental normalizers, one per wire format (Anthropic Messages,
   OpenAI Chat Completions, OpenAI Responses), shared by the httpx providers and
   the SDK-backed providers.
+- `WireOptions`: a thinking level mapped onto each provider's request fields,
+  extra headers (attribution), routing preferences (OpenRouter's `provider`).
 - `RetryPolicy`: the httpx providers send a request again after a transient
   failure (429, 5xx, 529, a refused connection, an in-stream overload) that
   came before any event was yielded, with `retry-after` or jittered backoff.
@@ -36,6 +38,15 @@ from ._openai_responses import (
     OpenAIResponsesNormalizer,
     OpenAIResponsesProvider,
     openai_responses_request_body,
+)
+from ._options import (
+    ANTHROPIC_BUDGETS,
+    OPENAI_EFFORT,
+    THINKING_LEVELS,
+    Thinking,
+    WireOptions,
+    anthropic_thinking_fields,
+    header_problem,
 )
 from ._replay import ReplayProvider
 from ._retry import RetryPolicy
@@ -70,7 +81,10 @@ from ._types import (
 )
 
 __all__ = [
+    "ANTHROPIC_BUDGETS",
+    "OPENAI_EFFORT",
     "SCENARIO_DIR",
+    "THINKING_LEVELS",
     "AnthropicNormalizer",
     "AnthropicProvider",
     "AnthropicSDKProvider",
@@ -108,6 +122,7 @@ __all__ = [
     "StreamRepaired",
     "TextBlock",
     "TextDelta",
+    "Thinking",
     "ThinkingBlock",
     "ThinkingDelta",
     "ToolArgsDelta",
@@ -117,10 +132,13 @@ __all__ = [
     "Usage",
     "WireFormat",
     "WireNormalizer",
+    "WireOptions",
     "anthropic_request_body",
+    "anthropic_thinking_fields",
     "builtin_scenarios",
     "complete",
     "detect_wire",
+    "header_problem",
     "load_cassette",
     "load_scenario",
     "openai_chat_request_body",

@@ -29,6 +29,7 @@ from .._errors import ProviderError
 from ._base import WireNormalizer, base_url_from, usage_int
 from ._builder import Slot
 from ._http import DEFAULT_TIMEOUT, stream_sse
+from ._options import NO_OPTIONS, WireOptions
 from ._retry import RetryPolicy
 from ._types import (
     ModelRequest,
@@ -273,9 +274,14 @@ def _assistant_content(blocks: tuple[Any, ...]) -> list[dict[str, Any]]:
 
 
 def anthropic_request_body(
-    request: ModelRequest, model: str, *, thinking_budget: int | None = None
+    request: ModelRequest,
+    model: str,
+    *,
+    thinking_budget: int | None = None,
+    options: WireOptions = NO_OPTIONS,
 ) -> dict[str, Any]:
-    """The Messages API body for `request` (streaming)."""
+    """The Messages API body for `request` (streaming). A thinking level in
+    `options` decides the thinking fields; else `thinking_budget`, if given."""
     body: dict[str, Any] = {
         "model": model,
         "max_tokens": request.max_tokens,
@@ -300,9 +306,9 @@ def anthropic_request_body(
     if request.tool_choice is not None:
         # https://docs.anthropic.com/en/docs/agents-and-tools/tool-use/implement-tool-use#forcing-tool-use
         body["tool_choice"] = {"type": "tool", "name": request.tool_choice}
-    if thinking_budget:
+    if thinking_budget and options.thinking is None:
         body["thinking"] = {"type": "enabled", "budget_tokens": thinking_budget}
-    return body
+    return options.anthropic(body, model)
 
 
 class AnthropicProvider:
@@ -325,8 +331,10 @@ class AnthropicProvider:
         thinking_budget: int | None = None,
         timeout: httpx.Timeout = DEFAULT_TIMEOUT,
         retry: RetryPolicy | None = None,
+        options: WireOptions = NO_OPTIONS,
     ) -> None:
         self.model = model
+        self.options = options
         self._api_key = api_key
         base = base_url_from(base_url, "ANTHROPIC_BASE_URL", ANTHROPIC_URL)
         self._url = base.rstrip("/") + "/v1/messages"
@@ -344,11 +352,14 @@ class AnthropicProvider:
             client=self._client,
             url=self._url,
             headers={
+                **self.options.headers,
                 "x-api-key": key,
                 "anthropic-version": ANTHROPIC_VERSION,
                 "accept": "text/event-stream",
             },
-            body=anthropic_request_body(request, self.model, thinking_budget=self._thinking_budget),
+            body=anthropic_request_body(
+                request, self.model, thinking_budget=self._thinking_budget, options=self.options
+            ),
             normalizer=AnthropicNormalizer,
             timeout=self._timeout,
             retry=self.retry,

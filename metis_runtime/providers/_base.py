@@ -65,13 +65,18 @@ def base_url_from(explicit: str | None, variable: str, default: str) -> str:
 
     A value that is not an http(s) URL is a `ProviderError` naming the variable.
     """
-    if explicit is not None:
-        return explicit
-    value = os.environ.get(variable, "").strip()
+    return configured_base_url(explicit, variable) or default
+
+
+def configured_base_url(explicit: str | None, variable: str) -> str | None:
+    """`explicit`, else the environment variable's value, else None (the
+    vendor's own endpoint). Either must be an http(s) URL (`ProviderError`)."""
+    value = explicit if explicit is not None else os.environ.get(variable, "").strip()
     if not value:
-        return default
+        return None
     if not value.startswith(("http://", "https://")) or len(value) < 10:
-        raise ProviderError(f"{variable}={value!r}: expected an http:// or https:// URL")
+        where = "base URL" if explicit is not None else variable
+        raise ProviderError(f"{where}={value!r}: expected an http:// or https:// URL")
     return value
 
 

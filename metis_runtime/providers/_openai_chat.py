@@ -18,6 +18,7 @@ from .._errors import ProviderError
 from ._base import WireNormalizer, base_url_from, compact_json, usage_int
 from ._builder import Slot
 from ._http import DEFAULT_TIMEOUT, stream_sse
+from ._options import NO_OPTIONS, WireOptions
 from ._retry import RetryPolicy
 from ._types import ModelRequest, StreamEvent, TextBlock, ToolResultBlock, ToolUseBlock, Usage
 
@@ -187,7 +188,9 @@ def _chat_messages(request: ModelRequest) -> list[dict[str, Any]]:
     return out
 
 
-def openai_chat_request_body(request: ModelRequest, model: str) -> dict[str, Any]:
+def openai_chat_request_body(
+    request: ModelRequest, model: str, options: WireOptions = NO_OPTIONS
+) -> dict[str, Any]:
     """The Chat Completions body for `request` (streaming, with usage)."""
     body: dict[str, Any] = {
         "model": model,
@@ -211,7 +214,7 @@ def openai_chat_request_body(request: ModelRequest, model: str) -> dict[str, Any
     if request.tool_choice is not None:
         # https://platform.openai.com/docs/api-reference/chat/create#chat-create-tool_choice
         body["tool_choice"] = {"type": "function", "function": {"name": request.tool_choice}}
-    return body
+    return options.openai(body, responses=False)
 
 
 def openai_headers(api_key: str | None, provider: str) -> dict[str, str]:
@@ -241,8 +244,10 @@ class OpenAIHTTPProvider:
         http_client: httpx.AsyncClient | None = None,
         timeout: httpx.Timeout = DEFAULT_TIMEOUT,
         retry: RetryPolicy | None = None,
+        options: WireOptions = NO_OPTIONS,
     ) -> None:
         self.model = model
+        self.options = options
         self._api_key = api_key
         base = base_url_from(base_url, "OPENAI_BASE_URL", OPENAI_URL)
         self._url = base.rstrip("/") + self.path
@@ -261,7 +266,7 @@ class OpenAIHTTPProvider:
             provider=self.name,
             client=self._client,
             url=self._url,
-            headers=openai_headers(self._api_key, self.name),
+            headers={**self.options.headers, **openai_headers(self._api_key, self.name)},
             body=self.body(request),
             normalizer=self.normalizer,
             timeout=self._timeout,
@@ -276,7 +281,7 @@ class OpenAIChatProvider(OpenAIHTTPProvider):
     path = "/chat/completions"
 
     def body(self, request: ModelRequest) -> dict[str, Any]:
-        return openai_chat_request_body(request, self.model)
+        return openai_chat_request_body(request, self.model, self.options)
 
     def normalizer(self) -> WireNormalizer:
         return OpenAIChatNormalizer()

@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 from ._base import WireNormalizer, compact_json, usage_int
 from ._builder import Slot
 from ._openai_chat import OpenAIHTTPProvider
+from ._options import NO_OPTIONS, WireOptions
 from ._types import ModelRequest, TextBlock, ToolResultBlock, ToolUseBlock, Usage
 
 # Output items the provider runs itself (hosted tools): never tool calls of ours.
@@ -275,7 +276,9 @@ def _input_items(request: ModelRequest) -> list[dict[str, Any]]:
     return out
 
 
-def openai_responses_request_body(request: ModelRequest, model: str) -> dict[str, Any]:
+def openai_responses_request_body(
+    request: ModelRequest, model: str, options: WireOptions = NO_OPTIONS
+) -> dict[str, Any]:
     """The Responses API body for `request` (streaming)."""
     body: dict[str, Any] = {
         "model": model,
@@ -300,7 +303,7 @@ def openai_responses_request_body(request: ModelRequest, model: str) -> dict[str
     if request.tool_choice is not None:
         # https://platform.openai.com/docs/api-reference/responses/create#responses-create-tool_choice
         body["tool_choice"] = {"type": "function", "name": request.tool_choice}
-    return body
+    return options.openai(body, responses=True)
 
 
 class OpenAIResponsesProvider(OpenAIHTTPProvider):
@@ -310,7 +313,7 @@ class OpenAIResponsesProvider(OpenAIHTTPProvider):
     path = "/responses"
 
     def body(self, request: ModelRequest) -> dict[str, Any]:
-        return openai_responses_request_body(request, self.model)
+        return openai_responses_request_body(request, self.model, self.options)
 
     def normalizer(self) -> WireNormalizer:
         return OpenAIResponsesNormalizer()

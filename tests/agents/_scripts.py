@@ -126,6 +126,13 @@ def _writer(request: ModelRequest, n: int) -> Sequence[Any]:
     return _answer(request, "WROTE")
 
 
+def _lead(request: ModelRequest, n: int) -> Sequence[Any]:
+    """Tries to spawn an agent its `tools: Agent(reviewer)` does not allow."""
+    if n == 0:
+        return [ToolUseBlock("d1", "spawn_agent", {"agent": "planner", "task": "plan"})]
+    return _answer(request, "LEAD")
+
+
 def _generator(task: str):  # type: ignore[no-untyped-def]
     """Writes the files its task names (space-separated) through a script it
     runs, as a build step would: its own gate sees `python3 gen.py`, not the
@@ -159,6 +166,7 @@ SCRIPTS = {
     "listener": _listener,
     "envprobe": _envprobe,
     "writer": _writer,
+    "lead": _lead,
 }
 
 

@@ -159,3 +159,36 @@ def test_context_options_make_a_budget() -> None:
     )
     assert seen == [ContextBudget.for_window(1000, recent=2)]
     assert seen[0].prune_at == 500 and seen[0].compaction_at == 900
+
+
+@pytest.mark.parametrize(
+    ("option", "says"),
+    [
+        (["--routing", '{"order": NaN}'], "--routing: line 1: order: NaN is not a JSON number"),
+        (["--routing", '{"order": []} x'], "--routing: line 1: not valid JSON (extra data"),
+        (["--routing", "[1]"], "--routing: must be a JSON object"),
+        (["--header", "X-Title"], "--header 'X-Title': expected NAME=VALUE"),
+        (["--header", "Authorization=Bearer x"], "--header 'Authorization' is set by metis"),
+        (["--header", "x-api-key=k"], "--header 'x-api-key' is set by metis"),
+        (["--base-url", "ftp://h"], "--base-url 'ftp://h': expected an http:// or https:// URL"),
+    ],
+)
+def test_bad_wire_options_are_one_line_usage_errors(option: list[str], says: str) -> None:
+    result = CliRunner().invoke(
+        agents, ["list", "--provider", "anthropic", *option], standalone_mode=False
+    )
+    # `metis` prints a UsageError as one line, exit 2 (`metis_cli._main.main`).
+    assert isinstance(result.exception, click.UsageError)
+    message = result.exception.format_message()
+    assert says in message and len(message.splitlines()) == 1
+
+
+def test_a_refused_header_message_survives_the_redactor() -> None:
+    # `metis` redacts everything it prints: "Authorization: ..." would read as
+    # that header's value and print as [REDACTED], hiding why it was refused.
+    from metis_model.trace import find_credentials
+    from metis_runtime.providers import header_problem
+
+    for name in ("Authorization", "Proxy-Authorization", "x-api-key", "Cookie"):
+        problem = header_problem(name, "v")
+        assert problem is not None and find_credentials(f"--header {problem}") == []

@@ -49,8 +49,10 @@ Write clean code.
 
 
 def test_a_full_definition_parses(tmp_path: Path) -> None:
-    got = parse_definition(FULL, tmp_path / "x.md", "project")
-    assert isinstance(got, AgentDefinition)
+    parsed = parse_definition(FULL, tmp_path / "x.md", "project")
+    assert not isinstance(parsed, DefinitionProblem)
+    got, warnings = parsed
+    assert isinstance(got, AgentDefinition) and warnings == ()
     assert got.name == "backend-engineer" and got.thinking == "high"
     assert got.tools == ("read", "write", "bash", "spawn_agent")
     assert got.disallowed_tools == ("read", "bash")  # a comma string is accepted
@@ -63,8 +65,8 @@ def test_a_full_definition_parses(tmp_path: Path) -> None:
     ("text", "field", "words"),
     [
         ("no front matter\n", "front matter", "missing"),
-        ("---\nname: ok\ndescription: a: b\n---\nbody\n", "front matter", "line 3: not valid yaml"),
-        ("---\nname: ok\ndescription: 2024-01-01\n---\n", "front matter", "line 3: description: a yaml timestamp"),
+        ("---\nname: ok\ndescription: [a\n---\nbody\n", "front matter", "line 4"),
+        ("---\nname: ok\ndescription: 2024-01-01\n---\n", "front matter", "a yaml timestamp"),
         ("---\nname: ok\ndescription: true\n---\n", "description", "valid string"),
         ("---\n- a list\n---\n", "front matter", "mapping"),
         ("---\ndescription: d\n---\n", "name", "required"),
@@ -72,7 +74,13 @@ def test_a_full_definition_parses(tmp_path: Path) -> None:
         ("---\nname: ok\n---\n", "description", "required"),
         ("---\nname: ok\ndescription: d\nthinking: huge\n---\n", "thinking", "off"),
         ("---\nname: ok\ndescription: d\ntools: 3\n---\n", "tools", "array"),
-        ("---\nname: ok\ndescription: d\ncolour: red\n---\n", "colour", "not permitted"),
+        ("---\nname: ok\ndescription: d\nthinking: 3\n---\n", "thinking", "line 4"),
+        ("---\nname: ok\ndescription: d\npermissionMode: yolo\n---\n", "permissionMode", "unknown"),
+        ("---\nname: ok\ndescription: d\nmaxTurns: 0\n---\n", "maxTurns", "greater"),
+        ("---\nname: ok\ndescription: d\nworktree: branchy\n---\n", "worktree", "branch:<name>"),
+        ("---\nname: ok\ndescription: d\nisolation: docker\n---\n", "isolation", "worktree"),
+        ("---\nname: ok\ndescription: d\neffort: huge\n---\n", "effort", "xhigh"),
+        ("---\nname: a..b\ndescription: d\n---\n", "name", "lower-case"),
         (
             "---\nname: ok\ndescription: d\nsystem_prompt: x\n---\n",
             "system_prompt",
@@ -86,7 +94,8 @@ def test_a_bad_definition_is_one_line_naming_file_and_field(
     got = parse_definition(text, tmp_path / "bad.md", "user")
     assert isinstance(got, DefinitionProblem)
     line = str(got)
-    assert "\n" not in line and line.startswith(f"{tmp_path / 'bad.md'}: {field}: ")
+    assert "\n" not in line and line.startswith(f"{tmp_path / 'bad.md'}: ")
+    assert f": {field}: " in line and "value error" not in line.lower()
     assert words.lower() in line.lower()
 
 
@@ -122,8 +131,8 @@ def test_a_bad_file_does_not_stop_the_others(tmp_path: Path) -> None:
     catalog = load_agents(tmp_path / "proj", user_dir=tmp_path / "nobody")
     assert "good" in catalog.agents and "bad" not in catalog.agents
     problems = [str(p) for p in catalog.problems]
-    assert problems[0].startswith(f"{bad}: thinking: ")
-    assert problems[1].endswith("c-binary.md: file: line 1: not UTF-8 text (at byte column 1)")
+    assert problems[0].startswith(f"{bad}: line 3: thinking: ")
+    assert problems[1].endswith("c-binary.md: line 1: file: not UTF-8 text (at byte column 1)")
     assert "name: 'good' is also defined in" in problems[2]
     assert catalog.agents["good"].description == "fine"
 
