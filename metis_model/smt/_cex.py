@@ -28,8 +28,39 @@ class CounterexampleFiles:
     test: Path | None
 
 
+class AblationWitness:
+    """What a loop and a plan counterexample share: the ablation it refutes,
+    the invariant its z3 path reaches, and whether the checker agrees."""
+
+    ablation: str
+    invariant: str
+    depth: int
+    report: Report
+
+    @property
+    def confirmed(self) -> bool:
+        first = self.report.first
+        return first is not None and first.invariant == self.invariant
+
+    @property
+    def name(self) -> str:
+        return f"cex_{self.ablation.replace('-', '_')}"
+
+    def summary(self, **lengths: int) -> dict[str, object]:
+        """The JSON summary; `lengths` names the witness's length (events, records)."""
+        first = self.report.first
+        return {
+            "ablation": self.ablation,
+            "invariant": self.invariant,
+            "depth": self.depth,
+            **lengths,
+            "checker": first.to_json() if first is not None else None,
+            "confirmed": self.confirmed,
+        }
+
+
 @attrs.frozen
-class Counterexample:
+class Counterexample(AblationWitness):
     """The shortest trace an ablation allows that the checker rejects.
 
     `invariant` is the ID the z3 path reaches; `report` is what
@@ -46,25 +77,8 @@ class Counterexample:
     slots: int
     jobs: int
 
-    @property
-    def confirmed(self) -> bool:
-        first = self.report.first
-        return first is not None and first.invariant == self.invariant
-
-    @property
-    def name(self) -> str:
-        return f"cex_{self.ablation.replace('-', '_')}"
-
     def to_json(self) -> dict[str, object]:
-        first = self.report.first
-        return {
-            "ablation": self.ablation,
-            "invariant": self.invariant,
-            "depth": self.depth,
-            "events": len(self.events),
-            "checker": first.to_json() if first is not None else None,
-            "confirmed": self.confirmed,
-        }
+        return self.summary(events=len(self.events))
 
     def write(self, out_dir: Path) -> CounterexampleFiles:
         """Write the JSONL trace, ITF JSON, DOT + SVG graph and a pytest file."""

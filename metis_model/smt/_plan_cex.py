@@ -56,7 +56,7 @@ from ..trace import (
     figure_graph,
     framework_digest,
 )
-from ._cex import CounterexampleFiles, write_counterexample
+from ._cex import AblationWitness, CounterexampleFiles, write_counterexample
 from ._plan import (
     PLAN_ABLATIONS,
     REF_SLOTS,
@@ -99,7 +99,7 @@ _BY_NAME = catalog_of(CATALOG)
 
 
 @attrs.frozen
-class PlanCounterexample:
+class PlanCounterexample(AblationWitness):
     ablation: str
     invariant: str
     header: TurnHeader
@@ -108,25 +108,8 @@ class PlanCounterexample:
     states: tuple[dict[str, Any], ...]  # the abstract states, for ITF
     depth: int  # steps of the path (1 for a decision's witness)
 
-    @property
-    def confirmed(self) -> bool:
-        first = self.report.first
-        return first is not None and first.invariant == self.invariant
-
-    @property
-    def name(self) -> str:
-        return f"cex_{self.ablation.replace('-', '_')}"
-
     def to_json(self) -> dict[str, object]:
-        first = self.report.first
-        return {
-            "ablation": self.ablation,
-            "invariant": self.invariant,
-            "depth": self.depth,
-            "records": len(self.records),
-            "checker": first.to_json() if first is not None else None,
-            "confirmed": self.confirmed,
-        }
+        return self.summary(records=len(self.records))
 
     def write(self, out_dir: Any) -> CounterexampleFiles:
         text = dumps_turn_log(self.header, self.records)
