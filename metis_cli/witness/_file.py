@@ -70,16 +70,23 @@ class WitnessFile:
 
         self._loader = threading.Thread(target=load, name="witness-redactor", daemon=True)
         self._loader.start()
-        self.session = _sessions_so_far(path)
         try:
-            self._fd: int | None = os.open(
-                path,
-                os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC | os.O_NOFOLLOW,
-                0o600,
-            )
-            os.fchmod(self._fd, 0o600)
-        except OSError as exc:
-            raise WitnessFileError(f"{path}: cannot open: {exc.strerror or exc}") from exc
+            self.session = _sessions_so_far(path)
+            try:
+                self._fd: int | None = os.open(
+                    path,
+                    os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC | os.O_NOFOLLOW,
+                    0o600,
+                )
+                os.fchmod(self._fd, 0o600)
+            except OSError as exc:
+                raise WitnessFileError(f"{path}: cannot open: {exc.strerror or exc}") from exc
+        except BaseException:
+            # The process is about to exit: a daemon thread killed in the middle
+            # of an import aborts the interpreter ("FATAL: exception not
+            # rethrown", exit -6) instead of the one-line error and exit 2.
+            self._loader.join()
+            raise
 
     def _clean(self, value: Any) -> Any:
         if isinstance(value, str):
