@@ -418,7 +418,7 @@ def demo(out: Path | None, runs: int, no_explore: bool, as_json: bool) -> None:
     if out is not None:
         writable_dir(out)  # before the work, not a traceback half-way
     with tempfile.TemporaryDirectory(prefix="metis-demo-") as tmp:
-        folder = out or Path(tmp)
+        folder = (out or Path(tmp)).absolute()  # `make demo` gives a relative --out
         folder.mkdir(parents=True, exist_ok=True)
         rows: list[Row] = []
         for title, section in SECTIONS:

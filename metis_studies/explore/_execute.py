@@ -261,7 +261,7 @@ def execute(
     """Prepare `root` (scenario, workspace) and run the workload there, under
     the witness (`witness`), which records its effects from outside."""
     how = execution_of(workload, execution)
-    paths = RunPaths(root)
+    paths = RunPaths(root.absolute())  # children and servers run in other folders
     prepare(workload, paths)
     start = time.monotonic()
     problem: str | None = None

@@ -310,3 +310,16 @@ def test_a_cancel_during_the_bash_spawn_kills_the_whole_group(tmp_path: Path) ->
     # The leaked subshell would hold the pipe for its whole 2 s sleep: a cancel
     # that waited for it takes at least that long.
     assert took < 2.0, f"the cancel took {took:.1f}s"
+
+
+@pytest.mark.parametrize("name", ["mcp-dies", "mcp-malformed"])
+def test_a_row_holds_in_a_relative_folder(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `make demo` passes `--out demo-out/story`: the MCP rows' servers run in
+    # another folder, and a relative path broke them (the row failed, exit 1).
+    from metis_studies.faults import run_fault
+
+    monkeypatch.chdir(tmp_path)
+    row = run_fault(name, Path("relative"), "four-class")
+    assert row.holds, (row.observed_closure, row.observed_effects)
