@@ -7,17 +7,16 @@
 - `providers`, `tools`, `permissions`, `shell`: the subsystems the loop uses.
 - `trace_graph` / `trace_dot`: a trace as a networkx graph or DOT text.
 
-Exports load lazily (PEP 562, see `metis_model/_lazy.py`): a command that only
+Exports load lazily (PEP 562, see `_lazy.py`): a command that only
 reads input (`metis_runtime._input`) does not load the runtime.
 """
 
 import typing as _typing
 
-from metis_model._lazy import lazy_exports as _lazy_exports
-
 # Imported eagerly: a fail point is taken out of the environment as soon as the
 # runtime is imported, so nothing it starts inherits it (see `_failpoints`).
 from . import _failpoints  # noqa: F401
+from ._lazy import lazy_exports as _lazy_exports
 
 if _typing.TYPE_CHECKING:
     from ._errors import (

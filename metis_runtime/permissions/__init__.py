@@ -6,8 +6,9 @@ per-sub-command shell checks, the staged order of `specs/permissions.md`,
 and the routes by which asks are answered.
 """
 
-import importlib as _importlib
 import typing as _typing
+
+from .._lazy import lazy_exports as _lazy_exports
 
 if _typing.TYPE_CHECKING:
     from ._askers import Asker, AskRequest, CallbackAsker, JsonRpcAsker, TerminalAsker
@@ -38,8 +39,7 @@ if _typing.TYPE_CHECKING:
 
 # Exports load on first use (PEP 562): the hook and `metis permissions` need
 # the gate, not the askers (asyncio) nor every module at once.
-_WHERE: dict[str, str] = {}
-for _module, _names in {
+_EXPORTS: dict[str, tuple[str, ...]] = {
     "._askers": ("Asker", "AskRequest", "CallbackAsker", "JsonRpcAsker", "TerminalAsker"),
     "._gate": ("MODES_BELOW", "AskAnswer", "Gate", "GateDecision", "Refusal", "mode_at_most"),
     "._hierarchy": (
@@ -70,21 +70,9 @@ for _module, _names in {
     "._rules": ("Rule", "RuleSpec", "parse_rule"),
     "._staged": ("mode_fallback", "staged_decision", "strongest"),
     "._stricter": ("stricter_than_claude_code",),
-}.items():
-    _WHERE.update(dict.fromkeys(_names, _module))
+}
 
-
-def __getattr__(name: str) -> _typing.Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(_importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_WHERE})
+__getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS)
 
 
 __all__ = [

@@ -41,6 +41,8 @@ INPUT_LAYER = {
     "metis_runtime",
     "metis_runtime._input",
     "metis_runtime._failpoints",
+    # The runtime's own lazy-exports helper (stdlib only; the model has its twin).
+    "metis_runtime._lazy",
     # Where a run's files are (TRACE-2's scan of a trace's run): pathlib only.
     "metis_runtime._layout",
     "metis_model.trace",
