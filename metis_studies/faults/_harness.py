@@ -180,7 +180,7 @@ class Harness:
     def __init__(
         self, workdir: Path, name: str, *, fsync: bool = False, dispatcher: str = "serial"
     ) -> None:
-        self.dir = workdir / name
+        self.dir = workdir.absolute() / name  # its servers and children run in other folders
         self.dispatcher = dispatcher
         self.ws = self.dir / "ws"
         self.ws.mkdir(parents=True, exist_ok=True)

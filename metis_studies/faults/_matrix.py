@@ -46,8 +46,8 @@ FAULTS: dict[str, Callable[[Path, str], FaultRow]] = {
 def run_fault(name: str, workdir: Path, dispatcher: str = "serial") -> FaultRow:
     """One row (in `workdir/<name>`); a row whose driver crashes is reported,
     not raised."""
-    try:  # absolute: the row's servers and children run in other folders
-        return FAULTS[name](workdir.absolute(), dispatcher)
+    try:
+        return FAULTS[name](workdir, dispatcher)
     except Exception as exc:
         text = f"crashed: {type(exc).__name__}: {exc}"
         return FaultRow(name, "-", "-", text, "-", False, False, text)
