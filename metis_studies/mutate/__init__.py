@@ -7,6 +7,17 @@ studies' traces there; `python -m metis_studies.mutate` (`make mutate`)
 reports which invariant ID caught each fault.
 """
 
+from ._record import (
+    Record,
+    check_records,
+    make_record,
+    patch_sha256,
+    read_record,
+    read_records,
+    readme_block,
+    summary,
+    write_record,
+)
 from ._run import (
     Caught,
     Mutant,
@@ -24,9 +35,18 @@ __all__ = [
     "Mutant",
     "MutantError",
     "MutantResult",
+    "Record",
     "changed_files",
+    "check_records",
+    "make_record",
     "mutants",
+    "patch_sha256",
     "patched_copy",
     "read_mutant",
+    "read_record",
+    "read_records",
+    "readme_block",
     "run_mutant",
+    "summary",
+    "write_record",
 ]

@@ -11,10 +11,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
-from ._run import MutantError, MutantResult, mutants, run_mutant
+from metis_model.trace import InputError
+
+from ._record import check_records, git_commit, make_record, read_records, summary, write_record
+from ._run import Mutant, MutantError, MutantResult, mutants, run_mutant
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -46,6 +50,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--baseline", action="store_true", help="run the unpatched runtime first")
     parser.add_argument("--json", type=Path, help="write the results as JSON here")
     parser.add_argument("--keep", type=Path, help="keep each patched copy and its runs here")
+    parser.add_argument(
+        "--record",
+        type=Path,
+        metavar="DIR",
+        help="write one JSON record per fault here as it finishes (tests/mutants/record)",
+    )
+    parser.add_argument(
+        "--summary",
+        type=Path,
+        metavar="DIR",
+        help="print the README's mutation block from the records in DIR; run nothing",
+    )
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:
@@ -58,18 +74,45 @@ def main(argv: list[str] | None = None) -> int:
     except MutantError as exc:
         print(f"mutate: error: {exc}", file=sys.stderr)
         return 2
+    if args.summary is not None:
+        return _summary(found, args.summary)
     chosen = [m for m in found if not args.only or any(o in m.label for o in args.only)]
     if not chosen:
         print(f"mutate: error: no mutant in {args.mutants} matches {args.only}", file=sys.stderr)
         return 2
+    commit = ""
+    if args.record is not None:
+        commit, dirty = git_commit(REPO)
+        if dirty:
+            print(
+                f"mutate: error: --record: {REPO} has uncommitted changes to tracked files;"
+                " a record names the commit it ran on",
+                file=sys.stderr,
+            )
+            return 2
+
+    def record(result: MutantResult, load: float) -> None:
+        if args.record is not None:
+            done = make_record(
+                result,
+                commit=commit,
+                budget=args.budget,
+                seed=args.seed,
+                load=(load, os.getloadavg()[0]),
+            )
+            write_record(args.record, done)
+
     results: list[MutantResult] = []
     baseline_clean = True
     if args.baseline:
+        load = os.getloadavg()[0]
         base = run_mutant(REPO, None, budget=args.budget, seed=args.seed, keep=args.keep)
+        record(base, load)
         baseline_clean = not base.ids and not any("RUN" in c.ids for c in base.caught)
         print(_row(base), flush=True)
         results.append(base)
     for mutant in chosen:
+        load = os.getloadavg()[0]
         try:
             result = run_mutant(
                 REPO,
@@ -82,6 +125,7 @@ def main(argv: list[str] | None = None) -> int:
         except MutantError as exc:
             print(f"mutate: error: {exc}", file=sys.stderr)
             return 2
+        record(result, load)
         print(_row(result), flush=True)
         results.append(result)
     faults = [r for r in results if r.mutant.name != "unpatched"]
@@ -96,6 +140,23 @@ def main(argv: list[str] | None = None) -> int:
         args.json.write_text(json.dumps([r.to_json() for r in results], indent=1) + "\n")
     ok = caught == len(faults) and clean == len(faults) and baseline_clean
     return 0 if ok else 1
+
+
+def _summary(found: list[Mutant], folder: Path) -> int:
+    """Print the block; exit 1 when a fault has no record or a stale one."""
+    if not folder.is_dir():
+        print(f"mutate: error: --summary {folder}: not a folder", file=sys.stderr)
+        return 2
+    try:
+        records = read_records(folder)
+    except InputError as exc:
+        print(f"mutate: error: {exc}", file=sys.stderr)
+        return 2
+    print(summary(found, records))
+    problems = check_records(found, records)
+    for line in problems:
+        print(f"mutate: {line}", file=sys.stderr)
+    return 1 if problems else 0
 
 
 if __name__ == "__main__":
