@@ -23,6 +23,7 @@ there. Each name below is counted from events alone:
 | `kill:<where>:<kind>` | the workload killed the process there and the trace holds a `resume` |
 | `turn-limit` | the root's run ended `failed` at the workload's turn limit |
 | `canary` | a planted canary was read by a call whose result was sent |
+| `canary:committed` | the same by a call the trace shows committed (its output is journaled) |
 | `stage:<stage>` | a decision taken at that stage |
 """
 
@@ -36,6 +37,7 @@ from metis_model.trace import (
     AskResolved,
     Assistant,
     CallClass,
+    Commit,
     Compaction,
     Decision,
     DecisionEvent,
@@ -163,24 +165,32 @@ def situations(traces: Traces, workload: Workload | None = None) -> Counter[str]
         if fault is not None and fault.kind == "kill" and seen["resume"]:
             where, kind, _ = fault.point.split(":", 2)
             seen[f"kill:{where}:{kind}"] += 1
-        if workload.canaries and _canary_read(traces, workload):
-            seen["canary"] += 1
+        if workload.canaries:
+            committed = _canary_reads(traces, workload)
+            if committed:
+                seen["canary"] += 1
+            if any(committed):
+                seen["canary:committed"] += 1
     return seen
 
 
-def _canary_read(traces: Traces, workload: Workload) -> bool:
-    """A call whose input names a planted file (or a folder above it) got an ok result."""
+def _canary_reads(traces: Traces, workload: Workload) -> list[bool]:
+    """Per call whose input names a planted file (or a folder above it) and
+    got an ok result: whether the trace shows it committed."""
     planted = [n for n, text in workload.files.items() if any(c in text for c in workload.canaries)]
+    reads: list[bool] = []
     for _, events in traces.values():
         inputs = {c.occ: c.input for e in events if isinstance(e, Assistant) for c in e.calls}
+        commits = {e.occ for e in events if isinstance(e, Commit)}
         for e in events:
             if not isinstance(e, Result) or e.status is not ResultStatus.OK:
                 continue
             words = [str(v) for v in inputs.get(e.occ, {}).values()]
             for p in planted:
                 if any(w == p or p.startswith(w.rstrip("/") + "/") or p in w for w in words):
-                    return True
-    return False
+                    reads.append(e.occ in commits)
+                    break
+    return reads
 
 
 # What the CI run must reach: every situation issue 11 lists as never reached.
@@ -214,6 +224,7 @@ REQUIRED: tuple[str, ...] = (
     "guard:refused",
     "authority:refused",
     "canary",
+    "canary:committed",
     "background",
     "repeated-ids",
     "cancel",

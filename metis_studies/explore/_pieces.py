@@ -303,11 +303,18 @@ def canary_value(draw: st.DrawFn) -> str:
 @st.composite
 def canaries(draw: st.DrawFn, k: int, full: bool = False) -> Piece:
     """Tool output that holds a credential: a planted canary read back by
-    read, grep, bash cat, or an offloaded result."""
+    read, grep, bash cat, or an offloaded result; and by an effectful bash
+    line (an edit: it also writes a file), whose output the journal keeps
+    in its `commit` entry, so TRACE-2's scan of the journal sees it."""
     value = draw(canary_value())
     path = f"p{k}/deploy/settings.txt"
     content = f"# deployment\nregion = eu-west-1\ntoken = {value}\n"
-    readers = [read(path), grep("token", f"p{k}/deploy"), bash(f"cat {path}")]
+    readers = [
+        read(path),
+        grep("token", f"p{k}/deploy"),
+        bash(f"cat {path}"),
+        bash(f"cat {path} && echo checked > p{k}/checked.txt"),
+    ]
     calls = _choose(draw, readers, full, most=3)
     if full or draw(st.booleans()):  # the agent writes it elsewhere too
         calls.append(write(f"p{k}/copy.txt", content))

@@ -51,7 +51,7 @@ EXPECTED = {
     "spawn:escalate": {"authority:refused"},
     "guard": {"guard:refused"},
     "nested": {"spawn:depth-2"},
-    "canary": {"canary"},
+    "canary": {"canary", "canary:committed"},
     "background": {"background"},
     "repeated-ids": {"repeated-ids"},
     "cancel": {"cancel"},
@@ -76,3 +76,37 @@ def test_the_sweep_aims_at_every_required_situation() -> None:
     assert set(EXPECTED) <= set(SWEEP)
     covered = set().union(*EXPECTED.values())
     assert not set(REQUIRED) - covered, sorted(set(REQUIRED) - covered)
+
+
+@pytest.mark.metis_nonconforming
+def test_a_commit_entry_that_skips_the_redactor_is_caught_by_trace_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Mutant 08 in process: the canary sweep has an effectful call printing the
+    planted canary, so a journal `commit` entry written past the redactor
+    holds it and TRACE-2's scan of the run's files says so."""
+    import json
+
+    from metis_runtime import _journal
+
+    class Plain:
+        def json_bytes(self, entry: object) -> bytes:
+            return json.dumps(entry).encode()
+
+    original = _journal.Journal._append
+
+    def unredacted(self: _journal.Journal, entry: dict[str, object]) -> None:
+        if entry["type"] != "commit":
+            return original(self, entry)
+        redact, self._redact = self._redact, Plain()  # type: ignore[assignment]
+        try:
+            return original(self, entry)
+        finally:
+            self._redact = redact
+
+    workload = simplest(workloads(focus="canary"), SWEEP.index("canary") + 1)
+    assert check_outcome(execute(workload, tmp_path / "clean", "in-process")).ok
+    monkeypatch.setattr(_journal.Journal, "_append", unredacted)
+    verdict = check_outcome(execute(workload, tmp_path / "fault", "in-process"))
+    ids = {f.invariant for f in verdict.findings}
+    assert "TRACE-2" in ids, [f.one_line() for f in verdict.findings]
