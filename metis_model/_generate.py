@@ -19,6 +19,7 @@ import attrs
 from ._children import ChildAuthority, child_authority
 from ._permissions import resolve, settle_ask
 from .trace import (
+    NOT_JOURNALED,
     AskResolved,
     Assistant,
     CallClass,
@@ -57,6 +58,7 @@ from .trace import (
     TraceEvent,
     TraceHeader,
     TurnStart,
+    content_digest,
 )
 
 TOOLS_BY_KIND: dict[ToolKind, tuple[str, ...]] = {
@@ -102,6 +104,10 @@ class SimConfig:
 # The simulated workspace: edits write one of its files, reads read one of
 # them or the whole of it (a grep over the workspace), which SCHED-6 orders.
 WORKSPACE = "/ws"
+# What a committed call's result carries (its commit's digest is of it, RETRY-2):
+# the output (empty here), or after a resume the journal's copy of it.
+_OUTPUT_DIGEST = content_digest("")
+_JOURNALED = "[from the journal]"
 HOOKS: tuple[HookRef, ...] = (HookRef(id="guard-shell", matcher="bash"), HookRef(id="audit"))
 
 
@@ -488,8 +494,10 @@ class _Run:
                     ToolKind.EDIT,
                     ToolKind.EXEC,
                 )
-                if committed:
-                    last_of[occ] = rec.add(Commit, last_of[occ], occ=occ, outcome=x.outcome)
+                if committed:  # its digest: of the output its result carries (RETRY-2)
+                    last_of[occ] = rec.add(
+                        Commit, last_of[occ], occ=occ, outcome=x.outcome, digest=_OUTPUT_DIGEST
+                    )
                 last_of[occ] = rec.add(
                     EffectEnd, last_of[occ], occ=occ, outcome=x.outcome, committed=committed
                 )
@@ -521,14 +529,17 @@ class _Run:
                     if rng.random() < 0.4
                 ]
                 late = {occ for occ in commits if not killed and rng.random() < 0.5}
+                journal = content_digest(_JOURNALED)
                 for occ in commits:
                     if occ not in late:
                         last_of[occ] = rec.add(
-                            Commit, last_of[occ], occ=occ, outcome=EffectOutcome.OK
+                            Commit, last_of[occ], occ=occ, outcome=EffectOutcome.OK, digest=journal
                         )
                 rec.add(Interrupt, reason="process killed" if killed else "user interrupt")
                 for occ in sorted(late):
-                    last_of[occ] = rec.add(Commit, last_of[occ], occ=occ, outcome=EffectOutcome.OK)
+                    last_of[occ] = rec.add(
+                        Commit, last_of[occ], occ=occ, outcome=EffectOutcome.OK, digest=journal
+                    )
                 for occ in list(running):
                     committed = occ in commits
                     outcome = (
@@ -552,7 +563,9 @@ class _Run:
                             occ=occ,
                             call_id=call.ref.call_id,
                             status=ResultStatus.OK,
-                            content="[from the journal]",
+                            # the journal's output; or, the kill having come
+                            # between the commit and the journal, the note
+                            content=_JOURNALED if rng.random() < 0.8 else NOT_JOURNALED,
                         ),
                     )
                 open_calls = [p for p in batch if p.ref.occ not in results]

@@ -30,6 +30,7 @@ from ._context import transcript_problem
 from ._permissions import resolve
 from .trace import (
     MUTATING_KINDS,
+    NOT_JOURNALED,
     AskResolved,
     Assistant,
     CallClass,
@@ -62,6 +63,7 @@ from .trace import (
     StreamRepair,
     TraceEvent,
     TurnStart,
+    content_digest,
 )
 
 
@@ -149,6 +151,13 @@ class Call:
     started_t: float = 0.0  # the latest effect_start's timestamp
     finished: bool = False  # foreground part done: effect_end, or handshake
     committed: bool = False  # a commit event was seen
+    # Of the commit (RETRY-2): its outcome, its output's digest ("": none), its
+    # seq when written outside an interrupt (else -1), and whether the journal
+    # holds the output (the committing process's effect_end came right after it).
+    commit_outcome: EffectOutcome | None = None
+    digest: str = ""
+    commit_seq: int = -1
+    journaled: bool = False
     covered: bool = False  # a timeout's cancel names it
     outcome: EffectOutcome | None = None
     status: ResultStatus | None = None
@@ -646,7 +655,57 @@ def _commit(state: LoopState, e: Commit) -> Outcome:
             *call.events,
             e.seq,
         )
-    return _with_call(state, call, e.seq, committed=True)
+    return _with_call(
+        state,
+        call,
+        e.seq,
+        committed=True,
+        commit_outcome=e.outcome,
+        digest=e.digest,
+        commit_seq=-1 if state.phase is Phase.INTERRUPTED else e.seq,
+    )
+
+
+def journaled(commit_seq: int, end_seq: int) -> bool:
+    """RETRY-2: whether a committed call's `effect_end` proves its output was
+    journaled. The runtime writes the `commit`, the journal's entry, then the
+    `effect_end` in one synchronous step, so an end right after a commit
+    written outside an interrupt is the committing process's own (a resuming
+    process first writes an `interrupt`)."""
+    return commit_seq >= 0 and end_seq == commit_seq + 1
+
+
+def commit_report_problem(
+    occ: str,
+    outcome: EffectOutcome | None,
+    digest: str,
+    journaled: bool,
+    status: ResultStatus,
+    content: str,
+) -> str | None:
+    """RETRY-2: a result of a call the trace shows committed reports that
+    commit: `ok` for an `ok` outcome, `error` otherwise, and the committed
+    output (its digest), a resumed process's result too. The one exception is
+    a resumed result saying the output was not journaled (`NOT_JOURNALED`),
+    allowed only when the trace does not prove the journal holds it."""
+    if outcome is None:
+        return None
+    want = ResultStatus.OK if outcome is EffectOutcome.OK else ResultStatus.ERROR
+    if status is not want:
+        return f"{occ}'s result is {status.value}, but its commit says {outcome.value}"
+    if not digest or content_digest(content) == digest:
+        return None
+    if content == NOT_JOURNALED:
+        if not journaled:
+            return None
+        return (
+            f"{occ} is answered as not journaled, but its effect_end right after the"
+            " commit shows the journal holds its output"
+        )
+    return (
+        f"{occ}'s result does not carry its committed output"
+        f" (commit digest {digest[:12]}, result {content_digest(content)[:12]})"
+    )
 
 
 def _effect_end(state: LoopState, e: EffectEnd) -> Outcome:
@@ -675,7 +734,15 @@ def _effect_end(state: LoopState, e: EffectEnd) -> Outcome:
             *call.events,
             e.seq,
         )
-    return _with_call(state, call, e.seq, running=False, finished=True, outcome=e.outcome)
+    return _with_call(
+        state,
+        call,
+        e.seq,
+        running=False,
+        finished=True,
+        outcome=e.outcome,
+        journaled=e.committed and journaled(call.commit_seq, e.seq),
+    )
 
 
 def _commits(committed: bool) -> str:
@@ -761,6 +828,11 @@ def _result(state: LoopState, e: Result) -> Outcome:
             *call.events,
             e.seq,
         )
+    reported = commit_report_problem(
+        e.occ, call.commit_outcome, call.digest, call.journaled, e.status, e.content
+    )
+    if reported is not None:
+        return _diverge(state, "RETRY-2", reported, *call.events, e.seq)
     return _with_call(state, call, e.seq, status=e.status)
 
 
@@ -849,6 +921,16 @@ def may_have_happened(call: CallLike) -> bool:
     return call.started and (call.committed or call.cls is not CallClass.SAFE)
 
 
+def committed_stub(calls: Sequence[CallLike], e: Repair) -> str | None:
+    """RETRY-2: a repair never stubs a call the trace shows committed (as
+    interrupted or unknown): a resumed process answers it with its commit."""
+    stubbed = set(e.stubbed)
+    for c in calls:
+        if c.occ in stubbed and c.committed:
+            return f"repair stubs {c.occ}, whose commit the trace holds"
+    return None
+
+
 def stub_problem(calls: Sequence[CallLike], e: Repair) -> str | None:
     """RETRY-3: a stub is `unknown` exactly when the call's effect may have happened."""
     stubbed = set(e.stubbed)
@@ -872,6 +954,9 @@ def _repair(state: LoopState, e: Repair) -> Outcome:
         extra = sorted(set(e.stubbed) - set(open_occs))
         what = f"stubs closed or unknown {extra}" if extra else f"leaves {list(open_occs)} open"
         return _diverge(state, "CLOSE-5", f"repair {what}", state.assistant_seq, e.seq)
+    stubbed = committed_stub(state.calls, e)
+    if stubbed is not None:
+        return _diverge(state, "RETRY-2", stubbed, state.assistant_seq, e.seq)
     stubs = stub_problem(state.calls, e)
     if stubs is not None:
         return _diverge(state, "RETRY-3", f"repair {stubs}", state.assistant_seq, e.seq)
@@ -1021,7 +1106,7 @@ def exercised(state: LoopState, e: TraceEvent) -> list[str]:
         )
         if f.status in _NEEDS_CANCEL or failed:
             out.append("SCHED-5")
-        if state.phase is Phase.RESUMED:
+        if state.phase is Phase.RESUMED or (call is not None and call.committed):
             out.append("RETRY-2")
     elif kind == "results_sent":
         out += ["CLOSE-2", "CLOSE-3", "CLOSE-4"]

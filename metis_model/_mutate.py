@@ -14,6 +14,7 @@ from typing import Any
 
 from ._generate import SimConfig, simulate
 from .trace import (
+    NOT_JOURNALED,
     AskResolved,
     Assistant,
     CallClass,
@@ -442,10 +443,31 @@ def _child_6(ev: Events, rng: random.Random) -> Events | None:
 
 
 def _retry_2(ev: Events, rng: random.Random) -> Events | None:
-    """An effect ends committed without its commit in the trace."""
+    """An effect ends committed without its commit in the trace; or (half the
+    time, where the trace has one) a committed call's result does not report
+    its commit: another output, or "not journaled" although its `effect_end`
+    right after the commit proves the journal holds the output (mutant 06)."""
     commit = _first(ev, lambda e: isinstance(e, Commit))
     if commit is None:
         return None
+    if rng.random() < 0.5:
+        proven: set[str] = set()  # the effect_end came right after the commit
+        digests: dict[str, str] = {}
+        stopped = False
+        for e in ev:
+            if isinstance(e, Assistant):
+                stopped = False
+            elif e.kind == "interrupt":
+                stopped = True
+            elif isinstance(e, Commit) and e.digest:
+                digests[e.occ] = e.digest
+                after = ev[e.seq + 1] if e.seq + 1 < len(ev) else None
+                if not stopped and isinstance(after, EffectEnd) and after.occ == e.occ:
+                    proven.add(e.occ)
+            elif isinstance(e, Result) and e.occ in digests:
+                journaled = e.occ in proven and rng.random() < 0.5
+                wrong = NOT_JOURNALED if journaled else e.content + " (changed)"
+                return _replace(ev, e.seq, content=wrong)
     return _renumber([x for x in _tagged(ev) if x[0] != commit.seq])
 
 

@@ -36,6 +36,8 @@ from ._loop import (
     Phase,
     _commits,
     cancel_problem,
+    commit_report_problem,
+    committed_stub,
     decision_problem,
     enforcement_problem,
     footprint_partners,
@@ -43,6 +45,7 @@ from ._loop import (
     hooks_for,
     ids_problem,
     interference,
+    journaled,
     stub_problem,
 )
 from .trace import (
@@ -94,13 +97,17 @@ class _Call:
         "call_id",
         "closed",
         "cls",
+        "commit_outcome",
+        "commit_seq",
         "committed",
         "covered",
         "decision",
+        "digest",
         "events",
         "finished",
         "hooks_run",
         "index",
+        "journaled",
         "key",
         "occ",
         "outcome",
@@ -136,6 +143,10 @@ class _Call:
         self.running = False
         self.finished = False
         self.committed = False
+        self.commit_outcome: EffectOutcome | None = None
+        self.digest = ""
+        self.commit_seq = -1
+        self.journaled = False
         self.closed = False
         self.status: ResultStatus | None = None
         self.outcome: EffectOutcome | None = None
@@ -388,6 +399,10 @@ class Replay:
                 started_t=c.started_t,
                 finished=c.finished,
                 committed=c.committed,
+                commit_outcome=c.commit_outcome,
+                digest=c.digest,
+                commit_seq=c.commit_seq,
+                journaled=c.journaled,
                 covered=c.covered,
                 outcome=c.outcome,
                 status=c.status,
@@ -710,6 +725,9 @@ class Replay:
             )
         call.events.append(e.seq)
         call.committed = True
+        call.commit_outcome = e.outcome
+        call.digest = e.digest
+        call.commit_seq = -1 if self.phase is Phase.INTERRUPTED else e.seq
 
     def _effect_end(self, e: Any) -> None:
         index = self.index_of.get(e.occ)
@@ -737,6 +755,7 @@ class Replay:
             )
         if committed:
             self.count("RETRY-2")
+            call.journaled = journaled(call.commit_seq, e.seq)
         if self.schedule is not None:
             self.schedule.count_running(call, -1)
         call.events.append(e.seq)
@@ -809,10 +828,16 @@ class Replay:
             raise _Stop(
                 "LOOP-1", f"denied result for {e.occ}, which was not refused", _about(call, e.seq)
             )
+        if call.committed:
+            reported = commit_report_problem(
+                e.occ, call.commit_outcome, call.digest, call.journaled, status, e.content
+            )
+            if reported is not None:
+                raise _Stop("RETRY-2", reported, _about(call, e.seq))
         failed = self.failed
         if needs_cancel or len(failed) > (call.occ in failed):
             self.count("SCHED-5")
-        if resumed:
+        if resumed or call.committed:
             self.count("RETRY-2")
         call.events.append(e.seq)
         call.closed = True
@@ -875,6 +900,9 @@ class Replay:
             extra = sorted(set(e.stubbed) - set(open_occs))
             what = f"stubs closed or unknown {extra}" if extra else f"leaves {open_occs} open"
             raise _Stop("CLOSE-5", f"repair {what}", [self.assistant_seq, e.seq])
+        stubbed = committed_stub(self.calls, e)
+        if stubbed is not None:
+            raise _Stop("RETRY-2", stubbed, [self.assistant_seq, e.seq])
         stubs = stub_problem(self.calls, e)
         if stubs is not None:
             raise _Stop("RETRY-3", f"repair {stubs}", [self.assistant_seq, e.seq])

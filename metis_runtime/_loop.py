@@ -23,6 +23,7 @@ from typing import Any
 import attrs
 
 from metis_model.trace import (
+    NOT_JOURNALED,
     CallClass,
     CancelCause,
     Decision,
@@ -34,6 +35,7 @@ from metis_model.trace import (
     RunStatus,
     ToolKind,
     TraceHeader,
+    content_digest,
 )
 
 from ._errors import JournalError, MetisRuntimeError, StreamFormatError, ToolError
@@ -69,10 +71,6 @@ _MUTATING = (ToolKind.EDIT, ToolKind.EXEC)
 _UNRUNNABLE = Classification(CallClass.EXCLUSIVE, None, ToolKind.EXEC)
 _STUB = (
     "interrupted: the process running this call stopped before it finished. It was not run again."
-)
-_NOT_JOURNALED = (
-    "[output not journaled: the process stopped between recording the commit "
-    "and journaling the output]"
 )
 _STUB_UNKNOWN = (
     "outcome unknown: the process running this call stopped after its effect started "
@@ -221,7 +219,10 @@ class _Batch:
         if committed:
             # The trace first, then the journal's copy of the output (RETRY-2):
             # a resume answers only what the trace shows committed.
-            c.last = loop._emit("commit", (c.last,), occ=occ, outcome=outcome)
+            # Its digest: of the output as the trace shows it, which every
+            # later result of the call must carry (a resumed one too).
+            digest = content_digest(loop.trace.shown(content))
+            c.last = loop._emit("commit", (c.last,), occ=occ, outcome=outcome, digest=digest)
             if loop.journal is not None:
                 loop.journal.commit(occ, outcome, content)
         ours = self.cancel_recorded or occ in self.timed_out_occs
@@ -759,7 +760,7 @@ class AgentLoop:
             if c.result is None and c.committed:
                 journaled = state.commits.get(c.occ)
                 outcome = c.outcome or EffectOutcome.OK
-                content = journaled[1] if journaled is not None else _NOT_JOURNALED
+                content = journaled[1] if journaled is not None else NOT_JOURNALED
                 status = ResultStatus.OK if outcome is EffectOutcome.OK else ResultStatus.ERROR
                 cause = c.ended if c.ended is not None else c.last
                 reported.append(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import fcntl
 import io
+import json
 import os
 import time
 from collections.abc import Callable
@@ -265,6 +266,12 @@ class TraceWriter:
         if isinstance(value, BaseModel):
             return value.model_dump(mode="json")
         return value
+
+    def shown(self, text: str) -> str:
+        """`text` as this trace writes it in a field (credentials redacted):
+        what a `commit`'s digest is of (RETRY-2)."""
+        written = self._redact.json_bytes({"content": text})
+        return str(json.loads(written)["content"])
 
     def _write_obj(self, obj: dict[str, Any]) -> None:
         self._write(self._redact.json_bytes(obj) + b"\n")

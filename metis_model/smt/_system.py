@@ -759,6 +759,8 @@ class LoopSystem:
             "cancel": [(cancel_bad, "SCHED-5")],
             "repair": [
                 (z3.Not(p["exact"]), "CLOSE-5"),
+                # RETRY-2: a committed call is answered by its commit, never stubbed
+                (ors([z3.And(s.open(i), s.b("committed", i)) for i in range(self.K)]), "RETRY-2"),
                 (stubs_bad, "RETRY-3"),
                 (z3.Not(p["ids_known"]), "CLOSE-4"),
                 (z3.Not(p["ids_inorder"]), "CLOSE-3"),
@@ -1138,6 +1140,8 @@ class LoopSystem:
             "resume": z3.Not(s.any_running()),
             "repair": z3.And(
                 z3.Not(s.any_running()),
+                # the committed calls were answered first, from the journal (RETRY-2)
+                z3.Not(ors([z3.And(s.open(i), s.b("committed", i)) for i in range(self.K)])),
                 exact,
                 z3.Not(p["uextra"]),
                 told_apart,

@@ -52,6 +52,7 @@ if _typing.TYPE_CHECKING:
         EVENT_KINDS,
         FORMAT_NAME,
         FORMAT_VERSION,
+        NOT_JOURNALED,
         AskResolved,
         Assistant,
         CallRef,
@@ -80,6 +81,7 @@ if _typing.TYPE_CHECKING:
         TraceEvent,
         TraceHeader,
         TurnStart,
+        content_digest,
     )
     from ._figure import (
         DEFAULT_WINDOW,
@@ -232,6 +234,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "EVENT_KINDS",
         "FORMAT_NAME",
         "FORMAT_VERSION",
+        "NOT_JOURNALED",
         "AskResolved",
         "Assistant",
         "CallRef",
@@ -260,6 +263,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "TraceEvent",
         "TraceHeader",
         "TurnStart",
+        "content_digest",
     ),
     "._figure": (
         "DEFAULT_WINDOW",
@@ -384,6 +388,7 @@ __all__ = [
     "MIN_SECRET_LEN",
     "MUTATING_KINDS",
     "NAME_WORDS",
+    "NOT_JOURNALED",
     "RULE_NEEDLES",
     "SCREEN_NEEDLES",
     "STRUCTURAL",
@@ -491,6 +496,7 @@ __all__ = [
     "canonical_digest",
     "canonical_json",
     "check_json_value",
+    "content_digest",
     "decode_json",
     "dumps_trace",
     "dumps_turn_log",

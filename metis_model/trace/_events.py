@@ -9,6 +9,7 @@ even when the provider's `call_id` repeats.
 
 from __future__ import annotations
 
+import hashlib
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -31,6 +32,20 @@ FORMAT_NAME = "metis-trace"
 FORMAT_VERSION = 2
 # Version 1 lacked the facts several checks need (commit and hook events,
 # footprints, the ids a results message held, cancel causes): readers refuse it.
+
+
+# What a resumed process answers for a call the trace shows committed when the
+# journal does not hold its output: the process stopped between the trace's
+# `commit` and the journal's entry (RETRY-2 allows it only then).
+NOT_JOURNALED = (
+    "[output not journaled: the process stopped between recording the commit "
+    "and journaling the output]"
+)
+
+
+def content_digest(text: str) -> str:
+    """The `digest` of a `commit`: SHA-256 (hex) of the output's UTF-8."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 class _Record(BaseModel):
@@ -179,11 +194,17 @@ class EffectStart(_Event):
 
 class Commit(_Event):
     """The call's effect changed the world; written before the journal keeps
-    its output and before its `effect_end` (RETRY-2)."""
+    its output and before its `effect_end` (RETRY-2).
+
+    `digest`: `content_digest` of the output as this trace shows it
+    (credentials redacted); every later `result` of the occurrence, a resumed
+    process's included, carries that content (RETRY-2). Empty: not recorded.
+    """
 
     kind: Literal["commit"] = "commit"
     occ: str
     outcome: EffectOutcome
+    digest: Annotated[str, Field(pattern=r"^([0-9a-f]{64})?$")] = ""
 
 
 class EffectEnd(_Event):

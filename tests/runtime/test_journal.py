@@ -508,3 +508,52 @@ def test_resume_sends_back_thinking_and_redacted_thinking_unchanged(tmp_path: Pa
     (sent,) = replay.sent
     assert sent["messages"][1] == {"role": "assistant", "content": REDACTED_NEXT_CONTENT}
     assert sent["messages"][2]["content"][0]["tool_use_id"] == REDACTED_TOOL_ID
+
+
+def _resume_forgetting_commits(
+    ws: Path, trace_path: Path, journal_path: Path
+) -> tuple[RunResult, AgentLoop]:
+    """Mutant 06: the journal reader drops every commit entry."""
+    import attrs
+
+    trace = TraceWriter(trace_path)
+    journal, state = Journal.open(journal_path, fsync=False)
+    loop = make_loop(_script(ws), ws, trace_path, trace=trace, journal=journal)
+    try:
+        return asyncio.run(loop.resume(attrs.evolve(state, commits={}))), loop
+    finally:
+        trace.close()
+        journal.close()
+
+
+@pytest.mark.metis_nonconforming
+def test_a_resumed_result_carries_the_commits_output_and_a_forgotten_commit_is_retry_2(
+    tmp_path: Path,
+) -> None:
+    """Killed before the committed call's result: the trace holds its `commit`
+    (with the digest of its output) and right after it its `effect_end`, so
+    the journal holds the output. The resumed result carries it; a resume
+    that lost the journal's commits answers "not journaled": RETRY-2."""
+    from metis_model import check_trace
+    from metis_model.trace import NOT_JOURNALED, content_digest
+
+    for name, resume in (("good", _resume), ("mutant", _resume_forgetting_commits)):
+        (tmp_path / name).mkdir()
+        ws, trace_path, journal_path = _start(tmp_path / name, die="result")
+        header, events = read(trace_path)
+        (commit,) = of_kind(events, "commit")
+        assert events[commit.seq + 1].kind == "effect_end" and commit.occ == "1.0"
+        assert commit.digest == content_digest("[exit code: 0]")
+        assert not [e for e in of_kind(events, "result") if e.occ == "1.0"]
+        resume(ws, trace_path, journal_path)
+        header, events = read(trace_path)
+        (answer,) = [e for e in of_kind(events, "result") if e.occ == "1.0"]
+        report = check_trace(events, header)
+        if name == "good":
+            assert content_digest(answer.content) == commit.digest
+            assert report.ok, report.first
+        else:
+            assert answer.content == NOT_JOURNALED
+            assert report.first is not None and report.first.invariant == "RETRY-2"
+            assert "journal holds its output" in report.first.message
+        assert (ws / "count.txt").read_text() == "once\n"
