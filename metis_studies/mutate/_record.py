@@ -207,7 +207,7 @@ def check_records(faults: Sequence[Mutant], records: dict[str, Record]) -> list[
 
 
 def _where(r: Record) -> str:
-    parts = [f"{p['part']}: {'/'.join(p['ids'])}" for p in r.parts if p["ids"]]
+    parts = [f"{p['part']}: {'/'.join(dict.fromkeys(p['ids']))}" for p in r.parts if p["ids"]]
     return ", ".join(parts) if parts else "nothing (explore, the studies' traces)"
 
 
