@@ -40,7 +40,7 @@ os.environ["METIS_SETTINGS_HIERARCHY"] = "0"
 # machine with neither, so every test sees an empty global config whose
 # excludes file is empty too (tests of those files pass their own environment).
 _GIT_HOME = tempfile.mkdtemp(prefix="metis-tests-git-")
-open(os.path.join(_GIT_HOME, "ignore"), "w").close()  # noqa: SIM115
+open(os.path.join(_GIT_HOME, "ignore"), "w").close()
 with open(os.path.join(_GIT_HOME, "config"), "w") as _config:
     _config.write(f"[core]\n\texcludesFile = {os.path.join(_GIT_HOME, 'ignore')}\n")
 os.environ["GIT_CONFIG_GLOBAL"] = os.path.join(_GIT_HOME, "config")
