@@ -176,8 +176,7 @@ def read_workload(path: Path, name: str | None = None) -> Workload:
     only, bounded, strict UTF-8 and strict JSON / YAML with nesting and number
     limits; every failure one `WorkloadError` line naming the file (`name`
     when given: `-` for a workload read from standard input through a file)."""
-    from metis_runtime._input import input_json_limits, read_input_text
-    from metis_runtime._yaml import load_yaml
+    from metis_runtime import input_json_limits, load_yaml, read_input_text
 
     source = str(path) if name is None else name
     try:
