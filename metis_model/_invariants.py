@@ -212,7 +212,7 @@ INVARIANTS: tuple[Invariant, ...] = (
     _I(
         "RETRY-2",
         "RETRY",
-        "Every commit is in the trace before it is reported, and every report of it is that commit: an effect ends committed only after its commit event; a resumed run answers only calls whose commit the trace holds and never stubs one; each result of a committed call carries the commit's outcome and output (the `commit` event's digest), a resumed one too, unless it says the output was not journaled where the trace does not prove the journal holds it.",
+        "Every commit is in the trace before it is reported, and every report of it is that commit: an effect ends committed only after its commit event; a resumed run answers only calls whose commit the trace holds and never stubs one; each result of a committed call carries the committed effect's outcome and output (the `commit` event's digest), a resumed one too, unless it says the output was not journaled where the trace does not prove the journal holds it.",
         "loop.md",
     ),
     _I(

@@ -151,10 +151,9 @@ class Call:
     started_t: float = 0.0  # the latest effect_start's timestamp
     finished: bool = False  # foreground part done: effect_end, or handshake
     committed: bool = False  # a commit event was seen
-    # Of the commit (RETRY-2): its outcome, its output's digest ("": none), its
-    # seq when written outside an interrupt (else -1), and whether the journal
-    # holds the output (the committing process's effect_end came right after it).
-    commit_outcome: EffectOutcome | None = None
+    # Of the commit (RETRY-2): its output's digest ("": none), its seq when
+    # written outside an interrupt (else -1), and whether the journal holds the
+    # output (the committing process's effect_end came right after it).
     digest: str = ""
     commit_seq: int = -1
     journaled: bool = False
@@ -660,7 +659,6 @@ def _commit(state: LoopState, e: Commit) -> Outcome:
         call,
         e.seq,
         committed=True,
-        commit_outcome=e.outcome,
         digest=e.digest,
         commit_seq=-1 if state.phase is Phase.INTERRUPTED else e.seq,
     )
@@ -677,6 +675,7 @@ def journaled(commit_seq: int, end_seq: int) -> bool:
 
 def commit_report_problem(
     occ: str,
+    committed: bool,
     outcome: EffectOutcome | None,
     digest: str,
     journaled: bool,
@@ -684,15 +683,16 @@ def commit_report_problem(
     content: str,
 ) -> str | None:
     """RETRY-2: a result of a call the trace shows committed reports that
-    commit: `ok` for an `ok` outcome, `error` otherwise, and the committed
-    output (its digest), a resumed process's result too. The one exception is
-    a resumed result saying the output was not journaled (`NOT_JOURNALED`),
-    allowed only when the trace does not prove the journal holds it."""
-    if outcome is None:
+    commit: `ok` when the committed effect ended `ok`, `error` otherwise, and
+    the committed output (the commit's digest), a resumed process's result
+    too. The one exception is a resumed result saying the output was not
+    journaled (`NOT_JOURNALED`), allowed only when the trace does not prove
+    the journal holds it."""
+    if not committed or outcome is None:
         return None
     want = ResultStatus.OK if outcome is EffectOutcome.OK else ResultStatus.ERROR
     if status is not want:
-        return f"{occ}'s result is {status.value}, but its commit says {outcome.value}"
+        return f"{occ}'s result is {status.value}, but its committed effect ended {outcome.value}"
     if not digest or content_digest(content) == digest:
         return None
     if content == NOT_JOURNALED:
@@ -829,7 +829,7 @@ def _result(state: LoopState, e: Result) -> Outcome:
             e.seq,
         )
     reported = commit_report_problem(
-        e.occ, call.commit_outcome, call.digest, call.journaled, e.status, e.content
+        e.occ, call.committed, call.outcome, call.digest, call.journaled, e.status, e.content
     )
     if reported is not None:
         return _diverge(state, "RETRY-2", reported, *call.events, e.seq)

@@ -97,7 +97,6 @@ class _Call:
         "call_id",
         "closed",
         "cls",
-        "commit_outcome",
         "commit_seq",
         "committed",
         "covered",
@@ -143,7 +142,6 @@ class _Call:
         self.running = False
         self.finished = False
         self.committed = False
-        self.commit_outcome: EffectOutcome | None = None
         self.digest = ""
         self.commit_seq = -1
         self.journaled = False
@@ -399,7 +397,6 @@ class Replay:
                 started_t=c.started_t,
                 finished=c.finished,
                 committed=c.committed,
-                commit_outcome=c.commit_outcome,
                 digest=c.digest,
                 commit_seq=c.commit_seq,
                 journaled=c.journaled,
@@ -725,7 +722,6 @@ class Replay:
             )
         call.events.append(e.seq)
         call.committed = True
-        call.commit_outcome = e.outcome
         call.digest = e.digest
         call.commit_seq = -1 if self.phase is Phase.INTERRUPTED else e.seq
 
@@ -830,7 +826,7 @@ class Replay:
             )
         if call.committed:
             reported = commit_report_problem(
-                e.occ, call.commit_outcome, call.digest, call.journaled, status, e.content
+                e.occ, True, call.outcome, call.digest, call.journaled, status, e.content
             )
             if reported is not None:
                 raise _Stop("RETRY-2", reported, _about(call, e.seq))

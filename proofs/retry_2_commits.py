@@ -3,8 +3,8 @@
 RETRY-2 (loop.md): Every commit is in the trace before it is reported, and
 every report of it is that commit: an effect ends committed only after its
 commit event; a resumed run answers only calls whose commit the trace holds
-and never stubs one; each result of a committed call carries the commit's
-outcome and output. The loop system has no result contents: the proof covers
+and never stubs one; each result of a committed call carries the committed
+effect's outcome and output. The loop system has no result contents: the proof covers
 the first three clauses (the repair that stubs a committed call included),
 the content digest is checked by `check_trace` and its tests alone.
 

@@ -101,7 +101,9 @@ def test_a_committed_result_with_another_status_is_retry_2() -> None:
     broken = list(events)
     broken[answer.seq] = answer.model_copy(update={"status": ResultStatus.ERROR})
     found = _first(header, broken)
-    assert found is not None and found[0] == "RETRY-2" and "its commit says ok" in found[1]
+    assert (
+        found is not None and found[0] == "RETRY-2" and "its committed effect ended ok" in found[1]
+    )
 
 
 def test_a_repair_that_stubs_a_committed_call_is_retry_2() -> None:

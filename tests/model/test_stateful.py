@@ -214,6 +214,10 @@ class ModelMachine(RuleBasedStateMachine):
             if c.running:
                 self.emit(EffectEnd, occ=c.occ, outcome=EffectOutcome.CANCELLED)
         self.emit(Resume)
+        for c in self.state.calls:  # RETRY-2: a committed call is answered by its commit
+            if c.committed and not c.closed:
+                ok = c.outcome is EffectOutcome.OK
+                self.emit(Result, occ=c.occ, status=ResultStatus.OK if ok else ResultStatus.ERROR)
         open_calls = [c for c in self.state.calls if not c.closed]
         unknown = tuple(  # RETRY-3: it started, and is not Safe or committed
             c.occ for c in open_calls if c.started and (c.committed or c.cls is not CallClass.SAFE)
