@@ -251,9 +251,12 @@ class Abstraction:
             v["locked"] = bool(set(f.child_tools) & PLAN_LOCKED_REMOVED)
             v["parent_mode"] = f.parent_mode
             v["child_mode"] = f.child_mode
-            if f.requested_mode is not None:  # else the request is left open
+            # no recorded request is `req_none` (what `path_to_trace` decodes it
+            # from): left open, the mirror could report CHILD-2 for a request
+            # the event does not make
+            v["req_none"] = f.requested_mode is None
+            if f.requested_mode is not None:
                 v["req"] = f.requested_mode
-                v["req_none"] = False
         elif kind == "run_end":
             v["rstatus"] = f.status
         return v, facts
