@@ -528,6 +528,7 @@ _NESTED_NEEDLES = (
     *("sk-ant-", "sk-proj-", "sk-svcacct-", "sk-admin-", "Bearer ", "Key"),
     *(s + w for s in "_-." for w in ("KEY", "key", "URL", "url", "URI", "uri", "DSN", "dsn")),
     *(s + w for s in "_-." for w in ("PAT", "pat", "PWD", "pwd")),
+    *(w + a for w in ("pwd", "PWD") for a in _AFTER_NAME_PLAIN),  # a bare `pwd` field
     *(c for w in _ENCODED_WORDS if len(w) >= 4 for c in _cases(w.strip())),
 )
 ENCODED_FORMS = FormIndex(
@@ -546,8 +547,9 @@ def encoded_screen(literals: Sequence[str] = ()) -> tuple[str, ...]:
 
 def literal_forms(values: Iterable[str]) -> list[str]:
     """The base64 forms of literal values (at least `MIN_SECRET_LEN` long:
-    every alignment has one)."""
-    return [f for v in values for f in base64_forms(v)]
+    every alignment has one), and the forms of those (base64 in base64)."""
+    single = [f for v in values for f in base64_forms(v)]
+    return [*single, *(g for f in single for g in base64_forms(f))]
 
 
 # --- escapes --------------------------------------------------------------------

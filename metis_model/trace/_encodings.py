@@ -45,7 +45,7 @@ def base64_forms(needle: str) -> frozenset[str]:
     """The strings one of which every base64 (or base64url) encoding of a text
     holding `needle` holds; each at least `FORM_MIN` long. A needle too short
     for that in some alignment gets no form for it (see `extended`)."""
-    raw = needle.encode("latin-1")
+    raw = _utf8(needle)
     forms = set()
     for offset in (0, 1, 2):
         form = _fixed(raw, offset)
@@ -55,8 +55,17 @@ def base64_forms(needle: str) -> frozenset[str]:
     return frozenset(forms)
 
 
+def _utf8(text: str) -> bytes:
+    """`text` as base64 would have encoded it: UTF-8 (an environment value
+    decoded with surrogate escapes, as its original bytes)."""
+    try:
+        return text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass")
+
+
 def short_in_some_alignment(needle: str) -> bool:
-    raw = needle.encode("latin-1")
+    raw = _utf8(needle)
     return any(len(_fixed(raw, k)) < FORM_MIN for k in (0, 1, 2))
 
 
