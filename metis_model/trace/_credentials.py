@@ -525,10 +525,14 @@ ENCODED_NEEDLES: tuple[str, ...] = tuple(
 # would multiply the forms by 66 once more).
 _NESTED_NEEDLES = (
     *(p for p in _ENCODED_PREFIXES if not short_in_some_alignment(p)),
-    *("sk-ant-", "sk-proj-", "sk-svcacct-", "sk-admin-", "Bearer ", "Key"),
-    *(s + w for s in "_-." for w in ("KEY", "key", "URL", "url", "URI", "uri", "DSN", "dsn")),
-    *(s + w for s in "_-." for w in ("PAT", "pat", "PWD", "pwd")),
-    *(w + a for w in ("pwd", "PWD") for a in _AFTER_NAME_PLAIN),  # a bare `pwd` field
+    *("sk-ant-", "sk-proj-", "sk-svcacct-", "sk-admin-", "Bearer "),
+    # The three-letter last words of names, with what follows a name (`apiKey":`).
+    *(
+        c + a
+        for w in ("key", "pwd", "pat", "dsn", "url", "uri")
+        for c in _cases(w)
+        for a in _AFTER_NAME_PLAIN
+    ),
     *(c for w in _ENCODED_WORDS if len(w) >= 4 for c in _cases(w.strip())),
 )
 ENCODED_FORMS = FormIndex(
