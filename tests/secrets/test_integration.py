@@ -19,17 +19,9 @@ from metis_runtime.agents import WorkspaceError, WorkspaceManager, make_workspac
 from metis_runtime.agents._worktree import apply_integration, plan_integration
 from metis_runtime.tools import _contain
 from tests.agents._support import git_workspace
-from tests.secrets.test_containment import _flipping
+from tests.secrets.test_containment import _flipping, _outside_changed
 
 CHILDREN = 4
-
-
-def _outside_changed(outside: Path) -> list[str]:
-    names = sorted(os.listdir(outside))
-    changed = [n for n in names if n != "edit.txt"]
-    if (outside / "edit.txt").read_text() != "old\n":
-        changed.append("edit.txt")
-    return changed
 
 
 @settings(max_examples=4, deadline=None)

@@ -11,6 +11,9 @@ from __future__ import annotations
 import io
 import os
 import stat
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from hypothesis import assume, given, settings
@@ -110,14 +113,20 @@ def _write(writer: str, text: str, folder: Path, chunks: list[int]) -> Path:
 def test_no_credential_reaches_a_file(
     tmp_path_factory: object, cred: Credential, data: st.DataObject, writer: str, chunks: list[int]
 ) -> None:
-    folder = Path(os.path.realpath(__import__("tempfile").mkdtemp(prefix="metis-writers-")))
-    try:
-        text = data.draw(embedded(cred))
-        path = _write(writer, text, folder, chunks)
-        written = path.read_text(encoding="utf-8", errors="surrogateescape")
+    text = data.draw(embedded(cred))
+    with _written(writer, text, chunks) as (path, written):
         assert leaked(cred, written) == [], (writer, text, written[:2000])
         if writer != "stream":
             assert stat.S_IMODE(path.stat().st_mode) == 0o600, writer
+
+
+@contextmanager
+def _written(writer: str, text: str, chunks: list[int]) -> Iterator[tuple[Path, str]]:
+    """`text` written by `writer` in a fresh folder: the file and what it holds."""
+    folder = Path(os.path.realpath(tempfile.mkdtemp(prefix="metis-writers-")))
+    try:
+        path = _write(writer, text, folder, chunks)
+        yield path, path.read_text(encoding="utf-8", errors="surrogateescape")
     finally:
         for p in folder.iterdir():
             p.unlink()
@@ -138,18 +147,11 @@ def test_no_encoded_credential_reaches_a_file(
     # specs/secrets.md: base64 in base64 only for needles of four characters or more.
     short = {"azure-client-secret", "model-provider-key", "jwt", "basic-auth-url"}
     assume(enc.how != ("base64", "base64") or cred.family not in short)
-    folder = Path(os.path.realpath(__import__("tempfile").mkdtemp(prefix="metis-writers-")))
-    try:
-        path = _write(writer, enc.text, folder, chunks)
-        written = path.read_text(encoding="utf-8", errors="surrogateescape")
+    with _written(writer, enc.text, chunks) as (_, written):
         assert leaked(cred, written) == [], (writer, enc.text, written[:2000])
         if enc.how[0] != "percent":  # a base64 blob holding a credential goes whole
             pieces = [enc.blob[i : i + 12] for i in range(0, len(enc.blob) - 12, 6)]
             assert [p for p in pieces if p in written] == [], (writer, enc.text, written[:2000])
-    finally:
-        for p in folder.iterdir():
-            p.unlink()
-        folder.rmdir()
 
 
 def test_a_stream_holds_a_key_block_until_its_end() -> None:
