@@ -343,3 +343,47 @@ def guard_tree() -> TreeGuard | None:
     guard = TreeGuard(token, cgroup, proc.pid, subreaper)
     _guard.append(guard)
     return guard
+
+
+# --- background jobs detached on purpose (`metis run --detach-jobs`) ----------
+
+
+def session_members(sid: int) -> list[int]:
+    """Pids of the live processes of session `sid` (Linux: /proc)."""
+    found: list[int] = []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return found
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        # After the command: state, ppid, pgrp, session.
+        if len(fields) > 3 and int(fields[3]) == sid and fields[0] != "Z":
+            found.append(int(entry))
+    return found
+
+
+def release_session(sid: int) -> None:
+    """Let session `sid` (a detached job) outlive the run: the exit handlers
+    spare its group, its processes leave the run's cgroup for the one the run
+    came from, and the shepherd is told to spare the session. A process of
+    the job that leaves the session (`setsid`) is not released, and one forked
+    while its parent moves may stay in the run's cgroup: both die with the run."""
+    _spared.add(sid)
+    if not _guard:
+        return
+    guard = _guard[0]
+    if guard.cgroup:
+        parent = os.path.join(os.path.dirname(guard.cgroup), "cgroup.procs")
+        for pid in session_members(sid):
+            with contextlib.suppress(OSError), open(parent, "w") as fh:
+                fh.write(str(pid))
+    if _shepherd_pipe:
+        with contextlib.suppress(OSError):
+            os.write(_shepherd_pipe[0], f"spare {sid}\n".encode())
