@@ -651,9 +651,7 @@ def _loop(
         provider,
         registry,
         gate,
-        ToolContext(
-            workspace, tool_env(), JobManager(), exit_dir=tree / EXITS, detach_jobs=detach
-        ),
+        ToolContext(workspace, tool_env(), JobManager(), exit_dir=tree / EXITS, detach_jobs=detach),
         trace,
         journal=journal,
         dispatcher=_dispatcher(serial),
