@@ -8,9 +8,10 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from metis_model import check_trace, simulate
+from metis_model import simulate
 from metis_model._mutate import RICH
 from metis_model.trace import EffectEnd, EffectOutcome, JobDone, TraceEvent
+from tests.model._trace_edits import first_ids, replace_event
 
 
 def _detached(events: list[TraceEvent]) -> list[JobDone]:
@@ -18,19 +19,6 @@ def _detached(events: list[TraceEvent]) -> list[JobDone]:
 
 
 SEEDS = [s for s in range(300) if _detached(simulate(s, RICH)[1])]
-
-
-def _both(events: list[TraceEvent], header: object) -> tuple[str | None, str | None]:
-    fast = check_trace(events, header)  # type: ignore[arg-type]
-    slow = check_trace(events, header, reference=True)  # type: ignore[arg-type]
-    return (
-        None if fast.ok else fast.first.invariant,  # type: ignore[union-attr]
-        None if slow.ok else slow.first.invariant,  # type: ignore[union-attr]
-    )
-
-
-def _replace(events: list[TraceEvent], seq: int, **changes: object) -> list[TraceEvent]:
-    return [e.model_copy(update=changes) if e.seq == seq else e for e in events]
 
 
 def test_simulated_runs_detach_some_jobs() -> None:
@@ -41,7 +29,7 @@ def test_simulated_runs_detach_some_jobs() -> None:
 @given(seed=st.sampled_from(SEEDS))
 def test_detached_jobs_conform(seed: int) -> None:
     header, events = simulate(seed, RICH)
-    assert _both(events, header) == (None, None)
+    assert first_ids(events, header) == (None, None)
     assert all(e.pid is not None and e.pid > 0 for e in _detached(events))
 
 
@@ -57,7 +45,7 @@ def test_a_detached_completion_must_name_its_process_group(seed: int, which: str
         "zero-pid": {"pid": 0},
         "pid-not-detached": {"outcome": EffectOutcome.OK},
     }[which]  # type: ignore[assignment]
-    assert _both(_replace(events, done.seq, **changes), header) == ("SCHED-4", "SCHED-4")
+    assert first_ids(replace_event(events, done.seq, **changes), header) == ("SCHED-4", "SCHED-4")
 
 
 @settings(max_examples=20)
@@ -67,5 +55,5 @@ def test_an_effect_never_ends_detached(seed: int) -> None:
     ends = [e for e in events if isinstance(e, EffectEnd) and e.outcome is EffectOutcome.OK]
     if not ends:
         return
-    broken = _replace(events, ends[seed % len(ends)].seq, outcome=EffectOutcome.DETACHED)
-    assert _both(broken, header) == ("LOOP-1", "LOOP-1")
+    broken = replace_event(events, ends[seed % len(ends)].seq, outcome=EffectOutcome.DETACHED)
+    assert first_ids(broken, header) == ("LOOP-1", "LOOP-1")

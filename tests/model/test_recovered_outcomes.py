@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from metis_model import check_trace, simulate
 from metis_model._mutate import RICH
 from metis_model.trace import Commit, Interrupt, Repair, Resume, TraceEvent
+from tests.model._trace_edits import first_ids, replace_event
 
 
 def _with_recovered(limit: int = 400) -> list[int]:
@@ -27,15 +28,6 @@ def _recovered_repairs(events: list[TraceEvent]) -> list[Repair]:
 SEEDS = _with_recovered()
 
 
-def _both(events: list[TraceEvent], header: object) -> tuple[str | None, str | None]:
-    fast = check_trace(events, header)  # type: ignore[arg-type]
-    slow = check_trace(events, header, reference=True)  # type: ignore[arg-type]
-    return (
-        None if fast.ok else fast.first.invariant,  # type: ignore[union-attr]
-        None if slow.ok else slow.first.invariant,  # type: ignore[union-attr]
-    )
-
-
 def test_simulated_killed_runs_recover_some_outcomes() -> None:
     assert len(SEEDS) >= 5, SEEDS  # the property tests below are not vacuous
 
@@ -44,15 +36,11 @@ def test_simulated_killed_runs_recover_some_outcomes() -> None:
 @given(seed=st.sampled_from(SEEDS))
 def test_recovered_runs_conform_and_count_retry_4(seed: int) -> None:
     header, events = simulate(seed, RICH)
-    assert _both(events, header) == (None, None)
+    assert first_ids(events, header) == (None, None)
     assert check_trace(events, header).checks["RETRY-4"] >= 2  # the commit and the repair
     for repair in _recovered_repairs(events):
         # A recovered call is answered, never stubbed.
         assert not set(repair.recovered) & set(repair.stubbed)
-
-
-def _replace(events: list[TraceEvent], seq: int, **changes: object) -> list[TraceEvent]:
-    return [e.model_copy(update=changes) if e.seq == seq else e for e in events]
 
 
 @settings(max_examples=30)
@@ -60,8 +48,8 @@ def _replace(events: list[TraceEvent], seq: int, **changes: object) -> list[Trac
 def test_a_repair_that_hides_a_recovered_call_is_rejected(seed: int) -> None:
     header, events = simulate(seed, RICH)
     repair = _recovered_repairs(events)[0]
-    hidden = _replace(events, repair.seq, recovered=repair.recovered[1:])
-    assert _both(hidden, header) == ("RETRY-4", "RETRY-4")
+    hidden = replace_event(events, repair.seq, recovered=repair.recovered[1:])
+    assert first_ids(hidden, header) == ("RETRY-4", "RETRY-4")
 
 
 @settings(max_examples=30)
@@ -76,8 +64,8 @@ def test_a_commit_claimed_recovered_is_only_one_the_repair_names(seed: int) -> N
     invented = (*repair.recovered, *(repair.stubbed or normal[-1:]))
     if invented == repair.recovered:
         return
-    wrong = _replace(events, repair.seq, recovered=invented)
-    assert _both(wrong, header) == ("RETRY-4", "RETRY-4")
+    wrong = replace_event(events, repair.seq, recovered=invented)
+    assert first_ids(wrong, header) == ("RETRY-4", "RETRY-4")
 
 
 def _commits_outside_an_interrupt(events: list[TraceEvent]) -> list[Commit]:
@@ -99,5 +87,5 @@ def test_a_recovered_commit_outside_an_interrupt_is_rejected(seed: int) -> None:
     commits = _commits_outside_an_interrupt(events)
     if not commits:
         return
-    broken = _replace(events, commits[seed % len(commits)].seq, recovered=True)
-    assert _both(broken, header) == ("RETRY-4", "RETRY-4")
+    broken = replace_event(events, commits[seed % len(commits)].seq, recovered=True)
+    assert first_ids(broken, header) == ("RETRY-4", "RETRY-4")

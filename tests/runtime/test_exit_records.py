@@ -11,33 +11,17 @@ from __future__ import annotations
 import os
 import signal
 import stat
-import subprocess
-import sys
 from pathlib import Path
 
 from metis_model import check_trace
 from metis_model.trace import Commit, Repair, ResultStatus, read_trace
 from metis_runtime.tools._exits import ExitRecord, read_exit_record, write_exit_record
-from tests.runtime.test_loop_support import results_by_occ, write_scenario
+from tests.runtime.test_loop_support import metis_run, results_by_occ, write_scenario
 
 REPO = Path(__file__).resolve().parents[2]
 # A GitHub classic token: the exit record goes through the redactor.
 TOKEN = "ghp_" + "Z4x9Qw2Lk7Rt5Yb8Nm3Vc6Hj1Pd0Sf2Ga7Ke"
 COMMAND = f"echo made >> out.txt; echo first-line; echo {TOKEN}; exit 3"
-
-
-def _metis_run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    full = {**os.environ, "PYTHONPATH": str(REPO), **(env or {})}
-    full.pop("ANTHROPIC_API_KEY", None)
-    full.pop("OPENAI_API_KEY", None)
-    return subprocess.run(
-        [sys.executable, "-m", "metis_cli", "run", "--quiet", *args],
-        env=full,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
 
 
 def _killed_at(tmp: Path, point: str) -> Path:
@@ -46,13 +30,13 @@ def _killed_at(tmp: Path, point: str) -> Path:
     trace = tmp / "run" / "trace.jsonl"
     ws = ["--workspace", str(tmp / "ws"), "--mode", "bypassPermissions", "--headless"]
     args = [*ws, "--scenario", str(scenario), "--trace", str(trace)]
-    killed = _metis_run(*args, env={"METIS_FAILPOINT": point})
+    killed = metis_run(*args, env={"METIS_FAILPOINT": point})
     assert killed.returncode == -signal.SIGKILL, killed.stderr
     return trace
 
 
 def _resumed(trace: Path) -> tuple[list[object], dict[str, tuple[str, str]]]:
-    resumed = _metis_run("--resume", "--trace", str(trace))
+    resumed = metis_run("--resume", "--trace", str(trace))
     assert resumed.returncode == 0, resumed.stderr
     with trace.open() as fh:
         header, events = read_trace(fh)

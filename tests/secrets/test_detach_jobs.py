@@ -18,14 +18,7 @@ from metis_model import check_trace
 from metis_model.trace import EffectOutcome, JobDone, read_trace
 from metis_runtime.agents._process import session_members
 from tests.runtime.test_loop_support import metis_run_argv, write_scenario
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
+from tests.secrets._procs import alive
 
 
 def _cgroup_writable() -> bool:
@@ -80,7 +73,7 @@ def test_a_job_detached_on_purpose_outlives_the_run_and_is_recorded(tmp_path: Pa
         # The shepherd and the exit handlers have run (the run has exited);
         # give a loaded machine a moment, then the job must still be there.
         time.sleep(1.5)
-        assert _alive(job_pid), "the detached job was killed"
+        assert alive(job_pid), "the detached job was killed"
         assert job_pid in session_members(pgid)
         with open(f"/proc/{job_pid}/cgroup", encoding="utf-8") as fh:
             assert "metis-" not in fh.read()  # out of the run's cgroup
@@ -96,6 +89,6 @@ def test_a_job_detached_on_purpose_outlives_the_run_and_is_recorded(tmp_path: Pa
         with contextlib.suppress(OSError):
             os.kill(job_pid, signal.SIGKILL) if job_pid else None
     deadline = time.monotonic() + 10
-    while job_pid and _alive(job_pid) and time.monotonic() < deadline:
+    while job_pid and alive(job_pid) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not _alive(job_pid)
+    assert not alive(job_pid)

@@ -17,6 +17,7 @@ import pytest
 from metis_model.trace import EffectOutcome
 from metis_runtime.agents import _process
 from metis_runtime.tools import BashTool, JobManager, ToolContext
+from tests.secrets._procs import alive
 
 COMMANDS = [
     "echo hi; exit 4",
@@ -45,14 +46,6 @@ def test_a_kept_job_reports_what_an_ordinary_one_does(tmp_path: Path, command: s
     assert kept == plain
 
 
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
 async def _detach(ws: Path, detach: bool) -> dict[str, Any]:
     jobs = JobManager()
     seen: dict[str, Any] = {}
@@ -67,10 +60,10 @@ async def _detach(ws: Path, detach: bool) -> dict[str, Any]:
     await jobs.detach_all()
     seen["pid"] = jobs.detached_pid("job-1")
     seen["bash"] = int((ws / "job.pid").read_text())
-    seen["alive_after_detach"] = _alive(seen["bash"])
+    seen["alive_after_detach"] = alive(seen["bash"])
     await jobs.cancel_all()  # what the loop does next: only undetached jobs are left
     await asyncio.sleep(0.2)
-    seen["alive_after_cancel"] = _alive(seen["bash"])
+    seen["alive_after_cancel"] = alive(seen["bash"])
     return seen
 
 
