@@ -48,12 +48,12 @@ def _replay(path: Path, out: Path, execution: str, as_json: bool) -> None:
     try:
         if str(path) == "-":
             workload = _stdin_workload(out)
-        elif not path.is_file():
+        elif not path.exists():
             bad_input(f"--replay {path}: no such file")
         else:
             workload = read_workload(path)
     except WorkloadError as exc:
-        bad_input(str(exc))
+        bad_input(f"--replay {exc}")
     verdict = check_outcome(execute(workload, out / "replay", execution))  # type: ignore[arg-type]
     if as_json:
         emit_json(
@@ -97,7 +97,7 @@ def _stdin_workload(out: Path) -> Workload:
         private_dirs(out)
         with open(open_private(kept, os.O_WRONLY | os.O_EXCL), "wb") as fh:
             fh.write(data)
-        return read_workload(kept)
+        return read_workload(kept, name="-")
     except OSError as exc:
         bad_input(f"--replay -: cannot read it through {out}: {exc.strerror or exc}")
     finally:

@@ -33,6 +33,7 @@ if _typing.TYPE_CHECKING:
         trace_dot,
         trace_graph,
     )
+    from ._input import input_json_limits, read_input_text
     from ._journal import (
         Journal,
         JournalState,
@@ -61,6 +62,7 @@ if _typing.TYPE_CHECKING:
         TraceWriteError,
         TraceWriter,
     )
+    from ._yaml import load_yaml
     from .dispatch import (
         Dispatcher,
         EffectSink,
@@ -84,6 +86,10 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "trace_dot",
         "trace_graph",
     ),
+    "._input": (
+        "input_json_limits",
+        "read_input_text",
+    ),
     "._layout": ("run_files",),
     "._journal": (
         "Journal",
@@ -106,6 +112,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "Redactor",
     ),
     "._session": ("Session",),
+    "._yaml": ("load_yaml",),
     "._trace": (
         "TraceWriteError",
         "TraceWriter",
@@ -149,8 +156,11 @@ __all__ = [
     "TraceWriteError",
     "TraceWriter",
     "TracedCall",
+    "input_json_limits",
     "load_trace_events",
+    "load_yaml",
     "make_header",
+    "read_input_text",
     "run_files",
     "scan_trace",
     "trace_dot",

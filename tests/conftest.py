@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 from collections.abc import Iterator
 
 import pytest
@@ -33,6 +34,17 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.ge
 # /etc/claude-code/...) by default; the tests, and the runs they start, must not
 # depend on the machine. Tests of the hierarchy turn it back on.
 os.environ["METIS_SETTINGS_HIERARCHY"] = "0"
+
+# Likewise git's user-wide config: grep honours `core.excludesFile` (default
+# ~/.config/git/ignore) and git commands read ~/.gitconfig. CI is a bare
+# machine with neither, so every test sees an empty global config whose
+# excludes file is empty too (tests of those files pass their own environment).
+_GIT_HOME = tempfile.mkdtemp(prefix="metis-tests-git-")
+open(os.path.join(_GIT_HOME, "ignore"), "w").close()
+with open(os.path.join(_GIT_HOME, "config"), "w") as _config:
+    _config.write(f"[core]\n\texcludesFile = {os.path.join(_GIT_HOME, 'ignore')}\n")
+os.environ["GIT_CONFIG_GLOBAL"] = os.path.join(_GIT_HOME, "config")
+os.environ["GIT_CONFIG_NOSYSTEM"] = "1"
 
 
 @pytest.fixture(autouse=True)

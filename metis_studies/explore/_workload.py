@@ -24,13 +24,12 @@ counterexample, a regression) is validated with errors naming the field.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from metis_model.trace import Decision, Mode, Route
+from metis_model.trace import Decision, InputError, Mode, Route, decode_json, value_strict
 
 
 class _Frozen(BaseModel):
@@ -163,32 +162,34 @@ class WorkloadError(ValueError):
 
 
 def workload_from_json(data: Any, where: str = "workload") -> Workload:
+    """A decoded workload, validated with JSON's strictness (no coercion:
+    `"overflow": "yes"` is no boolean); errors name the field."""
     try:
-        return Workload.model_validate(data)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        field = ".".join(str(p) for p in err["loc"]) or "top level"
-        raise WorkloadError(f"{where}: {field}: {err['msg']}") from None
+        return value_strict(Workload, data, source=where)
+    except InputError as exc:
+        raise WorkloadError(str(exc)) from None
 
 
-def read_workload(path: Path) -> Workload:
-    """A workload saved as JSON (or the `explore:` section of a scenario YAML)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise WorkloadError(f"{path}: cannot read: {exc}") from None
-    if path.suffix in (".yaml", ".yml"):
-        import yaml
+def read_workload(path: Path, name: str | None = None) -> Workload:
+    """A workload saved as JSON (or the `explore:` section of a scenario YAML),
+    read as every metis reader reads (`metis_runtime._input`): a regular file
+    only, bounded, strict UTF-8 and strict JSON / YAML with nesting and number
+    limits; every failure one `WorkloadError` line naming the file (`name`
+    when given: `-` for a workload read from standard input through a file)."""
+    from metis_runtime import input_json_limits, load_yaml, read_input_text
 
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            raise WorkloadError(f"{path}: not valid YAML: {exc}") from None
-        if not isinstance(data, dict) or "explore" not in data:
-            raise WorkloadError(f"{path}: explore: missing (not a scenario written by explore)")
-        return workload_from_json(data["explore"], str(path))
+    source = str(path) if name is None else name
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise WorkloadError(f"{path}: line {exc.lineno}: not valid JSON: {exc.msg}") from None
-    return workload_from_json(data, str(path))
+        text = read_input_text(path)
+        if path.suffix in (".yaml", ".yml"):
+            data = load_yaml(text, source=source)
+            if not isinstance(data, dict) or "explore" not in data:
+                raise WorkloadError(
+                    f"{source}: explore: missing (not a scenario written by explore)"
+                )
+            return workload_from_json(data["explore"], source)
+        return workload_from_json(
+            decode_json(text, source=source, limits=input_json_limits()), source
+        )
+    except InputError as exc:
+        raise WorkloadError(str(exc).replace(str(path), source, 1)) from None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -92,3 +93,52 @@ def test_replay_runs_a_written_scenario(tmp_path: Path) -> None:
         )
         assert code == 0 and "one-edit: conforms" in out, out
     assert (tmp_path / "metis-run" / "replay" / "ws" / "a.txt").read_text() == "two\n"
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "says"),
+    [
+        ("deep.json", "[" * 5000 + "]" * 5000, "nested deeper than"),
+        ("deep.yaml", "explore: " + "[" * 5000, "not valid YAML"),
+        ("coerced.json", '{"name": "x", "turns": [{"overflow": "yes"}]}', "turns.0.overflow"),
+        ("number.json", '{"name": 5, "turns": []}', "name: Input should be a valid string"),
+        ("nan.json", '{"name": "x", "turns": [], "seed": NaN}', "NaN is not a JSON number"),
+        ("latin1.json", b'{"name": "\xe9"}', "not UTF-8"),
+        ("scenario.yaml", "version: 1\n", "explore: missing"),
+    ],
+)
+def test_an_adversarial_workload_file_is_one_line_naming_it(
+    name: str, content: str | bytes, says: str, tmp_path: Path
+) -> None:
+    """`--replay` reads as every metis reader does: bounded nesting, strict types
+    (no coercion), strict UTF-8 and JSON (the old reader raised RecursionError on
+    deep nesting and coerced nothing but accepted FIFOs as 'no such file')."""
+    bad = tmp_path / name
+    bad.write_bytes(content if isinstance(content, bytes) else content.encode())
+    code, _, err = _invoke("--replay", str(bad), "--out", str(tmp_path / "out"))
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and "Traceback" not in err, err
+    assert f"--replay {bad}" in lines[0] and says in lines[0], lines[0]
+
+
+def test_a_workload_that_is_no_regular_file_is_refused_without_blocking(tmp_path: Path) -> None:
+    fifo = tmp_path / "w.json"
+    os.mkfifo(fifo)
+    (tmp_path / "d.json").mkdir()
+    for path, kind in (
+        (fifo, "a FIFO"),
+        (tmp_path / "d.json", "a directory"),
+        (Path("/dev/zero"), "a character device"),
+    ):
+        code, _, err = _invoke("--replay", str(path), "--out", str(tmp_path / "out"))
+        assert code == 2 and f"--replay {path}: not a regular file ({kind})" in err, err
+
+
+def test_a_workload_on_stdin_is_named_dash_in_its_errors(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        explore, ["--replay", "-", "--out", str(tmp_path / "out")], input='{"name": 5}'
+    )
+    assert result.exit_code == 2 and "--replay -: name: Input should be" in result.stderr, (
+        result.stderr
+    )
+    assert not list((tmp_path / "out").glob(".replay-stdin-*"))

@@ -215,3 +215,38 @@ def test_resume_with_a_damaged_journal(journal: bytes) -> None:
         # The journal may name another workspace: "the run's workspace is gone" names it.
         places = (str(trace.parent), str(Path(tmp) / "ws"), header["run_id"], "--", "workspace")
         assert_clean(outcome, *places)
+
+
+@cache
+def workload_seeds() -> tuple[tuple[str, bytes], ...]:
+    """A workload as `metis explore` writes one: its JSON, and the replay
+    scenario that carries it in an `explore:` section."""
+    from metis_studies.explore import Call, Turn, Workload, write_scenario
+
+    workload = Workload(
+        name="fuzz-seed",
+        files={"a.txt": "one\n"},
+        mode="acceptEdits",
+        turns=(
+            Turn(calls=(Call(id="t1", tool="edit", input={"path": "a.txt", "old": "one", "new": "two"}),
+                        Call(id="t2", tool="read", input={"path": "a.txt"}))),
+            Turn(text="done"),
+        ),
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        scenario = Path(tmp) / "scenario.yaml"
+        write_scenario(workload, scenario)
+        return ((".json", workload.model_dump_json().encode()), (".yaml", scenario.read_bytes()))
+
+
+@_SLOW
+@given(st.sampled_from([".json", ".yaml"]).flatmap(
+    lambda suffix: st.tuples(st.just(suffix), mutated([d for s, d in workload_seeds() if s == suffix]))
+))
+def test_explore_replay_of_a_damaged_workload(case: tuple[str, bytes]) -> None:
+    suffix, data = case
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / ("workload" + suffix)
+        path.write_bytes(data)
+        argv = ["explore", "--replay", str(path), "--execution", "in-process", "--out", str(Path(tmp) / "out")]
+        assert_clean(bounded_run(argv, seconds=60).outcome, str(path))

@@ -124,6 +124,7 @@ def test_grep_honours_the_global_excludes_and_ignore_files(
     (xdg / "git" / "ignore").write_text("*.swp\n")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(xdg))
+    monkeypatch.delenv("GIT_CONFIG_GLOBAL", raising=False)  # conftest's empty global config
     (ws / ".ignore").write_text("vendor/\n")
     (ws / "vendor").mkdir()
     for name in ("a.txt.swp", "vendor/lib.txt", "a.txt"):
