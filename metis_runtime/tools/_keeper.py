@@ -122,9 +122,10 @@ def main(argv: list[str]) -> int:
         raise _Detach
 
     signal.signal(signal.SIGUSR1, detach)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGUSR1})
     while True:
         try:
+            # Unblocked inside the `try`: a detach that came early raises here.
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGUSR1})
             _, status = os.waitpid(holder, 0)
             return _status_exit(status)
         except _Detach:
