@@ -68,9 +68,18 @@ def child_authority(
 
 
 def spawn_violation(
-    parent_mode: Mode, parent_tools: Iterable[str], child_mode: Mode, child_tools: Iterable[str]
+    parent_mode: Mode,
+    parent_tools: Iterable[str],
+    child_mode: Mode,
+    child_tools: Iterable[str],
+    requested_mode: Mode | None = None,
 ) -> tuple[str, str] | None:
-    """The first CHILD invariant a recorded spawn breaks, as (ID, reason)."""
+    """The first CHILD invariant a recorded spawn breaks, as (ID, reason).
+
+    `requested_mode` (when the trace records it) is the mode the child's gate
+    was asked for: under a parent that is not plan, a request more
+    permissive than the parent's must have been refused, and an admitted one
+    gives exactly that mode (CHILD-2, `child_authority`)."""
     extra = sorted(frozenset(child_tools) - frozenset(parent_tools))
     if extra:
         return "CHILD-1", f"child tools {extra} are not visible to the parent"
@@ -81,6 +90,18 @@ def spawn_violation(
             "CHILD-2",
             f"{child_mode.value} child is more permissive than {parent_mode.value} parent",
         )
+    if requested_mode is not None and parent_mode is not Mode.PLAN:
+        if not mode_at_most(requested_mode, parent_mode):
+            return (
+                "CHILD-2",
+                f"a child that asked for {requested_mode.value} was started under a "
+                f"{parent_mode.value} parent: the spawn must be refused",
+            )
+        if child_mode is not requested_mode:
+            return (
+                "CHILD-2",
+                f"the child asked for {requested_mode.value} and runs in {child_mode.value}",
+            )
     locked = sorted(frozenset(child_tools) & PLAN_LOCKED_REMOVED)
     if child_mode is Mode.PLAN and locked:
         return "CHILD-3", f"plan-locked child keeps {locked}"

@@ -632,6 +632,7 @@ def _spawn(rng: random.Random, rec: _Recorder, mode: Mode, cause: int, turn: int
             child_tools=tuple(sorted(granted.tools)),
             parent_mode=mode,
             parent_tools=ALL_TOOLS,
+            requested_mode=requested,
         )
 
 

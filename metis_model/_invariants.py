@@ -176,7 +176,8 @@ INVARIANTS: tuple[Invariant, ...] = (
     _I(
         "CHILD-2",
         "CHILD",
-        "A child's mode is never more permissive than its parent's.",
+        "A child's mode is never more permissive than its parent's: a spawn that asks for a "
+        "more permissive mode is refused, and an admitted one runs in the mode it asked for.",
         "children.md",
     ),
     _I(

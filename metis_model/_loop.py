@@ -933,7 +933,9 @@ def _repair(state: LoopState, e: Repair) -> Outcome:
 
 
 def _spawn(state: LoopState, e: Spawn) -> Outcome:
-    broken = spawn_violation(e.parent_mode, e.parent_tools, e.child_mode, e.child_tools)
+    broken = spawn_violation(
+        e.parent_mode, e.parent_tools, e.child_mode, e.child_tools, e.requested_mode
+    )
     if broken is not None:
         return _diverge(state, broken[0], f"spawn of {e.agent_id}: {broken[1]}", e.seq)
     return state

@@ -400,12 +400,19 @@ def _child_1(ev: Events, rng: random.Random) -> Events | None:
 
 
 def _child_2(ev: Events, rng: random.Random) -> Events | None:
+    # A child more permissive than its parent; or (mutant 21) a child that
+    # asked for more than its parent's mode and was started anyway (its gate
+    # capped it), or one that asked for plan and runs in default.
+    child, requested = rng.choice(
+        [(Mode.BYPASS, None), (Mode.DEFAULT, Mode.BYPASS), (Mode.DEFAULT, Mode.PLAN)]
+    )
     return _spawn_after_assistant(
         ev,
-        child_mode=Mode.BYPASS,
+        child_mode=child,
         child_tools=("read",),
         parent_mode=Mode.DEFAULT,
         parent_tools=("read", "bash"),
+        requested_mode=requested,
     )
 
 

@@ -918,7 +918,9 @@ class Replay:
     # -- children and the end --------------------------------------------
 
     def _spawn(self, e: Any) -> None:
-        broken = spawn_violation(e.parent_mode, e.parent_tools, e.child_mode, e.child_tools)
+        broken = spawn_violation(
+            e.parent_mode, e.parent_tools, e.child_mode, e.child_tools, e.requested_mode
+        )
         if broken is not None:
             raise _Stop(broken[0], f"spawn of {e.agent_id}: {broken[1]}", [e.seq])
         if e.parent_mode is Mode.PLAN or e.child_mode is Mode.PLAN:

@@ -251,6 +251,9 @@ class Abstraction:
             v["locked"] = bool(set(f.child_tools) & PLAN_LOCKED_REMOVED)
             v["parent_mode"] = f.parent_mode
             v["child_mode"] = f.child_mode
+            if f.requested_mode is not None:  # else the request is left open
+                v["req"] = f.requested_mode
+                v["req_none"] = False
         elif kind == "run_end":
             v["rstatus"] = f.status
         return v, facts

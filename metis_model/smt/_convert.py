@@ -368,6 +368,7 @@ class _Writer:
                 child_tools=tuple(sorted(tools)),
                 parent_mode=p["parent_mode"],
                 parent_tools=ALL_TOOLS,
+                requested_mode=None if p["req_none"] else p["req"],
             )
         elif kind == "run_end":
             self.add(RunEnd, status=p["rstatus"])

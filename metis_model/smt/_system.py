@@ -773,6 +773,19 @@ class LoopSystem:
                     "CHILD-3",
                 ),
                 (z3.Not(mode_at_most_z3(p["child_mode"], p["parent_mode"])), "CHILD-2"),
+                # a recorded request (req_none false): refused when more
+                # permissive than the parent's, else granted as asked
+                (
+                    z3.And(
+                        z3.Not(p["req_none"]),
+                        p["parent_mode"] != MODE[Mode.PLAN],
+                        z3.Or(
+                            z3.Not(mode_at_most_z3(p["req"], p["parent_mode"])),
+                            p["child_mode"] != p["req"],
+                        ),
+                    ),
+                    "CHILD-2",
+                ),
                 (z3.And(p["child_mode"] == MODE[Mode.PLAN], p["locked"]), "CHILD-3"),
             ],
             "run_end": [

@@ -270,6 +270,9 @@ class Spawn(_Event):
     child_tools: tuple[str, ...]
     parent_mode: Mode
     parent_tools: tuple[str, ...]
+    # The mode the child's gate was asked for (the call's permission_mode,
+    # else its definition's, else the parent's); None in traces that predate it.
+    requested_mode: Mode | None = None
 
 
 class RunEnd(_Event):

@@ -267,7 +267,7 @@ class AgentSupervisor:
         """The hooks in force, as this agent's trace header lists them (CHILD-6)."""
         return header_hooks(self.hooks)
 
-    def _emit_spawn(self, agent_id: str, mode: Mode, tools: Sequence[str]) -> None:
+    def _emit_spawn(self, agent_id: str, mode: Mode, tools: Sequence[str], requested: Mode) -> None:
         if self.trace is None:
             return
         n = self.trace.next_seq
@@ -279,6 +279,7 @@ class AgentSupervisor:
             child_tools=list(tools),
             parent_mode=gate_mode(self.gate),
             parent_tools=list(self.visible_tools()),
+            requested_mode=requested,
         )
 
     # --- spawning -------------------------------------------------------------
@@ -425,7 +426,7 @@ class AgentSupervisor:
         self.children[agent_id] = record
         record.choice = plan.describe()
         self._write_child_header(config, admitted, resolved, plan)
-        self._emit_spawn(agent_id, mode, config.tools)
+        self._emit_spawn(agent_id, mode, config.tools, resolved.mode)
         # Redacted like every file metis writes: the child works on what is on disk.
         write_private_json(agent_dir / "config.json", config.model_dump(mode="json"))
         try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -248,7 +249,9 @@ def test_child6_a_parent_hook_applies_in_every_descendant(tmp_path: Path) -> Non
     covered = sum(
         e.kind == "decision" and e.occ in bash
         for _, events in tree.values()
-        for bash in [{c.occ for a in events if a.kind == "assistant" for c in a.calls if c.tool == "bash"}]
+        for bash in [
+            {c.occ for a in events if a.kind == "assistant" for c in a.calls if c.tool == "bash"}
+        ]
         for e in events
     )
     assert runs == 3 and covered == 3  # one rm per agent, each vetoed
@@ -259,3 +262,61 @@ def test_hook_specs_round_trip_through_json() -> None:
     spec = HookSpec(id="no-rm", command=HOOK, matcher="bash")
     assert HookSpec.model_validate(json.loads(spec.model_dump_json())) == spec
     asyncio.run(asyncio.sleep(0))
+
+
+# --- the mode a spawn asked for (CHILD-2, mutant 21) -------------------------------
+
+
+def _spawn_asking(tmp_path: Path, asked: Mode) -> tuple[list[Any], Any]:
+    """A default root that spawns `helper` asking for `asked`: its spawn
+    results and the tree's report."""
+    from metis_runtime.agents import AgentDefinition
+    from metis_runtime.providers import TextBlock, ToolUseBlock
+
+    def script(request, n):  # type: ignore[no-untyped-def]
+        if n == 0:
+            spawn = {"agent": "helper", "task": "look", "permission_mode": asked.value}
+            return [ToolUseBlock("s1", "spawn_agent", spawn)]
+        return [TextBlock("done")]
+
+    helper = AgentDefinition(name="helper", description="h", tools=("read",), system_prompt="h")
+    root = make_root(tmp_path, script, extra_definitions=[helper])
+    assert root.run("spawn one").status.value == "completed"
+    (events,) = [ev for h, ev in read_tree(root.run_dir).values() if h.depth == 0]
+    return [e for e in events if e.kind in ("spawn", "result")], tree_report(root.run_dir)
+
+
+def test_child2_the_spawn_records_the_mode_asked_for(tmp_path: Path) -> None:
+    got, report = _spawn_asking(tmp_path, Mode.PLAN)
+    (spawn,) = [e for e in got if e.kind == "spawn"]
+    assert (spawn.requested_mode, spawn.child_mode, spawn.parent_mode) == (
+        Mode.PLAN,
+        Mode.PLAN,
+        Mode.DEFAULT,
+    )
+    assert report.ok, report.first
+    got, report = _spawn_asking(tmp_path / "escalates", Mode.BYPASS)
+    assert [e.kind for e in got] == ["result"] and "spawn refused: AUTHORITY" in got[0].content
+    assert report.ok, report.first
+
+
+@pytest.mark.metis_nonconforming
+def test_child2_a_gate_that_admits_an_escalating_request_is_caught(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Mutant 21's first half: the clone admits any mode; the child's gate then
+    caps it at the parent's live, so only the recorded request shows it."""
+    original = Gate.clone_for_child
+
+    def admits_anything(self, mode=None, extra_deny=()):  # type: ignore[no-untyped-def]
+        clone = original(self, None, extra_deny)
+        if mode is not None and isinstance(clone, Gate):
+            clone._mode = Mode(mode)
+        return clone
+
+    monkeypatch.setattr(Gate, "clone_for_child", admits_anything)
+    got, report = _spawn_asking(tmp_path, Mode.BYPASS)
+    (spawn,) = [e for e in got if e.kind == "spawn"]
+    assert spawn.child_mode is Mode.DEFAULT  # capped: the child itself does no harm
+    assert report.first is not None and report.first.invariant == "CHILD-2", report.first
+    assert "asked for bypassPermissions was started under a default parent" in report.first.message

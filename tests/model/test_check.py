@@ -17,8 +17,9 @@ from metis_model import (
     check_trace,
     simulate,
 )
-from metis_model._mutate import RICH
-from metis_model.trace import Route, dumps_trace, read_trace_numbered
+from metis_model._generate import flat_run
+from metis_model._mutate import RICH, _insert_after
+from metis_model.trace import Mode, Route, Spawn, dumps_trace, read_trace_numbered
 
 TRACE_IDS = [inv.id for inv in INVARIANTS if inv.id in MUTATORS]
 
@@ -102,3 +103,39 @@ def test_replay_is_linear_enough() -> None:
         state = out  # type: ignore[assignment]
         widest = max(widest, len(state.calls) + len(state.jobs))
     assert widest <= SimConfig().max_batch + 20
+
+
+@pytest.mark.parametrize(
+    ("child", "requested", "says"),
+    [
+        (
+            Mode.DEFAULT,
+            Mode.BYPASS,
+            "asked for bypassPermissions was started under a default parent",
+        ),
+        (Mode.DEFAULT, Mode.PLAN, "asked for plan and runs in default"),
+    ],
+)
+def test_child2_a_spawn_against_its_recorded_request_is_rejected(
+    child: Mode, requested: Mode, says: str
+) -> None:
+    """Mutant 21: the gate admits a request the mode order refuses (and caps the
+    child at its parent's mode), or grants another mode than the one asked."""
+    header, events = flat_run(2)
+    assert events[2].kind == "assistant"
+    spawn = Spawn(
+        seq=0,
+        t=0.0,
+        agent_id="helper-1",
+        child_mode=child,
+        child_tools=("read",),
+        parent_mode=Mode.DEFAULT,
+        parent_tools=("read",),
+        requested_mode=requested,
+    )
+    unrecorded = _insert_after(events, 2, spawn.model_copy(update={"requested_mode": None}))
+    assert check_trace(unrecorded, header).ok  # what the trace held before: nothing to see
+    broken = _insert_after(events, 2, spawn)
+    report = check_trace(broken, header)
+    assert report.first is not None and report.first.invariant == "CHILD-2", report.first
+    assert says in report.first.message

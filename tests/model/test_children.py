@@ -40,6 +40,31 @@ def test_child2_child3_granted_authority_never_exceeds_the_parent(parent, reques
         assert got.mode is Mode.PLAN
         assert not got.tools & PLAN_LOCKED_REMOVED
     assert spawn_violation(parent, tools, got.mode, got.tools) is None
+    assert spawn_violation(parent, tools, got.mode, got.tools, requested) is None
+
+
+@given(st.sampled_from(Mode), st.sampled_from(Mode), st.sampled_from(Mode))
+def test_child2_a_recorded_request_is_granted_as_asked_or_refused(parent, requested, child) -> None:
+    """A spawn that records the mode asked for conforms exactly when
+    `child_authority` would have started that child in that mode."""
+    got = child_authority(parent, TOOLS, requested)
+    broken = spawn_violation(parent, TOOLS, child, [], requested)
+    if isinstance(got, ChildAuthority) and got.mode is child:
+        assert broken is None
+    else:
+        assert broken is not None and broken[0] in ("CHILD-2", "CHILD-3"), broken
+        if parent is not Mode.PLAN:
+            assert broken[0] == "CHILD-2"
+
+
+def test_child2_an_escalating_request_admitted_or_a_mode_not_granted() -> None:
+    # mutant 21: a default parent started a child that asked for bypass (its
+    # gate then capped it at default): the spawn itself breaks CHILD-2
+    broken = spawn_violation(Mode.DEFAULT, ["read"], Mode.DEFAULT, ["read"], Mode.BYPASS)
+    assert broken is not None and broken[0] == "CHILD-2" and "must be refused" in broken[1]
+    broken = spawn_violation(Mode.DEFAULT, ["read"], Mode.DEFAULT, ["read"], Mode.PLAN)
+    assert broken == ("CHILD-2", "the child asked for plan and runs in default")
+    assert spawn_violation(Mode.PLAN, ["read"], Mode.PLAN, ["read"], Mode.BYPASS) is None
 
 
 def test_default_parent_cannot_start_accept_edits_or_bypass() -> None:

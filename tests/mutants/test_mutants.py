@@ -4,9 +4,12 @@ is checked on each patched copy by `make mutate`, which also runs them)."""
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -66,3 +69,83 @@ def test_a_malformed_patch_is_refused_naming_it(tmp_path: Path) -> None:
     )
     with pytest.raises(MutantError, match="does not apply"):
         patched_copy(REPO, read_mutant(stale), tmp_path / "copy")
+
+
+# --- mutant 16: the fault its line 1 names reaches the trace --------------------------
+
+_FOLD_RUN = """
+import asyncio, sys
+from pathlib import Path
+from metis_model.trace import Mode
+from metis_runtime import AgentLoop, TraceWriter, make_header
+from metis_runtime.context import ContextBudget, ContextController
+from metis_runtime.dispatch import PassThroughGate
+from metis_runtime.providers import ScriptedProvider, TextBlock, ToolUseBlock
+from metis_runtime.tools import JobManager, ToolContext, ToolRegistry
+
+ws = Path(sys.argv[1])
+ws.mkdir()
+for i in range(4):
+    (ws / f"f{i}.txt").write_text("x" * 3000)
+script = [(ToolUseBlock(f"c{i}", "read", {"path": f"f{i}.txt"}),) for i in range(4)]
+registry = ToolRegistry(ToolRegistry.builtin())
+trace = TraceWriter(Path(sys.argv[2]), make_header(mode=Mode.BYPASS, tools=registry.names()))
+controller = ContextController(ContextBudget.for_window(2000, recent=1))
+loop = AgentLoop(
+    ScriptedProvider([*script, (TextBlock("done"),)]),
+    registry,
+    PassThroughGate(Mode.BYPASS, ws),
+    ToolContext(ws, {"PATH": "/usr/bin:/bin"}, JobManager()),
+    trace,
+    context_hook=controller.hook(trace),
+)
+print(asyncio.run(loop.run("read them")).status.value)
+trace.close()
+"""
+
+
+def _fold_run(code_root: Path, tmp: Path) -> tuple[Any, Any]:
+    from metis_model import check_trace
+    from metis_model.trace import read_trace
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("METIS_")}
+    env["PYTHONPATH"] = str(code_root)
+    trace = tmp / "trace.jsonl"
+    done = subprocess.run(
+        [sys.executable, "-c", _FOLD_RUN, str(tmp / "ws"), str(trace)],
+        cwd=tmp,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    with trace.open(encoding="utf-8") as fh:
+        header, events = read_trace(fh)
+    return events, check_trace(events, header)
+
+
+def test_16_the_late_fold_is_taken_and_close6_flags_its_compaction(tmp_path: Path) -> None:
+    """Mutant 16 as first written moved the cut but left `fold`'s own
+    cut-point check: every fold raised ValueError and the run just failed,
+    with no `compaction` recorded, so no ID could see it. Patched as it says
+    (the cut one message late, no check left), the fold is taken and its
+    `compaction` separates the last folded call from its result."""
+    (mutant,) = [m for m in ALL if m.number == "16"]
+    for pkg in ("metis_runtime", "metis_model"):
+        shutil.copytree(
+            REPO / pkg, tmp_path / "code" / pkg, ignore=shutil.ignore_patterns("__pycache__")
+        )
+    done = subprocess.run(
+        ["git", "apply", str(mutant.patch)], cwd=tmp_path / "code", capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    (tmp_path / "as-is").mkdir()
+    events, report = _fold_run(REPO, tmp_path / "as-is")
+    assert report.ok, report.first
+    assert [e.step for e in events if e.kind == "compaction"], "the run never folds"
+    (tmp_path / "patched").mkdir()
+    events, report = _fold_run(tmp_path / "code", tmp_path / "patched")
+    assert [e.kind for e in events].count("compaction") >= 1
+    assert report.first is not None and report.first.invariant in ("CLOSE-6", "CLOSE-8")
+    assert "separates calls from results" in report.first.message, report.first
