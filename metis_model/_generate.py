@@ -290,9 +290,15 @@ def simulate(seed: int, config: SimConfig | None = None) -> tuple[TraceHeader, l
             stop_reason="tool_use",
         )
         sim.run_batch(batch, assistant, turn)
-    for occ, job, handshake in sim.pending_jobs:
+    for number, (occ, job, handshake) in enumerate(sim.pending_jobs):
         rec.t += 0.001
-        rec.add(JobDone, handshake, occ=occ, job=job, outcome=EffectOutcome.OK)
+        # Every third job still running at the end is left running on purpose
+        # (`metis run --detach-jobs`): detached, with its process group (SCHED-4).
+        if number % 3 == 2:
+            pid = 4000 + handshake
+            rec.add(JobDone, handshake, occ=occ, job=job, outcome=EffectOutcome.DETACHED, pid=pid)
+        else:
+            rec.add(JobDone, handshake, occ=occ, job=job, outcome=EffectOutcome.OK)
     rec.t += 0.001
     rec.add(RunEnd, len(rec.events) - 1, status=RunStatus.COMPLETED)
     return header, rec.events
@@ -521,14 +527,26 @@ class _Run:
                     if rng.random() < 0.4
                 ]
                 late = {occ for occ in commits if not killed and rng.random() < 0.5}
+                # A killed process's exec that finished before it could commit:
+                # the resuming process commits it from its exit record (RETRY-4;
+                # edits leave none). Chosen without drawing: other runs stay as they were.
+                recovered = tuple(
+                    occ
+                    for occ in occs
+                    if killed and occ in commits and running[occ].call.facts.kind is ToolKind.EXEC
+                )
                 for occ in commits:
-                    if occ not in late:
+                    if occ not in late and occ not in recovered:
                         last_of[occ] = rec.add(
                             Commit, last_of[occ], occ=occ, outcome=EffectOutcome.OK
                         )
                 rec.add(Interrupt, reason="process killed" if killed else "user interrupt")
                 for occ in sorted(late):
                     last_of[occ] = rec.add(Commit, last_of[occ], occ=occ, outcome=EffectOutcome.OK)
+                for occ in recovered:
+                    last_of[occ] = rec.add(
+                        Commit, last_of[occ], occ=occ, outcome=EffectOutcome.OK, recovered=True
+                    )
                 for occ in list(running):
                     committed = occ in commits
                     outcome = (
@@ -564,6 +582,7 @@ class _Run:
                         p.ref.occ for p in open_calls if _stub_unknown(p, p.ref.occ in started)
                     ),
                     call_ids=ids,
+                    recovered=recovered,
                 )
                 self.batches.append((occs, ids))
                 return

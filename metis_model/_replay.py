@@ -37,12 +37,14 @@ from ._loop import (
     _commits,
     cancel_problem,
     decision_problem,
+    detached_problem,
     enforcement_problem,
     footprint_partners,
     hook_problem,
     hooks_for,
     ids_problem,
     interference,
+    recovered_problem,
     stub_problem,
 )
 from .trace import (
@@ -105,6 +107,7 @@ class _Call:
         "occ",
         "outcome",
         "reads",
+        "recovered",
         "running",
         "started",
         "started_t",
@@ -136,6 +139,7 @@ class _Call:
         self.running = False
         self.finished = False
         self.committed = False
+        self.recovered = False
         self.closed = False
         self.status: ResultStatus | None = None
         self.outcome: EffectOutcome | None = None
@@ -388,6 +392,7 @@ class Replay:
                 started_t=c.started_t,
                 finished=c.finished,
                 committed=c.committed,
+                recovered=c.recovered,
                 covered=c.covered,
                 outcome=c.outcome,
                 status=c.status,
@@ -708,6 +713,15 @@ class Replay:
                 f"commit of {e.occ}, which is not running uncommitted",
                 _about(call, e.seq),
             )
+        if e.recovered:
+            if self.phase is not Phase.INTERRUPTED:
+                raise _Stop(
+                    "RETRY-4",
+                    f"recovered commit of {e.occ} outside an interrupt",
+                    _about(call, e.seq),
+                )
+            call.recovered = True
+            self.count("RETRY-4")
         call.events.append(e.seq)
         call.committed = True
 
@@ -721,6 +735,12 @@ class Replay:
                 "LOOP-1", f"{e.occ} ended without running in the foreground", _about(call, e.seq)
             )
         outcome = e.outcome
+        if outcome is EffectOutcome.DETACHED:
+            raise _Stop(
+                "LOOP-1",
+                f"{e.occ}'s effect ended detached: only a background job's completion is",
+                _about(call, e.seq),
+            )
         if outcome is _UNKNOWN and self.phase is not Phase.INTERRUPTED:
             raise _Stop(
                 "LOOP-1",
@@ -773,6 +793,9 @@ class Replay:
             raise _Stop(
                 "SCHED-4", f"completion of {e.job} for {e.occ} pairs with no handshake", [e.seq]
             )
+        detached = detached_problem(e)
+        if detached is not None:
+            raise _Stop("SCHED-4", detached, [paired[1], e.seq])
         del self.jobs[e.job]
 
     # -- closure ---------------------------------------------------------
@@ -878,6 +901,11 @@ class Replay:
         stubs = stub_problem(self.calls, e)
         if stubs is not None:
             raise _Stop("RETRY-3", f"repair {stubs}", [self.assistant_seq, e.seq])
+        recovered = recovered_problem(self.calls, e)
+        if recovered is not None:
+            raise _Stop("RETRY-4", f"repair {recovered}", [self.assistant_seq, e.seq])
+        if e.recovered or any(c.recovered for c in self.calls):
+            self.count("RETRY-4")
         self._check_ids(e)
         if e.stubbed:
             self.count("RETRY-3", len(e.stubbed))
