@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import sys
 from collections.abc import Callable
 from typing import Any, TextIO
@@ -29,8 +30,8 @@ _END = "-----END"
 # detector (`metis --version` loads click alone): the detector's needles
 # (`metis_model.trace.RULE_NEEDLES`, `NAME_WORDS`; a test checks that these
 # copies equal them) as they appear in plain text, any backslash (an escape),
-# and the values of environment variables whose names hold a name word (a
-# superset of the detector's secret-named ones).
+# what may be encoded (`_ENCODED`), and the values of environment variables
+# whose names hold a name word (a superset of the detector's secret-named ones).
 RULE_NEEDLES = (
     *("private key", "akia", "asia", "abia", "acca", "a3t", "aws", "aiza", "q~"),
     *("accountkey", "sig=", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
@@ -46,6 +47,9 @@ NAME_WORDS = (
 _AFTER_NAME = ('"', "'", "`", " ", "\t", ":", "=")
 _NEEDLES = (*RULE_NEEDLES, *(w + a for w in NAME_WORDS for a in _AFTER_NAME))
 _scanner: Any = None
+# An encoded credential (specs/secrets.md): a percent-escape, or a run of base64
+# characters as long as the shortest the detector decodes.
+_ENCODED = re.compile(r"%[0-9A-Fa-f]{2}|[A-Za-z0-9+/_-]{16}")
 
 
 def _env_values() -> tuple[str, ...]:
@@ -58,7 +62,11 @@ def _may_hold(text: str) -> bool:
     if "\\" in text:
         return True
     low = text.lower()
-    return any(n in low for n in _NEEDLES) or any(v in text for v in _env_values())
+    return (
+        any(n in low for n in _NEEDLES)
+        or _ENCODED.search(text) is not None
+        or any(v in text for v in _env_values())
+    )
 
 
 def _redact(text: str) -> str:

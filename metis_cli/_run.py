@@ -119,6 +119,7 @@ from metis_runtime.providers import (
 )
 from metis_runtime.tools import JobManager, ToolContext, ToolRegistry
 from metis_runtime.tools._contain import Roots, write_at
+from metis_runtime.tools._exits import EXITS
 
 from ._agents import budget_from_options, context_options, guard_options, limits_from_options
 from ._wire import (
@@ -495,7 +496,13 @@ def _run_files(trace: Path) -> tuple[Path, ...]:
     the journal, and the agent tree's ledger, children's traces and offloads
     (not `worktrees/`, where children work)."""
     tree = _tree_dir(trace)
-    owned = (tree / "guard.json", tree / "agents", tree / "offload", tree / STDIN_SCENARIO)
+    owned = (
+        tree / "guard.json",
+        tree / "agents",
+        tree / "offload",
+        tree / EXITS,
+        tree / STDIN_SCENARIO,
+    )
     return (trace, _journal_path(trace), *owned)
 
 
@@ -632,6 +639,9 @@ def _loop(
     quiet: bool,
 ) -> AgentLoop:
     live = config["provider"] != "replay"  # a replayed run has no answers to spare for summaries
+    detach = config.get("detach_jobs", False)  # runs from before the option have none
+    if type(detach) is not bool:
+        _bad(f"the run's detach_jobs {detach!r} is unusable: it must be true or false")
     controller = ContextController(
         budget,
         summarizer=provider_summarizer(provider) if live else None,
@@ -641,12 +651,16 @@ def _loop(
         provider,
         registry,
         gate,
-        ToolContext(workspace, tool_env(), JobManager()),
+        ToolContext(workspace, tool_env(), JobManager(), exit_dir=tree / EXITS, detach_jobs=detach),
         trace,
         journal=journal,
         dispatcher=_dispatcher(serial),
         observer=_Progress(quiet),
-        config=LoopConfig(max_turns=int(config["max_turns"]), call_timeout=_call_timeout(config)),
+        config=LoopConfig(
+            max_turns=int(config["max_turns"]),
+            call_timeout=_call_timeout(config),
+            detach_jobs=detach,
+        ),
         context_hook=controller.hook(trace),
         overflow_hook=controller.retry_hook(trace),
     )
@@ -832,6 +846,13 @@ def _witnessed(
     "timeout cancel). Default: no limit beyond each tool's own.",
 )
 @click.option(
+    "--detach-jobs",
+    is_flag=True,
+    help="At the end, leave background bash jobs still running on purpose (recorded as "
+    "job_done detached, with their process group) instead of waiting for and killing them. "
+    "Default: they are waited for, then killed.",
+)
+@click.option(
     "--max-retries",
     default=DEFAULT_MAX_RETRIES,
     show_default=True,
@@ -915,6 +936,7 @@ def run(
     headless: bool,
     max_turns: int,
     call_timeout: float | None,
+    detach_jobs: bool,
     max_retries: int,
     settings: tuple[str, ...],
     settings_hierarchy: bool,
@@ -1008,6 +1030,7 @@ def run(
         "workspace": str(workspace),
         "max_turns": max_turns,
         "call_timeout": call_timeout,
+        "detach_jobs": detach_jobs,
         "max_retries": max_retries,
         "settings": list(settings),
         "settings_hierarchy": settings_hierarchy,

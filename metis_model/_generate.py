@@ -296,9 +296,15 @@ def simulate(seed: int, config: SimConfig | None = None) -> tuple[TraceHeader, l
             stop_reason="tool_use",
         )
         sim.run_batch(batch, assistant, turn)
-    for occ, job, handshake in sim.pending_jobs:
+    for number, (occ, job, handshake) in enumerate(sim.pending_jobs):
         rec.t += 0.001
-        rec.add(JobDone, handshake, occ=occ, job=job, outcome=EffectOutcome.OK)
+        # Every third job still running at the end is left running on purpose
+        # (`metis run --detach-jobs`): detached, with its process group (SCHED-4).
+        if number % 3 == 2:
+            pid = 4000 + handshake
+            rec.add(JobDone, handshake, occ=occ, job=job, outcome=EffectOutcome.DETACHED, pid=pid)
+        else:
+            rec.add(JobDone, handshake, occ=occ, job=job, outcome=EffectOutcome.OK)
     rec.t += 0.001
     rec.add(RunEnd, len(rec.events) - 1, status=RunStatus.COMPLETED)
     return header, rec.events
@@ -530,8 +536,16 @@ class _Run:
                 ]
                 late = {occ for occ in commits if not killed and rng.random() < 0.5}
                 journal = content_digest(_JOURNALED)
+                # A killed process's exec that finished before it could commit:
+                # the resuming process commits it from its exit record (RETRY-4;
+                # edits leave none). Chosen without drawing: other runs stay as they were.
+                recovered = tuple(
+                    occ
+                    for occ in occs
+                    if killed and occ in commits and running[occ].call.facts.kind is ToolKind.EXEC
+                )
                 for occ in commits:
-                    if occ not in late:
+                    if occ not in late and occ not in recovered:
                         last_of[occ] = rec.add(
                             Commit, last_of[occ], occ=occ, outcome=EffectOutcome.OK, digest=journal
                         )
@@ -539,6 +553,10 @@ class _Run:
                 for occ in sorted(late):
                     last_of[occ] = rec.add(
                         Commit, last_of[occ], occ=occ, outcome=EffectOutcome.OK, digest=journal
+                    )
+                for occ in recovered:  # no digest: its output is the exit record's
+                    last_of[occ] = rec.add(
+                        Commit, last_of[occ], occ=occ, outcome=EffectOutcome.OK, recovered=True
                     )
                 for occ in list(running):
                     committed = occ in commits
@@ -565,7 +583,8 @@ class _Run:
                             status=ResultStatus.OK,
                             # the journal's output; or, the kill having come
                             # between the commit and the journal, the note
-                            content=_JOURNALED if rng.random() < 0.8 else NOT_JOURNALED,
+                            # (chosen without drawing: other runs stay as they were)
+                            content=NOT_JOURNALED if occ.endswith("2") else _JOURNALED,
                         ),
                     )
                 open_calls = [p for p in batch if p.ref.occ not in results]
@@ -577,6 +596,7 @@ class _Run:
                         p.ref.occ for p in open_calls if _stub_unknown(p, p.ref.occ in started)
                     ),
                     call_ids=ids,
+                    recovered=recovered,
                 )
                 self.batches.append((occs, ids))
                 return

@@ -223,6 +223,12 @@ INVARIANTS: tuple[Invariant, ...] = (
         "loop.md",
     ),
     _I(
+        "RETRY-4",
+        "RETRY",
+        "A resume says which outcomes it recovered: a commit written from a call's exit record comes after the interrupt, and the repair names exactly the calls so committed.",
+        "loop.md",
+    ),
+    _I(
         "PLAN-1",
         "PLAN",
         "Every step that runs belongs to a framework that passed validation and passed the gate (an allow, or an approved ask); no step bypasses mediation.",

@@ -157,6 +157,7 @@ class Call:
     digest: str = ""
     commit_seq: int = -1
     journaled: bool = False
+    recovered: bool = False  # that commit was recovered from its exit record (RETRY-4)
     covered: bool = False  # a timeout's cancel names it
     outcome: EffectOutcome | None = None
     status: ResultStatus | None = None
@@ -557,6 +558,8 @@ class CallLike(Protocol):
     @property
     def started(self) -> bool: ...
     @property
+    def recovered(self) -> bool: ...
+    @property
     def started_t(self) -> float: ...
     @property
     def finished(self) -> bool: ...
@@ -654,11 +657,20 @@ def _commit(state: LoopState, e: Commit) -> Outcome:
             *call.events,
             e.seq,
         )
+    if e.recovered and state.phase is not Phase.INTERRUPTED:
+        return _diverge(
+            state,
+            "RETRY-4",
+            f"recovered commit of {e.occ} outside an interrupt",
+            *call.events,
+            e.seq,
+        )
     return _with_call(
         state,
         call,
         e.seq,
         committed=True,
+        recovered=e.recovered,
         digest=e.digest,
         commit_seq=-1 if state.phase is Phase.INTERRUPTED else e.seq,
     )
@@ -717,6 +729,14 @@ def _effect_end(state: LoopState, e: EffectEnd) -> Outcome:
         return _diverge(
             state, "LOOP-1", f"{e.occ} ended without running in the foreground", *call.events, e.seq
         )
+    if e.outcome is EffectOutcome.DETACHED:
+        return _diverge(
+            state,
+            "LOOP-1",
+            f"{e.occ}'s effect ended detached: only a background job's completion is",
+            *call.events,
+            e.seq,
+        )
     if e.outcome is EffectOutcome.UNKNOWN and state.phase is not Phase.INTERRUPTED:
         return _diverge(
             state,
@@ -770,12 +790,25 @@ def _handshake(state: LoopState, e: Handshake) -> Outcome:
     return _with_call(state, call, e.seq, running=False, finished=True, outcome=EffectOutcome.OK)
 
 
+def detached_problem(e: JobDone) -> str | None:
+    """SCHED-4: a job's completion says `detached` exactly when it names the
+    process group it left running."""
+    if e.outcome is EffectOutcome.DETACHED and (e.pid is None or e.pid <= 0):
+        return f"{e.job} of {e.occ} detached without the process group it left running"
+    if e.outcome is not EffectOutcome.DETACHED and e.pid is not None:
+        return f"{e.job} of {e.occ} names process group {e.pid} but ended {e.outcome.value}"
+    return None
+
+
 def _job_done(state: LoopState, e: JobDone) -> Outcome:
     paired = state.jobs.get(e.job)
     if paired is None or paired[0] != e.occ:
         return _diverge(
             state, "SCHED-4", f"completion of {e.job} for {e.occ} pairs with no handshake", e.seq
         )
+    detached = detached_problem(e)
+    if detached is not None:
+        return _diverge(state, "SCHED-4", detached, paired[1], e.seq)
     jobs = MappingProxyType({k: v for k, v in state.jobs.items() if k != e.job})
     return attrs.evolve(state, jobs=jobs)
 
@@ -948,6 +981,18 @@ def stub_problem(calls: Sequence[CallLike], e: Repair) -> str | None:
     return None
 
 
+def recovered_problem(calls: Sequence[CallLike], e: Repair) -> str | None:
+    """RETRY-4: the repair names exactly the calls whose commit was recovered."""
+    claimed = set(e.recovered)
+    actual = {c.occ for c in calls if c.recovered}
+    if claimed - actual:
+        missing = sorted(claimed - actual)
+        return f"names {missing} recovered, but no recovered commit of them precedes it"
+    if actual - claimed:
+        return f"does not name {sorted(actual - claimed)}, whose commit was recovered"
+    return None
+
+
 def _repair(state: LoopState, e: Repair) -> Outcome:
     open_occs = state.open_occs()
     if tuple(e.stubbed) != open_occs:
@@ -960,6 +1005,9 @@ def _repair(state: LoopState, e: Repair) -> Outcome:
     stubs = stub_problem(state.calls, e)
     if stubs is not None:
         return _diverge(state, "RETRY-3", f"repair {stubs}", state.assistant_seq, e.seq)
+    recovered = recovered_problem(state.calls, e)
+    if recovered is not None:
+        return _diverge(state, "RETRY-4", f"repair {recovered}", state.assistant_seq, e.seq)
     wrong = ids_problem(state.calls, e.call_ids)
     if wrong is not None:
         return _diverge(state, wrong[0], wrong[1], state.assistant_seq, e.seq)
@@ -1095,6 +1143,8 @@ def exercised(state: LoopState, e: TraceEvent) -> list[str]:
             out.append("SCHED-2")
         if any(o is not call and footprints_conflict(call, o) for o in state.calls):
             out.append("SCHED-6")
+    elif kind == "commit" and f.recovered:
+        out.append("RETRY-4")
     elif kind == "effect_end" and call is not None:
         if f.committed or call.committed:
             out.append("RETRY-2")
@@ -1119,6 +1169,8 @@ def exercised(state: LoopState, e: TraceEvent) -> list[str]:
     elif kind == "repair":
         out.append("CLOSE-5")
         out += ["RETRY-3"] * len(f.stubbed)
+        if f.recovered or any(c.recovered for c in state.calls):
+            out.append("RETRY-4")
         if state.calls:
             out += ["CLOSE-3", "CLOSE-4"]
     elif kind == "spawn":

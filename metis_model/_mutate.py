@@ -490,6 +490,21 @@ def _retry_3(ev: Events, rng: random.Random) -> Events | None:
     return None
 
 
+def _retry_4(ev: Events, rng: random.Random) -> Events | None:
+    """A repair that does not say which outcome it recovered (or names one it
+    did not recover); else a commit claimed recovered outside an interrupt."""
+    for e in ev:
+        if isinstance(e, Repair) and e.recovered:
+            return _replace(ev, e.seq, recovered=e.recovered[1:])
+    for e in ev:
+        if isinstance(e, Repair) and e.stubbed:
+            return _replace(ev, e.seq, recovered=(e.stubbed[0],))
+    commit = _first(ev, lambda e: isinstance(e, Commit))
+    if commit is None:
+        return None
+    return _replace(ev, commit.seq, recovered=True)
+
+
 def _retry_1(ev: Events, rng: random.Random) -> Events | None:
     end = _first(ev, lambda e: e.kind == "effect_end" and e.committed)
     if end is None:
@@ -530,6 +545,7 @@ MUTATORS: dict[str, Mutator] = {
     "RETRY-1": _retry_1,
     "RETRY-2": _retry_2,
     "RETRY-3": _retry_3,
+    "RETRY-4": _retry_4,
 }
 
 # A run rich in the features the mutators need.

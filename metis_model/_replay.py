@@ -39,6 +39,7 @@ from ._loop import (
     commit_report_problem,
     committed_stub,
     decision_problem,
+    detached_problem,
     enforcement_problem,
     footprint_partners,
     hook_problem,
@@ -46,6 +47,7 @@ from ._loop import (
     ids_problem,
     interference,
     journaled,
+    recovered_problem,
     stub_problem,
 )
 from .trace import (
@@ -111,6 +113,7 @@ class _Call:
         "occ",
         "outcome",
         "reads",
+        "recovered",
         "running",
         "started",
         "started_t",
@@ -145,6 +148,7 @@ class _Call:
         self.digest = ""
         self.commit_seq = -1
         self.journaled = False
+        self.recovered = False
         self.closed = False
         self.status: ResultStatus | None = None
         self.outcome: EffectOutcome | None = None
@@ -400,6 +404,7 @@ class Replay:
                 digest=c.digest,
                 commit_seq=c.commit_seq,
                 journaled=c.journaled,
+                recovered=c.recovered,
                 covered=c.covered,
                 outcome=c.outcome,
                 status=c.status,
@@ -720,6 +725,15 @@ class Replay:
                 f"commit of {e.occ}, which is not running uncommitted",
                 _about(call, e.seq),
             )
+        if e.recovered:
+            if self.phase is not Phase.INTERRUPTED:
+                raise _Stop(
+                    "RETRY-4",
+                    f"recovered commit of {e.occ} outside an interrupt",
+                    _about(call, e.seq),
+                )
+            call.recovered = True
+            self.count("RETRY-4")
         call.events.append(e.seq)
         call.committed = True
         call.digest = e.digest
@@ -735,6 +749,12 @@ class Replay:
                 "LOOP-1", f"{e.occ} ended without running in the foreground", _about(call, e.seq)
             )
         outcome = e.outcome
+        if outcome is EffectOutcome.DETACHED:
+            raise _Stop(
+                "LOOP-1",
+                f"{e.occ}'s effect ended detached: only a background job's completion is",
+                _about(call, e.seq),
+            )
         if outcome is _UNKNOWN and self.phase is not Phase.INTERRUPTED:
             raise _Stop(
                 "LOOP-1",
@@ -788,6 +808,9 @@ class Replay:
             raise _Stop(
                 "SCHED-4", f"completion of {e.job} for {e.occ} pairs with no handshake", [e.seq]
             )
+        detached = detached_problem(e)
+        if detached is not None:
+            raise _Stop("SCHED-4", detached, [paired[1], e.seq])
         del self.jobs[e.job]
 
     # -- closure ---------------------------------------------------------
@@ -902,6 +925,11 @@ class Replay:
         stubs = stub_problem(self.calls, e)
         if stubs is not None:
             raise _Stop("RETRY-3", f"repair {stubs}", [self.assistant_seq, e.seq])
+        recovered = recovered_problem(self.calls, e)
+        if recovered is not None:
+            raise _Stop("RETRY-4", f"repair {recovered}", [self.assistant_seq, e.seq])
+        if e.recovered or any(c.recovered for c in self.calls):
+            self.count("RETRY-4")
         self._check_ids(e)
         if e.stubbed:
             self.count("RETRY-3", len(e.stubbed))

@@ -4,8 +4,8 @@
 witness's `<trace>.witness`), and the agent tree in the trace's folder for a
 `trace.jsonl`, else in `<trace>.agents/`: `guard.json`, `agents/` (each
 child's config, result, trace, journal, stderr), `offload/` (offloaded
-results) and `worktrees/` (the children's workspaces: their work, not the
-run's files).
+results), `exits/` (bash calls' exit records) and `worktrees/` (the
+children's workspaces: their work, not the run's files).
 """
 
 from __future__ import annotations
@@ -24,14 +24,14 @@ def tree_dir(trace: Path) -> Path:
 def run_files(path: Path) -> list[Path]:
     """The files a run wrote. For a run directory: every regular file below it
     but its agents' workspaces. For a trace: the trace, its journal and
-    witness file, and its agent tree's `guard.json`, `agents/` and `offload/`.
+    witness file, and its agent tree's `guard.json`, `agents/`, `offload/` and `exits/`.
     Symbolic links are not followed."""
     if path.is_dir():
         found = [p for p in path.rglob("*") if WORKSPACES not in p.relative_to(path).parts]
     else:
         found = [path, *(path.with_name(path.name + s) for s in (".journal", ".witness"))]
         tree = tree_dir(path)
-        for part in ("guard.json", "agents", "offload"):
+        for part in ("guard.json", "agents", "offload", "exits"):
             below = tree / part
             found += [below, *below.rglob("*")] if below.is_dir() else [below]
     return sorted({p for p in found if p.is_file() and not p.is_symlink()})

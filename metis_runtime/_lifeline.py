@@ -37,3 +37,10 @@ def tree_mark() -> dict[str, str]:
     """The tree's mark, for a subprocess started with an environment of its own."""
     token = os.environ.get(TREE_ENV)
     return {TREE_ENV: token} if token else {}
+
+
+def keeper_preexec() -> None:
+    """The keeper's `preexec_fn` (tools/_keeper.py): `die_with_parent`, and
+    SIGUSR1 (its "detach") blocked until it has a handler for it."""
+    die_with_parent()
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})

@@ -39,7 +39,14 @@ from metis_model.trace import (
 )
 
 from ._errors import JournalError, MetisRuntimeError, StreamFormatError, ToolError
-from ._journal import Journal, JournalState, TraceScan, read_state_messages, scan_trace
+from ._journal import (
+    Journal,
+    JournalState,
+    TracedCall,
+    TraceScan,
+    read_state_messages,
+    scan_trace,
+)
 from ._session import Session, result_ids, results_message
 from ._trace import TraceWriteError, TraceWriter
 from .dispatch import (
@@ -62,6 +69,7 @@ from .providers import (
 )
 from .providers import ToolSpec as WireToolSpec
 from .tools import Classification, ToolContext, ToolOutput, ToolRegistry
+from .tools._exits import ExitRecord, read_exit_record
 
 DEFAULT_SYSTEM = "You are a coding agent working in the user's workspace. Use the tools."
 PRODUCER = "metis_runtime"
@@ -79,18 +87,35 @@ _STUB_UNKNOWN = (
 )
 
 
+def _record_outcome(record: ExitRecord) -> EffectOutcome:
+    return EffectOutcome.ERROR if record.is_error else EffectOutcome.OK
+
+
+def _recovered_text(record: ExitRecord) -> str:
+    status = "unknown" if record.exit_status is None else str(record.exit_status)
+    return (
+        f"[the process running this call stopped after the call finished (exit status "
+        f"{status}); its output below is from the call's exit record. It was not run "
+        f"again.]\n{record.content}"
+    )
+
+
 @attrs.frozen
 class LoopConfig:
     """`job_wait`: seconds to wait, after the final answer, for Background
     jobs still running before they are cancelled (None: wait for them).
     `call_timeout`: seconds a call's effect may run before it alone is
-    cancelled (a `timeout` cancel naming it; None: no limit)."""
+    cancelled (a `timeout` cancel naming it; None: no limit).
+    `detach_jobs`: at the run's end, jobs still running are detached on
+    purpose (`job_done detached` with their process group; the tool context
+    must have `detach_jobs` too) instead of waited for and cancelled."""
 
     system: str = DEFAULT_SYSTEM
     max_turns: int = 50
     max_tokens: int = 4096
     job_wait: float | None = 300.0
     call_timeout: float | None = None
+    detach_jobs: bool = False
 
 
 @attrs.frozen
@@ -358,8 +383,11 @@ class AgentLoop:
         if handshake is None or self.trace.closed or self._phase == "ended":
             return  # not ours, or after the end (a run never ends with a job running)
 
+        pid = self.ctx.jobs.detached_pid(job)
+        detached = {"pid": pid} if pid is not None else {}
+
         def record() -> None:
-            self._emit("job_done", (handshake,), occ=occ, job=job, outcome=outcome)
+            self._emit("job_done", (handshake,), occ=occ, job=job, outcome=outcome, **detached)
             self._notes.append(
                 f"[background job {job} of call {occ} ended: {outcome.value}]\n{output.content}"
             )
@@ -419,7 +447,10 @@ class AgentLoop:
     async def _end(
         self, status: RunStatus, causes: tuple[int, ...], *, text: str = "", error: str = ""
     ) -> RunResult:
-        # Every job reports job_done before the end (SCHED-4); cancelled ones too.
+        # Every job reports job_done before the end (SCHED-4); cancelled or
+        # detached ones too.
+        if self.config.detach_jobs and status is RunStatus.COMPLETED:
+            await self.ctx.jobs.detach_all()
         await self.ctx.jobs.cancel_all()
         self._flush_held()
         if self.journal is not None:
@@ -503,7 +534,7 @@ class AgentLoop:
                     self._prev = (assistant,)
                     self.observer.note(f"follow-up after turn {turn}: a new turn")
                     continue
-                if self.ctx.jobs.running:
+                if self.ctx.jobs.running and not config.detach_jobs:
                     await self.ctx.jobs.wait_all(config.job_wait)
                 return await self._end(RunStatus.COMPLETED, (assistant,), text=message.text)
             self._phase = "batch"
@@ -720,10 +751,18 @@ class AgentLoop:
                 f"[background job {job} of call {occ} was lost when the process stopped]"
             )
 
+    def _exit_record(self, c: TracedCall) -> ExitRecord | None:
+        """The exit record a started exec call left, if its process finished."""
+        folder = self.ctx.exit_dir
+        if folder is None or c.cls is CallClass.SAFE or c.cls is CallClass.BACKGROUND:
+            return None
+        return read_exit_record(folder, c.occ)
+
     async def _recover(
         self, state: JournalState, scan: TraceScan, batch_results: Message | None
     ) -> RunResult:
         lost_jobs = sorted(scan.jobs.items(), key=lambda kv: kv[1][1])
+        recovered: dict[str, ExitRecord] = {}  # answered from their exit record (RETRY-4)
         if scan.phase == "answered":
             self._lose_jobs(lost_jobs)
             last = self.session.messages[-1] if self.session.messages else None
@@ -747,6 +786,16 @@ class AgentLoop:
             for c in scan.calls:
                 if c.started is None or c.ended is not None:
                     continue
+                record = None if c.committed else self._exit_record(c)
+                if record is not None:
+                    # Its process finished before the stop: commit it from its record.
+                    c.committed, c.outcome = True, _record_outcome(record)
+                    recovered[c.occ] = record
+                    c.last = self._emit(
+                        "commit", (c.last,), occ=c.occ, outcome=c.outcome, recovered=True
+                    )
+                    if self.journal is not None:
+                        self.journal.commit(c.occ, c.outcome, _recovered_text(record))
                 # Its process is gone: committed (the trace says so), or unknown.
                 outcome = (c.outcome or EffectOutcome.OK) if c.committed else EffectOutcome.UNKNOWN
                 c.ended = self._emit(
@@ -761,6 +810,8 @@ class AgentLoop:
                 journaled = state.commits.get(c.occ)
                 outcome = c.outcome or EffectOutcome.OK
                 content = journaled[1] if journaled is not None else NOT_JOURNALED
+                if c.occ in recovered:
+                    content = _recovered_text(recovered[c.occ])
                 status = ResultStatus.OK if outcome is EffectOutcome.OK else ResultStatus.ERROR
                 cause = c.ended if c.ended is not None else c.last
                 reported.append(
@@ -774,7 +825,12 @@ class AgentLoop:
                     )
                 )
                 c.result = (status, content)
-                self.observer.note(f"{c.occ} {c.tool}: committed before the stop; not run again")
+                how = (
+                    "finished before the stop"
+                    if c.occ in recovered
+                    else "committed before the stop"
+                )
+                self.observer.note(f"{c.occ} {c.tool}: {how}; not run again")
         stubbed = [c.occ for c in scan.calls if c.result is None]
         # RETRY-3: started, and not Safe: its effect may have happened.
         unknown = [
@@ -801,7 +857,12 @@ class AgentLoop:
             self.session.append(batch_results)
             sent = result_ids(batch_results)
         repair = self._emit(
-            "repair", (resumed, *reported), stubbed=stubbed, unknown=unknown, call_ids=sent
+            "repair",
+            (resumed, *reported),
+            stubbed=stubbed,
+            unknown=unknown,
+            call_ids=sent,
+            recovered=[c.occ for c in scan.calls if c.occ in recovered],
         )
         if stubbed:
             told = [f"{o} ({'outcome unknown' if o in unknown else 'not run'})" for o in stubbed]

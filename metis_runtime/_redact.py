@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import ahocorasick_rs
+from attrs import frozen
 from pydantic import BaseModel
 from pydantic_core import PydanticSerializationError, to_json, to_jsonable_python
 
@@ -27,6 +29,7 @@ from metis_model.trace import (
     SCREEN_NEEDLES,
     CredentialFinding,
     CredentialScanner,
+    encoded_screen,
     replace_spans,
     secret_name,
     secret_values,
@@ -83,7 +86,7 @@ class Redactor:
     (an Aho-Corasick scan of the JSON line for `json_bytes`).
     """
 
-    __slots__ = ("_escaped", "_fast_escaped", "_scanner", "_values")
+    __slots__ = ("_encoded", "_escaped", "_fast_escaped", "_scanner", "_values")
 
     def __init__(self, environ: Mapping[str, str] | None = None) -> None:
         self._values = secret_values(os.environ if environ is None else environ)
@@ -94,6 +97,8 @@ class Redactor:
         self._fast_escaped = tuple(
             e.encode("ascii") for v in self._values if (e := _fast_escaped(v)) is not None
         )
+        # The base64 forms of the rules' needles and of these values, in one automaton.
+        self._encoded = _ENCODED if not self._values else _screen_for(self._values)
 
     @property
     def values(self) -> tuple[str, ...]:
@@ -120,15 +125,15 @@ class Redactor:
         except PydanticSerializationError:
             data = None
         if data is not None and data.isascii():
-            if not _screen(data, self._fast_escaped):
+            if not _screen(data, self._fast_escaped, self._encoded):
                 return data
         else:
             data = _fast_json(obj)
             if data is None:
                 line = _ENCODE(obj).encode("ascii")
-                if not _screen(line, self._escaped):
+                if not _screen(line, self._escaped, self._encoded):
                     return line
-            elif not _screen(data, self._fast_escaped):
+            elif not _screen(data, self._fast_escaped, self._encoded):
                 return data
         # rare: only then walk the strings
         clean = self.value(to_jsonable_python(obj, by_alias=False) if _has_model(obj) else obj)
@@ -182,22 +187,58 @@ class Redactor:
 
 
 # One Aho-Corasick automaton for every needle of the screen: one scan of the
-# line, where the definition (`may_hold_credential`) loops over them.
+# line, where the definition (`may_hold_credential`) loops over them. The
+# base64 forms are case-sensitive (`encoded_screen`): the first scan, of the
+# lowercase line, holds them lowercased too, so a line that holds neither a
+# needle nor a form costs one scan; one that holds either is checked again
+# with the exact automata.
 _AUTOMATON = ahocorasick_rs.BytesAhoCorasick(
     [n.encode("ascii") for n in SCREEN_NEEDLES],
     implementation=ahocorasick_rs.Implementation.DFA,
 )
 
 
-def _screen(line: bytes, escaped: Sequence[bytes]) -> bool:
+@frozen
+class _Screen:
+    first: ahocorasick_rs.BytesAhoCorasick  # needles and lowercased forms
+    forms: ahocorasick_rs.BytesAhoCorasick  # the forms, exact
+
+
+def _screen_for(literals: Sequence[str] = ()) -> _Screen:
+    forms = [f.encode("ascii") for f in encoded_screen(literals) if f.isascii()]
+    return _Screen(
+        ahocorasick_rs.BytesAhoCorasick(
+            list(
+                dict.fromkeys(
+                    [*(n.encode("ascii") for n in SCREEN_NEEDLES), *(f.lower() for f in forms)]
+                )
+            ),
+            implementation=ahocorasick_rs.Implementation.DFA,
+        ),
+        ahocorasick_rs.BytesAhoCorasick(forms, implementation=ahocorasick_rs.Implementation.DFA),
+    )
+
+
+_ENCODED = _screen_for()
+
+
+def _screen(line: bytes, escaped: Sequence[bytes], encoded: _Screen = _ENCODED) -> bool:
     """`may_hold_credential(line)`, or one of the environment's values in
-    `line` as the encoder escapes it. Never a false negative; false
-    positives only cost the slow path."""
+    `line` as the encoder escapes it or in base64. Never a false negative;
+    false positives only cost the slow path."""
     if b"\\" in line and b"\\\\" in line:  # one byte first: memchr, much faster
         return True
-    if _AUTOMATON.find_matches_as_indexes(line.lower()):
+    if encoded.first.find_matches_as_indexes(line.lower()) and (
+        _AUTOMATON.find_matches_as_indexes(line.lower())
+        or encoded.forms.find_matches_as_indexes(line)
+    ):
+        return True
+    if b"%" in line and _PERCENT_ESCAPE.search(line) is not None:
         return True
     return bool(escaped) and any(value in line for value in escaped)
+
+
+_PERCENT_ESCAPE = re.compile(rb"%[0-9A-Fa-f]{2}")
 
 
 def _has_model(obj: Any) -> bool:

@@ -12,6 +12,12 @@ among other lines, split over several lines (key blocks), JSON-escaped (a
 service-account file's `"private_key": "-----BEGIN...\\n..."`), with a
 `\\uXXXX` or `\\/` escape inside, with CRLF line ends.
 
+`encoded(cred)` draws a text that holds it encoded: base64 or base64url of
+a text holding it (a Kubernetes Secret's `data:`, `echo ... | base64`),
+percent-encoded (a URL query, a form body), or one of these nested once
+(base64 in base64, base64 in a URL query, percent-escapes in base64);
+`Encoded.blob` is the encoded span, which must be redacted whole.
+
 `DOCUMENTED` lists documented example credentials (AWS's example keys,
 RFC 7519's JWT, Stripe's published test key, ...), and `KEY_FILES` the real
 private keys in tests/data/credentials (see its README).
@@ -24,6 +30,7 @@ from __future__ import annotations
 import base64
 import json
 import string
+import urllib.parse
 from pathlib import Path
 
 from attrs import frozen
@@ -389,3 +396,57 @@ def json_forms(piece: str) -> tuple[str, ...]:
 def leaked(cred: Credential, data: str) -> list[str]:
     """The pieces of `cred` found in `data` (as they are, or escaped)."""
     return [p for p in cred.needles() for form in json_forms(p) if form in data]
+
+
+# --- encoded ----------------------------------------------------------------------
+
+
+@frozen
+class Encoded:
+    """`text` holds `cred` encoded as `blob` (`how`: the encodings, outermost first)."""
+
+    cred: Credential
+    text: str
+    blob: str
+    how: tuple[str, ...]
+
+
+def _encode(how: str, text: str) -> str:
+    if how == "base64":
+        return base64.b64encode(text.encode()).decode("ascii")
+    if how == "base64url":
+        return base64.urlsafe_b64encode(text.encode()).decode("ascii").rstrip("=")
+    return urllib.parse.quote(text, safe="")  # percent: every reserved character escaped
+
+
+_ENCODINGS = ("base64", "base64url", "percent")
+_ENCODED_CONTEXTS = (
+    "  password: {}\n",  # already secret-named: the others are what decoding adds
+    "  .dockerconfigjson: {}\n",
+    "  config: {}\n",
+    "echo {} | base64 -d\n",
+    '{{"data": "{}"}}',
+    "GET /cb?state={}&x=1 HTTP/1.1\n",
+    "body=a&payload={}\n",
+)
+
+
+@st.composite
+def encoded(draw: st.DrawFn, cred: Credential) -> Encoded:
+    """A text holding `cred` inside an encoded span (see the module doc)."""
+    inner = draw(st.sampled_from(["", " ", "a ", "line\n", '{"v": "'])) + cred.text
+    inner += draw(st.sampled_from(["", "\n", '"}', " end", "  "]))
+    how = draw(
+        st.one_of(
+            st.tuples(st.sampled_from(_ENCODINGS)),
+            st.tuples(st.sampled_from(["base64", "percent"]), st.sampled_from(["base64"])),
+            st.tuples(st.sampled_from(["base64"]), st.sampled_from(["percent"])),
+        )
+    )
+    blob = inner
+    for step in reversed(how):
+        blob = _encode(step, blob)
+    context = draw(st.sampled_from(_ENCODED_CONTEXTS))
+    if how[0] == "percent":  # a query or form value: percent-escapes are at home there
+        context = draw(st.sampled_from(_ENCODED_CONTEXTS[-2:]))
+    return Encoded(cred, context.format(blob), blob, how)

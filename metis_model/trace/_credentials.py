@@ -29,6 +29,18 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from attrs import frozen
 
+from ._encodings import (
+    BASE64_RUN,
+    PERCENT_ESCAPE,
+    FormIndex,
+    base64_forms,
+    decode_base64,
+    extended,
+    percent_tokens,
+    short_in_some_alignment,
+    unpercent,
+)
+
 
 @frozen
 class CredentialFinding:
@@ -204,6 +216,11 @@ _NAME_END = (
     r"|(?:database|db|redis|mongo(?:db)?|postgres(?:ql)?|pg|mysql|mariadb|amqp|rabbitmq"
     r"|broker|sentry|elastic(?:search)?|kafka|nats|mqtt|ftp|smtp|ldap)[_.-]?(?:url|uri|dsn)"
     r"|connection[_-]?string)"
+)
+# The last words of secret names (the screens' and the encoded forms' view of them).
+_NAME_WORDS_PLAIN = (
+    *("password", "passwd", "passphrase", "pass", "pwd", "secret", "token"),
+    *("credential", "credentials", "key", "pat", "dsn", "url", "uri", "string"),
 )
 _SECRET_NAME = re.compile(rf"[a-z0-9_.-]*{_NAME_END}", _AI)
 # The shell's working directories, not passwords.
@@ -448,6 +465,97 @@ _RULES: tuple[_Rule, ...] = (
     ),
 )
 
+# --- encoded credentials -------------------------------------------------------
+
+# A base64 run is decoded only if it holds a form of one of these needles
+# (`base64_forms`): the rules' needles in the case they are written in, the
+# names of secret fields in three cases followed by what comes after a name.
+# What it decodes to is scanned like any text, `ENCODING_DEPTH` encodings
+# deep (an encoding inside another: a URL with percent-escapes in a base64
+# blob, a base64 value in a URL's query, base64 in base64).
+ENCODING_DEPTH = 2
+_FOLLOW = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.~%"
+_ENCODED_PREFIXES = (
+    *("AKIA", "ASIA", "ABIA", "ACCA", "A3T", "AIza", "github_pat_", "GR1348941"),
+    *(f"gh{c}_" for c in "pousr"),
+    *(f"gl{p}-" for p in _GITLAB_PREFIXES),
+    *(f"xox{c}" for c in "abposre"),
+    *("xapp-", "hooks.slack.com", "_live_", "_test_", "_prod_", "whsec_"),
+    *("sk-", "gsk_", "hf_", "xai-", "pplx-", "r8_", "eyJ", "PRIVATE KEY", "://"),
+    *(f"{d}Q~" for d in "0123456789"),
+    *("AccountKey=", "accountkey=", "sig=", "T3BlbkFJ"),
+)
+_ENCODED_WORDS = ("authorization", "bearer ", "aws_", "aws ", *_NAME_WORDS_PLAIN)
+_AFTER_NAME_PLAIN = ('"', "'", "`", " ", "\t", ":", "=")
+
+
+def _cases(word: str) -> tuple[str, ...]:
+    return tuple(dict.fromkeys((word, word.upper(), word.capitalize())))
+
+
+def _percent_forms(needle: str) -> tuple[str, ...]:
+    """`needle` with its reserved characters percent-encoded, as a URL's
+    query or a form body has it inside a base64 blob (upper- and lowercase
+    hex, a space also as `+`); empty if it has none."""
+    upper = "".join(c if c.isalnum() or c in "-_.~" else f"%{ord(c):02X}" for c in needle)
+    if upper == needle:
+        return ()
+    lower = "".join(c if c.isalnum() or c in "-_.~" else f"%{ord(c):02x}" for c in needle)
+    plus = "".join(
+        "+" if c == " " else c if c.isalnum() or c in "-_.~" else f"%{ord(c):02X}" for c in needle
+    )
+    return tuple(dict.fromkeys((upper, lower, plus)))
+
+
+_PLAIN_ENCODED_NEEDLES = (
+    *_ENCODED_PREFIXES,
+    *(c for w in _ENCODED_WORDS[:4] for c in _cases(w)),
+    *(c + a for w in _ENCODED_WORDS[4:] for c in _cases(w) for a in _AFTER_NAME_PLAIN),
+)
+ENCODED_NEEDLES: tuple[str, ...] = tuple(
+    dict.fromkeys(
+        [
+            *(n for p in _PLAIN_ENCODED_NEEDLES for n in extended(p, _FOLLOW)),
+            *(q for p in _PLAIN_ENCODED_NEEDLES for q in _percent_forms(p)),
+        ]
+    )
+)
+# Base64 inside base64: the forms of the forms of the needles that need no
+# extension (the short ones, `sk-`, `hf_`, `r8_`, `eyJ`, `://`, `Q~`, `A3T`,
+# would multiply the forms by 66 once more).
+_NESTED_NEEDLES = (
+    *(p for p in _ENCODED_PREFIXES if not short_in_some_alignment(p)),
+    *("sk-ant-", "sk-proj-", "sk-svcacct-", "sk-admin-", "Bearer "),
+    # The three-letter last words of names, with what follows a name (`apiKey":`).
+    *(
+        c + a
+        for w in ("key", "pwd", "pat", "dsn", "url", "uri")
+        for c in _cases(w)
+        for a in _AFTER_NAME_PLAIN
+    ),
+    *(c for w in _ENCODED_WORDS if len(w) >= 4 for c in _cases(w.strip())),
+)
+ENCODED_FORMS = FormIndex(
+    [
+        *(f for n in ENCODED_NEEDLES for f in base64_forms(n)),
+        *(g for n in _NESTED_NEEDLES for f in base64_forms(n) for g in base64_forms(f)),
+    ]
+)
+
+
+def encoded_screen(literals: Sequence[str] = ()) -> tuple[str, ...]:
+    """Every base64 form the screen looks for (`ENCODED_FORMS`, and those of
+    `literals`): for a screen that scans for them at once."""
+    return (*ENCODED_FORMS.forms(), *literal_forms(literals))
+
+
+def literal_forms(values: Iterable[str]) -> list[str]:
+    """The base64 forms of literal values (at least `MIN_SECRET_LEN` long:
+    every alignment has one), and the forms of those (base64 in base64)."""
+    single = [f for v in values for f in base64_forms(v)]
+    return [*single, *(g for f in single for g in base64_forms(f))]
+
+
 # --- escapes --------------------------------------------------------------------
 
 _SIMPLE_ESCAPES = {
@@ -544,36 +652,86 @@ def _merge(found: list[CredentialFinding]) -> list[CredentialFinding]:
 
 class CredentialScanner:
     """The rules, plus optional literal values (a run's secret environment
-    values) found as family `environment-value`, escaped or not.
+    values) found as family `environment-value`, escaped or encoded or not.
 
     `find(text)` is `find_credentials` with the literals; `may_hold(json_text)`
     is a fast screen of a JSON text (see `may_hold_credential`)."""
 
-    __slots__ = ("_literal_needles", "_literals")
+    __slots__ = ("_forms", "_literal_needles", "_literals")
 
     def __init__(self, literals: Sequence[str] = ()) -> None:
         values = sorted({v for v in literals if v}, key=len, reverse=True)
         self._literals = re.compile("|".join(map(re.escape, values))) if values else None
         self._literal_needles = tuple(_json_forms(values))
+        self._forms = (
+            FormIndex([*ENCODED_FORMS.forms(), *literal_forms(values)]) if values else ENCODED_FORMS
+        )
 
     def find(self, text: str) -> list[CredentialFinding]:
-        found = _raw_findings(text, self._literals)
-        view, where = text, list(range(len(text) + 1))
-        for _ in range(_UNESCAPE_DEPTH):
-            if "\\" not in view:
-                break
-            decoded = _unescape(view)
-            if decoded is None:
-                break
-            view, inner = decoded
-            where = [where[k] for k in inner]
-            for f in _raw_findings(view, self._literals):
+        return _merge(self._find(text, ENCODING_DEPTH))
+
+    def _find(self, text: str, depth: int) -> list[CredentialFinding]:
+        found = []
+        for view, where in _views(text):
+            inner = _raw_findings(view, self._literals)
+            if depth:
+                inner.extend(self._encoded(view, depth))
+            for f in inner:
                 # The position after a decoded span is where its last escape ends.
                 found.append(CredentialFinding(f.family, where[f.start], where[f.end]))
-        return _merge(found)
+        return found
+
+    def _encoded(self, text: str, depth: int) -> list[CredentialFinding]:
+        """What `text`'s percent-escapes and plausible base64 runs decode to
+        holds (`depth - 1` encodings deeper): each base64 run that holds a
+        credential is a finding whole."""
+        found = []
+        if "%" in text:
+            for at, stop in percent_tokens(text):
+                decoded = unpercent(text[at:stop])
+                if decoded is None:
+                    continue
+                view, where = decoded
+                for f in self._find(view, depth - 1):
+                    found.append(
+                        CredentialFinding(f.family, at + where[f.start], at + where[f.end])
+                    )
+        for m in BASE64_RUN.finditer(text):
+            # Decoding is cheap (C); looking for forms is not: binary first.
+            plain = decode_base64(m.group())
+            if plain is None or not self._forms.within(m.group()):
+                continue  # only a text run holding a needle's form is scanned
+            inner = self._find(plain, depth - 1)
+            if inner:
+                found.append(CredentialFinding(min(inner, key=_by_start).family, *m.span()))
+        return found
 
     def may_hold(self, json_text: str) -> bool:
-        return may_hold_credential(json_text) or any(v in json_text for v in self._literal_needles)
+        return (
+            may_hold_credential(json_text)
+            or any(v in json_text for v in self._literal_needles)
+            or (self._forms is not ENCODED_FORMS and self._forms.anywhere(json_text))
+        )
+
+
+def _by_start(f: CredentialFinding) -> int:
+    return f.start
+
+
+def _views(text: str) -> Iterable[tuple[str, list[int]]]:
+    """`text`, then with up to `_UNESCAPE_DEPTH` levels of backslash escapes
+    decoded, each with the original position of every character (plus the end)."""
+    view, where = text, list(range(len(text) + 1))
+    yield view, where
+    for _ in range(_UNESCAPE_DEPTH):
+        if "\\" not in view:
+            break
+        decoded = _unescape(view)
+        if decoded is None:
+            break
+        view, inner = decoded
+        where = [where[k] for k in inner]
+        yield view, where
 
 
 def _json_forms(values: Sequence[str]) -> Iterable[str]:
@@ -622,10 +780,7 @@ def replace_spans(text: str, found: Sequence[CredentialFinding], replacement: st
 # comes an optional quote, blanks and `:` or `=` (`_ASSIGN`), which JSON
 # writes as `\"`, `'`, `` ` ``, ` `, `\t`, `:` or `=`; a string under a
 # secret-named dict key is `word":"` (compact) or `word": "`.
-_NAME_WORDS = (
-    *("password", "passwd", "passphrase", "pass", "pwd", "secret", "token"),
-    *("credential", "credentials", "key", "pat", "dsn", "url", "uri", "string"),
-)
+_NAME_WORDS = _NAME_WORDS_PLAIN
 _AFTER_NAME = ('":"', '": "', '\\"', "'", "`", " ", "\\t", ":", "=")
 
 RULE_NEEDLES: tuple[str, ...] = tuple(
@@ -661,4 +816,7 @@ def may_hold_credential(json_text: str) -> bool:
     if "\\\\" in json_text:
         return True
     low = json_text.lower()
-    return any(needle in low for needle in SCREEN_NEEDLES)
+    if any(needle in low for needle in SCREEN_NEEDLES):
+        return True
+    # Encoded: a percent-escape, or a base64 form of a needle (`ENCODED_FORMS`).
+    return PERCENT_ESCAPE.search(json_text) is not None or ENCODED_FORMS.anywhere(json_text)

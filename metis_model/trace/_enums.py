@@ -104,6 +104,9 @@ class EffectOutcome(StrEnum):
     # The process running the effect died: whether and how it ended is not
     # known (recorded by the resuming process, after the interrupt).
     UNKNOWN = "unknown"
+    # A Background job left running on purpose when its run ended (a
+    # `job_done` only, with the job's process group as `pid`: SCHED-4).
+    DETACHED = "detached"
 
 
 class CancelCause(StrEnum):

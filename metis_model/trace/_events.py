@@ -194,17 +194,22 @@ class EffectStart(_Event):
 
 class Commit(_Event):
     """The call's effect changed the world; written before the journal keeps
-    its output and before its `effect_end` (RETRY-2).
+    its output and before its `effect_end` (RETRY-2). `recovered`: written
+    by a resuming process, after the interrupt, from the call's exit record
+    (its process finished; the one that ran it died before committing):
+    RETRY-4.
 
     `digest`: `content_digest` of the output as this trace shows it
     (credentials redacted); every later `result` of the occurrence, a resumed
-    process's included, carries that content (RETRY-2). Empty: not recorded.
+    process's included, carries that content (RETRY-2). Empty: not recorded
+    (a recovered commit has none: its output is the exit record's).
     """
 
     kind: Literal["commit"] = "commit"
     occ: str
     outcome: EffectOutcome
     digest: Annotated[str, Field(pattern=r"^([0-9a-f]{64})?$")] = ""
+    recovered: bool = False
 
 
 class EffectEnd(_Event):
@@ -221,10 +226,13 @@ class Handshake(_Event):
 
 
 class JobDone(_Event):
+    """`pid`: the process group a `detached` job left running (and only then)."""
+
     kind: Literal["job_done"] = "job_done"
     occ: str
     job: str
     outcome: EffectOutcome
+    pid: int | None = None
 
 
 class Result(_Event):
@@ -266,12 +274,15 @@ class Resume(_Event):
 class Repair(_Event):
     """`stubbed`: every open occurrence, in call order; those in `unknown` are
     stubbed `unknown` (their effect may have happened), the others
-    `interrupted`. `call_ids`: the ids the batch's results message held."""
+    `interrupted`. `call_ids`: the ids the batch's results message held.
+    `recovered`: the occurrences answered from their exit record (their
+    commit is `recovered`), in call order: RETRY-4."""
 
     kind: Literal["repair"] = "repair"
     stubbed: tuple[str, ...] = ()
     unknown: tuple[str, ...] = ()
     call_ids: tuple[str, ...] = ()
+    recovered: tuple[str, ...] = ()
 
 
 class Spawn(_Event):

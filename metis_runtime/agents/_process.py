@@ -26,7 +26,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from types import FrameType
 from typing import Any
 
@@ -116,15 +116,13 @@ def group_alive(pgid: int) -> bool:
     return True
 
 
-def _child_groups() -> set[int]:
-    """Process groups of every direct child of this process (Linux: /proc),
-    tools' subprocesses included, except our own group."""
-    me, own = os.getpid(), os.getpgrp()
-    found: set[int] = set()
+def _process_stats() -> Iterator[tuple[int, list[str]]]:
+    """(pid, the /proc/PID/stat fields after the command: state, ppid, pgrp,
+    session, ...) of every live process (Linux: /proc; none elsewhere)."""
     try:
         entries = os.listdir("/proc")
     except OSError:
-        return found
+        return
     for entry in entries:
         if not entry.isdigit():
             continue
@@ -133,10 +131,15 @@ def _child_groups() -> set[int]:
                 fields = fh.read().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        # After the command: state, ppid, pgrp.
-        if len(fields) > 2 and int(fields[1]) == me and int(fields[2]) != own:
-            found.add(int(fields[2]))
-    return found
+        if len(fields) > 3:
+            yield int(entry), fields
+
+
+def _child_groups() -> set[int]:
+    """Process groups of every direct child of this process (Linux: /proc),
+    tools' subprocesses included, except our own group."""
+    me, own = os.getpid(), os.getpgrp()
+    return {int(f[2]) for _, f in _process_stats() if int(f[1]) == me and int(f[2]) != own}
 
 
 _spared: set[int] = set()  # the shepherd: it must outlive us
@@ -343,3 +346,31 @@ def guard_tree() -> TreeGuard | None:
     guard = TreeGuard(token, cgroup, proc.pid, subreaper)
     _guard.append(guard)
     return guard
+
+
+# --- background jobs detached on purpose (`metis run --detach-jobs`) ----------
+
+
+def session_members(sid: int) -> list[int]:
+    """Pids of the live (not zombie) processes of session `sid` (Linux: /proc)."""
+    return [pid for pid, f in _process_stats() if int(f[3]) == sid and f[0] != "Z"]
+
+
+def release_session(sid: int) -> None:
+    """Let session `sid` (a detached job) outlive the run: the exit handlers
+    spare its group, its processes leave the run's cgroup for the one the run
+    came from, and the shepherd is told to spare the session. A process of
+    the job that leaves the session (`setsid`) is not released, and one forked
+    while its parent moves may stay in the run's cgroup: both die with the run."""
+    _spared.add(sid)
+    if not _guard:
+        return
+    guard = _guard[0]
+    if guard.cgroup:
+        parent = os.path.join(os.path.dirname(guard.cgroup), "cgroup.procs")
+        for pid in session_members(sid):
+            with contextlib.suppress(OSError), open(parent, "w") as fh:
+                fh.write(str(pid))
+    if _shepherd_pipe:
+        with contextlib.suppress(OSError):
+            os.write(_shepherd_pipe[0], f"spare {sid}\n".encode())

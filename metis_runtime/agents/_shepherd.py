@@ -7,7 +7,10 @@ it starts in milliseconds) with its stdin the read end of a pipe whose only
 write end the tree's root runtime holds. It leaves the runtime's session and
 ignores the usual signals, then blocks on that pipe. End of file means the
 runtime is gone, however it died (an exit, SIGTERM, SIGKILL: the kernel
-closes the pipe in every case). Then it kills:
+closes the pipe in every case). What the runtime writes into the pipe are
+`spare SID` lines: sessions of background jobs detached on purpose
+(`metis run --detach-jobs`), whose processes the scan leaves alone (the
+runtime moved them out of the cgroup). Then it kills:
 - the run's cgroup whole (`cgroup.kill`), where one was made: no process
   can leave a cgroup by forking or `setsid`;
 - every process whose environment holds `METIS_TREE=TOKEN`, scanned in
@@ -38,8 +41,19 @@ def _holds_token(pid: int, marker: bytes) -> bool:
         return False
 
 
-def kill_tree(token: str, cgroup: str, exclude: tuple[int, ...] = ()) -> int:
-    """Kill the cgroup (if any) and every process holding the token; return
+def _session(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
+            return int(fh.read().rsplit(")", 1)[1].split()[3])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def kill_tree(
+    token: str, cgroup: str, exclude: tuple[int, ...] = (), spared: frozenset[int] = frozenset()
+) -> int:
+    """Kill the cgroup (if any) and every process holding the token but those
+    of the `spared` sessions (background jobs detached on purpose); return
     how many processes were signalled by the scan."""
     if cgroup:
         try:
@@ -57,7 +71,7 @@ def kill_tree(token: str, cgroup: str, exclude: tuple[int, ...] = ()) -> int:
             if not entry.isdigit() or int(entry) in me:
                 continue
             pid = int(entry)
-            if _holds_token(pid, marker):
+            if _holds_token(pid, marker) and not (spared and _session(pid) in spared):
                 found += 1
                 try:
                     os.kill(pid, signal.SIGKILL)
@@ -84,15 +98,25 @@ def main(argv: list[str]) -> int:
     os.setsid()  # out of the runtime's session and process group
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGPIPE):
         signal.signal(sig, signal.SIG_IGN)
+    pending = b""
+    spared: set[int] = set()
     while True:
         try:
-            if not os.read(0, 4096):
-                break
+            data = os.read(0, 4096)
         except InterruptedError:
             continue
         except OSError:
             break
-    kill_tree(token, cgroup)
+        if not data:
+            break
+        # `spare SID` lines: a session the runtime detached on purpose.
+        pending += data
+        *lines, pending = pending.split(b"\n")
+        for line in lines:
+            word, _, sid = line.partition(b" ")
+            if word == b"spare" and sid.isdigit():
+                spared.add(int(sid))
+    kill_tree(token, cgroup, spared=frozenset(spared))
     return 0
 
 

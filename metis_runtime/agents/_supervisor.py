@@ -234,7 +234,8 @@ class AgentSupervisor:
         self.mcp_servers = {k: dict(v) for k, v in (mcp_servers or {}).items()}
         self.mcp_classes = tuple(mcp_classes)
         self.children: dict[str, ChildRecord] = {}
-        self.workspaces = WorkspaceManager()
+        # The run's own files are never integrated into, whatever the gate decided.
+        self.workspaces = WorkspaceManager(getattr(gate, "protected_paths", ()))
         self.limits = ledger.limits
         install_reaper()
 

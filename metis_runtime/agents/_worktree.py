@@ -41,7 +41,7 @@ from attrs import frozen
 
 from .._errors import MetisRuntimeError, ToolError
 from .._private import PRIVATE_DIR, private_dirs
-from ..tools import FileTransaction, atomic_write, place_symlink
+from ..tools._contain import Entry, Roots, put_entry, read_entry, remove_empty_dir
 
 
 class WorkspaceKind(StrEnum):
@@ -317,9 +317,10 @@ class IntegrationPlan:
 
 def _copy_target(parent: Path, rel: str, source: Path) -> Path:
     """Where copying `source` back lands: a file is written through any
-    symlink at its place; a symlink replaces what is at its place."""
+    symlink at its place; a symlink replaces what is at its place, and a
+    deletion removes it (a symlink itself, never what it points to)."""
     place = parent / rel
-    if source.is_symlink():
+    if source.is_symlink() or not os.path.lexists(source):  # a link, or a deletion
         return Path(os.path.realpath(place.parent)) / place.name
     return Path(os.path.realpath(place))
 
@@ -339,31 +340,89 @@ def _copy_digest(copy: Path, paths: Sequence[str]) -> str:
 
 def plan_integration(ws: AgentWorkspace) -> IntegrationPlan:
     """The plan of integrating `ws` into its parent (WorkspaceError if it
-    cannot be computed, or if a copy would land on a directory)."""
+    cannot be computed, if a copy would land on a directory, or if the child
+    left a symlink pointing outside the parent's workspace)."""
+    plan: IntegrationPlan | None
     try:
         if ws.kind is WorkspaceKind.BRANCH and ws.root is not None and ws.base is not None:
             assert ws.repo is not None
             tree = snapshot_tree(ws.root, ws.root)
             paths = tuple(_tree_changes(ws, tree))
             repo = Path(os.path.realpath(ws.repo))
-            targets = tuple(Path(os.path.realpath(repo / p)) for p in paths)
-            return IntegrationPlan(ws.kind, paths, targets, tree)
-        if ws.kind is WorkspaceKind.TEMP and ws.root is not None:
+            targets = tuple(_copy_target(repo, p, ws.root / p) for p in paths)
+            plan = IntegrationPlan(ws.kind, paths, targets, tree)
+            parent = repo
+        elif ws.kind is WorkspaceKind.TEMP and ws.root is not None:
             paths = tuple(_copied_changes(ws.root, ws.parent))
-            targets = tuple(_copy_target(ws.parent, p, ws.root / p) for p in paths)
+            parent = Path(os.path.realpath(ws.parent))
+            targets = tuple(_copy_target(parent, p, ws.root / p) for p in paths)
             for rel, target in zip(paths, targets, strict=True):
                 if target.is_dir() and not target.is_symlink():
                     raise WorkspaceError(f"{rel}: is a directory in the parent's workspace")
-            return IntegrationPlan(ws.kind, paths, targets, _copy_digest(ws.root, paths))
+            plan = IntegrationPlan(ws.kind, paths, targets, _copy_digest(ws.root, paths))
+        else:
+            plan = None
     except (OSError, WorkspaceError) as exc:
         raise WorkspaceError(f"cannot list the changes of {ws.path}: {exc}") from exc
-    raise WorkspaceError(f"{ws.path}: a {ws.kind.value} workspace has nothing to integrate")
+    if plan is None or ws.root is None:
+        raise WorkspaceError(f"{ws.path}: a {ws.kind.value} workspace has nothing to integrate")
+    _refuse_outward_links(ws.root, parent, plan)
+    return plan
 
 
-def apply_integration(ws: AgentWorkspace, plan: IntegrationPlan) -> list[str]:
+def _refuse_outward_links(copy: Path, parent: Path, plan: IntegrationPlan) -> None:
+    """WorkspaceError if the child left a symlink that points outside the
+    parent's workspace (lexically, or through the parent's own symlinks):
+    integrated, it would lead the parent's tools (bash above all) outside."""
+    for rel, target in zip(plan.paths, plan.targets, strict=True):
+        source = copy / rel
+        if not source.is_symlink():
+            continue
+        text = os.readlink(source)
+        for where in (
+            os.path.normpath(target.parent / text),
+            os.path.realpath(target.parent / text),
+        ):
+            if not _within(Path(where), parent):
+                raise WorkspaceError(
+                    f"cannot integrate: {printable(rel)} is a symlink to {printable(text)}, "
+                    "outside the parent's workspace"
+                )
+
+
+def _within(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def _refuse_protected(parent: Path, plan: IntegrationPlan, protected: Sequence[Path]) -> None:
+    """WorkspaceError (naming the first path) if the plan would change
+    something outside the parent's workspace, in its `.git/` or `.metis/`
+    (settings, agent definitions, runs), or one of the run's own files
+    (`protected`: the trace, journal, `guard.json`, `agents/`, `offload/`),
+    whatever the gate decided."""
+    roots = [Path(os.path.realpath(p)) for p in protected]
+    for rel, target in zip(plan.paths, plan.targets, strict=True):
+        shown = printable(rel)
+        if not _within(target, parent):
+            raise WorkspaceError(f"cannot integrate: {shown} lands outside the workspace")
+        if any(part in _NOT_COPIED for part in target.parts[len(parent.parts) :]):
+            raise WorkspaceError(f"cannot integrate: {shown} is in git's or metis's own folder")
+        if any(_within(target, r) for r in roots):
+            raise WorkspaceError(f"cannot integrate: {shown} is one of this run's own files")
+
+
+def apply_integration(
+    ws: AgentWorkspace, plan: IntegrationPlan, protected: Sequence[Path] = ()
+) -> list[str]:
     """Apply `plan` to the parent's workspace; all or nothing. WorkspaceError
     (nothing changed) if the child's workspace no longer matches the plan, on
-    a conflict (branch), or when a copy fails (temp, after restoring)."""
+    a conflict (branch), or when a write fails (after restoring).
+
+    Every change in the parent (files, symlinks, deletions, directories,
+    modes) goes through the tools' containment (`tools/_contain.py`): opened
+    relative to the parent's workspace, following no symlink, so a symlink
+    swapped in meanwhile makes the integration fail instead of writing
+    outside."""
     now = plan_integration(ws)
     if now.token != plan.token or now.paths != plan.paths or now.targets != plan.targets:
         raise WorkspaceError(
@@ -371,49 +430,92 @@ def apply_integration(ws: AgentWorkspace, plan: IntegrationPlan) -> list[str]:
         )
     if not plan.paths:
         return []
+    assert ws.root is not None
     if plan.kind is WorkspaceKind.BRANCH:
-        assert ws.root is not None and ws.base is not None and ws.repo is not None
-        # Plumbing: a user's diff.noprefix or diff.external cannot reshape the patch.
-        patch = _git(
-            ["diff-tree", "-r", "-p", "--binary", "--no-renames", ws.base, plan.token], ws.root
-        )
-        # Plain apply (working tree only): --3way would imply --index and
-        # refuse files the parent changed without staging. Without --reject,
-        # git apply changes nothing unless every hunk of every file applies.
+        assert ws.repo is not None
+        parent = Path(os.path.realpath(ws.repo))
+        _refuse_protected(parent, plan, protected)
         try:
-            _git(["apply", "--whitespace=nowarn", "-"], ws.repo, input=patch)
+            entries = _patched_entries(ws, plan)
+        except (OSError, ToolError) as exc:
+            raise WorkspaceError(f"cannot read the parent's files: {_why(exc)}") from exc
+    else:
+        parent = Path(os.path.realpath(ws.parent))
+        _refuse_protected(parent, plan, protected)
+        source = Roots([ws.root])
+        try:
+            entries = [read_entry(source, ws.root / rel, tool=_TOOL) for rel in plan.paths]
+        except (OSError, ToolError) as exc:
+            raise WorkspaceError(f"cannot read the child's copy: {_why(exc)}") from exc
+    _put_all(Roots([parent]), plan, entries)
+    return list(plan.paths)
+
+
+_TOOL = "integrate_agent"
+
+
+def _patched_entries(ws: AgentWorkspace, plan: IntegrationPlan) -> list[Entry | None]:
+    """What each of the plan's paths holds once the child's diff is applied
+    to the parent's current entries: the parent's entries are read
+    (contained) into a scratch directory outside any repository, `git apply`
+    runs there, and the results are read back. Plain apply: nothing changes
+    unless every hunk of every file applies."""
+    assert ws.root is not None and ws.base is not None and ws.repo is not None
+    # Plumbing: a user's diff.noprefix or diff.external cannot reshape the patch.
+    patch = _git(
+        ["diff-tree", "-r", "-p", "--binary", "--no-renames", ws.base, plan.token], ws.root
+    )
+    parent = Roots([Path(os.path.realpath(ws.repo))])
+    with tempfile.TemporaryDirectory(prefix="metis-integrate-") as scratch_dir:
+        scratch = Path(scratch_dir) / "tree"
+        scratch.mkdir()
+        mine = Roots([scratch])
+        for rel, target in zip(plan.paths, plan.targets, strict=True):
+            entry = read_entry(parent, target, tool=_TOOL)
+            if entry is not None:
+                put_entry(mine, scratch / rel, entry, tool=_TOOL)
+        # No repository above the scratch directory: git apply patches plain files.
+        env = {"GIT_CEILING_DIRECTORIES": scratch_dir}
+        try:
+            _git(["apply", "--whitespace=nowarn", "-"], scratch, env=env, input=patch)
         except WorkspaceError as exc:
             raise WorkspaceError(
                 f"the changes conflict with the parent's workspace; nothing was changed ({exc})"
             ) from exc
-        return list(plan.paths)
-    assert ws.root is not None
-    _copy_back(ws.root, plan)
-    return list(plan.paths)
+        return [read_entry(mine, scratch / rel, tool=_TOOL) for rel in plan.paths]
 
 
-def _copy_back(copy: Path, plan: IntegrationPlan) -> None:
-    """Copy the plan's entries into the parent; on any failure restore every
-    target already written (a `FileTransaction`, links kept as links), then raise."""
-    tx = FileTransaction()
-    rel = ""
+def _put_all(roots: Roots, plan: IntegrationPlan, entries: Sequence[Entry | None]) -> None:
+    """Put each entry at its target (None: delete it), saving what was there
+    first; on any failure restore every target already changed and remove
+    the directories made, then raise. Directories a deletion empties are
+    removed (as git does)."""
+    saved: list[tuple[Path, Entry | None]] = []
+    created: list[Path] = []
+    current = ""
     try:
-        for rel, target in zip(plan.paths, plan.targets, strict=True):
-            source = copy / rel
-            tx.snapshot(target, follow_symlinks=False)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            if source.is_symlink():
-                place_symlink(target, os.readlink(source))
-            else:  # `target` is resolved: the bytes land where the gate saw them land
-                atomic_write(target, source.read_bytes(), stat.S_IMODE(source.stat().st_mode))
+        for rel, target, entry in zip(plan.paths, plan.targets, entries, strict=True):
+            current = rel
+            saved.append((target, read_entry(roots, target, tool=_TOOL)))
+            put_entry(roots, target, entry, tool=_TOOL, created=created)
     except (OSError, ToolError) as exc:
-        reason = f"copying back {rel} failed ({_why(exc)})"
-        try:
-            tx.rollback()
-        except ToolError as again:
-            raise WorkspaceError(f"{reason}; {again}") from exc
-        raise WorkspaceError(f"{reason}; every file copied before it was restored") from exc
-    tx.commit()
+        reason = f"copying back {printable(current)} failed ({_why(exc)})"
+        failed = []
+        for target, old in reversed(saved):
+            try:
+                put_entry(roots, target, old, tool=_TOOL)
+            except (OSError, ToolError):
+                failed.append(str(target))
+        for directory in reversed(created):
+            remove_empty_dir(roots, directory, tool=_TOOL)
+        if failed:
+            raise WorkspaceError(f"{reason}; could not restore {', '.join(failed)}") from exc
+        raise WorkspaceError(f"{reason}; every file changed before it was restored") from exc
+    for target, entry in zip(plan.targets, entries, strict=True):
+        if entry is None:
+            directory = target.parent
+            while directory != roots.roots[0] and remove_empty_dir(roots, directory, tool=_TOOL):
+                directory = directory.parent
 
 
 def _why(exc: OSError | ToolError) -> str:
@@ -422,17 +524,18 @@ def _why(exc: OSError | ToolError) -> str:
     return str(exc)
 
 
-def integrate(ws: AgentWorkspace) -> list[str]:
+def integrate(ws: AgentWorkspace, protected: Sequence[Path] = ()) -> list[str]:
     """Bring the child's changes into the parent's workspace (plan, then apply);
     returns the changed paths. See the module doc."""
-    return apply_integration(ws, plan_integration(ws))
+    return apply_integration(ws, plan_integration(ws), protected)
 
 
 class WorkspaceManager:
     """The child workspaces one agent made, and what happens to them."""
 
-    def __init__(self) -> None:
+    def __init__(self, protected: Sequence[Path] = ()) -> None:
         self.retained: dict[str, AgentWorkspace] = {}
+        self.protected = tuple(protected)  # the run's own files: never integrated into
 
     def keep(self, agent_id: str, ws: AgentWorkspace) -> None:
         if ws.kind is not WorkspaceKind.INHERIT:
@@ -457,7 +560,8 @@ class WorkspaceManager:
         when the workspace no longer matches it), then remove it. A failure
         changes nothing and keeps the workspace."""
         ws = self._retained(agent_id)
-        changed = apply_integration(ws, expect if expect is not None else plan_integration(ws))
+        plan = expect if expect is not None else plan_integration(ws)
+        changed = apply_integration(ws, plan, self.protected)
         del self.retained[agent_id]
         with contextlib.suppress(WorkspaceError):  # applied: a failed removal is no failure
             remove_workspace(ws)

@@ -135,6 +135,8 @@ async def execute_call(call: PlannedCall, ctx: ToolContext, sink: EffectSink) ->
     kind = cls.kind
     tx = FileTransaction() if kind is ToolKind.EDIT else None
     run_ctx = ctx if tx is None else attrs.evolve(ctx, transaction=tx)
+    if ctx.exit_dir is not None and kind is ToolKind.EXEC:
+        run_ctx = attrs.evolve(run_ctx, call_occ=occ)  # its exit record's name (RETRY-4)
     limit = call.timeout_s
     budget: asyncio.Timeout | None = None
     try:

@@ -98,6 +98,13 @@ class ToolContext:
     jobs: JobManager
     transaction: FileTransaction | None = None
     extra_roots: tuple[Path, ...] = field(default=(), converter=_dirs)
+    # Where a foreground exec call leaves its exit record (`_exits.py`), and
+    # the occurrence it runs as (set per call by the dispatcher); None: none.
+    exit_dir: Path | None = None
+    call_occ: str | None = None
+    # Background jobs may be detached at the run's end (`metis run --detach-jobs`):
+    # bash then runs them under the keeper (`_keeper.py`).
+    detach_jobs: bool = False
     roots: Roots = field(init=False, eq=False, repr=False)
 
     def __attrs_post_init__(self) -> None:

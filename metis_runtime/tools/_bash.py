@@ -8,16 +8,19 @@ import functools
 import os
 import signal
 import subprocess
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from metis_model.trace import CallClass, ToolKind
 
-from .._lifeline import die_with_parent
+from .._lifeline import die_with_parent, keeper_preexec, tree_mark
 from .._private import default_redactor
 from ._base import Classification, Tool, ToolContext, ToolInput, ToolOutput, ToolSpec, object_schema
+from ._exits import ExitRecord, write_exit_record
 from ._files import os_error
 from ._footprint import shell_reads
+from ._jobs import offer_detach
 
 if TYPE_CHECKING:
     from metis_runtime.shell import ShellAnalysis
@@ -29,6 +32,8 @@ TERM_GRACE = 1.0  # seconds from SIGTERM to SIGKILL
 PIPE_DRAIN = 1.0  # seconds to wait for the pipe to close once the group is dead
 CUT_MARGIN = 4096  # bytes kept beyond each shown half (longer than any token)
 BASH = "/bin/bash"
+DETACH_WAIT = 5.0  # seconds for a keeper to answer SIGUSR1
+KEEPER = (sys.executable, "-I", "-S", str(Path(__file__).with_name("_keeper.py")))
 
 
 @functools.lru_cache(maxsize=512)
@@ -239,19 +244,25 @@ class BashTool(Tool):
         background: bool = input.get("background", False)
         timeout: float | None = input.get("timeout", None if background else DEFAULT_TIMEOUT)
         loop = asyncio.get_running_loop()
+        kept = background and ctx.detach_jobs  # detachable: under the keeper
+        program = (*KEEPER, BASH) if kept else (BASH,)
         spawn = asyncio.ensure_future(
             loop.subprocess_exec(
                 lambda: _Collector(loop),
-                BASH,
+                *program,
                 "-c",
                 command,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
                 cwd=ctx.workspace,
-                env=dict(ctx.env),
+                # The tree's mark as it is now: the context's environment may
+                # predate the run's guard (`metis run` builds it first).
+                env={**ctx.env, **tree_mark()},
                 start_new_session=True,  # own process group: pgid == pid
-                preexec_fn=die_with_parent,  # dies with the runtime, even on SIGKILL
+                # Dies with the runtime, even on SIGKILL (the keeper: SIGUSR1
+                # blocked until it can take it).
+                preexec_fn=keeper_preexec if kept else die_with_parent,
             )
         )
         try:
@@ -270,23 +281,84 @@ class BashTool(Tool):
         except OSError as exc:
             raise os_error("bash", ctx.workspace, exc) from exc
         pgid = transport.get_pid()
+        detach: _Detach | None = None
+        if kept:
+            detach = _Detach(proto, pgid)
+            if not offer_detach(detach.run):
+                detach = None
         try:
             try:
                 async with asyncio.timeout(timeout):
                     await asyncio.shield(proto.exited)
+                if detach is not None and await detach.settled():
+                    return ToolOutput(f"detached: process group {pgid}")
             except TimeoutError:
                 await _terminate(proto, pgid)
                 await _wait(proto.closed, PIPE_DRAIN)
                 trailer = f"[timed out after {timeout:g}s; process group killed]"
-                return ToolOutput(_join(proto.output.text(), trailer), is_error=True)
+                timed_out = ToolOutput(_join(proto.output.text(), trailer), is_error=True)
+                return _recorded(ctx, background, transport.get_returncode(), timed_out)
             # The call's effects end with it: kill what the shell left behind.
             _signal_group(pgid, signal.SIGKILL)
             await _wait(proto.closed, PIPE_DRAIN)
         except BaseException:
-            # Cancellation: the group dies before the CancelledError propagates.
-            await _terminate(proto, pgid)
+            # Cancellation: the group dies before the CancelledError propagates
+            # (unless it was detached on purpose).
+            if detach is None or not detach.detached:
+                await _terminate(proto, pgid)
             raise
         finally:
             transport.close()
         rc = transport.get_returncode()
-        return ToolOutput(_join(proto.output.text(), _exit_text(rc)), is_error=rc != 0)
+        output = ToolOutput(_join(proto.output.text(), _exit_text(rc)), is_error=rc != 0)
+        return _recorded(ctx, background, rc, output)
+
+
+class _Detach:
+    """Detaching a kept background job (`_keeper.py`): SIGUSR1 to the keeper,
+    then its sign (the output pipe closes, the keeper exits 0); the session
+    then leaves the run's guard (`agents/_process.release_session`)."""
+
+    def __init__(self, proto: _Collector, pgid: int) -> None:
+        self.proto = proto
+        self.pgid = pgid
+        self.asked = False
+        self.detached = False
+        self._done = asyncio.Event()
+
+    async def run(self) -> int | None:
+        proto = self.proto
+        if proto.exited.done():
+            return None  # it ended on its own: its outcome is its own
+        self.asked = True
+        try:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(self.pgid, signal.SIGUSR1)
+            await _wait(proto.closed, DETACH_WAIT)
+            await _wait(proto.exited, DETACH_WAIT)
+            if proto.closed.done() and proto.exited.done():
+                from metis_runtime.agents._process import release_session
+
+                release_session(self.pgid)
+                self.detached = True
+        finally:
+            self._done.set()
+        return self.pgid if self.detached else None
+
+    async def settled(self) -> bool:
+        """After the keeper exited: True if that was its detachment."""
+        if self.asked:
+            await self._done.wait()
+        return self.detached
+
+
+def _recorded(ctx: ToolContext, background: bool, rc: int | None, output: ToolOutput) -> ToolOutput:
+    """Leave the call's exit record (RETRY-4) before its outcome is returned: a
+    runtime killed from here on until its commit is traced loses nothing."""
+    if ctx.exit_dir is not None and ctx.call_occ is not None and not background:
+        # Unwritable: no record, so a kill before the commit leaves it `unknown`.
+        with contextlib.suppress(OSError):
+            write_exit_record(
+                ctx.exit_dir, ExitRecord(ctx.call_occ, rc, output.content, output.is_error)
+            )
+    return output

@@ -31,6 +31,8 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
+from attrs import frozen
+
 from .._errors import ToolError
 
 _SYS_OPENAT2 = 437  # the same number on every Linux architecture
@@ -181,26 +183,36 @@ class Roots:
             os.close(root_fd)
 
     @contextmanager
-    def parent(self, path: Path, *, tool: str, create: bool = False) -> Iterator[int]:
+    def parent(
+        self, path: Path, *, tool: str, create: bool = False, created: list[Path] | None = None
+    ) -> Iterator[int]:
         """A descriptor of `path`'s directory (made, one contained component
-        at a time, if `create`), for `openat` / `renameat` of its last part."""
+        at a time, if `create`; each directory made is added to `created`),
+        for `openat` / `renameat` of its last part."""
         root, parts = self.locate(path, tool)
         if not parts:
             raise Escape(f"{tool}: {path}: is the workspace itself")
         parent = root.joinpath(*parts[:-1])
         if create:
-            self._makedirs(root, parts[:-1], tool)
+            self._makedirs(root, parts[:-1], tool, created)
         fd = self.open(parent, os.O_RDONLY | os.O_DIRECTORY, tool=tool)
         try:
             yield fd
         finally:
             os.close(fd)
 
-    def _makedirs(self, root: Path, parts: Sequence[str], tool: str) -> None:
+    def _makedirs(
+        self, root: Path, parts: Sequence[str], tool: str, created: list[Path] | None = None
+    ) -> None:
         for i in range(len(parts)):
             here = root.joinpath(*parts[: i + 1])
-            with self.parent(here, tool=tool) as dir_fd, suppress(FileExistsError):
-                os.mkdir(parts[i], 0o777, dir_fd=dir_fd)
+            with self.parent(here, tool=tool) as dir_fd:
+                try:
+                    os.mkdir(parts[i], 0o777, dir_fd=dir_fd)
+                except FileExistsError:
+                    continue
+            if created is not None:
+                created.append(here)
 
 
 def _has_symlink(root_fd: int, parts: Sequence[str]) -> bool:
@@ -254,3 +266,79 @@ def write_at(dir_fd: int, name: str, data: bytes, mode: int | None = None) -> No
         with suppress(OSError):
             os.unlink(tmp, dir_fd=dir_fd)
         raise
+
+
+# --- whole entries, for integration's copy-back (specs/secrets.md) -------------------
+
+
+@frozen
+class Entry:
+    """What is at a path: a regular file (`data`, `mode`) or a symlink (`link`)."""
+
+    data: bytes | None = None
+    mode: int = 0o644
+    link: str | None = None
+
+
+def read_entry(roots: Roots, path: Path, *, tool: str) -> Entry | None:
+    """The entry at `path` (resolved, inside a root), read following no
+    symlink: a regular file's bytes and permission bits, a symlink's text;
+    None if nothing is there (nor its directory). OSError for anything else
+    (a directory, a fifo); Escape as `Roots.open`."""
+    try:
+        with roots.parent(path, tool=tool) as dir_fd:
+            return _read_entry_at(dir_fd, path)
+    except FileNotFoundError:
+        return None
+
+
+def _read_entry_at(dir_fd: int, path: Path) -> Entry | None:
+    try:
+        st = os.stat(path.name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+    if stat.S_ISLNK(st.st_mode):
+        return Entry(link=os.readlink(path.name, dir_fd=dir_fd))
+    if not stat.S_ISREG(st.st_mode):
+        raise OSError(errno.EISDIR, "not a regular file or a symlink", str(path))
+    fd = os.open(path.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+    with open(fd, "rb", closefd=True) as fh:
+        return Entry(data=fh.read(), mode=stat.S_IMODE(os.fstat(fh.fileno()).st_mode))
+
+
+def put_entry(
+    roots: Roots, path: Path, entry: Entry | None, *, tool: str, created: list[Path] | None = None
+) -> None:
+    """Make `path` hold `entry` (None: remove what is there), through the
+    parent directory's descriptor, following no symlink: missing parents are
+    made one contained component at a time (each listed in `created`), a
+    file is replaced atomically (`write_at`), a symlink is made beside it and
+    renamed over it, a removal unlinks the name (a symlink itself, never what
+    it points to)."""
+    with roots.parent(path, tool=tool, create=entry is not None, created=created) as dir_fd:
+        name = path.name
+        if entry is None:
+            with suppress(FileNotFoundError):
+                os.unlink(name, dir_fd=dir_fd)
+        elif entry.link is not None:
+            tmp = f".{name}.{os.getpid()}.{next(_tmp_counter)}.link.tmp"
+            os.symlink(entry.link, tmp, dir_fd=dir_fd)
+            try:
+                os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+            except BaseException:
+                with suppress(OSError):
+                    os.unlink(tmp, dir_fd=dir_fd)
+                raise
+        else:
+            assert entry.data is not None
+            write_at(dir_fd, name, entry.data, entry.mode)
+
+
+def remove_empty_dir(roots: Roots, path: Path, *, tool: str) -> bool:
+    """Remove the directory `path` if it is empty (contained); whether it was."""
+    try:
+        with roots.parent(path, tool=tool) as dir_fd:
+            os.rmdir(path.name, dir_fd=dir_fd)
+    except OSError:
+        return False
+    return True

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import itertools
 from collections.abc import Awaitable, Callable
 
@@ -14,6 +15,34 @@ from ._base import ToolOutput
 JobCallback = Callable[[str, str, EffectOutcome, ToolOutput], None]
 """Called once per job with (occ, job_id, outcome, output)."""
 
+Detacher = Callable[[], Awaitable[int | None]]
+"""Detaches a running job's processes; their process group id, or None if
+the job could not be detached (it ended, or did not answer)."""
+
+
+class _Slot:
+    """What a job's coroutine tells its manager: how to detach it, and
+    whether it was."""
+
+    __slots__ = ("detached_pid", "detacher")
+
+    def __init__(self) -> None:
+        self.detacher: Detacher | None = None
+        self.detached_pid: int | None = None
+
+
+_SLOT: contextvars.ContextVar[_Slot | None] = contextvars.ContextVar("metis_job", default=None)
+
+
+def offer_detach(detacher: Detacher) -> bool:
+    """Called by a job's own coroutine (the bash tool): this job can be
+    detached, by `detacher`. False outside a job."""
+    slot = _SLOT.get()
+    if slot is None:
+        return False
+    slot.detacher = detacher
+    return True
+
 
 class JobManager:
     """Runs Background calls as detached tasks.
@@ -21,7 +50,8 @@ class JobManager:
     `start` returns the job id at once, before the job's coroutine has run a
     step, so the handshake is always recorded before the completion. Each job
     ends in exactly one `on_done` notification: OK, ERROR (the coroutine
-    raised, or returned an `is_error` output) or CANCELLED. Cancelling a job
+    raised, or returned an `is_error` output), CANCELLED, or DETACHED (left
+    running on purpose at the run's end: `detach_all`). Cancelling a job
     cancels its coroutine; the bash tool kills its process group on
     cancellation, so `cancel_all` leaves no process of a job behind.
     """
@@ -32,6 +62,7 @@ class JobManager:
         self._tasks: dict[str, asyncio.Task[tuple[EffectOutcome, ToolOutput]]] = {}
         self._callbacks: list[JobCallback] = []
         self._done: dict[str, tuple[str, EffectOutcome, ToolOutput]] = {}
+        self._slots: dict[str, _Slot] = {}
 
     def on_done(self, callback: JobCallback) -> None:
         """Register `callback` for every job that ends from now on."""
@@ -43,8 +74,9 @@ class JobManager:
         Must be called from a running event loop.
         """
         job_id = f"{self._prefix}-{next(self._ids)}"
+        slot = self._slots[job_id] = _Slot()
         task = asyncio.get_running_loop().create_task(
-            _drive(coro_factory), name=f"metis {job_id} ({occ})"
+            _drive(coro_factory, slot), name=f"metis {job_id} ({occ})"
         )
         self._tasks[job_id] = task
         # A done callback, not code in the coroutine: a job cancelled before its
@@ -56,7 +88,12 @@ class JobManager:
         self, occ: str, job_id: str, task: asyncio.Task[tuple[EffectOutcome, ToolOutput]]
     ) -> None:
         self._tasks.pop(job_id, None)
-        if task.cancelled():
+        slot = self._slots.get(job_id)
+        if slot is not None and slot.detached_pid is not None:
+            pgid = slot.detached_pid
+            outcome = EffectOutcome.DETACHED
+            output = ToolOutput(f"detached: still running as process group {pgid}", False)
+        elif task.cancelled():
             outcome, output = EffectOutcome.CANCELLED, ToolOutput("cancelled", True)
         else:
             outcome, output = task.result()
@@ -101,6 +138,28 @@ class JobManager:
             await asyncio.wait(tuple(self._tasks.values()), timeout=remaining)
         return True
 
+    def detached_pid(self, job_id: str) -> int | None:
+        """The process group a detached job left running; None otherwise."""
+        slot = self._slots.get(job_id)
+        return None if slot is None else slot.detached_pid
+
+    async def detach_all(self) -> None:
+        """Detach every running job that can be (`offer_detach`) and wait until
+        each has reported DETACHED; the others keep running (`cancel_all`)."""
+        for job_id, task in tuple(self._tasks.items()):
+            slot = self._slots[job_id]
+            if slot.detacher is None or task.done():
+                continue
+            pgid = await slot.detacher()
+            if pgid is not None:
+                slot.detached_pid = pgid
+                # Its coroutine returns at once; if not, cancelling it must not
+                # kill the detached processes (the tool checks the same mark).
+                await asyncio.wait({task}, timeout=5.0)
+                if not task.done():
+                    task.cancel()
+                    await asyncio.gather(task, return_exceptions=True)
+
     async def cancel_all(self) -> None:
         """Cancel every running job and wait until each has reported CANCELLED
         (or finished on its own meanwhile)."""
@@ -112,8 +171,9 @@ class JobManager:
 
 
 async def _drive(
-    coro_factory: Callable[[], Awaitable[ToolOutput]],
+    coro_factory: Callable[[], Awaitable[ToolOutput]], slot: _Slot
 ) -> tuple[EffectOutcome, ToolOutput]:
+    _SLOT.set(slot)  # this task's own context: the job's coroutine finds its slot
     try:
         output = await coro_factory()
     except ToolError as exc:

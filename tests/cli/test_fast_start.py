@@ -50,6 +50,8 @@ INPUT_LAYER = {
     # The credential detector: output that may hold a credential is redacted
     # (metis_cli/_redacting.py; `--version` prints nothing that loads it).
     "metis_model.trace._credentials",
+    # Its decoding of base64 and percent-escapes (stdlib only).
+    "metis_model.trace._encodings",
 }
 
 _PROBE = """

@@ -9,10 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import signal
-import subprocess
-import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -39,6 +36,7 @@ from tests.runtime.test_loop_support import (
     Recorder,
     assert_conforms,
     make_loop,
+    metis_run,
     of_kind,
     read,
     results_by_occ,
@@ -406,31 +404,17 @@ def test_a_job_ends_while_the_model_streams(tmp_path: Path) -> None:
     assert "streaming--job_done" in _transitions(header, events)
 
 
-def _metis_run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    full = {**os.environ, **(env or {})}
-    full.pop("ANTHROPIC_API_KEY", None)
-    full.pop("OPENAI_API_KEY", None)
-    return subprocess.run(
-        [sys.executable, "-m", "metis_cli", "run", "--quiet", *args],
-        env=full,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-
-
 def test_a_process_killed_between_turns_is_resumed_from_ready(tmp_path: Path) -> None:
     """`ready--interrupt`: `metis run` killed (SIGKILL, a fail point) after
     turn 1's results were sent and before turn 2 started; `--resume` records
     the interrupt where the trace stopped, in `ready`, and completes."""
     trace = tmp_path / "run" / "trace.jsonl"
     ws = ["--workspace", str(tmp_path / "ws"), "--mode", "acceptEdits", "--headless"]
-    killed = _metis_run(*ws, "--trace", str(trace), env={"METIS_FAILPOINT": "trace:turn_start:2"})
+    killed = metis_run(*ws, "--trace", str(trace), env={"METIS_FAILPOINT": "trace:turn_start:2"})
     assert killed.returncode == -signal.SIGKILL, killed.stderr
     header, events = read(trace)
     assert events[-1].kind == "results_sent"
-    resumed = _metis_run("--resume", "--trace", str(trace))
+    resumed = metis_run("--resume", "--trace", str(trace))
     assert resumed.returncode == 0, resumed.stderr
     header, events = read(trace)
     assert_conforms(header, events)
@@ -451,7 +435,7 @@ def test_metis_run_call_timeout_cancels_the_slow_call_alone(tmp_path: Path) -> N
     trace = tmp_path / "run" / "trace.jsonl"
     ws = ["--workspace", str(tmp_path / "ws"), "--mode", "bypassPermissions", "--headless"]
     args = [*ws, "--scenario", str(scenario), "--trace", str(trace), "--call-timeout", "1"]
-    done = _metis_run(*args)
+    done = metis_run(*args)
     assert done.returncode == 0, done.stderr
     header, events = read(trace)
     assert_conforms(header, events)
@@ -459,7 +443,7 @@ def test_metis_run_call_timeout_cancels_the_slow_call_alone(tmp_path: Path) -> N
     assert cancel.cause is CancelCause.TIMEOUT and cancel.occs == ("1.0",)
     results = results_by_occ(events)
     assert results["1.0"][0] == "cancelled" and results["1.1"][0] == "ok"
-    bad = _metis_run(*args, "--call-timeout", "0")
+    bad = metis_run(*args, "--call-timeout", "0")
     assert bad.returncode == 2 and bad.stderr.strip().splitlines() == [
         "metis run: error: Invalid value for '--call-timeout': 0.0 is not in the range x>0."
     ]

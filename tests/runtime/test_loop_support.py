@@ -317,6 +317,21 @@ def metis_run_argv(*args: str) -> list[str]:
     return [sys.executable, "-m", "metis_cli._run", *args]
 
 
+def metis_run(*args: str, env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """`metis run --quiet ARGS` to its end (no provider keys in its environment)."""
+    full = {**os.environ, **(env or {})}
+    full.pop("ANTHROPIC_API_KEY", None)
+    full.pop("OPENAI_API_KEY", None)
+    return subprocess.run(
+        [*metis_run_argv("--quiet", *args)],
+        env=full,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
 def sigkill_when_marked(
     argv: Sequence[str], env: Mapping[str, str], cwd: Path, marker: Path, timeout: float
 ) -> int:

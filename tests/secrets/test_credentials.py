@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import itertools
 import json
+import urllib.parse
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 from pydantic_core import to_json
 
@@ -20,15 +21,19 @@ from metis_model.trace import (
     find_credentials,
     may_hold_credential,
     redact_credentials,
+    replace_spans,
     secret_name,
 )
+from metis_runtime._redact import _screen
 from tests._credentials import (
     DOCUMENTED,
     GENERATED_FAMILIES,
     KEY_FILES,
     Credential,
+    Encoded,
     credentials,
     embedded,
+    encoded,
     leaked,
 )
 
@@ -224,3 +229,89 @@ def test_the_runtime_screen_is_the_definition(parts: list[str]) -> None:
             to_json(obj, ensure_ascii=True).decode(),
         ):
             assert _screen(line.encode("ascii"), ()) == may_hold_credential(line), line
+
+
+# --- encoded credentials --------------------------------------------------------
+
+
+def _visible(enc: Encoded, redacted: str) -> list[str]:
+    """What of the encoded span (a base64 one is redacted whole; in a
+    percent-encoded one, the credential) or of the credential survives."""
+    if enc.how == ("percent",):
+        quoted = [urllib.parse.quote(p, safe="") for p in enc.cred.needles()]
+        return [q for q in quoted if q in redacted] + leaked(enc.cred, redacted)
+    pieces = [enc.blob[i : i + 12] for i in range(0, max(len(enc.blob) - 12, 1), 6)]
+    return [p for p in pieces if p in redacted] + leaked(enc.cred, redacted)
+
+
+_SHORT_NEEDLE_FAMILIES = {"azure-client-secret", "model-provider-key", "jwt", "basic-auth-url"}
+
+
+@pytest.mark.parametrize("family", GENERATED_FAMILIES)
+@given(data=st.data())
+def test_every_family_is_found_encoded(family: str, data: st.DataObject) -> None:
+    enc = data.draw(encoded(data.draw(credentials(family))))
+    # specs/secrets.md: base64 in base64 only for needles of four characters or more.
+    assume(enc.how != ("base64", "base64") or family not in _SHORT_NEEDLE_FAMILIES)
+    assert _visible(enc, redact_credentials(enc.text)) == [], (enc.how, enc.text)
+    for line in (json.dumps({"content": enc.text}), to_json({"x": [enc.text]}).decode()):
+        assert may_hold_credential(line), line
+        assert _screen(line.encode("ascii"), ()), line
+
+
+ENCODED_DATA = ROOT / "tests" / "data" / "credentials" / "encoded"
+# file -> (what must be gone after redaction, what is new: found only by decoding)
+_ENCODED_FIXTURES = {
+    "k8s-secret-data.yaml": (["MWYyZDFlMmU2N2Rm"], False),
+    "k8s-dockerconfigjson.yaml": (["eyJhdXRocyI6"], True),
+    "k8s-aws-credentials.yaml": (["W2RlZmF1bHRd"], True),
+    "percent-query.txt": (["s3cr3t-pa55", "AKIAIOSFODNN7EXAMPLE"], True),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_ENCODED_FIXTURES))
+def test_documented_encoded_examples(name: str) -> None:
+    import metis_model.trace._credentials as detector
+
+    text = (ENCODED_DATA / name).read_text()
+    gone, new = _ENCODED_FIXTURES[name]
+    redacted = redact_credentials(text)
+    for piece in gone:
+        assert piece in text
+        assert piece not in redacted, (name, redacted)
+    assert "apiVersion: v1" in redacted or "Host: example.com" in redacted
+    plain = detector.CredentialScanner()
+    old_depth = detector.ENCODING_DEPTH
+    try:
+        detector.ENCODING_DEPTH = 0  # the detector without decoding (the old one)
+        undecoded = replace_spans(text, plain.find(text), "[REDACTED]")
+    finally:
+        detector.ENCODING_DEPTH = old_depth
+    assert (undecoded != redacted) is new, name
+
+
+def test_ordinary_base64_and_percent_escapes_are_left_alone() -> None:
+    text = (ENCODED_DATA / "ordinary.txt").read_text()
+    assert find_credentials(text) == []
+    assert redact_credentials(text) == text
+
+
+def test_no_new_redactions_in_the_shared_corpora() -> None:
+    """Real Claude Code sessions and provider streams (../shared/corpora, when
+    present): decoding adds no finding (README.md gives the figure)."""
+    import metis_model.trace._credentials as detector
+
+    corpora = ROOT.parent / "shared" / "corpora"
+    files = sorted(p for p in corpora.rglob("*.jsonl") if p.stat().st_size < 2_000_000)[:12]
+    if not files:
+        pytest.skip("../shared/corpora is not here")
+    for path in files:
+        text = path.read_text(errors="replace")
+        with_decoding = find_credentials(text)
+        old_depth = detector.ENCODING_DEPTH
+        try:
+            detector.ENCODING_DEPTH = 0
+            without = detector.CredentialScanner().find(text)
+        finally:
+            detector.ENCODING_DEPTH = old_depth
+        assert with_decoding == without, path.name
