@@ -147,6 +147,9 @@ def test_no_encoded_credential_reaches_a_file(
     # specs/secrets.md: base64 in base64 only for needles of four characters or more.
     short = {"azure-client-secret", "model-provider-key", "jwt", "basic-auth-url"}
     assume(enc.how != ("base64", "base64") or cred.family not in short)
+    # The bash tool cuts with the process's own redactor (`default_redactor`: a
+    # run's environment holds the value); this test's value is only in _REDACTOR.
+    assume(writer != "bash-cut" or cred is not _ENV_CRED)
     with _written(writer, enc.text, chunks) as (_, written):
         assert leaked(cred, written) == [], (writer, enc.text, written[:2000])
         if enc.how[0] != "percent":  # a base64 blob holding a credential goes whole
