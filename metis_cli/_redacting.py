@@ -22,8 +22,10 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 HOLD_LIMIT = 1 << 16  # characters held for an unfinished key block
-_BEGIN = "-----BEGIN"
-_END = "-----END"
+# A key block's armour lines, found by their words: the dashes before them may
+# be JSON-escaped (`\\u002d----BEGIN`), which a literal "-----BEGIN" missed.
+_BEGIN = re.compile(r"BEGIN [A-Z0-9 ]*PRIVATE KEY")
+_END = re.compile(r"END [A-Z0-9 ]*PRIVATE KEY")
 
 
 # A prefilter, so that text that cannot hold a credential never loads the
@@ -124,9 +126,9 @@ class RedactingStream(io.TextIOBase):
         end = held.rfind("\n") + 1
         if not end:
             return 0
-        begin = held.rfind(_BEGIN, 0, end)
-        if begin >= 0 and held.find(_END, begin) < 0 and len(held) < HOLD_LIMIT:
-            return held.rfind("\n", 0, begin) + 1
+        begins = [m.start() for m in _BEGIN.finditer(held, 0, end)]
+        if begins and not _END.search(held, begins[-1]) and len(held) < HOLD_LIMIT:
+            return held.rfind("\n", 0, begins[-1]) + 1
         return end
 
     def flush(self) -> None:
