@@ -76,7 +76,9 @@ def is_binary(head: bytes) -> bool:
 # search of the whole text miss a line that matches alone: string anchors,
 # lookarounds, a flag turned off in a group, atomic groups and possessive
 # quantifiers (they cannot give back a newline they consumed).
-_LINE_BOUND = ("\\A", "\\Z", "(?=", "(?!", "(?<", "(?-", "(?>", "*+", "++", "?+", "}+")
+# `\B` too: Python's `\B` never matches an empty string, so an empty line
+# alone has none, while the whole text has one at that line's place.
+_LINE_BOUND = ("\\A", "\\Z", "\\B", "(?=", "(?!", "(?<", "(?-", "(?>", "*+", "++", "?+", "}+")
 
 
 class SearchRequest(TypedDict):

@@ -398,6 +398,7 @@ def test_grep_whole_text_search_finds_the_same_lines(pieces: list[str], text: st
         (r"^import \w+$", True),
         (r"a\s*b", True),
         (r"\Aimport", False),
+        (r"\B", False),  # an empty line alone has no \B; the whole text has one there
         (r"x(?=y)", False),
         (r"(?<!_)key", False),
         (r"(?>a\s*)$", False),
