@@ -69,6 +69,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.budget <= 0:
         print(f"mutate: error: --budget {args.budget:g}: must be positive", file=sys.stderr)
         return 2
+    if args.keep is not None:
+        try:
+            args.keep.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            print(f"mutate: error: --keep {args.keep}: {exc.strerror or exc}", file=sys.stderr)
+            return 2
     try:
         found = mutants(args.mutants)
     except MutantError as exc:

@@ -149,3 +149,19 @@ def test_16_the_late_fold_is_taken_and_close6_flags_its_compaction(tmp_path: Pat
     assert [e.kind for e in events].count("compaction") >= 1
     assert report.first is not None and report.first.invariant in ("CLOSE-6", "CLOSE-8")
     assert "separates calls from results" in report.first.message, report.first
+
+
+def test_keep_is_made_when_missing_and_an_unusable_one_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--keep DIR` once raised FileNotFoundError (a traceback) when DIR did not exist."""
+    from metis_studies.mutate.__main__ import main
+
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    assert main(["--keep", str(blocker / "runs"), "--only", "no-such-fault"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"--keep {blocker / 'runs'}:" in err, err
+    fresh = tmp_path / "a" / "b"
+    assert main(["--keep", str(fresh), "--only", "no-such-fault"]) == 2  # no such fault
+    assert fresh.is_dir() and "no mutant" in capsys.readouterr().err
