@@ -47,7 +47,7 @@ def _replay(path: Path, out: Path, execution: str, as_json: bool) -> None:
 
     try:
         if str(path) == "-":
-            workload = _stdin_workload(out)
+            workload = _stdin_workload()
         elif not path.exists():
             bad_input(f"--replay {path}: no such file")
         else:
@@ -74,34 +74,19 @@ def _replay(path: Path, out: Path, execution: str, as_json: bool) -> None:
     sys.exit(EXIT_OK if verdict.ok else EXIT_VIOLATION)
 
 
-def _stdin_workload(out: Path) -> Workload:
-    """`--replay -`: the workload on standard input (bounded), JSON when it
-    starts with `{`, else a scenario YAML with an `explore:` section; read
-    through a 0600 file in OUT that is removed once read (a workload's planted
-    credentials stay as they are, and nowhere on disk)."""
-    import os
-
+def _stdin_workload() -> Workload:
+    """`--replay -`: the workload on standard input (bounded, strict UTF-8),
+    JSON when it starts with `{`, else a scenario YAML with an `explore:`
+    section; parsed in memory (a workload's planted credentials reach no file)."""
     from metis_model.trace import InputError
-    from metis_runtime._input import read_input_bytes
-    from metis_runtime._private import open_private, private_dirs
-    from metis_studies.explore import read_workload
+    from metis_runtime._input import decode_text, read_input_bytes
+    from metis_studies.explore import parse_workload
 
     try:
-        data = read_input_bytes("-")
+        text = decode_text(read_input_bytes("-"), "-")
     except InputError as exc:
         bad_input(f"--replay {exc}")
-    kept = out / (
-        f".replay-stdin-{os.getpid()}" + (".json" if data.lstrip()[:1] == b"{" else ".yaml")
-    )
-    try:
-        private_dirs(out)
-        with open(open_private(kept, os.O_WRONLY | os.O_EXCL), "wb") as fh:
-            fh.write(data)
-        return read_workload(kept, name="-")
-    except OSError as exc:
-        bad_input(f"--replay -: cannot read it through {out}: {exc.strerror or exc}")
-    finally:
-        kept.unlink(missing_ok=True)
+    return parse_workload(text, "-", scenario=text.lstrip()[:1] != "{")
 
 
 @click.command("explore", cls=_OneLine)

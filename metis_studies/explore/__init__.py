@@ -37,6 +37,7 @@ from ._workload import (
     Turn,
     Workload,
     WorkloadError,
+    parse_workload,
     read_workload,
     workload_from_json,
 )
@@ -66,6 +67,7 @@ __all__ = [
     "execute",
     "explore",
     "kill_points",
+    "parse_workload",
     "read_traces",
     "read_workload",
     "simplest",

@@ -170,18 +170,14 @@ def workload_from_json(data: Any, where: str = "workload") -> Workload:
         raise WorkloadError(str(exc)) from None
 
 
-def read_workload(path: Path, name: str | None = None) -> Workload:
-    """A workload saved as JSON (or the `explore:` section of a scenario YAML),
-    read as every metis reader reads (`metis_runtime._input`): a regular file
-    only, bounded, strict UTF-8 and strict JSON / YAML with nesting and number
-    limits; every failure one `WorkloadError` line naming the file (`name`
-    when given: `-` for a workload read from standard input through a file)."""
-    from metis_runtime import input_json_limits, load_yaml, read_input_text
+def parse_workload(text: str, source: str, *, scenario: bool) -> Workload:
+    """A workload from its text: JSON, or (`scenario`) the `explore:` section of
+    a scenario YAML. Strict JSON / YAML with nesting and number limits; every
+    failure one `WorkloadError` line naming `source`."""
+    from metis_runtime import input_json_limits, load_yaml
 
-    source = str(path) if name is None else name
     try:
-        text = read_input_text(path)
-        if path.suffix in (".yaml", ".yml"):
+        if scenario:
             data = load_yaml(text, source=source)
             if not isinstance(data, dict) or "explore" not in data:
                 raise WorkloadError(
@@ -192,4 +188,17 @@ def read_workload(path: Path, name: str | None = None) -> Workload:
             decode_json(text, source=source, limits=input_json_limits()), source
         )
     except InputError as exc:
-        raise WorkloadError(str(exc).replace(str(path), source, 1)) from None
+        raise WorkloadError(str(exc)) from None
+
+
+def read_workload(path: Path) -> Workload:
+    """A workload saved as JSON (or a scenario YAML, by its suffix), read as
+    every metis reader reads (`metis_runtime.read_input_text`): a regular file
+    only, bounded, strict UTF-8."""
+    from metis_runtime import read_input_text
+
+    try:
+        text = read_input_text(path)
+    except InputError as exc:
+        raise WorkloadError(str(exc)) from None
+    return parse_workload(text, str(path), scenario=path.suffix in (".yaml", ".yml"))
