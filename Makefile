@@ -6,8 +6,9 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 PYTEST := $(BIN)/python -m pytest
+PACKAGES := metis_trace metis_model metis_check metis_proofs metis_witness metis_runtime metis_cli metis_studies
 
-.PHONY: setup system-deps test lint typecheck unit demo exhaustive fuzz bench schema explore mutate study clean
+.PHONY: setup system-deps test lint typecheck unit demo exhaustive fuzz bench schema layout explore mutate study clean
 
 $(STAMP): pyproject.toml pytest-metis/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -38,8 +39,8 @@ system-deps:
 setup: $(STAMP) system-deps
 
 lint: setup
-	$(BIN)/ruff check metis_model metis_runtime metis_cli metis_studies tests benchmarks proofs pytest-metis
-	$(BIN)/ruff format --check metis_model metis_runtime metis_cli metis_studies pytest-metis
+	$(BIN)/ruff check $(PACKAGES) tests benchmarks proofs pytest-metis
+	$(BIN)/ruff format --check $(PACKAGES) pytest-metis
 
 typecheck: setup
 	$(BIN)/mypy
@@ -106,10 +107,14 @@ bench: setup
 	$(PYTEST) -q benchmarks --benchmark-enable --benchmark-only -p no:cacheprovider
 
 schema: setup
-	$(BIN)/python -c "import json; from metis_model.trace import trace_json_schema; \
+	$(BIN)/python -c "import json; from metis_trace import trace_json_schema; \
 	  open('specs/trace-schema.json','w').write(json.dumps(trace_json_schema(), indent=2, sort_keys=True)+'\n')"
-	$(BIN)/python -c "import json; from metis_model.trace import witness_json_schema; \
+	$(BIN)/python -c "import json; from metis_trace import witness_json_schema; \
 	  open('specs/witness-schema.json','w').write(json.dumps(witness_json_schema(), indent=2, sort_keys=True)+'\n')"
+
+# The README's drawing of the packages, from the import table the architecture test checks.
+layout: setup
+	$(BIN)/python -m tests._layout
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis .benchmarks

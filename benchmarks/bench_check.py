@@ -17,9 +17,10 @@ from typing import Any
 import pytest
 from _timing import best_of
 
-from metis_model import check_trace, resolve
-from metis_model._generate import flat_run
-from metis_model.trace import (
+from metis_check import check_trace
+from metis_check._generate import flat_run
+from metis_model import resolve
+from metis_trace import (
     Assistant,
     CallClass,
     CallRef,

@@ -41,20 +41,7 @@ from typing import Any
 
 import pytest
 
-from metis_model import check_trace
-from metis_model.trace import (
-    CallClass,
-    Decision,
-    EffectOutcome,
-    Mode,
-    ResultStatus,
-    Route,
-    RunStatus,
-    ToolKind,
-    TraceEvent,
-    TraceHeader,
-    read_trace,
-)
+from metis_check import check_trace
 from metis_runtime import AgentLoop, Journal, TraceWriter, make_header
 from metis_runtime.dispatch import (
     Dispatcher,
@@ -75,6 +62,19 @@ from metis_runtime.tools import (
     ToolSpec,
 )
 from metis_studies.dispatch import BATCHES, TARGET_MAKESPAN, TARGET_RATIO, io_run, run_batch
+from metis_trace import (
+    CallClass,
+    Decision,
+    EffectOutcome,
+    Mode,
+    ResultStatus,
+    Route,
+    RunStatus,
+    ToolKind,
+    TraceEvent,
+    TraceHeader,
+    read_trace,
+)
 
 SMALL, LARGE = 20, 420  # batch sizes of the per-call slope
 ROUNDS = int(os.environ.get("METIS_BENCH_ROUNDS", "15"))

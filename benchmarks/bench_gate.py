@@ -29,10 +29,10 @@ from typing import Any
 
 import yaml
 
-from metis_model.trace import Mode, Route, RuleBehavior, Source, ToolKind
 from metis_runtime.permissions import Gate, Policy
 from metis_runtime.permissions import _gate as gate_module
 from metis_runtime.shell import analyze_command
+from metis_trace import Mode, Route, RuleBehavior, Source, ToolKind
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "data" / "permissions" / "bypass_corpus.yaml"

@@ -19,8 +19,8 @@ from functools import cache
 from _timing import best_of
 from pydantic import TypeAdapter
 
-from metis_model._generate import flat_run
-from metis_model.trace import TraceEvent, dumps_trace, read_trace
+from metis_check._generate import flat_run
+from metis_trace import TraceEvent, dumps_trace, read_trace
 
 _EVENTS: TypeAdapter[TraceEvent] = TypeAdapter(TraceEvent)
 

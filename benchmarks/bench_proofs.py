@@ -20,9 +20,9 @@ import time
 import z3
 
 from metis_model import resolve
-from metis_model.smt import PROPERTIES, LoopConfig, LoopSystem, Verdict, bmc, houdini
-from metis_model.smt._properties import prove_claim
-from metis_model.trace import (
+from metis_proofs import PROPERTIES, LoopConfig, LoopSystem, Verdict, bmc, houdini
+from metis_proofs._properties import prove_claim
+from metis_trace import (
     MUTATING_KINDS,
     Decision,
     Facts,
@@ -93,7 +93,7 @@ def _depth_within(system: LoopSystem, budget: float, lemmas: bool) -> int:
     if lemmas:
         run = bmc(system, None, 10_000, budget_s=budget, invariant=invariant)
     else:
-        from metis_model.smt import _engine
+        from metis_proofs import _engine
 
         plain = _engine._new_solver
         _engine._new_solver = lambda t: z3.Solver()  # type: ignore[assignment]

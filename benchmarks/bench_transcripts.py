@@ -16,7 +16,7 @@ from typing import Any
 
 from _timing import best_of
 
-from metis_model.transcripts import check_transcript
+from metis_check.transcripts import check_transcript
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data" / "transcripts" / "claude-code"
 SIZES = (300_000, 3_000_000)

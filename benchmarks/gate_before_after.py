@@ -29,7 +29,7 @@ import json, os, sys, time, tempfile, statistics
 from pathlib import Path
 sys.path.insert(0, sys.argv[2])
 import bench_gate as b
-from metis_model.trace import Mode, Route, ToolKind
+from metis_trace import Mode, Route, ToolKind
 from metis_runtime.permissions import Gate
 from metis_runtime.permissions import _gate as g
 ws = Path(os.path.realpath(tempfile.mkdtemp())); (ws / "src").mkdir()

@@ -18,7 +18,6 @@ from typing import Any, TypeVar
 import click
 from pydantic import ValidationError
 
-from metis_model.trace import Mode
 from metis_runtime.agents import (
     AGENT_TOOL_NAMES,
     GuardLimits,
@@ -32,6 +31,7 @@ from metis_runtime.agents import (
 from metis_runtime.context import ContextBudget
 from metis_runtime.tools import ToolRegistry
 from metis_studies.child_boundary import ESCAPE_TOOLS, run_child_boundary
+from metis_trace import Mode
 
 from ._conform import check_tree_dir
 from ._output import EXIT_OK, EXIT_VIOLATION, emit_json, table

@@ -10,7 +10,7 @@ from typing import Any
 import attrs
 import click
 
-from metis_model import STATUSES, Report
+from metis_check import STATUSES, Report
 
 from ._output import bad_input, read_trace_file
 from ._transcripts import BadInput, FileResult, Unit, check_unit, expand
@@ -32,7 +32,7 @@ OUTPUTS = ("text", "json", "sarif", "junit", "github")
 
 def check_tree_dir(run_dir: Path) -> tuple[dict[str, Any], Report]:
     """Every `trace.jsonl` under `run_dir`, checked as one tree of agents."""
-    from metis_model import check_trace_tree
+    from metis_check import check_trace_tree
 
     traces = {}
     for path in sorted(run_dir.rglob("trace.jsonl")):

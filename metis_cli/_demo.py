@@ -26,8 +26,8 @@ import attrs
 import click
 
 from metis_model import INVARIANTS
-from metis_model.trace import InputError
 from metis_runtime._input import read_trace_path
+from metis_trace import InputError
 
 from ._evidence import EvidenceTable, gather_model_evidence
 from ._output import EXIT_OK, EXIT_VIOLATION, emit_json, table
@@ -93,7 +93,7 @@ def runtime_rows(folder: Path) -> list[Row]:
         header, events, line_of = read_trace_path(trace)
     except InputError as exc:
         return [*rows, Row("conformance", "the run's trace", False, str(exc))]
-    from metis_model import check_trace
+    from metis_check import check_trace
 
     report = check_trace(events, header, source=str(trace), line_of=line_of)
     calls = sum(len(e.calls) for e in events if e.kind == "assistant")
@@ -114,8 +114,8 @@ def runtime_rows(folder: Path) -> list[Row]:
 
 def _witness_row(trace: Path, header: Any, events: Any) -> Row:
     """The run's effects as the witness saw them, outside the runtime (specs/witness.md)."""
-    from metis_model import WitnessedTrace, check_witness
-    from metis_model.trace import InputError, read_witness
+    from metis_check import WitnessedTrace, check_witness
+    from metis_trace import InputError, read_witness
 
     check = "the witness (outside the runtime) against the trace"
     path = trace.with_name(trace.name + ".witness")
@@ -136,7 +136,7 @@ def _witness_row(trace: Path, header: Any, events: Any) -> Row:
 def agents_rows(folder: Path) -> list[Row]:
     """The coordinator scenario: a planner and an implementer in branch
     worktrees, a refused duplicate; then the whole tree of traces conforms."""
-    from metis_model import check_trace_tree
+    from metis_check import check_trace_tree
 
     workspace = folder / "coordinator"
     workspace.mkdir(parents=True, exist_ok=True)
@@ -283,7 +283,7 @@ def ablation_rows() -> list[Row]:
 
 def proof_rows(folder: Path) -> list[Row]:
     """Every z3 proof and bounded model check, with its SMT-LIB2 file."""
-    from metis_model.smt import prove_all
+    from metis_proofs import prove_all
 
     rows = []
     for r in prove_all(folder / "proofs", depth=20):

@@ -4,7 +4,7 @@ runtime's transcript as a picture, with its divergence drawn.
 The input is read and checked exactly as `metis conform` reads and checks it
 (`_transcripts.load` / `check_loaded`), then parsed once more into what the
 drawing shows; the figure is built by the model's one drawing module
-(`metis_model.trace.trace_figure`, `tree_figure`, the transcript and turn log
+(`metis_trace.trace_figure`, `tree_figure`, the transcript and turn log
 figures) and rendered by graphviz's `dot`, under a time limit. `metis conform
 --draw DIR` and `--report` draw through `Drawable` too.
 """
@@ -27,8 +27,7 @@ from ._output import bad_input
 from ._transcripts import STDIN, BadInput, FileResult, Unit, check_loaded, expand, load
 
 if TYPE_CHECKING:
-    from metis_model import Report, Violation
-    from metis_model.trace import Figure
+    from metis_check import Figure, Report, Violation
 
 KINDS = ("svg", "png", "html", "dot")
 # `dot` on a windowed figure takes well under a second; a minute means it hangs.
@@ -59,7 +58,7 @@ def drawable(
 ) -> Drawable:
     """Read, check (unless `result` holds its check already) and parse one
     unit for drawing; `BadInput` when it cannot be read."""
-    from metis_model.trace import InputError
+    from metis_trace import InputError
 
     loaded = load(unit)
     if loaded.error:
@@ -84,7 +83,8 @@ def _builder(
     if fmt == "trace" and os.path.isdir(source):
         return _tree_builder(Path(source), limit)
     if fmt == "trace":
-        from metis_model.trace import read_trace_numbered, trace_figure
+        from metis_check import trace_figure
+        from metis_trace import read_trace_numbered
 
         from ._plan_conform import looks_like_turn_log
 
@@ -94,7 +94,7 @@ def _builder(
         return lambda vs: trace_figure(
             header, events, vs[0] if vs else None, name=source, limit=limit
         )
-    from metis_model.transcripts._figure import claude_code_figure, transcript_figure
+    from metis_check.transcripts._figure import claude_code_figure, transcript_figure
 
     if fmt == "claude-code":
         return lambda vs: claude_code_figure(text, companions, vs, name=source, limit=limit)
@@ -108,7 +108,8 @@ def _builder(
 
 
 def _tree_builder(run_dir: Path, limit: int | None) -> Callable[[Sequence[Violation]], Figure]:
-    from metis_model.trace import TraceFormatError, read_trace_numbered, tree_figure
+    from metis_check import tree_figure
+    from metis_trace import TraceFormatError, read_trace_numbered
 
     from ._plan_conform import turn_logs_in
     from ._transcripts import read_text
@@ -128,7 +129,7 @@ def _tree_builder(run_dir: Path, limit: int | None) -> Callable[[Sequence[Violat
 def _turn_log_builder(
     text: str, source: str, limit: int | None
 ) -> Callable[[Sequence[Violation]], Figure]:
-    from metis_model.plan import turn_log_figure
+    from metis_check import turn_log_figure
 
     from ._plan_conform import _turn_log
 
@@ -145,7 +146,7 @@ def _turn_log_builder(
 
 def render(figure: Figure, kind: str, *, id_prefix: str = "") -> bytes:
     """The figure as `kind` (svg, png, dot, or a self-contained html page)."""
-    from metis_model.trace import figure_graph
+    from metis_check import figure_graph
 
     graph = figure_graph(figure, id_prefix=id_prefix)
     source: str = graph.source

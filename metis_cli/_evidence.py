@@ -13,9 +13,10 @@ from typing import Any
 
 import attrs
 
-from metis_model import INVARIANTS, MUTATORS, Report, SimConfig, break_trace, check_trace, simulate
-from metis_model._mutate import RICH
-from metis_model.trace import Route, TraceEvent, TraceHeader, dumps_trace
+from metis_check import MUTATORS, Report, SimConfig, break_trace, check_trace, simulate
+from metis_check._mutate import RICH
+from metis_model import INVARIANTS
+from metis_trace import Route, TraceEvent, TraceHeader, dumps_trace
 
 
 @attrs.define
@@ -121,7 +122,7 @@ def gather_file_evidence(table: EvidenceTable, runs: int, broken_per_id: int) ->
     """TRACE-2 on the files simulated runs would write (their traces as JSON
     Lines, clean), and on copies with a credential in a result's content, in
     a journal-like line, and JSON-escaped."""
-    from metis_model import check_run_files
+    from metis_check import check_run_files
 
     for i, (header, events) in enumerate(simulated_runs(min(runs, 50))):
         text = dumps_trace(header, events)
@@ -142,10 +143,10 @@ def gather_plan_evidence(
     table: EvidenceTable, runs: int, broken_per_id: int, out_dir: Path | None = None
 ) -> None:
     """Simulated plan turns (`metis_model.plan`), and broken copies per PLAN ID."""
-    from metis_model.plan import check_turn_log
-    from metis_model.plan._generate import simulate_turn
-    from metis_model.plan._mutate import PLAN_MUTATORS, break_turn
-    from metis_model.trace import dumps_turn_log
+    from metis_check import check_turn_log
+    from metis_check._plan_generate import simulate_turn
+    from metis_check._plan_mutate import PLAN_MUTATORS, break_turn
+    from metis_trace import dumps_turn_log
 
     for i in range(runs):
         turn = simulate_turn(i)
@@ -173,8 +174,8 @@ def gather_proof_evidence(table: EvidenceTable, depth: int = 20) -> None:
     A property's verdict is joined onto its invariant: `proved (smt)`,
     `proved (k-induction, k=1)`, `bounded(20)`, `unknown` or `refuted`.
     """
-    from metis_model.smt import prove_all
-    from metis_model.smt._context import prove_context
+    from metis_proofs import prove_all
+    from metis_proofs._context import prove_context
 
     for result in prove_all(depth=depth):
         row = table.rows[result.invariant]
@@ -192,7 +193,7 @@ def gather_proof_evidence(table: EvidenceTable, depth: int = 20) -> None:
 
 def gather_transcript_evidence(table: EvidenceTable, paths: Iterable[Path]) -> None:
     """Claude Code sessions: CLOSE-7 and the other CLOSE checks on real data."""
-    from metis_model.transcripts import check_claude_code_tree
+    from metis_check.transcripts import check_claude_code_tree
     from metis_runtime._input import read_input_text
 
     for path in paths:

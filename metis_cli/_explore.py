@@ -78,9 +78,9 @@ def _stdin_workload() -> Workload:
     """`--replay -`: the workload on standard input (bounded, strict UTF-8),
     JSON when it starts with `{`, else a scenario YAML with an `explore:`
     section; parsed in memory (a workload's planted credentials reach no file)."""
-    from metis_model.trace import InputError
     from metis_runtime._input import decode_text, read_input_bytes
     from metis_studies.explore import parse_workload
+    from metis_trace import InputError
 
     try:
         text = decode_text(read_input_bytes("-"), "-")

@@ -81,8 +81,8 @@ def claude_code(trace_path: str | None, pass_allow: bool, no_trace: bool) -> Non
 
 def read_payload() -> dict[str, Any]:
     """The hook input on stdin: one strict JSON object, bounded."""
-    from metis_model.trace import InputError, decode_json
     from metis_runtime._input import decode_text, input_json_limits, read_input_bytes
+    from metis_trace import InputError, decode_json
 
     try:
         text = decode_text(read_input_bytes("-"), "<stdin>")
@@ -157,7 +157,6 @@ def _trace_file(option: str | None, project: Path, session: str) -> Path:
 def _pre_tool_use(
     payload: Mapping[str, Any], cwd: Path, project: Path, trace: Path | None, pass_allow: bool
 ) -> dict[str, Any] | None:
-    from metis_model.trace import Decision, Route
     from metis_runtime._errors import ConfigError
     from metis_runtime.permissions import (
         Gate,
@@ -166,6 +165,7 @@ def _pre_tool_use(
         parse_mode,
         stricter_than_claude_code,
     )
+    from metis_trace import Decision, Route
 
     from ._permissions import infer_kind, input_paths
 
@@ -235,8 +235,8 @@ def _read_state(state_file: Path) -> dict[str, Any]:
     """The threading state, read as every input is (a regular file, bounded,
     strict JSON); none yet is a new session. A state that cannot be read is an
     error, not a fresh start: starting over would thread the calls wrongly."""
-    from metis_model.trace import InputError
     from metis_runtime._input import read_input_json
+    from metis_trace import InputError
 
     if not os.path.lexists(state_file):
         return {}
@@ -283,7 +283,7 @@ def _record_call(
     decision: Any,
     reason: str,
 ) -> None:
-    from metis_model.trace import Decision
+    from metis_trace import Decision
 
     with _locked(trace) as state:
         key, thread = _thread(payload, state)

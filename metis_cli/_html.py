@@ -185,7 +185,7 @@ def _coverage(run: Run) -> str:
     """`metis conform --coverage`'s counts (`metis_model.Coverage`): every
     invariant and how often it was checked, in how many files, then every
     model transition and how often it was taken."""
-    from metis_model import Coverage
+    from metis_check import Coverage
 
     reports = [r.report for r in run.results if r.report is not None]
     cov = Coverage()

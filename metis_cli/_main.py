@@ -80,7 +80,7 @@ def main() -> None:
     """Run the CLI; a usage error is one line naming the command, exit 2.
     Whatever it prints goes through the redactor (`_redacting`)."""
     if sys.argv[1:2] == ["run"]:
-        from .witness._launch import early
+        from metis_witness._launch import early
 
         early(sys.argv[1:])  # `--witness`: the witness starts before the runtime loads
     from ._redacting import redact_standard_streams
@@ -114,7 +114,7 @@ def main() -> None:
         )
         sys.exit(2)
     except Exception as exc:
-        from metis_model._errors import InputError  # light: the error classes only
+        from metis_trace import InputError  # light: the error classes only
 
         if not isinstance(exc, InputError):
             raise

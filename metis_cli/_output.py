@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 if TYPE_CHECKING:
-    from metis_model.trace import TraceEvent, TraceHeader
+    from metis_trace import TraceEvent, TraceHeader
 
 EXIT_OK = 0
 EXIT_VIOLATION = 1
@@ -33,8 +33,8 @@ def emit_json(payload: Any) -> None:
 def read_trace_file(path: Path) -> tuple[TraceHeader, list[TraceEvent], list[int]]:
     """A trace file's header, events and event lines; unreadable or malformed
     input is a one-line error naming the file (and line and field), exit 2."""
-    from metis_model.trace import InputError
     from metis_runtime._input import read_trace_path
+    from metis_trace import InputError
 
     try:
         return read_trace_path(path)

@@ -8,7 +8,6 @@ from typing import Any
 
 import click
 
-from metis_model.trace import InputError, Mode, Route, Source, ToolKind, decode_json
 from metis_runtime._errors import ConfigError
 from metis_runtime.permissions import (
     MODE_NAMES,
@@ -25,6 +24,7 @@ from metis_runtime.permissions import (
     stricter_than_claude_code,
 )
 from metis_runtime.shell import analyze_command
+from metis_trace import InputError, Mode, Route, Source, ToolKind, decode_json
 
 from ._output import EXIT_OK, bad_input, emit_json
 

@@ -25,7 +25,7 @@ from typing import Any, NoReturn
 
 import click
 
-from metis_model.trace import (
+from metis_trace import (
     DEFAULT_STEP_CAP,
     HARD_STEP_MAX,
     InputError,
@@ -182,12 +182,12 @@ class _Provider:
 
 
 def _runtime(workspace: Path, provider: Any, settings: tuple[str, ...], serial: bool) -> Any:
-    from metis_model.trace import Decision, Source
     from metis_runtime import MetisRuntimeError
     from metis_runtime.agents import tool_env
     from metis_runtime.permissions import Gate, Policy
     from metis_runtime.plan import PlanRuntime
     from metis_runtime.tools import ToolRegistry
+    from metis_trace import Decision, Source
 
     policy = Policy()
     try:
@@ -233,7 +233,7 @@ def _report(where: str, outcome: Any, as_json: bool) -> NoReturn:
 
 def _path_line(outcome: Any) -> None:
     """What each path said (hit, miss and why), from the turn log."""
-    from metis_model.trace import PathRecord, read_turn_log
+    from metis_trace import PathRecord, read_turn_log
 
     try:
         _, records, _ = read_turn_log(Path(outcome.turn_log).read_text().splitlines())
@@ -273,11 +273,11 @@ def validate_cmd(file: Path, workspace: str, max_steps: int, as_json: bool) -> N
 
     Exit 0 when valid, 1 when not (each failure with its class and step), 2
     when the file is malformed."""
-    from metis_model.trace import decode_json
     from metis_runtime._input import decode_text, read_input_bytes
     from metis_runtime._yaml import load_yaml
     from metis_runtime.plan import PlanRuntime
     from metis_runtime.plan._rules import validate
+    from metis_trace import decode_json
 
     where = "plan validate"
     cap = _cap(where, max_steps)

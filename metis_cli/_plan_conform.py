@@ -16,9 +16,8 @@ import stat
 from collections.abc import Sequence
 from pathlib import Path
 
-from metis_model import Report, Violation, check_trace
-from metis_model.plan import check_turn_log, check_turn_logs
-from metis_model.trace import (
+from metis_check import Report, Violation, check_trace, check_turn_log, check_turn_logs
+from metis_trace import (
     InputError,
     ResumeRecord,
     TraceEvent,

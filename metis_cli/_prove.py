@@ -16,7 +16,7 @@ from typing import NoReturn
 
 import click
 
-from metis_model.smt import (
+from metis_proofs import (
     ABLATIONS,
     DEFAULT_DEPTH,
     PROPERTIES,
@@ -28,9 +28,9 @@ from metis_model.smt import (
     find_counterexample,
     prove_all,
 )
-from metis_model.smt._context import prove_context
-from metis_model.smt._plan import PLAN_ABLATIONS, PLAN_PROPERTIES, prove_plan
-from metis_model.smt._plan_cex import PlanCounterexample, find_plan_counterexample
+from metis_proofs._context import prove_context
+from metis_proofs._plan import PLAN_ABLATIONS, PLAN_PROPERTIES, prove_plan
+from metis_proofs._plan_cex import PlanCounterexample, find_plan_counterexample
 
 from ._output import EXIT_OK, EXIT_VIOLATION, bad_input, emit_json, table
 from ._params import FiniteFloat, StagedOutput, writable_dir

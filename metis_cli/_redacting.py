@@ -30,7 +30,7 @@ _END = re.compile(r"END [A-Z0-9 ]*PRIVATE KEY")
 
 # A prefilter, so that text that cannot hold a credential never loads the
 # detector (`metis --version` loads click alone): the detector's needles
-# (`metis_model.trace.RULE_NEEDLES`, `NAME_WORDS`; a test checks that these
+# (`metis_trace.RULE_NEEDLES`, `NAME_WORDS`; a test checks that these
 # copies equal them) as they appear in plain text, any backslash (an escape),
 # what may be encoded (`_ENCODED`), and the values of environment variables
 # whose names hold a name word (a superset of the detector's secret-named ones).
@@ -76,7 +76,7 @@ def _redact(text: str) -> str:
     global _scanner
     if not _may_hold(text):
         return text
-    from metis_model.trace import CredentialScanner, replace_spans, secret_values
+    from metis_trace import CredentialScanner, replace_spans, secret_values
 
     if _scanner is None:
         _scanner = CredentialScanner(secret_values(os.environ))

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from metis_model import BY_ID, Undecided, Violation
+from metis_check import Undecided, Violation
+from metis_model import BY_ID
 
 from ._transcripts import FileResult
 

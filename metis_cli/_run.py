@@ -49,17 +49,6 @@ import attrs
 import click
 from pydantic import ValidationError
 
-from metis_model.trace import (
-    Decision,
-    EffectOutcome,
-    InputError,
-    Mode,
-    ResultStatus,
-    Route,
-    RuleBehavior,
-    RunStatus,
-    Source,
-)
 from metis_runtime import (
     AgentLoop,
     Dispatcher,
@@ -120,6 +109,18 @@ from metis_runtime.providers import (
 from metis_runtime.tools import JobManager, ToolContext, ToolRegistry
 from metis_runtime.tools._contain import Roots, write_at
 from metis_runtime.tools._exits import EXITS
+from metis_trace import (
+    Decision,
+    EffectOutcome,
+    InputError,
+    Mode,
+    ResultStatus,
+    Route,
+    RuleBehavior,
+    RunStatus,
+    Source,
+)
+from metis_witness._launch import WITNESSED_ENV
 
 from ._agents import budget_from_options, context_options, guard_options, limits_from_options
 from ._wire import (
@@ -129,7 +130,6 @@ from ._wire import (
     wire_options,
     wire_settings,
 )
-from .witness._launch import WITNESSED_ENV
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 STANDALONE = False  # set by `metis_cli.main` and `python -m metis_cli._run`
@@ -750,8 +750,8 @@ def _summary(result: RunResult, trace_path: Path, spawned: bool, code: int) -> d
     """`metis run --json`: the run's outcome, and its calls counted by result status."""
     from collections import Counter
 
-    from metis_model.trace import Result, read_trace_numbered
     from metis_runtime._input import input_lines, read_input_text
+    from metis_trace import Result, read_trace_numbered
 
     statuses: Counter[str] = Counter()
     header, events, _ = read_trace_numbered(input_lines(read_input_text(trace_path)))
@@ -792,8 +792,8 @@ def _witnessed(
     runtime ran yet."""
     if witness_arg is None:
         return
-    from .witness import witness_path
-    from .witness._launch import exec_witness
+    from metis_witness import witness_path
+    from metis_witness._launch import exec_witness
 
     out = Path(witness_arg) if witness_arg != "-" else witness_path(trace_path)
     if out.exists() and not out.is_file():

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import attrs
 
-from metis_model import Report
+from metis_check import Report
 
 __all__ = ["merged", "read_canaries", "run_files", "scan_files"]
 
@@ -29,8 +29,8 @@ def run_files(path: Path) -> list[Path]:
 
 def read_canaries(path: Path) -> list[str]:
     """Values a workload planted: a JSON list of strings, or one per line."""
-    from metis_model.trace import InputError, decode_json
     from metis_runtime._input import input_lines, read_input_text
+    from metis_trace import InputError, decode_json
 
     from ._transcripts import BadInput
 
@@ -49,9 +49,9 @@ def read_canaries(path: Path) -> list[str]:
 def scan_files(paths: Sequence[Path], canaries: Sequence[str], source: str) -> Report:
     """TRACE-2 over files, read bounded; bytes that are not UTF-8 are replaced
     (every credential family is ASCII)."""
-    from metis_model import check_run_files
-    from metis_model.trace import InputError
+    from metis_check import check_run_files
     from metis_runtime._input import read_input_bytes
+    from metis_trace import InputError
 
     from ._transcripts import BadInput
 
@@ -111,7 +111,7 @@ def log_reports(reports: Sequence[Report]) -> None:
 def coverage_table(reports: Sequence[Report]) -> str:
     """Per invariant ID and per model transition, how often the reports
     exercised it, and what they never reached."""
-    from metis_model import TRANSITIONS, Coverage
+    from metis_check import TRANSITIONS, Coverage
 
     from ._output import table
 

@@ -43,7 +43,7 @@ def _uri(source: str) -> str:
 
 
 def _rule(rule_id: str, invariant: str, provider_rule: str) -> dict[str, Any]:
-    from metis_model.transcripts import BY_RULE
+    from metis_check.transcripts import BY_RULE
 
     statement = BY_ID[invariant].statement if invariant in BY_ID else invariant
     full, help_text, uri = statement, statement, ""

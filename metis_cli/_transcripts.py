@@ -17,7 +17,7 @@ from pathlib import Path
 
 import attrs
 
-from metis_model import Report
+from metis_check import Report
 
 STDIN = "-"
 TRANSCRIPT_SUFFIXES = (".jsonl", ".json", ".ndjson")
@@ -58,8 +58,8 @@ class FileResult:
 
 def read_text(path: str) -> str:
     """A regular file (or `-`) as strict UTF-8 text, bounded (`metis_runtime._input`)."""
-    from metis_model.trace import InputError
     from metis_runtime._input import read_input_text
+    from metis_trace import InputError
 
     try:
         return read_input_text(path)
@@ -142,8 +142,8 @@ def load(unit: Unit) -> Loaded:
 
 def check_loaded(loaded: Loaded, fmt: str) -> FileResult:
     """Check one loaded unit; every failure is a result, never an exception."""
-    from metis_model.trace import InputError
-    from metis_model.transcripts import check_claude_code_tree, check_transcript, detect_format
+    from metis_check.transcripts import check_claude_code_tree, check_transcript, detect_format
+    from metis_trace import InputError
 
     source = loaded.unit.path
     if loaded.error:
@@ -178,8 +178,8 @@ def _detect(text: str, source: str, detect_format: object) -> tuple[str, str]:
 
 
 def _check_trace(loaded: Loaded) -> Report:
-    from metis_model import check_trace, check_trace_tree
-    from metis_model.trace import TraceFormatError, read_trace_numbered
+    from metis_check import check_trace, check_trace_tree
+    from metis_trace import TraceFormatError, read_trace_numbered
 
     from ._plan_conform import check_turn_dir, check_turn_log_text, looks_like_turn_log
 

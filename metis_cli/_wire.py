@@ -17,11 +17,11 @@ from typing import Any, TypeVar
 
 import click
 
-from metis_model.trace import InputError, decode_json
 from metis_runtime._errors import ProviderError
 from metis_runtime.agents import ProviderConfig
 from metis_runtime.providers import THINKING_LEVELS, header_problem
 from metis_runtime.providers._base import configured_base_url
+from metis_trace import InputError, decode_json
 
 F = TypeVar("F", bound=Callable[..., Any])
 DEFAULT_MODELS = {"anthropic": "claude-sonnet-4-5", "openai": "gpt-4.1"}

@@ -10,8 +10,8 @@ import attrs
 from ._output import bad_input, read_trace_file
 
 if TYPE_CHECKING:
-    from metis_model import WitnessReport
-    from metis_model.trace import WitnessSession
+    from metis_check import WitnessReport
+    from metis_trace import WitnessSession
 
     from ._transcripts import FileResult, Unit
 
@@ -28,8 +28,8 @@ def _tree_traces(root: Path) -> list[Path]:
 
 def read_witness_file(path: Path) -> list[WitnessSession]:
     """A witness file's sessions; a malformed one is a one-line error, exit 2."""
-    from metis_model.trace import InputError, read_witness
     from metis_runtime._input import input_lines, read_input_text
+    from metis_trace import InputError, read_witness
 
     try:
         return read_witness(input_lines(read_input_text(path)))
@@ -40,7 +40,7 @@ def read_witness_file(path: Path) -> list[WitnessSession]:
 def witness_report(target: Path, witness: Path | None) -> WitnessReport | None:
     """Check the witness of the run at `target` (a trace or a run folder): the
     file given, else `<trace>.witness` when it exists, else None."""
-    from metis_model import WitnessedTrace, check_witness
+    from metis_check import WitnessedTrace, check_witness
 
     root = _root_trace(target)
     path = witness if witness is not None else root.with_name(root.name + ".witness")
@@ -65,7 +65,7 @@ def with_witness(result: FileResult, unit: Unit, witness: Path | None) -> FileRe
     found = witness_report(Path(unit.path), witness)
     if found is None:
         return result
-    from metis_model import Note
+    from metis_check import Note
 
     where = found.source
     violations = tuple(

@@ -1,18 +1,37 @@
-"""metis_model: the pure reference model of a tool-using agent runtime.
+"""metis_model: the specification of a tool-using agent runtime, executable.
 
-Read it as the specification: `specs/` states each invariant by ID, and this
-package is the executable form. It imports only the standard library, attrs
-and pydantic (for the trace schema).
+Read it top to bottom, in the order `specs/` presents the mechanisms; each
+module states its invariants by their stable IDs (`metis spec` lists them):
 
-Exports load lazily (PEP 562, see `_lazy.py`): `import metis_model.transcripts`
-does not load the loop model or the trace schema.
+1. `_invariants.py`: the registry, every ID with its statement (specs/*.md).
+2. `_loop.py`: the agent loop's phases and steps, call occurrences, the
+   four-class scheduler (Safe / Queue / Exclusive / Background), terminal-result
+   closure and repair, interruption, resume and retry (LOOP, SCHED, CLOSE, RETRY;
+   specs/loop.md, scheduler.md, closure.md).
+3. `_permissions.py`: the staged permission order and the five-mode order
+   (AUTH, PERM; specs/permissions.md).
+4. `_context.py` (public face `context`): context control and compaction
+   (CLOSE-6..8).
+5. `_children.py`, `_agents.py`: a child's surface, its cloned gate and the plan
+   lock; the spawn guard (CHILD; specs/children.md).
+6. `plan/`: the plan path's model (PLAN; specs/plan.md).
+
+It imports only the standard library, attrs, pydantic and `metis_trace` (the
+event types). Checking traces against it lives in `metis_check`, the z3
+encodings in `metis_proofs`.
+
+Names that used to live here (`check_trace`, `simulate`, `Report`, ...) still
+resolve, with a DeprecationWarning naming their new home (`_moved.py`).
+Exports load lazily (PEP 562, see `metis_trace/_lazy.py`).
 """
 
 import typing as _typing
 
-from ._lazy import lazy_exports as _lazy_exports
+from metis_trace._lazy import lazy_exports as _lazy_exports
 
 if _typing.TYPE_CHECKING:
+    from metis_trace._errors import InputError, MetisModelError, TraceFormatError
+
     from ._agents import (
         GUARD_ORDER,
         Admit,
@@ -22,13 +41,11 @@ if _typing.TYPE_CHECKING:
         RefusalCode,
         SpawnRequest,
         admit,
-        check_trace_tree,
         finish,
         guard_decision,
         normalize_task,
         task_hash,
     )
-    from ._check import ALWAYS_BY_KIND, check_trace
     from ._children import (
         MODE_CHANGING_TOOLS,
         PLAN_LOCKED_REMOVED,
@@ -39,9 +56,6 @@ if _typing.TYPE_CHECKING:
         child_surface,
         spawn_violation,
     )
-    from ._coverage import TRANSITIONS, Coverage
-    from ._errors import InputError, MetisModelError, TraceFormatError
-    from ._generate import ALL_TOOLS, SimConfig, simulate
     from ._invariants import BY_ID, FAMILIES, INVARIANTS, Invariant, invariant
     from ._loop import (
         ENABLED,
@@ -56,7 +70,6 @@ if _typing.TYPE_CHECKING:
         startable,
         step,
     )
-    from ._mutate import MUTATORS, break_trace, broken_trace
     from ._permissions import (
         DECISION_RANK,
         STAGE_ORDER,
@@ -66,54 +79,8 @@ if _typing.TYPE_CHECKING:
         resolve,
         settle_ask,
     )
-    from ._report import STATUSES, Note, Report, Undecided, Verdict, Violation
-    from ._run_files import canary_forms, check_run_files, scan_text
-    from ._witness import WitnessedTrace, WitnessReport, check_witness
 
-_EXPORTS = {
-    "._agents": (
-        "GUARD_ORDER",
-        "Admit",
-        "GuardLimits",
-        "GuardState",
-        "Refusal",
-        "RefusalCode",
-        "SpawnRequest",
-        "admit",
-        "check_trace_tree",
-        "finish",
-        "guard_decision",
-        "normalize_task",
-        "task_hash",
-    ),
-    "._check": (
-        "ALWAYS_BY_KIND",
-        "check_trace",
-    ),
-    "._coverage": (
-        "TRANSITIONS",
-        "Coverage",
-    ),
-    "._children": (
-        "MODE_CHANGING_TOOLS",
-        "PLAN_LOCKED_REMOVED",
-        "SPAWNING_TOOLS",
-        "ChildAuthority",
-        "ChildRefusal",
-        "child_authority",
-        "child_surface",
-        "spawn_violation",
-    ),
-    "._errors": (
-        "InputError",
-        "MetisModelError",
-        "TraceFormatError",
-    ),
-    "._generate": (
-        "ALL_TOOLS",
-        "SimConfig",
-        "simulate",
-    ),
+_EXPORTS: dict[str, tuple[str, ...]] = {
     "._invariants": (
         "BY_ID",
         "FAMILIES",
@@ -122,9 +89,9 @@ _EXPORTS = {
         "invariant",
     ),
     "._loop": (
-        "ENABLED",
         "Call",
         "Divergence",
+        "ENABLED",
         "LoopState",
         "Phase",
         "closable",
@@ -134,45 +101,53 @@ _EXPORTS = {
         "startable",
         "step",
     ),
-    "._mutate": (
-        "MUTATORS",
-        "break_trace",
-        "broken_trace",
-    ),
     "._permissions": (
         "DECISION_RANK",
-        "STAGE_ORDER",
         "Resolution",
+        "STAGE_ORDER",
         "Settlement",
         "mode_at_most",
         "resolve",
         "settle_ask",
     ),
-    "._report": (
-        "STATUSES",
-        "Note",
-        "Report",
-        "Undecided",
-        "Verdict",
-        "Violation",
+    "._children": (
+        "ChildAuthority",
+        "ChildRefusal",
+        "MODE_CHANGING_TOOLS",
+        "PLAN_LOCKED_REMOVED",
+        "SPAWNING_TOOLS",
+        "child_authority",
+        "child_surface",
+        "spawn_violation",
     ),
-    "._run_files": (
-        "canary_forms",
-        "check_run_files",
-        "scan_text",
+    "._agents": (
+        "Admit",
+        "GUARD_ORDER",
+        "GuardLimits",
+        "GuardState",
+        "Refusal",
+        "RefusalCode",
+        "SpawnRequest",
+        "admit",
+        "finish",
+        "guard_decision",
+        "normalize_task",
+        "task_hash",
     ),
-    "._witness": (
-        "WitnessReport",
-        "WitnessedTrace",
-        "check_witness",
+    "metis_trace._errors": (
+        "InputError",
+        "MetisModelError",
+        "TraceFormatError",
     ),
 }
 
 __getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS)
 
+from ._moved import deprecated_getattr as _deprecated_getattr  # noqa: E402
+
+__getattr__ = _deprecated_getattr(__name__, __getattr__)
+
 __all__ = [
-    "ALL_TOOLS",
-    "ALWAYS_BY_KIND",
     "BY_ID",
     "DECISION_RANK",
     "ENABLED",
@@ -180,17 +155,13 @@ __all__ = [
     "GUARD_ORDER",
     "INVARIANTS",
     "MODE_CHANGING_TOOLS",
-    "MUTATORS",
     "PLAN_LOCKED_REMOVED",
     "SPAWNING_TOOLS",
     "STAGE_ORDER",
-    "STATUSES",
-    "TRANSITIONS",
     "Admit",
     "Call",
     "ChildAuthority",
     "ChildRefusal",
-    "Coverage",
     "Divergence",
     "GuardLimits",
     "GuardState",
@@ -198,29 +169,14 @@ __all__ = [
     "Invariant",
     "LoopState",
     "MetisModelError",
-    "Note",
     "Phase",
     "Refusal",
     "RefusalCode",
-    "Report",
     "Resolution",
     "Settlement",
-    "SimConfig",
     "SpawnRequest",
     "TraceFormatError",
-    "Undecided",
-    "Verdict",
-    "Violation",
-    "WitnessReport",
-    "WitnessedTrace",
     "admit",
-    "break_trace",
-    "broken_trace",
-    "canary_forms",
-    "check_run_files",
-    "check_trace",
-    "check_trace_tree",
-    "check_witness",
     "child_authority",
     "child_surface",
     "closable",
@@ -232,10 +188,8 @@ __all__ = [
     "mode_at_most",
     "normalize_task",
     "resolve",
-    "scan_text",
     "settle_ask",
     "settled",
-    "simulate",
     "spawn_violation",
     "startable",
     "step",

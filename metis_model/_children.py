@@ -11,8 +11,9 @@ from collections.abc import Iterable
 
 import attrs
 
+from metis_trace import Mode
+
 from ._permissions import mode_at_most
-from .trace import Mode
 
 # Tools a plan-locked child loses: it may neither spawn nor leave plan mode.
 SPAWNING_TOOLS: frozenset[str] = frozenset({"spawn_agent"})

@@ -18,7 +18,7 @@ their occurrence name; a result carries only the provider id, as on the wire.
 
 Each step is a pure function `Transcript -> StepOutcome`; on a valid
 transcript each returns a valid one (property tests, and a bounded proof in
-`metis_model/smt/_context.py`). The cut rule of `collapse`, `compaction` and
+`metis_proofs/_context.py`). The cut rule of `collapse`, `compaction` and
 `retry`: cut only right before an assistant message, so every call and its
 results end up on the same side. `naive_cut` and `prune_no_placeholder` are
 ablations that break the rule.

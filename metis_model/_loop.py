@@ -25,10 +25,7 @@ from typing import Any, Protocol
 
 import attrs
 
-from ._children import spawn_violation
-from ._context import transcript_problem
-from ._permissions import resolve
-from .trace import (
+from metis_trace import (
     MUTATING_KINDS,
     NOT_JOURNALED,
     AskResolved,
@@ -65,6 +62,10 @@ from .trace import (
     TurnStart,
     content_digest,
 )
+
+from ._children import spawn_violation
+from ._context import transcript_problem
+from ._permissions import resolve
 
 
 class Phase(StrEnum):

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 
 import attrs
 
-from .trace import (
+from metis_trace import (
     AUTHORITY,
     MUTATING_KINDS,
     Decision,

@@ -5,7 +5,7 @@
   `AgentLoop.resume` continues a run whose process died.
 - `dispatch`: the `Dispatcher` contract and the `SerialDispatcher`.
 - `providers`, `tools`, `permissions`, `shell`: the subsystems the loop uses.
-- `trace_graph` / `trace_dot`: a trace as a networkx graph or DOT text.
+- `trace_graph`: a trace as a networkx graph (DOT text: `metis_check.trace_dot`).
 
 Exports load lazily (PEP 562, see `_lazy.py`): a command that only
 reads input (`metis_runtime._input`) does not load the runtime.
@@ -13,10 +13,11 @@ reads input (`metis_runtime._input`) does not load the runtime.
 
 import typing as _typing
 
+from metis_trace._lazy import lazy_exports as _lazy_exports
+
 # Imported eagerly: a fail point is taken out of the environment as soon as the
 # runtime is imported, so nothing it starts inherits it (see `_failpoints`).
 from . import _failpoints  # noqa: F401
-from ._lazy import lazy_exports as _lazy_exports
 
 if _typing.TYPE_CHECKING:
     from ._errors import (
@@ -28,19 +29,9 @@ if _typing.TYPE_CHECKING:
         ToolError,
         ToolInputError,
     )
-    from ._graph import (
-        load_trace_events,
-        trace_dot,
-        trace_graph,
-    )
+    from ._graph import load_trace_events, trace_graph
     from ._input import input_json_limits, read_input_text
-    from ._journal import (
-        Journal,
-        JournalState,
-        TracedCall,
-        TraceScan,
-        scan_trace,
-    )
+    from ._journal import Journal, JournalState, TracedCall, TraceScan, scan_trace
     from ._layout import run_files
     from ._loop import (
         DEFAULT_SYSTEM,
@@ -51,25 +42,11 @@ if _typing.TYPE_CHECKING:
         RunResult,
         make_header,
     )
-    from ._redact import (
-        REDACTED,
-        Redactor,
-    )
-    from ._session import (
-        Session,
-    )
-    from ._trace import (
-        TraceWriteError,
-        TraceWriter,
-    )
+    from ._redact import REDACTED, Redactor
+    from ._session import Session
+    from ._trace import TraceWriteError, TraceWriter
     from ._yaml import load_yaml
-    from .dispatch import (
-        Dispatcher,
-        EffectSink,
-        PassThroughGate,
-        PlannedCall,
-        SerialDispatcher,
-    )
+    from .dispatch import Dispatcher, EffectSink, PassThroughGate, PlannedCall, SerialDispatcher
 
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "._errors": (
@@ -83,7 +60,6 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     "._graph": (
         "load_trace_events",
-        "trace_dot",
         "trace_graph",
     ),
     "._input": (
@@ -163,6 +139,5 @@ __all__ = [
     "read_input_text",
     "run_files",
     "scan_trace",
-    "trace_dot",
     "trace_graph",
 ]

@@ -1,5 +1,5 @@
-"""The trace as a graph: networkx for analysis, DOT text for pictures (drawn by
-`metis_model.trace`'s one drawing module, as `metis draw` draws it).
+"""The trace as a networkx graph, for analysis (its picture is
+`metis_check.trace_dot`, drawn as `metis draw` draws it).
 
 Nodes are event `seq`s carrying the event's fields as attributes; an edge
 `c -> s` for every `c` in event `s`'s `causes`, so edges point forward in
@@ -14,7 +14,7 @@ from typing import Any
 
 import networkx as nx
 
-from metis_model.trace import InputError, TraceEvent
+from metis_trace import InputError, TraceEvent
 
 from ._errors import MetisRuntimeError
 from ._input import read_trace_path
@@ -29,15 +29,6 @@ def trace_graph(events: Iterable[TraceEvent]) -> Any:
         for cause in event.causes:
             graph.add_edge(cause, event.seq)
     return graph
-
-
-def trace_dot(events: Iterable[TraceEvent], name: str = "trace") -> str:
-    """Graphviz DOT text of the causal graph (render with `dot -Tsvg`): the
-    one drawing of `metis_model.trace` (`trace_figure`), with its legend."""
-    from metis_model.trace import figure_graph, trace_figure
-
-    figure = trace_figure(None, list(events), name=name, limit=None)
-    return str(figure_graph(figure).source)
 
 
 def load_trace_events(path: str | os.PathLike[str]) -> list[TraceEvent]:

@@ -8,7 +8,7 @@
 - At most `METIS_MAX_INPUT_BYTES` (default 256 MiB) are read; a larger file is
   refused rather than truncated. `-` reads standard input through the same bound.
 - Text is strict UTF-8 (a leading byte order mark is dropped, as RFC 8259
-  section 8.1 allows); JSON goes through `metis_model.trace.decode_json`.
+  section 8.1 allows); JSON goes through `metis_trace.decode_json`.
 
 Every failure is an `InputError` whose text is one line naming the file (and
 the line and field when known). Imports stay minimal: commands that only read
@@ -22,7 +22,7 @@ import stat
 import sys
 from typing import TYPE_CHECKING, Any
 
-from metis_model.trace import (
+from metis_trace import (
     InputError,
     JsonLimits,
     decode_json,
@@ -32,7 +32,7 @@ from metis_model.trace import (
 )
 
 if TYPE_CHECKING:
-    from metis_model.trace import TraceEvent, TraceHeader
+    from metis_trace import TraceEvent, TraceHeader
 
 MAX_INPUT_BYTES_ENV = "METIS_MAX_INPUT_BYTES"
 DEFAULT_MAX_INPUT_BYTES = 256 * 1024 * 1024
@@ -194,7 +194,7 @@ def read_trace_path(
 ) -> tuple[TraceHeader, list[TraceEvent], list[int]]:
     """A trace file's header, events and the line of each event; every
     problem is an `InputError` naming the file (and line and field)."""
-    from metis_model.trace import read_trace_numbered  # the schema, only where a trace is read
+    from metis_trace import read_trace_numbered  # the schema, only where a trace is read
 
     source = _name(path)
     text = read_input_text(path)

@@ -31,7 +31,7 @@ from typing import Any
 
 import attrs
 
-from metis_model.trace import (
+from metis_trace import (
     Assistant,
     CallClass,
     Commit,

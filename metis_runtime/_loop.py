@@ -22,7 +22,7 @@ from typing import Any
 
 import attrs
 
-from metis_model.trace import (
+from metis_trace import (
     NOT_JOURNALED,
     CallClass,
     CancelCause,

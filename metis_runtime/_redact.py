@@ -1,7 +1,7 @@
 """Credential redaction for everything metis writes (specs/secrets.md).
 
 What is a credential is the shared detector's business
-(`metis_model.trace.find_credentials`: cloud, VCS, chat, payment and
+(`metis_trace.find_credentials`: cloud, VCS, chat, payment and
 model-provider keys, private key blocks, JWTs, Authorization headers,
 basic-auth URLs, secret-named fields and variables, escaped or not). On top
 of it the redactor adds the literal values of the secret-named environment
@@ -25,7 +25,7 @@ from attrs import frozen
 from pydantic import BaseModel
 from pydantic_core import PydanticSerializationError, to_json, to_jsonable_python
 
-from metis_model.trace import (
+from metis_trace import (
     SCREEN_NEEDLES,
     CredentialFinding,
     CredentialScanner,

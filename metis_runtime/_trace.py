@@ -20,7 +20,7 @@ from typing import IO, Any
 
 from pydantic import BaseModel
 
-from metis_model.trace import (
+from metis_trace import (
     Facts,
     InputError,
     RuleRef,

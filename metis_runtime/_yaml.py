@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from metis_model.trace import InputError, JsonLimits
+from metis_trace import InputError, JsonLimits
 
 from ._input import input_json_limits
 

@@ -34,17 +34,6 @@ from typing import Any
 
 import attrs
 
-from metis_model.trace import (
-    Assistant,
-    Decision,
-    Mode,
-    Result,
-    ResultStatus,
-    Route,
-    RuleBehavior,
-    Source,
-    read_trace,
-)
 from metis_runtime.agents import (
     AgentSupervisor,
     GuardLimits,
@@ -58,6 +47,17 @@ from metis_runtime.agents import (
 from metis_runtime.permissions import Gate, Policy
 from metis_runtime.providers import ModelRequest, ScriptedProvider, TextBlock, ToolUseBlock
 from metis_runtime.tools import ToolRegistry
+from metis_trace import (
+    Assistant,
+    Decision,
+    Mode,
+    Result,
+    ResultStatus,
+    Route,
+    RuleBehavior,
+    Source,
+    read_trace,
+)
 
 from ._sync import run_sync
 

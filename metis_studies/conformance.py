@@ -26,9 +26,10 @@ from typing import Any
 import attrs
 
 import metis_studies
-from metis_model import ENABLED, INVARIANTS, Report, check_trace
-from metis_model.trace import read_trace_numbered
-from metis_model.transcripts import check_claude_code_tree, check_transcript, detect_format
+from metis_check import Report, check_trace
+from metis_check.transcripts import check_claude_code_tree, check_transcript, detect_format
+from metis_model import ENABLED, INVARIANTS
+from metis_trace import read_trace_numbered
 
 ROOT = Path(metis_studies.__file__).resolve().parent.parent
 

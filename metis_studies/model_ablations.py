@@ -1,7 +1,7 @@
 """The model's ablations: weaken one guard of the loop protocol, find the
 shortest trace it then allows, and confirm that the checker rejects it.
 
-Each ablation of `metis_model.smt.ABLATIONS` names the invariant it breaks
+Each ablation of `metis_proofs.ABLATIONS` names the invariant it breaks
 (specs/proofs.md). `find_counterexample` searches by iterative deepening
 (z3 BMC), so the depth found is the shortest such trace, in events; the
 trace is then replayed by `check_trace`, whose first violation must be the
@@ -17,7 +17,7 @@ from typing import Any
 
 import attrs
 
-from metis_model.smt import ABLATIONS, find_counterexample
+from metis_proofs import ABLATIONS, find_counterexample
 
 
 @attrs.frozen

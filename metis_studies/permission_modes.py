@@ -20,7 +20,7 @@ from typing import Any
 import attrs
 
 from metis_model import DECISION_RANK, mode_at_most, resolve
-from metis_model.trace import (
+from metis_trace import (
     AUTHORITY,
     Decision,
     Facts,

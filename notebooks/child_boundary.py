@@ -104,7 +104,7 @@ for c in cells:
 
 # %%
 from metis_model import child_authority, spawn_violation
-from metis_model.trace import Mode
+from metis_trace import Mode
 
 parent_tools = ["read", "write", "edit", "ls", "glob", "grep", "bash", "spawn_agent"]
 granted = child_authority(Mode.ACCEPT_EDITS, parent_tools, None, None, ["read", "write", "ls"])

@@ -32,7 +32,7 @@ from pathlib import Path
 from IPython.display import Image, display
 
 from metis_model import DECISION_RANK, resolve
-from metis_model.trace import Decision, Mode
+from metis_trace import Decision, Mode
 from metis_studies.permission_modes import authority_first, fact_space, permission_modes
 from metis_studies.report import decision_maps_figure, loosened_figure
 

@@ -5,7 +5,7 @@ CHILD-1 (children.md): A child's tool surface is a subset of its parent's.
 Spawn events of the protocol carry `child_authority`'s surface; the
 mirror flags a child tool the parent lacks.
 
-Method: the loop protocol of metis_model.smt._system; BMC by iterative
+Method: the loop protocol of metis_proofs._system; BMC by iterative
 deepening (default depth 20, assumption literals), then k-induction over
 Houdini lemmas: `proved` when induction closes, else `bounded(depth)`.
 The property is "check_trace never reports CHILD-1 first".
@@ -16,7 +16,7 @@ Writes DIR/CHILD-1.smt2 (default DIR: out/proofs).
 
 import sys
 
-from metis_model.smt import run_proof_script
+from metis_proofs import run_proof_script
 
 PROPERTY = "CHILD-1"
 

@@ -6,7 +6,7 @@ child has no spawning or mode-changing tools.
 A plan parent's child is plan, and a plan child keeps no spawning or
 mode-changing tool.
 
-Method: the loop protocol of metis_model.smt._system; BMC by iterative
+Method: the loop protocol of metis_proofs._system; BMC by iterative
 deepening (default depth 20, assumption literals), then k-induction over
 Houdini lemmas: `proved` when induction closes, else `bounded(depth)`.
 The property is "check_trace never reports CHILD-3 first".
@@ -17,7 +17,7 @@ Writes DIR/CHILD-3.smt2 (default DIR: out/proofs).
 
 import sys
 
-from metis_model.smt import run_proof_script
+from metis_proofs import run_proof_script
 
 PROPERTY = "CHILD-3"
 

@@ -21,7 +21,7 @@ Writes DIR/CHILD-4.smt2 (default DIR: out/proofs).
 
 import sys
 
-from metis_model.smt import run_proof_script
+from metis_proofs import run_proof_script
 
 PROPERTY = "CHILD-4"
 

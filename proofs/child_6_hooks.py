@@ -7,7 +7,7 @@ deny, and every descendant keeps every hook of its parent.
 Per trace (hooks enforced before each decision); inheritance across a tree
 of traces is checked by check_trace_tree, not proved here.
 
-Method: the loop protocol of metis_model.smt._system; BMC by iterative
+Method: the loop protocol of metis_proofs._system; BMC by iterative
 deepening (default depth 20, assumption literals), then k-induction over
 Houdini lemmas: `proved` when induction closes, else `bounded(depth)`.
 The property is "check_trace never reports CHILD-6 first".
@@ -18,7 +18,7 @@ Writes DIR/CHILD-6.smt2 (default DIR: out/proofs).
 
 import sys
 
-from metis_model.smt import run_proof_script
+from metis_proofs import run_proof_script
 
 PROPERTY = "CHILD-6"
 

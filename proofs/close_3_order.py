@@ -3,7 +3,7 @@
 CLOSE-3 (closure.md): Results are returned to the provider in call order, one
 per occurrence.
 
-Method: the loop protocol of metis_model.smt._system; BMC by iterative
+Method: the loop protocol of metis_proofs._system; BMC by iterative
 deepening (default depth 20, assumption literals), then k-induction over
 Houdini lemmas: `proved` when induction closes, else `bounded(depth)`.
 The property is "check_trace never reports CLOSE-3 first".
@@ -14,7 +14,7 @@ Writes DIR/CLOSE-3.smt2 (default DIR: out/proofs).
 
 import sys
 
-from metis_model.smt import run_proof_script
+from metis_proofs import run_proof_script
 
 PROPERTY = "CLOSE-3"
 

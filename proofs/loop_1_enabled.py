@@ -2,7 +2,7 @@
 
 LOOP-1 (loop.md): Every event is enabled in the loop phase in which it occurs.
 
-Method: the loop protocol of metis_model.smt._system; BMC by iterative
+Method: the loop protocol of metis_proofs._system; BMC by iterative
 deepening (default depth 20, assumption literals), then k-induction over
 Houdini lemmas: `proved` when induction closes, else `bounded(depth)`.
 The property is "check_trace never reports LOOP-1 first".
@@ -13,7 +13,7 @@ Writes DIR/LOOP-1.smt2 (default DIR: out/proofs).
 
 import sys
 
-from metis_model.smt import run_proof_script
+from metis_proofs import run_proof_script
 
 PROPERTY = "LOOP-1"
 

@@ -15,7 +15,7 @@ Writes DIR/PERM-1.smt2 (default DIR: out/proofs).
 
 import sys
 
-from metis_model.smt import run_proof_script
+from metis_proofs import run_proof_script
 
 PROPERTY = "PERM-1"
 

@@ -16,7 +16,7 @@ Writes DIR/PLAN-12.smt2 (default DIR: out/proofs).
 
 import sys
 
-from metis_model.smt import run_proof_script
+from metis_proofs import run_proof_script
 
 PROPERTY = "PLAN-12"
 

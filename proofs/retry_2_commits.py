@@ -8,7 +8,7 @@ effect's outcome and output. The loop system has no result contents: the proof c
 the first three clauses (the repair that stubs a committed call included),
 the content digest is checked by `check_trace` and its tests alone.
 
-Method: the loop protocol of metis_model.smt._system; BMC by iterative
+Method: the loop protocol of metis_proofs._system; BMC by iterative
 deepening (default depth 20, assumption literals), then k-induction over
 Houdini lemmas: `proved` when induction closes, else `bounded(depth)`.
 The property is "check_trace never reports RETRY-2 first".
@@ -19,7 +19,7 @@ Writes DIR/RETRY-2.smt2 (default DIR: out/proofs).
 
 import sys
 
-from metis_model.smt import run_proof_script
+from metis_proofs import run_proof_script
 
 PROPERTY = "RETRY-2"
 

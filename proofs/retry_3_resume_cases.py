@@ -4,7 +4,7 @@ RETRY-3 (loop.md): Resume never reports an effect as not run when it may have
 run: a repair stub is unknown exactly when the call's effect started and the
 call is not Safe or has committed, and interrupted otherwise.
 
-Method: the loop protocol of metis_model.smt._system; BMC by iterative
+Method: the loop protocol of metis_proofs._system; BMC by iterative
 deepening (default depth 20, assumption literals), then k-induction over
 Houdini lemmas: `proved` when induction closes, else `bounded(depth)`.
 The property is "check_trace never reports RETRY-3 first".
@@ -15,7 +15,7 @@ Writes DIR/RETRY-3.smt2 (default DIR: out/proofs).
 
 import sys
 
-from metis_model.smt import run_proof_script
+from metis_proofs import run_proof_script
 
 PROPERTY = "RETRY-3"
 

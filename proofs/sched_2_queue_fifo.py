@@ -3,7 +3,7 @@
 SCHED-2 (scheduler.md): Queue calls that share a resource key never overlap
 and start in FIFO (call) order.
 
-Method: the loop protocol of metis_model.smt._system; BMC by iterative
+Method: the loop protocol of metis_proofs._system; BMC by iterative
 deepening (default depth 20, assumption literals), then k-induction over
 Houdini lemmas: `proved` when induction closes, else `bounded(depth)`.
 The property is "check_trace never reports SCHED-2 first".
@@ -14,7 +14,7 @@ Writes DIR/SCHED-2.smt2 (default DIR: out/proofs).
 
 import sys
 
-from metis_model.smt import run_proof_script
+from metis_proofs import run_proof_script
 
 PROPERTY = "SCHED-2"
 

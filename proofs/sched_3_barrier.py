@@ -4,7 +4,7 @@ SCHED-3 (scheduler.md): An Exclusive call is a barrier: it starts after every
 earlier admitted call of its batch ended, and no later call starts before it
 ends.
 
-Method: the loop protocol of metis_model.smt._system; BMC by iterative
+Method: the loop protocol of metis_proofs._system; BMC by iterative
 deepening (default depth 20, assumption literals), then k-induction over
 Houdini lemmas: `proved` when induction closes, else `bounded(depth)`.
 The property is "check_trace never reports SCHED-3 first".
@@ -15,7 +15,7 @@ Writes DIR/SCHED-3.smt2 (default DIR: out/proofs).
 
 import sys
 
-from metis_model.smt import run_proof_script
+from metis_proofs import run_proof_script
 
 PROPERTY = "SCHED-3"
 

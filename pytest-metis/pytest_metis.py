@@ -41,9 +41,10 @@ from typing import Any
 
 import pytest
 
-from metis_model import INVARIANTS, Coverage, Report, check_trace, check_trace_tree
-from metis_model.trace import InputError, TraceEvent, TraceHeader
+from metis_check import Coverage, Report, check_trace, check_trace_tree
+from metis_model import INVARIANTS
 from metis_runtime._input import read_input_text, read_trace_path
+from metis_trace import InputError, TraceEvent, TraceHeader
 
 ENV = "METIS_TRACE_LOG"
 REPORT_ENV = "METIS_REPORT_LOG"  # where `metis conform` adds the counts of what it checked
@@ -211,8 +212,8 @@ def _turn_log(path: Path) -> bool:
 
 
 def _check_turn_log(path: Path) -> Report | str:
-    from metis_model.plan import check_turn_log
-    from metis_model.trace import read_turn_log
+    from metis_check import check_turn_log
+    from metis_trace import read_turn_log
 
     try:
         header, records, line_of = read_turn_log(read_input_text(path).split("\n"))
@@ -267,7 +268,7 @@ def _check_listed(paths: Sequence[Path], scanned: set[Path]) -> list[str]:
 
 def _scan(traces: Sequence[Path], scanned: set[Path]) -> Report:
     """TRACE-2 over the files the runs of `traces` wrote, each file once per test."""
-    from metis_model import check_run_files
+    from metis_check import check_run_files
     from metis_runtime import run_files
 
     files = [f for t in traces for f in run_files(t) if f not in scanned]

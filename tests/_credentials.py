@@ -36,7 +36,7 @@ from pathlib import Path
 from attrs import frozen
 from hypothesis import strategies as st
 
-from metis_model.trace import FAMILY_NAMES
+from metis_trace import FAMILY_NAMES
 
 
 @frozen

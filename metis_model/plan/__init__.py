@@ -1,9 +1,9 @@
 """metis_model.plan: the plan path's model (specs/plan.md, PLAN-1 ... PLAN-14).
 
 Frameworks and their references, validation against a catalog, the cache
-signatures and grounding, consent binding, a turn's execution state machine,
-and the turn log checker. Pure: the standard library, attrs, and the schema
-in `metis_model.trace`.
+signatures and grounding, consent binding,
+and a turn's execution state machine. Pure: the standard library, attrs, and the
+schema in `metis_trace`. The turn-log checker is `metis_check.check_turn_log`.
 """
 
 from ._cache import MISS_ORDER, current_signatures, grounded, probe, ungrounded
@@ -15,7 +15,6 @@ from ._catalog import (
     plan_executors,
     plan_families,
 )
-from ._check import PLAN_CHECKS, check_turn_log, check_turn_logs
 from ._consent import BINDING_FIELDS, action_for, authorizes, destination
 from ._exec import (
     EXEC_ABLATIONS,
@@ -33,7 +32,6 @@ from ._exec import (
     observe,
     protocol_step,
 )
-from ._figure import turn_log_figure
 from ._refs import (
     REQUEST_ORIGIN,
     RUNTIME_KEYS,
@@ -56,7 +54,6 @@ __all__ = [
     "CHECKS",
     "EXEC_ABLATIONS",
     "MISS_ORDER",
-    "PLAN_CHECKS",
     "REQUEST_ORIGIN",
     "RUNTIME_KEYS",
     "Act",
@@ -78,8 +75,6 @@ __all__ = [
     "batches",
     "canonical_request",
     "catalog_of",
-    "check_turn_log",
-    "check_turn_logs",
     "condition_holds",
     "current_signatures",
     "destination",
@@ -99,7 +94,6 @@ __all__ = [
     "protocol_step",
     "resolve_step",
     "step_refs",
-    "turn_log_figure",
     "ungrounded",
     "validate",
     "validate_tagged",

@@ -18,14 +18,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ..trace import (
-    MUTATING_KINDS,
-    TERMINAL_TOOL,
-    Framework,
-    MissReason,
-    PlanPath,
-    Signatures,
-)
+from metis_trace import MUTATING_KINDS, TERMINAL_TOOL, Framework, MissReason, PlanPath, Signatures
+
 from ._catalog import Catalog, executor_signature, family_signature, plan_executors, plan_families
 from ._refs import RefKind, placeholders
 

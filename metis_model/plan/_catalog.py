@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from ..trace import TERMINAL_TOOL, ExecutorInfo, Framework, canonical_digest
+from metis_trace import TERMINAL_TOOL, ExecutorInfo, Framework, canonical_digest
 
 __all__ = [
     "Catalog",

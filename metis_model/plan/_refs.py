@@ -34,7 +34,7 @@ from typing import Any
 
 import attrs
 
-from ..trace import (
+from metis_trace import (
     MUTATING_KINDS,
     TERMINAL_TOOL,
     ErrorClass,
@@ -43,6 +43,7 @@ from ..trace import (
     FrameworkStep,
     canonical_json,
 )
+
 from ._schema import type_errors
 
 __all__ = [

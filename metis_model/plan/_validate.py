@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..trace import (
+from metis_trace import (
     HARD_STEP_MAX,
     TERMINAL_TOOL,
     ErrorClass,
@@ -34,6 +34,7 @@ from ..trace import (
     FrameworkStep,
     ValidationFailure,
 )
+
 from ._catalog import Catalog
 from ._refs import RUNTIME_KEYS, Ref, RefKind, placeholders, step_refs
 from ._schema import required_args, type_errors

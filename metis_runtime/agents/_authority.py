@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from metis_model.trace import Mode
+from metis_trace import Mode
 
 from ..permissions import MODES_BELOW, Refusal
 

@@ -14,7 +14,7 @@ import os
 import signal
 import sys
 
-from metis_model.trace import CancelCause, InputError, model_strict
+from metis_trace import CancelCause, InputError, model_strict
 
 from .._errors import MetisRuntimeError
 from .._input import read_input_text

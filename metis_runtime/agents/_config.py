@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from metis_model.trace import Decision, Mode, Route, RuleBehavior, Source
+from metis_trace import Decision, Mode, Route, RuleBehavior, Source
 
 from .._errors import ConfigError
 from ..dispatch import GateLike, PassThroughGate

@@ -47,7 +47,7 @@ from typing import Any, Literal
 from attrs import frozen
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from metis_model.trace import InputError, Mode
+from metis_trace import InputError, Mode
 
 from .._errors import ConfigError
 from .._input import read_input_text

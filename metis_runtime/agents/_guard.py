@@ -25,7 +25,7 @@ from typing import Any
 
 from attrs import asdict, frozen
 
-from metis_model.trace import InputError
+from metis_trace import InputError
 
 from .._errors import ConfigError, MetisRuntimeError
 from .._input import read_input_json

@@ -8,7 +8,7 @@ in preflight, after the gate decided and only if the gate did not deny:
   `depth`); exit 0 lets the call through, exit 2 vetoes it (stderr is the
   reason), as does a JSON `{"decision": "block"}` on stdout. Any other exit
   code, a timeout, a hook that cannot be started, stdout that starts as JSON
-  but is not strict JSON (`metis_model.trace.decode_json`), or more than
+  but is not strict JSON (`metis_trace.decode_json`), or more than
   HOOK_OUTPUT_BYTES of it vetoes too: a guard that fails must fail closed;
   plain text on stdout is no decision;
 - a callable, named `module:attribute` so a child process can import it, is
@@ -40,7 +40,7 @@ from typing import IO, Any
 import attrs
 from pydantic import BaseModel, ConfigDict, model_validator
 
-from metis_model.trace import (
+from metis_trace import (
     Decision,
     Facts,
     HookRef,

@@ -32,7 +32,7 @@ from typing import Any
 
 from attrs import frozen as attrs_frozen
 
-from metis_model.trace import secret_name
+from metis_trace import secret_name
 
 from .._lifeline import PR_SET_CHILD_SUBREAPER, TREE_ENV, prctl
 

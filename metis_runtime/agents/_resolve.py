@@ -31,7 +31,7 @@ from urllib.parse import urlsplit
 
 from attrs import frozen
 
-from metis_model.trace import Mode
+from metis_trace import Mode
 
 from .._errors import ConfigError
 from ..permissions import mode_at_most

@@ -18,7 +18,7 @@ from typing import Any
 
 import attrs
 
-from metis_model.trace import CallClass, InputError, decode_json
+from metis_trace import CallClass, InputError, decode_json
 
 from .._input import open_regular, read_fd_bounded
 from .._journal import Journal

@@ -26,7 +26,7 @@ from typing import Any
 
 import attrs
 
-from metis_model.trace import Decision, HookRef, InputError, Mode, Route, TraceHeader
+from metis_trace import Decision, HookRef, InputError, Mode, Route, TraceHeader
 
 from .._errors import ConfigError
 from .._input import read_input_json

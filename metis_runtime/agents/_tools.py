@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 
-from metis_model.trace import CallClass, Mode, ToolKind
+from metis_trace import CallClass, Mode, ToolKind
 
 from .._errors import ToolError
 from ..tools import Classification, Tool, ToolContext, ToolInput, ToolOutput, ToolSpec

@@ -27,7 +27,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import attrs
 
-from metis_model.trace import CallClass, EffectOutcome, ResultStatus, ToolKind
+from metis_trace import CallClass, EffectOutcome, ResultStatus, ToolKind
 
 from .._errors import ToolError
 from ..tools import Classification, FileTransaction, Tool, ToolContext

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from metis_model.trace import CallClass
+from metis_trace import CallClass
 
 from .._errors import ConfigError
 from ..tools import ToolContext

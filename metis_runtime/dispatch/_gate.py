@@ -16,16 +16,7 @@ from typing import Any, Protocol, TypeVar
 
 import attrs
 
-from metis_model.trace import (
-    MUTATING_KINDS,
-    Decision,
-    Facts,
-    Mode,
-    Route,
-    RuleRef,
-    Stage,
-    ToolKind,
-)
+from metis_trace import MUTATING_KINDS, Decision, Facts, Mode, Route, RuleRef, Stage, ToolKind
 
 
 class GateDecisionLike(Protocol):

@@ -25,7 +25,7 @@ from urllib.parse import unquote, urlsplit
 
 from attrs import frozen
 
-from metis_model.trace import CallClass
+from metis_trace import CallClass
 
 from .._errors import ConfigError
 from ..permissions._rules import mcp_matches

@@ -22,7 +22,7 @@ from ._tool import McpTool, mcp_tools
 
 
 def _json(path: str) -> Any:
-    from metis_model.trace import InputError
+    from metis_trace import InputError
 
     from .._input import read_input_json
 
@@ -35,7 +35,7 @@ def _json(path: str) -> Any:
 def read_config_arg(arg: str) -> tuple[str, Any]:
     """A `--mcp-config` value: a file, or an inline JSON object."""
     if arg.lstrip().startswith("{"):
-        from metis_model.trace import InputError, decode_json
+        from metis_trace import InputError, decode_json
 
         try:
             return "--mcp-config (inline JSON)", decode_json(arg, source="--mcp-config")
@@ -89,7 +89,7 @@ def server_env(
     variable unless `--pass-env` names it) plus its own `env` entries under
     the same rule, and without an entry whose value holds a credential
     (unless passed). Also the names withheld, for the user."""
-    from metis_model.trace import find_credentials
+    from metis_trace import find_credentials
 
     from ..agents._process import PASSTHROUGH_ENV, tool_env
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
-from metis_model.trace import CallClass, ToolKind
+from metis_trace import CallClass, ToolKind
 
 from ..tools import (
     EVERYTHING,

@@ -8,7 +8,7 @@ and the routes by which asks are answered.
 
 import typing as _typing
 
-from .._lazy import lazy_exports as _lazy_exports
+from metis_trace._lazy import lazy_exports as _lazy_exports
 
 if _typing.TYPE_CHECKING:
     from ._askers import Asker, AskRequest, CallbackAsker, JsonRpcAsker, TerminalAsker

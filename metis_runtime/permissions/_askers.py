@@ -15,8 +15,9 @@ from typing import Any, Protocol, TextIO
 
 from attrs import frozen
 
-from metis_model.trace import Decision, Facts, InputError, RuleRef, Stage, decode_json
-from metis_runtime._input import decode_text
+from metis_trace import Decision, Facts, InputError, RuleRef, Stage, decode_json
+
+from .._input import decode_text
 
 _YES = frozenset({"y", "yes"})
 _MAX_ANSWER_CHARS = 4096  # a terminal answer is read up to here

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from attrs import frozen
 
-from metis_model.trace import (
+from metis_trace import (
     AUTHORITY,
     MUTATING_KINDS,
     Decision,

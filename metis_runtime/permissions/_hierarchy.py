@@ -30,7 +30,7 @@ from pathlib import Path
 
 from attrs import evolve, frozen
 
-from metis_model.trace import Mode, Source
+from metis_trace import Mode, Source
 
 from ._policy import Policy, Settings, load_settings
 

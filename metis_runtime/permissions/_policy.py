@@ -27,7 +27,7 @@ from typing import Any
 
 from attrs import evolve, field, frozen
 
-from metis_model.trace import AUTHORITY, Mode, RuleBehavior, Source
+from metis_trace import AUTHORITY, Mode, RuleBehavior, Source
 
 from .._errors import ConfigError
 from ._rules import Rule, RuleSyntaxError, parse_rule
@@ -112,7 +112,7 @@ class Settings:
 
 def load_settings(path: str | os.PathLike[str], root: Path | None = None) -> Settings:
     """Read and validate a settings file; ConfigError names the file and field."""
-    from metis_model.trace import InputError, decode_json
+    from metis_trace import InputError, decode_json
 
     from .._input import read_input_text
 

@@ -32,7 +32,7 @@ from urllib.parse import urlsplit
 
 from attrs import frozen
 
-from metis_model.trace import RuleBehavior, RuleRef, Source
+from metis_trace import RuleBehavior, RuleRef, Source
 
 from ..shell import SimpleCommand, runner, trusted_name
 from ._bashrule import BashPattern, compile_bash, may_match, surely_matches

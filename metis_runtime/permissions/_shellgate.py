@@ -27,7 +27,7 @@ from pathlib import Path
 
 from attrs import define, field
 
-from metis_model.trace import RuleBehavior, ToolKind
+from metis_trace import RuleBehavior, ToolKind
 
 from ..shell import ShellAnalysis, SimpleCommand, command_is_read_only, runner, trusted_name
 from ._paths import is_critical, is_protected, is_secret, is_within, lexical, resolve

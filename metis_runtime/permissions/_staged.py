@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from metis_model.trace import (
+from metis_trace import (
     AUTHORITY,
     MUTATING_KINDS,
     Decision,

@@ -4,7 +4,7 @@ by `metis permissions check` and the Claude Code hook."""
 
 from __future__ import annotations
 
-from metis_model.trace import Mode, RuleBehavior, Stage
+from metis_trace import Mode, RuleBehavior, Stage
 
 from ._gate import GateDecision
 

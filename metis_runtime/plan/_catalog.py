@@ -28,7 +28,7 @@ from typing import Any
 
 import attrs
 
-from metis_model.trace import ExecutorInfo, ToolKind, canonical_digest
+from metis_trace import ExecutorInfo, ToolKind, canonical_digest
 
 from .._errors import ToolError, ToolInputError
 from ..tools import Classification, Tool, ToolContext, ToolInput, ToolOutput, ToolRegistry, ToolSpec

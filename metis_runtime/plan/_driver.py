@@ -27,7 +27,7 @@ from typing import Any
 
 import attrs
 
-from metis_model.trace import (
+from metis_trace import (
     Action,
     Decision,
     ErrorClass,

@@ -16,14 +16,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 
-from metis_model.trace import (
-    TERMINAL_TOOL,
-    ErrorClass,
-    ExecutorInfo,
-    Filler,
-    Framework,
-    parse_framework,
-)
+from metis_trace import TERMINAL_TOOL, ErrorClass, ExecutorInfo, Filler, Framework, parse_framework
 
 from .._errors import ProviderError
 from ..providers import Message, ModelRequest, Provider, ToolSpec, complete

@@ -50,13 +50,7 @@ from typing import Any
 
 import attrs
 
-from metis_model.trace import (
-    CallClass,
-    ExecutorInfo,
-    InputError,
-    ToolKind,
-    canonical_digest,
-)
+from metis_trace import CallClass, ExecutorInfo, InputError, ToolKind, canonical_digest
 
 from .._errors import ConfigError, ToolError
 from .._input import decode_text, read_input_bytes
@@ -114,7 +108,7 @@ def _read(path: Path) -> dict[str, Any]:
     source = str(path)
     text = decode_text(read_input_bytes(path), source)
     if path.suffix == ".json":
-        from metis_model.trace import decode_json
+        from metis_trace import decode_json
 
         data = decode_json(text, source=source)
     else:

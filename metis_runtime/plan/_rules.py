@@ -19,7 +19,7 @@ from typing import Any
 
 import attrs
 
-from metis_model.trace import (
+from metis_trace import (
     HARD_STEP_MAX,
     TERMINAL_TOOL,
     Action,

@@ -27,14 +27,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from metis_model.trace import (
-    Action,
-    Framework,
-    InputError,
-    PauseKind,
-    TurnHeader,
-    model_strict,
-)
+from metis_trace import Action, Framework, InputError, PauseKind, TurnHeader, model_strict
 
 from .._errors import ConfigError
 from .._input import read_input_text

@@ -28,7 +28,7 @@ from typing import Any
 
 import attrs
 
-from metis_model.trace import Framework, Signatures, parse_framework
+from metis_trace import Framework, Signatures, parse_framework
 
 from .._errors import ConfigError
 

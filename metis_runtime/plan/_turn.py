@@ -21,7 +21,7 @@ from typing import Any
 
 import attrs
 
-from metis_model.trace import (
+from metis_trace import (
     STRUCTURAL,
     TERMINAL_TOOL,
     Action,
@@ -834,7 +834,7 @@ class PlanRuntime:
 
 def _probe(stored: Any, now: Any, grounded: bool, path: PlanPath, champion: bool) -> Any:
     """The first reason a cache entry is a miss (None for a hit), in order."""
-    from metis_model.trace import MissReason
+    from metis_trace import MissReason
 
     if now.executors is None:
         return MissReason.EXECUTOR_REMOVED

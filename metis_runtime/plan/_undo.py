@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from metis_model.trace import CallClass, ToolKind
+from metis_trace import CallClass, ToolKind
 
 from .._errors import ToolError, ToolInputError
 from ..tools import Classification, Tool, ToolContext, ToolInput, ToolOutput, ToolSpec, atomic_write

@@ -7,7 +7,7 @@ import os
 from collections.abc import AsyncIterator, Mapping
 from typing import Any, ClassVar, NoReturn, Protocol, runtime_checkable
 
-from metis_model.trace import InputError, decode_json
+from metis_trace import InputError, decode_json
 
 from .._errors import ProviderError, StreamFormatError
 from ._builder import MessageBuilder, Slot

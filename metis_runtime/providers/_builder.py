@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 from typing import Any, Literal
 
-from metis_model.trace import InputError, decode_json
+from metis_trace import InputError, decode_json
 
 from ._types import (
     AssistantBlock,

@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 from attrs import frozen
 
-from metis_model.trace import InputError
+from metis_trace import InputError
 
 from .._errors import ConfigError
 from .._input import read_input_text

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from attrs import field, frozen
 
-from metis_model.trace import CallClass, ToolKind
+from metis_trace import CallClass, ToolKind
 
 from .._errors import ToolInputError
 from ._contain import Roots

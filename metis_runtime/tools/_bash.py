@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from metis_model.trace import CallClass, ToolKind
+from metis_trace import CallClass, ToolKind
 
 from .._lifeline import die_with_parent, keeper_preexec, tree_mark
 from .._private import default_redactor
@@ -23,7 +23,7 @@ from ._footprint import shell_reads
 from ._jobs import offer_detach
 
 if TYPE_CHECKING:
-    from metis_runtime.shell import ShellAnalysis
+    from ..shell import ShellAnalysis
 
 DEFAULT_TIMEOUT = 120.0
 MAX_TIMEOUT = 600.0
@@ -40,7 +40,7 @@ KEEPER = (sys.executable, "-I", "-S", str(Path(__file__).with_name("_keeper.py")
 def _analyze(command: str) -> ShellAnalysis | None:
     # Lazy: the parser pulls in bashlex, which most tool calls never need.
     # Cached: the loop asks for kind() and classify() of the same command.
-    from metis_runtime.shell import analyze_command
+    from ..shell import analyze_command
 
     try:
         return analyze_command(command)
@@ -337,7 +337,7 @@ class _Detach:
             await _wait(proto.closed, DETACH_WAIT)
             await _wait(proto.exited, DETACH_WAIT)
             if proto.closed.done() and proto.exited.done():
-                from metis_runtime.agents._process import release_session
+                from ..agents._process import release_session
 
                 release_session(self.pgid)
                 self.detached = True

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import attrs
 
-from metis_model.trace import InputError, decode_json
+from metis_trace import InputError, decode_json
 
 from .._input import open_regular, read_fd_bounded
 from .._private import write_private_json

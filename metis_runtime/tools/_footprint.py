@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from ._base import EVERYTHING
 
 if TYPE_CHECKING:
-    from metis_runtime.shell import ShellAnalysis
+    from ..shell import ShellAnalysis
 
 # Read-only commands that read no file at all.
 _NO_FILES = frozenset(

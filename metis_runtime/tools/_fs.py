@@ -12,7 +12,7 @@ from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
-from metis_model.trace import CallClass, ToolKind
+from metis_trace import CallClass, ToolKind
 
 from .._errors import ToolError, ToolInputError
 from .._private import default_redactor

@@ -7,7 +7,7 @@ import contextvars
 import itertools
 from collections.abc import Awaitable, Callable
 
-from metis_model.trace import EffectOutcome
+from metis_trace import EffectOutcome
 
 from .._errors import ToolError
 from ._base import ToolOutput

@@ -19,13 +19,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from metis_model import check_trace
-from metis_model.trace import CallClass, Decision, Mode, Route, RunStatus, TraceEvent, read_trace
+from metis_check import check_trace
 from metis_runtime import AgentLoop, LoopObserver, RunResult, TraceWriter, make_header
 from metis_runtime.dispatch import FourClassDispatcher, SerialDispatcher
 from metis_runtime.permissions import Gate, Policy
 from metis_runtime.providers import ScriptedProvider, TextBlock, ToolUseBlock
 from metis_runtime.tools import JobManager, ToolContext, ToolRegistry, builtin_tools
+from metis_trace import CallClass, Decision, Mode, Route, RunStatus, TraceEvent, read_trace
 
 from .._sync import run_sync
 from ._batches import Batch, reset_tree

@@ -23,7 +23,7 @@ from typing import Any
 
 import attrs
 
-from metis_model.trace import TraceEvent
+from metis_trace import TraceEvent
 
 from .._stats import Pair, PairedStats, stats_of_pairs
 from ._batches import BATCHES, IN_PROCESS, PARTNERS, Batch, seed_tree

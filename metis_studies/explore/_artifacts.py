@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from metis_model.trace import dumps_trace
+from metis_trace import dumps_trace
 
 from ._explore import Divergence
 from ._scenario import write_scenario
@@ -47,7 +47,7 @@ import json
 from pathlib import Path
 
 from metis_model import check_trace
-from metis_model.trace import read_trace
+from metis_trace import read_trace
 from metis_studies.explore import check_outcome, execute, workload_from_json
 
 WORKLOAD = json.loads(
@@ -75,7 +75,7 @@ def test_the_runtime_conforms_on_this_workload(tmp_path: Path) -> None:
 
 def write_divergence(d: Divergence, out: Path) -> list[Path]:
     """Write the folder; return the files written."""
-    from metis_model.smt import trace_itf, write_trace_files
+    from metis_proofs import trace_itf, write_trace_files
 
     out.mkdir(parents=True, exist_ok=True)
     written = write_scenario(d.workload, out / "scenario.yaml")
@@ -84,7 +84,7 @@ def write_divergence(d: Divergence, out: Path) -> list[Path]:
     verdict = d.verdict
     trace_name = finding.trace or next(iter(verdict.traces), "")
     if trace_name in verdict.traces and verdict.report is not None:
-        from metis_model import check_trace
+        from metis_check import check_trace
 
         header, events = verdict.traces[trace_name]
         report = check_trace(events, header, source=trace_name)

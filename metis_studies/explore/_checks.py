@@ -18,14 +18,8 @@ from pathlib import Path
 
 import attrs
 
-from metis_model import Report, WitnessedTrace, check_run_files, check_trace_tree, check_witness
-from metis_model.trace import (
-    TraceEvent,
-    TraceFormatError,
-    TraceHeader,
-    read_trace_numbered,
-    read_witness,
-)
+from metis_check import Report, WitnessedTrace, check_run_files, check_trace_tree, check_witness
+from metis_trace import TraceEvent, TraceFormatError, TraceHeader, read_trace_numbered, read_witness
 
 from ._execute import Outcome
 

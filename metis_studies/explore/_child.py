@@ -11,7 +11,7 @@ import asyncio
 import sys
 from pathlib import Path
 
-from metis_model.trace import RunStatus
+from metis_trace import RunStatus
 
 from ._harness import RunPaths, build
 from ._workload import read_workload

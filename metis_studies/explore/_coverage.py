@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
-from metis_model.trace import (
+from metis_trace import (
     MUTATING_KINDS,
     AskResolved,
     Assistant,

@@ -30,8 +30,8 @@ from typing import Any, Literal
 
 import attrs
 
-from metis_model.trace import Route, read_trace
 from metis_runtime import LoopObserver, RunResult
+from metis_trace import Route, read_trace
 
 from ._harness import (
     RunPaths,
@@ -173,11 +173,11 @@ def _crash(rc: int, err: str) -> str | None:
 
 
 def witness_argv(paths: RunPaths) -> list[str]:
-    """The witness (`python -I -m metis_cli.witness`, its own process, run from
+    """The witness (`python -I -m metis_witness`, its own process, run from
     the installed metis whatever PYTHONPATH says) over the run's workspace and
     its children's worktrees; the run's own files are its bookkeeping. The
-    roots and exclusions are `metis_cli.witness.run_plan`'s for this layout."""
-    argv = [sys.executable, "-I", "-m", "metis_cli.witness", "--out", str(paths.witness)]
+    roots and exclusions are `metis_witness.run_plan`'s for this layout."""
+    argv = [sys.executable, "-I", "-m", "metis_witness", "--out", str(paths.witness)]
     for root in (paths.workspace, paths.run_dir / "worktrees"):
         argv += ["--root", str(root)]
     for excluded in (paths.run_dir, paths.trace, paths.journal, paths.witness):

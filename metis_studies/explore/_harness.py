@@ -27,7 +27,6 @@ from typing import Any
 
 import attrs
 
-from metis_model.trace import Decision, Route, Source
 from metis_runtime import (
     AgentLoop,
     Journal,
@@ -56,6 +55,7 @@ from metis_runtime.dispatch import Dispatcher, FourClassDispatcher, SerialDispat
 from metis_runtime.permissions import Asker, CallbackAsker, Gate, Policy, TerminalAsker
 from metis_runtime.providers import Cassette, ReplayProvider, load_scenario
 from metis_runtime.tools import JobManager, ToolContext, ToolRegistry
+from metis_trace import Decision, Route, Source
 
 from ._scenario import GUARD_FLAGS, definitions_dir, settings_of, turn_starts, write_scenario
 from ._workload import Workload

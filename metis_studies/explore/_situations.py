@@ -24,16 +24,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from metis_model import SimConfig, simulate
-from metis_model.trace import (
-    AskResolved,
-    Assistant,
-    CallClass,
-    Decision,
-    DecisionEvent,
-    Mode,
-    Route,
-)
+from metis_check import SimConfig, simulate
+from metis_trace import AskResolved, Assistant, CallClass, Decision, DecisionEvent, Mode, Route
 
 from ._pieces import (
     BUILDERS,

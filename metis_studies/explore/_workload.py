@@ -29,7 +29,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from metis_model.trace import Decision, InputError, Mode, Route, decode_json, value_strict
+from metis_trace import Decision, InputError, Mode, Route, decode_json, value_strict
 
 
 class _Frozen(BaseModel):

@@ -18,22 +18,7 @@ from typing import Any
 import attrs
 
 import metis_studies
-from metis_model import check_trace
-from metis_model.trace import (
-    Assistant,
-    CallClass,
-    JobDone,
-    Mode,
-    Repair,
-    Result,
-    Route,
-    RuleBehavior,
-    RunEnd,
-    Source,
-    ToolKind,
-    TraceEvent,
-    read_trace_numbered,
-)
+from metis_check import check_trace
 from metis_runtime import (
     AgentLoop,
     Journal,
@@ -59,6 +44,21 @@ from metis_runtime.tools import (
     atomic_write,
     builtin_tools,
     resolve_path,
+)
+from metis_trace import (
+    Assistant,
+    CallClass,
+    JobDone,
+    Mode,
+    Repair,
+    Result,
+    Route,
+    RuleBehavior,
+    RunEnd,
+    Source,
+    ToolKind,
+    TraceEvent,
+    read_trace_numbered,
 )
 
 ROOT = Path(metis_studies.__file__).resolve().parent.parent

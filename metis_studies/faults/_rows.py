@@ -10,7 +10,6 @@ from typing import Any
 
 import attrs
 
-from metis_model.trace import EffectEnd, TraceEvent
 from metis_runtime import AgentLoop
 from metis_runtime.providers import (
     Cassette,
@@ -19,6 +18,7 @@ from metis_runtime.providers import (
     ToolUseBlock,
     load_cassette,
 )
+from metis_trace import EffectEnd, TraceEvent
 
 from .._sync import run_sync
 from ._harness import (

@@ -15,7 +15,7 @@ import os
 import sys
 from pathlib import Path
 
-from metis_model.trace import InputError
+from metis_trace import InputError
 
 from ._record import check_records, git_commit, make_record, read_records, summary, write_record
 from ._run import Mutant, MutantError, MutantResult, mutants, run_mutant

@@ -23,7 +23,7 @@ from typing import Any
 
 import attrs
 
-from metis_model.trace import InputError, decode_json
+from metis_trace import InputError, decode_json
 
 from ._run import Mutant, MutantResult
 

@@ -5,13 +5,7 @@ from __future__ import annotations
 import attrs
 from hypothesis import strategies as st
 
-from metis_model.trace import (
-    Decision,
-    Mode,
-    Route,
-    RuleBehavior,
-    Source,
-)
+from metis_trace import Decision, Mode, Route, RuleBehavior, Source
 
 from ._shells import Shell, shells
 from ._world import PARENT_ROUTES, PATHS, RULES, PathAtom, RuleTemplate

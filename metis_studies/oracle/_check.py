@@ -9,15 +9,6 @@ from typing import Any
 import attrs
 
 from metis_model import Settlement, mode_at_most, resolve, settle_ask
-from metis_model.trace import (
-    MUTATING_KINDS,
-    Decision,
-    Mode,
-    Route,
-    RuleBehavior,
-    Source,
-    ToolKind,
-)
 from metis_runtime.permissions import (
     AskRequest,
     CallbackAsker,
@@ -28,6 +19,7 @@ from metis_runtime.permissions import (
     TerminalAsker,
 )
 from metis_runtime.tools import JobManager, Tool, ToolContext, builtin_tools
+from metis_trace import MUTATING_KINDS, Decision, Mode, Route, RuleBehavior, Source, ToolKind
 
 from .._sync import run_sync
 from ._cases import Call, Case, ChildDraw, RuleDraw

@@ -7,10 +7,7 @@ from collections.abc import Iterable
 
 import attrs
 
-from metis_model.trace import (
-    RuleBehavior,
-    RuleRef,
-)
+from metis_trace import RuleBehavior, RuleRef
 
 from ._cases import Call, RuleDraw
 from ._shells import Occ, Shell

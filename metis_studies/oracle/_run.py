@@ -10,13 +10,7 @@ from typing import Any
 import attrs
 from hypothesis import HealthCheck, Phase, example, given, settings
 
-from metis_model.trace import (
-    Decision,
-    Mode,
-    Route,
-    RuleBehavior,
-    Source,
-)
+from metis_trace import Decision, Mode, Route, RuleBehavior, Source
 
 from ._cases import Call, Case, ChildDraw, RuleDraw, cases
 from ._check import CaseOutcome, check_case

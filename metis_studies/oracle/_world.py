@@ -7,9 +7,7 @@ from pathlib import Path
 
 import attrs
 
-from metis_model.trace import (
-    Route,
-)
+from metis_trace import Route
 
 ROUTES: tuple[Route, ...] = tuple(Route)
 WAITLESS = (Route.HEADLESS, Route.BACKGROUND)

@@ -30,8 +30,7 @@ from typing import Any
 import attrs
 import httpx
 
-from metis_model import check_trace
-from metis_model.trace import Assistant, Decision, Mode, Result, Route, read_trace_numbered
+from metis_check import check_trace
 from metis_runtime import AgentLoop, TraceWriter, make_header
 from metis_runtime.permissions import Gate, Policy
 from metis_runtime.providers import (
@@ -41,6 +40,7 @@ from metis_runtime.providers import (
     ReplayProvider,
 )
 from metis_runtime.tools import JobManager, ToolContext, ToolRegistry, builtin_tools
+from metis_trace import Assistant, Decision, Mode, Result, Route, read_trace_numbered
 
 from .._sync import run_sync
 from ..faults import closure_of

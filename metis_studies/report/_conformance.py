@@ -5,7 +5,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from metis_model import check_trace, simulate
+from metis_check import check_trace, simulate
 
 from .._plots import Marks, cell, new_figure, save
 from ..conformance import (

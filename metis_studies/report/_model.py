@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from metis_model.trace import Decision
+from metis_trace import Decision
 
 from .._plots import Marks, cell, new_figure, save
 from ..model_ablations import AblationResult, model_ablations

@@ -11,9 +11,8 @@ from typing import Any
 
 import attrs
 
-from metis_model._agents import check_trace_tree
-from metis_model._report import Report
-from metis_model.trace import Decision, Mode, Route, Source, TraceEvent, TraceHeader, read_trace
+from metis_check._report import Report
+from metis_check._tree import check_trace_tree
 from metis_runtime import AgentLoop, LoopConfig, RunResult, TraceWriter, make_header
 from metis_runtime.agents import (
     AgentDefinition,
@@ -32,6 +31,7 @@ from metis_runtime.dispatch import GateLike
 from metis_runtime.permissions import Gate, Policy
 from metis_runtime.providers import ScriptedProvider, ScriptFunction
 from metis_runtime.tools import JobManager, ToolContext, ToolRegistry
+from metis_trace import Decision, Mode, Route, Source, TraceEvent, TraceHeader, read_trace
 
 REPO = Path(__file__).resolve().parents[2]
 FACTORY = ProviderConfig(kind="factory", factory="tests.agents._scripts:child_provider")

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from metis_model import ChildRefusal, check_trace, child_authority
-from metis_model.trace import Decision, Mode, Route, RuleBehavior, Source, ToolKind
+from metis_check import check_trace
+from metis_model import ChildRefusal, child_authority
 from metis_runtime.agents import (
     PLAN_LOCKED_REMOVED,
     GateConfig,
@@ -27,6 +27,7 @@ from metis_runtime.agents import (
 )
 from metis_runtime.dispatch import PassThroughGate
 from metis_runtime.permissions import Gate, Policy, Refusal
+from metis_trace import Decision, Mode, Route, RuleBehavior, Source, ToolKind
 
 from ._support import make_root, read_tree, tree_report
 

@@ -18,9 +18,9 @@ from metis_cli._agents import (
     guard_options,
     limits_from_options,
 )
-from metis_model.trace import dumps_trace
 from metis_runtime.agents import GuardLimits
 from metis_runtime.context import ContextBudget
+from metis_trace import dumps_trace
 from tests.model.test_spawn_guard_tree import valid_tree
 
 from ._support import child_env
@@ -186,8 +186,8 @@ def test_bad_wire_options_are_one_line_usage_errors(option: list[str], says: str
 def test_a_refused_header_message_survives_the_redactor() -> None:
     # `metis` redacts everything it prints: "Authorization: ..." would read as
     # that header's value and print as [REDACTED], hiding why it was refused.
-    from metis_model.trace import find_credentials
     from metis_runtime.providers import header_problem
+    from metis_trace import find_credentials
 
     for name in ("Authorization", "Proxy-Authorization", "x-api-key", "Cookie"):
         problem = header_problem(name, "v")

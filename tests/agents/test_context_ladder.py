@@ -15,9 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import metis_runtime.context as context_pkg
+from metis_check import check_trace
 from metis_model import _context as model
-from metis_model import check_trace
-from metis_model.trace import Mode, read_trace
 from metis_runtime import AgentLoop, PassThroughGate, TraceWriter, make_header
 from metis_runtime.context import (
     PRUNED_PLACEHOLDER,
@@ -46,6 +45,7 @@ from metis_runtime.providers import (
     ToolUseBlock,
 )
 from metis_runtime.tools import JobManager, ToolContext, ToolRegistry, builtin_tools
+from metis_trace import Mode, read_trace
 
 
 def test_public_names_equal_all() -> None:

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from metis_model.trace import Mode, read_trace
 from metis_runtime.agents import GuardLimits
 from metis_runtime.context import ContextBudget
 from metis_runtime.providers import ModelRequest, TextBlock, ToolResultBlock, ToolUseBlock
+from metis_trace import Mode, read_trace
 
 from ._support import events_of, git, git_workspace, make_root, read_tree, results, tree_report
 

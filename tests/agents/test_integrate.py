@@ -16,8 +16,7 @@ from typing import Any
 
 import pytest
 
-from metis_model import check_trace
-from metis_model.trace import Decision, Mode, Route, ToolKind, TraceEvent, TraceHeader
+from metis_check import check_trace
 from metis_runtime import AgentLoop, Journal, LoopConfig, TraceWriter, make_header
 from metis_runtime.agents import (
     AgentDefinition,
@@ -37,6 +36,7 @@ from metis_runtime.agents import _worktree as worktree_module
 from metis_runtime.permissions import Gate, Policy
 from metis_runtime.providers import ModelRequest, ScriptedProvider, TextBlock, ToolUseBlock
 from metis_runtime.tools import JobManager, ToolContext, ToolRegistry
+from metis_trace import Decision, Mode, Route, ToolKind, TraceEvent, TraceHeader
 
 from ._support import (
     FACTORY,

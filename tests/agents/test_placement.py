@@ -10,7 +10,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from metis_model.trace import Mode, read_trace
 from metis_runtime.agents import (
     WorkspaceError,
     WorkspaceKind,
@@ -20,6 +19,7 @@ from metis_runtime.agents import (
     remove_workspace,
 )
 from metis_runtime.providers import ModelRequest, TextBlock, ToolUseBlock
+from metis_trace import Mode, read_trace
 
 from ._support import git, git_workspace, make_root, read_tree, results
 

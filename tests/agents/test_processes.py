@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 
-from metis_model.trace import Mode
 from metis_runtime.agents import AgentDefinition, GuardLimits, live_groups, sanitized_env
 from metis_runtime.providers import ModelRequest, TextBlock, ToolUseBlock
+from metis_trace import Mode
 
 from ._support import REPO, child_env, git, make_root, tree_report
 
@@ -223,7 +223,7 @@ def test_a_cancelled_parent_call_kills_the_child_and_removes_its_worktree(tmp_pa
 _ROOT = """
 import sys
 from pathlib import Path
-from metis_model.trace import Mode
+from metis_trace import Mode
 from metis_runtime.agents import AgentDefinition, GuardLimits
 from metis_runtime.providers import TextBlock, ToolUseBlock
 from tests.agents._support import make_root

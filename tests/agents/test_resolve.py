@@ -9,7 +9,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from metis_model.trace import Mode
 from metis_runtime.agents import (
     AGENT_TOOL_NAMES,
     AgentDefinition,
@@ -23,6 +22,7 @@ from metis_runtime.agents import (
     resolve_agent,
 )
 from metis_runtime.permissions import mode_at_most
+from metis_trace import Mode
 
 BASE_TOOLS = ("read", "write", "edit", "ls", "glob", "grep", "bash")
 PARENT_TOOLS = (*BASE_TOOLS, *AGENT_TOOL_NAMES)

@@ -21,7 +21,7 @@ from click.testing import CliRunner
 from metis_cli._agents import agents
 from metis_cli._main import cli
 from metis_cli._run import _child_provider, run
-from metis_model.trace import Mode, TraceEvent, TraceHeader, read_trace
+from metis_trace import Mode, TraceEvent, TraceHeader, read_trace
 from tests.runtime.test_loop_support import SLOW_MARKED_CALL, sigkill_when_marked, write_scenario
 
 from ._support import events_of, git, read_tree, results, tree_report

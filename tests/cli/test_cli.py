@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from metis_check import broken_trace, simulate
 from metis_cli._main import cli
-from metis_model import INVARIANTS, broken_trace, simulate
-from metis_model.trace import dumps_trace
+from metis_model import INVARIANTS
+from metis_trace import dumps_trace
 
 
 @pytest.fixture

@@ -288,8 +288,8 @@ def test_dask_engine_with_no_scheduler_there_is_bad_input(
 
 
 def test_coverage_counts_what_the_inputs_exercised_and_names_the_rest(tmp_path: Path) -> None:
-    from metis_model import simulate
-    from metis_model.trace import dumps_trace
+    from metis_check import simulate
+    from metis_trace import dumps_trace
 
     trace = tmp_path / "t.jsonl"
     trace.write_text(dumps_trace(*simulate(3)))

@@ -27,31 +27,33 @@ HEAVY = (
     "tree_sitter",
     "tree_sitter_bash",
     "metis_runtime",
-    "metis_model.smt",
+    "metis_proofs",
     "hypothesis",
     "pytest",
     "yaml",
     "asyncio",
 )
 # The trace schema (pydantic) is loaded only where a metis trace is read.
-SCHEMA = ("pydantic", "metis_model.trace")
+SCHEMA = ("pydantic", "metis_trace")
 # What every command that reads a file loads (both packages are lazy): the
 # hardened file layer, strict JSON and the error classes.
 INPUT_LAYER = {
     "metis_runtime",
     "metis_runtime._input",
     "metis_runtime._failpoints",
-    # The runtime's own lazy-exports helper (stdlib only; the model has its twin).
-    "metis_runtime._lazy",
+    # The one lazy-exports helper every package uses, and the error classes
+    # (stdlib only; importing them runs metis_trace's lazy __init__, no pydantic).
+    "metis_trace._lazy",
+    "metis_trace._errors",
     # Where a run's files are (TRACE-2's scan of a trace's run): pathlib only.
     "metis_runtime._layout",
-    "metis_model.trace",
-    "metis_model.trace._strict_json",
+    "metis_trace",
+    "metis_trace._strict_json",
     # The credential detector: output that may hold a credential is redacted
     # (metis_cli/_redacting.py; `--version` prints nothing that loads it).
-    "metis_model.trace._credentials",
+    "metis_trace._credentials",
     # Its decoding of base64 and percent-escapes (stdlib only).
-    "metis_model.trace._encodings",
+    "metis_trace._encodings",
 }
 
 _PROBE = """
@@ -97,8 +99,8 @@ def test_light_commands_import_nothing_heavy(
 
 
 def test_conform_on_a_trace_loads_the_schema_but_not_the_runtime(tmp_path: Path) -> None:
-    from metis_model import simulate
-    from metis_model.trace import dumps_trace
+    from metis_check import simulate
+    from metis_trace import dumps_trace
 
     trace = tmp_path / "run.jsonl"
     trace.write_text(dumps_trace(*simulate(3)))
@@ -111,7 +113,7 @@ def test_conform_on_a_trace_loads_the_schema_but_not_the_runtime(tmp_path: Path)
 def test_the_probe_sees_a_heavy_command(tmp_path: Path) -> None:
     code, modules = _loaded(tmp_path, "prove", "--help")
     assert code == 0
-    assert _heavy(modules, ("metis_model.smt",)) != []
+    assert _heavy(modules, ("metis_proofs",)) != []
 
 
 def test_every_command_in_the_table_loads_and_has_help() -> None:

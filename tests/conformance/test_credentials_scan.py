@@ -18,12 +18,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from metis_check import check_run_files, scan_text
 from metis_cli._run_files import run_files
-from metis_model import check_run_files, scan_text
-from metis_model.trace import Mode
 from metis_runtime import Journal, TraceWriter, make_header
 from metis_runtime._redact import Redactor
 from metis_runtime.providers import TextBlock, ToolUseBlock
+from metis_trace import Mode
 from tests._credentials import DOCUMENTED, credentials, embedded
 from tests.runtime.test_loop_support import make_loop
 

@@ -8,7 +8,7 @@ INNER = """
 import os, random
 import pytest
 from metis_model import simulate, broken_trace
-from metis_model.trace import dumps_trace
+from metis_trace import dumps_trace
 
 def record(tmp_path, header, events, name):
     path = tmp_path / name
@@ -65,7 +65,7 @@ FIXTURES = """
 import os
 import pytest
 from metis_model import simulate, broken_trace
-from metis_model.trace import dumps_trace
+from metis_trace import dumps_trace
 
 def record(path, header, events):
     path.write_text(dumps_trace(header, events))
@@ -122,11 +122,11 @@ def test_plugin_is_an_entry_point_and_rewrites_no_metis_module(pytester: pytest.
     pytester.makepyfile(
         test_rewrite="""
 import sys
-import metis_model._check
+import metis_check._check
 from _pytest.assertion.rewrite import AssertionRewritingHook
 
 def test_metis_modules_keep_their_asserts():
-    assert not isinstance(metis_model._check.__loader__, AssertionRewritingHook)
+    assert not isinstance(metis_check._check.__loader__, AssertionRewritingHook)
     assert "pytest_metis" in sys.modules
 """
     )
@@ -137,7 +137,7 @@ TREE = """
 import json, os
 import pytest
 from metis_model import resolve
-from metis_model.trace import (
+from metis_trace import (
     Assistant, CallRef, Commit, DecisionEvent, EffectEnd, EffectOutcome, EffectStart, Facts,
     Mode, Request, Result, ResultsSent, ResultStatus, RunEnd, RunStatus, Spawn, ToolKind,
     TraceHeader, TurnStart, dumps_trace,
@@ -217,7 +217,7 @@ def test_plugin_checks_trees_and_the_files_runs_wrote(pytester: pytest.Pytester)
 
 TWO = """
 from metis_model import simulate
-from metis_model.trace import dumps_trace
+from metis_trace import dumps_trace
 import os
 
 def record(tmp_path, seed):

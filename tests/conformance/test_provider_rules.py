@@ -15,9 +15,9 @@ from typing import Any
 import attrs
 import pytest
 
+from metis_check.transcripts import check_transcript
+from metis_check.transcripts._rules import BY_RULE, FORMAT_RULES, RULES
 from metis_model._invariants import BY_ID
-from metis_model.transcripts import check_transcript
-from metis_model.transcripts._rules import BY_RULE, FORMAT_RULES, RULES
 
 SPEC = Path(__file__).resolve().parents[2] / "specs" / "closure.md"
 Doc = Any

@@ -20,8 +20,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from metis_model import check_trace
-from metis_model.trace import CallClass, RunStatus
+from metis_check import check_trace
 from metis_runtime import AgentLoop
 from metis_runtime.dispatch import (
     EffectSink,
@@ -31,6 +30,7 @@ from metis_runtime.dispatch import (
     execute_call,
 )
 from metis_runtime.tools import ToolContext
+from metis_trace import CallClass, RunStatus
 from tests.runtime.test_dispatch_support import (
     BatchRun,
     Probe,

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from metis_model.transcripts import check_transcript, detect_format
+from metis_check.transcripts import check_transcript, detect_format
 
 STATE = json.loads(
     (

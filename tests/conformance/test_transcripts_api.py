@@ -17,15 +17,15 @@ from typing import Any
 
 import pytest
 
-import metis_model.transcripts as transcripts
-from metis_model import _errors
-from metis_model._invariants import BY_ID
-from metis_model.transcripts import (
+import metis_check.transcripts as transcripts
+from metis_check.transcripts import (
     FORMATS,
     TranscriptFormat,
     TranscriptFormatError,
     check_transcript,
 )
+from metis_model._invariants import BY_ID
+from metis_trace import _errors
 
 REPO = Path(__file__).resolve().parents[2]
 BODIES = REPO / "tests" / "data" / "transcripts" / "provider-requests"

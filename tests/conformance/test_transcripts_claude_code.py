@@ -14,11 +14,7 @@ from typing import Any
 
 import pytest
 
-from metis_model.transcripts import (
-    TranscriptFormatError,
-    check_claude_code_tree,
-    check_transcript,
-)
+from metis_check.transcripts import TranscriptFormatError, check_claude_code_tree, check_transcript
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "tests" / "data" / "transcripts" / "claude-code"

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from metis_model.transcripts import TranscriptFormatError, check_transcript, detect_format
+from metis_check.transcripts import TranscriptFormatError, check_transcript, detect_format
 
 ROLLOUT = next(
     (Path(__file__).resolve().parents[1] / "data" / "transcripts" / "codex").glob("*.jsonl")

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from metis_model.transcripts import TranscriptFormatError, check_transcript
+from metis_check.transcripts import TranscriptFormatError, check_transcript
 
 from .test_provider_rules import (
     COMPACTION,

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from metis_model.transcripts import check_transcript, detect_format
+from metis_check.transcripts import check_transcript, detect_format
 
 DATA = (
     Path(__file__).resolve().parents[1]
@@ -65,7 +65,7 @@ def test_spans_without_recorded_messages_pair_nothing_and_say_so() -> None:
 def test_a_file_of_other_spans_is_refused() -> None:
     import pytest
 
-    from metis_model.transcripts import TranscriptFormatError
+    from metis_check.transcripts import TranscriptFormatError
 
     plain = {"resourceSpans": [{"scopeSpans": [{"spans": [{"name": "GET /", "attributes": []}]}]}]}
     with pytest.raises(TranscriptFormatError, match="no GenAI span"):

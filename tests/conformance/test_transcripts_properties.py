@@ -19,8 +19,8 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from metis_model.transcripts import FORMATS as ALL_FORMATS
-from metis_model.transcripts import TranscriptFormat, check_transcript
+from metis_check.transcripts import FORMATS as ALL_FORMATS
+from metis_check.transcripts import TranscriptFormat, check_transcript
 
 # OTel spans hold a whole turn on one line, so a block's line does not name it.
 FORMATS = tuple(f for f in ALL_FORMATS if f != "otel")

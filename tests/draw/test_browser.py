@@ -25,9 +25,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from metis_check import check_trace
 from metis_cli._main import cli
-from metis_model import check_trace
-from metis_model.trace import read_trace
+from metis_trace import read_trace
 from tests.draw._cases import cex_path
 
 TIMEOUT_S = 120

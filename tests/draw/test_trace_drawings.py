@@ -6,17 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from metis_model import check_trace
-from metis_model.trace import (
-    Cancel,
-    CancelCause,
-    Figure,
-    Item,
-    event_label,
-    figure_graph,
-    trace_figure,
-    window,
-)
+from metis_check import Figure, Item, check_trace, event_label, figure_graph, trace_figure, window
+from metis_trace import Cancel, CancelCause
 from tests.draw._cases import cex
 from tests.draw._svg import Picture, read_svg
 

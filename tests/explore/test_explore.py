@@ -12,11 +12,11 @@ from pathlib import Path
 import attrs
 import pytest
 
-from metis_model import check_trace
-from metis_model.trace import Decision, read_trace
+from metis_check import check_trace
 from metis_runtime.permissions import Gate
 from metis_runtime.providers import load_scenario
 from metis_studies.explore import explore, read_workload, workloads, write_divergence
+from metis_trace import Decision, read_trace
 
 REPO = Path(__file__).resolve().parents[2]
 

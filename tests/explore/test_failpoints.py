@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from metis_model import check_trace
-from metis_model.trace import read_trace
+from metis_check import check_trace
 from metis_runtime import _failpoints
+from metis_trace import read_trace
 
 REPO = Path(__file__).resolve().parents[2]
 

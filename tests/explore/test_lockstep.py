@@ -51,17 +51,6 @@ from metis_model import (
     startable,
     step,
 )
-from metis_model.trace import (
-    CallClass,
-    Decision,
-    EffectOutcome,
-    Mode,
-    ResultStatus,
-    Route,
-    ToolKind,
-    TraceEvent,
-    read_trace,
-)
 from metis_runtime import AgentLoop, LoopConfig, ToolError, TraceWriter, make_header
 from metis_runtime.dispatch import Dispatcher, FourClassDispatcher, PlannedCall
 from metis_runtime.permissions import Gate, Policy
@@ -75,6 +64,17 @@ from metis_runtime.tools import (
     ToolOutput,
     ToolRegistry,
     ToolSpec,
+)
+from metis_trace import (
+    CallClass,
+    Decision,
+    EffectOutcome,
+    Mode,
+    ResultStatus,
+    Route,
+    ToolKind,
+    TraceEvent,
+    read_trace,
 )
 
 KINDS = {

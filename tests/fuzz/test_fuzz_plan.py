@@ -19,9 +19,9 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from metis_model.plan._generate import simulate_turn
-from metis_model.trace import dumps_turn_log
+from metis_check._plan_generate import simulate_turn
 from metis_runtime.providers import load_scenario
+from metis_trace import dumps_turn_log
 
 from ._harness import assert_clean, bounded_run
 from ._mutate import mutated

@@ -16,8 +16,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from metis_model import broken_trace, simulate
-from metis_model.trace import dumps_trace
+from metis_check import broken_trace, simulate
+from metis_trace import dumps_trace
 
 from ._harness import assert_clean, bounded_run
 from ._mutate import mutated

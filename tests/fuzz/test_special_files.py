@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from metis_model import simulate
-from metis_model.trace import dumps_trace
+from metis_check import simulate
+from metis_trace import dumps_trace
 
 from ._harness import Hung, assert_clean, bounded_run
 

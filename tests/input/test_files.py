@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from metis_model.trace import InputError, JsonLimits, json_limits
 from metis_runtime import _input
 from metis_runtime._input import (
     configure_input_limits,
@@ -21,6 +20,7 @@ from metis_runtime._input import (
     read_input_json,
     read_input_text,
 )
+from metis_trace import InputError, JsonLimits, json_limits
 
 
 def _error(path: str | Path, **kw: int) -> InputError:

@@ -11,13 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from metis_model.trace import (
-    InputError,
-    JsonLimits,
-    check_json_value,
-    decode_json,
-    raw_decode_json,
-)
+from metis_trace import InputError, JsonLimits, check_json_value, decode_json, raw_decode_json
 
 
 def _error(text: str, **kw: Any) -> InputError:

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from metis_model import simulate
-from metis_model.trace import TraceFormatError, dumps_trace, read_trace
+from metis_check import simulate
+from metis_trace import TraceFormatError, dumps_trace, read_trace
 
 from ._cli import run_metis
 

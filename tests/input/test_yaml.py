@@ -6,8 +6,8 @@ import time
 
 import pytest
 
-from metis_model.trace import InputError, JsonLimits
 from metis_runtime._yaml import MAX_EXPANDED_NODES, load_yaml
+from metis_trace import InputError, JsonLimits
 
 
 def _error(text: str, **kw: int) -> InputError:

@@ -9,11 +9,11 @@ import json
 import os
 from pathlib import Path
 
-from metis_model import check_trace
-from metis_model.trace import Mode, Result, Route, RuleBehavior, Source, read_trace
+from metis_check import check_trace
 from metis_runtime.agents import AgentSupervisor, ProviderConfig, load_agents, new_tree
 from metis_runtime.mcp import servers_for_surface
 from metis_runtime.permissions import Gate, Policy
+from metis_trace import Mode, Result, Route, RuleBehavior, Source, read_trace
 
 from .conftest import stdio_entry
 

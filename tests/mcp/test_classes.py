@@ -11,10 +11,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from metis_model.trace import CallClass
 from metis_runtime import ConfigError
 from metis_runtime.mcp import Annotations, argument_paths, parse_declarations, tool_class
 from metis_runtime.mcp._classes import stricter
+from metis_trace import CallClass
 
 flags = st.one_of(st.none(), st.booleans())
 annotations = st.builds(Annotations, flags, flags, flags, flags)

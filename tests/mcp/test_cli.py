@@ -11,7 +11,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from metis_cli._main import cli
-from metis_model.trace import read_trace
+from metis_trace import read_trace
 
 from .conftest import start_http, stdio_entry, stop
 

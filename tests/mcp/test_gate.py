@@ -13,8 +13,15 @@ from pathlib import Path
 
 import pytest
 
-from metis_model import check_trace
-from metis_model.trace import (
+from metis_check import check_trace
+from metis_runtime import AgentLoop, TraceWriter, make_header
+from metis_runtime.dispatch import FourClassDispatcher
+from metis_runtime.mcp import McpHost, McpTool, header_meta, mcp_tools
+from metis_runtime.mcp._setup import Started
+from metis_runtime.permissions import Gate, Policy
+from metis_runtime.providers import ScriptedProvider, TextBlock, ToolUseBlock
+from metis_runtime.tools import JobManager, ToolContext, ToolRegistry, builtin_tools
+from metis_trace import (
     Assistant,
     CallClass,
     Decision,
@@ -29,13 +36,6 @@ from metis_model.trace import (
     ToolKind,
     read_trace,
 )
-from metis_runtime import AgentLoop, TraceWriter, make_header
-from metis_runtime.dispatch import FourClassDispatcher
-from metis_runtime.mcp import McpHost, McpTool, header_meta, mcp_tools
-from metis_runtime.mcp._setup import Started
-from metis_runtime.permissions import Gate, Policy
-from metis_runtime.providers import ScriptedProvider, TextBlock, ToolUseBlock
-from metis_runtime.tools import JobManager, ToolContext, ToolRegistry, builtin_tools
 
 from .conftest import base_env, stdio_server
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from metis_model import check_trace
-from metis_model.trace import TraceEvent, TraceHeader
+from metis_check import check_trace
+from metis_trace import TraceEvent, TraceHeader
 
 
 def first_ids(events: list[TraceEvent], header: TraceHeader) -> tuple[str | None, str | None]:

@@ -8,18 +8,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from metis_model import (
-    INVARIANTS,
-    MUTATORS,
-    SimConfig,
-    break_trace,
-    broken_trace,
-    check_trace,
-    simulate,
-)
-from metis_model._generate import flat_run
-from metis_model._mutate import RICH, _insert_after
-from metis_model.trace import Mode, Route, Spawn, dumps_trace, read_trace_numbered
+from metis_check import MUTATORS, SimConfig, break_trace, broken_trace, check_trace, simulate
+from metis_check._generate import flat_run
+from metis_check._mutate import RICH, _insert_after
+from metis_model import INVARIANTS
+from metis_trace import Mode, Route, Spawn, dumps_trace, read_trace_numbered
 
 TRACE_IDS = [inv.id for inv in INVARIANTS if inv.id in MUTATORS]
 

@@ -14,7 +14,7 @@ from metis_model import (
     mode_at_most,
     spawn_violation,
 )
-from metis_model.trace import Mode
+from metis_trace import Mode
 
 TOOLS = ["read", "edit", "bash", "spawn_agent", "exit_plan_mode", "grep"]
 tool_sets = st.lists(st.sampled_from(TOOLS), unique=True)

@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from metis_model import check_trace, simulate
-from metis_model._mutate import RICH
-from metis_model.trace import (
+from metis_check import check_trace, simulate
+from metis_check._mutate import RICH
+from metis_trace import (
     NOT_JOURNALED,
     Commit,
     Repair,

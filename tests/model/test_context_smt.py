@@ -1,4 +1,4 @@
-"""The bounded z3 proof of CLOSE-8 (metis_model/smt/_context.py)."""
+"""The bounded z3 proof of CLOSE-8 (metis_proofs/_context.py)."""
 
 from __future__ import annotations
 
@@ -7,12 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from metis_model._context import Block, BlockKind, Msg, Transcript, provider_valid
-from metis_model.smt._context import (
-    CONTEXT_PROPERTIES,
-    ContextProof,
-    prove_context,
-    valid_concrete,
-)
+from metis_proofs._context import CONTEXT_PROPERTIES, ContextProof, prove_context, valid_concrete
 
 from .test_context import transcripts
 

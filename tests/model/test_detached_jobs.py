@@ -8,9 +8,9 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from metis_model import simulate
-from metis_model._mutate import RICH
-from metis_model.trace import EffectEnd, EffectOutcome, JobDone, TraceEvent
+from metis_check import simulate
+from metis_check._mutate import RICH
+from metis_trace import EffectEnd, EffectOutcome, JobDone, TraceEvent
 from tests.model._trace_edits import first_ids, replace_event
 
 

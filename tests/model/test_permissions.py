@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from metis_model import DECISION_RANK, mode_at_most, resolve, settle_ask
-from metis_model.trace import (
+from metis_trace import (
     MUTATING_KINDS,
     Decision,
     Facts,

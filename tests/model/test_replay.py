@@ -11,10 +11,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from metis_model import MUTATORS, SimConfig, _replay, break_trace, check_trace, resolve, simulate
-from metis_model._generate import flat_run
-from metis_model._mutate import RICH
-from metis_model.trace import (
+from metis_check import MUTATORS, SimConfig, _replay, break_trace, check_trace, simulate
+from metis_check._generate import flat_run
+from metis_check._mutate import RICH
+from metis_model import resolve
+from metis_trace import (
     Assistant,
     CallClass,
     CallRef,

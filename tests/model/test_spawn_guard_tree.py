@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 
-from metis_model._agents import check_trace_tree, task_hash
-from metis_model.trace import (
+from metis_check._tree import check_trace_tree
+from metis_model._agents import task_hash
+from metis_trace import (
     Assistant,
     CallRef,
     Commit,

@@ -11,11 +11,11 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
+from metis_check import check_trace
 from metis_model import (
     Divergence,
     LoopState,
     Phase,
-    check_trace,
     closable,
     initial_state,
     resolve,
@@ -24,7 +24,7 @@ from metis_model import (
     step,
 )
 from metis_model._loop import footprints_conflict
-from metis_model.trace import (
+from metis_trace import (
     AskResolved,
     Assistant,
     CallClass,

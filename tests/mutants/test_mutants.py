@@ -76,7 +76,7 @@ def test_a_malformed_patch_is_refused_naming_it(tmp_path: Path) -> None:
 _FOLD_RUN = """
 import asyncio, sys
 from pathlib import Path
-from metis_model.trace import Mode
+from metis_trace import Mode
 from metis_runtime import AgentLoop, TraceWriter, make_header
 from metis_runtime.context import ContextBudget, ContextController
 from metis_runtime.dispatch import PassThroughGate
@@ -105,8 +105,8 @@ trace.close()
 
 
 def _fold_run(code_root: Path, tmp: Path) -> tuple[Any, Any]:
-    from metis_model import check_trace
-    from metis_model.trace import read_trace
+    from metis_check import check_trace
+    from metis_trace import read_trace
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("METIS_")}
     env["PYTHONPATH"] = str(code_root)

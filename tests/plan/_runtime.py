@@ -6,9 +6,8 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+from metis_check import Report
 from metis_cli._plan_conform import check_turn_dir
-from metis_model import Report
-from metis_model.trace import Decision, Mode, ResumeAnswer, Route
 from metis_runtime.permissions import Gate, Policy
 from metis_runtime.plan import Coordinates, PlanRuntime, TurnOptions, TurnOutcome, load_dialog
 from metis_runtime.plan._state import dialog_path
@@ -20,6 +19,7 @@ from metis_runtime.providers import (
     load_scenario,
 )
 from metis_runtime.tools import ToolRegistry
+from metis_trace import Decision, Mode, ResumeAnswer, Route
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIO = ROOT / "metis_runtime" / "scenarios" / "plan" / "notes.yaml"
@@ -79,7 +79,7 @@ def conform(workspace: Path) -> Report:
 
 
 def records(outcome: TurnOutcome) -> list[Any]:
-    from metis_model.trace import read_turn_log
+    from metis_trace import read_turn_log
 
     _, recs, _ = read_turn_log(outcome.turn_log.read_text().splitlines())
     return recs

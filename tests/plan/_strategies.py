@@ -6,8 +6,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from metis_model.plan._generate import TOY_CATALOG
-from metis_model.trace import TERMINAL_TOOL, Filler, Framework, FrameworkStep
+from metis_check._plan_generate import TOY_CATALOG
+from metis_trace import TERMINAL_TOOL, Filler, Framework, FrameworkStep
 
 TOOLS = [e.name for e in TOY_CATALOG]
 json_leaf = st.one_of(

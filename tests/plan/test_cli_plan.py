@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from metis_model.trace import Route, read_turn_log
+from metis_trace import Route, read_turn_log
 
 from ._runtime import REQUEST
 

@@ -6,7 +6,6 @@ import asyncio
 
 import pytest
 
-from metis_model.trace import ErrorClass
 from metis_runtime.plan._catalog import Catalog
 from metis_runtime.plan._engine import PROPOSE_TOOL, ProposalError, Proposer
 from metis_runtime.providers import (
@@ -19,6 +18,7 @@ from metis_runtime.providers import (
     openai_responses_request_body,
 )
 from metis_runtime.tools import ToolRegistry
+from metis_trace import ErrorClass
 
 from ._runtime import replay
 

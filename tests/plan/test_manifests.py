@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 import yaml
 
-from metis_model.trace import CallClass, ToolKind
 from metis_runtime import ConfigError
 from metis_runtime.plan import ManifestTool, StepError, load_manifest, load_manifests, sign_manifest
 from metis_runtime.tools import FileTransaction, JobManager, ToolContext
+from metis_trace import CallClass, ToolKind
 
 from ._runtime import SCENARIO, seed
 

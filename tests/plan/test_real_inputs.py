@@ -28,7 +28,6 @@ import pytest
 import yaml
 
 from metis_model.plan import validate as model_validate
-from metis_model.trace import ErrorClass, ExecutorInfo, parse_framework
 from metis_runtime.plan import PlanStore, load_manifest, match_route, sign_manifest
 from metis_runtime.plan._engine import PROPOSE_TOOL, ProposalError, Proposer
 from metis_runtime.plan._rules import validate
@@ -40,6 +39,7 @@ from metis_runtime.providers import (
     RetryPolicy,
     ToolUseBlock,
 )
+from metis_trace import ErrorClass, ExecutorInfo, parse_framework
 from tests.input._cli import run_metis
 from tests.runtime.test_providers_support import (
     ANTHROPIC_TOOL,

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from metis_check._plan_generate import TOY_CATALOG
 from metis_model.plan import (
     CHECKS,
     RefKind,
@@ -20,8 +21,7 @@ from metis_model.plan import (
     validate,
     validate_tagged,
 )
-from metis_model.plan._generate import TOY_CATALOG
-from metis_model.trace import (
+from metis_trace import (
     HARD_STEP_MAX,
     TERMINAL_TOOL,
     ErrorClass,

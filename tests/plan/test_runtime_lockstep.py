@@ -14,11 +14,11 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from metis_check._plan_generate import TOY_CATALOG
 from metis_model import plan as model
-from metis_model.plan._generate import TOY_CATALOG
 from metis_model.plan._schema import type_errors
-from metis_model.trace import Framework, canonical_digest
 from metis_runtime.plan import _rules as runtime
+from metis_trace import Framework, canonical_digest
 
 from ._strategies import frameworks, json_value
 

@@ -12,9 +12,15 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
+from metis_check._plan_generate import TOY_CATALOG
 from metis_model import plan as model
-from metis_model.plan._generate import TOY_CATALOG
-from metis_model.trace import (
+from metis_runtime.dispatch import GateDecision
+from metis_runtime.plan import Catalog, PlanStore
+from metis_runtime.plan import _rules as runtime
+from metis_runtime.plan._driver import ConsentGate
+from metis_runtime.plan._turn import _probe
+from metis_runtime.tools import ToolRegistry
+from metis_trace import (
     Decision,
     ExecutorInfo,
     Facts,
@@ -27,12 +33,6 @@ from metis_model.trace import (
     ToolKind,
     parse_framework,
 )
-from metis_runtime.dispatch import GateDecision
-from metis_runtime.plan import Catalog, PlanStore
-from metis_runtime.plan import _rules as runtime
-from metis_runtime.plan._driver import ConsentGate
-from metis_runtime.plan._turn import _probe
-from metis_runtime.tools import ToolRegistry
 
 FRAMEWORKS = [
     parse_framework(

@@ -9,17 +9,11 @@ from typing import Any
 
 import pytest
 
-from metis_model.trace import (
-    ErrorClass,
-    MissReason,
-    ProbeOutcome,
-    ResumeAnswer,
-    StepStatus,
-)
 from metis_runtime import ConfigError
 from metis_runtime.permissions import Policy
 from metis_runtime.plan import Coordinates, PlanStore, sign_manifest
 from metis_runtime.tools import atomic_write
+from metis_trace import ErrorClass, MissReason, ProbeOutcome, ResumeAnswer, StepStatus
 
 from ._runtime import (
     ALICE,
@@ -239,7 +233,7 @@ def test_a_recurrence_is_recorded_not_run_and_an_ambiguous_one_is_refused(tmp_pa
 
 
 def test_a_deny_rule_denies_a_step_and_ends_the_turn(tmp_path: Path) -> None:
-    from metis_model.trace import RuleBehavior, Source
+    from metis_trace import RuleBehavior, Source
 
     seed(tmp_path)
     policy = Policy()

@@ -12,6 +12,8 @@ import z3
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from metis_check import check_turn_log
+from metis_check._plan_generate import TOY_CATALOG
 from metis_model.plan import (
     BINDING_FIELDS,
     MISS_ORDER,
@@ -27,14 +29,12 @@ from metis_model.plan import (
     bad,
     batches,
     catalog_of,
-    check_turn_log,
     probe,
     protocol_step,
     validate_tagged,
 )
-from metis_model.plan._generate import TOY_CATALOG
-from metis_model.smt import cvc5_answers, expected_answers
-from metis_model.smt._plan import (
+from metis_proofs import cvc5_answers, expected_answers
+from metis_proofs._plan import (
     MISS,
     PATH,
     PLAN_ABLATIONS,
@@ -54,8 +54,8 @@ from metis_model.smt._plan import (
     probe_z3,
     prove_plan,
 )
-from metis_model.smt._plan_cex import find_plan_counterexample
-from metis_model.trace import (
+from metis_proofs._plan_cex import find_plan_counterexample
+from metis_trace import (
     TERMINAL_TOOL,
     Action,
     Framework,

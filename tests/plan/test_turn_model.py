@@ -10,23 +10,21 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
+from metis_check import PLAN_CHECKS, check_turn_log, check_turn_logs
+from metis_check._plan_generate import simulate_turn
+from metis_check._plan_mutate import PLAN_MUTATORS, break_turn, broken_turn
 from metis_model import INVARIANTS
 from metis_model.plan import (
     EXEC_ABLATIONS,
-    PLAN_CHECKS,
     Act,
     ActKind,
     Outcome,
     bad,
-    check_turn_log,
-    check_turn_logs,
     enabled,
     initial_exec,
     protocol_step,
 )
-from metis_model.plan._generate import simulate_turn
-from metis_model.plan._mutate import PLAN_MUTATORS, break_turn, broken_turn
-from metis_model.trace import dumps_turn_log, read_turn_log
+from metis_trace import dumps_turn_log, read_turn_log
 
 PLAN_IDS = [inv.id for inv in INVARIANTS if inv.family == "PLAN"]
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import yaml
 
-from metis_model.trace import Decision, Mode, Route, RuleBehavior, Source, ToolKind
 from metis_runtime.permissions import Gate, GateDecision, Policy
+from metis_trace import Decision, Mode, Route, RuleBehavior, Source, ToolKind
 
 CORPUS = Path(__file__).resolve().parent.parent / "data" / "permissions" / "bypass_corpus.yaml"
 OLD_DECISIONS = CORPUS.with_name("old_decisions.json")

@@ -28,7 +28,6 @@ from test_dispatch_support import (
 
 import metis_runtime
 import metis_runtime.dispatch as dispatch
-from metis_model.trace import CallClass, EffectOutcome, ResultStatus, RunStatus
 from metis_runtime import AgentLoop, ConfigError
 from metis_runtime.dispatch import (
     Dispatcher,
@@ -37,6 +36,7 @@ from metis_runtime.dispatch import (
     SerialDispatcher,
 )
 from metis_runtime.tools import Classification, JobManager, ToolContext
+from metis_trace import CallClass, EffectOutcome, ResultStatus, RunStatus
 
 S, Q, X, B = CallClass.SAFE, CallClass.QUEUE, CallClass.EXCLUSIVE, CallClass.BACKGROUND
 

@@ -19,15 +19,7 @@ from typing import Any
 
 import attrs
 
-from metis_model import check_trace
-from metis_model.trace import (
-    CallClass,
-    Mode,
-    ToolKind,
-    TraceEvent,
-    TraceHeader,
-    read_trace,
-)
+from metis_check import check_trace
 from metis_runtime import (
     AgentLoop,
     LoopConfig,
@@ -50,6 +42,7 @@ from metis_runtime.tools import (
     ToolSpec,
     builtin_tools,
 )
+from metis_trace import CallClass, Mode, ToolKind, TraceEvent, TraceHeader, read_trace
 
 KIND = {
     CallClass.SAFE: ToolKind.READ_ONLY,

@@ -13,9 +13,9 @@ import signal
 import stat
 from pathlib import Path
 
-from metis_model import check_trace
-from metis_model.trace import Commit, Repair, ResultStatus, read_trace
+from metis_check import check_trace
 from metis_runtime.tools._exits import ExitRecord, read_exit_record, write_exit_record
+from metis_trace import Commit, Repair, ResultStatus, read_trace
 from tests.runtime.test_loop_support import metis_run, results_by_occ, write_scenario
 
 REPO = Path(__file__).resolve().parents[2]

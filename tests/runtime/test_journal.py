@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 
-from metis_model.trace import EffectOutcome, Mode
 from metis_runtime import (
     AgentLoop,
     Journal,
@@ -37,6 +36,7 @@ from metis_runtime.providers import (
     ToolResultBlock,
     ToolUseBlock,
 )
+from metis_trace import EffectOutcome, Mode
 from tests.runtime.test_loop_support import (
     SLOW_MARKED_CALL,
     anthropic_body,
@@ -534,8 +534,8 @@ def test_a_resumed_result_carries_the_commits_output_and_a_forgotten_commit_is_r
     (with the digest of its output) and right after it its `effect_end`, so
     the journal holds the output. The resumed result carries it; a resume
     that lost the journal's commits answers "not journaled": RETRY-2."""
-    from metis_model import check_trace
-    from metis_model.trace import NOT_JOURNALED, content_digest
+    from metis_check import check_trace
+    from metis_trace import NOT_JOURNALED, content_digest
 
     for name, resume in (("good", _resume), ("mutant", _resume_forgetting_commits)):
         (tmp_path / name).mkdir()

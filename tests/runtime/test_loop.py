@@ -10,18 +10,6 @@ from typing import Any
 import pytest
 
 import metis_runtime
-from metis_model.trace import (
-    CallClass,
-    Decision,
-    Facts,
-    Mode,
-    Route,
-    RuleBehavior,
-    RuleRef,
-    Source,
-    Stage,
-    ToolKind,
-)
 from metis_runtime import AgentLoop, LoopConfig, PassThroughGate, ProviderError
 from metis_runtime.dispatch import AskAnswer, GateDecision
 from metis_runtime.permissions import Gate, Policy
@@ -40,6 +28,18 @@ from metis_runtime.providers import (
     anthropic_request_body,
 )
 from metis_runtime.tools import ToolContext, ToolInput, ToolOutput
+from metis_trace import (
+    CallClass,
+    Decision,
+    Facts,
+    Mode,
+    Route,
+    RuleBehavior,
+    RuleRef,
+    Source,
+    Stage,
+    ToolKind,
+)
 from tests.runtime.test_loop_support import (
     FuncTool,
     kinds,

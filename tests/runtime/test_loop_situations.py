@@ -14,8 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from metis_model import check_trace
-from metis_model.trace import CallClass, CancelCause, Mode, ToolKind
+from metis_check import check_trace
 from metis_runtime import AgentLoop, Journal, LoopConfig, TraceWriter, make_header
 from metis_runtime.context import ContextBudget, ContextController
 from metis_runtime.dispatch import FourClassDispatcher, PassThroughGate
@@ -31,6 +30,7 @@ from metis_runtime.tools import (
     ToolSpec,
     builtin_tools,
 )
+from metis_trace import CallClass, CancelCause, Mode, ToolKind
 from tests.runtime.test_loop_support import (
     FuncTool,
     Recorder,

@@ -22,16 +22,7 @@ from typing import Any
 import attrs
 import yaml
 
-from metis_model import check_trace
-from metis_model.trace import (
-    CallClass,
-    Mode,
-    Route,
-    ToolKind,
-    TraceEvent,
-    TraceHeader,
-    read_trace,
-)
+from metis_check import check_trace
 from metis_runtime import (
     AgentLoop,
     Journal,
@@ -55,6 +46,7 @@ from metis_runtime.tools import (
     ToolSpec,
     builtin_tools,
 )
+from metis_trace import CallClass, Mode, Route, ToolKind, TraceEvent, TraceHeader, read_trace
 
 
 def read(path: Path) -> tuple[TraceHeader, list[TraceEvent]]:

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from metis_cli._permissions import infer_kind, input_paths, permissions
-from metis_model.trace import ToolKind
+from metis_trace import ToolKind
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from metis_model.trace import Decision, Mode
+from metis_trace import Decision, Mode
 from tests.runtime import _corpus as corpus
 
 SHAPES = corpus.shapes()

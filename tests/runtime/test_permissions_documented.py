@@ -13,8 +13,8 @@ import yaml
 
 from metis_cli._permissions import infer_kind, input_paths
 from metis_model import resolve
-from metis_model.trace import Decision, Mode, Route, RuleBehavior, Source
 from metis_runtime.permissions import Gate, Policy, parse_mode
+from metis_trace import Decision, Mode, Route, RuleBehavior, Source
 
 TABLE = Path(__file__).resolve().parent.parent / "data" / "permissions" / "documented_semantics.yaml"
 ROWS: list[dict[str, Any]] = yaml.safe_load(TABLE.read_text(encoding="utf-8"))["rows"]

@@ -11,7 +11,6 @@ from pathlib import Path, PurePosixPath
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from metis_model.trace import Decision, Mode, Route, RuleBehavior, Source, Stage, ToolKind
 from metis_runtime.permissions import Gate, GateDecision, Policy, is_protected, is_secret
 from metis_runtime.permissions._paths import (
     _NOT_SECRET,
@@ -20,6 +19,7 @@ from metis_runtime.permissions._paths import (
     SECRET_PATTERNS,
     is_within,
 )
+from metis_trace import Decision, Mode, Route, RuleBehavior, Source, Stage, ToolKind
 
 _TOOLS = ["noop", "Noop", "read", "edit", "grep", "bash", "mcp__gh__issue"]
 _PATTERNS = [

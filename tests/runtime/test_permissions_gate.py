@@ -12,7 +12,9 @@ from hypothesis import strategies as st
 
 import metis_runtime.permissions as perms
 from metis_model import resolve as model_resolve
-from metis_model.trace import (
+from metis_runtime._errors import ConfigError
+from metis_runtime.permissions import Gate, GateDecision, Policy, Refusal, staged_decision
+from metis_trace import (
     Decision,
     DecisionEvent,
     Facts,
@@ -24,8 +26,6 @@ from metis_model.trace import (
     Stage,
     ToolKind,
 )
-from metis_runtime._errors import ConfigError
-from metis_runtime.permissions import Gate, GateDecision, Policy, Refusal, staged_decision
 
 DENY, ASK, ALLOW = RuleBehavior.DENY, RuleBehavior.ASK, RuleBehavior.ALLOW
 

@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from metis_model.trace import Decision, Mode, Route, RuleBehavior, Source, ToolKind
 from metis_runtime.permissions import Gate, Policy
 from metis_runtime.shell import runners
+from metis_trace import Decision, Mode, Route, RuleBehavior, Source, ToolKind
 
 RANK = {Decision.DENY: 0, Decision.ASK: 1, Decision.ALLOW: 2}
 

@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 
-from metis_model.trace import Decision, Mode, Route, RuleBehavior, Source, Stage, ToolKind
 from metis_runtime.permissions import (
     AskRequest,
     CallbackAsker,
@@ -23,6 +22,7 @@ from metis_runtime.permissions import (
     Policy,
     TerminalAsker,
 )
+from metis_trace import Decision, Mode, Route, RuleBehavior, Source, Stage, ToolKind
 
 
 @pytest.fixture

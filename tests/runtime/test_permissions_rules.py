@@ -11,7 +11,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from metis_model.trace import Mode, RuleBehavior, Source
 from metis_runtime._errors import ConfigError
 from metis_runtime.permissions import Policy, load_settings, parse_rule, settings_root
 from metis_runtime.permissions._rules import (
@@ -23,6 +22,7 @@ from metis_runtime.permissions._rules import (
     path_matches,
 )
 from metis_runtime.shell import SimpleCommand, analyze_command
+from metis_trace import Mode, RuleBehavior, Source
 
 
 def cmd(text: str) -> SimpleCommand:

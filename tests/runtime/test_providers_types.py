@@ -56,7 +56,7 @@ def test_runtime_providers_import_only_the_trace_of_the_model() -> None:
                 continue
             for name in names:
                 if name.startswith("metis_model"):
-                    assert name.startswith("metis_model.trace"), f"{path.name} imports {name}"
+                    assert name.startswith("metis_trace"), f"{path.name} imports {name}"
 
 
 def test_blocks_build_positionally_and_are_frozen() -> None:

@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 
 import metis_runtime.shell as shell_pkg
-from metis_model.trace import CallClass, ToolKind
 from metis_runtime._errors import ToolError, ToolInputError
 from metis_runtime.shell import ShellAnalysis, SimpleCommand
 from metis_runtime.tools import BashTool, JobManager, ToolContext, ToolOutput
 from metis_runtime.tools import _bash as bash_module
+from metis_trace import CallClass, ToolKind
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="uses /proc")
 

@@ -16,7 +16,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from metis_model.trace import CallClass, ToolKind
 from metis_runtime._errors import ToolError, ToolInputError
 from metis_runtime.tools import (
     Classification,
@@ -35,6 +34,7 @@ from metis_runtime.tools import (
 )
 from metis_runtime.tools import _fs as fs_module
 from metis_runtime.tools import _search as search_module
+from metis_trace import CallClass, ToolKind
 
 
 def _ctx(ws: Path, transaction: FileTransaction | None = None) -> ToolContext:

@@ -11,7 +11,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import metis_runtime.tools as tools_pkg
-from metis_model.trace import CallClass, ToolKind
 from metis_runtime._errors import ToolError, ToolInputError
 from metis_runtime.tools import (
     Classification,
@@ -22,6 +21,7 @@ from metis_runtime.tools import (
     ToolSpec,
     builtin_tools,
 )
+from metis_trace import CallClass, ToolKind
 
 
 def test_all_matches_public_names() -> None:

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from metis_model.trace import EffectOutcome
 from metis_runtime._errors import ToolError
 from metis_runtime.tools import BashTool, JobManager, ToolContext, ToolOutput
+from metis_trace import EffectOutcome
 
 Done = tuple[str, str, EffectOutcome, ToolOutput]
 

@@ -25,7 +25,7 @@ from metis_runtime.tools import (
 BUILTINS = ("read", "write", "edit", "ls", "glob", "grep", "bash")
 
 PLUGIN_MODULE = """
-from metis_model.trace import CallClass, ToolKind
+from metis_trace import CallClass, ToolKind
 from metis_runtime.tools import Classification, Tool, ToolOutput, ToolSpec
 
 

@@ -19,7 +19,9 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from metis_model.trace import (
+from metis_runtime import REDACTED, Redactor, TraceWriter, make_header
+from metis_runtime._trace import _micro
+from metis_trace import (
     CallClass,
     Decision,
     DecisionEvent,
@@ -34,8 +36,6 @@ from metis_model.trace import (
     ToolKind,
     read_trace,
 )
-from metis_runtime import REDACTED, Redactor, TraceWriter, make_header
-from metis_runtime._trace import _micro
 
 _STDLIB = json.JSONEncoder(ensure_ascii=True, separators=(",", ":")).encode
 _LINE_BREAKS = ("\n", "\r", "\x85", "\u2028", "\u2029")

@@ -11,17 +11,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from metis_model.trace import Mode, read_trace
+from metis_check import trace_dot
 from metis_runtime import (
     REDACTED,
     Redactor,
     TraceWriteError,
     TraceWriter,
     make_header,
-    trace_dot,
     trace_graph,
 )
 from metis_runtime.providers import TextBlock, ToolUseBlock
+from metis_trace import Mode, read_trace
 from tests.runtime.test_loop_support import of_kind, run_loop
 
 

@@ -14,9 +14,9 @@ import subprocess
 import time
 from pathlib import Path
 
-from metis_model import check_trace
-from metis_model.trace import EffectOutcome, JobDone, read_trace
+from metis_check import check_trace
 from metis_runtime.agents._process import session_members
+from metis_trace import EffectOutcome, JobDone, read_trace
 from tests.runtime.test_loop_support import metis_run_argv, write_scenario
 from tests.secrets._procs import alive
 

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from metis_model.trace import EffectOutcome
 from metis_runtime.agents import _process
 from metis_runtime.tools import BashTool, JobManager, ToolContext
+from metis_trace import EffectOutcome
 from tests.secrets._procs import alive
 
 COMMANDS = [

@@ -9,8 +9,8 @@ import json
 import subprocess
 from pathlib import Path
 
-from metis_model.trace import Mode, ToolKind
 from metis_runtime.permissions import Gate, Policy, is_protected
+from metis_trace import Mode, ToolKind
 from tests.runtime.test_loop_support import metis_run_argv, write_scenario
 
 

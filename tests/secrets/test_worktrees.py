@@ -8,9 +8,9 @@ import os
 import subprocess
 from pathlib import Path
 
-from metis_model.trace import Mode
 from metis_runtime import TraceWriter, make_header
 from metis_runtime.agents._worktree import make_workspace, remove_stale_worktrees
+from metis_trace import Mode
 
 _ID = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@x", "GIT_COMMITTER_NAME": "t",
        "GIT_COMMITTER_EMAIL": "t@x"}

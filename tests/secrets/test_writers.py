@@ -21,7 +21,6 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from metis_cli._redacting import RedactingStream
-from metis_model.trace import EffectOutcome, Mode
 from metis_runtime import Journal, Redactor, TraceWriter, make_header
 from metis_runtime._private import (
     append_private,
@@ -31,6 +30,7 @@ from metis_runtime._private import (
 )
 from metis_runtime.providers import Message, TextBlock, ToolResultBlock
 from metis_runtime.tools._bash import MAX_OUTPUT, _Output
+from metis_trace import EffectOutcome, Mode
 from tests._credentials import Credential, credentials, embedded, encoded, leaked
 
 _ENV_SECRET = "s3rv1ce-t0ken-from-the-environment"
@@ -203,7 +203,7 @@ def test_private_files_and_folders_are_0600_and_0700_whatever_the_umask(tmp_path
 
 def test_the_streams_prefilter_copies_the_detectors_needles() -> None:
     from metis_cli import _redacting
-    from metis_model.trace import NAME_WORDS, RULE_NEEDLES
+    from metis_trace import NAME_WORDS, RULE_NEEDLES
 
     assert _redacting.RULE_NEEDLES == RULE_NEEDLES
     assert _redacting.NAME_WORDS == NAME_WORDS

@@ -8,7 +8,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from metis_cli._prove import counterexample, prove
-from metis_model.smt import ABLATIONS, PROPERTIES
+from metis_proofs import ABLATIONS, PROPERTIES
 
 
 def test_prove_json_all_hold(tmp_path: Path) -> None:

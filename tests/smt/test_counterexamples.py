@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from metis_model import check_trace
-from metis_model.smt import ABLATIONS, Counterexample, UnknownAblation, find_counterexample
-from metis_model.trace import read_trace
+from metis_check import check_trace
+from metis_proofs import ABLATIONS, Counterexample, UnknownAblation, find_counterexample
+from metis_trace import read_trace
 from tests.draw._svg import read_svg
 
 MAX_DEPTH = 12

@@ -24,7 +24,7 @@ from metis_model._agents import (
     finish,
     guard_decision,
 )
-from metis_model.smt import (
+from metis_proofs import (
     GUARD_ABLATIONS,
     GuardSystem,
     SymGuard,
@@ -40,7 +40,7 @@ from metis_model.smt import (
     prove_spawn_guard,
     z3_answers,
 )
-from metis_model.smt._guard import CODE, GuardParams, GuardVars, guard_claim
+from metis_proofs._guard import CODE, GuardParams, GuardVars, guard_claim
 
 CHILD_4 = get_property("CHILD-4")
 OVERRIDES = [(False, ""), (True, ""), (False, "   "), (False, "needed twice")]

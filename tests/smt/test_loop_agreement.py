@@ -20,13 +20,14 @@ import z3
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from metis_model import SimConfig, check_trace, simulate, step
+from metis_check import SimConfig, check_trace, simulate
+from metis_model import step
 from metis_model._loop import Divergence, LoopState, initial_state
-from metis_model.smt import CHECKED, LoopConfig, LoopSystem, bmc, decode_path, path_to_trace
-from metis_model.smt._abstraction import Abstraction, assume, assume_label
-from metis_model.smt._engine import Unrolling
-from metis_model.smt._system import CHECK, EVENT, OK
-from metis_model.trace import (
+from metis_proofs import CHECKED, LoopConfig, LoopSystem, bmc, decode_path, path_to_trace
+from metis_proofs._abstraction import Abstraction, assume, assume_label
+from metis_proofs._engine import Unrolling
+from metis_proofs._system import CHECK, EVENT, OK
+from metis_trace import (
     EVENT_KINDS,
     AskResolved,
     CallClass,
@@ -358,7 +359,7 @@ def test_the_mirror_covers_every_id_the_checker_reports() -> None:
     from pathlib import Path
 
     import metis_model
-    from metis_model.smt._system import NOT_MIRRORED
+    from metis_proofs._system import NOT_MIRRORED
 
     root = Path(metis_model.__file__).parent
     reported: set[str] = set()

@@ -9,18 +9,9 @@ from hypothesis import strategies as st
 
 from metis_model import child_authority, mode_at_most, resolve, settle_ask
 from metis_model._children import ChildAuthority
-from metis_model.smt import child_mode_z3, concrete_resolution, concrete_settlement
-from metis_model.smt._perm import MODE, mode_at_most_z3, rule_index
-from metis_model.trace import (
-    Decision,
-    Facts,
-    Mode,
-    Route,
-    RuleBehavior,
-    RuleRef,
-    Source,
-    ToolKind,
-)
+from metis_proofs import child_mode_z3, concrete_resolution, concrete_settlement
+from metis_proofs._perm import MODE, mode_at_most_z3, rule_index
+from metis_trace import Decision, Facts, Mode, Route, RuleBehavior, RuleRef, Source, ToolKind
 
 rules = st.builds(
     RuleRef,

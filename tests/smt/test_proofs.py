@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from metis_model import BY_ID, check_trace
-from metis_model.smt import (
+from metis_check import check_trace
+from metis_model import BY_ID
+from metis_proofs import (
     ABLATIONS,
     PROPERTIES,
     Induction,
@@ -27,7 +28,7 @@ from metis_model.smt import (
     prove_all,
     z3_answers,
 )
-from metis_model.trace import read_trace
+from metis_trace import read_trace
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPTH = 20

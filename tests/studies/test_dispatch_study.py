@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from metis_model.trace import CallClass
 from metis_studies.dispatch import BATCHES, IO_BATCH, dispatch_study, io_run, run_batch, seed_tree
+from metis_trace import CallClass
 
 
 @pytest.fixture

@@ -17,7 +17,6 @@ from click.testing import CliRunner
 
 import metis_studies.faults._matrix as faults_module
 from metis_cli._faults import HEADERS, faults
-from metis_model.trace import TraceEvent, parse_event, read_trace
 from metis_runtime import StreamFormatError
 from metis_runtime.providers import AnthropicNormalizer, BlockFinished, ToolUseBlock, parse_sse
 from metis_runtime.tools import BashTool, JobManager, ToolContext
@@ -30,6 +29,7 @@ from metis_studies.faults import (
     cut_stream_cassette,
     run_fault,
 )
+from metis_trace import TraceEvent, parse_event, read_trace
 
 ROWS = [(name, d) for name in FAULTS for d in DISPATCHERS]
 

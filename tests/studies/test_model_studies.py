@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from metis_model import INVARIANTS, check_trace, simulate
-from metis_model.trace import Decision, Mode
+from metis_check import check_trace, simulate
+from metis_model import INVARIANTS
 from metis_studies.conformance import (
     Unit,
     all_transitions,
@@ -19,6 +19,7 @@ from metis_studies.conformance import (
 )
 from metis_studies.model_ablations import model_ablations
 from metis_studies.permission_modes import decision_map, permission_modes
+from metis_trace import Decision, Mode
 
 
 def test_the_mode_order_holds_and_deny_first_is_strictly_safer() -> None:

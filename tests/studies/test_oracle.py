@@ -19,7 +19,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from metis_model import resolve, settle_ask
-from metis_model.trace import Decision, Mode, Route, RuleBehavior, Source, Stage, ToolKind
 from metis_runtime.permissions import Gate, GateDecision, Policy, TerminalAsker
 from metis_studies.oracle import (
     ATOMS,
@@ -41,6 +40,7 @@ from metis_studies.oracle import (
     line,
     run_oracle,
 )
+from metis_trace import Decision, Mode, Route, RuleBehavior, Source, Stage, ToolKind
 
 EXAMPLES = 150  # per route; every example decides 1 to 4 calls
 MIN_ASKS = 10  # settlement must actually be exercised on every route

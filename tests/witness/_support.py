@@ -8,9 +8,9 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from metis_check import WitnessReport
 from metis_cli._witnessed import witness_report
-from metis_model import WitnessReport
-from metis_model.trace import WitnessSession, read_witness
+from metis_trace import WitnessSession, read_witness
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from metis_model import WitnessedTrace, check_trace, check_witness, simulate
-from metis_model.trace import (
+from metis_check import WitnessedTrace, check_trace, check_witness, simulate
+from metis_trace import (
     Change,
     DecisionEvent,
     EffectEnd,
@@ -126,7 +126,7 @@ def test_a_change_outside_every_admitted_interval_breaks_auth_1(
 
 
 def _trace(lines: list[dict[str, object]]) -> WitnessedTrace:
-    from metis_model.trace import parse_event
+    from metis_trace import parse_event
 
     events = [parse_event({"seq": i, "causes": [], **line}) for i, line in enumerate(lines)]
     header = _clocked(TraceHeader(run_id="r", root_run_id="r", tools=("write", "bash")))

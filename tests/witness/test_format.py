@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from metis_model.trace import (
+from metis_trace import (
     Change,
     Ready,
     TraceFormatError,

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from inotify_simple import Event, INotify, flags
 
-from metis_cli.witness import Witness, witness_argv
-from metis_cli.witness._exec import ExecParser, probe
-from metis_cli.witness._tree import TreeWatcher
-from metis_model.trace import Change, End, Exec, Lost, Ready, RunExited, RunStarted
+from metis_trace import Change, End, Exec, Lost, Ready, RunExited, RunStarted
+from metis_witness import Witness, witness_argv
+from metis_witness._exec import ExecParser, probe
+from metis_witness._tree import TreeWatcher
 
 from ._support import sessions
 
@@ -173,7 +173,7 @@ def test_strace_lines_split_by_another_process_are_joined() -> None:
 
 
 def test_bad_arguments_are_one_line_and_exit_2(tmp_path: Path) -> None:
-    base = [sys.executable, "-m", "metis_cli.witness"]
+    base = [sys.executable, "-m", "metis_witness"]
     for args in (
         ["--out", str(tmp_path / "w"), "--", "true"],  # no root
         ["--out", str(tmp_path / "w"), "--root", str(tmp_path)],  # no command

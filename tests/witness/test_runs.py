@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from metis_model.trace import Exec, RunExited
+from metis_trace import Exec, RunExited
 from tests.runtime.test_loop_support import write_scenario
 
 from ._support import env, metis, sessions, witness_check

@@ -1,0 +1,1001 @@
+"""Fast replay: `step` folded over a trace, with the state updated in place.
+
+`step` in `_loop.py` is the specification; it builds a new frozen state per
+event, which is clear and slow. `Replay` applies the same transitions to one
+mutable state so that `check_trace` is linear with a small constant. The rule
+checks themselves are shared (`decision_problem`, `interference`,
+`spawn_violation`, `ENABLED`); what is repeated here is bookkeeping only, and
+tests/model/test_replay.py holds the two equal — same verdict, same invariant,
+same event — on every generated and broken trace.
+
+What keeps the work per event small and constant:
+- dispatch: each phase has a table from the event kinds it enables to their
+  handlers, so one lookup both checks LOOP-1 and finds the handler;
+- decisions: `decision_problem` is remembered per (facts, decision, stage),
+  which a run repeats; resolving the facts again costs several lookups' worth;
+- wide batches: `_Schedule` keeps counters and cursors that say when the
+  shared `interference` scan would find a conflict, so the scan (O(b) for a
+  batch of b calls) runs only then, not at every effect start: a batch costs
+  O(b), not O(b^2).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from types import MappingProxyType
+from typing import Any, NoReturn
+
+from metis_model._children import spawn_violation
+from metis_model._context import transcript_problem
+from metis_model._loop import (
+    _FOREGROUND,
+    ENABLED,
+    Call,
+    Divergence,
+    LoopState,
+    Phase,
+    _commits,
+    cancel_problem,
+    commit_report_problem,
+    committed_stub,
+    decision_problem,
+    detached_problem,
+    enforcement_problem,
+    footprint_partners,
+    hook_problem,
+    hooks_for,
+    ids_problem,
+    interference,
+    journaled,
+    recovered_problem,
+    stub_problem,
+)
+from metis_trace import (
+    MUTATING_KINDS,
+    CallClass,
+    Decision,
+    EffectOutcome,
+    Facts,
+    HookRef,
+    Mode,
+    ResultStatus,
+    Route,
+    RuleBehavior,
+    RunStatus,
+    TraceEvent,
+)
+
+_WAITLESS = (Route.HEADLESS, Route.BACKGROUND)
+_NEEDS_CANCEL = (ResultStatus.CANCELLED, ResultStatus.SKIPPED)
+
+# Enum members the handlers compare against, bound once: on Python 3.11
+# `Decision.ALLOW` goes through `EnumType.__getattr__`, about 0.1 µs a lookup,
+# and the replay makes several per event.
+_ALLOW, _ASK, _DENY = Decision.ALLOW, Decision.ASK, Decision.DENY
+_EXCLUSIVE, _QUEUE, _BACKGROUND = CallClass.EXCLUSIVE, CallClass.QUEUE, CallClass.BACKGROUND
+_OK, _DENIED, _CANCELLED = ResultStatus.OK, ResultStatus.DENIED, ResultStatus.CANCELLED
+_ERROR = ResultStatus.ERROR
+_UNKNOWN = EffectOutcome.UNKNOWN
+_RESUMED = Phase.RESUMED
+_STOPPED = (Phase.INTERRUPTED, Phase.RESUMED)
+
+# Batches up to this width are scanned by `interference` at every effect
+# start: cheaper than building a `_Schedule`, and a scan of at most 8 calls.
+_NARROW = 8
+
+# How many (facts, decision, stage) verdicts a replay remembers at most, and
+# the marker of one not seen yet (None is a verdict: no problem).
+_PROBLEMS_KEPT = 256
+_UNSEEN = ("unseen", "")
+
+# An index past every call of any batch: "no such call".
+_PAST_ALL = 1 << 62
+
+
+class _Call:
+    __slots__ = (
+        "admitted",
+        "approved",
+        "call_id",
+        "closed",
+        "cls",
+        "commit_seq",
+        "committed",
+        "covered",
+        "decision",
+        "digest",
+        "events",
+        "finished",
+        "hooks_run",
+        "index",
+        "journaled",
+        "key",
+        "occ",
+        "outcome",
+        "reads",
+        "recovered",
+        "running",
+        "started",
+        "started_t",
+        "status",
+        "tool",
+        "vetoed",
+        "writes",
+    )
+
+    def __init__(self, occ: str, index: int, seq: int, tool: str, call_id: str) -> None:
+        self.occ = occ
+        self.index = index
+        self.tool = tool
+        self.call_id = call_id
+        self.reads: tuple[str, ...] = ()
+        self.writes: tuple[str, ...] = ()
+        self.hooks_run: tuple[str, ...] = ()
+        self.vetoed = False
+        self.started = False
+        self.started_t = 0.0
+        self.covered = False
+        self.decision: Decision | None = None
+        self.approved: bool | None = None
+        # `Call.admitted` of the specification, kept as a field: it is read at
+        # every effect start, and changes only with `decision` and `approved`.
+        self.admitted = False
+        self.cls: CallClass | None = None
+        self.key: str | None = None
+        self.running = False
+        self.finished = False
+        self.committed = False
+        self.digest = ""
+        self.commit_seq = -1
+        self.journaled = False
+        self.recovered = False
+        self.closed = False
+        self.status: ResultStatus | None = None
+        self.outcome: EffectOutcome | None = None
+        self.events = [seq]
+
+
+def _holds_back(call: _Call) -> bool:
+    """Whether `call` still holds back later calls (SCHED-2, SCHED-3): admitted,
+    and neither finished nor closed."""
+    return call.admitted and not (call.finished or call.closed)
+
+
+class _Cursor:
+    """The first of some calls, in batch order, that still holds back later ones.
+
+    Once a call stops holding back it never does again: `finished` and
+    `closed` are never reset, and admission is settled for the whole batch
+    before its first effect start (AUTH-2), when cursors are made. So the
+    cursor only moves forward: O(n) in all for n calls.
+    """
+
+    __slots__ = ("at", "calls")
+
+    def __init__(self, calls: list[_Call]) -> None:
+        self.calls = calls
+        self.at = 0
+
+    def first_index(self) -> int:
+        """The batch index of that first call; past every index if there is none."""
+        calls, at = self.calls, self.at
+        while at < len(calls) and not _holds_back(calls[at]):
+            at += 1
+        self.at = at
+        return calls[at].index if at < len(calls) else _PAST_ALL
+
+
+class _Schedule:
+    """What `interference` looks for in a batch, kept up to date as effects run.
+
+    `conflicts(call)` is true exactly when `interference(calls, call)` finds a
+    SCHED-1..3 conflict, and for every call whose footprint conflicts with
+    another's (SCHED-6, rare), so the replay runs the shared scan only then,
+    and reports what the specification reports. Made at the batch's first
+    effect start, when every call is decided: a call's class, key and
+    footprints never change after that (a second decision is a LOOP-1 divergence).
+    """
+
+    __slots__ = (
+        "footprint",
+        "held_by_any",
+        "held_by_exclusive",
+        "held_on_key",
+        "running_exclusive",
+        "running_foreground",
+        "running_on_key",
+    )
+
+    def __init__(self, calls: list[_Call]) -> None:
+        queues: dict[str | None, list[_Call]] = {}
+        for c in calls:
+            if c.cls is _QUEUE:
+                queues.setdefault(c.key, []).append(c)
+        self.running_foreground = 0
+        self.running_exclusive = 0
+        self.running_on_key = dict.fromkeys(queues, 0)
+        self.held_by_any = _Cursor(calls)
+        self.held_by_exclusive = _Cursor([c for c in calls if c.cls is _EXCLUSIVE])
+        self.held_on_key = {key: _Cursor(queue) for key, queue in queues.items()}
+        self.footprint = footprint_partners(calls)
+
+    def conflicts(self, call: _Call) -> bool:
+        """Whether starting `call` (which is not running) may break a scheduling rule."""
+        if call.index in self.footprint:
+            return True
+        exclusive = call.cls is _EXCLUSIVE
+        # SCHED-1: a running exclusive call; or, for an exclusive one, any
+        # running foreground call.
+        if self.running_exclusive or (exclusive and self.running_foreground):
+            return True
+        # SCHED-3: an earlier call still held back, where one of the two is exclusive.
+        barrier = self.held_by_any if exclusive else self.held_by_exclusive
+        if barrier.first_index() < call.index:
+            return True
+        # SCHED-2: on the call's queue key, one running or an earlier one held back.
+        if call.cls is _QUEUE:
+            key = call.key
+            return self.running_on_key[key] > 0 or self.held_on_key[key].first_index() < call.index
+        return False
+
+    def count_running(self, call: _Call, delta: int) -> None:
+        """Count `call` in (delta 1) or out of (delta -1) the running calls."""
+        cls = call.cls
+        if cls in _FOREGROUND:
+            self.running_foreground += delta
+        if cls is _EXCLUSIVE:
+            self.running_exclusive += delta
+        elif cls is _QUEUE:
+            self.running_on_key[call.key] += delta
+
+
+class _Stop(Exception):
+    """Raised inside the replay to unwind with a divergence."""
+
+    def __init__(self, invariant: str, message: str, seqs: list[int]) -> None:
+        self.invariant = invariant
+        self.message = message
+        self.seqs = seqs
+
+
+def _about(call: _Call, seq: int) -> list[int]:
+    """The slice of a divergence about `call`: its events and the offending one."""
+    return [*call.events, seq]
+
+
+# Per phase: the kinds it enables (LOOP-1) and their handlers, filled in below
+# the class. The entries are what entering a phase sets, precomputed: hashing
+# an enum member costs a Python-level call, and the replay enters a phase four
+# times a turn.
+_Handler = Callable[["Replay", Any], None]
+_Entry = tuple[Phase, Mapping[str, _Handler], str]
+
+
+class Replay:
+    """A mutable replayer of the loop state machine."""
+
+    def __init__(
+        self,
+        mode: Mode,
+        route: Route,
+        headless_default: Decision,
+        tools: frozenset[str] | None = None,
+        hooks: tuple[HookRef, ...] = (),
+    ) -> None:
+        self.mode = mode
+        self.route = route
+        self.headless_default = headless_default
+        self.tools = tools
+        self.hooks = hooks
+        self.hook_ids = frozenset(h.id for h in hooks)
+        # The checks that found something to check (`_loop.exercised`), beyond
+        # TRACE-1 and LOOP-1, which every accepted event counts.
+        self.ex: dict[str, int] = {}
+        # Every enabled (phase, kind) transition is counted, from zero.
+        self.counts: dict[str, dict[str, int]] = {
+            p.value: dict.fromkeys(ENABLED[p], 0) for p in Phase
+        }
+        self._enter(_ENTRIES[Phase.READY])
+        self._problems: dict[tuple[Facts, Decision, str], tuple[str, str] | None] = {}
+        self.turn = 0
+        self.calls: list[_Call] = []
+        self.occs: list[str] = []  # the batch's occurrences, in the assistant's order
+        self.index_of: dict[str, int] = {}
+        self.schedule: _Schedule | None = None  # for a wide batch, once effects start
+        # What the batch's effect starts put to the test, fixed at its first
+        # start (admission is settled then): SCHED-1/3, SCHED-6 partners.
+        self.exclusive_pair = False
+        self.partners: set[int] = set()
+        self.failed: set[str] = set()  # occurrences that failed (SCHED-5's siblings)
+        self.assistant_seq = -1
+        self.effects_started = False
+        self.cancelled = False
+        self.jobs: dict[str, tuple[str, int]] = {}
+        self.headless_ask: str | None = None
+        self.last_seq = -1
+        self.last_t = float("-inf")
+
+    # -- driving ---------------------------------------------------------
+
+    def run(self, events: Iterable[TraceEvent]) -> tuple[int, Divergence | None, TraceEvent | None]:
+        """Replay until the end or the first divergence: (events read, divergence, its event)."""
+        count = 0
+        event: TraceEvent | None = None
+        try:
+            # The hot loop, `step`'s checks inlined (a call per event costs as
+            # much as a check): nothing is allocated while all is well.
+            for event in events:
+                count += 1
+                seq = event.seq
+                t = event.t
+                if seq != self.last_seq + 1 or t < self.last_t:
+                    self._out_of_order(seq, t)
+                for c in event.causes:
+                    if c >= seq or c < 0:
+                        raise _Stop(
+                            "TRACE-1",
+                            f"causal edge {list(event.causes)} does not point back",
+                            [seq],
+                        )
+                kind = event.kind
+                if self.headless_ask is not None:
+                    self._check_headless_ask(event, self.headless_ask)
+                handler = self._handlers.get(kind)
+                if handler is None:
+                    if kind == "effect_start" and self.phase in _STOPPED:
+                        self._check_rerun(event)
+                    raise _Stop(
+                        "LOOP-1", f"{kind} is not enabled in phase {self.phase.value}", [seq]
+                    )
+                self.last_seq = seq
+                self.last_t = t
+                counts = self._counts  # the phase the event is taken in, before it changes
+                handler(self, event)
+                counts[kind] += 1
+        except _Stop as stop:
+            divergence = Divergence(
+                stop.invariant, stop.message, tuple(sorted(set(stop.seqs))), self.snapshot()
+            )
+            return count, divergence, event
+        return count, None, None
+
+    def _check_rerun(self, e: Any) -> None:
+        """RETRY-1 for a committed call started again after an interrupt."""
+        index = self.index_of.get(e.occ)
+        if index is not None and self.calls[index].committed:
+            call = self.calls[index]
+            raise _Stop(
+                "RETRY-1", f"{e.occ} re-executed after its effect committed", _about(call, e.seq)
+            )
+
+    def count(self, inv: str, n: int = 1) -> None:
+        self.ex[inv] = self.ex.get(inv, 0) + n
+
+    def transitions(self) -> dict[tuple[str, str], int]:
+        """How often each (phase, event kind) transition was taken, if at all."""
+        return {
+            (phase, kind): n
+            for phase, counts in self.counts.items()
+            for kind, n in counts.items()
+            if n
+        }
+
+    def snapshot(self) -> LoopState:
+        """The frozen `LoopState` this replay stands for (for reports)."""
+        calls = tuple(
+            Call(
+                occ=c.occ,
+                index=c.index,
+                tool=c.tool,
+                call_id=c.call_id,
+                decision=c.decision,
+                approved=c.approved,
+                cls=c.cls,
+                key=c.key,
+                reads=c.reads,
+                writes=c.writes,
+                hooks_run=c.hooks_run,
+                vetoed=c.vetoed,
+                running=c.running,
+                started=c.started,
+                started_t=c.started_t,
+                finished=c.finished,
+                committed=c.committed,
+                digest=c.digest,
+                commit_seq=c.commit_seq,
+                journaled=c.journaled,
+                recovered=c.recovered,
+                covered=c.covered,
+                outcome=c.outcome,
+                status=c.status,
+                events=tuple(c.events),
+            )
+            for c in self.calls
+        )
+        return LoopState(
+            phase=self.phase,
+            turn=self.turn,
+            mode=self.mode,
+            route=self.route,
+            headless_default=self.headless_default,
+            tools=self.tools,
+            hooks=self.hooks,
+            calls=calls,
+            index_of=MappingProxyType(dict(self.index_of)),
+            assistant_seq=self.assistant_seq,
+            effects_started=self.effects_started,
+            cancelled=self.cancelled,
+            jobs=MappingProxyType(dict(self.jobs)),
+            headless_ask=self.headless_ask,
+            last_seq=self.last_seq,
+            last_t=self.last_t,
+        )
+
+    def _out_of_order(self, seq: int, t: float) -> NoReturn:
+        """TRACE-1 for an event whose seq or timestamp does not follow on."""
+        if seq != self.last_seq + 1:
+            raise _Stop("TRACE-1", f"seq {seq} follows {self.last_seq}", [seq])
+        raise _Stop("TRACE-1", f"timestamp {t} goes back from {self.last_t}", [seq])
+
+    def _check_headless_ask(self, e: Any, occ: str) -> None:
+        """PERM-6: the headless ask `occ` is settled by the very next event."""
+        if not (e.kind == "ask_resolved" and e.occ == occ):
+            call = self.calls[self.index_of[occ]]
+            raise _Stop("PERM-6", f"headless ask {occ} was left waiting", _about(call, e.seq))
+
+    def _enter(self, entry: _Entry) -> None:
+        self.phase, self._handlers, name = entry
+        self._counts = self.counts[name]
+
+    def _missing(self, occ: str, seq: int, inv: str = "LOOP-1") -> _Stop:
+        return _Stop(inv, f"{occ} is not a call of the current batch", [seq])
+
+    def _open(self) -> list[str]:
+        return [c.occ for c in self.calls if not c.closed]
+
+    def _clear_batch(self) -> None:
+        self.calls = []
+        self.occs = []
+        self.index_of = {}
+        self.schedule = None
+        self.failed = set()
+
+    # -- the loop --------------------------------------------------------
+
+    def _turn_start(self, e: Any) -> None:
+        if e.turn != self.turn + 1:
+            raise _Stop("LOOP-1", f"turn {e.turn} follows turn {self.turn}", [e.seq])
+        self._enter(_ENTRY_PREPARING)
+        self.turn = e.turn
+
+    def _compaction(self, e: Any) -> None:
+        calls, results = set(e.calls_removed), set(e.results_removed)
+        if calls != results:
+            split = sorted(calls ^ results)
+            raise _Stop("CLOSE-6", f"compaction separates calls from results: {split}", [e.seq])
+        open_occs = self._open()
+        if open_occs:
+            shown = sorted(set(open_occs) & calls or open_occs)
+            raise _Stop("CLOSE-6", f"compaction while {shown} open", [e.seq])
+        if self.phase is Phase.STREAMING and e.step != "retry":
+            raise _Stop(
+                "LOOP-1", f"only an overflow retry compacts while streaming, not {e.step}", [e.seq]
+            )
+        problem = transcript_problem(e.messages)
+        if problem is not None:
+            raise _Stop(
+                "CLOSE-8",
+                f"{e.step} left a transcript that is not provider-valid: {problem}",
+                [e.seq],
+            )
+        if self.phase is Phase.STREAMING:
+            self._enter(_ENTRY_PREPARING)
+
+    def _request(self, e: Any) -> None:
+        if self.calls:  # usually cleared already, when the last batch closed
+            open_occs = self._open()
+            if open_occs:
+                first = self.calls[self.index_of[open_occs[0]]]
+                raise _Stop(
+                    "CLOSE-2",
+                    f"provider request with {open_occs} unanswered",
+                    _about(first, e.seq),
+                )
+            self._clear_batch()
+        self._enter(_ENTRY_STREAMING)
+
+    def _stream_repair(self, e: Any) -> None:
+        return
+
+    def _assistant(self, e: Any) -> None:
+        occs = [c.occ for c in e.calls]
+        index_of = {o: i for i, o in enumerate(occs)}
+        if len(index_of) != len(occs):  # an occurrence id repeats
+            raise _Stop("LOOP-1", f"repeated occurrence ids in one message: {occs}", [e.seq])
+        self.assistant_seq = e.seq
+        if not occs:
+            self._enter(_ENTRY_ANSWERED)
+            return
+        self._enter(_ENTRY_BATCH)
+        self.calls = [_Call(c.occ, i, e.seq, c.tool, c.call_id) for i, c in enumerate(e.calls)]
+        self.occs = occs
+        self.index_of = index_of
+        self.schedule = None
+        self.failed = set()
+        self.effects_started = False
+        self.cancelled = False
+
+    # -- hooks and permissions -------------------------------------------
+
+    def _hook(self, e: Any) -> None:
+        index = self.index_of.get(e.occ)
+        if index is None:
+            raise self._missing(e.occ, e.seq)
+        call = self.calls[index]
+        problem = hook_problem(self.hooks, call.decision is not None, e)
+        if problem is not None:
+            raise _Stop("CHILD-6", problem, _about(call, e.seq))
+        call.events.append(e.seq)
+        call.hooks_run = (*call.hooks_run, e.hook)
+        call.vetoed = call.vetoed or e.vetoed
+        self.count("CHILD-6")
+
+    def _decision(self, e: Any) -> None:
+        index = self.index_of.get(e.occ)
+        if index is None:
+            raise self._missing(e.occ, e.seq)
+        call = self.calls[index]
+        if call.decision is not None:
+            raise _Stop("LOOP-1", f"{e.occ} decided twice", _about(call, e.seq))
+        problem = self._decision_problem(e)
+        if problem is not None:
+            raise _Stop(problem[0], problem[1], [call.events[0], e.seq])
+        decision = e.decision
+        hooks = self.hooks
+        if hooks or call.vetoed:
+            enforced = enforcement_problem(hooks, call.tool, call.hooks_run, call.vetoed, decision)
+            if enforced is not None:
+                raise _Stop("CHILD-6", f"{e.occ}: {enforced}", _about(call, e.seq))
+            if hooks_for(hooks, call.tool):
+                self.count("CHILD-6")
+        call.events.append(e.seq)
+        call.decision = decision
+        call.admitted = decision is _ALLOW
+        call.cls = e.cls
+        call.key = e.key
+        call.reads = e.reads
+        call.writes = e.writes
+        self._count_decision(e.facts, decision, e.route)
+        if decision is _ASK and e.route in _WAITLESS:
+            self.headless_ask = e.occ
+
+    def _count_decision(self, facts: Facts, decision: Decision, route: Route) -> None:
+        """`_loop.exercised` for a decision: PERM-1 always (counted from the
+        transitions), the others where their situation is present."""
+        if facts.rules and any(r.behavior is RuleBehavior.DENY for r in facts.rules):
+            self.count("PERM-2")
+        if facts.protected or facts.secret:
+            self.count("PERM-3")
+        mode = facts.mode
+        if mode is Mode.PLAN and facts.kind in MUTATING_KINDS:
+            self.count("PERM-4")
+        elif mode is Mode.DONT_ASK:
+            self.count("PERM-5")
+        if decision is _ASK and route in _WAITLESS:
+            self.count("PERM-6")
+
+    def _decision_problem(self, e: Any) -> tuple[str, str] | None:
+        """`decision_problem(e)`, remembered for the run.
+
+        It is a pure function of the facts, the decision and the stage;
+        `Facts` is frozen and compares by value (a validated event holds enum
+        members, so equal facts read alike). A run repeats the same few, and
+        a lookup is several times cheaper than resolving the facts again.
+        Kept small, so that a streamed trace is still replayed in constant memory.
+        """
+        key = (e.facts, e.decision, e.stage)
+        try:
+            problem = self._problems.get(key, _UNSEEN)
+        except TypeError:  # unhashable facts (not a validated event): nothing to remember
+            return decision_problem(e)
+        if problem is _UNSEEN:
+            if len(self._problems) >= _PROBLEMS_KEPT:
+                self._problems.clear()
+            problem = self._problems[key] = decision_problem(e)
+        return problem
+
+    def _ask_resolved(self, e: Any) -> None:
+        index = self.index_of.get(e.occ)
+        if index is None:
+            raise self._missing(e.occ, e.seq)
+        call = self.calls[index]
+        if call.decision is not _ASK or call.approved is not None:
+            raise _Stop("LOOP-1", f"{e.occ} has no pending ask", _about(call, e.seq))
+        if self.headless_ask == e.occ:
+            wanted = self.headless_default is _ALLOW
+            if e.resolver != "headless-default" or e.approved != wanted:
+                raise _Stop(
+                    "PERM-6",
+                    f"headless ask settled by {e.resolver} as {e.approved}, "
+                    "not the configured default",
+                    _about(call, e.seq),
+                )
+            self.headless_ask = None
+        call.events.append(e.seq)
+        call.approved = e.approved
+        call.admitted = e.approved is True
+
+    # -- the scheduler ---------------------------------------------------
+
+    def _effect_start(self, e: Any) -> None:
+        index = self.index_of.get(e.occ)
+        if index is None:
+            raise self._missing(e.occ, e.seq, "AUTH-1")
+        call = self.calls[index]
+        if call.committed:
+            raise _Stop(
+                "RETRY-1", f"{e.occ} re-executed after its effect committed", _about(call, e.seq)
+            )
+        if not call.admitted:
+            raise _Stop(
+                "AUTH-1", f"{e.occ} started without an allow or approved ask", _about(call, e.seq)
+            )
+        tools = self.tools
+        if tools is not None and call.tool not in tools:
+            raise _Stop(
+                "AUTH-3",
+                f"{e.occ} runs {call.tool!r}, which is not in the header's tool surface",
+                _about(call, e.seq),
+            )
+        if call.running or call.closed:
+            raise _Stop("LOOP-1", f"{e.occ} started while running or closed", _about(call, e.seq))
+        if self.cancelled:
+            raise _Stop(
+                "SCHED-5", f"{e.occ} started after its batch was cancelled", _about(call, e.seq)
+            )
+        first = not self.effects_started
+        if first:
+            self._check_settled(e.seq)
+            if len(self.calls) > _NARROW:
+                self.schedule = _Schedule(self.calls)
+        schedule = self.schedule
+        if schedule is None or schedule.conflicts(call):
+            broken = interference(self.calls, call)
+            if broken is not None:
+                raise _Stop(broken[0], broken[1], _about(broken[2], e.seq))
+        if first:
+            self._first_start()
+        self.effects_started = True
+        self._count_start(call)
+        call.events.append(e.seq)
+        call.running = True
+        call.started = True
+        call.started_t = e.t
+        if schedule is not None:
+            schedule.count_running(call, 1)
+
+    def _first_start(self) -> None:
+        """What the batch's starts will put to the test, fixed now that
+        admission is settled (AUTH-2)."""
+        calls = self.calls
+        schedule = self.schedule
+        self.partners = schedule.footprint if schedule is not None else footprint_partners(calls)
+        foreground = [c for c in calls if c.admitted and c.cls in _FOREGROUND]
+        self.exclusive_pair = len(foreground) > 1 and any(c.cls is _EXCLUSIVE for c in foreground)
+        if len(calls) > 1:
+            self.count("AUTH-2")
+
+    def _count_start(self, call: _Call) -> None:
+        """`_loop.exercised` for an effect start (AUTH-1 from the transitions)."""
+        if self.tools is not None:
+            self.count("AUTH-3")
+        if call.started:
+            self.count("RETRY-1")
+        if self.exclusive_pair:
+            self.count("SCHED-1")
+            self.count("SCHED-3")
+        if call.cls is _QUEUE and self._shares_key(call):
+            self.count("SCHED-2")
+        if call.index in self.partners:
+            self.count("SCHED-6")
+
+    def _shares_key(self, call: _Call) -> bool:
+        schedule = self.schedule
+        if schedule is not None:
+            return len(schedule.held_on_key[call.key].calls) > 1
+        key = call.key
+        return any(o is not call and o.cls is _QUEUE and o.key == key for o in self.calls)
+
+    def _check_settled(self, seq: int) -> None:
+        """AUTH-2, at a batch's first effect start: every call decided, no ask pending."""
+        for other in self.calls:
+            if other.decision is None or (other.decision is _ASK and other.approved is None):
+                raise _Stop(
+                    "AUTH-2", f"effects started before {other.occ} was settled", _about(other, seq)
+                )
+
+    def _commit(self, e: Any) -> None:
+        index = self.index_of.get(e.occ)
+        if index is None:
+            raise self._missing(e.occ, e.seq)
+        call = self.calls[index]
+        if not call.running or call.committed:
+            raise _Stop(
+                "LOOP-1",
+                f"commit of {e.occ}, which is not running uncommitted",
+                _about(call, e.seq),
+            )
+        if e.recovered:
+            if self.phase is not Phase.INTERRUPTED:
+                raise _Stop(
+                    "RETRY-4",
+                    f"recovered commit of {e.occ} outside an interrupt",
+                    _about(call, e.seq),
+                )
+            call.recovered = True
+            self.count("RETRY-4")
+        call.events.append(e.seq)
+        call.committed = True
+        call.digest = e.digest
+        call.commit_seq = -1 if self.phase is Phase.INTERRUPTED else e.seq
+
+    def _effect_end(self, e: Any) -> None:
+        index = self.index_of.get(e.occ)
+        if index is None:
+            raise self._missing(e.occ, e.seq)
+        call = self.calls[index]
+        if not call.running:
+            raise _Stop(
+                "LOOP-1", f"{e.occ} ended without running in the foreground", _about(call, e.seq)
+            )
+        outcome = e.outcome
+        if outcome is EffectOutcome.DETACHED:
+            raise _Stop(
+                "LOOP-1",
+                f"{e.occ}'s effect ended detached: only a background job's completion is",
+                _about(call, e.seq),
+            )
+        if outcome is _UNKNOWN and self.phase is not Phase.INTERRUPTED:
+            raise _Stop(
+                "LOOP-1",
+                f"{e.occ}'s outcome is unknown outside an interrupt",
+                _about(call, e.seq),
+            )
+        committed = e.committed
+        if committed != call.committed:
+            said = "committed" if committed else "uncommitted"
+            raise _Stop(
+                "RETRY-2",
+                f"{e.occ} ended {said}, but the trace holds {_commits(call.committed)}",
+                _about(call, e.seq),
+            )
+        if committed:
+            self.count("RETRY-2")
+            call.journaled = journaled(call.commit_seq, e.seq)
+        if self.schedule is not None:
+            self.schedule.count_running(call, -1)
+        call.events.append(e.seq)
+        call.running = False
+        call.finished = True
+        call.outcome = outcome
+        if outcome is EffectOutcome.ERROR:
+            self.failed.add(call.occ)
+
+    def _handshake(self, e: Any) -> None:
+        index = self.index_of.get(e.occ)
+        if index is None:
+            raise self._missing(e.occ, e.seq)
+        call = self.calls[index]
+        if call.cls is not _BACKGROUND or not call.running:
+            raise _Stop(
+                "SCHED-4",
+                f"handshake for {e.occ}, which is not a running background call",
+                _about(call, e.seq),
+            )
+        if e.job in self.jobs:
+            raise _Stop("SCHED-4", f"job id {e.job} handed out twice", [self.jobs[e.job][1], e.seq])
+        if self.schedule is not None:
+            self.schedule.count_running(call, -1)
+        self.jobs[e.job] = (e.occ, e.seq)
+        call.events.append(e.seq)
+        call.running = False
+        call.finished = True
+        call.outcome = EffectOutcome.OK
+
+    def _job_done(self, e: Any) -> None:
+        paired = self.jobs.get(e.job)
+        if paired is None or paired[0] != e.occ:
+            raise _Stop(
+                "SCHED-4", f"completion of {e.job} for {e.occ} pairs with no handshake", [e.seq]
+            )
+        detached = detached_problem(e)
+        if detached is not None:
+            raise _Stop("SCHED-4", detached, [paired[1], e.seq])
+        del self.jobs[e.job]
+
+    # -- closure ---------------------------------------------------------
+
+    def _result(self, e: Any) -> None:
+        index = self.index_of.get(e.occ)
+        if index is None:
+            raise self._missing(e.occ, e.seq, "CLOSE-4")
+        call = self.calls[index]
+        if call.closed:
+            raise _Stop("CLOSE-1", f"second result for {e.occ}", _about(call, e.seq))
+        resumed = self.phase is _RESUMED
+        if resumed and not call.committed:
+            raise _Stop(
+                "RETRY-2",
+                f"after resume only effects the trace shows committed are answered, not {e.occ}",
+                _about(call, e.seq),
+            )
+        status = e.status
+        needs_cancel = status in _NEEDS_CANCEL
+        if needs_cancel and not (self.cancelled or (call.covered and status is _CANCELLED)):
+            raise _Stop(
+                "SCHED-5",
+                f"{e.occ} was {status.value} with no cancel covering it or interrupt",
+                _about(call, e.seq),
+            )
+        if call.running:
+            raise _Stop("LOOP-1", f"result for {e.occ} while its effect runs", _about(call, e.seq))
+        if status is _OK and not call.finished:
+            raise _Stop(
+                "LOOP-1", f"ok result for {e.occ} with no finished effect", _about(call, e.seq)
+            )
+        if status is _DENIED and not _refused(call):
+            raise _Stop(
+                "LOOP-1", f"denied result for {e.occ}, which was not refused", _about(call, e.seq)
+            )
+        if call.committed:
+            reported = commit_report_problem(
+                e.occ, True, call.outcome, call.digest, call.journaled, status, e.content
+            )
+            if reported is not None:
+                raise _Stop("RETRY-2", reported, _about(call, e.seq))
+        failed = self.failed
+        if needs_cancel or len(failed) > (call.occ in failed):
+            self.count("SCHED-5")
+        if resumed or call.committed:
+            self.count("RETRY-2")
+        call.events.append(e.seq)
+        call.closed = True
+        call.status = status
+        if status is _ERROR:
+            failed.add(call.occ)
+
+    def _results_sent(self, e: Any) -> None:
+        for c in self.calls:
+            if not c.closed:
+                raise _Stop(
+                    "CLOSE-2", f"results sent without a result for {c.occ}", _about(c, e.seq)
+                )
+        if list(e.occs) != self.occs:
+            raise _Stop(
+                "CLOSE-3",
+                f"results sent as {list(e.occs)}, calls were {self.occs}",
+                [self.assistant_seq, e.seq],
+            )
+        self._check_ids(e)
+        self._enter(_ENTRY_READY)
+        self._clear_batch()
+
+    def _check_ids(self, e: Any) -> None:
+        """CLOSE-3/CLOSE-4 on the ids the batch's results message held."""
+        calls = self.calls
+        if len(e.call_ids) == len(calls) and all(
+            i == c.call_id for i, c in zip(e.call_ids, calls, strict=True)
+        ):
+            return
+        wrong = ids_problem(calls, e.call_ids)
+        if wrong is not None:
+            raise _Stop(wrong[0], wrong[1], [self.assistant_seq, e.seq])
+
+    def _cancel(self, e: Any) -> None:
+        problem = cancel_problem(self.calls, self.index_of, e)
+        if problem is not None:
+            raise _Stop("SCHED-5", problem, [self.assistant_seq, e.seq])
+        if not e.occs:
+            self.cancelled = True
+            return
+        for occ in e.occs:
+            call = self.calls[self.index_of[occ]]
+            call.events.append(e.seq)
+            call.covered = True
+
+    def _interrupt(self, e: Any) -> None:
+        self._enter(_ENTRY_INTERRUPTED)
+        self.cancelled = True
+
+    def _resume(self, e: Any) -> None:
+        pending = sum(1 for c in self.calls if c.committed and not c.closed)
+        if pending:
+            self.count("RETRY-1", pending)
+        self._enter(_ENTRY_RESUMED)
+
+    def _repair(self, e: Any) -> None:
+        open_occs = self._open()
+        if list(e.stubbed) != open_occs:
+            extra = sorted(set(e.stubbed) - set(open_occs))
+            what = f"stubs closed or unknown {extra}" if extra else f"leaves {open_occs} open"
+            raise _Stop("CLOSE-5", f"repair {what}", [self.assistant_seq, e.seq])
+        stubbed = committed_stub(self.calls, e)
+        if stubbed is not None:
+            raise _Stop("RETRY-2", stubbed, [self.assistant_seq, e.seq])
+        stubs = stub_problem(self.calls, e)
+        if stubs is not None:
+            raise _Stop("RETRY-3", f"repair {stubs}", [self.assistant_seq, e.seq])
+        recovered = recovered_problem(self.calls, e)
+        if recovered is not None:
+            raise _Stop("RETRY-4", f"repair {recovered}", [self.assistant_seq, e.seq])
+        if e.recovered or any(c.recovered for c in self.calls):
+            self.count("RETRY-4")
+        self._check_ids(e)
+        if e.stubbed:
+            self.count("RETRY-3", len(e.stubbed))
+        if self.calls:
+            self.count("CLOSE-3")
+            self.count("CLOSE-4")
+        self._enter(_ENTRY_READY)
+        self._clear_batch()
+
+    # -- children and the end --------------------------------------------
+
+    def _spawn(self, e: Any) -> None:
+        broken = spawn_violation(
+            e.parent_mode, e.parent_tools, e.child_mode, e.child_tools, e.requested_mode
+        )
+        if broken is not None:
+            raise _Stop(broken[0], f"spawn of {e.agent_id}: {broken[1]}", [e.seq])
+        if e.parent_mode is Mode.PLAN or e.child_mode is Mode.PLAN:
+            self.count("CHILD-3")
+
+    def _run_end(self, e: Any) -> None:
+        if e.status is RunStatus.COMPLETED:
+            if self.phase is not Phase.ANSWERED:
+                raise _Stop(
+                    "LOOP-2",
+                    f"completed in phase {self.phase.value}, not after an answer",
+                    [e.seq],
+                )
+            if self.jobs:
+                job, (occ, seq) = next(iter(self.jobs.items()))
+                raise _Stop(
+                    "SCHED-4",
+                    f"run completed with job {job} of {occ} never completed",
+                    [seq, e.seq],
+                )
+        open_occs = self._open()
+        if e.status is not RunStatus.INTERRUPTED and open_occs:
+            raise _Stop(
+                "CLOSE-2", f"run ended with {open_occs} unanswered", [self.assistant_seq, e.seq]
+            )
+        if e.status is RunStatus.COMPLETED:
+            self.count("LOOP-2")
+            self.count("SCHED-4")
+        self._enter(_ENTRY_ENDED)
+
+
+def _refused(call: _Call) -> bool:
+    return call.decision is _DENY or (call.decision is _ASK and call.approved is False)
+
+
+_ENTRIES: Mapping[Phase, _Entry] = MappingProxyType(
+    {
+        phase: (
+            phase,
+            # A plain dict: its `get` is the one lookup per event.
+            {kind: getattr(Replay, "_" + kind) for kind in sorted(kinds)},
+            phase.value,
+        )
+        for phase, kinds in ENABLED.items()
+    }
+)
+_ENTRY_READY = _ENTRIES[Phase.READY]
+_ENTRY_PREPARING = _ENTRIES[Phase.PREPARING]
+_ENTRY_STREAMING = _ENTRIES[Phase.STREAMING]
+_ENTRY_BATCH = _ENTRIES[Phase.BATCH]
+_ENTRY_ANSWERED = _ENTRIES[Phase.ANSWERED]
+_ENTRY_INTERRUPTED = _ENTRIES[Phase.INTERRUPTED]
+_ENTRY_RESUMED = _ENTRIES[_RESUMED]
+_ENTRY_ENDED = _ENTRIES[Phase.ENDED]

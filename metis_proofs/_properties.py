@@ -1,0 +1,545 @@
+"""Every proved property, by ID, and how it is proved.
+
+The proof logic lives here so that the CLI works from an installed package;
+`proofs/<file>.py` is one thin script per property that runs exactly one
+entry of `PROPERTIES` and writes its SMT-LIB2 file.
+
+* PERM-x and CHILD-2 are claims about `resolve_z3` / `settle_z3` /
+  `child_mode_z3` over symbolic facts: the negated claim is unsat, so the
+  claim holds for every input (`proved`).
+* CHILD-4 (`_guard.py`): the spawn guard's claim over unbounded limits and
+  counts (validity), and its ledger's counts within limits (1-induction over
+  spawn and child-end steps); `proved` only when both close.
+* PLAN-x (`_plan.py`): the cache decision, consent binding, references and
+  the cap as validity claims; PLAN-4/5/6 as an inductive invariant of the
+  turn system (1-induction).
+* Loop properties ("the checker never reports X") go through one shared BMC
+  run (iterative deepening with assumption literals) and one Houdini
+  invariant, then k-induction per ID: `proved` when induction closes, else
+  `bounded(depth)`; a solver timeout is `unknown`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from types import MappingProxyType
+
+import attrs
+import z3
+
+from metis_model._invariants import BY_ID
+from metis_trace import MUTATING_KINDS, Decision, Mode, Route, RuleBehavior, dumps_trace
+
+from ._convert import decode_path, path_to_trace
+from ._engine import BmcOutcome, Induction, Invariant, Unrolling, bmc, houdini
+from ._guard import prove_spawn_guard
+from ._perm import (
+    BEHAVIOR,
+    DECISION,
+    KIND,
+    MODE,
+    ROUTE,
+    STAGE,
+    SymFacts,
+    SymRule,
+    authority_rank,
+    child_mode_z3,
+    decision_rank,
+    has,
+    mode_at_most_z3,
+    resolve_z3,
+    settle_z3,
+    stage_decides,
+)
+from ._plan import PLAN_PROPERTIES, prove_plan
+from ._results import ProofResult, Verdict
+from ._smt2 import Query, smt2_query, write_smt2
+from ._sorts import ands
+from ._system import LoopConfig, LoopSystem
+
+PERM_RULE_SLOTS = len(RuleBehavior) + 1  # every behaviour set, plus a same-behaviour tie
+CHILD_EXTRA_SLOTS = 2
+DEFAULT_DEPTH = 20
+DEFAULT_TIMEOUT_S = 120.0
+
+
+@attrs.frozen
+class Property:
+    id: str
+    invariant: str
+    title: str
+    method: str  # "smt" | "k-induction"
+    script: str  # its file under proofs/
+
+
+def _p(inv: str, title: str, method: str, script: str) -> Property:
+    return Property(inv, inv, title, method, script)
+
+
+PROPERTIES: tuple[Property, ...] = (
+    _p("PERM-1", "the staged order is total: one stage decides", "smt", "perm_1_total_order"),
+    _p("PERM-2", "deny dominates any allow", "smt", "perm_2_deny_dominates"),
+    _p("PERM-3", "bypass-immune checks hold in every mode", "smt", "perm_3_bypass_immune"),
+    _p("PERM-4", "plan admits no mutating effect", "smt", "perm_4_plan_no_mutation"),
+    _p("PERM-5", "dontAsk never returns ask", "smt", "perm_5_dontask_never_asks"),
+    _p("PERM-6", "headless never leaves an ask pending", "smt", "perm_6_headless_settles"),
+    _p("CHILD-2", "a child gate is never more permissive", "smt", "child_2_monotone_gate"),
+    _p("CHILD-4", "spawn guard: check order, counts within limits", "smt", "child_4_spawn_guard"),
+    _p("AUTH-1", "no effect without allow or approval", "k-induction", "auth_1_gate"),
+    _p("AUTH-2", "batch preflight before any effect", "k-induction", "auth_2_preflight"),
+    _p("CLOSE-1", "at most one result per occurrence", "k-induction", "close_1_one_result"),
+    _p("CLOSE-2", "closed before next request / end", "k-induction", "close_2_closure"),
+    _p("CLOSE-3", "results in call order", "k-induction", "close_3_order"),
+    _p("CLOSE-4", "no result without an open call", "k-induction", "close_4_no_orphans"),
+    _p("CLOSE-5", "repair stubs exactly the open calls", "k-induction", "close_5_repair"),
+    _p("CLOSE-6", "compaction never splits a call", "k-induction", "close_6_compaction"),
+    _p("SCHED-1", "exclusive runs alone", "k-induction", "sched_1_exclusive_alone"),
+    _p("SCHED-2", "queue: FIFO per key, no overlap", "k-induction", "sched_2_queue_fifo"),
+    _p("SCHED-3", "exclusive is a barrier", "k-induction", "sched_3_barrier"),
+    _p("SCHED-4", "background handshake pairing", "k-induction", "sched_4_background"),
+    _p("SCHED-5", "cancel needs a cancel or interrupt", "k-induction", "sched_5_no_sibling_cancel"),
+    _p("SCHED-6", "reads never overlap writes", "k-induction", "sched_6_footprints"),
+    _p("AUTH-3", "no effect outside the tool surface", "k-induction", "auth_3_surface"),
+    _p("RETRY-1", "no automatic re-run after commit", "k-induction", "retry_1_no_rerun"),
+    _p("RETRY-2", "commits in the trace before reports", "k-induction", "retry_2_commits"),
+    _p("RETRY-3", "resume tells unknown from not run", "k-induction", "retry_3_resume_cases"),
+    _p("CHILD-1", "a child sees no tool its parent lacks", "k-induction", "child_1_surface"),
+    _p("CHILD-3", "plan parent, plan-locked child", "k-induction", "child_3_plan_lock"),
+    _p("CHILD-6", "hooks run before decisions, vetoes deny", "k-induction", "child_6_hooks"),
+    _p("LOOP-1", "every event enabled in its phase", "k-induction", "loop_1_enabled"),
+    _p("LOOP-2", "completed only after an answer", "k-induction", "loop_2_completed"),
+    _p("PLAN-2", "references read completed earlier steps", "smt", "plan_2_references"),
+    _p("PLAN-4", "one recovery, never after a commit", "smt", "plan_4_one_recovery"),
+    _p("PLAN-5", "operational errors are not recovered", "smt", "plan_5_no_operational_recovery"),
+    _p("PLAN-6", "resume never repeats a committed mutation", "smt", "plan_6_resume_done_state"),
+    _p("PLAN-7", "a cache hit has the current signatures", "smt", "plan_7_cache_signatures"),
+    _p("PLAN-8", "a cache hit is grounded", "smt", "plan_8_cache_grounded"),
+    _p("PLAN-9", "an approval admits only its action", "smt", "plan_9_consent_binding"),
+    _p("PLAN-12", "the step cap is never raised", "smt", "plan_12_step_cap"),
+)
+BY_PROPERTY: Mapping[str, Property] = MappingProxyType({p.id: p for p in PROPERTIES})
+for _prop in PROPERTIES:  # an ID must exist in the invariant table
+    BY_ID[_prop.invariant]
+
+
+class UnknownProperty(KeyError):
+    pass
+
+
+# --- PERM claims ----------------------------------------------------------
+
+
+def _perm_1(config: LoopConfig) -> z3.BoolRef:
+    f = SymFacts.fresh("f.", PERM_RULE_SLOTS)
+    decides = stage_decides(f)
+    res = resolve_z3(f)
+    exactly_one = z3.Sum([z3.If(d, 1, 0) for _, d in decides]) == 1
+    reports_it = ands([z3.Implies(d, res.stage == STAGE[s]) for s, d in decides])
+    return z3.And(exactly_one, reports_it)
+
+
+def _perm_2(config: LoopConfig) -> z3.BoolRef:
+    f = SymFacts.fresh("f.", PERM_RULE_SLOTS)
+    res = resolve_z3(f)
+    deny, allow = BEHAVIOR[RuleBehavior.DENY], BEHAVIOR[RuleBehavior.ALLOW]
+    # The brief's form: a deny beats an allow of lower or equal authority...
+    pairwise = [
+        z3.Implies(
+            z3.And(
+                a.present,
+                a.behavior == deny,
+                b.present,
+                b.behavior == allow,
+                authority_rank(a.source) <= authority_rank(b.source),
+            ),
+            res.decision != DECISION[Decision.ALLOW],
+        )
+        for a in f.rules
+        for b in f.rules
+        if a is not b
+    ]
+    # ...and the invariant's stronger form: any matching deny rule means deny.
+    strong = z3.Implies(has(f, RuleBehavior.DENY), res.decision == DECISION[Decision.DENY])
+    return z3.And(strong, *pairwise)
+
+
+def _perm_3(config: LoopConfig) -> z3.BoolRef:
+    f = SymFacts.fresh("f.", PERM_RULE_SLOTS)
+    res = resolve_z3(f)
+    return z3.Implies(z3.Or(f.protected, f.secret), res.decision != DECISION[Decision.ALLOW])
+
+
+def _perm_4(config: LoopConfig) -> z3.BoolRef:
+    f = SymFacts.fresh("f.", PERM_RULE_SLOTS)
+    res = resolve_z3(f)
+    mutating = KIND.is_in(f.kind, MUTATING_KINDS)
+    return z3.Implies(
+        z3.And(f.mode == MODE[Mode.PLAN], mutating), res.decision == DECISION[Decision.DENY]
+    )
+
+
+def _perm_5(config: LoopConfig) -> z3.BoolRef:
+    f = SymFacts.fresh("f.", PERM_RULE_SLOTS)
+    res = resolve_z3(f)
+    return z3.Implies(f.mode == MODE[Mode.DONT_ASK], res.decision != DECISION[Decision.ASK])
+
+
+def _perm_6(config: LoopConfig) -> z3.BoolRef:
+    f = SymFacts.fresh("f.", PERM_RULE_SLOTS)
+    res = resolve_z3(f)
+    route, hdef, answer = ROUTE.const("route"), DECISION.const("hdef"), z3.Bool("answer")
+    settled = settle_z3(route, hdef, answer)
+    headless = z3.Or(route == ROUTE[Route.HEADLESS], route == ROUTE[Route.BACKGROUND])
+    pending = z3.And(res.decision == DECISION[Decision.ASK], settled.waited)
+    return z3.Implies(
+        headless,
+        z3.And(
+            z3.Not(pending),
+            settled.by_default,
+            settled.approved == (hdef == DECISION[Decision.ALLOW]),
+        ),
+    )
+
+
+def _child_2(config: LoopConfig) -> z3.BoolRef:
+    parent = SymFacts.fresh("parent.", PERM_RULE_SLOTS)
+    keep = [z3.Bool(f"keep{i}") for i in range(PERM_RULE_SLOTS)]
+    allow = BEHAVIOR[RuleBehavior.ALLOW]
+    kept = tuple(
+        SymRule(
+            z3.And(r.present, z3.Or(r.behavior != allow, keep[i])),
+            r.behavior,
+            r.source,
+            r.recency,
+        )
+        for i, r in enumerate(parent.rules)
+    )
+    extra = SymFacts.fresh("added.", CHILD_EXTRA_SLOTS).rules
+    child_mode = MODE.const("child.mode")
+    child = attrs.evolve(parent, mode=child_mode, rules=kept + extra)
+    added_ok = ands([z3.Implies(r.present, r.behavior != allow) for r in extra])
+    narrower = z3.And(mode_at_most_z3(child_mode, parent.mode), added_ok)
+    monotone = z3.Implies(
+        narrower,
+        decision_rank(resolve_z3(child).decision) <= decision_rank(resolve_z3(parent).decision),
+    )
+    # The clone itself: a spawned child's mode is at most its parent's.
+    pm, req, none = MODE.const("spawn.parent"), MODE.const("spawn.requested"), z3.Bool("spawn.none")
+    cm, refused = child_mode_z3(pm, req, none, cloned=not config.ablated("child-gate-not-cloned"))
+    cloned = z3.Implies(z3.Not(refused), mode_at_most_z3(cm, pm))
+    # `mode_at_most` is a partial order (reflexive, antisymmetric, transitive).
+    a, b, c = MODE.const("order.a"), MODE.const("order.b"), MODE.const("order.c")
+    le = mode_at_most_z3
+    order = z3.And(
+        le(a, a),
+        z3.Implies(z3.And(le(a, b), le(b, a)), a == b),
+        z3.Implies(z3.And(le(a, b), le(b, c)), le(a, c)),
+    )
+    return z3.And(monotone, cloned, order)
+
+
+PERM_CLAIMS: Mapping[str, Callable[[LoopConfig], z3.BoolRef]] = MappingProxyType(
+    {
+        "PERM-1": _perm_1,
+        "PERM-2": _perm_2,
+        "PERM-3": _perm_3,
+        "PERM-4": _perm_4,
+        "PERM-5": _perm_5,
+        "PERM-6": _perm_6,
+        "CHILD-2": _child_2,
+    }
+)
+
+
+# Claims with their own prover: CHILD-4, the spawn guard's decision function
+# (validity) and its ledger's counts (1-induction over spawn/finish).
+GUARD_CLAIMS = frozenset({"CHILD-4"})
+# The plan path's claims and its turn system's induction (`_plan.py`).
+PLAN_CLAIMS = frozenset(p.invariant for p in PLAN_PROPERTIES)
+
+
+def prove_claim(
+    prop: Property,
+    out_dir: Path | None,
+    timeout_s: float | None = DEFAULT_TIMEOUT_S,
+    config: LoopConfig | None = None,
+) -> ProofResult:
+    """Unsat of the negated claim = proved for every input."""
+    if prop.id in GUARD_CLAIMS:  # the claim plus the ledger's induction (`_guard.py`)
+        return prove_spawn_guard(prop, out_dir, timeout_s)
+    if prop.id in PLAN_CLAIMS:
+        return prove_plan(prop.invariant, out_dir, timeout_s, prop_id=prop.id)
+    start = time.perf_counter()
+    negated = z3.Not(PERM_CLAIMS[prop.id](config or LoopConfig()))
+    solver = z3.Solver()
+    if timeout_s is not None:
+        solver.set("timeout", max(1, int(timeout_s * 1000)))
+    solver.add(negated)
+    r = solver.check()
+    seconds = time.perf_counter() - start
+    smt2 = None
+    if out_dir is not None:
+        expect = "unsat" if r == z3.unsat else "sat" if r == z3.sat else "unknown"
+        smt2 = str(write_smt2(out_dir, prop, [smt2_query(negated, "negated claim", expect)]))
+    if r == z3.unsat:
+        return ProofResult(
+            prop.id,
+            prop.invariant,
+            "smt",
+            Verdict.PROVED,
+            None,
+            seconds,
+            smt2,
+            f"negated claim unsat ({PERM_RULE_SLOTS} rule slots)",
+        )
+    if r == z3.sat:
+        return ProofResult(
+            prop.id,
+            prop.invariant,
+            "smt",
+            Verdict.REFUTED,
+            None,
+            seconds,
+            smt2,
+            "negated claim sat",
+            witness=str(solver.model()),
+        )
+    return ProofResult(
+        prop.id,
+        prop.invariant,
+        "smt",
+        Verdict.UNKNOWN,
+        None,
+        seconds,
+        smt2,
+        f"solver: {solver.reason_unknown()}",
+    )
+
+
+# --- loop properties ------------------------------------------------------
+
+
+class LoopSession:
+    """The shared work of the loop proofs: one BMC run, one Houdini invariant."""
+
+    def __init__(
+        self,
+        config: LoopConfig | None = None,
+        depth: int = DEFAULT_DEPTH,
+        timeout_s: float | None = DEFAULT_TIMEOUT_S,
+        on_depth: Callable[[int], None] | None = None,
+    ) -> None:
+        self.system = LoopSystem(config)
+        self.depth = depth
+        self.timeout_s = timeout_s
+        self.on_depth = on_depth
+        self._bmc: BmcOutcome | None = None
+        self._invariant: Invariant | bool | None = False
+        self._lemma_text: tuple[Query, Query] | None = None
+        self._induction: Induction | None = None
+
+    @property
+    def bmc(self) -> BmcOutcome:
+        if self._bmc is None:
+            self._bmc = bmc(
+                self.system,
+                None,
+                self.depth,
+                timeout_s=self.timeout_s,
+                on_depth=self.on_depth,
+                invariant=self.invariant,
+            )
+        return self._bmc
+
+    @property
+    def invariant(self) -> Invariant | None:
+        if self._invariant is False:
+            self._invariant = houdini(self.system, self.timeout_s)
+        assert not isinstance(self._invariant, bool)
+        return self._invariant
+
+    def prove(self, prop: Property, out_dir: Path | None, max_k: int = 3) -> ProofResult:
+        inv_id = prop.invariant
+        run = self.bmc
+        start = time.perf_counter()
+        if inv_id in run.found:
+            k, model = run.found[inv_id]
+            smt2 = self._write_bmc(prop, out_dir, k, "sat")
+            header, events = path_to_trace(
+                decode_path(model, run.unrolling, k), self.system.K, run_id=f"refuted-{inv_id}"
+            )
+            witness = None
+            if out_dir is not None:
+                out_dir.mkdir(parents=True, exist_ok=True)
+                trace = out_dir / f"{inv_id}.cex.jsonl"
+                trace.write_text(dumps_trace(header, events))
+                witness = str(trace)
+            return ProofResult(
+                prop.id,
+                inv_id,
+                "bmc",
+                Verdict.REFUTED,
+                k,
+                run.seconds + time.perf_counter() - start,
+                smt2,
+                f"a {k}-event trace reaches {inv_id}",
+                witness=witness,
+            )
+        invariant = self.invariant
+        induction = None
+        if invariant is not None:
+            if self._induction is None:
+                self._induction = Induction(self.system, invariant, self.timeout_s)
+            induction = self._induction.check(inv_id, max_k)
+        seconds = run.seconds + time.perf_counter() - start
+        if induction is not None and induction.proved and run.clean_depth >= induction.k - 1:
+            smt2 = self._write_induction(prop, out_dir, invariant, induction.k)
+            return ProofResult(
+                prop.id,
+                inv_id,
+                "k-induction",
+                Verdict.PROVED,
+                run.clean_depth,
+                seconds,
+                smt2,
+                f"{induction.k}-inductive with {len(invariant.names) if invariant else 0} "
+                f"Houdini lemmas; BMC clean to depth {run.clean_depth}",
+                k=induction.k,
+            )
+        if run.unknown_at is None and run.clean_depth >= self.depth:
+            smt2 = self._write_bmc(prop, out_dir, run.clean_depth, "unsat")
+            why = "induction timed out" if induction and induction.unknown else "not inductive"
+            return ProofResult(
+                prop.id,
+                inv_id,
+                "bmc",
+                Verdict.BOUNDED,
+                run.clean_depth,
+                seconds,
+                smt2,
+                f"BMC clean to depth {run.clean_depth}; {why}",
+            )
+        return ProofResult(
+            prop.id,
+            inv_id,
+            "bmc",
+            Verdict.UNKNOWN,
+            run.clean_depth,
+            seconds,
+            None,
+            f"BMC stopped at depth {run.clean_depth} (timeout)",
+        )
+
+    # The SMT-LIB2 evidence, one self-contained file per property.
+
+    def _write_bmc(
+        self, prop: Property, out_dir: Path | None, depth: int, expect: str
+    ) -> str | None:
+        if out_dir is None:
+            return None
+        solver = z3.Solver()
+        path = Unrolling(self.system, solver, prefix="bmc.")
+        bad = []
+        for _ in range(depth):
+            s = path.extend()
+            bad.append(self.system.bad(s, prop.invariant))
+        query = z3.And(*solver.assertions(), z3.Or(bad))
+        label = f"paths of 1..{depth} steps from init reaching {prop.invariant}"
+        return str(write_smt2(out_dir, prop, [smt2_query(query, label, expect)]))
+
+    def _lemma_queries(self, invariant: Invariant) -> tuple[Query, Query]:
+        """Init and step queries for the lemmas: the same in every file, built once."""
+        if self._lemma_text is None:
+            sys_ = self.system
+            s0 = sys_.state("init")
+            init = smt2_query(
+                z3.And(sys_.init(s0), z3.Not(invariant.holds(sys_, s0))),
+                "the lemmas hold initially",
+                "unsat",
+            )
+            s, p, t = sys_.state("pre"), sys_.params("step"), sys_.state("post")
+            step = smt2_query(
+                z3.And(
+                    invariant.holds(sys_, s), sys_.trans(s, p, t), z3.Not(invariant.holds(sys_, t))
+                ),
+                "the lemmas are inductive",
+                "unsat",
+            )
+            self._lemma_text = (init, step)
+        return self._lemma_text
+
+    def _write_induction(
+        self, prop: Property, out_dir: Path | None, invariant: Invariant | None, k: int
+    ) -> str | None:
+        if out_dir is None or invariant is None:
+            return None
+        sys_ = self.system
+        queries = list(self._lemma_queries(invariant))
+        if k > 1:
+            base = z3.Solver()
+            path = Unrolling(sys_, base, prefix="base.")
+            bad = []
+            for _ in range(k - 1):
+                bad.append(sys_.bad(path.extend(), prop.invariant))
+            queries.append(
+                smt2_query(
+                    z3.And(*base.assertions(), z3.Or(bad)),
+                    f"base case: no violation within {k - 1} steps",
+                    "unsat",
+                )
+            )
+        assert self._induction is not None
+        query = self._induction.query(prop.invariant, k)
+        queries.append(smt2_query(query, f"{k}-induction step for {prop.invariant}", "unsat"))
+        return str(write_smt2(out_dir, prop, queries))
+
+
+def property_ids() -> tuple[str, ...]:
+    return tuple(p.id for p in PROPERTIES)
+
+
+def get_property(prop_id: str) -> Property:
+    try:
+        return BY_PROPERTY[prop_id]
+    except KeyError:
+        raise UnknownProperty(
+            f"unknown property {prop_id!r}; valid: {', '.join(BY_PROPERTY)}"
+        ) from None
+
+
+def prove(
+    prop_id: str,
+    out_dir: Path | None = None,
+    *,
+    depth: int = DEFAULT_DEPTH,
+    timeout_s: float | None = DEFAULT_TIMEOUT_S,
+    session: LoopSession | None = None,
+    config: LoopConfig | None = None,
+) -> ProofResult:
+    """Prove one property (sharing `session` across loop properties, if given)."""
+    prop = get_property(prop_id)
+    if prop.method == "smt":
+        return prove_claim(prop, out_dir, timeout_s, session.system.config if session else config)
+    session = session or LoopSession(config, depth, timeout_s)
+    return session.prove(prop, out_dir)
+
+
+def prove_all(
+    out_dir: Path | None = None,
+    *,
+    depth: int = DEFAULT_DEPTH,
+    timeout_s: float | None = DEFAULT_TIMEOUT_S,
+    config: LoopConfig | None = None,
+    on_result: Callable[[ProofResult], None] | None = None,
+    on_depth: Callable[[int], None] | None = None,
+) -> list[ProofResult]:
+    session = LoopSession(config, depth, timeout_s, on_depth)
+    results = []
+    for prop in PROPERTIES:
+        result = prove(prop.id, out_dir, depth=depth, timeout_s=timeout_s, session=session)
+        results.append(result)
+        if on_result is not None:
+            on_result(result)
+    return results

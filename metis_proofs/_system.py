@@ -1,0 +1,1339 @@
+"""The agent loop as a z3 transition system (pySMT style: init / trans / bad).
+
+Two layers share one state space:
+
+* the *checker mirror*: for any abstract state and any event, the variable
+  `viol` of the next state is the invariant ID that `metis_model.step` reports
+  first for that event (or `ok`). It follows `_loop.py` check by check, in the
+  same order, and a Hypothesis test compares the two on concrete steps;
+* the *protocol*: which events a correct runtime may emit (the guards of a
+  nondeterministic runtime, like `simulate`). Ablation flags weaken a guard.
+
+`bad` is "the checker reported X": `viol == X`. A step is only possible from
+a state with `viol == ok`, so every path stops at its first divergence, just
+as `check_trace` does. With `protocol=False` the system is the checker alone
+and any event may happen; the tests use that to compare the mirror with the
+Python model on states no correct runtime would reach.
+
+Abstraction: a batch has at most `slots` calls (slots are reused by the next
+batch), at most `jobs` background jobs are outstanding, queue keys are two
+(a Bool), and the facts of a decision have `rule_slots` rules. Footprints are
+`regions` abstract areas per call (read and written), enough to tell which
+Safe call conflicts with which Queue call (an Exclusive call's conflicts are
+caught by SCHED-1/3 first, so its footprint is not encoded). Hooks are what
+the label says of them (the call is covered, this run was the last one it
+needed, the hook is in force); the tool surface is a Bool per call. Turn
+numbers, ids, timestamps and text live only in the conversion to a trace.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from types import MappingProxyType
+
+import attrs
+import z3
+
+from metis_model._invariants import BY_ID
+from metis_model._loop import _FOREGROUND, _NEEDS_CANCEL, ENABLED, Phase
+from metis_trace import (
+    EVENT_KINDS,
+    MUTATING_KINDS,
+    CallClass,
+    Decision,
+    EffectOutcome,
+    MetisModelError,
+    Mode,
+    ResultStatus,
+    RuleBehavior,
+    RunStatus,
+)
+
+from ._perm import (
+    DECISION,
+    KIND,
+    MODE,
+    ROUTE,
+    STAGE,
+    SymFacts,
+    child_mode_z3,
+    has,
+    mode_at_most_z3,
+    resolve_z3,
+    waitless,
+)
+from ._sorts import ands, finite_enum, finite_names, ors
+
+
+class UnknownAblation(MetisModelError, ValueError):
+    """An ablation name that the encoding does not define."""
+
+
+# Each ablation weakens one guard of the protocol; the value is the invariant
+# `check_trace` reports first on the shortest trace that the weakening allows.
+ABLATIONS: Mapping[str, str] = MappingProxyType(
+    {
+        "no-preflight": "AUTH-2",
+        "gate-skips-safe": "AUTH-1",
+        "no-closure-repair": "CLOSE-5",
+        "exclusive-as-safe": "SCHED-1",
+        "child-gate-not-cloned": "CHILD-2",
+        "retry-after-commit": "RETRY-1",
+        "queue-not-fifo": "SCHED-2",
+        "footprint-blind": "SCHED-6",
+        "stub-started-as-interrupted": "RETRY-3",
+        "hooks-not-run": "CHILD-6",
+    }
+)
+
+# Every ID the mirror can report: what `_loop.step` (and `spawn_violation`)
+# report, except TRACE-1 (sequence numbers, timestamps, causal edges are
+# concrete text that the conversion to a trace always gets right). A test
+# scans `_loop.py` so that a new ID there cannot go unmirrored.
+CHECKED: tuple[str, ...] = (
+    "LOOP-1",
+    "LOOP-2",
+    "AUTH-1",
+    "AUTH-2",
+    "AUTH-3",
+    "PERM-1",
+    "PERM-2",
+    "PERM-3",
+    "PERM-4",
+    "PERM-5",
+    "PERM-6",
+    "CLOSE-1",
+    "CLOSE-2",
+    "CLOSE-3",
+    "CLOSE-4",
+    "CLOSE-5",
+    "CLOSE-6",
+    "CLOSE-8",
+    "SCHED-1",
+    "SCHED-2",
+    "SCHED-3",
+    "SCHED-4",
+    "SCHED-5",
+    "SCHED-6",
+    "CHILD-1",
+    "CHILD-2",
+    "CHILD-3",
+    "CHILD-6",
+    "RETRY-1",
+    "RETRY-2",
+    "RETRY-3",
+)
+# RETRY-4 is about a flag the abstraction drops (a commit written from an
+# exit record): the model's check and its property tests cover it.
+NOT_MIRRORED: tuple[str, ...] = ("TRACE-1", "RETRY-4")
+for _id in CHECKED:  # every mirrored ID is a real invariant
+    BY_ID[_id]
+OK = "ok"
+
+PHASE = finite_enum(Phase)
+CLS = finite_enum(CallClass)
+OUT = finite_enum(EffectOutcome)
+STATUS = finite_enum(ResultStatus)
+RUN = finite_enum(RunStatus)
+EVENT = finite_names("Event", EVENT_KINDS)
+CHECK = finite_names("Check", (OK, *CHECKED))
+
+# Per-slot fields: name -> (sort factory, canonical value after clearing).
+_SLOT_BOOLS = (
+    "inb",
+    "decided",
+    "settled",
+    "appr",
+    "key",
+    "running",
+    "started",
+    "finished",
+    "committed",
+    "closed",
+    "hp",
+    "cov",  # a timeout's cancel covers it
+    "surf",  # its tool is in the header's surface
+    "hkpend",  # a hook that covers it has not run yet
+    "vet",  # a hook vetoed it
+)
+REGIONS = 2  # abstract footprint areas: rd<i>_<r>, wr<i>_<r>
+_SLOT_ENUMS = {"dec": DECISION, "cls": CLS, "out": OUT}
+_GLOBAL = {"phase": PHASE, "mode": MODE, "route": ROUTE, "hdef": DECISION, "viol": CHECK}
+_FROZEN = ("mode", "route", "hdef")
+
+
+def _region_names(i: int) -> list[str]:
+    return [f"{f}{i}_{r}" for f in ("rd", "wr") for r in range(REGIONS)]
+
+
+@attrs.frozen
+class LoopConfig:
+    slots: int = 3
+    jobs: int = 2
+    rule_slots: int = 2
+    ablations: frozenset[str] = frozenset()
+    protocol: bool = True
+
+    def __attrs_post_init__(self) -> None:
+        unknown = sorted(self.ablations - set(ABLATIONS))
+        if unknown:
+            raise UnknownAblation(f"unknown ablation {unknown[0]!r}; valid: {', '.join(ABLATIONS)}")
+
+    def ablated(self, name: str) -> bool:
+        return name in self.ablations
+
+
+class State:
+    """The state variables of one step, by name (`inb1`, `job0`, `phase`)."""
+
+    def __init__(self, values: Mapping[str, z3.ExprRef], slots: int, jobs: int) -> None:
+        self.values = dict(values)
+        self.slots = slots
+        self.jobs = jobs
+
+    def __getitem__(self, name: str) -> z3.ExprRef:
+        return self.values[name]
+
+    def b(self, field: str, i: int) -> z3.BoolRef:
+        return self.values[f"{field}{i}"]
+
+    def e(self, field: str, i: int) -> z3.ExprRef:
+        return self.values[f"{field}{i}"]
+
+    # Derived notions, named as in `_loop.Call`.
+    def admitted(self, i: int) -> z3.BoolRef:
+        return z3.And(
+            self.b("decided", i),
+            z3.Or(
+                self.e("dec", i) == DECISION[Decision.ALLOW],
+                z3.And(
+                    self.e("dec", i) == DECISION[Decision.ASK],
+                    self.b("settled", i),
+                    self.b("appr", i),
+                ),
+            ),
+        )
+
+    def refused(self, i: int) -> z3.BoolRef:
+        return z3.And(
+            self.b("decided", i),
+            z3.Or(
+                self.e("dec", i) == DECISION[Decision.DENY],
+                z3.And(
+                    self.e("dec", i) == DECISION[Decision.ASK],
+                    self.b("settled", i),
+                    z3.Not(self.b("appr", i)),
+                ),
+            ),
+        )
+
+    def done(self, i: int) -> z3.BoolRef:
+        """Decided, and its ask (if any) answered: preflight is over for it."""
+        return z3.And(
+            self.b("decided", i),
+            z3.Or(self.e("dec", i) != DECISION[Decision.ASK], self.b("settled", i)),
+        )
+
+    def open(self, i: int) -> z3.BoolRef:
+        return z3.And(self.b("inb", i), z3.Not(self.b("closed", i)))
+
+    def any_open(self) -> z3.BoolRef:
+        return ors([self.open(i) for i in range(self.slots)])
+
+    def any_running(self) -> z3.BoolRef:
+        return ors([z3.And(self.b("inb", i), self.b("running", i)) for i in range(self.slots)])
+
+    def any_job(self) -> z3.BoolRef:
+        return ors([self.b("job", j) for j in range(self.jobs)])
+
+    def unfinished(self, i: int) -> z3.BoolRef:
+        """Admitted, and neither finished nor closed: what barriers wait for."""
+        return z3.And(
+            self.b("inb", i),
+            self.admitted(i),
+            z3.Not(self.b("finished", i)),
+            z3.Not(self.b("closed", i)),
+        )
+
+    def is_cls(self, i: int, cls: CallClass) -> z3.BoolRef:
+        return self.e("cls", i) == CLS[cls]
+
+    def region(self, field: str, i: int, r: int) -> z3.BoolRef:
+        return self.values[f"{field}{i}_{r}"]
+
+    def conflict(self, i: int, j: int) -> z3.BoolRef:
+        """`footprints_conflict`: one is Safe and reads an area the other, a
+        Queue call, writes (an Exclusive call's conflicts: SCHED-1/3)."""
+
+        def reads_writes(a: int, b: int) -> z3.BoolRef:
+            return z3.And(
+                self.is_cls(a, CallClass.SAFE),
+                self.is_cls(b, CallClass.QUEUE),
+                ors(
+                    [
+                        z3.And(self.region("rd", a, r), self.region("wr", b, r))
+                        for r in range(REGIONS)
+                    ]
+                ),
+            )
+
+        return z3.Or(reads_writes(i, j), reads_writes(j, i))
+
+    def may_have_happened(self, i: int) -> z3.BoolRef:
+        """RETRY-3: its effect started, and it is not Safe or it committed."""
+        return z3.And(
+            self.b("started", i),
+            z3.Or(self.b("committed", i), z3.Not(self.is_cls(i, CallClass.SAFE))),
+        )
+
+
+@attrs.frozen
+class Params:
+    """The label of one step: the event kind and everything it carries."""
+
+    values: Mapping[str, z3.ExprRef]
+    facts: SymFacts
+
+    def __getitem__(self, name: str) -> z3.ExprRef:
+        return self.values[name]
+
+    def all_vars(self) -> list[z3.ExprRef]:
+        out = list(self.values.values())
+        f = self.facts
+        out += [f.mode, f.kind, f.protected, f.secret, f.in_scope, f.transition]
+        for r in f.rules:
+            out += [r.present, r.behavior, r.source, r.recency]
+        return out
+
+
+_PARAM_BOOLS = (
+    "dkey",
+    "approved",
+    "by_default",
+    "committed",
+    "turn_ok",
+    "dup",
+    "split",
+    "retry",
+    "valid",  # compaction: the transcript it left is provider-valid
+    "inorder",
+    "ids_known",  # results_sent / repair: every id is a call's of the batch
+    "ids_inorder",  # ... and they are the calls' ids in call order
+    "exact",
+    "uextra",  # repair: `unknown` names a call it does not stub
+    "occ_match",
+    "tools_extra",
+    "locked",
+    "req_none",
+    "vetoed",  # hook: this run vetoed the call
+    "hdone",  # hook: after it, no hook that covers the call is left to run
+    "hknown",  # hook: it is in force
+    "scoped",  # cancel: it names the calls it covers
+    "timeout",  # cancel: its cause is a timeout
+    "limit_ok",  # cancel: it names calls of the batch past a stated limit
+)
+# Per slot: surf<i>, hneed<i> (assistant: in the surface, covered by a hook),
+# cv<i> (cancel: names it), unk<i> (repair: stubs it unknown); per region:
+# drd<r>, dwr<r> (decision: the footprint).
+_PARAM_SLOT_BOOLS = ("surf", "hneed", "cv", "unk")
+_PARAM_REGION_BOOLS = ("drd", "dwr")
+_PARAM_INTS = ("slot", "jslot", "n")
+_PARAM_ENUMS = {
+    "ev": EVENT,
+    "d": DECISION,
+    "stage": STAGE,
+    "dcls": CLS,
+    "droute": ROUTE,
+    "outcome": OUT,
+    "status": STATUS,
+    "rstatus": RUN,
+    "parent_mode": MODE,
+    "child_mode": MODE,
+    "req": MODE,
+}
+
+
+class _Chain:
+    """Collects conditional updates per variable; builds If-chains at the end."""
+
+    def __init__(self) -> None:
+        self.cases: dict[str, list[tuple[z3.BoolRef, z3.ExprRef]]] = {}
+
+    def set(self, name: str, when: z3.BoolRef, value: z3.ExprRef | bool) -> None:
+        v = z3.BoolVal(value) if isinstance(value, bool) else value
+        self.cases.setdefault(name, []).append((when, v))
+
+    def build(self, name: str, current: z3.ExprRef) -> z3.ExprRef:
+        out = current
+        for when, value in reversed(self.cases.get(name, [])):
+            out = z3.If(when, value, out)
+        return out
+
+
+def _first(checks: Sequence[tuple[z3.BoolRef, str]], otherwise: z3.ExprRef) -> z3.ExprRef:
+    out = otherwise
+    for cond, inv in reversed(checks):
+        out = z3.If(cond, CHECK[inv], out)
+    return out
+
+
+class LoopSystem:
+    """init / trans / bad over `State`s; see the module docstring."""
+
+    def __init__(self, config: LoopConfig | None = None) -> None:
+        self.config = config or LoopConfig()
+        self.K = self.config.slots
+        self.J = self.config.jobs
+
+    # --- variables -------------------------------------------------------
+
+    def state_names(self) -> list[str]:
+        names = [*_GLOBAL, "eff", "canc"]
+        for i in range(self.K):
+            names += [f"{f}{i}" for f in _SLOT_BOOLS]
+            names += [f"{f}{i}" for f in _SLOT_ENUMS]
+            names += _region_names(i)
+        names += [f"job{j}" for j in range(self.J)]
+        return names
+
+    def state(self, tag: str) -> State:
+        values: dict[str, z3.ExprRef] = {}
+        for name, fin in _GLOBAL.items():
+            values[name] = fin.const(f"{name}@{tag}")
+        for name in ("eff", "canc"):
+            values[name] = z3.Bool(f"{name}@{tag}")
+        for i in range(self.K):
+            for f in _SLOT_BOOLS:
+                values[f"{f}{i}"] = z3.Bool(f"{f}{i}@{tag}")
+            for f, fin in _SLOT_ENUMS.items():
+                values[f"{f}{i}"] = fin.const(f"{f}{i}@{tag}")
+            for name in _region_names(i):
+                values[name] = z3.Bool(f"{name}@{tag}")
+        for j in range(self.J):
+            values[f"job{j}"] = z3.Bool(f"job{j}@{tag}")
+        return State(values, self.K, self.J)
+
+    def params(self, tag: str) -> Params:
+        values: dict[str, z3.ExprRef] = {}
+        names = [*_PARAM_BOOLS]
+        names += [f"{f}{i}" for f in _PARAM_SLOT_BOOLS for i in range(self.K)]
+        names += [f"{f}{r}" for f in _PARAM_REGION_BOOLS for r in range(REGIONS)]
+        for name in names:
+            values[name] = z3.Bool(f"p.{name}@{tag}")
+        for name in _PARAM_INTS:
+            values[name] = z3.Int(f"p.{name}@{tag}")
+        for name, fin in _PARAM_ENUMS.items():
+            values[name] = fin.const(f"p.{name}@{tag}")
+        return Params(values, SymFacts.fresh(f"p.facts@{tag}.", self.config.rule_slots))
+
+    # --- init ------------------------------------------------------------
+
+    def canonical(self, i: int) -> dict[str, z3.ExprRef]:
+        out: dict[str, z3.ExprRef] = {f"{f}{i}": z3.BoolVal(False) for f in _SLOT_BOOLS}
+        for f, fin in _SLOT_ENUMS.items():
+            out[f"{f}{i}"] = fin[fin.members[0]]
+        for name in _region_names(i):
+            out[name] = z3.BoolVal(False)
+        return out
+
+    def init(self, s: State) -> z3.BoolRef:
+        parts = [
+            s["phase"] == PHASE[Phase.READY],
+            s["viol"] == CHECK[OK],
+            z3.Not(s["eff"]),
+            z3.Not(s["canc"]),
+        ]
+        for i in range(self.K):
+            parts += [s[n] == v for n, v in self.canonical(i).items()]
+        parts += [z3.Not(s.b("job", j)) for j in range(self.J)]
+        return z3.And(parts)
+
+    # --- bad -------------------------------------------------------------
+
+    def bad(self, s: State, inv: str | None = None) -> z3.BoolRef:
+        """`viol == inv`, or any violation when `inv` is None."""
+        if inv is None:
+            return s["viol"] != CHECK[OK]
+        return s["viol"] == CHECK[inv]
+
+    # --- trans -----------------------------------------------------------
+
+    def trans(self, s: State, p: Params, t: State) -> z3.BoolRef:
+        parts = [s["viol"] == CHECK[OK], self._wellformed(p), self._structural(s, p)]
+        parts += [t[n] == s[n] for n in _FROZEN]
+        if self.config.protocol:
+            parts.append(self._protocol(s, p))
+        parts.append(t["viol"] == self._monitor(s, p))
+        upd = self._updates(s, p)
+        for name in self.state_names():
+            if name in _FROZEN or name == "viol":
+                continue
+            parts.append(t[name] == upd.build(name, s[name]))
+        return z3.And(parts)
+
+    def _ev(self, p: Params, kind: str) -> z3.BoolRef:
+        return p["ev"] == EVENT[kind]
+
+    def _at(self, p: Params, f: Callable[[int], z3.BoolRef]) -> z3.BoolRef:
+        """f(slot) for the slot the event names (False for a foreign slot)."""
+        return ors([z3.And(p["slot"] == i, f(i)) for i in range(self.K)])
+
+    def _found(self, s: State, p: Params) -> z3.BoolRef:
+        return self._at(p, lambda i: s.b("inb", i))
+
+    def _job_at(self, s: State, p: Params) -> z3.BoolRef:
+        return ors([z3.And(p["jslot"] == j, s.b("job", j)) for j in range(self.J)])
+
+    def _wellformed(self, p: Params) -> z3.BoolRef:
+        return z3.And(
+            p["slot"] >= 0,
+            p["slot"] <= self.K,
+            p["jslot"] >= 0,
+            p["jslot"] <= self.J,
+            p["n"] >= 0,
+            p["n"] <= self.K,
+            z3.Implies(self._ev(p, "handshake"), p["jslot"] < self.J),
+            z3.Implies(p["dup"], p["n"] >= 2),
+        )
+
+    def _structural(self, s: State, p: Params) -> z3.BoolRef:
+        """What every concrete event's label satisfies in its state (the
+        abstraction computes these from the same facts): a hook run never makes
+        hooks pending again; a cancel names only calls of the batch, some if it
+        names its calls within a limit; a repair that stubs exactly the open
+        calls and marks a closed or foreign one unknown marks one it does not stub;
+        known ids of no calls are in order."""
+        K = self.K
+        parts = [
+            z3.Implies(
+                z3.And(self._ev(p, "hook"), self._at(p, lambda i: z3.Not(s.b("hkpend", i)))),
+                p["hdone"],
+            ),
+            z3.Implies(
+                z3.And(self._ev(p, "cancel"), p["scoped"], p["limit_ok"]),
+                ors([p[f"cv{i}"] for i in range(K)]),
+            ),
+        ]
+        parts += [
+            z3.Implies(z3.And(self._ev(p, "cancel"), p[f"cv{i}"]), s.b("inb", i)) for i in range(K)
+        ]
+        parts += [
+            z3.Implies(
+                z3.And(self._ev(p, "repair"), p["exact"], p[f"unk{i}"], z3.Not(s.open(i))),
+                p["uextra"],
+            )
+            for i in range(K)
+        ]
+        # With no calls, ids that are all known are all of them, in order.
+        parts.append(z3.Implies(z3.And(p["ids_known"], z3.Not(s.b("inb", 0))), p["ids_inorder"]))
+        return z3.And(parts)
+
+    def enabled_in_phase(self, phase: z3.ExprRef, ev: z3.ExprRef) -> z3.BoolRef:
+        """LOOP-1's table, read from `_loop.ENABLED`."""
+        return PHASE.table(phase, {ph: EVENT.is_in(ev, sorted(ENABLED[ph])) for ph in Phase})
+
+    # --- the checker mirror ---------------------------------------------
+
+    def _sched_checks(self, s: State, p: Params, i: int) -> list[tuple[z3.BoolRef, str]]:
+        """`_loop.interference` for starting slot i, in its order."""
+        ex = CallClass.EXCLUSIVE
+        others = [j for j in range(self.K) if j != i]
+        sched1 = ors(
+            [
+                z3.And(
+                    s.b("inb", j),
+                    s.b("running", j),
+                    CLS.is_in(s.e("cls", j), _FOREGROUND),
+                    z3.Or(s.is_cls(i, ex), s.is_cls(j, ex)),
+                )
+                for j in others
+            ]
+        )
+        sched3 = ors(
+            [z3.And(s.unfinished(j), z3.Or(s.is_cls(i, ex), s.is_cls(j, ex))) for j in range(i)]
+        )
+        q = CallClass.QUEUE
+        sched2 = z3.And(
+            s.is_cls(i, q),
+            ors(
+                [
+                    z3.And(
+                        s.b("inb", j),
+                        s.is_cls(j, q),
+                        s.b("key", j) == s.b("key", i),
+                        z3.Or(s.b("running", j), s.unfinished(j) if j < i else False),
+                    )
+                    for j in others
+                ]
+            ),
+        )
+        sched6 = ors(
+            [
+                z3.And(
+                    s.b("inb", j),
+                    s.conflict(i, j),
+                    z3.Or(s.b("running", j), s.unfinished(j) if j < i else False),
+                )
+                for j in others
+            ]
+        )
+        return [(sched1, "SCHED-1"), (sched3, "SCHED-3"), (sched2, "SCHED-2"), (sched6, "SCHED-6")]
+
+    def _checks(self, s: State, p: Params) -> dict[str, list[tuple[z3.BoolRef, str]]]:
+
+        def at(f: Callable[[int], z3.BoolRef]) -> z3.BoolRef:
+            return self._at(p, f)
+
+        found = self._found(s, p)
+        f = p.facts
+        res = resolve_z3(f)
+        d = p["d"]
+        status = p["status"]
+        unsettled = ors([z3.And(s.b("inb", i), z3.Not(s.done(i))) for i in range(self.K)])
+        sched: list[tuple[z3.BoolRef, str]] = []
+        for inv in ("SCHED-1", "SCHED-3", "SCHED-2", "SCHED-6"):
+            cond = ors(
+                [
+                    z3.And(p["slot"] == i, c)
+                    for i in range(self.K)
+                    for c, v in self._sched_checks(s, p, i)
+                    if v == inv
+                ]
+            )
+            sched.append((cond, inv))
+        completed = p["rstatus"] == RUN[RunStatus.COMPLETED]
+        deny = DECISION[Decision.DENY]
+        covered = [
+            z3.And(p[f"cv{i}"], z3.Not(z3.And(s.b("inb", i), s.b("running", i))))
+            for i in range(self.K)
+        ]
+        cancel_bad = z3.Or(
+            z3.And(z3.Not(p["timeout"]), p["scoped"]),
+            z3.And(p["timeout"], z3.Or(z3.Not(p["scoped"]), z3.Not(p["limit_ok"]), ors(covered))),
+        )
+        stubs_bad = z3.Or(
+            p["uextra"],
+            ors([z3.And(s.open(i), p[f"unk{i}"] != s.may_have_happened(i)) for i in range(self.K)]),
+        )
+        return {
+            "turn_start": [(z3.Not(p["turn_ok"]), "LOOP-1")],
+            "compaction": [
+                (p["split"], "CLOSE-6"),
+                (s.any_open(), "CLOSE-6"),
+                # while streaming, only the overflow retry may cut the context
+                (z3.And(s["phase"] == PHASE[Phase.STREAMING], z3.Not(p["retry"])), "LOOP-1"),
+                (z3.Not(p["valid"]), "CLOSE-8"),
+            ],
+            "hook": [
+                (z3.Not(found), "LOOP-1"),
+                (z3.Not(p["hknown"]), "CHILD-6"),
+                (at(lambda i: s.b("decided", i)), "CHILD-6"),
+            ],
+            "request": [(s.any_open(), "CLOSE-2")],
+            "assistant": [(p["dup"], "LOOP-1")],
+            "decision": [
+                (z3.Not(found), "LOOP-1"),
+                (at(lambda i: s.b("decided", i)), "LOOP-1"),
+                (z3.And(has(f, RuleBehavior.DENY), d != DECISION[Decision.DENY]), "PERM-2"),
+                (z3.And(z3.Or(f.protected, f.secret), d == DECISION[Decision.ALLOW]), "PERM-3"),
+                (
+                    z3.And(
+                        f.mode == MODE[Mode.PLAN],
+                        KIND.is_in(f.kind, MUTATING_KINDS),
+                        d != DECISION[Decision.DENY],
+                    ),
+                    "PERM-4",
+                ),
+                (z3.And(f.mode == MODE[Mode.DONT_ASK], d == DECISION[Decision.ASK]), "PERM-5"),
+                (z3.Not(z3.And(res.decision == d, res.stage == p["stage"])), "PERM-1"),
+                (at(lambda i: z3.And(s.b("vet", i), d != deny)), "CHILD-6"),
+                (
+                    at(lambda i: z3.And(z3.Not(s.b("vet", i)), d != deny, s.b("hkpend", i))),
+                    "CHILD-6",
+                ),
+            ],
+            "ask_resolved": [
+                (z3.Not(found), "LOOP-1"),
+                (
+                    at(
+                        lambda i: z3.Or(
+                            z3.Not(s.b("decided", i)),
+                            s.e("dec", i) != DECISION[Decision.ASK],
+                            s.b("settled", i),
+                        )
+                    ),
+                    "LOOP-1",
+                ),
+                (
+                    z3.And(
+                        at(lambda i: s.b("hp", i)),
+                        z3.Or(
+                            z3.Not(p["by_default"]),
+                            p["approved"] != (s["hdef"] == DECISION[Decision.ALLOW]),
+                        ),
+                    ),
+                    "PERM-6",
+                ),
+            ],
+            "effect_start": [
+                (z3.Not(found), "AUTH-1"),
+                (at(lambda i: s.b("committed", i)), "RETRY-1"),
+                (at(lambda i: z3.Not(s.admitted(i))), "AUTH-1"),
+                (at(lambda i: z3.Not(s.b("surf", i))), "AUTH-3"),
+                (at(lambda i: z3.Or(s.b("running", i), s.b("closed", i))), "LOOP-1"),
+                (s["canc"], "SCHED-5"),
+                (z3.And(z3.Not(s["eff"]), unsettled), "AUTH-2"),
+                *sched,
+            ],
+            "commit": [
+                (z3.Not(found), "LOOP-1"),
+                (at(lambda i: z3.Or(z3.Not(s.b("running", i)), s.b("committed", i))), "LOOP-1"),
+            ],
+            "effect_end": [
+                (z3.Not(found), "LOOP-1"),
+                (at(lambda i: z3.Not(s.b("running", i))), "LOOP-1"),
+                (p["outcome"] == OUT[EffectOutcome.DETACHED], "LOOP-1"),
+                (
+                    z3.And(
+                        p["outcome"] == OUT[EffectOutcome.UNKNOWN],
+                        s["phase"] != PHASE[Phase.INTERRUPTED],
+                    ),
+                    "LOOP-1",
+                ),
+                (at(lambda i: s.b("committed", i) != p["committed"]), "RETRY-2"),
+            ],
+            "handshake": [
+                (z3.Not(found), "LOOP-1"),
+                (
+                    at(
+                        lambda i: z3.Or(
+                            z3.Not(s.is_cls(i, CallClass.BACKGROUND)), z3.Not(s.b("running", i))
+                        )
+                    ),
+                    "SCHED-4",
+                ),
+                (self._job_at(s, p), "SCHED-4"),
+            ],
+            "job_done": [(z3.Or(z3.Not(self._job_at(s, p)), z3.Not(p["occ_match"])), "SCHED-4")],
+            "result": [
+                (z3.Not(found), "CLOSE-4"),
+                (at(lambda i: s.b("closed", i)), "CLOSE-1"),
+                (
+                    z3.And(
+                        s["phase"] == PHASE[Phase.RESUMED],
+                        at(lambda i: z3.Not(s.b("committed", i))),
+                    ),
+                    "RETRY-2",
+                ),
+                (
+                    z3.And(
+                        STATUS.is_in(status, _NEEDS_CANCEL),
+                        z3.Not(s["canc"]),
+                        z3.Not(
+                            z3.And(
+                                status == STATUS[ResultStatus.CANCELLED],
+                                at(lambda i: s.b("cov", i)),
+                            )
+                        ),
+                    ),
+                    "SCHED-5",
+                ),
+                (at(lambda i: s.b("running", i)), "LOOP-1"),
+                (
+                    z3.And(
+                        status == STATUS[ResultStatus.OK],
+                        at(lambda i: z3.Not(s.b("finished", i))),
+                    ),
+                    "LOOP-1",
+                ),
+                (
+                    z3.And(
+                        status == STATUS[ResultStatus.DENIED],
+                        at(lambda i: z3.Not(s.refused(i))),
+                    ),
+                    "LOOP-1",
+                ),
+            ],
+            "results_sent": [
+                (s.any_open(), "CLOSE-2"),
+                (z3.Not(p["inorder"]), "CLOSE-3"),
+                (z3.Not(p["ids_known"]), "CLOSE-4"),
+                (z3.Not(p["ids_inorder"]), "CLOSE-3"),
+            ],
+            "cancel": [(cancel_bad, "SCHED-5")],
+            "repair": [
+                (z3.Not(p["exact"]), "CLOSE-5"),
+                # RETRY-2: a committed call is answered by its commit, never stubbed
+                (ors([z3.And(s.open(i), s.b("committed", i)) for i in range(self.K)]), "RETRY-2"),
+                (stubs_bad, "RETRY-3"),
+                (z3.Not(p["ids_known"]), "CLOSE-4"),
+                (z3.Not(p["ids_inorder"]), "CLOSE-3"),
+            ],
+            "spawn": [
+                (p["tools_extra"], "CHILD-1"),
+                (
+                    z3.And(p["parent_mode"] == MODE[Mode.PLAN], p["child_mode"] != MODE[Mode.PLAN]),
+                    "CHILD-3",
+                ),
+                (z3.Not(mode_at_most_z3(p["child_mode"], p["parent_mode"])), "CHILD-2"),
+                # a recorded request (req_none false): refused when more
+                # permissive than the parent's, else granted as asked
+                (
+                    z3.And(
+                        z3.Not(p["req_none"]),
+                        p["parent_mode"] != MODE[Mode.PLAN],
+                        z3.Or(
+                            z3.Not(mode_at_most_z3(p["req"], p["parent_mode"])),
+                            p["child_mode"] != p["req"],
+                        ),
+                    ),
+                    "CHILD-2",
+                ),
+                (z3.And(p["child_mode"] == MODE[Mode.PLAN], p["locked"]), "CHILD-3"),
+            ],
+            "run_end": [
+                (z3.And(completed, s["phase"] != PHASE[Phase.ANSWERED]), "LOOP-2"),
+                (z3.And(completed, s.any_job()), "SCHED-4"),
+                (
+                    z3.And(p["rstatus"] != RUN[RunStatus.INTERRUPTED], s.any_open()),
+                    "CLOSE-2",
+                ),
+            ],
+        }
+
+    def _monitor(self, s: State, p: Params) -> z3.ExprRef:
+        """The ID `step` reports first for this event, or `ok`."""
+        hpend = ors([s.b("hp", i) for i in range(self.K)])
+        settles_it = z3.And(self._ev(p, "ask_resolved"), self._at(p, lambda i: s.b("hp", i)))
+        per_kind = self._checks(s, p)
+        body: z3.ExprRef = CHECK[OK]
+        for kind in reversed(EVENT_KINDS):
+            if per_kind.get(kind):
+                body = z3.If(self._ev(p, kind), _first(per_kind[kind], CHECK[OK]), body)
+        rerun = z3.And(
+            self._ev(p, "effect_start"),
+            PHASE.is_in(s["phase"], (Phase.INTERRUPTED, Phase.RESUMED)),
+            self._at(p, lambda i: z3.And(s.b("inb", i), s.b("committed", i))),
+        )
+        pre = [
+            (z3.And(hpend, z3.Not(settles_it)), "PERM-6"),
+            (rerun, "RETRY-1"),
+            (z3.Not(self.enabled_in_phase(s["phase"], p["ev"])), "LOOP-1"),
+        ]
+        return _first(pre, body)
+
+    def _updates(self, s: State, p: Params) -> _Chain:
+        c = _Chain()
+
+        def ev(kind: str) -> z3.BoolRef:
+            return self._ev(p, kind)
+
+        def clear(when: z3.BoolRef) -> None:
+            for i in range(self.K):
+                for name, value in self.canonical(i).items():
+                    c.set(name, when, value)
+
+        def slot(i: int, kind: str) -> z3.BoolRef:
+            return z3.And(ev(kind), p["slot"] == i)
+
+        c.set("phase", ev("turn_start"), PHASE[Phase.PREPARING])
+        c.set("phase", ev("request"), PHASE[Phase.STREAMING])
+        retry = z3.And(ev("compaction"), s["phase"] == PHASE[Phase.STREAMING])
+        c.set("phase", retry, PHASE[Phase.PREPARING])
+        clear(ev("request"))
+        answered = z3.And(ev("assistant"), p["n"] == 0)
+        batch = z3.And(ev("assistant"), p["n"] > 0)
+        c.set("phase", answered, PHASE[Phase.ANSWERED])
+        c.set("phase", batch, PHASE[Phase.BATCH])
+        c.set("eff", batch, False)
+        c.set("canc", batch, False)
+        for i in range(self.K):
+            fresh = {
+                f"inb{i}": p["n"] > i,
+                f"surf{i}": z3.And(p["n"] > i, p[f"surf{i}"]),
+                f"hkpend{i}": z3.And(p["n"] > i, p[f"hneed{i}"]),
+            }
+            for name, value in self.canonical(i).items():
+                c.set(name, batch, fresh.get(name, value))
+        for i in range(self.K):
+            hook = slot(i, "hook")
+            c.set(f"vet{i}", hook, z3.Or(s.b("vet", i), p["vetoed"]))
+            c.set(f"hkpend{i}", hook, z3.Not(p["hdone"]))
+            dec = slot(i, "decision")
+            c.set(f"decided{i}", dec, True)
+            c.set(f"dec{i}", dec, p["d"])
+            c.set(f"cls{i}", dec, p["dcls"])
+            c.set(f"key{i}", dec, p["dkey"])
+            for r in range(REGIONS):
+                c.set(f"rd{i}_{r}", dec, p[f"drd{r}"])
+                c.set(f"wr{i}_{r}", dec, p[f"dwr{r}"])
+            c.set(f"hp{i}", dec, z3.And(p["d"] == DECISION[Decision.ASK], waitless(p["droute"])))
+            ans = slot(i, "ask_resolved")
+            c.set(f"settled{i}", ans, True)
+            c.set(f"appr{i}", ans, p["approved"])
+            c.set(f"hp{i}", ans, False)
+            c.set(f"running{i}", slot(i, "effect_start"), True)
+            c.set(f"started{i}", slot(i, "effect_start"), True)
+            c.set(f"committed{i}", slot(i, "commit"), True)
+            end = slot(i, "effect_end")
+            c.set(f"running{i}", end, False)
+            c.set(f"finished{i}", end, True)
+            c.set(f"out{i}", end, p["outcome"])
+            c.set(f"cov{i}", z3.And(ev("cancel"), p["scoped"], p[f"cv{i}"]), True)
+            hs = slot(i, "handshake")
+            c.set(f"running{i}", hs, False)
+            c.set(f"finished{i}", hs, True)
+            c.set(f"out{i}", hs, OUT[EffectOutcome.OK])
+            c.set(f"closed{i}", slot(i, "result"), True)
+        c.set("eff", ev("effect_start"), True)
+        for j in range(self.J):
+            c.set(f"job{j}", z3.And(ev("handshake"), p["jslot"] == j), True)
+            c.set(f"job{j}", z3.And(ev("job_done"), p["jslot"] == j), False)
+        c.set("phase", ev("results_sent"), PHASE[Phase.READY])
+        clear(ev("results_sent"))
+        c.set("canc", z3.And(ev("cancel"), z3.Not(p["scoped"])), True)
+        c.set("phase", ev("interrupt"), PHASE[Phase.INTERRUPTED])
+        c.set("canc", ev("interrupt"), True)
+        c.set("phase", ev("resume"), PHASE[Phase.RESUMED])
+        c.set("phase", ev("repair"), PHASE[Phase.READY])
+        clear(ev("repair"))
+        c.set("phase", ev("run_end"), PHASE[Phase.ENDED])
+        return c
+
+    # --- the protocol ----------------------------------------------------
+
+    def preflight_done(self, s: State) -> z3.BoolRef:
+        """The last call of the batch is decided and settled (decisions run in
+        call order, so this means every call is)."""
+        parts = []
+        for i in range(self.K):
+            last = (
+                s.b("inb", i)
+                if i == self.K - 1
+                else z3.And(s.b("inb", i), z3.Not(s.b("inb", i + 1)))
+            )
+            parts.append(z3.Implies(last, s.done(i)))
+        return z3.And(parts)
+
+    def _may_start(self, s: State, p: Params, i: int) -> z3.BoolRef:
+        cfg = self.config
+        cls, key = p["dcls"], p["dkey"]
+        skips_gate = z3.And(
+            z3.BoolVal(cfg.ablated("gate-skips-safe")),
+            z3.Not(s.b("decided", i)),
+            cls == CLS[CallClass.SAFE],
+        )
+        gate = z3.Or(s.admitted(i), skips_gate)
+        known = z3.Implies(s.b("decided", i), z3.And(cls == s.e("cls", i), key == s.b("key", i)))
+        error = s.e("out", i) == OUT[EffectOutcome.ERROR]
+        may_retry = (
+            error
+            if cfg.ablated("retry-after-commit")
+            else z3.And(error, z3.Not(s.b("committed", i)))
+        )
+        retry = z3.Or(z3.Not(s.b("finished", i)), may_retry)
+        preflight = z3.Or(
+            z3.BoolVal(cfg.ablated("no-preflight")), skips_gate, self.preflight_done(s)
+        )
+
+        def exclusive(j: int | None) -> z3.BoolRef:
+            if cfg.ablated("exclusive-as-safe"):
+                return z3.BoolVal(False)
+            if j is None:
+                return cls == CLS[CallClass.EXCLUSIVE]
+            return s.is_cls(j, CallClass.EXCLUSIVE)
+
+        others = [j for j in range(self.K) if j != i]
+        running = {j: z3.And(s.b("inb", j), s.b("running", j)) for j in others}
+        barrier = ands(
+            [z3.Not(z3.And(running[j], exclusive(j))) for j in others]
+            + [z3.Not(z3.And(s.unfinished(j), exclusive(j))) for j in range(i)]
+        )
+        alone = z3.Implies(
+            exclusive(None),
+            ands(
+                [z3.Not(running[j]) for j in others] + [z3.Not(s.unfinished(j)) for j in range(i)]
+            ),
+        )
+
+        def same_queue(j: int) -> z3.BoolRef:
+            return z3.And(s.is_cls(j, CallClass.QUEUE), s.b("key", j) == key)
+
+        fifo = (
+            []
+            if cfg.ablated("queue-not-fifo")
+            else [z3.Not(z3.And(s.unfinished(j), same_queue(j))) for j in range(i)]
+        )
+        queue = z3.Implies(
+            cls == CLS[CallClass.QUEUE],
+            ands([z3.Not(z3.And(running[j], same_queue(j))) for j in others] + fifo),
+        )
+        # SCHED-6: a Safe call and a writer whose footprints conflict never
+        # overlap and run in call order.
+        footprint = (
+            z3.BoolVal(True)
+            if cfg.ablated("footprint-blind")
+            else ands(
+                [z3.Not(z3.And(running[j], s.conflict(i, j))) for j in others]
+                + [z3.Not(z3.And(s.unfinished(j), s.conflict(i, j))) for j in range(i)]
+            )
+        )
+        return z3.And(
+            z3.Not(s.b("running", i)),
+            z3.Not(s.b("closed", i)),
+            s.b("surf", i),
+            gate,
+            known,
+            retry,
+            preflight,
+            barrier,
+            alone,
+            queue,
+            footprint,
+        )
+
+    def _result_ok(self, s: State, p: Params, i: int) -> z3.BoolRef:
+        st = p["status"]
+        fin, out = s.b("finished", i), s.e("out", i)
+        by_status = {
+            ResultStatus.OK: z3.And(fin, out == OUT[EffectOutcome.OK]),
+            ResultStatus.ERROR: z3.And(fin, out == OUT[EffectOutcome.ERROR]),
+            ResultStatus.DENIED: s.refused(i),
+            ResultStatus.CANCELLED: z3.And(
+                z3.Or(s["canc"], s.b("cov", i)), fin, out == OUT[EffectOutcome.CANCELLED]
+            ),
+            ResultStatus.SKIPPED: z3.And(s["canc"], z3.Not(fin)),
+            # repair stubs, never the runtime's results
+            ResultStatus.INTERRUPTED: z3.BoolVal(False),
+            ResultStatus.UNKNOWN: z3.BoolVal(False),
+        }
+        return z3.And(
+            z3.Not(s.b("closed", i)),
+            z3.Not(s.b("running", i)),
+            STATUS.table(st, by_status),
+            z3.Implies(s["phase"] == PHASE[Phase.RESUMED], s.b("committed", i)),
+        )
+
+    def _protocol(self, s: State, p: Params) -> z3.BoolRef:
+        """What a correct runtime may do next (the ablations weaken it)."""
+        cfg = self.config
+
+        def at(f: Callable[[int], z3.BoolRef]) -> z3.BoolRef:
+            return self._at(p, f)
+
+        f = p.facts
+        res = resolve_z3(f)
+        bg = CallClass.BACKGROUND
+        child, refused = child_mode_z3(
+            s["mode"], p["req"], p["req_none"], cloned=not cfg.ablated("child-gate-not-cloned")
+        )
+        exact = (
+            p["exact"] == z3.Not(s.any_open())  # it stubs nothing
+            if cfg.ablated("no-closure-repair")
+            else p["exact"]
+        )
+        # RETRY-3: a stub is unknown exactly when the call may have had an
+        # effect (ablated: every stub says interrupted).
+        told_apart = ands(
+            [
+                z3.Implies(
+                    s.open(i),
+                    p[f"unk{i}"]
+                    == (
+                        z3.BoolVal(False)
+                        if cfg.ablated("stub-started-as-interrupted")
+                        else s.may_have_happened(i)
+                    ),
+                )
+                for i in range(self.K)
+            ]
+        )
+        deny = DECISION[Decision.DENY]
+        enforced = (
+            z3.BoolVal(True)
+            if cfg.ablated("hooks-not-run")
+            else z3.Not(
+                at(lambda i: z3.And(z3.Not(s.b("vet", i)), p["d"] != deny, s.b("hkpend", i)))
+            )
+        )
+        hdef_allows = s["hdef"] == DECISION[Decision.ALLOW]
+        guards: dict[str, z3.BoolRef] = {
+            "turn_start": p["turn_ok"],
+            "compaction": z3.And(
+                z3.Not(p["split"]),
+                p["valid"],
+                z3.Implies(s["phase"] == PHASE[Phase.STREAMING], p["retry"]),
+            ),
+            "hook": z3.And(
+                at(lambda i: z3.And(s.b("inb", i), z3.Not(s.b("decided", i)), s.b("hkpend", i))),
+                p["hknown"],
+            ),
+            "request": z3.BoolVal(True),
+            "stream_repair": z3.BoolVal(True),
+            "assistant": z3.Not(p["dup"]),
+            "decision": z3.And(
+                at(
+                    lambda i: z3.And(
+                        s.b("inb", i),
+                        z3.Not(s.b("decided", i)),
+                        s.done(i - 1) if i > 0 else True,
+                    )
+                ),
+                f.mode == s["mode"],
+                res.decision == p["d"],
+                res.stage == p["stage"],
+                p["droute"] == s["route"],
+                z3.Not(at(lambda i: z3.And(s.b("vet", i), p["d"] != deny))),
+                enforced,
+            ),
+            "ask_resolved": z3.And(
+                at(
+                    lambda i: z3.And(
+                        s.b("inb", i),
+                        s.b("decided", i),
+                        s.e("dec", i) == DECISION[Decision.ASK],
+                        z3.Not(s.b("settled", i)),
+                    )
+                ),
+                z3.If(
+                    waitless(s["route"]),
+                    z3.And(p["by_default"], p["approved"] == hdef_allows),
+                    z3.Not(p["by_default"]),
+                ),
+            ),
+            "effect_start": z3.And(
+                z3.Not(s["canc"]),
+                at(lambda i: z3.And(s.b("inb", i), self._may_start(s, p, i))),
+            ),
+            "commit": at(
+                lambda i: z3.And(s.b("inb", i), s.b("running", i), z3.Not(s.b("committed", i)))
+            ),
+            "effect_end": z3.And(
+                at(
+                    lambda i: z3.And(
+                        s.b("inb", i),
+                        s.b("running", i),
+                        z3.Implies(s.is_cls(i, bg), p["outcome"] != OUT[EffectOutcome.OK]),
+                        p["committed"] == s.b("committed", i),
+                        z3.Implies(
+                            p["outcome"] == OUT[EffectOutcome.CANCELLED],
+                            z3.Or(s["canc"], s.b("cov", i)),
+                        ),
+                    )
+                ),
+                z3.Implies(p["committed"], p["outcome"] != OUT[EffectOutcome.CANCELLED]),
+                p["outcome"] != OUT[EffectOutcome.DETACHED],
+                z3.Implies(
+                    p["outcome"] == OUT[EffectOutcome.UNKNOWN],
+                    s["phase"] == PHASE[Phase.INTERRUPTED],
+                ),
+            ),
+            "handshake": z3.And(
+                at(lambda i: z3.And(s.b("inb", i), s.b("running", i), s.is_cls(i, bg))),
+                z3.Not(self._job_at(s, p)),
+            ),
+            "job_done": z3.And(self._job_at(s, p), p["occ_match"]),
+            "result": at(lambda i: z3.And(s.b("inb", i), self._result_ok(s, p, i))),
+            "results_sent": z3.And(
+                z3.Not(s.any_open()), p["inorder"], p["ids_known"], p["ids_inorder"]
+            ),
+            # A timeout names the running calls past its limit; any other
+            # cause covers the whole batch.
+            "cancel": z3.If(
+                p["timeout"],
+                z3.And(
+                    p["scoped"],
+                    p["limit_ok"],
+                    ors([p[f"cv{i}"] for i in range(self.K)]),
+                    ands(
+                        [
+                            z3.Implies(p[f"cv{i}"], z3.And(s.b("inb", i), s.b("running", i)))
+                            for i in range(self.K)
+                        ]
+                    ),
+                ),
+                z3.Not(p["scoped"]),
+            ),
+            "interrupt": z3.BoolVal(True),
+            "resume": z3.Not(s.any_running()),
+            "repair": z3.And(
+                z3.Not(s.any_running()),
+                # the committed calls were answered first, from the journal (RETRY-2)
+                z3.Not(ors([z3.And(s.open(i), s.b("committed", i)) for i in range(self.K)])),
+                exact,
+                z3.Not(p["uextra"]),
+                told_apart,
+                p["ids_known"],
+                p["ids_inorder"],
+            ),
+            "spawn": z3.And(
+                p["parent_mode"] == s["mode"],
+                z3.Not(p["tools_extra"]),
+                z3.Implies(child == MODE[Mode.PLAN], z3.Not(p["locked"])),
+                p["child_mode"] == child,
+                z3.Not(refused),
+            ),
+            "run_end": z3.And(
+                z3.Implies(
+                    p["rstatus"] == RUN[RunStatus.COMPLETED],
+                    z3.And(s["phase"] == PHASE[Phase.ANSWERED], z3.Not(s.any_job())),
+                ),
+                z3.Implies(p["rstatus"] != RUN[RunStatus.INTERRUPTED], z3.Not(s.any_open())),
+                z3.Implies(
+                    p["rstatus"] == RUN[RunStatus.INTERRUPTED],
+                    s["phase"] == PHASE[Phase.INTERRUPTED],
+                ),
+            ),
+        }
+        missing = set(EVENT_KINDS) - set(guards)
+        if missing:  # pragma: no cover - a new event kind needs a guard
+            raise MetisModelError(f"protocol has no guard for {sorted(missing)}")
+        hpend = ors([s.b("hp", i) for i in range(self.K)])
+        return z3.And(
+            self.enabled_in_phase(s["phase"], p["ev"]),
+            z3.Implies(
+                hpend,
+                z3.And(self._ev(p, "ask_resolved"), at(lambda i: s.b("hp", i))),
+            ),
+            ors([z3.And(self._ev(p, k), g) for k, g in guards.items()]),
+        )
+
+    # --- candidate lemmas for k-induction --------------------------------
+
+    def lemmas(self, s: State) -> list[tuple[str, z3.BoolRef]]:
+        """Candidate state invariants; Houdini keeps the inductive subset.
+
+        Each holds only in states the checker accepted (`viol == ok`)."""
+        K = self.K
+        out: list[tuple[str, z3.BoolRef]] = []
+
+        def add(name: str, body: z3.BoolRef) -> None:
+            out.append((name, z3.Implies(s["viol"] == CHECK[OK], body)))
+
+        quiet = (Phase.READY, Phase.PREPARING, Phase.STREAMING, Phase.ANSWERED)
+        add(
+            "no-calls-when-quiet", z3.Implies(PHASE.is_in(s["phase"], quiet), z3.Not(s.b("inb", 0)))
+        )
+        add("batch-has-calls", z3.Implies(s["phase"] == PHASE[Phase.BATCH], s.b("inb", 0)))
+        for i in range(K):
+
+            def b(f: str, i: int = i) -> z3.BoolRef:
+                return s.b(f, i)
+
+            canon = ands([v == s[n] for n, v in self.canonical(i).items() if n != f"inb{i}"])
+            add(f"cleared-{i}", z3.Implies(z3.Not(b("inb")), canon))
+            if i + 1 < K:
+                add(f"prefix-{i}", z3.Implies(s.b("inb", i + 1), b("inb")))
+                add(f"in-order-{i}", z3.Implies(s.b("decided", i + 1), s.done(i)))
+            add(
+                f"settled-ask-{i}",
+                z3.Implies(
+                    b("settled"), z3.And(b("decided"), s.e("dec", i) == DECISION[Decision.ASK])
+                ),
+            )
+            add(f"approved-settled-{i}", z3.Implies(b("appr"), b("settled")))
+            add(
+                f"running-admitted-{i}",
+                z3.Implies(b("running"), z3.And(s.admitted(i), z3.Not(b("closed")), s["eff"])),
+            )
+            add(
+                f"finished-admitted-{i}", z3.Implies(b("finished"), z3.And(s.admitted(i), s["eff"]))
+            )
+            add(
+                f"committed-started-{i}",
+                z3.Implies(
+                    b("committed"), z3.And(b("started"), z3.Or(b("running"), b("finished")))
+                ),
+            )
+            add(f"running-started-{i}", z3.Implies(b("running"), b("started")))
+            add(f"finished-started-{i}", z3.Implies(b("finished"), b("started")))
+            add(
+                f"started-ran-{i}",
+                z3.Implies(b("started"), z3.And(z3.Or(b("running"), b("finished")), s["eff"])),
+            )
+            add(f"started-surface-{i}", z3.Implies(b("started"), b("surf")))
+            add(f"covered-started-{i}", z3.Implies(b("cov"), b("started")))
+            deny = DECISION[Decision.DENY]
+            add(
+                f"veto-denied-{i}",
+                z3.Implies(z3.And(b("decided"), b("vet")), s.e("dec", i) == deny),
+            )
+            add(
+                f"hooks-ran-{i}",
+                z3.Implies(
+                    z3.And(b("decided"), z3.Not(b("vet")), s.e("dec", i) != deny),
+                    z3.Not(b("hkpend")),
+                ),
+            )
+            add(f"eff-preflight-{i}", z3.Implies(z3.And(s["eff"], b("inb")), s.done(i)))
+            add(
+                f"running-phase-{i}",
+                z3.Implies(b("running"), PHASE.is_in(s["phase"], (Phase.BATCH, Phase.INTERRUPTED))),
+            )
+            add(
+                f"resumed-still-{i}",
+                z3.Implies(s["phase"] == PHASE[Phase.RESUMED], z3.Not(b("running"))),
+            )
+            ask_open = z3.And(
+                b("decided"), s.e("dec", i) == DECISION[Decision.ASK], z3.Not(b("settled"))
+            )
+            add(f"hp-exact-{i}", b("hp") == z3.And(ask_open, waitless(s["route"])))
+            add(f"closed-decided-{i}", z3.Implies(b("closed"), z3.Or(b("decided"), s["canc"])))
+            add(f"unfinished-not-closed-run-{i}", z3.Implies(b("running"), b("inb")))
+            for j in range(K):
+                if j == i:
+                    continue
+                add(f"hp-one-{i}-{j}", z3.Not(z3.And(b("hp"), s.b("hp", j))))
+                add(
+                    f"exclusive-alone-{i}-{j}",
+                    z3.Implies(
+                        z3.And(b("running"), s.is_cls(i, CallClass.EXCLUSIVE)),
+                        z3.Not(s.b("running", j)),
+                    ),
+                )
+                same_q = z3.And(
+                    s.is_cls(i, CallClass.QUEUE),
+                    s.is_cls(j, CallClass.QUEUE),
+                    b("key") == s.b("key", j),
+                )
+                add(f"queue-alone-{i}-{j}", z3.Not(z3.And(same_q, b("running"), s.b("running", j))))
+                add(
+                    f"footprint-alone-{i}-{j}",
+                    z3.Not(z3.And(s.conflict(i, j), b("running"), s.b("running", j))),
+                )
+                if i < j:
+                    started_j = z3.Or(s.b("running", j), s.b("finished", j))
+                    add(
+                        f"exclusive-barrier-{i}-{j}",
+                        z3.Implies(
+                            z3.And(s.unfinished(i), s.is_cls(i, CallClass.EXCLUSIVE)),
+                            z3.Not(started_j),
+                        ),
+                    )
+                    add(
+                        f"exclusive-after-{i}-{j}",
+                        z3.Implies(
+                            z3.And(s.b("running", j), s.is_cls(j, CallClass.EXCLUSIVE)),
+                            z3.Not(s.unfinished(i)),
+                        ),
+                    )
+                    add(
+                        f"queue-fifo-{i}-{j}",
+                        z3.Implies(z3.And(s.unfinished(i), same_q), z3.Not(started_j)),
+                    )
+                    add(
+                        f"footprint-order-{i}-{j}",
+                        z3.Implies(
+                            z3.And(s.unfinished(i), s.conflict(i, j)), z3.Not(s.b("started", j))
+                        ),
+                    )
+        return out
+
+
+def ablation_names() -> tuple[str, ...]:
+    return tuple(ABLATIONS)
+
+
+def check_ablations(names: Iterable[str]) -> frozenset[str]:
+    """Validate ablation names (raises `UnknownAblation` on the first bad one)."""
+    return LoopConfig(ablations=frozenset(names)).ablations
