@@ -63,10 +63,10 @@ def _targets(outputs: tuple[str, ...], as_json: bool) -> list[tuple[str, str | N
 
 
 def _write_file(path: str, text: str) -> None:
-    """Write atomically (a partly written report never replaces a good one)."""
-    from ._params import write_atomic
+    """Write a report where the user said (a partly written one never replaces a good one)."""
+    from ._params import write_named
 
-    write_atomic(Path(path), (text + "\n").encode(), "--output")
+    write_named(Path(path), (text + "\n").encode(), "--output")
 
 
 def run_units(units: list[Unit], fmt: str, jobs: int) -> list[FileResult]:
