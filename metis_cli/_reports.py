@@ -22,6 +22,8 @@ from ._transcripts import FileResult
 if TYPE_CHECKING:
     from xml.etree.ElementTree import Element
 
+    from ._sarif import SarifOptions
+
 
 @attrs.frozen
 class Run:
@@ -281,12 +283,14 @@ def github_report(run: Run) -> str:
 WRITERS = {"text": text_report, "json": json_report, "junit": junit_report, "github": github_report}
 
 
-def write_all(run: Run, targets: Sequence[tuple[str, str | None]]) -> dict[str, str]:
-    """Each requested output's text, by kind (SARIF included)."""
+def write_all(
+    run: Run, targets: Sequence[tuple[str, str | None]], sarif: SarifOptions | None = None
+) -> dict[str, str]:
+    """Each requested output's text, by kind (SARIF included, with its options)."""
     from ._sarif import sarif_report
 
     texts: dict[str, str] = {}
     for kind, _ in targets:
         if kind not in texts:
-            texts[kind] = sarif_report(run) if kind == "sarif" else WRITERS[kind](run)
+            texts[kind] = sarif_report(run, sarif) if kind == "sarif" else WRITERS[kind](run)
     return texts
