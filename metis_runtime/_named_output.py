@@ -1,8 +1,8 @@
 """The one writer of a path a user named (`--output FORMAT=PATH`, `--report`,
 `--out`), and the atomic replacement every metis file write goes through.
 
-What is at the path decides how it is written (specs/trace-format.md,
-"Files a user names"):
+What is at the path decides how it is written (specs/secrets.md, "Files a
+user names"):
 
 - nothing, or a regular file: replaced atomically. A temporary file beside
   it (`O_EXCL`, so never someone else's), fsynced, renamed over it; a reader
