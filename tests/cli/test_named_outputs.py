@@ -256,3 +256,34 @@ def test_conform_draw_dir_writes_through_a_symlink_in_it(broken: Path, tmp_path:
     first.symlink_to(tmp_path / "kept.svg")
     _ran(["conform", "--format", "anthropic", str(broken), "--draw", str(drawings)])
     assert first.is_symlink() and (tmp_path / "kept.svg").read_text().startswith("<")
+
+
+def test_a_staged_folder_places_each_file_by_the_same_writer(tmp_path: Path) -> None:
+    """`StagedOutput` (prove --out, counterexample --out, conform --draw): what is
+    already at a file's name decides how it is written, as for --output."""
+    from metis_cli._params import StagedOutput
+
+    out = tmp_path / "out"
+    out.mkdir()
+    fifo = FifoReader(out / "a.smt2")
+    device = private_null(out).rename(out / "b.smt2")
+    (out / "kept.smt2").write_text("stale")
+    (out / "c.smt2").symlink_to("kept.smt2")
+    with StagedOutput(out) as stage:
+        for name in ("a", "b", "c", "d"):
+            (stage / f"{name}.smt2").write_text(f"({name})")
+    assert fifo.result() == b"(a)" and stat.S_ISCHR(device.stat().st_mode)
+    assert (out / "c.smt2").is_symlink() and (out / "kept.smt2").read_text() == "(c)"
+    assert (out / "d.smt2").read_text() == "(d)"
+    assert sorted(p.name for p in out.iterdir()) == [
+        "a.smt2",
+        "b.smt2",
+        "c.smt2",
+        "d.smt2",
+        "kept.smt2",
+    ]
+    (out / "d.smt2").unlink()
+    (out / "d.smt2").mkdir()
+    with pytest.raises(SystemExit) as exit_, StagedOutput(out) as stage:
+        (stage / "d.smt2").write_text("(d)")
+    assert exit_.value.code == 2
