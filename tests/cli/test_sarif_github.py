@@ -194,3 +194,35 @@ def test_the_driver_and_every_rule_link_home(repo: Path) -> None:
     assert driver["informationUri"] == home
     for rule in driver["rules"]:
         assert rule["helpUri"] == f"{home}/blob/main/specs/closure.md#invariants", rule["id"]
+
+
+def test_a_session_log_keeps_its_fingerprints_when_a_record_is_added_above(
+    tmp_path: Path,
+) -> None:
+    """JSON Lines: the finding's record is its line; a summary record Claude Code
+    writes at the top moves every line, not the fingerprints."""
+    from .test_conform_ci import SESSIONS
+
+    lines = (SESSIONS / "tool_heavy.jsonl").read_text().splitlines()
+    cut = next(i for i, line in enumerate(lines) if '"tool_use"' in line)
+    live = tmp_path / "live session.jsonl"
+    live.write_text("\n".join(lines[: cut + 1]) + "\n")
+
+    def undecided() -> tuple[list[tuple[str, str, str]], int]:
+        result = CliRunner().invoke(
+            cli, ["conform", "--format", "claude-code", str(live), "--output", "sarif"]
+        )
+        document: dict[str, Any] = json.loads(result.stdout)
+        validate(document)
+        first = document["runs"][0]["results"][0]
+        return prints(document), first["locations"][0]["physicalLocation"]["region"]["startLine"]
+
+    before, line = undecided()
+    assert [rule for rule, _, _ in before] == ["open-at-end"]
+    summary = {
+        "type": "summary",
+        "summary": "a title",
+        "leafUuid": "00000000-0000-0000-0000-000000000000",
+    }
+    live.write_text(json.dumps(summary) + "\n" + live.read_text())
+    assert undecided() == (before, line + 1)
