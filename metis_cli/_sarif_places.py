@@ -66,7 +66,9 @@ class Places:
         self._paths = {s: _resolved(s) for s in sources}
         if root is None:
             roots = Counter(
-                r for p in self._paths.values() if p is not None and (r := git_root(p.parent))
+                r
+                for p in self._paths.values()
+                if p is not None and (r := git_root(p if p.is_dir() else p.parent))
             )
             root = roots.most_common(1)[0][0] if roots else None
         self.root = root.resolve() if root is not None else None

@@ -18,7 +18,10 @@ user names"):
   most `FIFO_WAIT` seconds: with no reader by then it is an error, never a
   hang. The same goes for a descriptor path (`/dev/stdout`, `/dev/fd/N`,
   `/proc/<pid>/fd/N`): written through, so a shell's redirection of that
-  descriptor keeps what it had.
+  descriptor keeps what it had; one of this process's own is written on
+  that descriptor itself, after the process's buffered output, so a report
+  sent to `/dev/stdout` and the text output share the file offset of a
+  `> file` redirection instead of overwriting each other.
 - a directory, a socket or a block device: refused (a report is never
   written over a disk).
 
@@ -36,6 +39,7 @@ import itertools
 import os
 import re
 import stat
+import sys
 import time
 from pathlib import Path
 
@@ -125,10 +129,32 @@ def _kind(mode: int) -> str:
     return "is not a file, a character device or a FIFO"
 
 
+def _own_descriptor(name: str) -> int | None:
+    """The descriptor number when `name` is one of this process's own
+    (`/dev/stdout`, `/dev/fd/1`, `/proc/self/fd/1`, `/proc/<our pid>/fd/1`)."""
+    path = os.path.abspath(name)
+    if path in ("/dev/stdout", "/dev/stderr"):
+        return 1 if path == "/dev/stdout" else 2
+    head, _, number = path.rpartition("/")
+    if head in ("/dev/fd", "/proc/self/fd", "/proc/thread-self/fd", f"/proc/{os.getpid()}/fd"):
+        return int(number)
+    return None
+
+
 def _write_through(name: str, data: bytes) -> None:
     """Open what is there (a device, a FIFO, a descriptor) and write into it:
-    appended, not truncated, never replaced."""
-    fd = _open_without_hanging(name)
+    appended, not truncated, never replaced. One of this process's own
+    descriptors is written on itself, after what the process has buffered for
+    it, so the output and the report do not overwrite each other in a file a
+    shell redirected it to."""
+    own = _own_descriptor(name) if _DESCRIPTOR.fullmatch(os.path.abspath(name)) else None
+    if own is not None:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        fd = os.dup(own)
+    else:
+        fd = _open_without_hanging(name)
     try:
         if stat.S_ISDIR(os.fstat(fd).st_mode):
             raise NamedOutputError(f"{name}: is a directory; give a file name")

@@ -287,3 +287,37 @@ def test_a_staged_folder_places_each_file_by_the_same_writer(tmp_path: Path) -> 
     with pytest.raises(SystemExit) as exit_, StagedOutput(out) as stage:
         (stage / "d.smt2").write_text("(d)")
     assert exit_.value.code == 2
+
+
+def test_dev_stdout_shares_the_redirected_file_with_the_text_report(
+    broken: Path, tmp_path: Path
+) -> None:
+    """`> out.txt` with `--output junit=/dev/stdout`: the XML and the text output
+    both land in the file, neither over the other (a real process: fd 1)."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "out.txt"
+    with out.open("wb") as fh:
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "metis_cli",
+                "conform",
+                "--format",
+                "anthropic",
+                str(broken),
+                "--output",
+                "junit=/dev/stdout",
+            ],
+            stdout=fh,
+            stderr=subprocess.PIPE,
+            timeout=60,
+            check=False,
+        )
+    assert done.returncode == 1, done.stderr
+    text = out.read_text()
+    assert text.startswith('<?xml version="1.0"') and "</testsuites>" in text
+    assert f"{broken}: violates" in text.split("</testsuites>", 1)[1]
+    assert out.is_file() and not out.is_symlink()
