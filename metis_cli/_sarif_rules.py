@@ -13,6 +13,7 @@ moved definition fails a test rather than a link.
 from __future__ import annotations
 
 import functools
+import re
 from typing import Any
 
 from metis_model import BY_ID
@@ -97,7 +98,8 @@ def rule_descriptor(rule_id: str, invariant: str, provider_rule: str) -> dict[st
         see += f" (provider rule {provider_rule}: {where})"
     descriptor: dict[str, Any] = {
         "id": rule_id,
-        "name": rule_id.replace("/", "_").replace("-", "_"),
+        # A Pascal-case identifier (SARIF Multitool's SARIF2012): Close9Ant5, OpenAtEnd.
+        "name": "".join(part.capitalize() for part in re.split(r"[^A-Za-z0-9]+", rule_id)),
         "shortDescription": {"text": statement[:1000]},
         "fullDescription": {"text": full},
         "help": {"text": help_text, "markdown": f"{help_text}\n\nSee {see}."},

@@ -9,6 +9,7 @@ percent-encoded fails here, as it fails code scanning's upload.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -226,3 +227,53 @@ def test_a_session_log_keeps_its_fingerprints_when_a_record_is_added_above(
     }
     live.write_text(json.dumps(summary) + "\n" + live.read_text())
     assert undecided() == (before, line + 1)
+
+
+MULTITOOL = "METIS_SARIF_MULTITOOL"
+
+
+@pytest.mark.skipif(
+    not os.environ.get(MULTITOOL),
+    reason=f"${MULTITOOL} names no SARIF Multitool binary (npm @microsoft/sarif-multitool-linux)",
+)
+def test_microsofts_sarif_multitool_finds_no_error_or_warning(repo: Path, tmp_path: Path) -> None:
+    """Microsoft's own validator (`Sarif.Multitool validate`, SARIF and GitHub rule
+    kinds): the old output had SARIF1002 (URIs not RFC 3986) and SARIF2005 (no
+    informationUri); only style notes may remain."""
+    out, log = tmp_path / "metis.sarif", tmp_path / "validation.sarif"
+    result = CliRunner().invoke(
+        cli,
+        [
+            "conform",
+            "--format",
+            "anthropic",
+            str(repo / "sessions" / "my run 100%.json"),
+            "--output",
+            f"sarif={out}",
+        ],
+    )
+    assert result.exit_code == 1
+    subprocess.run(
+        [
+            os.environ[MULTITOOL],
+            "validate",
+            str(out),
+            "--output",
+            str(log),
+            "--log",
+            "ForceOverwrite",
+            "--rule-kind",
+            "Gh;Sarif",
+            "--level",
+            "Error;Warning;Note",
+        ],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    found = json.loads(log.read_text())["runs"][0].get("results", [])
+    serious = [
+        (r["ruleId"], r["message"].get("arguments")) for r in found if r.get("level") != "note"
+    ]
+    assert serious == []
+    assert "SARIF2012" not in {r["ruleId"] for r in found}  # rule names are Pascal case
