@@ -19,6 +19,8 @@ from typing import Any
 import jsonschema
 import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from metis_cli._main import cli
 from metis_cli._sarif_rules import information_uri, spec_section
@@ -277,3 +279,36 @@ def test_microsofts_sarif_multitool_finds_no_error_or_warning(repo: Path, tmp_pa
     ]
     assert serious == []
     assert "SARIF2012" not in {r["ruleId"] for r in found}  # rule names are Pascal case
+
+
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    name=st.text(
+        st.characters(exclude_categories=["Cs"], exclude_characters="/\x00"), min_size=1
+    ).filter(lambda n: n not in (".", "..")),
+    folder=st.sampled_from(["", "sub dir/", "100%/", "a:b/"]),
+)
+def test_any_file_name_is_a_valid_uri_reference_that_decodes_back(
+    tmp_path: Path, name: str, folder: str
+) -> None:
+    from urllib.parse import unquote
+
+    from metis_cli._sarif_places import Places
+
+    path = str(tmp_path / folder / name)
+    location = Places([path], tmp_path).artifact(path)
+    checker = jsonschema.FormatChecker()
+    assert checker.conforms(location["uri"], "uri-reference"), location
+    assert location["uriBaseId"] == "SRCROOT"
+    assert unquote(location["uri"]) == folder + name
+
+
+def test_a_name_that_is_not_utf8_is_encoded_byte_by_byte(tmp_path: Path) -> None:
+    from metis_cli._sarif_places import Places
+
+    path = str(tmp_path / os.fsdecode(b"caf\xe9 %.json"))  # Latin-1 bytes, as on disk
+    uri = Places([path], tmp_path).artifact(path)["uri"]
+    assert uri == "caf%E9%20%25.json"
+    assert jsonschema.FormatChecker().conforms(uri, "uri-reference")
