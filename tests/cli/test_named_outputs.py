@@ -321,3 +321,19 @@ def test_dev_stdout_shares_the_redirected_file_with_the_text_report(
     assert text.startswith('<?xml version="1.0"') and "</testsuites>" in text
     assert f"{broken}: violates" in text.split("</testsuites>", 1)[1]
     assert out.is_file() and not out.is_symlink()
+
+
+def test_plan_digest_write_signs_the_manifest_a_symlink_names(tmp_path: Path) -> None:
+    import yaml
+
+    from ..plan.test_manifests import BASE
+
+    (tmp_path / "prog.py").write_text("print('[]')\n")
+    real = tmp_path / "m.yaml"
+    real.write_text(yaml.safe_dump(BASE))
+    link = tmp_path / "link.yaml"
+    link.symlink_to(real.name)
+    _ran(["plan", "digest", str(link), "--write"], codes=(0,))
+    assert link.is_symlink() and str(yaml.safe_load(real.read_text())["digest"]).startswith(
+        "sha256:"
+    )
