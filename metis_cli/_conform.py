@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import click
@@ -14,6 +14,9 @@ from metis_check import STATUSES, Report
 
 from ._output import bad_input, read_trace_file
 from ._transcripts import BadInput, FileResult, Unit, check_unit, expand
+
+if TYPE_CHECKING:
+    from ._sarif import SarifOptions
 
 FORMATS = (
     "trace",
@@ -63,10 +66,21 @@ def _targets(outputs: tuple[str, ...], as_json: bool) -> list[tuple[str, str | N
 
 
 def _write_file(path: str, text: str) -> None:
-    """Write atomically (a partly written report never replaces a good one)."""
-    from ._params import write_atomic
+    """Write a report where the user said (a partly written one never replaces a good one)."""
+    from ._params import write_named
 
-    write_atomic(Path(path), (text + "\n").encode(), "--output")
+    write_named(Path(path), (text + "\n").encode(), "--output")
+
+
+def _sarif_options(root: Path | None, category: str | None) -> SarifOptions:
+    """`--sarif-root` (an existing folder) and `--sarif-category` (not empty)."""
+    from ._sarif import SarifOptions
+
+    if root is not None and not root.is_dir():
+        bad_input(f"--sarif-root {root}: not a folder")
+    if category is not None and not category.strip("/ "):
+        bad_input(f"--sarif-category {category!r}: empty")
+    return SarifOptions(root=root, category=category)
 
 
 def run_units(units: list[Unit], fmt: str, jobs: int) -> list[FileResult]:
@@ -100,6 +114,19 @@ def run_units(units: list[Unit], fmt: str, jobs: int) -> list[FileResult]:
     "Repeat for several, e.g. --output sarif=metis.sarif --output github.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Same as --output json.")
+@click.option(
+    "--sarif-root",
+    type=click.Path(file_okay=False, dir_okay=True, path_type=Path),
+    metavar="DIR",
+    help="SARIF: the folder artifact URIs are relative to (SRCROOT); default: the git "
+    "repository root of the files checked.",
+)
+@click.option(
+    "--sarif-category",
+    metavar="NAME",
+    help="SARIF: automationDetails.id, the code scanning category (default: none, so "
+    "the upload action's `category` applies).",
+)
 @click.option(
     "--allow",
     "allowed",
@@ -167,6 +194,8 @@ def conform(
     fmt: str,
     outputs: tuple[str, ...],
     as_json: bool,
+    sarif_root: Path | None,
+    sarif_category: str | None,
     allowed: tuple[str, ...],
     jobs: int,
     engine: str,
@@ -200,6 +229,7 @@ def conform(
     from ._witnessed import with_witness
 
     targets = _targets(outputs, as_json)
+    sarif = _sarif_options(sarif_root, sarif_category)
     if draw_dir is not None:
         from ._params import writable_dir
 
@@ -235,7 +265,7 @@ def conform(
     run = Run(tuple(results), frozenset(allowed))
     for message in errors(run):
         click.echo(f"metis: error: {message}", err=True)
-    texts = write_all(run, targets)
+    texts = write_all(run, targets, sarif)
     if draw_dir is not None or report_path is not None:
         from ._drawings import write_drawings
 

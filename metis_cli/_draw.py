@@ -237,7 +237,7 @@ def draw(input_path: str, fmt: str, kind: str | None, out: str | None, limit: in
     when the input conforms, 1 when it was drawn with a divergence, 2 when it
     cannot be read or drawn.
     """
-    from ._params import write_atomic
+    from ._params import write_named
 
     what = kind_of(out, kind)
     if fmt == "auto" and os.path.isdir(input_path):
@@ -261,6 +261,6 @@ def draw(input_path: str, fmt: str, kind: str | None, out: str | None, limit: in
         sys.stdout.buffer.write(data)
         sys.stdout.buffer.flush()
     else:
-        write_atomic(Path(out), data, "--out")
+        write_named(Path(out), data, "--out")
         click.echo(f"{report.source}: {report.verdict}; drew {out}", err=True)
     sys.exit(0 if report.ok else 1)

@@ -50,7 +50,7 @@ def draw_violations(run: Run, units: Sequence[Unit], fmt: str) -> list[Drawn]:
 def write_drawings(
     run: Run, units: Sequence[Unit], fmt: str, draw_dir: str | None, report_path: str | None
 ) -> None:
-    from ._params import StagedOutput, write_atomic
+    from ._params import StagedOutput, write_named
 
     drawn = draw_violations(run, units, fmt)
     for d in drawn:
@@ -76,7 +76,7 @@ def write_drawings(
             else attrs.evolve(d, svg="", missing=_CAP)
             for i, d in enumerate(drawn)
         ]
-        write_atomic(Path(report_path), report_page(run, inline).encode(), "--report")
+        write_named(Path(report_path), report_page(run, inline).encode(), "--report")
 
 
 _CAP = f"the report holds the first {REPORT_DRAWINGS} drawings; --draw DIR writes every one"

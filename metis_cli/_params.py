@@ -7,13 +7,16 @@
 - `StagedOutput`: an `--out` folder. A place that cannot be written is a
   one-line error before the work starts; the files are written into a
   temporary folder inside it and renamed into place only when the command
-  succeeds, so a failure never leaves a half-written file.
+  succeeds, so a failure never leaves a half-written file. Each file is
+  placed by the one writer of user-named paths (`write_named`): a FIFO, a
+  device or a symlink already there under its name is written through.
+- `write_named`: a file the user named (`--output FORMAT=PATH`, `--report`,
+  `draw --out`), written by that same writer.
 """
 
 from __future__ import annotations
 
 import math
-import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -50,7 +53,8 @@ def writable_dir(path: Path, option: str = "--out") -> Path:
 
 class StagedOutput:
     """`with StagedOutput(out) as stage:` write into `stage`; on success every
-    file moves to the same place under `out` by rename (whole files or none)."""
+    file is written to the same place under `out` (whole files or none; by
+    `write_named_output`, so what is already there decides how)."""
 
     def __init__(self, target: Path, option: str = "--out") -> None:
         self.target = target
@@ -72,13 +76,17 @@ class StagedOutput:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        from metis_runtime._named_output import NamedOutputError, write_named_output
+
         try:
             if kind is None:
                 for item in sorted(self.stage.rglob("*")):
                     if item.is_file() and not item.is_symlink():
                         final = self.final(item)
                         final.parent.mkdir(parents=True, exist_ok=True)
-                        os.replace(item, final)
+                        write_named_output(final, item.read_bytes())
+        except NamedOutputError as error:
+            bad_input(f"{self.option} {error}")
         except OSError as error:
             reason = error.strerror or error
             bad_input(f"{self.option} {self.target}: cannot write there ({reason})")
@@ -86,17 +94,14 @@ class StagedOutput:
             shutil.rmtree(self.stage, ignore_errors=True)
 
 
-def write_atomic(target: Path, data: bytes, option: str = "--out") -> None:
-    """Write a file whole or not at all: into a temporary file beside it,
-    renamed into place (a partly written one never replaces a good one)."""
+def write_named(target: Path, data: bytes, option: str = "--out") -> None:
+    """Write a file the user named, by what is there
+    (`metis_runtime._named_output`): a new or regular file is replaced whole
+    or not at all, a device or FIFO is written through, a symlink is
+    followed; a directory or a failure is a one-line error naming `option`."""
+    from metis_runtime._named_output import NamedOutputError, write_named_output
+
     try:
-        handle, temp = tempfile.mkstemp(dir=target.parent or Path("."), prefix=f".{target.name}.")
-        try:
-            with os.fdopen(handle, "wb") as out:
-                out.write(data)
-            os.replace(temp, target)
-        except BaseException:
-            Path(temp).unlink(missing_ok=True)
-            raise
-    except OSError as exc:
-        bad_input(f"{option} {target}: cannot write ({exc.strerror or exc})")
+        write_named_output(target, data)
+    except NamedOutputError as exc:
+        bad_input(f"{option} {exc}")

@@ -480,7 +480,8 @@ def digest_cmd(manifest: Path, write: bool) -> None:
     with --write, sign it (a refused manifest is one whose digest does not match)."""
     from metis_runtime import MetisRuntimeError
     from metis_runtime.plan import sign_manifest
-    from metis_runtime.tools import atomic_write
+
+    from ._params import write_named
 
     try:
         digest, data = sign_manifest(manifest)
@@ -493,7 +494,7 @@ def digest_cmd(manifest: Path, write: bool) -> None:
             import yaml
 
             text = yaml.safe_dump(data, sort_keys=False)
-        atomic_write(manifest, text.encode("utf-8"))
+        write_named(manifest, text.encode("utf-8"), "plan digest --write")
         click.echo(f"{manifest}: signed {digest}")
     else:
         click.echo(digest)

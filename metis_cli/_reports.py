@@ -23,6 +23,8 @@ from ._transcripts import FileResult
 if TYPE_CHECKING:
     from xml.etree.ElementTree import Element
 
+    from ._sarif import SarifOptions
+
 
 @attrs.frozen
 class Run:
@@ -139,19 +141,22 @@ def json_report(run: Run) -> str:
 # -- JUnit XML -------------------------------------------------------------------------
 
 
-def _case(suite: Element, name: str, source: str, line: int | None) -> Element:
+def _case(suite: Element, name: str, source: str, **facts: object) -> Element:
+    """A `testcase`; its facts (invariant, rule, file, line) as `key: value`
+    lines in its `system-out`, the one place junit-10.xsd leaves for them."""
     from xml.etree import ElementTree as ET
 
-    case = ET.SubElement(suite, "testcase", name=name, classname=source, file=source, time="0")
-    if line is not None:
-        case.set("line", str(line))
+    case = ET.SubElement(suite, "testcase", name=name, classname=source, time="0")
+    lines = [f"{key}: {value}" for key, value in facts.items() if value not in (None, "")]
+    if lines:
+        ET.SubElement(case, "system-out").text = "\n".join(lines)
     return case
 
 
-def _properties(case: Element, **values: object) -> None:
+def _properties(suite: Element, **values: object) -> None:
     from xml.etree import ElementTree as ET
 
-    props = ET.SubElement(case, "properties")
+    props = ET.SubElement(suite, "properties")
     for key, value in values.items():
         if value not in (None, ""):
             ET.SubElement(props, "property", name=key, value=str(value))
@@ -160,8 +165,15 @@ def _properties(case: Element, **values: object) -> None:
 def junit_report(run: Run) -> str:
     """A `testsuites` document: one suite per file, one case per finding.
 
-    Each violation is its own failing case, with the invariant, provider rule,
-    file and line as properties; a file with no finding is one passing case.
+    Valid against Jenkins xunit's `junit-10.xsd` (jenkinsci/xunit-plugin,
+    src/main/resources/org/jenkinsci/plugins/xunit/types/model/xsd/junit-10.xsd;
+    pinned in tests/data/junit): `<testsuites>` carries only name, time,
+    tests, failures and errors (no `skipped`), a `<testcase>` only name,
+    classname, time (no `file` or `line`) and no `<properties>`. So the file's
+    facts (file, format, events, verdict) are its suite's `<properties>`,
+    and each case's (invariant, provider rule, file, line) are lines of its
+    `<system-out>`. Each violation is its own failing case; a file with no
+    finding is one passing case.
     """
     from xml.etree import ElementTree as ET
 
@@ -171,45 +183,60 @@ def junit_report(run: Run) -> str:
         suite = ET.SubElement(root, "testsuite", name=result.source, file=result.source)
         counts: Counter[str] = Counter()
         report = result.report
+        _properties(
+            suite,
+            file=result.source,
+            verdict=_status(result),
+            format=report.format if report else None,
+            events=report.events if report else None,
+            detected=result.detected,
+        )
         if report is None:
-            case = _case(suite, "read", result.source, None)
-            ET.SubElement(case, "error", message=result.error, type="bad-input").text = result.error
+            error = ET.Element("error", message=result.error, type="bad-input")
+            error.text = result.error
+            _case(suite, "read", result.source, file=result.source).insert(0, error)
             counts["errors"] += 1
         else:
             for v in report.violations:
-                case = _case(
-                    suite, f"{v.cited} at {_where(v.line, v.index)}", result.source, v.line
-                )
-                _properties(
-                    case, invariant=v.invariant, rule=v.rule, file=result.source, line=v.line
-                )
-                failure = ET.SubElement(case, "failure", message=v.message, type=v.invariant)
+                failure = ET.Element("failure", message=v.message, type=v.invariant)
                 failure.text = v.one_line()
+                _case(
+                    suite,
+                    f"{v.cited} at {_where(v.line, v.index)}",
+                    result.source,
+                    invariant=v.invariant,
+                    rule=v.rule,
+                    file=result.source,
+                    line=v.line,
+                ).insert(0, failure)
                 counts["failures"] += 1
             for u in report.undecided:
                 case = _case(
-                    suite, f"{u.status} at {_where(u.line, u.index)}", result.source, u.line
-                )
-                _properties(
-                    case, invariant=u.invariant, status=u.status, file=result.source, line=u.line
+                    suite,
+                    f"{u.status} at {_where(u.line, u.index)}",
+                    result.source,
+                    invariant=u.invariant,
+                    status=u.status,
+                    file=result.source,
+                    line=u.line,
                 )
                 if u.status in run.allowed:
-                    ET.SubElement(case, "skipped", message=f"allowed: {u.message}")
+                    outcome = ET.Element("skipped", message=f"allowed: {u.message}")
                     counts["skipped"] += 1
                 else:
-                    failure = ET.SubElement(case, "failure", message=u.message, type=u.status)
-                    failure.text = u.one_line()
+                    outcome = ET.Element("failure", message=u.message, type=u.status)
+                    outcome.text = u.one_line()
                     counts["failures"] += 1
+                case.insert(0, outcome)
             if not report.violations and not report.undecided:
-                case = _case(suite, "conforms", result.source, None)
-                _properties(case, events=report.events, format=report.format)
+                _case(suite, "conforms", result.source)
         tests = len(suite.findall("testcase"))
         suite.set("tests", str(tests))
         for key in ("failures", "errors", "skipped"):
             suite.set(key, str(counts[key]))
             totals[key] += counts[key]
         totals["tests"] += tests
-    for key in ("tests", "failures", "errors", "skipped"):
+    for key in ("tests", "failures", "errors"):  # junit-10.xsd has no `skipped` here
         root.set(key, str(totals[key]))
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode")
@@ -257,12 +284,14 @@ def github_report(run: Run) -> str:
 WRITERS = {"text": text_report, "json": json_report, "junit": junit_report, "github": github_report}
 
 
-def write_all(run: Run, targets: Sequence[tuple[str, str | None]]) -> dict[str, str]:
-    """Each requested output's text, by kind (SARIF included)."""
+def write_all(
+    run: Run, targets: Sequence[tuple[str, str | None]], sarif: SarifOptions | None = None
+) -> dict[str, str]:
+    """Each requested output's text, by kind (SARIF included, with its options)."""
     from ._sarif import sarif_report
 
     texts: dict[str, str] = {}
     for kind, _ in targets:
         if kind not in texts:
-            texts[kind] = sarif_report(run) if kind == "sarif" else WRITERS[kind](run)
+            texts[kind] = sarif_report(run, sarif) if kind == "sarif" else WRITERS[kind](run)
     return texts

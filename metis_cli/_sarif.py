@@ -1,147 +1,122 @@
 """`metis conform --output sarif`: SARIF 2.1.0, as GitHub code scanning reads it.
 
 The document follows the OASIS schema (`sarif-schema-2.1.0.json`; the tests
-validate against the checked-in copy) and GitHub's requirements
+validate against the checked-in copy, `uri-reference` formats included) and
+GitHub's requirements
 (https://docs.github.com/en/code-security/reference/code-scanning/sarif-files/sarif-support):
-`$schema`, `version`, one run whose driver lists a rule per reported
-invariant (and provider rule) with short and full descriptions and help,
-results with a message, one physical location with a start line, and a
-stable `partialFingerprints.primaryLocationLineHash`. A file that could not
-be read is a `toolExecutionNotification` of the invocation.
+`$schema`, `version`, one run whose driver has an `informationUri` and lists
+a rule per reported invariant (and provider rule) with short and full
+descriptions, help and a `helpUri` to its spec section (`_sarif_rules.py`);
+results with a message, one physical location relative to `SRCROOT` with a
+start line, and `partialFingerprints.primaryLocationLineHash` that stays the
+same across working folders, path spellings and line shifts
+(`_sarif_places.py`), so code scanning keeps one alert per finding. A file
+that could not be read is a `toolExecutionNotification` of the invocation.
+
+`automationDetails.id` is `--sarif-category` (with the `/` the upload action
+appends, github/codeql-action src/upload-lib.ts `getAutomationID`), or left
+out: the action sets it from its own `category` input only when the run has
+none.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from pathlib import Path
 from typing import Any
 
-from metis_model import BY_ID
+import attrs
 
 from ._reports import Run
+from ._sarif_places import Places
+from ._sarif_rules import information_uri, rule_descriptor
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 
-_UNDECIDED_HELP = {
-    "open-at-end": "The input ends on a call whose result is not written and nothing was sent "
-    "after it: the session may be live, or cut. Allow it with --allow open-at-end.",
-    "outside-slice": "The input starts in the middle of a session and a result there answers a "
-    "call in an earlier file. Allow it with --allow outside-slice.",
-}
 
+@attrs.frozen
+class SarifOptions:
+    """`--sarif-root` (the SRCROOT; default: the artifacts' git root) and `--sarif-category`."""
 
-def _uri(source: str) -> str:
-    path = Path(source)
-    if source == "-":
-        return "stdin"
-    try:
-        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
-    except ValueError:
-        return path.resolve().as_uri()
-
-
-def _rule(rule_id: str, invariant: str, provider_rule: str) -> dict[str, Any]:
-    from metis_check.transcripts import BY_RULE
-
-    statement = BY_ID[invariant].statement if invariant in BY_ID else invariant
-    full, help_text, uri = statement, statement, ""
-    if provider_rule in BY_RULE:
-        rule = BY_RULE[provider_rule]
-        full = f"{statement} Provider rule {rule.id} ({rule.basis}): {rule.statement}"
-        help_text = f"{full} Sources: {', '.join(rule.sources)}"
-        uri = rule.sources[0]
-    elif invariant in _UNDECIDED_HELP:
-        full = help_text = _UNDECIDED_HELP[invariant]
-    spec_page = BY_ID[invariant].spec if invariant in BY_ID else "closure.md"
-    descriptor: dict[str, Any] = {
-        "id": rule_id,
-        "name": rule_id.replace("/", "_").replace("-", "_"),
-        "shortDescription": {"text": statement[:1000]},
-        "fullDescription": {"text": full},
-        "help": {"text": help_text, "markdown": f"{help_text}\n\nSee `specs/{spec_page}`."},
-        "properties": {"tags": ["metis", invariant], "precision": "very-high"},
-    }
-    if uri.startswith("https://"):
-        descriptor["helpUri"] = uri
-    return descriptor
-
-
-def _fingerprint(*parts: object) -> str:
-    return hashlib.sha256("\x1f".join(str(p) for p in parts).encode()).hexdigest()[:32]
+    root: Path | None = None
+    category: str | None = None
 
 
 def _result(
-    rule_id: str, level: str, message: str, source: str, line: int | None, **extra: Any
+    places: Places,
+    rule_id: str,
+    level: str,
+    message: str,
+    source: str,
+    line: int | None,
+    **extra: Any,
 ) -> dict[str, Any]:
     region = {"startLine": line if line is not None and line >= 1 else 1}
+    location = {"artifactLocation": places.artifact(source), "region": region}
+    fingerprint = places.fingerprint(rule_id, source, line, message)
     return {
         "ruleId": rule_id,
         "level": level,
         "message": {"text": message},
-        "locations": [
-            {"physicalLocation": {"artifactLocation": {"uri": _uri(source)}, "region": region}}
-        ],
-        "partialFingerprints": {"primaryLocationLineHash": _fingerprint(rule_id, source, message)},
+        "locations": [{"physicalLocation": location}],
+        "partialFingerprints": {"primaryLocationLineHash": fingerprint},
         "properties": extra,
     }
 
 
-def sarif_report(run: Run) -> str:
+def sarif_report(run: Run, options: SarifOptions | None = None) -> str:
     from importlib.metadata import version
 
+    options = options or SarifOptions()
+    places = Places([r.source for r in run.results if r.report is not None], options.root)
     rules: dict[str, dict[str, Any]] = {}
     results: list[dict[str, Any]] = []
     notifications: list[dict[str, Any]] = []
 
     def rule(rule_id: str, invariant: str, provider_rule: str = "") -> str:
         if rule_id not in rules:
-            rules[rule_id] = _rule(rule_id, invariant, provider_rule)
+            rules[rule_id] = rule_descriptor(rule_id, invariant, provider_rule)
         return rule_id
 
     for result in run.results:
-        report = result.report
+        report, source = result.report, result.source
         if report is None:
             notifications.append({"level": "error", "message": {"text": result.error}})
             continue
         for v in report.violations:
             rid = rule(f"{v.invariant}/{v.rule}" if v.rule else v.invariant, v.invariant, v.rule)
             results.append(
-                _result(rid, "error", v.message, result.source, v.line, invariant=v.invariant)
+                _result(places, rid, "error", v.message, source, v.line, invariant=v.invariant)
             )
         for u in report.undecided:
             rid = rule(u.status, u.status)
             level = "note" if u.status in run.allowed else "warning"
             results.append(
-                _result(rid, level, u.message, result.source, u.line, invariant=u.invariant)
+                _result(places, rid, level, u.message, source, u.line, invariant=u.invariant)
             )
         for note in report.notes:
             rid = rule("reader-warning", "reader-warning")
-            rules[rid]["shortDescription"] = {"text": "The reader repaired or skipped part of it."}
-            results.append(_result(rid, "note", note.message, result.source, note.line))
-    document = {
-        "$schema": SCHEMA_URI,
-        "version": "2.1.0",
-        "runs": [
-            {
-                "tool": {
-                    "driver": {
-                        "name": "metis",
-                        "version": version("metis"),
-                        "rules": list(rules.values()),
-                    }
-                },
-                "automationDetails": {"id": "metis-conform/"},
-                "invocations": [
-                    {
-                        "executionSuccessful": not notifications,
-                        "toolExecutionNotifications": notifications,
-                        "workingDirectory": {"uri": Path(os.getcwd()).as_uri()},
-                    }
-                ],
-                "results": results,
-            }
-        ],
-    }
+            results.append(_result(places, rid, "note", note.message, source, note.line))
+    driver: dict[str, Any] = {"name": "metis", "version": version("metis")}
+    if (home := information_uri()) is not None:
+        driver["informationUri"] = home
+    driver["rules"] = list(rules.values())
+    sarif_run: dict[str, Any] = {"tool": {"driver": driver}}
+    if places.base_ids():
+        sarif_run["originalUriBaseIds"] = places.base_ids()
+    if options.category:
+        category = options.category
+        sarif_run["automationDetails"] = {
+            "id": category if category.endswith("/") else category + "/"
+        }
+    sarif_run["invocations"] = [
+        {
+            "executionSuccessful": not notifications,
+            "toolExecutionNotifications": notifications,
+            "workingDirectory": {"uri": Path(os.getcwd()).as_uri()},
+        }
+    ]
+    sarif_run["results"] = results
+    document = {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [sarif_run]}
     return json.dumps(document, indent=2)

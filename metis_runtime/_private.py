@@ -9,20 +9,17 @@ workspace are the user's, and keep the umask's modes.
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import itertools
 import json
 import os
 from pathlib import Path
 from typing import Any
 
+from ._named_output import replace_atomically
 from ._redact import Redactor
 
 PRIVATE_FILE = 0o600
 PRIVATE_DIR = 0o700
-
-_tmp_counter = itertools.count()
 
 
 @functools.cache
@@ -68,23 +65,13 @@ def write_private(
     path: str | os.PathLike[str], data: str | bytes, redactor: Redactor | None = None
 ) -> None:
     """Replace `path` with `data`, redacted, atomically (a temp file beside it,
-    fsynced, renamed); 0600, its folders made 0700."""
+    fsynced, renamed: `replace_atomically`); 0600, its folders made 0700. A
+    symlink there is replaced, never followed: this is metis's own file."""
     target = Path(path)
     private_dirs(target.parent)
     text = data if isinstance(data, str) else data.decode("utf-8", "surrogateescape")
     clean = (redactor or default_redactor()).text(text).encode("utf-8", "surrogateescape")
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.{next(_tmp_counter)}.tmp")
-    fd = open_private(tmp, os.O_WRONLY | os.O_EXCL)
-    try:
-        with open(fd, "wb", closefd=True) as fh:
-            fh.write(clean)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    replace_atomically(target, clean, PRIVATE_FILE)
 
 
 def write_private_json(
