@@ -133,8 +133,8 @@ class Places:
     def _text(self, source: str) -> tuple[str, list[int]] | None:
         """The file's text and where each line starts (read once, bounded)."""
         if source not in self._texts:
-            from metis_trace import InputError
             from metis_runtime._input import read_input_bytes
+            from metis_trace import InputError
 
             path = self._paths.get(source)
             try:
