@@ -4,19 +4,13 @@
 without click and the CLI's command table.
 """
 
-from __future__ import annotations
+import typing as _typing
 
-from typing import TYPE_CHECKING, Any
+from metis_model._lazy import lazy_exports as _lazy_exports
 
-if TYPE_CHECKING:
+if _typing.TYPE_CHECKING:
     from ._main import main
 
 __all__ = ["main"]
 
-
-def __getattr__(name: str) -> Any:
-    if name == "main":
-        from ._main import main
-
-        return main
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = _lazy_exports(__name__, {"._main": ("main",)})
