@@ -33,6 +33,7 @@ __all__ = ["main", "run", "socket_paths"]
 
 _ENV = "METIS_HOOK_HELPER"
 _REPLY_TIMEOUT_S = 20.0
+_BASE_MAX = 60  # + "/metis-hook-<uid>/<24 hex>.sock" stays under 108 bytes
 _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ash", "ksh", "fish", "env"})
 _USAGE = "usage: metis hook claude-code [--trace PATH] [--pass-allow] [--no-trace]"
 
@@ -60,6 +61,8 @@ def socket_paths(session: str) -> tuple[str, str] | None:
     """(socket, lock) of a session's helper, in a folder only this user can
     use (None: no such folder can be had)."""
     base = os.environ.get("XDG_RUNTIME_DIR") or "/tmp"
+    if len(base) > _BASE_MAX:  # a Unix socket's path has at most 107 bytes
+        base = "/tmp"
     folder = os.path.join(base, f"metis-hook-{os.getuid()}")
     try:
         os.mkdir(folder, 0o700)
@@ -74,7 +77,7 @@ def socket_paths(session: str) -> tuple[str, str] | None:
     if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
         return None  # someone else's, or open to others: no helper
     here = os.path.dirname(os.path.abspath(__file__))
-    key = hashlib.sha256(f"{session}\0{sys.executable}\0{here}".encode()).hexdigest()[:32]
+    key = hashlib.sha256(f"{session}\0{sys.executable}\0{here}".encode()).hexdigest()[:24]
     return os.path.join(folder, key + ".sock"), os.path.join(folder, key + ".lock")
 
 

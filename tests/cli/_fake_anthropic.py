@@ -50,14 +50,18 @@ def _stream(turn: Turn, model: str, number: int) -> bytes:
     for index, block in enumerate(turn):
         if block["type"] == "tool_use":
             start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
-            out.append(_sse({"type": "content_block_start", "index": index, "content_block": start}))
+            out.append(
+                _sse({"type": "content_block_start", "index": index, "content_block": start})
+            )
             raw = json.dumps(block["input"])
             for cut in range(0, len(raw), 20):  # fragments, as the recorded streams arrive
                 delta = {"type": "input_json_delta", "partial_json": raw[cut : cut + 20]}
                 out.append(_sse({"type": "content_block_delta", "index": index, "delta": delta}))
         else:
             start = {"type": "text", "text": ""}
-            out.append(_sse({"type": "content_block_start", "index": index, "content_block": start}))
+            out.append(
+                _sse({"type": "content_block_start", "index": index, "content_block": start})
+            )
             delta = {"type": "text_delta", "text": block["text"]}
             out.append(_sse({"type": "content_block_delta", "index": index, "delta": delta}))
         out.append(_sse({"type": "content_block_stop", "index": index}))
@@ -73,7 +77,9 @@ def _results(body: dict[str, Any]) -> int:
     for message in body.get("messages", []):
         content = message.get("content")
         if isinstance(content, list):
-            count += sum(1 for b in content if isinstance(b, dict) and b.get("type") == "tool_result")
+            count += sum(
+                1 for b in content if isinstance(b, dict) and b.get("type") == "tool_result"
+            )
     return count
 
 

@@ -81,10 +81,14 @@ def session(tmp_path: Path) -> dict[str, Any]:
     (project / "build").mkdir()
     (project / "build" / "out.o").write_text("object")
     config.mkdir()
-    (project / ".claude" / "settings.json").write_text(json.dumps({
-        "permissions": {"allow": ["Bash(rm:*)", "Bash(touch:*)", "Read"]}, "hooks": _hooks()}))
+    (project / ".claude" / "settings.json").write_text(
+        json.dumps(
+            {"permissions": {"allow": ["Bash(rm:*)", "Bash(touch:*)", "Read"]}, "hooks": _hooks()}
+        )
+    )
     (project / ".metis" / "settings.json").write_text(
-        json.dumps({"permissions": {"deny": ["Bash(rm *)"]}}))
+        json.dumps({"permissions": {"deny": ["Bash(rm *)"]}})
+    )
     # Claude Code ignores a project's allow rules until its trust dialog is
     # accepted; print mode has no dialog, so the config says it was.
     (config / ".claude.json").write_text(json.dumps(
