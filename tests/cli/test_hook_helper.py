@@ -102,3 +102,15 @@ def test_no_helper_in_a_folder_others_can_use(
     done = _call(payload(project, "Bash", {"command": "rm -rf build"}), helper_env)
     assert json.loads(done.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
     assert list(folder.iterdir()) == []
+
+
+def test_the_client_loads_only_the_standard_library() -> None:
+    """What a call answered by the helper loads: no click, pydantic, runtime or model."""
+    probe = "import sys, metis_cli._hook_client; print('\\n'.join(sorted(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          check=True, timeout=60)  # fmt: skip
+    modules = set(done.stdout.split())
+    ours = sorted(m for m in modules if m.startswith("metis"))
+    assert ours == ["metis_cli", "metis_cli._hook_client"]
+    for heavy in ("click", "pydantic", "attrs", "tree_sitter", "yaml"):
+        assert heavy not in modules
