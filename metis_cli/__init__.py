@@ -1,22 +1,24 @@
 """The `metis` command line: a thin layer above metis_model and metis_runtime.
 
-`main` loads on first use (PEP 562), so `metis-hook` (`_hook_client`) starts
-without click and the CLI's command table, and `metis --version` without
-anything of metis_model.
+`metis hook claude-code` runs once per tool call of a Claude Code session, so
+`main` sends it to `_hook_client` (the standard library only) before click
+and the command table load; every other command goes to `_main`.
 """
 
-import typing as _typing
-
-if _typing.TYPE_CHECKING:
-    from ._main import main
+import sys as _sys
 
 __all__ = ["main"]
 
+_HOOK = ["hook", "claude-code"]
 
-def __getattr__(name: str) -> _typing.Any:
-    if name == "main":
-        from ._main import main
 
-        globals()["main"] = main
-        return main
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+def main() -> None:
+    """Run the CLI (`metis ...`)."""
+    args = _sys.argv[1:]
+    if args[:2] == _HOOK and not {"-h", "--help"} & set(args):
+        from ._hook_client import main as hook_main
+
+        hook_main(args[2:])
+    from ._main import main as cli_main
+
+    cli_main()

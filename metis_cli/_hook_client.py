@@ -13,7 +13,8 @@ The helper's lifetime is the session's: it ends at the SessionEnd hook, when
 the Claude Code process (the first ancestor of the hook that is not a shell)
 is gone, or after 30 idle minutes. Anything wrong with it (none yet, refused,
 no answer within the time limit) makes the call answer here instead.
-`METIS_HOOK_HELPER=0` turns the helper off.
+`METIS_HOOK_HELPER=0` turns the helper off. `metis hook claude-code` reaches `main` here
+before click loads (`metis_cli/__init__.py`).
 """
 
 from __future__ import annotations
@@ -34,7 +35,9 @@ __all__ = ["main", "run", "socket_paths"]
 _ENV = "METIS_HOOK_HELPER"
 _REPLY_TIMEOUT_S = 20.0
 _BASE_MAX = 60  # + "/metis-hook-<uid>/<24 hex>.sock" stays under 108 bytes
-_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ash", "ksh", "fish", "env"})
+# Shells and the wrappers a hook command may be run under: not the session.
+_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ash", "ksh", "fish", "env", "timeout", "nice",
+                     "nohup", "stdbuf", "time"})  # fmt: skip
 _USAGE = "usage: metis hook claude-code [--trace PATH] [--pass-allow] [--no-trace]"
 
 
