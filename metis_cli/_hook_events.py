@@ -189,6 +189,8 @@ def _pre_tool_use(payload: Mapping[str, Any], options: HookOptions, warn: Any) -
             record_call(payload, trace, warn, (tool, tool_input, call_id), verdict)
         except TraceUnusable as exc:
             warn(f"{exc}; this call is not recorded")
+        except Exception as exc:  # the decision stands whatever befalls the trace
+            warn(f"{trace}: internal error ({type(exc).__name__}: {exc}); not recorded")
     if verdict["decision"] == "allow" and not options.pass_allow:
         return None  # Claude Code's own rules and prompts still decide
     return _decision(verdict["decision"], verdict["reason"])

@@ -151,8 +151,8 @@ def serve(sock_path: str, lock_path: str, session: str) -> None:
                         continue
                     reply, ended = _handle(raw, environment)
                     conn.sendall(json.dumps(reply).encode())
-                except (OSError, ValueError, KeyError, TypeError):
-                    continue  # the caller answers the call itself
+                except Exception:  # a bad request or a bug: the caller answers the call itself
+                    continue
             if ended:
                 return
     finally:

@@ -375,3 +375,33 @@ def test_a_call_the_user_rejected_in_the_dialog_is_answered_not_left_open(projec
     _event(project, "Stop", stop_hook_active=False, last_assistant_message="ok")
     code, out = _conform(trace)
     assert code == 1 and "toolu_L" in out
+
+
+def test_a_trace_that_cannot_be_written_leaves_the_decision_standing(project: Path) -> None:
+    (project / ".metis").mkdir()
+    (project / ".metis" / "claude-code").write_text("a file where the trace folder goes")
+    code, out, err = run(json.dumps(payload(project, "Bash", {"command": "rm -rf build"})))
+    assert code == 0 and "not recorded" in err and err.count("\n") == 1, err
+    assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    body = {k: v for k, v in payload(project, "Bash", {}).items() if k != "tool_input"}
+    body.update(hook_event_name="Stop", stop_hook_active=False)
+    code, out, err = run(json.dumps(body))
+    assert (code, out) == (0, "") and "not recorded" in err
+
+
+def test_an_internal_error_denies_an_effect_and_leaves_a_read_alone(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Fault injection: the decision itself raises (a bug in metis)."""
+    import metis_cli._call_decision as call_decision
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(call_decision, "decide_call", broken)
+    code, out, err = run(json.dumps(payload(project, "Bash", {"command": "ls"})))
+    assert code == 0 and "internal error (RuntimeError: boom)" in err
+    reason = json.loads(out)["hookSpecificOutput"]["permissionDecisionReason"]
+    assert reason.startswith("metis: deny: metis cannot decide this call (internal error")
+    code, out, err = run(json.dumps(payload(project, "Read", {"file_path": str(project / "a")})))
+    assert (code, out) == (0, "") and "boom" in err
