@@ -12,7 +12,8 @@ stderr and exit 0:
 - an event metis does not handle, a mistyped field of a result or a stop,
   a session id metis cannot name a trace after: nothing done or recorded;
 - an unknown `permission_mode`: decided as `default` (Claude Code's Manual
-  mode, stricter than every mode but plan and dontAsk);
+  mode), and only a deny is given (what a deny rule refuses, it refuses in
+  every mode; an ask depends on the mode), so no decision otherwise;
 - a hook trace or state that cannot be used (`_hook_session`): set aside or
   not recorded; the decision stands.
 A PreToolUse call metis cannot decide (the payload unreadable, a field
@@ -210,11 +211,12 @@ def _decide(
     from ._call_decision import decide_call
 
     raw_mode = payload.get("permission_mode") or "default"
+    known = True
     try:
         mode, auto = parse_mode(raw_mode, "<stdin>: field 'permission_mode'")
     except ConfigError as exc:
-        warn(f"{exc}; decided as default")
-        mode, auto = parse_mode("default", "default")
+        warn(f"{exc}; decided as default, and only a deny is given")
+        mode, auto, known = *parse_mode("default", "default"), False
     project = Path(os.environ.get("CLAUDE_PROJECT_DIR") or cwd)
     try:
         loaded = load_hierarchy(hierarchy(project, Path(os.path.expanduser("~"))))
@@ -230,8 +232,12 @@ def _decide(
     stricter = stricter_than_claude_code(d, auto=auto)
     if stricter:
         parts.append("stricter than Claude Code: " + "; ".join(stricter))
+    decision = d.decision.value
+    if not known and decision == "ask":  # an ask depends on the mode; a deny rule does not
+        decision = "allow"
+        parts.append(f"unknown mode {raw_mode!r}: an ask is not given")
     return {
-        "decision": d.decision.value,
+        "decision": decision,
         "stage": d.stage.value,
         "rule": d.rule.pattern if d.rule is not None else None,
         "reason": "; ".join(parts),

@@ -209,11 +209,17 @@ def test_malformed_payload_never_blocks_but_an_effect_is_refused(
     assert not list(project.glob(".metis/claude-code/*.jsonl")) or "session_id" not in stdin
 
 
-def test_an_unknown_mode_is_decided_as_default(project: Path) -> None:
+def test_an_unknown_mode_gives_only_a_deny(project: Path) -> None:
+    """A deny rule refuses in every mode; an ask depends on the mode, so under
+    a mode metis does not know there is none (Claude Code's rules decide)."""
     body = json.dumps(payload(project, "Bash", {"command": "rm -rf build"}, permission_mode="yolo"))
     code, out, err = run(body)
-    assert code == 0 and "decided as default" in err
+    assert code == 0 and "decided as default, and only a deny is given" in err
     assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    push = payload(project, "Bash", {"command": "git push origin main"}, permission_mode="yolo")
+    code, out, err = run(json.dumps(push))
+    assert (code, out) == (0, "") and "unknown mode 'yolo'" in err
+    assert decide(project, "Bash", {"command": "git push origin main"}) is not None  # a real ask
 
 
 def test_a_bad_settings_file_fails_closed_only_for_effects(project: Path) -> None:

@@ -53,9 +53,9 @@ def _claude() -> Path:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not CLAUDE.exists():
             done = subprocess.run(
-                [npm, "install", "--no-audit", "--no-fund", "--prefix", str(PREFIX),
-                 "@anthropic-ai/claude-code"],
-                capture_output=True, text=True, timeout=300, check=False,
+                [npm, "install", "--no-audit", "--no-fund", "--fetch-retries=1",
+                 "--prefix", str(PREFIX), "@anthropic-ai/claude-code"],
+                capture_output=True, text=True, timeout=240, check=False,
             )  # fmt: skip
             if done.returncode != 0 or not CLAUDE.exists():
                 tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
