@@ -23,6 +23,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from metis_cli._hook_client import socket_paths
 from metis_cli._main import cli
 
 from ._fake_anthropic import FakeAnthropic, text_turn, tool_turn
@@ -135,7 +137,9 @@ def _corrupt_state(project: Path, sid: str) -> Path:
     return state
 
 
-def test_real_claude_code_obeys_metis_and_is_never_wedged(session: dict[str, Any]) -> None:
+def test_real_claude_code_obeys_metis_and_is_never_wedged(
+    session: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
     project: Path = session["project"]
     sid = str(uuid.uuid4())
     state = _corrupt_state(project, sid)  # the first PreToolUse finds it so
@@ -162,6 +166,14 @@ def test_real_claude_code_obeys_metis_and_is_never_wedged(session: dict[str, Any
     assert code == 0, out
     code, out = _conform(project / ".metis" / "claude-code" / f"{sid}.jsonl")
     assert code == 0, out
+    # The session's helper answered the later calls, and ended with the session.
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)  # as in Claude Code's environment
+    paths = socket_paths(sid)
+    assert paths is not None and Path(paths[1]).exists()  # the helper's lock: it ran
+    deadline = time.monotonic() + 15
+    while Path(paths[0]).exists():
+        assert time.monotonic() < deadline, "the helper outlived the session"
+        time.sleep(0.1)
 
 
 def test_a_corrupt_state_does_not_stop_the_session_from_ending(session: dict[str, Any]) -> None:
