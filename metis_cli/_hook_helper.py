@@ -30,6 +30,7 @@ from typing import Any
 __all__ = ["IDLE_S", "serve"]
 
 IDLE_S = 30 * 60
+_STALE_S = 24 * 3600  # a helper's lock left this long is swept
 _REQUEST_MAX = 64 * 1024 * 1024
 _VOLATILE = frozenset({"_", "PWD", "OLDPWD", "SHLVL"})
 
@@ -104,12 +105,32 @@ def _handle(raw: bytes, environment: _Environment) -> tuple[dict[str, Any], bool
     return reply, ended
 
 
+def _sweep(folder: str, keep: str) -> None:
+    """Remove the locks of helpers long gone (a day old, held by no one);
+    a live helper's lock stays, so no two serve one session."""
+    now = time.time()
+    for name in os.listdir(folder):
+        path = os.path.join(folder, name)
+        if not name.endswith(".lock") or path == keep:
+            continue
+        with contextlib.suppress(OSError):
+            if now - os.lstat(path).st_mtime < _STALE_S:
+                continue
+            fd = os.open(path, os.O_RDWR | os.O_CLOEXEC | os.O_NOFOLLOW)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                os.unlink(path)
+            finally:
+                os.close(fd)
+
+
 def serve(sock_path: str, lock_path: str, session: str) -> None:
     fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         return  # another helper serves this session
+    _sweep(os.path.dirname(lock_path), keep=lock_path)
     pid_text, _, born = session.partition(":")
     watch = int(pid_text) if pid_text.isdigit() else 0
     if watch and _start_time(watch) != born:

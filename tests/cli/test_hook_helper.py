@@ -114,3 +114,21 @@ def test_the_client_loads_only_the_standard_library() -> None:
     assert ours == ["metis_cli", "metis_cli._hook_client"]
     for heavy in ("click", "pydantic", "attrs", "tree_sitter", "yaml"):
         assert heavy not in modules
+
+
+def test_old_locks_of_ended_helpers_are_swept(
+    project: Path,  # noqa: F811
+    helper_env: dict[str, str],
+) -> None:
+    paths = socket_paths("abc123")
+    assert paths is not None
+    folder = Path(paths[0]).parent
+    old, fresh = folder / ("0" * 24 + ".lock"), folder / ("1" * 24 + ".lock")
+    for lock in (old, fresh):
+        lock.touch()
+    os.utime(old, (time.time() - 2 * 86400,) * 2)
+    _call(payload(project, "Bash", {"command": "ls"}), helper_env)
+    _wait(Path(paths[0]).exists, "the helper did not start")
+    assert not old.exists() and fresh.exists() and Path(paths[1]).exists()
+    _call(payload(project, "Bash", {"command": "x"}, hook_event_name="SessionEnd"), helper_env)
+    _wait(lambda: not Path(paths[0]).exists(), "the helper did not end")
