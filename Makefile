@@ -45,7 +45,7 @@ claude-code: $(STAMP)
 	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null) \
 	      || echo "warning: could not install nodejs and npm"; fi; \
 	  if command -v npm >/dev/null 2>&1; then \
-	    npm install --no-audit --no-fund --prefix $(VENV)/claude-code @anthropic-ai/claude-code >/dev/null 2>&1 \
+	    npm install --no-audit --no-fund --fetch-retries=1 --prefix $(VENV)/claude-code @anthropic-ai/claude-code >/dev/null 2>&1 \
 	      || echo "warning: could not install the Claude Code CLI; its end-to-end test will skip"; \
 	  else echo "warning: npm is not installed; the Claude Code end-to-end test will skip"; fi; }
 
