@@ -131,12 +131,12 @@ def _payload(data: bytes) -> dict[str, Any]:
 
 
 def _field(payload: Mapping[str, Any], name: str, kind: type, *, required: bool = True) -> Any:
-    value = payload.get(name)
-    if value is None and not required and name not in payload:
-        return None
     if name not in payload:
+        if not required:
+            return None
         raise _Undecidable(f"<stdin>: field '{name}' is missing")
-    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+    value = payload[name]
+    if not isinstance(value, kind):
         raise _Undecidable(f"<stdin>: field '{name}' must be {_KIND_NAMES[kind]}")
     return value
 
