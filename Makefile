@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed-stamp
 PYTEST := $(BIN)/python -m pytest
 PACKAGES := metis_trace metis_model metis_check metis_proofs metis_witness metis_runtime metis_cli metis_studies
 
-.PHONY: setup system-deps test lint typecheck unit demo exhaustive fuzz bench schema layout explore mutate study clean
+.PHONY: setup system-deps claude-code test lint typecheck unit demo exhaustive fuzz bench schema layout explore mutate study clean
 
 $(STAMP): pyproject.toml pytest-metis/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -36,7 +36,21 @@ system-deps:
 	      || echo "warning: could not install chromium"; \
 	  else echo "warning: chromium is not installed; the HTML report's browser test will fail"; fi; }
 
-setup: $(STAMP) system-deps
+# The real Claude Code CLI (npm's @anthropic-ai/claude-code, in .venv/claude-code)
+# for the hook's end-to-end test (tests/cli/test_hook_claude_code.py, which
+# installs it itself or skips, saying why, when npm cannot).
+CLAUDE_CODE := $(VENV)/claude-code/node_modules/.bin/claude
+claude-code: $(STAMP)
+	@test -x $(CLAUDE_CODE) || { \
+	  if ! command -v npm >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null) \
+	      || echo "warning: could not install nodejs and npm"; fi; \
+	  if command -v npm >/dev/null 2>&1; then \
+	    npm install --no-audit --no-fund --fetch-retries=1 --prefix $(VENV)/claude-code @anthropic-ai/claude-code >/dev/null 2>&1 \
+	      || echo "warning: could not install the Claude Code CLI; its end-to-end test will skip"; \
+	  else echo "warning: npm is not installed; the Claude Code end-to-end test will skip"; fi; }
+
+setup: $(STAMP) system-deps claude-code
 
 lint: setup
 	$(BIN)/ruff check $(PACKAGES) tests benchmarks proofs pytest-metis

@@ -155,7 +155,9 @@ def test_claude_code_hook_start(benchmark, tmp_path: Path) -> None:  # type: ign
         "permission_mode": "default", "hook_event_name": "PreToolUse", "tool_name": "Bash",
         "tool_input": {"command": "npm test && git status | head -5"}, "tool_use_id": "toolu_1",
     })  # fmt: skip
-    env = {**os.environ, "HOME": str(tmp_path), "METIS_MANAGED_SETTINGS_DIRS": str(tmp_path)}
+    # Without the session helper: every call loads the gate (bench_hook.py has both).
+    env = {**os.environ, "HOME": str(tmp_path), "METIS_MANAGED_SETTINGS_DIRS": str(tmp_path),
+           "METIS_HOOK_HELPER": "0"}  # fmt: skip
     argv = {
         "python -c pass": [sys.executable, "-c", "pass"],
         "metis hook claude-code": [sys.executable, "-m", "metis_cli", "hook", "claude-code"],

@@ -1,3 +1,3 @@
-from ._main import main
+from . import main
 
 main()

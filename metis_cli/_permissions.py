@@ -11,7 +11,6 @@ import click
 from metis_runtime._errors import ConfigError
 from metis_runtime.permissions import (
     MODE_NAMES,
-    Gate,
     GateDecision,
     Loaded,
     Policy,
@@ -23,48 +22,12 @@ from metis_runtime.permissions import (
     settings_root,
     stricter_than_claude_code,
 )
-from metis_runtime.shell import analyze_command
-from metis_trace import InputError, Mode, Route, Source, ToolKind, decode_json
+from metis_trace import InputError, Mode, Source, ToolKind, decode_json
 
+from ._call_decision import decide_call, infer_kind, input_paths
 from ._output import EXIT_OK, bad_input, emit_json
 
-_KINDS: dict[str, ToolKind] = {
-    "read": ToolKind.READ_ONLY,
-    "ls": ToolKind.READ_ONLY,
-    "glob": ToolKind.READ_ONLY,
-    "grep": ToolKind.READ_ONLY,
-    "notebookread": ToolKind.READ_ONLY,
-    # WebFetch and WebSearch send data out: not read-only (ask in default,
-    # deny in dontAsk; code.claude.com/docs/en/permission-modes).
-    "webfetch": ToolKind.EXEC,
-    "websearch": ToolKind.EXEC,
-    "edit": ToolKind.EDIT,
-    "write": ToolKind.EDIT,
-    "multiedit": ToolKind.EDIT,
-    "notebookedit": ToolKind.EDIT,
-    # Agent/Task: Claude Code spawns without a prompt; metis asks (stricter).
-    "exitplanmode": ToolKind.PLAN_CONTROL,
-    "todowrite": ToolKind.PLAN_CONTROL,
-}
-_PATH_KEYS = ("file_path", "path", "notebook_path")
-
-
-def infer_kind(tool: str, tool_input: dict[str, Any]) -> ToolKind:
-    """The kind of a call as far as the CLI can tell; unknown tools are exec."""
-    lower = tool.lower()
-    if lower == "bash":
-        command = tool_input.get("command")
-        read_only = isinstance(command, str) and analyze_command(command).read_only
-        return ToolKind.READ_ONLY if read_only else ToolKind.EXEC
-    return _KINDS.get(lower, ToolKind.EXEC)
-
-
-def input_paths(tool_input: dict[str, Any]) -> list[str]:
-    paths = [v for k in _PATH_KEYS if isinstance(v := tool_input.get(k), str)]
-    many = tool_input.get("paths")
-    if isinstance(many, list):
-        paths.extend(p for p in many if isinstance(p, str))
-    return paths
+__all__ = ["check", "infer_kind", "input_paths", "permissions"]
 
 
 def _choice(value: str, enum: Any, option: str) -> Any:
@@ -151,12 +114,10 @@ def check(
     call_kind: ToolKind = (
         _choice(kind, ToolKind, "--kind") if kind is not None else infer_kind(tool, tool_input)
     )
-    try:
-        gate = Gate(policy, chosen, root, Route.HEADLESS, auto=auto)
+    try:  # the hook decides through the same call (`_call_decision`)
+        decision = decide_call(policy, chosen, root, tool, tool_input, auto=auto, kind=call_kind)
     except ConfigError as exc:
         bad_input(str(exc))
-    command = tool_input.get("command") if isinstance(tool_input.get("command"), str) else None
-    decision = gate.decide(tool, tool_input, call_kind, input_paths(tool_input), command)
     stricter = stricter_than_claude_code(decision, auto=auto)
     if as_json:
         emit_json(_payload(decision, policy, loaded, stricter))

@@ -15,7 +15,9 @@ caps the decision at ask.
 File tools: a deny or ask path rule matches when the path as named or its
 real target matches (a symlink is checked both ways), a bare name or a single
 directory (`src/**`) at any depth; an allow must match both. A search (Grep,
-Glob, LS) rooted at or above a denied folder is denied.
+Glob, LS) rooted at or above a denied folder is denied, unless the gate is
+told the search hides denied files (`search_hides_denied`, as Claude Code's
+Grep and Glob do): then only a search rooted at a denied path is.
 
 A bash call declared read_only whose command is not read-only is treated as
 exec; a declared kind is never weakened, except that a line the analysis
@@ -163,6 +165,7 @@ class Gate:
         additional_directories: Sequence[str | os.PathLike[str]] = (),
         auto: bool = False,
         protected_paths: Sequence[str | os.PathLike[str]] = (),
+        search_hides_denied: bool = False,
         _parent: Gate | None = None,
     ) -> None:
         route = Route(route)
@@ -196,6 +199,12 @@ class Gate:
         self._protected = tuple(Path(os.path.realpath(os.fspath(p))) for p in protected_paths)
         self._parent = _parent
         self._auto = auto  # Claude Code's auto mode, run as acceptEdits (specs/permissions.md)
+        # Claude Code's Grep and Glob hide the files a Read deny matches from
+        # their results (code.claude.com/docs/en/permissions: "a deny hides
+        # matching files from discovery and search", 2.1.162), so a search
+        # above a denied file is not denied whole; only a search rooted at a
+        # denied path is. Set where the tool that runs the search hides them.
+        self._search_hides_denied = search_hides_denied
         self._transition = False
         # `decide`'s decisions for calls no rule applies to, without paths.
         self._ruleless: dict[tuple[str, Mode, ToolKind, bool], GateDecision] = {}
@@ -390,7 +399,7 @@ class Gate:
         allow_hits: list[Rule] = []
         covered: set[int] = set()
         named = self._named(input, paths)
-        search = tool.lower() in _SEARCH_TOOLS
+        search = tool.lower() in _SEARCH_TOOLS and not self._search_hides_denied
         for rule in rules:
             spec = rule.spec
             kind = spec.kind
@@ -508,6 +517,7 @@ class Gate:
             additional_directories=self._extra_dirs,
             auto=self._auto,
             protected_paths=self._protected,
+            search_hides_denied=self._search_hides_denied,
             _parent=self,
         )
 
