@@ -138,7 +138,9 @@ class Loaded:
 
 
 def load_hierarchy(files: Iterable[SettingsFile]) -> Loaded:
-    """Load every file; a bad one raises ConfigError (one line, naming it).
+    """Load every file; one that cannot be read or is not JSON raises
+    ConfigError (one line, naming it). A rule that cannot be read is a note
+    (a lost deny or ask stands as an ask on its tool: `_salvage`).
 
     Docs applied: a `defaultMode` of `auto` (v2.1.142+) or `bypassPermissions`
     (v2.1.257+, anthropics/claude-code#91296) in a project or local file is
@@ -152,6 +154,7 @@ def load_hierarchy(files: Iterable[SettingsFile]) -> Loaded:
     policy = Policy()
     notes: list[str] = []
     for f, settings in read:
+        notes.extend(settings.warnings)
         if managed_only and f.level != "managed" and settings.rules_count():
             notes.append(f"{f.path}: rules ignored (allowManagedPermissionRulesOnly)")
             settings = settings.without_rules()
