@@ -157,7 +157,7 @@ def check(
         bad_input(str(exc))
     command = tool_input.get("command") if isinstance(tool_input.get("command"), str) else None
     decision = gate.decide(tool, tool_input, call_kind, input_paths(tool_input), command)
-    stricter = stricter_than_claude_code(decision, auto=auto)
+    stricter = stricter_than_claude_code(decision, auto=auto, policy=policy)
     if as_json:
         emit_json(_payload(decision, policy, loaded, stricter))
     else:

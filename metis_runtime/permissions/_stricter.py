@@ -4,18 +4,34 @@ by `metis permissions check` and the Claude Code hook."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from metis_model.trace import Mode, RuleBehavior, Stage
 
 from ._gate import GateDecision
 
+if TYPE_CHECKING:
+    from ._policy import Policy
+
 _NEVER_CONSULTED = ("Write(", "Glob(", "MultiEdit(", "NotebookEdit(")
+LOST_MARK = "(not read: "  # in the origin of the ask standing in for a lost rule
 
 
-def stricter_than_claude_code(decision: GateDecision, *, auto: bool = False) -> list[str]:
-    """The reasons this decision is stricter than Claude Code's, if any."""
+def stricter_than_claude_code(
+    decision: GateDecision, *, auto: bool = False, policy: Policy | None = None
+) -> list[str]:
+    """The reasons this decision is stricter than Claude Code's, if any
+    (`policy`, when given, names the rule that decided it)."""
     facts = decision.facts
     detail = decision.detail
     notes: list[str] = []
+    if policy is not None and decision.rule is not None:
+        origin = next((r.origin for r in policy.rules if r.recency == decision.rule.recency), "")
+        if LOST_MARK in origin:
+            notes.append(
+                "Claude Code skips a rule it cannot read; metis stands an ask on its whole "
+                f"tool in for a lost deny or ask ({origin})"
+            )
     if auto:
         notes.append("auto mode runs as acceptEdits: what its classifier would allow is asked")
     if decision.stage is Stage.BYPASS_IMMUNE:

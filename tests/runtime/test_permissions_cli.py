@@ -316,6 +316,7 @@ def test_a_lost_deny_asks_on_its_whole_tool_and_the_rest_applies(
     code, out, _ = run(*base, "--tool", "Bash", "--input", json.dumps({"command": "ls -la"}))
     assert code == 0 and "decision: deny" in out  # dontAsk: the stand-in ask denies
     assert "(not read: 'Bash(rm -rf'; asks instead)" in out
+    assert "stricter than Claude Code: Claude Code skips a rule it cannot read" in out
     code, out, _ = run(*base, "--tool", "Read", "--input", json.dumps({"file_path": "a.txt"}))
     assert "decision: allow" in out  # the rest of the file applies
     code, out, _ = run(*base, "--tool", "Read", "--input", json.dumps({"file_path": ".env"}))
