@@ -25,8 +25,9 @@ managed file at its directory.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from attrs import evolve, frozen
 
@@ -135,6 +136,13 @@ class Loaded:
     notes: tuple[str, ...]
     mode: Mode | None  # the winning defaultMode, if any
     auto: bool  # that defaultMode is `auto`
+    # Each file as read, lowest authority first: the MCP setup reads its
+    # server policy from these (`metis_runtime.mcp.read_setup`).
+    read: tuple[tuple[SettingsFile, Settings], ...] = ()
+
+    def mcp_levels(self) -> tuple[tuple[str, str, Mapping[str, Any]], ...]:
+        """`(path, level, top-level keys)` of every file, lowest authority first."""
+        return tuple((str(f.path), f.level, s.other) for f, s in self.read)
 
 
 def load_hierarchy(files: Iterable[SettingsFile]) -> Loaded:
@@ -173,6 +181,7 @@ def load_hierarchy(files: Iterable[SettingsFile]) -> Loaded:
         notes=tuple(notes),
         mode=policy.default_mode,
         auto=policy.auto_mode,
+        read=tuple(read),
     )
 
 

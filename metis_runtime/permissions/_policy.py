@@ -106,6 +106,9 @@ class Settings:
     managed_only: bool = False  # allowManagedPermissionRulesOnly
     lost: tuple[LostRule, ...] = ()  # rules not read (a deny or ask: an ask stands in)
     notes: tuple[str, ...] = ()  # other things ignored, one line each
+    # The file's other top-level keys, as read: the MCP setup takes its
+    # approval and policy keys from here (one reader of the hierarchy).
+    other: Mapping[str, Any] = field(factory=dict, eq=False, repr=False)
 
     @property
     def warnings(self) -> tuple[str, ...]:
@@ -229,6 +232,7 @@ def settings_from_mapping(data: object, path: Path, root: Path | None = None) ->
         managed_only=managed_only,
         lost=tuple(lost),
         notes=tuple(notes),
+        other={str(k): v for k, v in data.items() if k != "permissions"},
     )
 
 
