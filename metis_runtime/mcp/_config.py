@@ -10,7 +10,8 @@ Sources (code.claude.com/docs/en/mcp; /work/shared/reference section 7):
 - `.mcp.json` at the workspace root: project servers run code from the
   repository, so, as Claude Code asks before it starts them, they start only
   when a settings file approves them (`enableAllProjectMcpServers`,
-  `enabledMcpjsonServers`; `disabledMcpjsonServers` wins).
+  `enabledMcpjsonServers`; `disabledMcpjsonServers` wins), a file of the
+  settings hierarchy other than the project's own (`Approval.from_levels`).
 
 A server entry: `{"type": "stdio", "command", "args", "env", "cwd"}` (type
 may be omitted) or `{"type": "http", "url", "headers"}`. `${VAR}` and
