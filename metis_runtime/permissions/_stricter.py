@@ -17,6 +17,18 @@ _NEVER_CONSULTED = ("Write(", "Glob(", "MultiEdit(", "NotebookEdit(")
 LOST_MARK = "(not read: "  # in the origin of the ask standing in for a lost rule
 
 
+# Differences that are not one call's decision but how settings are read
+# (specs/permissions.md, the side-by-side table; specs/mcp.md).
+SETTINGS_DIFFERENCES: tuple[str, ...] = (
+    "a rule metis cannot read: Claude Code skips it; metis drops a lost allow and stands an "
+    "ask on the whole tool in for a lost deny or ask (`_salvage`)",
+    "MCP approvals (enableAllProjectMcpServers, enabledMcpjsonServers, allowedMcpServers) "
+    "in the project's own .claude/settings.json: Claude Code honours them after its trust "
+    "dialog; metis, which does not model the dialog, never does (restrictions apply from "
+    "every level)",
+)
+
+
 def stricter_than_claude_code(
     decision: GateDecision, *, auto: bool = False, policy: Policy | None = None
 ) -> list[str]:
