@@ -427,9 +427,13 @@ def _settings(named: tuple[str, ...], workspace: Path, real: bool) -> Loaded:
     local and shared project, user; specs/permissions.md), or with `real`
     false only the `--settings` files."""
     try:
-        return load_hierarchy(run_files(named, workspace, real=real))
+        loaded = load_hierarchy(run_files(named, workspace, real=real))
     except MetisRuntimeError as exc:
         _bad(str(exc))
+    for note in loaded.notes:
+        if " not read (" in note:  # a lost rule: the user should see it (and the header keeps it)
+            click.echo(f"metis run: warning: {note}", err=True)
+    return loaded
 
 
 def _run_mode(mode: str | None, loaded: Loaded) -> tuple[Mode, bool]:

@@ -52,6 +52,7 @@ INPUT_LAYER = {
     "metis_model.trace._credentials",
     # Its decoding of base64 and percent-escapes (stdlib only).
     "metis_model.trace._encodings",
+    "metis_model.trace._plain_variables",
 }
 
 _PROBE = """

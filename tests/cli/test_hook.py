@@ -168,10 +168,18 @@ def test_malformed_payload_is_one_line_and_fails_closed(
 
 
 def test_a_bad_settings_file_fails_closed(project: Path) -> None:
-    (project / ".claude" / "settings.local.json").write_text('{"permissions": {"allow": ["*"]}}')
+    (project / ".claude" / "settings.local.json").write_text('{"permissions": {"allow": [')
     code, out, err = run(json.dumps(payload(project, "Bash", {"command": "ls"})))
     assert (code, out, err.count("\n")) == (2, "", 1)
-    assert "settings.local.json: permissions.allow[0]" in err
+    assert "settings.local.json: invalid JSON" in err
+
+
+def test_a_rule_metis_cannot_read_is_no_refusal(project: Path) -> None:
+    """Claude Code skips a malformed rule; so does metis (a lost allow is
+    dropped), and the call is decided by the rest (issue 26)."""
+    (project / ".claude" / "settings.local.json").write_text('{"permissions": {"allow": ["*"]}}')
+    code, out, _ = run(json.dumps(payload(project, "Bash", {"command": "ls"})))
+    assert (code, out) == (0, "")
 
 
 def _event(project: Path, event: str, **fields: Any) -> None:
