@@ -461,3 +461,43 @@ def test_older_tool_names_name_todays_tools(tmp_path: Path) -> None:
     policy.add(Source.PROJECT, RuleBehavior.ASK, "Task(Explore)")
     assert [r.pattern for r in policy.rules_for("TaskStop")] == ["KillShell"]
     assert [r.pattern for r in policy.rules_for("Agent")] == ["Task(Explore)"]
+
+
+_ENTRY = st.one_of(
+    st.text(max_size=30),
+    st.sampled_from(["Bash(", "Bash(rm -rf", "WebSearch(x)", "9tool", "mcp__*", "Read()", "*"]),
+    st.builds(lambda t, s: f"{t}({s}", st.sampled_from(["Bash", "Edit", "WebFetch"]), st.text()),
+    st.integers(),
+    st.none(),
+    st.lists(st.integers(), max_size=2),
+)
+
+
+@given(
+    lists=st.dictionaries(
+        st.sampled_from(["allow", "ask", "deny", "dney"]),
+        st.one_of(st.lists(_ENTRY, max_size=5), _ENTRY),
+        max_size=4,
+    )
+)
+def test_no_rule_list_refuses_the_file_and_no_lost_deny_opens_anything(
+    lists: dict[str, object],
+) -> None:
+    """Whatever the lists hold, the file is read (a warning per lost entry),
+    and every lost deny or ask leaves an ask on its tool (or on every tool)."""
+    from metis_runtime.permissions._policy import settings_from_mapping
+
+    s = settings_from_mapping({"permissions": lists}, Path("/p/.claude/settings.json"))
+    policy = Policy()
+    policy.add_settings(s, Source.PROJECT)
+    asks = {r.pattern for r in policy.rules if r.behavior is RuleBehavior.ASK}
+    for lost in s.lost:
+        assert lost.warning().startswith("/p/.claude/settings.json: permissions.")
+        if lost.where.startswith(("permissions.deny", "permissions.ask", "permissions.dney")):
+            text = lost.text.strip("'\"").strip()
+            if lost.fallback is None:
+                assert not text or text.startswith(("//", "#")), lost
+            else:
+                assert lost.fallback in asks
+        if lost.where.startswith("permissions.allow"):
+            assert lost.fallback is None
