@@ -10,6 +10,8 @@ code.claude.com/docs/en/settings-reference (/work/shared/reference section 7).
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -198,7 +200,7 @@ def test_any_json_entry_parses_or_is_one_line_config_error(entry: dict[str, obje
 # --- the settings hierarchy's server policy (issue 26) ------------------------------
 
 
-def _levels(*files: tuple[str, str, dict[str, object]]) -> list[tuple[str, str, dict[str, object]]]:
+def _levels(*files: tuple[str, str, Mapping[str, Any]]) -> list[tuple[str, str, Mapping[str, Any]]]:
     return list(files)
 
 
