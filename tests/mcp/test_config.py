@@ -255,3 +255,20 @@ def test_resolve_servers_takes_the_hierarchy_policy() -> None:
     setup = resolve_servers(project=project, levels=levels, environ={})
     assert [s.name for s in setup.servers] == ["a"]
     assert any("'b' not started: denied by deniedMcpServers" in n for n in setup.notes)
+
+
+def test_real_project_files_approving_their_servers_are_not_honoured() -> None:
+    """Real committed settings that approve their own `.mcp.json` servers
+    (tests/data/settings-corpus: langfuse, getsentry/skills): as the
+    project's file they approve nothing; as the user's local file they do."""
+    import json
+    from pathlib import Path
+
+    corpus = Path(__file__).resolve().parent.parent / "data" / "settings-corpus"
+    for name in ("langfuse.json", "sentry-skills.json"):
+        data = json.loads((corpus / name).read_text(encoding="utf-8"))
+        assert data["enableAllProjectMcpServers"] is True
+        as_project = Approval.from_levels([(name, "project", data)])
+        assert not as_project.project_approved("sequential-thinking")
+        assert "enableAllProjectMcpServers" in as_project.notes[0]
+        assert Approval.from_levels([(name, "local", data)]).project_approved("sequential-thinking")
