@@ -39,6 +39,7 @@ DOC_WEB = "WebFetch(domain:h) matches that host only, not its subdomains (permis
 DOC_SKILL = "Skill(name) is an exact name (skills docs)"
 DOC_MCP = "mcp__server__tool covers that one tool (permissions docs, MCP)"
 DOC_BARE = "a bare tool name matches every use of the tool (permissions docs)"
+DOC_MCP_SERVER = "mcp__server covers every tool of that server (permissions docs, MCP)"
 
 
 def _call(tool: str, **tool_input: Any) -> dict[str, Any]:
@@ -91,6 +92,7 @@ _PATH_SAMPLES = {
     "**/*.ts": ("src/a.ts", "src/a.corpus"),
     "**/*.py": ("src/a.py", "src/a.corpus"),
     "**/*": ("src/a.txt", None),
+    ".claude/rules/**": (".claude/rules/a.md", "docs/a.md"),
 }
 
 
@@ -140,12 +142,17 @@ def cases_for(rule: str, behavior: str) -> list[tuple[dict[str, Any], str, str]]
     hit = behavior
     if spec is None and tool.startswith("mcp__"):
         server = tool.split("__")[1]
+        if tool.count("__") == 1:  # `mcp__server`: every tool of the server
+            return [
+                (_call(f"{tool}__corpus_tool"), hit, DOC_MCP_SERVER),
+                (_call(f"{tool}zz__corpus_tool"), "ask", f"{DOC_MCP_SERVER}; {DOC_DEFAULT}"),
+            ]
         return [
             (_call(tool), hit, DOC_MCP),
             (_call(f"mcp__{server}__corpus_other"), "ask", f"{DOC_MCP}; {DOC_DEFAULT}"),
         ]
     if spec is None:
-        return [(_BARE_CALLS[tool], hit, DOC_BARE)]
+        return [(_BARE_CALLS.get(tool, _call(tool)), hit, DOC_BARE)]
     if tool == "Bash":
         return _bash_cases(spec, behavior)
     if tool in ("Read", "Edit", "Write"):
@@ -165,8 +172,11 @@ def cases_for(rule: str, behavior: str) -> list[tuple[dict[str, Any], str, str]]
 
 
 def sample(rules: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    strict = [r for r in rules if r[1] != "allow"]
-    allows = [r for r in rules if r[1] == "allow"]
+    """Every deny and ask, every allow of a rarer form (bare tools, paths,
+    MCP), and of the common forms (Bash, WebFetch, Skill) an even sample."""
+    common = ("Bash(", "WebFetch(domain:", "Skill(")
+    strict = [r for r in rules if r[1] != "allow" or not r[0].startswith(common)]
+    allows = [r for r in rules if r[1] == "allow" and r[0].startswith(common)]
     room = max(PER_FILE - len(strict), 4)
     step = max(1, len(allows) // room)
     return strict + allows[::step][:room]
@@ -205,6 +215,12 @@ OVERRIDES: dict[tuple[str, str, int], tuple[str, str, str | None]] = {
     ("claude-flow.json", "Bash(curl * | bash)", 0): ("ask", _PIPE.format("bash"), None),
     ("claude-flow.json", "Bash(wget * | sh)", 0): ("ask", _PIPE.format("sh"), None),
 }
+OVERRIDES[("claude-plugins.json", "Edit(.claude/rules/**)", 0)] = (
+    "ask",
+    "`.claude` is a protected directory: protected paths are checked before allow rules, "
+    "so no allow covers them (permission modes docs, protected paths)",
+    None,
+)
 for _file in ("sentry-go.json", "sentry-dotnet.json", "sentry-python.json"):
     OVERRIDES[(_file, "Bash(git:*)", 0)] = ("ask", DOC_BASH, GIT_ALIAS)
 OVERRIDES[("cct-development-mode.json", "Bash(git:*)", 0)] = ("ask", DOC_BASH, GIT_ALIAS)
