@@ -229,7 +229,7 @@ def _decide(
         parts.append(f"rule {d.rule.pattern}" + (f" ({origin})" if origin else ""))
     if d.detail:
         parts.append(d.detail)
-    stricter = stricter_than_claude_code(d, auto=auto)
+    stricter = stricter_than_claude_code(d, auto=auto, policy=loaded.policy)
     if stricter:
         parts.append("stricter than Claude Code: " + "; ".join(stricter))
     decision = d.decision.value

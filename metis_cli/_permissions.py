@@ -118,7 +118,7 @@ def check(
         decision = decide_call(policy, chosen, root, tool, tool_input, auto=auto, kind=call_kind)
     except ConfigError as exc:
         bad_input(str(exc))
-    stricter = stricter_than_claude_code(decision, auto=auto)
+    stricter = stricter_than_claude_code(decision, auto=auto, policy=policy)
     if as_json:
         emit_json(_payload(decision, policy, loaded, stricter))
     else:

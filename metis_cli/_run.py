@@ -427,9 +427,13 @@ def _settings(named: tuple[str, ...], workspace: Path, real: bool) -> Loaded:
     local and shared project, user; specs/permissions.md), or with `real`
     false only the `--settings` files."""
     try:
-        return load_hierarchy(run_files(named, workspace, real=real))
+        loaded = load_hierarchy(run_files(named, workspace, real=real))
     except MetisRuntimeError as exc:
         _bad(str(exc))
+    for note in loaded.notes:
+        if " not read (" in note:  # a lost rule: the user should see it (and the header keeps it)
+            click.echo(f"metis run: warning: {note}", err=True)
+    return loaded
 
 
 def _run_mode(mode: str | None, loaded: Loaded) -> tuple[Mode, bool]:
@@ -582,14 +586,15 @@ def _registry(
         _bad(str(exc))
 
 
-def _mcp(workspace: Path, sources: McpSources, quiet: bool) -> Started | None:
-    """Start the run's MCP servers (none configured: None). A bad source or a
+def _mcp(workspace: Path, sources: McpSources, quiet: bool, read: Loaded) -> Started | None:
+    """Start the run's MCP servers (none configured: None), under the server
+    policy of the settings hierarchy `read` (the gate's). A bad source or a
     server that does not start is one line and exit 2."""
     from metis_runtime.mcp import read_setup, start_mcp
 
     started: Started
     try:
-        setup, declared = read_setup(workspace, sources)
+        setup, declared = read_setup(workspace, sources, read.mcp_levels())
         for note in setup.notes:
             click.echo(f"metis run: warning: {note}", err=True)
         if not setup.servers:
@@ -1043,7 +1048,7 @@ def run(
         **wire,
     }
     provider = _build_provider(config)
-    mcp = _mcp(workspace, mcp_sources, quiet)  # before anything of the run is written
+    mcp = _mcp(workspace, mcp_sources, quiet, read)  # before anything of the run is written
     try:
         identity, ledger = new_tree(tree, limits, root_run_id=run_id)
     except (OSError, MetisRuntimeError) as exc:
@@ -1174,7 +1179,7 @@ def _resume(
             )
         except (OSError, MetisRuntimeError) as exc:
             _bad(f"{tree}: cannot open the agent tree: {exc}")
-    mcp = _mcp(workspace, _mcp_sources(cfg), quiet) if "mcp" in header.meta else None
+    mcp = _mcp(workspace, _mcp_sources(cfg), quiet, read) if "mcp" in header.meta else None
     if "spawn_agent" in header.tools:
         supervisor = _supervisor(identity, ledger, workspace, gate, cfg, budget, mcp)
     registry = _registry(supervisor, workspace, mcp)

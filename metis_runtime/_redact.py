@@ -9,7 +9,10 @@ variables present when it was built (`secret_name`: `*_KEY`, `*_TOKEN`,
 `*_SECRET`, `*_PASSWORD`, `*_CREDENTIALS`, `DATABASE_URL`, ...), and in JSON
 values the whole string under a secret-named key (`{"password": "..."}`).
 Values shorter than `MIN_SECRET_LEN` are not redacted by value: they would
-hit ordinary text (they are still caught by the rules).
+hit ordinary text (they are still caught by the rules). Path and settings
+variables of published lists (POSIX XBD chapter 8: `PWD`, `OLDPWD`, `HOME`,
+`PATH`, ...; XDG base directories; GitHub Actions' defaults) are never
+secrets: `metis_model.trace._plain_variables` names them and its sources.
 """
 
 from __future__ import annotations

@@ -40,6 +40,7 @@ from ._encodings import (
     short_in_some_alignment,
     unpercent,
 )
+from ._plain_variables import PLAIN_VARIABLES
 
 
 @frozen
@@ -223,15 +224,15 @@ _NAME_WORDS_PLAIN = (
     *("credential", "credentials", "key", "pat", "dsn", "url", "uri", "string"),
 )
 _SECRET_NAME = re.compile(rf"[a-z0-9_.-]*{_NAME_END}", _AI)
-# The shell's working directories, not passwords.
-_NOT_SECRET = frozenset({"pwd", "oldpwd"})
 
 
 def secret_name(name: str) -> bool:
     """Whether a field or variable of this name holds a secret (its value is
     redacted whole): `*_KEY`, `*_TOKEN`, `*_SECRET`, `*_PASSWORD`,
-    `*_CREDENTIALS`, `api_key`, `password`, `DATABASE_URL`, ... (any case)."""
-    return _SECRET_NAME.fullmatch(name) is not None and name.lower() not in _NOT_SECRET
+    `*_CREDENTIALS`, `api_key`, `password`, `DATABASE_URL`, ... (any case),
+    but the published path and settings variables (`PWD`, `OLDPWD`, ...:
+    `PLAIN_VARIABLES`, exact upper-case names)."""
+    return _SECRET_NAME.fullmatch(name) is not None and name not in PLAIN_VARIABLES
 
 
 MIN_SECRET_LEN = 6
@@ -276,13 +277,26 @@ _VALUE = (
     r"""(?:"((?:[^"\\\r\n]|\\.)+)"|'([^'\r\n]+)'|`([^`\r\n]+)`"""
     r"""|([^\s"'`,;()\[\]{}<>]+))"""
 )
-_ASSIGNMENT = re.compile(_NAME_END + _ASSIGN + _VALUE, _AI)
+_ASSIGNMENT = re.compile("(" + _NAME_END + ")" + _ASSIGN + _VALUE, _AI)
+_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+
+
+def _assigned_name(text: str, start: int, end: int) -> str:
+    """The whole variable name whose last word the assignment matched at
+    `start:end` (`OLDPWD` for the `PWD` of `OLDPWD=/x`)."""
+    while start > 0 and text[start - 1] in _NAME_CHARS:
+        start -= 1
+    return text[start:end]
+
+
 _PLACEHOLDERS = frozenset({"null", "none", "nil", "true", "false", "undefined", "[redacted]"})
 
 
 def _assignments(text: str) -> Iterable[tuple[int, int]]:
     for m in _ASSIGNMENT.finditer(text):
-        for g in (1, 2, 3, 4):
+        if _assigned_name(text, m.start(1), m.end(1)) in PLAIN_VARIABLES:
+            continue  # `PWD=/home/me`: a path, not a password
+        for g in (2, 3, 4, 5):
             if m.group(g) is not None:
                 if m.group(g).lower() not in _PLACEHOLDERS:
                     yield m.span(g)

@@ -10,7 +10,8 @@ Sources (code.claude.com/docs/en/mcp; /work/shared/reference section 7):
 - `.mcp.json` at the workspace root: project servers run code from the
   repository, so, as Claude Code asks before it starts them, they start only
   when a settings file approves them (`enableAllProjectMcpServers`,
-  `enabledMcpjsonServers`; `disabledMcpjsonServers` wins).
+  `enabledMcpjsonServers`; `disabledMcpjsonServers` wins), a file of the
+  settings hierarchy other than the project's own (`Approval.from_levels`).
 
 A server entry: `{"type": "stdio", "command", "args", "env", "cwd"}` (type
 may be omitted) or `{"type": "http", "url", "headers"}`. `${VAR}` and
@@ -205,40 +206,83 @@ def servers_of(
     return [parse_server(n, e, source, environ) for n, e in servers.items()]
 
 
+# Settings levels, most authoritative first (code.claude.com/docs/en/settings,
+# "Settings precedence"): managed > command line > local > project > user.
+LEVELS = ("managed", "cli", "local", "project", "user")
+_APPROVALS = ("enableAllProjectMcpServers", "enabledMcpjsonServers", "allowedMcpServers")
+
+
 @frozen
 class Approval:
-    """The settings keys that decide which servers may start."""
+    """The settings keys that decide which servers may start.
+
+    Restrictions (`deniedMcpServers`, `disabledMcpjsonServers`) apply from
+    every level. Approvals (`enableAllProjectMcpServers`,
+    `enabledMcpjsonServers`) apply from the managed, user and local levels and
+    from `--settings`, not from the project's own committed
+    `.claude/settings.json`: Claude Code honours those once its trust dialog
+    is accepted, which metis does not model, and a repository must not
+    approve the servers it ships (specs/mcp.md; the stricter table).
+    `allowedMcpServers` is an allowlist: the most authoritative level that
+    sets it decides (managed highest), and a project file's cannot widen it."""
 
     enable_all_project: bool = False
     enabled_project: frozenset[str] = frozenset()
     disabled_project: frozenset[str] = frozenset()
     allowed: frozenset[str] | None = None  # None: no allowlist
     denied: frozenset[str] = frozenset()
+    notes: tuple[str, ...] = ()
 
     @classmethod
     def from_settings(cls, files: Sequence[tuple[str, Mapping[str, Any]]]) -> Approval:
-        """Merged over the settings files (lists unioned, a true flag wins)."""
+        """Files named on the command line (every key applies)."""
+        return cls.from_levels([(source, "cli", data) for source, data in files])
+
+    @classmethod
+    def from_levels(
+        cls,
+        files: Sequence[tuple[str, str, Mapping[str, Any]]],
+        trusted: frozenset[str] = frozenset(),
+    ) -> Approval:
+        """Merged over `(source, level, data)` files (see the class doc); a
+        project-level file whose source is in `trusted` (named with
+        `--settings`) counts as the user's own."""
+        named = {os.path.abspath(t) for t in trusted}
         enable_all = False
         enabled: set[str] = set()
         disabled: set[str] = set()
-        allowed: set[str] | None = None
         denied: set[str] = set()
-        for source, data in files:
+        allowlists: dict[str, set[str]] = {}
+        notes: list[str] = []
+        for source, level, data in files:
             flag = data.get("enableAllProjectMcpServers", False)
             if not isinstance(flag, bool):
                 raise ConfigError(f"{source}: enableAllProjectMcpServers: must be true or false")
-            enable_all = enable_all or flag
-            enabled |= _names(data, "enabledMcpjsonServers", source)
             disabled |= _names(data, "disabledMcpjsonServers", source)
             denied |= _server_names(data, "deniedMcpServers", source)
+            approves = level != "project" or os.path.abspath(source) in named
+            if not approves:
+                ignored = [k for k in _APPROVALS if data.get(k) not in (None, False, [])]
+                if ignored:
+                    notes.append(
+                        f"{source}: {', '.join(ignored)} not honoured: the project's own "
+                        "settings cannot approve MCP servers (approve them in "
+                        ".claude/settings.local.json, ~/.claude/settings.json or --settings)"
+                    )
+                continue
+            enable_all = enable_all or flag
+            enabled |= _names(data, "enabledMcpjsonServers", source)
             if "allowedMcpServers" in data:
-                allowed = (allowed or set()) | _server_names(data, "allowedMcpServers", source)
+                allowed_here = _server_names(data, "allowedMcpServers", source)
+                allowlists.setdefault(level, set()).update(allowed_here)
+        allowed = next((allowlists[lv] for lv in LEVELS if lv in allowlists), None)
         return cls(
             enable_all,
             frozenset(enabled),
             frozenset(disabled),
             None if allowed is None else frozenset(allowed),
             frozenset(denied),
+            tuple(notes),
         )
 
     def project_approved(self, name: str) -> bool:
@@ -294,14 +338,21 @@ def resolve_servers(
     project: tuple[str, object] | None = None,
     strict: bool = False,
     environ: Mapping[str, str] | None = None,
+    levels: Sequence[tuple[str, str, Mapping[str, Any]]] | None = None,
 ) -> McpSetup:
     """Merge the sources: `--mcp-config` (`configs`: (source, parsed JSON))
-    over `mcpServers` in `settings` over the project file (`project`), one
-    entry per name, the higher source winning whole; then the approval and
-    policy keys of `settings`. `strict` (`--strict-mcp-config`): only `configs`."""
-    approval = Approval.from_settings(settings)
+    over `mcpServers` in `settings` (the `--settings` files) over the project
+    file (`project`), one entry per name, the higher source winning whole;
+    then the approval and policy keys of the settings hierarchy (`levels`:
+    `(source, level, data)`, lowest authority first; None: of `settings`).
+    `strict` (`--strict-mcp-config`): only `configs`."""
+    approval = (
+        Approval.from_settings(settings)
+        if levels is None
+        else Approval.from_levels(levels, frozenset(s for s, _ in settings))
+    )
     chosen: dict[str, ServerConfig] = {}
-    notes: list[str] = []
+    notes: list[str] = list(approval.notes)
     for source, data in configs:
         for server in servers_of(data, source, key_required=True, environ=environ):
             chosen.setdefault(server.name, server)
@@ -318,7 +369,8 @@ def resolve_servers(
                     notes.append(
                         f"{PROJECT_FILE} server '{server.name}' not started: approve it with "
                         f'"enabledMcpjsonServers": ["{server.name}"] (or '
-                        '"enableAllProjectMcpServers": true) in a --settings file'
+                        '"enableAllProjectMcpServers": true) in .claude/settings.local.json, '
+                        "~/.claude/settings.json or a --settings file"
                     )
                     continue
                 chosen[server.name] = server

@@ -67,9 +67,16 @@ class Sources:
 
 
 def read_setup(
-    workspace: str | os.PathLike[str], sources: Sources
+    workspace: str | os.PathLike[str],
+    sources: Sources,
+    levels: Sequence[tuple[str, str, Mapping[str, Any]]] | None = None,
 ) -> tuple[McpSetup, tuple[Declared, ...]]:
-    """The servers to start and the settings' class declarations."""
+    """The servers to start and the settings' class declarations.
+
+    `levels` is the settings hierarchy as the permission gate read it
+    (`Loaded.mcp_levels()`: one reader serves both): its restriction and
+    approval keys decide which servers start. None: only the `--settings`
+    files' keys."""
     settings = read_settings(sources.settings)
     configs = [read_config_arg(a) for a in sources.configs]
     project: tuple[str, Any] | None = None
@@ -77,7 +84,7 @@ def read_setup(
     if not sources.strict and path.is_file():
         project = (str(path), _json(str(path)))
     setup = resolve_servers(
-        configs=configs, settings=settings, project=project, strict=sources.strict
+        configs=configs, settings=settings, project=project, strict=sources.strict, levels=levels
     )
     return setup, parse_declarations(settings)
 

@@ -25,8 +25,9 @@ managed file at its directory.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from attrs import evolve, frozen
 
@@ -135,10 +136,19 @@ class Loaded:
     notes: tuple[str, ...]
     mode: Mode | None  # the winning defaultMode, if any
     auto: bool  # that defaultMode is `auto`
+    # Each file as read, lowest authority first: the MCP setup reads its
+    # server policy from these (`metis_runtime.mcp.read_setup`).
+    read: tuple[tuple[SettingsFile, Settings], ...] = ()
+
+    def mcp_levels(self) -> tuple[tuple[str, str, Mapping[str, Any]], ...]:
+        """`(path, level, top-level keys)` of every file, lowest authority first."""
+        return tuple((str(f.path), f.level, s.other) for f, s in self.read)
 
 
 def load_hierarchy(files: Iterable[SettingsFile]) -> Loaded:
-    """Load every file; a bad one raises ConfigError (one line, naming it).
+    """Load every file; one that cannot be read or is not JSON raises
+    ConfigError (one line, naming it). A rule that cannot be read is a note
+    (a lost deny or ask stands as an ask on its tool: `_salvage`).
 
     Docs applied: a `defaultMode` of `auto` (v2.1.142+) or `bypassPermissions`
     (v2.1.257+, anthropics/claude-code#91296) in a project or local file is
@@ -152,6 +162,7 @@ def load_hierarchy(files: Iterable[SettingsFile]) -> Loaded:
     policy = Policy()
     notes: list[str] = []
     for f, settings in read:
+        notes.extend(settings.warnings)
         if managed_only and f.level != "managed" and settings.rules_count():
             notes.append(f"{f.path}: rules ignored (allowManagedPermissionRulesOnly)")
             settings = settings.without_rules()
@@ -170,6 +181,7 @@ def load_hierarchy(files: Iterable[SettingsFile]) -> Loaded:
         notes=tuple(notes),
         mode=policy.default_mode,
         auto=policy.auto_mode,
+        read=tuple(read),
     )
 
 

@@ -10,8 +10,15 @@ A settings file is shaped like Claude Code's `settings.json`
                      "allowManagedPermissionRulesOnly": true}}
 
 Other top-level keys belong to other features and are ignored (but a
-top-level `disableAutoMode`, which the docs allow there too); unknown keys
-inside `permissions` are errors (a typo there silently drops rules).
+top-level `disableAutoMode`, which the docs allow there too). Invalid JSON,
+or a file that is not an object, stops with one line naming the file. Inside
+`permissions` nothing else refuses the file, as in Claude Code: a rule metis
+cannot read is a warning and the rest applies, but a lost `deny` or `ask`
+fails closed as an ask on its tool (`_salvage`); an unknown key is a warning
+(one holding a list is read as lost rules); an unknown `defaultMode` or a
+bad `additionalDirectories` entry is a warning and ignored; a
+`disableBypassPermissionsMode` or `disableAutoMode` other than `"disable"`
+is a warning and still disables (its author meant to close the mode).
 `defaultMode` takes every mode the docs list: `manual` is `default`, and
 `auto` runs as `acceptEdits` with broad allow rules suspended
 (specs/permissions.md, "Modes").
@@ -31,6 +38,7 @@ from metis_trace import AUTHORITY, Mode, RuleBehavior, Source
 
 from .._errors import ConfigError
 from ._rules import Rule, RuleSyntaxError, parse_rule
+from ._salvage import LostRule, read_rule_list, unknown_key_rules
 
 _LISTS: tuple[tuple[str, RuleBehavior], ...] = (
     ("allow", RuleBehavior.ALLOW),
@@ -96,15 +104,25 @@ class Settings:
     auto: bool = False  # defaultMode was `auto` (default_mode is then acceptEdits)
     disable_auto: bool = False
     managed_only: bool = False  # allowManagedPermissionRulesOnly
+    lost: tuple[LostRule, ...] = ()  # rules not read (a deny or ask: an ask stands in)
+    notes: tuple[str, ...] = ()  # other things ignored, one line each
+    # The file's other top-level keys, as read: the MCP setup takes its
+    # approval and policy keys from here (one reader of the hierarchy).
+    other: Mapping[str, Any] = field(factory=dict, eq=False, repr=False)
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """Every line worth telling the user about this file, in file order."""
+        return (*(lost.warning() for lost in self.lost), *self.notes)
 
     def rules(self, behavior: RuleBehavior) -> tuple[str, ...]:
         return {"allow": self.allow, "ask": self.ask, "deny": self.deny}[behavior.value]
 
     def rules_count(self) -> int:
-        return len(self.allow) + len(self.ask) + len(self.deny)
+        return len(self.allow) + len(self.ask) + len(self.deny) + len(self.lost)
 
     def without_rules(self) -> Settings:
-        return evolve(self, allow=(), ask=(), deny=())
+        return evolve(self, allow=(), ask=(), deny=(), lost=())
 
     def without_mode(self) -> Settings:
         return evolve(self, default_mode=None, auto=False)
@@ -144,37 +162,59 @@ def settings_from_mapping(data: object, path: Path, root: Path | None = None) ->
     `root` is where `/x` path rules anchor (default: `settings_root`)."""
     if not isinstance(data, Mapping):
         raise ConfigError(f"{path}: settings must be a JSON object")
+    root = root if root is not None else settings_root(path)
+    notes: list[str] = []
+    lost: list[LostRule] = []
     perms = data.get("permissions", {})
     if not isinstance(perms, Mapping):
-        raise ConfigError(f"{path}: permissions: must be an object")
-    unknown = sorted(str(k) for k in perms if k not in _KNOWN_KEYS)
-    if unknown:
-        raise ConfigError(f"{path}: permissions.{unknown[0]}: unknown key")
-    root = root if root is not None else settings_root(path)
+        # Nothing in it can be read: a non-empty one may have held a deny.
+        if perms not in (None, [], "", False):
+            lost.extend(read_rule_list([perms], path, "permissions", None)[1])
+        else:
+            notes.append(f"{path}: permissions: must be an object, ignored")
+        perms = {}
+    unknown_notes, unknown_lost = unknown_key_rules(perms, _KNOWN_KEYS, path)
+    notes.extend(unknown_notes)
     lists: dict[str, tuple[str, ...]] = {}
     for name, behavior in _LISTS:
-        lists[name] = _string_list(perms.get(name, []), path, f"permissions.{name}")
-        for i, rule in enumerate(lists[name]):
-            try:
-                parse_rule(rule, behavior)
-            except RuleSyntaxError as exc:
-                raise ConfigError(f"{path}: permissions.{name}[{i}]: {exc}") from None
+        kept, lost_here = read_rule_list(perms.get(name, []), path, f"permissions.{name}", behavior)
+        lists[name] = kept
+        lost.extend(lost_here)
+    lost.extend(unknown_lost)
     mode = perms.get("defaultMode")
     default_mode: Mode | None = None
     auto = False
     if mode is not None:
-        default_mode, auto = parse_mode(mode, f"{path}: permissions.defaultMode")
-    dirs = _string_list(
-        perms.get("additionalDirectories", []), path, "permissions.additionalDirectories"
-    )
+        try:
+            default_mode, auto = parse_mode(mode, f"{path}: permissions.defaultMode")
+        except ConfigError as exc:
+            notes.append(f"{exc}, ignored")
+    dirs: list[str] = []
+    raw_dirs = perms.get("additionalDirectories", [])
+    if not isinstance(raw_dirs, list):
+        notes.append(f"{path}: permissions.additionalDirectories: must be a list, ignored")
+        raw_dirs = []
+    for i, item in enumerate(raw_dirs):
+        if isinstance(item, str) and item and "\x00" not in item:
+            dirs.append(item)
+        else:
+            notes.append(
+                f"{path}: permissions.additionalDirectories[{i}]: {item!r} is not a path, ignored"
+            )
     disable = perms.get("disableBypassPermissionsMode")
     if disable not in (None, "disable"):
-        raise ConfigError(f"{path}: permissions.disableBypassPermissionsMode: must be 'disable'")
+        notes.append(
+            f"{path}: permissions.disableBypassPermissionsMode: {disable!r} is not 'disable'; "
+            "bypassPermissions is disabled all the same"
+        )
     no_auto = perms.get("disableAutoMode", data.get("disableAutoMode"))
     if no_auto not in (None, "disable"):
-        raise ConfigError(f"{path}: disableAutoMode: must be 'disable'")
+        notes.append(
+            f"{path}: disableAutoMode: {no_auto!r} is not 'disable'; auto is disabled all the same"
+        )
     managed_only = perms.get("allowManagedPermissionRulesOnly", False)
     if not isinstance(managed_only, bool):
+        # A managed policy key: neither reading spares every rule, so stop.
         raise ConfigError(f"{path}: permissions.allowManagedPermissionRulesOnly: must be a boolean")
     return Settings(
         path=path,
@@ -186,20 +226,14 @@ def settings_from_mapping(data: object, path: Path, root: Path | None = None) ->
         additional_directories=tuple(
             Path(os.path.realpath(root / os.path.expanduser(d))) for d in dirs
         ),
-        disable_bypass=disable == "disable",
+        disable_bypass=disable is not None,
         auto=auto,
-        disable_auto=no_auto == "disable",
+        disable_auto=no_auto is not None,
         managed_only=managed_only,
+        lost=tuple(lost),
+        notes=tuple(notes),
+        other={str(k): v for k, v in data.items() if k != "permissions"},
     )
-
-
-def _string_list(value: object, path: Path, where: str) -> tuple[str, ...]:
-    if not isinstance(value, list):
-        raise ConfigError(f"{path}: {where}: must be a list of strings")
-    for i, item in enumerate(value):
-        if not isinstance(item, str):
-            raise ConfigError(f"{path}: {where}[{i}]: must be a string")
-    return tuple(value)
 
 
 class _Counter:
@@ -277,6 +311,15 @@ class Policy:
                     pattern,
                     base=settings.root,
                     origin=f"{settings.path}: permissions.{name}[{i}]",
+                )
+        for lost in settings.lost:
+            if lost.fallback is not None:
+                self.add(
+                    source,
+                    RuleBehavior.ASK,
+                    lost.fallback,
+                    base=settings.root,
+                    origin=f"{settings.path}: {lost.where} (not read: {lost.text}; asks instead)",
                 )
         if settings.default_mode is not None:
             value = (settings.default_mode, settings.auto)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import fnmatch
 import functools
+import ipaddress
 import os
 import posixpath
 import re
@@ -60,8 +61,15 @@ _TOOL_GROUPS: dict[str, frozenset[str]] = {
     "bash": frozenset({"bash", "monitor"}),
     "webfetch": frozenset({"webfetch", "web_fetch", "fetch"}),
     "websearch": frozenset({"websearch", "web_search"}),
+    # Older names real files still carry, and the tool each names today:
+    # `Task` is `Agent` (renamed v2.1.63; "Task" still matches the Agent tool,
+    # anthropics/claude-code#29677); `KillShell` is `TaskStop` (its input
+    # schema keeps `shell_id`, "Deprecated: use task_id instead", for the
+    # deprecated KillShell tool; Claude Code 2.1.168's tool description).
     "agent": frozenset({"agent", "task"}),
     "task": frozenset({"agent", "task"}),
+    "taskstop": frozenset({"taskstop", "killshell"}),
+    "killshell": frozenset({"taskstop", "killshell"}),
 }
 _PATH_TOOLS = frozenset({"read", "edit", "write", "glob", "multiedit", "notebookedit"})
 _NAME_TOOLS = {"agent": "subagent_type", "task": "subagent_type", "skill": "skill"}
@@ -100,7 +108,7 @@ PRIMARY_FIELDS = frozenset({"command", "file_path", "path", "notebook_path", "ur
 
 _RULE = re.compile(r"(?P<tool>[A-Za-z*][A-Za-z0-9_*-]*)(?:\((?P<spec>.*)\))?", re.DOTALL)
 _PARAM = re.compile(r"(?P<field>[A-Za-z_][A-Za-z0-9_]*):(?P<value>.*)", re.DOTALL)
-_LABEL = re.compile(r"[a-z0-9*]([a-z0-9*-]*[a-z0-9*])?")
+_LABEL = re.compile(r"[a-z0-9_*]([a-z0-9_*-]*[a-z0-9_*])?")  # `_` as hosts in the wild have it
 
 
 @frozen
@@ -155,8 +163,11 @@ def parse_rule(text: str, behavior: RuleBehavior | None = None) -> RuleSpec:
         raise RuleSyntaxError(f"malformed rule {text!r}: empty specifier")
     if "\x00" in spec:
         raise RuleSyntaxError(f"malformed rule {text!r}: NUL in specifier")
-    if spec == "*" and lower in ("bash", "webfetch", "read", "edit"):
-        return RuleSpec(text=stripped, tool=tool, kind=SpecKind.ANY)  # `Bash(*)` is `Bash`
+    if spec == "*":
+        # `Tool(*)` is `Tool` for every tool (permissions docs: "`Bash(*)` is
+        # equivalent to `Bash`"; real files write `Read(*)`, `Task(*)`,
+        # `Skill(*)`, `mcp__server__tool(*)`).
+        return RuleSpec(text=stripped, tool=tool, kind=SpecKind.ANY)
     param = _param(lower, spec)
     if param is not None:
         field, value = param
@@ -203,10 +214,24 @@ def _param(tool: str, spec: str) -> tuple[str, str] | None:
     return (field, value) if field in known or field in PRIMARY_FIELDS else None
 
 
+_IPV6 = re.compile(r"\[(?P<addr>[0-9a-f:.]+)\](?::(?P<port>[0-9]+))?")
+
+
 def _domain(spec: str, text: str) -> str:
+    """The host (and port) of a `domain:` specifier, lower-cased. An IPv6
+    literal is written in brackets, as in a URL (`domain:[::1]`,
+    `domain:[::1]:8080`; RFC 3986 section 3.2.2) and kept compressed."""
     if not spec.startswith("domain:") or not spec[len("domain:") :].strip():
         raise RuleSyntaxError(f"malformed rule {text!r}: expected WebFetch(domain:HOST)")
     domain = spec[len("domain:") :].strip().lower().rstrip(".")
+    v6 = _IPV6.fullmatch(domain)
+    if v6 is not None:
+        try:
+            addr = ipaddress.IPv6Address(v6.group("addr"))
+        except ValueError:
+            raise RuleSyntaxError(f"malformed rule {text!r}: bad IPv6 address") from None
+        port = v6.group("port")
+        return f"[{addr.compressed}]" + (f":{port}" if port else "")
     host, _, port = domain.partition(":")
     if port and not port.isdigit():
         raise RuleSyntaxError(f"malformed rule {text!r}: bad port {port!r}")
@@ -373,6 +398,14 @@ def domain_matches(domain: str, url: object) -> bool | None:
         return None
     if not re.fullmatch(r"[a-z0-9._:-]+", host):
         return None  # no host, or not one: the rule may or may not be about it
+    if domain.startswith("["):  # an IPv6 literal: compare addresses, not text
+        want_addr, _, after = domain[1:].partition("]")
+        if after and str(port or "") != after.removeprefix(":"):
+            return False
+        try:
+            return ipaddress.IPv6Address(host) == ipaddress.IPv6Address(want_addr)
+        except ValueError:
+            return False  # the URL's host is a name or IPv4: not this address
     want, _, want_port = domain.partition(":")
     if want_port and str(port or "") != want_port:
         return False

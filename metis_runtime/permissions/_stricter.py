@@ -4,18 +4,46 @@ by `metis permissions check` and the Claude Code hook."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from metis_trace import Mode, RuleBehavior, Stage
 
 from ._gate import GateDecision
 
+if TYPE_CHECKING:
+    from ._policy import Policy
+
 _NEVER_CONSULTED = ("Write(", "Glob(", "MultiEdit(", "NotebookEdit(")
+LOST_MARK = "(not read: "  # in the origin of the ask standing in for a lost rule
 
 
-def stricter_than_claude_code(decision: GateDecision, *, auto: bool = False) -> list[str]:
-    """The reasons this decision is stricter than Claude Code's, if any."""
+# Differences that are not one call's decision but how settings are read
+# (specs/permissions.md, the side-by-side table; specs/mcp.md).
+SETTINGS_DIFFERENCES: tuple[str, ...] = (
+    "a rule metis cannot read: Claude Code skips it; metis drops a lost allow and stands an "
+    "ask on the whole tool in for a lost deny or ask (`_salvage`)",
+    "MCP approvals (enableAllProjectMcpServers, enabledMcpjsonServers, allowedMcpServers) "
+    "in the project's own .claude/settings.json: Claude Code honours them after its trust "
+    "dialog; metis, which does not model the dialog, never does (restrictions apply from "
+    "every level)",
+)
+
+
+def stricter_than_claude_code(
+    decision: GateDecision, *, auto: bool = False, policy: Policy | None = None
+) -> list[str]:
+    """The reasons this decision is stricter than Claude Code's, if any
+    (`policy`, when given, names the rule that decided it)."""
     facts = decision.facts
     detail = decision.detail
     notes: list[str] = []
+    if policy is not None and decision.rule is not None:
+        origin = next((r.origin for r in policy.rules if r.recency == decision.rule.recency), "")
+        if LOST_MARK in origin:
+            notes.append(
+                "Claude Code skips a rule it cannot read; metis stands an ask on its whole "
+                f"tool in for a lost deny or ask ({origin})"
+            )
     if auto:
         notes.append("auto mode runs as acceptEdits: what its classifier would allow is asked")
     if decision.stage is Stage.BYPASS_IMMUNE:

@@ -54,6 +54,7 @@ INPUT_LAYER = {
     "metis_trace._credentials",
     # Its decoding of base64 and percent-escapes (stdlib only).
     "metis_trace._encodings",
+    "metis_trace._plain_variables",
 }
 
 _PROBE = """

@@ -233,6 +233,14 @@ def test_a_bad_settings_file_fails_closed_only_for_effects(project: Path) -> Non
     assert (code, out, err.count("\n")) == (0, "", 1)
 
 
+def test_a_rule_metis_cannot_read_is_no_refusal(project: Path) -> None:
+    """Claude Code skips a malformed rule; so does metis (a lost allow is
+    dropped), and the call is decided by the rest (issue 26)."""
+    (project / ".claude" / "settings.local.json").write_text('{"permissions": {"allow": ["*"]}}')
+    code, out, _ = run(json.dumps(payload(project, "Bash", {"command": "ls"})))
+    assert (code, out) == (0, "")
+
+
 def _event(project: Path, event: str, **fields: Any) -> None:
     body = {k: v for k, v in payload(project, "Bash", {"command": "x"}).items()
             if k not in ("tool_name", "tool_input", "tool_use_id")}  # fmt: skip

@@ -106,9 +106,13 @@ def test_a_bad_file_in_the_hierarchy_is_one_line_exit_2(world: tuple[Path, Path,
     ws, home, _ = world
     bad = home / ".claude" / "settings.json"
     bad.parent.mkdir()
-    bad.write_text('{"permissions": {"deny": "Edit"}}')
+    bad.write_text('{"permissions": {"deny": ["Edit"]')  # invalid JSON still stops the run
     done = CliRunner().invoke(cli, ["run", "--workspace", str(ws), "--headless", "-q"])
     assert done.exit_code == 2
     assert str(bad) in done.output and len(done.output.strip().splitlines()) == 1
+    bad.write_text('{"permissions": {"deny": "Edit"}}')  # a lost deny: a warning, and Edit asks
+    done = CliRunner().invoke(cli, ["run", "--workspace", str(ws), "--headless", "-q"])
+    assert done.exit_code == 0, done.output
+    assert f"metis run: warning: {bad}: permissions.deny: rule 'Edit' not read" in done.stderr
     ok = CliRunner().invoke(cli, ["run", "--workspace", str(ws), "-q", "--no-settings-hierarchy"])
     assert ok.exit_code == 0, ok.output

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from metis_cli._main import cli
@@ -150,3 +151,60 @@ def test_project_file_needs_approval(tmp_path: Path) -> None:
         run="strict",
     )
     assert "failed to start" not in err
+
+
+def test_denied_in_settings_local_json_the_server_never_starts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`deniedMcpServers` in the workspace's `.claude/settings.local.json` (the
+    hierarchy the gate reads, not only `--settings`) keeps a real server from
+    starting: the marker its command touches first never appears (issue 26)."""
+    import sys
+
+    from .conftest import SERVER
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("METIS_MANAGED_SETTINGS_DIRS", str(tmp_path / "etc"))
+    monkeypatch.setenv("METIS_SETTINGS_HIERARCHY", "1")  # tests/conftest.py turns it off
+    marker = tmp_path / "started"
+    entry = {
+        "command": "/bin/sh",
+        "args": ["-c", f'touch "{marker}"; exec "{sys.executable}" "{SERVER}"'],
+    }
+    config, settings = config_files(tmp_path, {"fixture": entry}, ALLOW)
+    args = ("--mcp-config", str(config), "--settings", str(settings), "--max-turns", "1")
+    code, _, err = _run(tmp_path, *args, run="control")
+    assert marker.exists(), err  # the control: undenied, it starts
+    marker.unlink()
+    local = tmp_path / "ws" / ".claude" / "settings.local.json"
+    local.parent.mkdir(parents=True)
+    local.write_text(json.dumps({"deniedMcpServers": [{"serverName": "fixture"}]}))
+    code, _, err = _run(tmp_path, *args, run="denied")
+    assert "mcp server 'fixture' not started: denied by deniedMcpServers" in err
+    assert not marker.exists()
+    assert code == 1  # the scenario's calls name tools this run does not have
+
+
+def test_the_projects_own_settings_cannot_approve_its_mcp_json(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A committed `.claude/settings.json` approving `.mcp.json` servers is not
+    honoured (metis does not model Claude Code's trust dialog); the same key in
+    `.claude/settings.local.json` is."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("METIS_MANAGED_SETTINGS_DIRS", str(tmp_path / "etc"))
+    monkeypatch.setenv("METIS_SETTINGS_HIERARCHY", "1")  # tests/conftest.py turns it off
+    ws = tmp_path / "ws"
+    (ws / ".claude").mkdir(parents=True)
+    (ws / ".mcp.json").write_text(
+        json.dumps({"mcpServers": {"fixture": {"command": "/nonexistent/server"}}})
+    )
+    (ws / ".claude" / "settings.json").write_text(json.dumps({"enableAllProjectMcpServers": True}))
+    code, _, err = _run(tmp_path, "--max-turns", "1", run="project")
+    assert "enableAllProjectMcpServers not honoured" in err
+    assert ".mcp.json server 'fixture' not started" in err and code == 1
+    (ws / ".claude" / "settings.local.json").write_text(
+        json.dumps({"enabledMcpjsonServers": ["fixture"]})
+    )
+    code, _, err = _run(tmp_path, run="local")
+    assert code == 2 and "failed to start: command not found: /nonexistent/server" in err

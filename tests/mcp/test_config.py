@@ -10,6 +10,8 @@ code.claude.com/docs/en/settings-reference (/work/shared/reference section 7).
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -25,6 +27,7 @@ from metis_runtime.mcp import (
     servers_of,
     tool_name,
 )
+from metis_runtime.mcp._config import LEVELS
 
 # The docs' `.mcp.json` example with expansion (HTTP) and a stdio server with env.
 DOCUMENTED = {
@@ -192,3 +195,80 @@ def test_any_json_entry_parses_or_is_one_line_config_error(entry: dict[str, obje
         parse_server("s\n2", {"command": "x", **entry}, "f.json", {})
     except ConfigError as exc:
         assert str(exc).startswith("f.json: mcpServers.s") and "\n" not in str(exc)
+
+
+# --- the settings hierarchy's server policy (issue 26) ------------------------------
+
+
+def _levels(*files: tuple[str, str, Mapping[str, Any]]) -> list[tuple[str, str, Mapping[str, Any]]]:
+    return list(files)
+
+
+def test_restrictions_apply_from_every_level() -> None:
+    for level in LEVELS:
+        approval = Approval.from_levels(
+            _levels(
+                ("/u/settings.json", "user", {"enableAllProjectMcpServers": True}),
+                (f"/{level}.json", level, {"deniedMcpServers": [{"serverName": "a"}]}),
+                (f"/{level}2.json", level, {"disabledMcpjsonServers": ["b"]}),
+            )
+        )
+        assert approval.policy_refusal("a") == "denied by deniedMcpServers", level
+        assert not approval.project_approved("b"), level
+        assert approval.project_approved("c"), level
+
+
+def test_the_projects_own_file_cannot_approve_its_servers() -> None:
+    """Claude Code honours these after its trust dialog; metis does not model
+    the dialog, so a committed .claude/settings.json approves nothing."""
+    project = ("/p/.claude/settings.json", "project", {"enableAllProjectMcpServers": True})
+    enabled = ("/p/.claude/settings.json", "project", {"enabledMcpjsonServers": ["a"]})
+    for entry in (project, enabled):
+        approval = Approval.from_levels(_levels(entry))
+        assert not approval.project_approved("a")
+        assert approval.notes and "not honoured" in approval.notes[0]
+    # ... unless the user names that file with --settings
+    named = Approval.from_levels(_levels(project), trusted=frozenset({project[0]}))
+    assert named.project_approved("a") and named.notes == ()
+    for level in ("managed", "cli", "local", "user"):
+        approval = Approval.from_levels(_levels(("/f.json", level, dict(enabled[2]))))
+        assert approval.project_approved("a"), level
+
+
+def test_the_most_authoritative_allowlist_decides() -> None:
+    user = ("/u.json", "user", {"allowedMcpServers": [{"serverName": "a"}, {"serverName": "b"}]})
+    managed = ("/m.json", "managed", {"allowedMcpServers": [{"serverName": "a"}]})
+    project = ("/p.json", "project", {"allowedMcpServers": [{"serverName": "c"}]})
+    approval = Approval.from_levels(_levels(user, project, managed))
+    assert approval.policy_refusal("a") is None
+    assert approval.policy_refusal("b") == "not in allowedMcpServers"  # managed wins
+    assert approval.policy_refusal("c") == "not in allowedMcpServers"  # the project's is ignored
+    assert Approval.from_levels(_levels(user)).policy_refusal("b") is None
+
+
+def test_resolve_servers_takes_the_hierarchy_policy() -> None:
+    project = (".mcp.json", {"mcpServers": {"a": {"command": "x"}, "b": {"command": "y"}}})
+    levels = _levels(
+        ("/home/u/.claude/settings.json", "user", {"enableAllProjectMcpServers": True}),
+        ("/p/.claude/settings.local.json", "local", {"deniedMcpServers": [{"serverName": "b"}]}),
+    )
+    setup = resolve_servers(project=project, levels=levels, environ={})
+    assert [s.name for s in setup.servers] == ["a"]
+    assert any("'b' not started: denied by deniedMcpServers" in n for n in setup.notes)
+
+
+def test_real_project_files_approving_their_servers_are_not_honoured() -> None:
+    """Real committed settings that approve their own `.mcp.json` servers
+    (tests/data/settings-corpus: langfuse, getsentry/skills): as the
+    project's file they approve nothing; as the user's local file they do."""
+    import json
+    from pathlib import Path
+
+    corpus = Path(__file__).resolve().parent.parent / "data" / "settings-corpus"
+    for name in ("langfuse.json", "sentry-skills.json"):
+        data = json.loads((corpus / name).read_text(encoding="utf-8"))
+        assert data["enableAllProjectMcpServers"] is True
+        as_project = Approval.from_levels([(name, "project", data)])
+        assert not as_project.project_approved("sequential-thinking")
+        assert "enableAllProjectMcpServers" in as_project.notes[0]
+        assert Approval.from_levels([(name, "local", data)]).project_approved("sequential-thinking")

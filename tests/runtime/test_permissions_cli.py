@@ -125,9 +125,9 @@ def test_bad_settings_file(tmp_path: Path) -> None:
     assert f"{missing}: cannot read settings" in err
     bad = tmp_path / "bad.json"
     bad.write_text('{"permissions": {"deny": ["Bash("]}}')
-    code, _, err = run("--settings", str(bad), "--tool", "bash")
-    assert (code, err.count("\n")) == (2, 1)
-    assert f"{bad}: permissions.deny[0]: malformed rule" in err
+    code, out, err = run("--settings", str(bad), "--tool", "bash")
+    assert (code, err) == (0, "")  # a rule it cannot read is a note, not a refusal
+    assert f"note:     {bad}: permissions.deny[0]: rule 'Bash(' not read" in out
 
 
 def test_kind_and_path_inference() -> None:
@@ -280,23 +280,69 @@ def test_stricter_line_for_protected_paths_in_bypass(world: tuple[Path, Path, Pa
 
 
 @pytest.mark.parametrize(
-    ("rule", "where"),
+    ("rule", "where", "then"),
     [
-        ("*", "allow"),
-        ("mcp__*", "allow"),
-        ("B*", "allow"),
-        ("Bash(", "deny"),
-        ("WebSearch(x)", "ask"),
+        ("*", "allow", "dropped"),
+        ("mcp__*", "allow", "dropped"),
+        ("B*", "allow", "dropped"),
+        ("Bash(", "deny", "every Bash call asks instead"),
+        ("WebSearch(x)", "ask", "every WebSearch call asks instead"),
+        ("9tool", "deny", "every call of every tool asks instead"),
     ],
 )
-def test_a_rule_claude_code_rejects_is_one_line_naming_file_and_rule(
-    world: tuple[Path, Path, Path], rule: str, where: str
+def test_a_rule_metis_cannot_read_is_a_note_naming_file_list_index_and_text(
+    world: tuple[Path, Path, Path], rule: str, where: str, then: str
 ) -> None:
+    """Claude Code skips a malformed rule with a warning; metis does too, and
+    the rest of the file still applies (issue 26)."""
     project, _, _ = world
     bad = _write(project / ".claude" / "settings.json", {where: ["Read", rule]})
-    code, _, err = run("--workspace", str(project), "--tool", "Read", "--input", "{}")
-    assert code == 2 and err.count("\n") == 1
-    assert f"{bad}: permissions.{where}[1]:" in err and repr(rule) in err
+    code, out, err = run("--workspace", str(project), "--tool", "Read", "--input", "{}")
+    assert code == 0 and err == ""
+    note = next(line for line in out.splitlines() if line.startswith("note:"))
+    assert f"{bad}: permissions.{where}[1]: rule {rule!r} not read" in note
+    assert then in note
+
+
+def test_a_lost_deny_asks_on_its_whole_tool_and_the_rest_applies(
+    world: tuple[Path, Path, Path],
+) -> None:
+    project, _, _ = world
+    _write(
+        project / ".claude" / "settings.json",
+        {"allow": ["Bash(ls *)", "Read"], "deny": ["Bash(rm -rf", "Read(./.env)"]},
+    )
+    base = ("--workspace", str(project), "--mode", "dontAsk")
+    code, out, _ = run(*base, "--tool", "Bash", "--input", json.dumps({"command": "ls -la"}))
+    assert code == 0 and "decision: deny" in out  # dontAsk: the stand-in ask denies
+    assert "(not read: 'Bash(rm -rf'; asks instead)" in out
+    assert "stricter than Claude Code: Claude Code skips a rule it cannot read" in out
+    code, out, _ = run(*base, "--tool", "Read", "--input", json.dumps({"file_path": "a.txt"}))
+    assert "decision: allow" in out  # the rest of the file applies
+    code, out, _ = run(*base, "--tool", "Read", "--input", json.dumps({"file_path": ".env"}))
+    assert "decision: deny" in out and "Read(./.env)" in out
+
+
+def test_invalid_json_still_stops_with_one_line(world: tuple[Path, Path, Path]) -> None:
+    project, _, _ = world
+    bad = project / ".claude" / "settings.json"
+    bad.parent.mkdir(parents=True)
+    bad.write_text('{"permissions": {"deny": ["Bash(rm *)"]')
+    code, out, err = run("--workspace", str(project), "--tool", "Read", "--input", "{}")
+    assert (code, out, err.count("\n")) == (2, "", 1)
+    assert f"{bad}: invalid JSON" in err
+
+
+def test_lost_rules_in_the_json_output(world: tuple[Path, Path, Path]) -> None:
+    project, _, _ = world
+    bad = _write(project / ".claude" / "settings.json", {"deny": [3]})
+    code, out, _ = run("--workspace", str(project), "--tool", "Read", "--json")
+    payload = json.loads(out)
+    assert code == 0 and payload["decision"] == "ask"
+    assert payload["notes"] == [
+        f"{bad}: permissions.deny[0]: rule '3' not read (a rule must be a string, not int); "
+        "every call of every tool asks instead (its tool cannot be read)"
+    ]
 
 
 def test_rules_claude_code_accepts_are_accepted(world: tuple[Path, Path, Path]) -> None:

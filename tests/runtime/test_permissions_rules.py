@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 from pathlib import Path
 
@@ -301,31 +302,88 @@ def test_settings_file(tmp_path: Path) -> None:
     ("content", "message"),
     [
         ("{", r"invalid JSON at line 1 column 2"),
-        ('{"permissions": {"allow": [], "allow": []}}', r"line 1: permissions.allow: duplicate key"),
+        (
+            '{"permissions": {"allow": [], "allow": []}}',
+            r"line 1: permissions.allow: duplicate key",
+        ),
         ('{"permissions": {"x": NaN}}', r"line 1: permissions.x: NaN is not a JSON number"),
         ("[]", r"settings must be a JSON object"),
-        ({"permissions": []}, r"permissions: must be an object"),
-        ({"permissions": {"alow": []}}, r"permissions\.alow: unknown key"),
-        ({"permissions": {"allow": "Bash"}}, r"permissions\.allow: must be a list"),
-        ({"permissions": {"deny": ["Bash", 3]}}, r"permissions\.deny\[1\]: must be a string"),
-        ({"permissions": {"deny": ["Bash", "Bash("]}}, r"permissions\.deny\[1\]: malformed rule"),
         (
-            {"permissions": {"ask": ["WebSearch(x)"]}},
-            r"permissions\.ask\[0\]: rule 'WebSearch\(x\)'",
-        ),
-        ({"permissions": {"defaultMode": "yolo"}}, r"permissions\.defaultMode: unknown mode"),
-        (
-            {"permissions": {"disableBypassPermissionsMode": True}},
-            r"disableBypassPermissionsMode: must be 'disable'",
+            {"permissions": {"allowManagedPermissionRulesOnly": "yes"}},
+            r"allowManagedPermissionRulesOnly: must be a boolean",
         ),
     ],
 )
 def test_bad_settings_name_file_and_field(tmp_path: Path, content: object, message: str) -> None:
+    """What still refuses the whole file: it is not JSON, not an object, or a
+    managed policy key no reading can honour without opening something."""
     f = write(tmp_path / "settings.json", content)
     with pytest.raises(ConfigError, match=message) as info:
         load_settings(f)
     assert str(info.value).startswith(str(f))
     assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("content", "warning", "fallback"),
+    [
+        ({"permissions": []}, r"permissions: must be an object, ignored", None),
+        ({"permissions": ["Bash(rm *)"]}, r"permissions\[0\]: rule .* not read", "*"),
+        ({"permissions": {"alow": []}}, r"permissions\.alow: unknown key, ignored", None),
+        ({"permissions": {"dney": ["Bash(rm *)"]}}, r"permissions\.dney\[0\]: rule", "Bash"),
+        ({"permissions": {"allow": "Bash"}}, r"permissions\.allow: rule 'Bash' not read", None),
+        (
+            {"permissions": {"deny": "Bash(rm *)"}},
+            r"permissions\.deny: rule .*\(not a list\)",
+            "Bash",
+        ),
+        ({"permissions": {"deny": ["Bash", 3]}}, r"deny\[1\]: rule '3' not read .*not int", "*"),
+        (
+            {"permissions": {"deny": ["Bash", "Bash("]}},
+            r"deny\[1\]: rule 'Bash\(' not read",
+            "Bash",
+        ),
+        (
+            {"permissions": {"ask": ["WebSearch(x)"]}},
+            r"ask\[0\]: .*takes no specifier",
+            "WebSearch",
+        ),
+        ({"permissions": {"deny": ["// dangerous"]}}, r"deny\[0\]: .*dropped", None),
+        ({"permissions": {"defaultMode": "yolo"}}, r"defaultMode: unknown mode .*ignored", None),
+        (
+            {"permissions": {"disableBypassPermissionsMode": True}},
+            r"disableBypassPermissionsMode: True is not 'disable'; bypassPermissions is disabled",
+            None,
+        ),
+        ({"permissions": {"additionalDirectories": [3]}}, r"additionalDirectories\[0\]", None),
+    ],
+)
+def test_what_metis_cannot_read_is_a_warning_and_fails_closed(
+    tmp_path: Path, content: object, warning: str, fallback: str | None
+) -> None:
+    """Claude Code skips a malformed rule with a warning (managed-settings
+    docs); metis warns naming file, list, index and text, drops a lost allow
+    and stands an ask on the whole tool in for a lost deny or ask."""
+    f = write(tmp_path / "settings.json", content)
+    s = load_settings(f)
+    assert len(s.warnings) == 1, s.warnings
+    assert s.warnings[0].startswith(f"{f}: ")
+    assert re.search(warning, s.warnings[0]), s.warnings[0]
+    assert "\n" not in s.warnings[0]
+    assert [lost.fallback for lost in s.lost if lost.fallback] == ([fallback] if fallback else [])
+    policy = Policy()
+    policy.add_settings(s, Source.PROJECT)
+    asks = [r.pattern for r in policy.rules if r.behavior is RuleBehavior.ASK]
+    assert asks == ([fallback] if fallback else [])
+
+
+def test_a_lost_rule_keeps_the_rest_of_the_file(tmp_path: Path) -> None:
+    f = write(
+        tmp_path / "s.json", {"permissions": {"allow": ["Read", "*"], "deny": ["Bash(rm *)"]}}
+    )
+    s = load_settings(f)
+    assert (s.allow, s.deny) == (("Read",), ("Bash(rm *)",))
+    assert s.disable_bypass is False
 
 
 def test_unreadable_settings(tmp_path: Path) -> None:
@@ -357,3 +415,89 @@ def test_derived_policy_sees_parent_rules_live() -> None:
     assert [r.pattern for r in parent.rules] == ["Edit"]
     recencies = [r.recency for r in child.rules]
     assert len(set(recencies)) == 2  # one shared counter
+
+
+# --- rule texts Claude Code accepts (issue 26) ----------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Read(*)", "Edit(*)", "Task(*)", "Agent(*)", "Skill(*)", "TodoWrite(*)", "mcp__s__t(*)"],
+)
+def test_tool_star_is_the_bare_tool(text: str) -> None:
+    """`Tool(*)` is `Tool` (permissions docs: `Bash(*)` is equivalent to `Bash`)."""
+    assert parse_rule(text).kind is SpecKind.ANY
+    assert parse_rule(text, RuleBehavior.ALLOW).tool == text[: text.index("(")]
+
+
+@pytest.mark.parametrize(
+    ("rule", "url", "expected"),
+    [
+        ("WebFetch(domain:[::1])", "http://[::1]/x", True),
+        ("WebFetch(domain:[::1])", "http://[0:0:0:0:0:0:0:1]:8080/", True),
+        ("WebFetch(domain:[::1])", "http://localhost/", False),
+        ("WebFetch(domain:[::1])", "http://127.0.0.1/", False),
+        ("WebFetch(domain:[fd00:ec2::254])", "http://[fd00:ec2::254]/latest", True),
+        ("WebFetch(domain:[::1]:8080)", "http://[::1]:8080/", True),
+        ("WebFetch(domain:[::1]:8080)", "http://[::1]:9090/", False),
+        ("WebFetch(domain:localhost)", "http://[::1]/", False),
+    ],
+)
+def test_ipv6_literal_hosts(rule: str, url: str, expected: bool) -> None:
+    spec = parse_rule(rule)
+    assert spec.domain is not None
+    assert domain_matches(spec.domain, url) is expected
+
+
+def test_a_bad_ipv6_literal_is_malformed() -> None:
+    with pytest.raises(RuleSyntaxError, match="IPv6"):
+        parse_rule("WebFetch(domain:[1::2::3])")
+
+
+def test_older_tool_names_name_todays_tools(tmp_path: Path) -> None:
+    """`Task` names the Agent tool, `KillShell` TaskStop (module comment)."""
+    policy = Policy()
+    policy.add(Source.PROJECT, RuleBehavior.DENY, "KillShell")
+    policy.add(Source.PROJECT, RuleBehavior.ASK, "Task(Explore)")
+    assert [r.pattern for r in policy.rules_for("TaskStop")] == ["KillShell"]
+    assert [r.pattern for r in policy.rules_for("Agent")] == ["Task(Explore)"]
+
+
+_ENTRY = st.one_of(
+    st.text(max_size=30),
+    st.sampled_from(["Bash(", "Bash(rm -rf", "WebSearch(x)", "9tool", "mcp__*", "Read()", "*"]),
+    st.builds(lambda t, s: f"{t}({s}", st.sampled_from(["Bash", "Edit", "WebFetch"]), st.text()),
+    st.integers(),
+    st.none(),
+    st.lists(st.integers(), max_size=2),
+)
+
+
+@given(
+    lists=st.dictionaries(
+        st.sampled_from(["allow", "ask", "deny", "dney"]),
+        st.one_of(st.lists(_ENTRY, max_size=5), _ENTRY),
+        max_size=4,
+    )
+)
+def test_no_rule_list_refuses_the_file_and_no_lost_deny_opens_anything(
+    lists: dict[str, object],
+) -> None:
+    """Whatever the lists hold, the file is read (a warning per lost entry),
+    and every lost deny or ask leaves an ask on its tool (or on every tool)."""
+    from metis_runtime.permissions._policy import settings_from_mapping
+
+    s = settings_from_mapping({"permissions": lists}, Path("/p/.claude/settings.json"))
+    policy = Policy()
+    policy.add_settings(s, Source.PROJECT)
+    asks = {r.pattern for r in policy.rules if r.behavior is RuleBehavior.ASK}
+    for lost in s.lost:
+        assert lost.warning().startswith("/p/.claude/settings.json: permissions.")
+        if lost.where.startswith(("permissions.deny", "permissions.ask", "permissions.dney")):
+            text = lost.text.strip("'\"").strip()
+            if lost.fallback is None:
+                assert not text or text.startswith(("//", "#")), lost
+            else:
+                assert lost.fallback in asks
+        if lost.where.startswith("permissions.allow"):
+            assert lost.fallback is None

@@ -315,3 +315,43 @@ def test_no_new_redactions_in_the_shared_corpora() -> None:
         finally:
             detector.ENCODING_DEPTH = old_depth
         assert with_decoding == without, path.name
+
+
+# --- path and settings variables are not secrets (issue 26) ----------------------
+
+
+def test_published_plain_variables_are_not_secrets() -> None:
+    """POSIX XBD chapter 8, XDG base directories and GitHub Actions' default
+    variables (`metis_model.trace._plain_variables`): none is secret-named,
+    and their values, in env, shell and JSON form, are left as written."""
+    from metis_runtime._redact import Redactor
+    from metis_trace._plain_variables import PLAIN_VARIABLES
+
+    assert {"PWD", "OLDPWD", "HOME", "PATH", "SHELL", "TERM", "LANG", "USER"} <= PLAIN_VARIABLES
+    assert {"TMPDIR", "XDG_RUNTIME_DIR", "GITHUB_WORKSPACE"} <= PLAIN_VARIABLES
+    assert "GITHUB_TOKEN" not in PLAIN_VARIABLES
+    environ = {name: f"/home/alice/{name.lower()}-value" for name in PLAIN_VARIABLES}
+    redactor = Redactor(environ)
+    assert redactor.values == ()
+    for name, value in environ.items():
+        assert not secret_name(name), name
+        for text in (f"{name}={value}", f'export {name}="{value}"', f"declare -x {name}={value}"):
+            assert redactor.text(text) == text, text
+        assert redactor.json_line({name: value}) == json.dumps({name: value}, separators=(",", ":"))
+
+
+def test_a_real_secret_beside_them_is_still_redacted() -> None:
+    from metis_runtime._redact import REDACTED, Redactor
+
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    environ = {"PWD": "/home/alice/proj", "OLDPWD": "/home/alice", "GITHUB_TOKEN": token}
+    redactor = Redactor(environ)
+    env_dump = "\n".join(f"{k}={v}" for k, v in environ.items())
+    out = redactor.text(env_dump)
+    assert "PWD=/home/alice/proj" in out and "OLDPWD=/home/alice" in out
+    assert token not in out and f"GITHUB_TOKEN={REDACTED}" in out
+    line = redactor.json_line({"env": environ, "note": f"token {token}"})
+    assert "/home/alice/proj" in line and token not in line
+    # A password by another spelling is still one: the exemption is by exact name.
+    for text in ("MYSQL_PWD=hunter22secret", "pwd: hunter22secret", '{"pwd": "hunter22secret"}'):
+        assert "hunter22secret" not in redactor.text(text), text
