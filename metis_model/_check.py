@@ -6,6 +6,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType
 
+from ._derive import recorded_permissions
 from ._loop import Divergence, LoopState, exercised, initial_state, step
 from ._replay import Replay
 from ._report import Report, Violation
@@ -35,7 +36,12 @@ def _state_for(header: TraceHeader | None) -> LoopState:
     if header is None:
         return initial_state()
     return initial_state(
-        header.mode, header.route, header.headless_default, frozenset(header.tools), header.hooks
+        header.mode,
+        header.route,
+        header.headless_default,
+        frozenset(header.tools),
+        header.hooks,
+        recorded_permissions(header),
     )
 
 
@@ -59,7 +65,9 @@ def check_trace(
     if reference:
         return _check_by_steps(events, header, source, line_of)
     start = _state_for(header)
-    replay = Replay(start.mode, start.route, start.headless_default, start.tools, start.hooks)
+    replay = Replay(
+        start.mode, start.route, start.headless_default, start.tools, start.hooks, start.recorded
+    )
     count, divergence, event = replay.run(events)
     transitions = Counter(replay.transitions())
     counted = Counter(replay.ex)

@@ -256,6 +256,23 @@ def _schedule(
     return timed
 
 
+# The gate settings a simulated header records (`meta.permissions`, AUTH-4).
+# Simulated inputs name no path and no command, so the deriver is sure of
+# nothing in a valid run; the AUTH-4 mutator gives a call an input these
+# settings decide.
+SIM_PERMISSIONS: dict[str, Any] = {
+    "workspace": "/ws",
+    "home": "/home/sim",
+    "roots": ["/ws"],
+    "protected": [],
+    "auto": False,
+    "rules": [
+        {"behavior": "deny", "source": "project", "pattern": "Bash(rm:*)", "recency": 1},
+        {"behavior": "ask", "source": "cli", "pattern": "Read(secrets/**)", "recency": 2},
+    ],
+}
+
+
 def simulate(seed: int, config: SimConfig | None = None) -> tuple[TraceHeader, list[TraceEvent]]:
     """One valid run of the model. Deterministic in `seed`."""
     cfg = config or SimConfig()
@@ -272,6 +289,7 @@ def simulate(seed: int, config: SimConfig | None = None) -> tuple[TraceHeader, l
         tools=ALL_TOOLS,
         hooks=hooks,
         producer="metis_model.simulate",
+        meta={"permissions": SIM_PERMISSIONS},
     )
     rec = _Recorder()
     sim = _Run(rng, cfg, rec, route, mode, hooks)
