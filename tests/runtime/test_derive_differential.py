@@ -113,8 +113,8 @@ BODIES = (
     "echo $HOME",
     "ls *.py",
 )
-WRAPPERS = ("", "", "timeout 5 ", "nice -n 5 ", "nice ", "nohup ", "time ", "stdbuf -oL ")
-WRAPPERS += ("command ", "FOO=1 ", "LANG=C ")
+WRAPPERS: tuple[str, ...] = ("", "", "timeout 5 ", "nice -n 5 ", "nice ", "nohup ", "time ")
+WRAPPERS += ("stdbuf -oL ", "command ", "FOO=1 ", "LANG=C ")
 OPERATORS = (" && ", " || ", "; ", " | ", " & ", "\n")
 
 _TOOL_KINDS = {
@@ -137,7 +137,7 @@ _command = st.builds(lambda w, b: w + b, st.sampled_from(WRAPPERS), st.sampled_f
 
 @st.composite
 def _line(draw: st.DrawFn) -> str:
-    parts = draw(st.lists(_command, min_size=1, max_size=3))
+    parts: list[str] = draw(st.lists(_command, min_size=1, max_size=3))
     out = parts[0]
     for p in parts[1:]:
         out += draw(st.sampled_from(OPERATORS)) + p
