@@ -460,12 +460,6 @@ def _settings_meta(loaded: Loaded, real: bool) -> dict[str, Any]:
     return meta
 
 
-def _gate_meta(gate: Any) -> dict[str, Any]:
-    """The gate as the trace header records it (`meta.permissions`: AUTH-4)."""
-    describe = getattr(gate, "header_meta", None)
-    return {"permissions": describe()} if callable(describe) else {}
-
-
 def _gate(
     mode: Mode,
     workspace: Path,
@@ -1072,7 +1066,6 @@ def run(
             **_settings_meta(read, settings_hierarchy),
             **({"auto_mode": True} if auto else {}),
             **supervisor.header_meta(),
-            **_gate_meta(gate),
             **({"mcp": header_meta(mcp)} if mcp is not None else {}),
         },
     )

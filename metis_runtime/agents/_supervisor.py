@@ -268,8 +268,11 @@ class AgentSupervisor:
 
     def header_meta(self) -> dict[str, Any]:
         """What this agent's own trace header should carry in `meta`
-        (the guard's limits: CHILD-4)."""
-        return {"guard": self.limits.to_json()}
+        (the guard's limits: CHILD-4; its gate's settings, `permissions`:
+        AUTH-4 and CHILD-2)."""
+        describe = getattr(self.gate, "header_meta", None)
+        gate = {"permissions": describe()} if callable(describe) else {}
+        return {"guard": self.limits.to_json(), **gate}
 
     def header_hooks(self) -> tuple[HookRef, ...]:
         """The hooks in force, as this agent's trace header lists them (CHILD-6)."""
