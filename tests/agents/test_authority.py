@@ -362,17 +362,13 @@ def test_child2_a_child_gate_built_fresh_is_caught(
 ) -> None:
     """A child gate built fresh instead of cloned: the parent's deny rules
     are gone from the child's header, and the tree breaks CHILD-2."""
-    import metis_runtime.agents._supervisor as supervisor
-
-    original = supervisor.clone_gate_config
-
     def fresh(*args, **kwargs):  # type: ignore[no-untyped-def]
-        cfg = original(*args, **kwargs)
+        cfg = clone_gate_config(*args, **kwargs)
         if isinstance(cfg, GateConfig):
             cfg = cfg.model_copy(update={"rules": ()})
         return cfg
 
-    monkeypatch.setattr(supervisor, "clone_gate_config", fresh)
+    monkeypatch.setattr("metis_runtime.agents._supervisor.clone_gate_config", fresh)
     report = tree_report(_spawn_with_deny(tmp_path).run_dir)
     assert report.first is not None and report.first.invariant == "CHILD-2", report.first
     assert "deny Bash(rm:*)" in report.first.message
