@@ -41,6 +41,7 @@ __all__ = [
     "SpawnRequest",
     "admit",
     "check_trace_tree",
+    "dropped_rules",
     "finish",
     "guard_decision",
     "normalize_task",

@@ -43,7 +43,17 @@ from attrs import frozen
 from ._derive_shell import Command, bash_rule_matches, split_line
 from .trace import Facts, RuleBehavior, RuleRef, TraceHeader
 
-__all__ = ["Derived", "Recorded", "derive", "facts_problem", "recorded_permissions"]
+__all__ = [
+    "Derived",
+    "Recorded",
+    "RecordedRule",
+    "derive",
+    "facts_problem",
+    "parse_recorded_rule",
+    "path_rule_matches",
+    "protected_path",
+    "recorded_permissions",
+]
 
 META_KEY = "permissions"
 
@@ -73,7 +83,7 @@ _NOT_SECRETS = (".env.example", ".env.sample", ".env.template", "*.pub")
 
 
 @frozen
-class _Rule:
+class RecordedRule:
     ref: RuleRef
     tool: str  # the rule's tool, lower case
     spec: str | None  # what the parentheses hold; None for a bare rule
@@ -89,7 +99,7 @@ class Recorded:
     roots: tuple[str, ...]
     protected: tuple[str, ...]
     auto: bool
-    rules: tuple[_Rule, ...]
+    rules: tuple[RecordedRule, ...]
 
 
 @frozen
@@ -130,9 +140,9 @@ def recorded_permissions(header: TraceHeader | None) -> Recorded | None:
         return None
     if any(_abs_path(p) is None for p in (*roots, *protected)):
         return None
-    rules: list[_Rule] = []
+    rules: list[RecordedRule] = []
     for item in raw_rules:
-        rule = _rule(item, workspace)
+        rule = parse_recorded_rule(item, workspace)
         if rule is None:
             return None
         rules.append(rule)
@@ -146,7 +156,7 @@ def recorded_permissions(header: TraceHeader | None) -> Recorded | None:
     )
 
 
-def _rule(item: object, workspace: str) -> _Rule | None:
+def parse_recorded_rule(item: object, workspace: str) -> RecordedRule | None:
     if not isinstance(item, Mapping):
         return None
     try:  # validated as the trace's own RuleRef: strict types, known members
@@ -166,7 +176,7 @@ def _rule(item: object, workspace: str) -> _Rule | None:
     spec = spec.strip() if spec is not None else None
     if spec == "*" and tool in ("bash", "read", "edit"):
         spec = None  # `Bash(*)` is `Bash`
-    return _Rule(ref=ref, tool=tool, spec=spec, base=base)
+    return RecordedRule(ref=ref, tool=tool, spec=spec, base=base)
 
 
 # --- paths ------------------------------------------------------------------
@@ -206,7 +216,7 @@ def _glob(pattern: str) -> str | None:
     return "".join(out) + "(?:/.*)?"
 
 
-def _path_rule_matches(rule: _Rule, path: str, recorded: Recorded) -> bool:
+def path_rule_matches(rule: RecordedRule, path: str, recorded: Recorded) -> bool:
     """A deny or ask path rule against an absolute path, anchored as the docs
     say: `//abs`, `~/x` the home, `/x` the settings file's root, `./x` and
     `x` the working directory; a name without an inner slash at any depth,
@@ -234,7 +244,7 @@ def _below(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
 
 
-def _protected(path: str, recorded: Recorded) -> bool:
+def protected_path(path: str, recorded: Recorded) -> bool:
     if any(_below(path, p) for p in recorded.protected):
         return True
     ws = recorded.workspace
@@ -258,7 +268,7 @@ def _secret(path: str) -> bool:
 # --- deriving -----------------------------------------------------------------
 
 
-def _covers(rule: _Rule, tool: str) -> bool:
+def _covers(rule: RecordedRule, tool: str) -> bool:
     """Whether a deny or ask rule's tool covers `tool` (path or bare form)."""
     if rule.spec is None:
         return tool in _BARE_GROUPS.get(rule.tool, frozenset({rule.tool}))
@@ -296,11 +306,11 @@ def derive(
         if r.spec is not None
         and r.ref.behavior in _DENYING
         and _covers(r, name)
-        and _path_rule_matches(r, path, recorded)
+        and path_rule_matches(r, path, recorded)
     }
     return Derived(
         rules=frozenset(rules),
-        protected=name in _EDIT_GROUP and _protected(path, recorded),
+        protected=name in _EDIT_GROUP and protected_path(path, recorded),
         secret=_secret(path),
         out_of_scope=not any(_below(path, root) for root in recorded.roots),
     )
@@ -346,15 +356,15 @@ def _derive_bash(recorded: Recorded, command: object) -> Derived:
         writes = [_lexical(w, recorded.workspace, recorded.home) for w in cmd.writes]
         for path in (p for p in reads if p is not None):
             rules |= {
-                r.ref for r in paths if r.tool == "read" and _path_rule_matches(r, path, recorded)
+                r.ref for r in paths if r.tool == "read" and path_rule_matches(r, path, recorded)
             }
         for path in (p for p in writes if p is not None):
             rules |= {
                 r.ref
                 for r in paths
-                if r.tool in ("read", "edit") and _path_rule_matches(r, path, recorded)
+                if r.tool in ("read", "edit") and path_rule_matches(r, path, recorded)
             }
-            protected = protected or _protected(path, recorded)
+            protected = protected or protected_path(path, recorded)
     return Derived(rules=frozenset(rules), protected=protected)
 
 

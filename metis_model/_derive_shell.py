@@ -22,7 +22,7 @@ import shlex
 
 from attrs import frozen
 
-__all__ = ["Command", "bash_rule_matches", "split_line"]
+__all__ = ["Command", "bash_rule_matches", "rule_regex", "split_line"]
 
 # Anything here makes the line unsure: expansions, globs, grouping, input
 # redirection, escapes, history, home. Checked on the raw text, quoted or not
@@ -161,7 +161,7 @@ def _strip_wrappers(argv: list[str]) -> list[str] | None:
     return None
 
 
-def _rule_regex(spec: str) -> re.Pattern[str] | None:
+def rule_regex(spec: str) -> re.Pattern[str] | None:
     """A deny or ask `Bash(spec)` as a regex over the command's words joined
     by single spaces: `*` any text (spaces included), a trailing ` *` (or the
     legacy `:*`) a word boundary, whitespace runs one space, all else
@@ -181,7 +181,7 @@ def _rule_regex(spec: str) -> re.Pattern[str] | None:
 def bash_rule_matches(spec: str, command: Command) -> bool:
     """Whether a deny or ask `Bash(spec)` surely matches `command`: its
     words, or with a path-named program's basename."""
-    regex = _rule_regex(spec)
+    regex = rule_regex(spec)
     if regex is None or not command.argv or "\x00" in command.argv[0]:
         return False
     forms = [command.argv]

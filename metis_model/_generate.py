@@ -184,13 +184,16 @@ def _plan_batch(rng: random.Random, cfg: SimConfig, mode: Mode, turn: int) -> li
     for index, call_id in enumerate(ids):
         kind = rng.choice(list(ToolKind))
         cls, key, reads, writes = _classify(rng, cfg, kind)
-        ref = CallRef(
-            occ=f"{turn}.{index}",
-            call_id=call_id,
-            tool=rng.choice(TOOLS_BY_KIND[kind]),
-            input={"n": index},
-        )
-        planned.append(_Planned(ref, _facts(rng, cfg, mode, kind), cls, key, reads, writes))
+        tool = rng.choice(TOOLS_BY_KIND[kind])
+        facts = _facts(rng, cfg, mode, kind)
+        input: dict[str, Any] = {"n": index}
+        if tool == "read" and (facts.secret or not facts.in_scope):
+            # A read the header's settings decide (AUTH-4): the deriver is
+            # sure of the fact the simulated gate recorded.
+            path = f"{WORKSPACE}/.env" if facts.secret else "/elsewhere/f.txt"
+            input, reads = {"path": path}, (path,)
+        ref = CallRef(occ=f"{turn}.{index}", call_id=call_id, tool=tool, input=input)
+        planned.append(_Planned(ref, facts, cls, key, reads, writes))
     return planned
 
 

@@ -27,8 +27,8 @@ from collections.abc import Sequence
 
 from attrs import frozen
 
-from ._derive import Recorded, _path_rule_matches, _protected, _Rule, _rule
-from ._derive_shell import _rule_regex
+from ._derive import Recorded, RecordedRule, parse_recorded_rule, path_rule_matches, protected_path
+from ._derive_shell import rule_regex
 
 __all__ = ["Finding", "SettingsSource", "check_settings"]
 
@@ -64,7 +64,7 @@ class Finding:
 
 @frozen
 class _Placed:
-    rule: _Rule
+    rule: RecordedRule
     file: str
     where: str
 
@@ -90,7 +90,7 @@ def _covers(big: _Placed, small: _Placed, recorded: Recorded) -> bool:
     if s.spec is None:
         return False
     if b.tool == "bash":
-        small_head, regex = _head(s.spec), _rule_regex(b.spec)
+        small_head, regex = _head(s.spec), rule_regex(b.spec)
         if small_head is None or regex is None:
             return False
         text, prefix = small_head
@@ -105,10 +105,10 @@ def _covers(big: _Placed, small: _Placed, recorded: Recorded) -> bool:
     if any(c in s.spec for c in "*?["):
         return s.spec == b.spec and s.base == b.base
     literal = _anchored(s, recorded)
-    return literal is not None and _path_rule_matches(b, literal, recorded)
+    return literal is not None and path_rule_matches(b, literal, recorded)
 
 
-def _anchored(rule: _Rule, recorded: Recorded) -> str | None:
+def _anchored(rule: RecordedRule, recorded: Recorded) -> str | None:
     """The absolute path a literal path rule names (its anchoring form)."""
     spec = rule.spec or ""
     if spec.startswith("//"):
@@ -149,7 +149,7 @@ def check_settings(sources: Sequence[SettingsSource], project: str, home: str) -
                     "recency": 0,
                     "base": src.root,
                 }
-                rule = _rule(item, project)
+                rule = parse_recorded_rule(item, project)
                 if rule is None:
                     continue
                 p = _Placed(rule, src.path, where)
@@ -223,7 +223,7 @@ def check_settings(sources: Sequence[SettingsSource], project: str, home: str) -
                 break
         if behavior == "allow" and p.rule.tool in ("edit", "write") and p.rule.spec:
             literal = _anchored(p.rule, recorded)
-            if literal is not None and _protected(literal.replace("/**", ""), recorded):
+            if literal is not None and protected_path(literal.replace("/**", ""), recorded):
                 out.append(
                     Finding(
                         "scope",
