@@ -183,7 +183,8 @@ INVARIANTS: tuple[Invariant, ...] = (
         "CHILD-2",
         "CHILD",
         "A child's mode is never more permissive than its parent's: a spawn that asks for a "
-        "more permissive mode is refused, and an admitted one runs in the mode it asked for.",
+        "more permissive mode is refused, and an admitted one runs in the mode it asked for; "
+        "and a child's recorded gate keeps every deny and ask rule of its parent's.",
         "children.md",
     ),
     _I(
