@@ -116,6 +116,7 @@ class Derived:
         return not (self.rules or self.protected or self.secret or self.out_of_scope)
 
 
+_FIELD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*:")
 _RULE_TEXT = re.compile(r"([A-Za-z][A-Za-z0-9_-]*)(?:\((.*)\))?", re.DOTALL)
 
 
@@ -176,6 +177,9 @@ def parse_recorded_rule(item: object, workspace: str) -> RecordedRule | None:
     spec = spec.strip() if spec is not None else None
     if spec == "*" and tool in ("bash", "read", "edit"):
         spec = None  # `Bash(*)` is `Bash`
+    legacy = tool == "bash" and spec is not None and spec.endswith(":*") and spec.count(":") == 1
+    if spec is not None and _FIELD.match(spec) and not legacy:
+        tool = ""  # a parameter rule `Tool(field:value)`: not derived
     return RecordedRule(ref=ref, tool=tool, spec=spec, base=base)
 
 

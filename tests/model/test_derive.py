@@ -89,6 +89,15 @@ def test_protected_and_secret_for_file_tools() -> None:
     assert not derive(r, "read", {"path": ".env.example"}, {"/ws/.env.example"}).secret
 
 
+def test_parameter_rules_are_not_derived() -> None:
+    """`Read(offset:5)` and `Bash(timeout:30)` name input fields, not paths or
+    commands; the legacy `Bash(git:*)` is a command prefix."""
+    r = _recorded(("deny", "Read(offset:5)"), ("deny", "Bash(timeout:30)"), ("deny", "Bash(git:*)"))
+    assert _patterns(r, "read", {"path": "offset:5"}, {"/ws/offset:5"}) == set()
+    assert _patterns(r, "bash", {"command": "timeout:30"}, set()) == set()
+    assert _patterns(r, "bash", {"command": "git status"}, set()) == {"Bash(git:*)"}
+
+
 def test_allow_rules_only_bare_and_never_under_auto() -> None:
     r = _recorded(("allow", "Read"), ("allow", "Read(src/**)"))
     assert _patterns(r, "grep", {}, {WS}) == {"Read"}

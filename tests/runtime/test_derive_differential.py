@@ -63,6 +63,9 @@ PATH_RULES = (
     "Edit(out.txt)",
     "Write(*.md)",
     "Glob(src/**)",
+    "Read(offset:5)",
+    "Edit(old_string:x)",
+    "Bash(timeout:30)",
 )
 PATHS = (
     "src/a.py",
@@ -86,6 +89,10 @@ PATHS = (
     "k/id.key",
     "out.txt",
     "@WS@/src/b.py",
+    "offset:5",
+    "link.env",  # symlinks: the name and the file differ
+    "outlink/passwd",
+    "@ROOT@/alias/src/a.py",
 )
 BODIES = (
     "rm -rf build",
@@ -158,6 +165,10 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     root = Path(os.path.realpath(tmp_path_factory.mktemp("derive")))
     ws, conf = root / "ws", root / "ws" / "settings"
     conf.mkdir(parents=True)
+    (ws / "notes.txt").write_text("n")
+    (ws / "link.env").symlink_to(ws / "notes.txt")
+    (ws / "outlink").symlink_to("/etc")
+    (root / "alias").symlink_to(ws)
     return ws, conf
 
 
@@ -189,7 +200,7 @@ def _decide(
         else:
             decision = gate.decide(tool, {}, _TOOL_KINDS[tool], (ws,))
             return {}, decision, {str(ws)}
-    raw = arg.replace("@WS@", str(ws))
+    raw = arg.replace("@WS@", str(ws)).replace("@ROOT@", str(ws.parent))
     resolved = Path(os.path.realpath(os.path.join(ws, raw)))
     decision = gate.decide(tool, {"path": raw}, _TOOL_KINDS[tool], (resolved,))
     return {"path": raw}, decision, {str(resolved)}
