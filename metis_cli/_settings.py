@@ -7,14 +7,16 @@ Exit codes: 0 no finding, 1 findings, 2 a file that cannot be read.
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
 
 import click
 
-from metis_model._settings_lint import SettingsSource, check_settings
+from metis_model._settings_lint import Finding, SettingsSource, check_settings
 from metis_model.trace import InputError, decode_json
 from metis_runtime._input import read_input_text
 from metis_runtime.permissions import SettingsFile, hierarchy, named_files
@@ -52,7 +54,13 @@ def _source(f: SettingsFile) -> SettingsSource:
 @click.argument("files", nargs=-1, type=click.Path(dir_okay=False))
 @click.option("--project", type=click.Path(file_okay=False), default=".", show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
-def check(files: tuple[str, ...], project: str, as_json: bool) -> None:
+@click.option(
+    "--output",
+    type=click.Choice(["text", "json", "sarif"]),
+    default=None,
+    help="text (default), json, or SARIF 2.1.0 (locations at the rule's line and column).",
+)
+def check(files: tuple[str, ...], project: str, as_json: bool, output: str | None) -> None:
     """Report shadowed, duplicate and never-matching rules and scope notes.
 
     With no FILE, reads the hierarchy `metis run` reads (managed, user,
@@ -68,7 +76,10 @@ def check(files: tuple[str, ...], project: str, as_json: bool) -> None:
             bad_input(f"{f.path}: cannot read settings: not a regular file")
     sources = [_source(f) for f in found]
     findings = check_settings(sources, str(root), home)
-    if as_json:
+    output = output or ("json" if as_json else "text")
+    if output == "sarif":
+        click.echo(json.dumps(_sarif(findings), indent=2))
+    elif output == "json":
         payload: dict[str, Any] = {
             "files": [s.path for s in sources],
             "findings": [
@@ -88,3 +99,79 @@ def check(files: tuple[str, ...], project: str, as_json: bool) -> None:
             click.echo(x.line())
         click.echo(f"{len(sources)} file(s), {len(findings)} finding(s)", err=True)
     sys.exit(EXIT_VIOLATION if findings else EXIT_OK)
+
+
+_SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+_KINDS = {
+    "shadowed": "An allow (or ask) rule that a deny or ask rule covers: it never takes effect.",
+    "duplicate": "A rule written twice in the hierarchy.",
+    "never-matches": "A rule Claude Code never consults, or skips as malformed.",
+    "scope": "A scope note: a directory outside the project, or an allow naming a protected path.",
+}
+
+
+def _position(finding: Finding) -> tuple[int, int]:
+    """The 1-based line and column of the finding's rule in its file: the
+    rule's JSON string after its list's key (the n-th, for a repeated text);
+    the file's start when it cannot be placed."""
+    try:
+        text = Path(finding.file).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return 1, 1
+    m = re.fullmatch(r"permissions\.(\w+)(?:\[(\d+)\])?", finding.where)
+    key = m.group(1) if m else ""
+    start = text.find(f'"{key}"', max(text.find('"permissions"'), 0)) if key else -1
+    if start < 0:
+        return 1, 1
+    needle = json.dumps(finding.rule)
+    at = text.find(needle, start)
+    index = int(m.group(2)) if m and m.group(2) else 0
+    for _ in range(_earlier_same(text, start, needle, index)):
+        at = text.find(needle, at + 1)
+    if at < 0:
+        at = start
+    line = text.count("\n", 0, at) + 1
+    return line, at - (text.rfind("\n", 0, at) + 1) + 1
+
+
+def _earlier_same(text: str, start: int, needle: str, index: int) -> int:
+    """How many elements before `index` of the list at `start` are the same text."""
+    end = text.find("]", start)
+    try:
+        items = json.loads(text[text.find("[", start) : end + 1])
+    except ValueError:
+        return 0
+    if not isinstance(items, list):
+        return 0
+    return sum(1 for x in items[:index] if json.dumps(x) == needle)
+
+
+def _sarif(findings: list[Finding]) -> dict[str, Any]:
+    results = []
+    for f in findings:
+        line, column = _position(f)
+        results.append(
+            {
+                "ruleId": f"settings/{f.kind}",
+                "level": "warning",
+                "message": {"text": f"{f.rule}: {f.message}"},
+                "locations": [
+                    {
+                        "physicalLocation": {
+                            "artifactLocation": {"uri": Path(f.file).resolve().as_uri()},
+                            "region": {"startLine": line, "startColumn": column},
+                        }
+                    }
+                ],
+            }
+        )
+    rules = [
+        {"id": f"settings/{k}", "shortDescription": {"text": v}, "fullDescription": {"text": v}}
+        for k, v in _KINDS.items()
+    ]
+    driver = {"name": "metis settings check", "rules": rules}
+    return {
+        "$schema": _SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [{"tool": {"driver": driver}, "results": results}],
+    }

@@ -88,3 +88,23 @@ def test_an_unreadable_file_is_one_line_and_exit_2(project: Path) -> None:
     bad.write_text("{")
     done = CliRunner().invoke(cli, ["settings", "check", str(bad)])
     assert done.exit_code == 2 and "bad.json" in done.output and "Traceback" not in done.output
+
+
+def test_sarif_points_at_the_rules_line_and_column(project: Path) -> None:
+    import jsonschema
+
+    schema_path = Path(__file__).parents[1] / "data" / "sarif" / "sarif-schema-2.1.0.json"
+    f = project / ".claude" / "settings.json"
+    f.parent.mkdir(parents=True)
+    f.write_text(
+        '{\n  "permissions": {\n    "deny": ["Bash(rm:*)"],\n'
+        '    "allow": [\n      "Bash(ls:*)",\n      "Bash(rm -rf:*)"\n    ]\n  }\n}\n'
+    )
+    done = CliRunner().invoke(cli, ["settings", "check", "--output", "sarif", str(f)])
+    assert done.exit_code == 1, done.output
+    sarif = json.loads(done.stdout)
+    jsonschema.validate(sarif, json.loads(schema_path.read_text()))
+    (result,) = sarif["runs"][0]["results"]
+    assert result["ruleId"] == "settings/shadowed"
+    region = result["locations"][0]["physicalLocation"]["region"]
+    assert (region["startLine"], region["startColumn"]) == (6, 7)
