@@ -561,8 +561,7 @@ class Replay:
         problem = self._decision_problem(e)
         if problem is not None:
             raise _Stop(problem[0], problem[1], [call.events[0], e.seq])
-        if self.recorded is not None:
-            self._check_derived(call, e)
+        sure = self.recorded is not None and self._check_derived(call, e)
         decision = e.decision
         hooks = self.hooks
         if hooks or call.vetoed:
@@ -579,18 +578,20 @@ class Replay:
         call.reads = e.reads
         call.writes = e.writes
         self._count_decision(e.facts, decision, e.route)
+        if sure:  # counted once the decision passed every check, as `step` counts
+            self.count("AUTH-4")
         if decision is _ASK and e.route in _WAITLESS:
             self.headless_ask = e.occ
 
-    def _check_derived(self, call: _Call, e: Any) -> None:
-        """AUTH-4: the facts include what the recorded settings give (`_derive`)."""
+    def _check_derived(self, call: _Call, e: Any) -> bool:
+        """AUTH-4: the facts include what the recorded settings give
+        (`_derive`); whether the deriver was sure of anything."""
         assert self.recorded is not None
         footprint = (*e.reads, *e.writes)
         sure, problem = facts_problem(self.recorded, call.tool, call.input, e.facts, footprint)
         if problem is not None:
             raise _Stop("AUTH-4", f"{e.occ}: {problem}", [call.events[0], e.seq])
-        if sure:
-            self.count("AUTH-4")
+        return sure
 
     def _count_decision(self, facts: Facts, decision: Decision, route: Route) -> None:
         """`_loop.exercised` for a decision: PERM-1 always (counted from the

@@ -241,3 +241,12 @@ def test_child_2_a_child_keeps_every_deny_and_ask_of_its_parent() -> None:
     assert dropped_rules(parent, header(("ask", "Read(.env)"), ("deny", "Bash(rm:*)"))) == []
     assert dropped_rules(parent, header(("deny", "Bash(rm:*)"))) == ["ask Read(.env) (project)"]
     assert dropped_rules(parent, TraceHeader(run_id="c", root_run_id="r")) == []
+
+
+def test_an_unrecorded_header_is_a_note_not_a_pass() -> None:
+    header, events = simulate(3, RICH)
+    old = header.model_copy(update={"meta": {}})
+    noted = check_trace(events, old)
+    assert noted.ok and any("AUTH-4 was not checked" in n.message for n in noted.notes)
+    assert check_trace(events, old, reference=True).notes == noted.notes
+    assert not check_trace(events, header).notes
