@@ -16,6 +16,7 @@ from typing import Any
 
 import click
 
+from metis_model._settings_bypass import bypass_witnesses
 from metis_model._settings_lint import Finding, SettingsSource, check_settings
 from metis_model.trace import InputError, decode_json
 from metis_runtime._input import read_input_text
@@ -76,6 +77,7 @@ def check(files: tuple[str, ...], project: str, as_json: bool, output: str | Non
             bad_input(f"{f.path}: cannot read settings: not a regular file")
     sources = [_source(f) for f in found]
     findings = check_settings(sources, str(root), home)
+    findings += _witnesses(sources, found, root)
     output = output or ("json" if as_json else "text")
     if output == "sarif":
         click.echo(json.dumps(_sarif(findings), indent=2))
@@ -101,12 +103,54 @@ def check(files: tuple[str, ...], project: str, as_json: bool, output: str | Non
     sys.exit(EXIT_VIOLATION if findings else EXIT_OK)
 
 
+def _witnesses(
+    sources: list[SettingsSource], found: list[SettingsFile], root: Path
+) -> list[Finding]:
+    """Bypass witnesses (`_settings_bypass`), each confirmed against
+    metis's own gate over the same files: does the hook close the hole?"""
+    rules = [(b, t) for s in sources for b in ("allow", "ask", "deny") for t in s.lists.get(b, ())]
+    witnesses = bypass_witnesses([(b, t) for b, t in rules if isinstance(t, str)], str(root))
+    if not witnesses:
+        return []
+    from metis_model.trace import Mode, Route, ToolKind
+    from metis_runtime._errors import ConfigError
+    from metis_runtime.permissions import Gate, load_hierarchy
+
+    try:
+        gate: Gate | None = Gate(load_hierarchy(found).policy, Mode.DEFAULT, root, Route.HEADLESS)
+    except ConfigError:
+        gate = None  # a file metis refuses (a malformed rule): no second opinion
+    out = []
+    for w in witnesses:
+        where = next(
+            (s.path, f"permissions.deny[{i}]")
+            for s in sources
+            for i, t in enumerate(s.lists.get("deny", ()))
+            if isinstance(t, str) and t.strip() == w.deny
+        )
+        if gate is None:
+            verdict = "metis's gate was not asked (it refuses these files)"
+        else:
+            d = gate.decide("bash", {"command": w.line}, ToolKind.EXEC, (), w.line).decision
+            verdict = f"metis's gate (and so `metis hook claude-code`) says {d.value}: " + (
+                "closed by the hook" if d.value != "allow" else "open there too"
+            )
+        message = (
+            f"bypass witness: {w.line!r} runs the denied command; under Claude Code's "
+            f"documented matching {w.allow} allows it and no deny or ask rule matches; {verdict}"
+        )
+        out.append(Finding("bypass", where[0], where[1], w.deny, message))
+    return out
+
+
 _SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _KINDS = {
     "shadowed": "An allow (or ask) rule that a deny or ask rule covers: it never takes effect.",
     "duplicate": "A rule written twice in the hierarchy.",
     "never-matches": "A rule Claude Code never consults, or skips as malformed.",
     "scope": "A scope note: a directory outside the project, or an allow naming a protected path.",
+    "bypass": "A command line that runs a denied command and that an allow rule admits under "
+    "Claude Code's documented matching.",
 }
 
 

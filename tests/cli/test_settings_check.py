@@ -108,3 +108,28 @@ def test_sarif_points_at_the_rules_line_and_column(project: Path) -> None:
     assert result["ruleId"] == "settings/shadowed"
     region = result["locations"][0]["physicalLocation"]["region"]
     assert (region["startLine"], region["startColumn"]) == (6, 7)
+
+
+def test_bypass_witnesses_are_confirmed_by_both_matchers(project: Path) -> None:
+    """A deny rule on Bash, an allow on a runner Claude Code does not strip:
+    the witness runs the denied command through it; metis's gate denies it."""
+    f = _write(
+        project / ".claude" / "settings.json",
+        {
+            "allow": ["Bash(python3:*)", "Bash(git status)"],
+            "deny": ["Bash(rm:*)", "Bash(git push)"],
+        },
+    )
+    code, out = _check("--project", str(project))
+    assert code == 1
+    found = [x for x in out["findings"] if x["kind"] == "bypass"]
+    assert [x["rule"] for x in found] == ["Bash(rm:*)", "Bash(git push)"]
+    w = found[0]
+    assert (w["file"], w["where"]) == (f, "permissions.deny[0]")
+    assert "python3 -c" in w["message"] and "rm build" in w["message"]
+    assert "Bash(python3:*) allows it" in w["message"] and "says deny" in w["message"]
+
+
+def test_no_witness_without_an_allow_that_admits_one(project: Path) -> None:
+    f = _write(project / "ci.json", {"allow": ["Bash(git status)"], "deny": ["Bash(rm:*)"]})
+    assert _check(f, "--project", str(project)) == (0, {"files": [f], "findings": []})
