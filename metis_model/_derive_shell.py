@@ -1,18 +1,13 @@
 """A plain reading of a Bash line, for the reference fact-deriver (AUTH-4).
 
-Written from Claude Code's permission docs alone
-(https://code.claude.com/docs/en/permissions, "Bash"; snapshot in
-`shared/reference/claude-code-permissions.md`), sharing nothing with
-`metis_runtime/shell`: a line is split by `shlex` on the documented compound
-operators (`&&`, `||`, `;`, `|`, `|&`, `&`, newline), leading `NAME=value`
-assignments are dropped (deny and ask rules see past any), and the wrappers
-the docs say Claude Code strips (`timeout`, `time`, `nice`, `nohup`,
-`stdbuf`, `command`, `builtin`, `noglob`, bare `xargs`) are removed.
-
-It is one-sided: a line it cannot read for certain (expansions `$`,
-backticks, globs, subshells, braces, input redirection, comments, history,
-a `~`, a backslash, fd redirections, anything shlex and the raw text disagree
-on) gives `None`, and the deriver then says nothing about it.
+Written from Claude Code's permission docs (https://code.claude.com/docs/en/
+permissions, "Bash"), sharing nothing with `metis_runtime/shell`: `shlex`
+splits on the documented operators (`&&`, `||`, `;`, `|`, `|&`, `&`,
+newline); leading `NAME=value` words (deny and ask see past any) and the
+documented wrappers (`timeout`, `time`, `nice`, `nohup`, `stdbuf`,
+`command`, `builtin`, `noglob`, bare `xargs`) are stripped. A line it cannot
+read for certain (`$`, backticks, globs, grouping, `<`, `#`, `!`, `~`, `\\`,
+fd redirections, quoting that joins or splits words) gives None.
 """
 
 from __future__ import annotations

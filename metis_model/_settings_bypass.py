@@ -21,7 +21,7 @@ from collections.abc import Sequence
 
 from attrs import frozen
 
-from ._derive import RecordedRule, parse_recorded_rule
+from ._derive_record import RecordedRule, parse_recorded_rule
 from ._derive_shell import rule_regex
 
 __all__ = ["FORMS", "Witness", "bypass_witnesses"]

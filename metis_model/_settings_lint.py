@@ -27,7 +27,13 @@ from collections.abc import Sequence
 
 from attrs import frozen
 
-from ._derive import Recorded, RecordedRule, parse_recorded_rule, path_rule_matches, protected_path
+from ._derive_record import (
+    Recorded,
+    RecordedRule,
+    parse_recorded_rule,
+    path_rule_matches,
+    protected_path,
+)
 from ._derive_shell import rule_regex
 
 __all__ = ["Finding", "SettingsSource", "check_settings"]

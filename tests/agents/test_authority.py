@@ -362,6 +362,7 @@ def test_child2_a_child_gate_built_fresh_is_caught(
 ) -> None:
     """A child gate built fresh instead of cloned: the parent's deny rules
     are gone from the child's header, and the tree breaks CHILD-2."""
+
     def fresh(*args, **kwargs):  # type: ignore[no-untyped-def]
         cfg = clone_gate_config(*args, **kwargs)
         if isinstance(cfg, GateConfig):
