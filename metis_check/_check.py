@@ -6,11 +6,14 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType
 
+import attrs
+
+from metis_model._derive import recorded_permissions
 from metis_model._loop import Divergence, LoopState, exercised, initial_state, step
 from metis_trace import TraceEvent, TraceHeader
 
 from ._replay import Replay
-from ._report import Report, Violation
+from ._report import Note, Report, Violation
 
 # The checks every accepted event of a kind puts to the test, counted from the
 # transitions taken; the conditional ones (`_loop.exercised`) the replay counts
@@ -36,7 +39,12 @@ def _state_for(header: TraceHeader | None) -> LoopState:
     if header is None:
         return initial_state()
     return initial_state(
-        header.mode, header.route, header.headless_default, frozenset(header.tools), header.hooks
+        header.mode,
+        header.route,
+        header.headless_default,
+        frozenset(header.tools),
+        header.hooks,
+        recorded_permissions(header),
     )
 
 
@@ -58,9 +66,35 @@ def check_trace(
     (phase, event kind) transition was taken.
     """
     if reference:
-        return _check_by_steps(events, header, source, line_of)
+        return _noted(_check_by_steps(events, header, source, line_of), header)
+    return _noted(_check_fast(events, header, source, line_of), header)
+
+
+_UNRECORDED = (
+    "the header records no gate settings (meta.permissions): AUTH-4 was not checked "
+    "(a trace written before they were recorded, or a gate that is not the policy gate)"
+)
+
+
+def _noted(report: Report, header: TraceHeader | None) -> Report:
+    """A note, not a pass, where AUTH-4 could not be checked: decisions were
+    replayed but the header records no settings to derive facts from."""
+    decided = any(t.endswith("--decision") for t in report.transitions)
+    if header is None or not decided or recorded_permissions(header) is not None:
+        return report
+    return attrs.evolve(report, notes=(*report.notes, Note(1, _UNRECORDED)))
+
+
+def _check_fast(
+    events: Iterable[TraceEvent],
+    header: TraceHeader | None,
+    source: str,
+    line_of: Sequence[int] | None,
+) -> Report:
     start = _state_for(header)
-    replay = Replay(start.mode, start.route, start.headless_default, start.tools, start.hooks)
+    replay = Replay(
+        start.mode, start.route, start.headless_default, start.tools, start.hooks, start.recorded
+    )
     count, divergence, event = replay.run(events)
     transitions = Counter(replay.transitions())
     counted = Counter(replay.ex)

@@ -184,13 +184,16 @@ def _plan_batch(rng: random.Random, cfg: SimConfig, mode: Mode, turn: int) -> li
     for index, call_id in enumerate(ids):
         kind = rng.choice(list(ToolKind))
         cls, key, reads, writes = _classify(rng, cfg, kind)
-        ref = CallRef(
-            occ=f"{turn}.{index}",
-            call_id=call_id,
-            tool=rng.choice(TOOLS_BY_KIND[kind]),
-            input={"n": index},
-        )
-        planned.append(_Planned(ref, _facts(rng, cfg, mode, kind), cls, key, reads, writes))
+        tool = rng.choice(TOOLS_BY_KIND[kind])
+        facts = _facts(rng, cfg, mode, kind)
+        input: dict[str, Any] = {"n": index}
+        if tool == "read" and (facts.secret or not facts.in_scope):
+            # A read the header's settings decide (AUTH-4): the deriver is
+            # sure of the fact the simulated gate recorded.
+            path = f"{WORKSPACE}/.env" if facts.secret else "/elsewhere/f.txt"
+            input, reads = {"path": path}, (path,)
+        ref = CallRef(occ=f"{turn}.{index}", call_id=call_id, tool=tool, input=input)
+        planned.append(_Planned(ref, facts, cls, key, reads, writes))
     return planned
 
 
@@ -256,6 +259,23 @@ def _schedule(
     return timed
 
 
+# The gate settings a simulated header records (`meta.permissions`, AUTH-4).
+# Simulated inputs name no path and no command, so the deriver is sure of
+# nothing in a valid run; the AUTH-4 mutator gives a call an input these
+# settings decide.
+SIM_PERMISSIONS: dict[str, Any] = {
+    "workspace": "/ws",
+    "home": "/home/sim",
+    "roots": ["/ws"],
+    "protected": [],
+    "auto": False,
+    "rules": [
+        {"behavior": "deny", "source": "project", "pattern": "Bash(rm:*)", "recency": 1},
+        {"behavior": "ask", "source": "cli", "pattern": "Read(secrets/**)", "recency": 2},
+    ],
+}
+
+
 def simulate(seed: int, config: SimConfig | None = None) -> tuple[TraceHeader, list[TraceEvent]]:
     """One valid run of the model. Deterministic in `seed`."""
     cfg = config or SimConfig()
@@ -272,6 +292,7 @@ def simulate(seed: int, config: SimConfig | None = None) -> tuple[TraceHeader, l
         tools=ALL_TOOLS,
         hooks=hooks,
         producer="metis_model.simulate",
+        meta={"permissions": SIM_PERMISSIONS},
     )
     rec = _Recorder()
     sim = _Run(rng, cfg, rec, route, mode, hooks)

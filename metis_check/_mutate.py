@@ -441,6 +441,51 @@ def _auth_3(ev: Events, rng: random.Random) -> Events | None:
     return None
 
 
+def _auth_4(ev: Events, rng: random.Random) -> Events | None:
+    """A gate that forgot what the recorded settings give (`SIM_PERMISSIONS`):
+    a bash call's input becomes `rm -rf build` (a deny rule its facts lack),
+    or a file call's path a protected one (`.git/config`) or one out of
+    scope (`/etc/passwd`), with the footprint the tool would record."""
+    last: Assistant | None = None
+    options: list[Events] = []
+    for e in ev:
+        if isinstance(e, Assistant):
+            last = e
+        if not isinstance(e, DecisionEvent) or last is None:
+            continue
+        ref = next((c for c in last.calls if c.occ == e.occ), None)
+        if ref is None:
+            continue
+        facts = e.facts
+        if ref.tool == "bash" and not any(r.pattern == "Bash(rm:*)" for r in facts.rules):
+            options.append(_with_input(ev, last, e, {"command": "rm -rf build"}, None))
+        elif ref.tool in ("edit", "write") and not facts.protected:
+            options.append(_with_input(ev, last, e, {"path": ".git/config"}, "/ws/.git/config"))
+        elif ref.tool == "read" and facts.in_scope:
+            options.append(_with_input(ev, last, e, {"path": "/etc/passwd"}, "/etc/passwd"))
+        if len(options) >= 3:
+            break
+    return rng.choice(options) if options else None
+
+
+def _with_input(
+    ev: Events,
+    assistant: Assistant,
+    decision: DecisionEvent,
+    input: dict[str, Any],
+    path: str | None,
+) -> Events:
+    calls = tuple(
+        c.model_copy(update={"input": input}) if c.occ == decision.occ else c
+        for c in assistant.calls
+    )
+    out = _replace(ev, assistant.seq, calls=calls)
+    if path is None:
+        return out
+    field = "reads" if decision.facts.kind is ToolKind.READ_ONLY else "writes"
+    return _replace(out, decision.seq, **{field: (path,)})
+
+
 def _child_6(ev: Events, rng: random.Random) -> Events | None:
     """A hook that should have run before a decision did not (its event dropped)."""
     decided = _decisions(ev)
@@ -520,6 +565,7 @@ MUTATORS: dict[str, Mutator] = {
     "AUTH-1": _auth_1,
     "AUTH-2": _auth_2,
     "AUTH-3": _auth_3,
+    "AUTH-4": _auth_4,
     "PERM-1": _perm_1,
     "PERM-2": _perm_2,
     "PERM-3": _perm_3,

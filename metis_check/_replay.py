@@ -27,6 +27,7 @@ from typing import Any, NoReturn
 
 from metis_model._children import spawn_violation
 from metis_model._context import transcript_problem
+from metis_model._derive import Recorded, facts_problem
 from metis_model._loop import (
     _FOREGROUND,
     ENABLED,
@@ -108,6 +109,7 @@ class _Call:
         "finished",
         "hooks_run",
         "index",
+        "input",
         "journaled",
         "key",
         "occ",
@@ -123,8 +125,11 @@ class _Call:
         "writes",
     )
 
-    def __init__(self, occ: str, index: int, seq: int, tool: str, call_id: str) -> None:
+    def __init__(
+        self, occ: str, index: int, seq: int, tool: str, call_id: str, input: Any = None
+    ) -> None:
         self.occ = occ
+        self.input: Any = input if input is not None else {}
         self.index = index
         self.tool = tool
         self.call_id = call_id
@@ -281,8 +286,10 @@ class Replay:
         headless_default: Decision,
         tools: frozenset[str] | None = None,
         hooks: tuple[HookRef, ...] = (),
+        recorded: Recorded | None = None,
     ) -> None:
         self.mode = mode
+        self.recorded = recorded
         self.route = route
         self.headless_default = headless_default
         self.tools = tools
@@ -409,6 +416,7 @@ class Replay:
                 outcome=c.outcome,
                 status=c.status,
                 events=tuple(c.events),
+                input=c.input,
             )
             for c in self.calls
         )
@@ -429,6 +437,7 @@ class Replay:
             headless_ask=self.headless_ask,
             last_seq=self.last_seq,
             last_t=self.last_t,
+            recorded=self.recorded,
         )
 
     def _out_of_order(self, seq: int, t: float) -> NoReturn:
@@ -517,7 +526,9 @@ class Replay:
             self._enter(_ENTRY_ANSWERED)
             return
         self._enter(_ENTRY_BATCH)
-        self.calls = [_Call(c.occ, i, e.seq, c.tool, c.call_id) for i, c in enumerate(e.calls)]
+        self.calls = [
+            _Call(c.occ, i, e.seq, c.tool, c.call_id, c.input) for i, c in enumerate(e.calls)
+        ]
         self.occs = occs
         self.index_of = index_of
         self.schedule = None
@@ -550,6 +561,7 @@ class Replay:
         problem = self._decision_problem(e)
         if problem is not None:
             raise _Stop(problem[0], problem[1], [call.events[0], e.seq])
+        sure = self.recorded is not None and self._check_derived(call, e)
         decision = e.decision
         hooks = self.hooks
         if hooks or call.vetoed:
@@ -566,8 +578,20 @@ class Replay:
         call.reads = e.reads
         call.writes = e.writes
         self._count_decision(e.facts, decision, e.route)
+        if sure:  # counted once the decision passed every check, as `step` counts
+            self.count("AUTH-4")
         if decision is _ASK and e.route in _WAITLESS:
             self.headless_ask = e.occ
+
+    def _check_derived(self, call: _Call, e: Any) -> bool:
+        """AUTH-4: the facts include what the recorded settings give
+        (`_derive`); whether the deriver was sure of anything."""
+        assert self.recorded is not None
+        footprint = (*e.reads, *e.writes)
+        sure, problem = facts_problem(self.recorded, call.tool, call.input, e.facts, footprint)
+        if problem is not None:
+            raise _Stop("AUTH-4", f"{e.occ}: {problem}", [call.events[0], e.seq])
+        return sure
 
     def _count_decision(self, facts: Facts, decision: Decision, route: Route) -> None:
         """`_loop.exercised` for a decision: PERM-1 always (counted from the

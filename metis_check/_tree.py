@@ -20,12 +20,13 @@ from typing import Any
 import attrs
 
 from metis_model._children import spawn_violation
-from metis_trace import Spawn, TraceEvent, TraceHeader
+from metis_model._derive import recorded_permissions
+from metis_trace import RuleBehavior, Spawn, TraceEvent, TraceHeader
 
 from ._check import check_trace
 from ._report import Report, Violation
 
-__all__ = ["Traces", "check_trace_tree"]
+__all__ = ["Traces", "check_trace_tree", "dropped_rules"]
 
 
 Traces = Mapping[str, tuple[TraceHeader, Sequence[TraceEvent]]]
@@ -156,6 +157,16 @@ def _child_links(
         broken = spawn_violation(sp.parent_mode, parent.tools, header.mode, header.tools)
         if broken is not None:
             out.append(_v(broken[0], name, f"against its parent {parent.agent_id}: {broken[1]}"))
+        dropped = dropped_rules(parent, header)
+        if dropped:
+            out.append(
+                _v(
+                    "CHILD-2",
+                    name,
+                    f"its gate lacks {len(dropped)} deny/ask rule(s) of its parent "
+                    f"{parent.agent_id}'s: {dropped[0]}",
+                )
+            )
     checks["CHILD-6"] += 1
     missing = sorted(f"{h.id} ({h.matcher})" for h in set(parent.hooks) - set(header.hooks))
     if missing:
@@ -163,6 +174,24 @@ def _child_links(
             _v("CHILD-6", name, f"parent {parent.agent_id}'s hooks {missing} are not in force")
         )
     return out
+
+
+def dropped_rules(parent: TraceHeader, child: TraceHeader) -> list[str]:
+    """CHILD-2 for the gates the two headers record (`meta.permissions`):
+    the parent's deny and ask rules the child's gate does not hold (by
+    behaviour, source and text; a child re-anchors `/x` rules at its own
+    workspace and numbers its rules afresh). Empty when either header has no
+    record (an older trace)."""
+    mine, theirs = recorded_permissions(child), recorded_permissions(parent)
+    if mine is None or theirs is None:
+        return []
+    held = {(r.ref.behavior, r.ref.source, r.ref.pattern) for r in mine.rules}
+    return [
+        f"{r.ref.behavior.value} {r.ref.pattern} ({r.ref.source.value})"
+        for r in theirs.rules
+        if r.ref.behavior is not RuleBehavior.ALLOW
+        and (r.ref.behavior, r.ref.source, r.ref.pattern) not in held
+    ]
 
 
 def _limit(guard: Mapping[str, Any], key: str) -> int | None:

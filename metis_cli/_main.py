@@ -34,6 +34,7 @@ COMMANDS: dict[str, str] = {
     "plan": "metis_cli._plan:plan",
     "prove": "metis_cli._prove:prove",
     "run": "metis_cli._run:run",
+    "settings": "metis_cli._settings:settings",
     "spec": "metis_cli._spec:spec",
     "study": "metis_cli._study:study",
     "tasks": "metis_cli._plan:tasks",

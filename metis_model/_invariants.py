@@ -57,6 +57,12 @@ INVARIANTS: tuple[Invariant, ...] = (
         "permissions.md",
     ),
     _I(
+        "AUTH-4",
+        "AUTH",
+        "A decision's facts include those its recorded settings give for the call: every rule the reference deriver finds matching, protected and secret where it finds them true, in_scope false where it finds a path outside.",
+        "permissions.md",
+    ),
+    _I(
         "PERM-1",
         "PERM",
         "Every recorded decision, with its deciding stage, equals the staged resolution of its recorded facts.",
@@ -177,7 +183,8 @@ INVARIANTS: tuple[Invariant, ...] = (
         "CHILD-2",
         "CHILD",
         "A child's mode is never more permissive than its parent's: a spawn that asks for a "
-        "more permissive mode is refused, and an admitted one runs in the mode it asked for.",
+        "more permissive mode is refused, and an admitted one runs in the mode it asked for; "
+        "and a child's recorded gate keeps every deny and ask rule of its parent's.",
         "children.md",
     ),
     _I(

@@ -65,6 +65,7 @@ from metis_trace import (
 
 from ._children import spawn_violation
 from ._context import transcript_problem
+from ._derive import Recorded, facts_problem
 from ._permissions import resolve
 
 
@@ -163,6 +164,8 @@ class Call:
     outcome: EffectOutcome | None = None
     status: ResultStatus | None = None
     events: tuple[int, ...] = ()  # seqs of the events about this occurrence
+    # The call's input as the assistant message holds it (AUTH-4's deriver).
+    input: Mapping[str, Any] = attrs.field(factory=dict, eq=False, hash=False, repr=False)
 
     @property
     def admitted(self) -> bool:
@@ -193,6 +196,9 @@ class LoopState:
     headless_ask: str | None = None  # an ask that must be settled by the very next event
     last_seq: int = -1
     last_t: float = float("-inf")
+    # The header's record of the gate's settings (`meta.permissions`), when
+    # it has one: AUTH-4 checks each decision's facts against it.
+    recorded: Recorded | None = attrs.field(default=None, eq=False, hash=False, repr=False)
 
     def open_occs(self) -> tuple[str, ...]:
         return tuple(c.occ for c in self.calls if not c.closed)
@@ -224,9 +230,15 @@ def initial_state(
     headless_default: Decision = Decision.DENY,
     tools: frozenset[str] | None = None,
     hooks: tuple[HookRef, ...] = (),
+    recorded: Recorded | None = None,
 ) -> LoopState:
     return LoopState(
-        mode=mode, route=route, headless_default=headless_default, tools=tools, hooks=hooks
+        mode=mode,
+        route=route,
+        headless_default=headless_default,
+        tools=tools,
+        hooks=hooks,
+        recorded=recorded,
     )
 
 
@@ -350,7 +362,7 @@ def _assistant(state: LoopState, e: Assistant) -> Outcome:
     if not occs:
         return attrs.evolve(state, phase=Phase.ANSWERED, assistant_seq=e.seq)
     calls = tuple(
-        Call(occ=c.occ, index=i, tool=c.tool, call_id=c.call_id, events=(e.seq,))
+        Call(occ=c.occ, index=i, tool=c.tool, call_id=c.call_id, events=(e.seq,), input=c.input)
         for i, c in enumerate(e.calls)
     )
     return attrs.evolve(
@@ -424,6 +436,9 @@ def _decision(state: LoopState, e: DecisionEvent) -> Outcome:
     problem = decision_problem(e)
     if problem is not None:
         return _diverge(state, problem[0], problem[1], call.events[0], e.seq)
+    derived = derived_problem(state.recorded, call.tool, call.input, e)
+    if derived is not None:
+        return _diverge(state, "AUTH-4", f"{e.occ}: {derived}", call.events[0], e.seq)
     enforced = enforcement_problem(state.hooks, call.tool, call.hooks_run, call.vetoed, e.decision)
     if enforced is not None:
         return _diverge(state, "CHILD-6", f"{e.occ}: {enforced}", *call.events, e.seq)
@@ -440,6 +455,26 @@ def _decision(state: LoopState, e: DecisionEvent) -> Outcome:
     if e.decision is Decision.ASK and e.route in _WAITLESS:
         state = attrs.evolve(state, headless_ask=e.occ)
     return state
+
+
+def derived_problem(
+    recorded: Recorded | None, tool: str, input: Mapping[str, Any], e: DecisionEvent
+) -> str | None:
+    """AUTH-4: a fact the header's recorded settings give for the call that
+    the decision's facts lack (`_derive`), or None."""
+    if recorded is None:
+        return None
+    return facts_problem(recorded, tool, input, e.facts, (*e.reads, *e.writes))[1]
+
+
+def derived_exercised(
+    recorded: Recorded | None, tool: str, input: Mapping[str, Any], e: DecisionEvent
+) -> bool:
+    """Whether AUTH-4 had something to check at this decision: the deriver was
+    sure of a fact."""
+    if recorded is None:
+        return False
+    return facts_problem(recorded, tool, input, e.facts, (*e.reads, *e.writes))[0]
 
 
 def decision_problem(e: DecisionEvent) -> tuple[str, str] | None:
@@ -1130,6 +1165,8 @@ def exercised(state: LoopState, e: TraceEvent) -> list[str]:
             out.append("PERM-6")
         if call is not None and hooks_for(state.hooks, call.tool):
             out.append("CHILD-6")
+        if call is not None and derived_exercised(state.recorded, call.tool, call.input, f):
+            out.append("AUTH-4")
     elif kind == "effect_start" and call is not None:
         out.append("AUTH-1")
         if state.tools is not None:

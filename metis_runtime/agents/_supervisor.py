@@ -43,7 +43,14 @@ from ..dispatch import GateLike
 from ..mcp import servers_for_surface
 from ..permissions import Refusal
 from ..tools import Tool
-from ._config import ChildConfig, GateConfig, ProviderConfig, clone_gate_config, gate_mode
+from ._config import (
+    ChildConfig,
+    GateConfig,
+    ProviderConfig,
+    build_gate,
+    clone_gate_config,
+    gate_mode,
+)
 from ._definitions import AgentCatalog
 from ._guard import GuardAdmit, GuardRefusal, GuardRequest, SpawnLedger
 from ._hooks import HookSpec, header_hooks
@@ -261,8 +268,11 @@ class AgentSupervisor:
 
     def header_meta(self) -> dict[str, Any]:
         """What this agent's own trace header should carry in `meta`
-        (the guard's limits: CHILD-4)."""
-        return {"guard": self.limits.to_json()}
+        (the guard's limits: CHILD-4; its gate's settings, `permissions`:
+        AUTH-4 and CHILD-2)."""
+        describe = getattr(self.gate, "header_meta", None)
+        gate = {"permissions": describe()} if callable(describe) else {}
+        return {"guard": self.limits.to_json(), **gate}
 
     def header_hooks(self) -> tuple[HookRef, ...]:
         """The hooks in force, as this agent's trace header lists them (CHILD-6)."""
@@ -485,6 +495,7 @@ class AgentSupervisor:
                 },
                 **({"notes": list(resolved.notes)} if resolved.notes else {}),
                 **({"mode_note": resolved.mode_note} if resolved.mode_note else {}),
+                **_gate_meta(config),
             },
         )
         TraceWriter(config.trace_path, header).close()
@@ -769,3 +780,11 @@ def new_tree(
         raise ConfigError("limits: expected GuardLimits")
     ledger = SpawnLedger.create(run / "guard.json", limits)
     return AgentIdentity(root_run_id or uuid.uuid4().hex, agent_id, 0, run), ledger
+
+
+def _gate_meta(config: ChildConfig) -> dict[str, Any]:
+    """The child's gate as its header records it (`meta.permissions`, AUTH-4
+    and CHILD-2): the gate the child builds from the same config."""
+    gate = build_gate(config.gate, Path(config.workspace))
+    describe = getattr(gate, "header_meta", None)
+    return {"permissions": describe()} if callable(describe) else {}

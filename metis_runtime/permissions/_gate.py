@@ -245,6 +245,30 @@ class Gate:
         """The workspace and every additional directory: the scope."""
         return (self._workspace, *self._extra_dirs, *self._policy.additional_directories)
 
+    def header_meta(self) -> dict[str, Any]:
+        """What a trace header records of this gate (`meta.permissions`), so
+        that the model's fact-deriver can check each decision's facts
+        against it (AUTH-4): the workspace, the scope's roots, the protected
+        list, auto mode and every rule as the policy holds it, in order."""
+        return {
+            "workspace": str(self._workspace),
+            "home": os.path.expanduser("~"),
+            "roots": [str(p) for p in self.roots],
+            "protected": [str(p) for p in self._protected],
+            "auto": self._auto,
+            "rules": [
+                {
+                    "behavior": r.behavior.value,
+                    "source": r.source.value,
+                    "pattern": r.pattern,
+                    "recency": r.recency,
+                    "base": str(r.base) if r.base is not None else None,
+                    "origin": r.origin,
+                }
+                for r in self._policy.rules
+            ],
+        }
+
     def begin_transition(self) -> None:
         """A mode change is in flight: every call is denied until it completes."""
         self._transition = True

@@ -321,3 +321,56 @@ def test_child2_a_gate_that_admits_an_escalating_request_is_caught(
     assert spawn.child_mode is Mode.DEFAULT  # capped: the child itself does no harm
     assert report.first is not None and report.first.invariant == "CHILD-2", report.first
     assert "asked for bypassPermissions was started under a default parent" in report.first.message
+
+
+# --- the child's gate keeps its parent's rules (CHILD-2, AUTH-4: issue 23) ----------
+
+
+def _spawn_with_deny(tmp_path: Path) -> Any:
+    from metis_runtime.agents import AgentDefinition
+    from metis_runtime.providers import TextBlock, ToolUseBlock
+
+    def script(request, n):  # type: ignore[no-untyped-def]
+        if n == 0:
+            return [ToolUseBlock("s1", "spawn_agent", {"agent": "helper", "task": "look"})]
+        return [TextBlock("done")]
+
+    helper = AgentDefinition(name="helper", description="h", tools=("read",), system_prompt="h")
+    root = make_root(
+        tmp_path, script, extra_definitions=[helper], deny=("Bash(rm:*)", "Read(.env)")
+    )
+    assert root.run("spawn one").status.value == "completed"
+    return root
+
+
+def test_child2_the_child_header_records_a_gate_that_keeps_the_parents_denies(
+    tmp_path: Path,
+) -> None:
+    root = _spawn_with_deny(tmp_path)
+    headers = [h for h, _ in read_tree(root.run_dir).values()]
+    patterns = {
+        h.depth: {r["pattern"] for r in h.meta["permissions"]["rules"] if r["behavior"] == "deny"}
+        for h in headers
+    }
+    assert {"Bash(rm:*)", "Read(.env)"} <= patterns[1] and patterns[0] <= patterns[1]
+    report = tree_report(root.run_dir)
+    assert report.ok and report.checks.get("CHILD-2"), report.first
+
+
+@pytest.mark.metis_nonconforming
+def test_child2_a_child_gate_built_fresh_is_caught(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A child gate built fresh instead of cloned: the parent's deny rules
+    are gone from the child's header, and the tree breaks CHILD-2."""
+
+    def fresh(*args, **kwargs):  # type: ignore[no-untyped-def]
+        cfg = clone_gate_config(*args, **kwargs)
+        if isinstance(cfg, GateConfig):
+            cfg = cfg.model_copy(update={"rules": ()})
+        return cfg
+
+    monkeypatch.setattr("metis_runtime.agents._supervisor.clone_gate_config", fresh)
+    report = tree_report(_spawn_with_deny(tmp_path).run_dir)
+    assert report.first is not None and report.first.invariant == "CHILD-2", report.first
+    assert "deny Bash(rm:*)" in report.first.message

@@ -28,6 +28,7 @@ def test_all_lists_the_public_names() -> None:
     imported = {"annotations", "hashlib", "attrs", "Counter", "Mapping", "Sequence", "StrEnum"}
     imported |= {"MappingProxyType", "Any", "check_trace", "spawn_violation", "Report"}
     imported |= {"Violation", "Spawn", "TraceEvent", "TraceHeader", "Traces"}
+    imported |= {"RuleBehavior", "recorded_permissions"}
     assert set(_agents.__all__) == public - imported
 
 
