@@ -156,6 +156,9 @@ _GIT_WITH_VALUE = frozenset(
         "--attr-source",
     }
 )
+# Options whose value can make git run programs: configuration, and the
+# directory its sub-programs are taken from.
+_GIT_RUNS_PROGRAMS = frozenset({"-c", "--config-env", "--exec-path"})
 _GIT_FLAGS = frozenset(
     {
         "--no-pager",
@@ -190,10 +193,10 @@ def git_split(words: Sequence[str], dynamic: Sequence[bool]) -> tuple[int, bool]
         word = words[i]
         head = word.split("=", 1)[0]
         if word in _GIT_WITH_VALUE:
-            configs = configs or word in ("-c", "--config-env")
+            configs = configs or word in _GIT_RUNS_PROGRAMS
             i += 2
         elif head in _GIT_WITH_VALUE and "=" in word:
-            configs = configs or head == "--config-env"
+            configs = configs or head in _GIT_RUNS_PROGRAMS
             i += 1
         elif word in _GIT_FLAGS:
             i += 1
