@@ -37,13 +37,16 @@ def interpreter_reads(
     base = re.sub(r"[0-9.]+$", "", name) if name.startswith("python") else name
     if name not in code_options and base not in code_options:
         return []
+    # A run-time argument of a program is not taken for a file it reads
+    # (`python3 tool.py "$ARG"`): only the words the line shows.
+    shown = [op for op in operands if not op[1]]
     code = interpreter_code(name, argv, dynamic)
     if code is None:
-        return list(operands)  # a script file and its arguments
+        return shown  # a script file and its arguments
     at = next((i for i, w in enumerate(argv) if i and (w == code or w.endswith(code))), None)
     if not code or at is None:
-        return list(operands)
-    out = [op for op in operands if op[2] > at]
+        return shown
+    out = [op for op in shown if op[2] > at]
     out.extend((a or b, False, -1) for a, b in _LITERAL.findall(code))
     return out
 

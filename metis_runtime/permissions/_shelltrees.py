@@ -52,12 +52,18 @@ class Trees:
         if not root.is_dir():
             return ()
         out: list[Path] = []
-        for top, dirs, names in os.walk(root, followlinks=False):
-            for name in (*dirs, *names):
-                path = Path(top, name)
-                out.append(path)
-                if path.is_symlink():  # a deny matches the link or its target
-                    out.append(Path(os.path.realpath(path)))
+        stack = [os.fspath(root)]
+        while stack:
+            try:
+                with os.scandir(stack.pop()) as entries:
+                    for entry in entries:
+                        out.append(Path(entry.path))
+                        if entry.is_symlink():  # a deny matches the link or its target
+                            out.append(Path(os.path.realpath(entry.path)))
+                        elif entry.is_dir():
+                            stack.append(entry.path)
+            except OSError:
+                continue  # unreadable: the command cannot copy it either
             if len(out) > TREE_LIMIT:
                 self.too_large = self.too_large or str(root)
                 break

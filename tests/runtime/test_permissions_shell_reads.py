@@ -183,3 +183,40 @@ def test_an_unknown_runner_never_carries_a_denied_command(
 
 def test_modes_parse() -> None:
     assert all(parse_mode(c.get("mode", "default"), "mode") for c in CASES)
+
+
+def test_a_folder_too_large_to_walk_asks_under_read_rules(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from metis_runtime.permissions import _shelltrees
+
+    root = _world(tmp_path, monkeypatch, {})
+    big = root / "big"
+    big.mkdir()
+    for i in range(10):
+        (big / f"f{i}").write_text("x")
+    monkeypatch.setattr(_shelltrees, "TREE_LIMIT", 3)
+    command = {"command": "tar czf out.tgz big"}
+    guarded = _gate(root, Mode.BYPASS, {"deny": ["Read(.env)"]}).decide(
+        "Bash", command, infer_kind("Bash", command)
+    )
+    assert guarded.decision is Decision.ASK and "too large" in guarded.detail
+    plain = _gate(root, Mode.BYPASS, {}).decide("Bash", command, infer_kind("Bash", command))
+    assert plain.decision is Decision.ALLOW
+
+
+def test_a_denied_file_deep_in_a_copied_folder_is_found(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _world(tmp_path, monkeypatch, {})
+    deep = root / "a" / "b" / "c"
+    deep.mkdir(parents=True)
+    (deep / "id_ed25519").write_text("k")
+    gate = _gate(root, Mode.BYPASS, {"deny": ["Read(**/id_ed25519)"]})
+    for command in ("cp -r a /tmp/x", "tar cf x.tar a", "zip -qr x.zip a", "rsync -a a/ b/"):
+        d = gate.decide("Bash", {"command": command}, infer_kind("Bash", {"command": command}))
+        assert d.decision is Decision.DENY, (command, d.stage, d.detail)
+    clean = gate.decide(
+        "Bash", {"command": "tar cf x.tar src"}, infer_kind("Bash", {"command": "ls"})
+    )
+    assert clean.decision is Decision.ALLOW
