@@ -31,7 +31,7 @@ def stricter_than_claude_code(decision: GateDecision, *, auto: bool = False) -> 
                 "a line the shell grammar cannot see through (interpreter one-liner, git "
                 "alias or -c, eval of run-time text, ...) is never allowed"
             )
-        if "known only when it runs" in detail:
+        if "writes to a path known only" in detail or "to a place known only" in detail:
             notes.append("a write to a path known only at run time is never allowed")
         if "git config writes" in detail:
             notes.append("a git config write asks (it can set hooks, pagers and aliases)")
