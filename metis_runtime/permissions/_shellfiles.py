@@ -227,6 +227,8 @@ def file_effects(cmd: SimpleCommand) -> FileEffects:
         targets.extend(_find_outputs(argv, dynamic))
     if cmd.open_ended and (name in _ALL_TARGETS or name in _LAST_TARGET or name == "tee"):
         dyn_write = True  # `xargs rm`: the targets come at run time
+    if cmd.open_ended and (name in _READERS or name in _SEARCHERS or name in ("sed", "awk")):
+        acc.dynamic = True  # `xargs cat`: the files come at run time
     for word, dyn in targets:
         if dyn:
             dyn_write = True
