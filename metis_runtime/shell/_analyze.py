@@ -472,6 +472,8 @@ def _assignments(node: Any, ctx: _Ctx, acc: _Acc, record: bool = False) -> list[
         names.append(name)
         _scan(a, ctx, acc)
         if record:
+            if name == "HOME":  # later `~` words would name another folder than they seem
+                acc.opaque("assignment to HOME")
             acc.assign(name, _assigned(a, ctx, acc), ctx.certain)
     return names
 

@@ -106,3 +106,44 @@ def test_expander_agrees_with_bash(parts: list[str], tmp_path: Path) -> None:
     if ours is None:
         return
     assert _bash_words(word, tmp_path) == ours, word
+
+
+@pytest.mark.parametrize(
+    ("command", "words", "complete"),
+    [
+        ("f=a; cat $f", ("a",), True),
+        ("f=a && cat $f", ("a",), True),
+        ("true && f=a; cat $f", ("a",), False),  # may not have run
+        ("(f=a); cat $f", ("a",), False),  # a subshell's assignment stays there
+        ("f=a | cat $f", ("a",), False),
+        ("if x; then f=a; fi; cat $f", ("a",), False),
+        ("f=a; f=b; cat $f", ("b",), True),
+        ("export f=~/x; cat $f", ("~/x",), True),
+        ("f=a; g=$f/b; cat $g", ("a/b",), True),
+        ('f="a b"; cat $f', ("a", "b"), True),
+        ("for f in a b; do cat $f; done", ("a", "b"), True),
+        ("cat $PWD/x", ("./x",), True),
+    ],
+)
+def test_same_line_variables(command: str, words: tuple[str, ...], complete: bool) -> None:
+    from metis_runtime.shell import analyze_command
+
+    (cat,) = [c for c in analyze_command(command).commands if c.argv[:1] == ("cat",)]
+    expansion = cat.expansion(1)
+    assert expansion is not None
+    assert (expansion.words, expansion.complete) == (words, complete)
+
+
+@pytest.mark.parametrize("command", ["f=a; read f; cat $f", "f=$(pwd); cat $f", "cat $g"])
+def test_variables_set_at_run_time_are_unknown(command: str) -> None:
+    from metis_runtime.shell import analyze_command
+
+    (cat,) = [c for c in analyze_command(command).commands if c.argv[:1] == ("cat",)]
+    assert cat.expansion(1) is None
+
+
+def test_assigning_home_makes_the_line_opaque() -> None:
+    from metis_runtime.shell import analyze_command
+
+    assert analyze_command("HOME=~/.ssh; cat ~/id_rsa").opaque
+    assert not analyze_command("HOME=/tmp/h make").opaque  # a command's environment only
