@@ -12,6 +12,7 @@ reported as such, never guessed.
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Sequence
 
 from attrs import field, frozen
@@ -179,7 +180,11 @@ def file_effects(cmd: SimpleCommand) -> FileEffects:
     if bulk is not None:
         roots, archive = bulk
         acc.add(roots, bulk=True)
-        targets.extend((w, d) for w, d, _ in archive)
+        # `-` is standard output; `host:path` is another machine.
+        remote = name in ("rsync", "scp")
+        targets.extend(
+            (w, d) for w, d, _ in archive if w != "-" and not (remote and _REMOTE.match(w))
+        )
     elif name == "dd":
         acc.reads.extend(w[3:] for w in argv[1:] if w.startswith("if="))
     elif name == "sed":
@@ -286,6 +291,7 @@ class _Reads:
                     self.bulk.extend(known.words)
 
 
+_REMOTE = re.compile(r"[^/]*[^/\\]:")  # scp/rsync `host:path`, `user@host:`
 _FIND_OUTPUTS = frozenset({"-fprint", "-fprint0", "-fprintf", "-fls"})
 
 

@@ -220,3 +220,30 @@ def test_a_denied_file_deep_in_a_copied_folder_is_found(
         "Bash", {"command": "tar cf x.tar src"}, infer_kind("Bash", {"command": "ls"})
     )
     assert clean.decision is Decision.ALLOW
+
+
+@pytest.mark.parametrize(
+    ("command", "bulk", "writes"),
+    [
+        ("tar czf x.tgz d1 d2", ("d1", "d2"), ("x.tgz",)),
+        ("tar -czf x.tgz d", ("d",), ("x.tgz",)),
+        ("tar --create --file=x.tar d", ("d",), ("x.tar",)),
+        ("tar -c -f x.tar d", ("d",), ("x.tar",)),
+        ("tar xzf x.tgz", ("x.tgz",), ()),  # extracting reads the archive
+        ("tar cf - .", (".",), ()),  # `-` is standard output
+        ("zip -r out.zip src docs", ("src", "docs"), ("out.zip",)),
+        ("cp -a src dst", ("src",), ("dst",)),
+        ("cp src dst", (), ("dst",)),  # not recursive: a plain read
+        ("rsync -avz src/ host:/x", ("src/",), ()),  # another machine
+        ("scp -r d user@h:", ("d",), ()),
+        ("cp -r a b:c", ("a",), ("b:c",)),  # cp has no remote form
+        ("7z a x.7z d", ("d",), ("x.7z",)),
+    ],
+)
+def test_copies_and_archives(command: str, bulk: tuple[str, ...], writes: tuple[str, ...]) -> None:
+    from metis_runtime.permissions._shellfiles import file_effects
+    from metis_runtime.shell import analyze_command
+
+    (cmd,) = analyze_command(command).commands
+    effects = file_effects(cmd)
+    assert (effects.bulk_reads, effects.writes) == (bulk, writes)
