@@ -237,6 +237,8 @@ def _file_rule_hits(
                     return True
                 if any(path_matches(pattern, f, base, True, cwd) for f in trees.files(real)):
                     return True  # the folder holds a file the rule names
+                if any(path_under_matches(pattern, d, base, cwd) for d in trees.linked_dirs(real)):
+                    return True  # or links to a folder that does
     return False
 
 

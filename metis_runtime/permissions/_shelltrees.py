@@ -41,7 +41,14 @@ class Trees:
 
     def __init__(self) -> None:
         self._seen: dict[Path, tuple[Path, ...]] = {}
+        self._linked: dict[Path, list[Path]] = {}
         self.too_large = ""
+
+    def linked_dirs(self, root: Path) -> list[Path]:
+        """Folders that symlinks below `root` point to (zip and `cp -L`
+        follow them): a rule on anything below one matches."""
+        self.files(root)
+        return self._linked.get(root, [])
 
     def files(self, root: Path) -> tuple[Path, ...]:
         if root not in self._seen:
@@ -59,7 +66,10 @@ class Trees:
                     for entry in entries:
                         out.append(Path(entry.path))
                         if entry.is_symlink():  # a deny matches the link or its target
-                            out.append(Path(os.path.realpath(entry.path)))
+                            target = Path(os.path.realpath(entry.path))
+                            out.append(target)
+                            if target.is_dir():
+                                self._linked.setdefault(root, []).append(target)
                         elif entry.is_dir():
                             stack.append(entry.path)
             except OSError:

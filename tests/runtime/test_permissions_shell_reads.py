@@ -247,3 +247,16 @@ def test_copies_and_archives(command: str, bulk: tuple[str, ...], writes: tuple[
     (cmd,) = analyze_command(command).commands
     effects = file_effects(cmd)
     assert (effects.bulk_reads, effects.writes) == (bulk, writes)
+
+
+def test_a_link_to_a_denied_folder_inside_a_copied_one_is_found(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _world(tmp_path, monkeypatch, {})
+    (root / "bundle").mkdir()
+    (root / "bundle" / "keys").symlink_to(Path(os.environ["HOME"]) / ".ssh")
+    gate = _gate(root, Mode.BYPASS, {"deny": ["Read(~/.ssh/**)"]})
+    d = gate.decide(
+        "Bash", {"command": "zip -r b.zip bundle"}, infer_kind("Bash", {"command": "x"})
+    )
+    assert d.decision is Decision.DENY, (d.stage, d.detail)
