@@ -31,6 +31,9 @@ class FileEffects:
     dynamic_read: bool = False  # a file read is only known at run time
     read_globs: tuple[str, ...] = ()  # patterns the shell expands against the disk
     bulk_reads: tuple[str, ...] = ()  # folders copied or archived whole (cp -r, tar, zip)
+    # Reads a run-time word expands to (`$HOME/x`, `{a,b}`, `$f`): they meet
+    # deny and ask rules and the secret check; scope reads the words as written.
+    expanded_reads: tuple[str, ...] = ()
 
 
 # Commands whose operands (not options) are files they read.
@@ -254,6 +257,7 @@ def file_effects(cmd: SimpleCommand) -> FileEffects:
         dynamic_read=acc.dynamic or cmd.opaque_reads,
         read_globs=tuple(acc.globs),
         bulk_reads=tuple(acc.bulk),
+        expanded_reads=tuple(acc.expanded),
     )
 
 
@@ -265,6 +269,7 @@ class _Reads:
     def __init__(self, cmd: SimpleCommand) -> None:
         self.cmd = cmd
         self.reads: list[str] = list(cmd.reads)
+        self.expanded: list[str] = []
         self.globs: list[str] = []
         self.bulk: list[str] = []
         self.dynamic = False
@@ -286,7 +291,7 @@ class _Reads:
                 if bulk:
                     self.dynamic = True  # a globbed folder copied whole: not walked
             else:
-                self.reads.extend(known.words)
+                self.expanded.extend(known.words)
                 if bulk:
                     self.bulk.extend(known.words)
 

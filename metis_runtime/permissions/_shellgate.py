@@ -79,6 +79,7 @@ class _Part:
     redirects: list[tuple[Path, Path]] = field(factory=list)  # redirection targets
     roots: list[tuple[Path, Path]] = field(factory=list)  # recursive reads
     bulk: list[tuple[Path, Path]] = field(factory=list)  # folders copied or archived whole
+    scoped: list[tuple[Path, Path]] = field(factory=list)  # reads as written, for scope
     dynamic_read: bool = False  # some file it reads is only known at run time
     git_elsewhere: bool = False  # git aimed elsewhere by its own -C/--git-dir alone
     in_scope: bool = True
@@ -103,7 +104,7 @@ def shell_facts(
     home = resolve("~", Path("/"))
     parts, words, lost, git_elsewhere = _walk(analysis, workspace, home)
     for p in parts:
-        p.in_scope = all(is_within(real, roots) for _, real in (*p.reads, *p.writes))
+        p.in_scope = all(is_within(real, roots) for _, real in (*p.scoped, *p.writes))
     out.in_scope = all(p.in_scope for p in parts) and all(is_within(w, roots) for w in words[1])
     mutating_words = any(not p.cmd.read_only for p in parts)
     out.secret = any(is_secret(w) for w in words[0]) or any(
@@ -424,6 +425,9 @@ def _walk(
             part.writes.extend(_both(target, b) for b in bases)
         for target in effects.reads:
             part.reads.extend(_both(target, b) for b in bases)
+        part.scoped = list(part.reads)  # expansions and globs: rules and secrets only
+        for target in effects.expanded_reads:
+            part.reads.extend(_both(target, b) for b in bases)
         for target in c.writes:
             part.redirects.extend(_both(target, b) for b in bases)
         for target in effects.recursive_reads:
@@ -475,7 +479,7 @@ def _walk(
                     words.append(resolve(word, b))
         bases = outer  # a wrapper's directory is its command's alone
     for part in parts:
-        scoped.extend(real for _, real in (*part.reads, *part.writes))
+        scoped.extend(real for _, real in (*part.scoped, *part.writes))
     return parts, (words, scoped), lost, git_elsewhere
 
 
