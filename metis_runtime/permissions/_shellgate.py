@@ -171,8 +171,10 @@ def shell_facts(
             out.guard("removes a critical path (/, ~, the workspace or a parent)")
         if _git_config_write(p.cmd):
             out.guard("git config writes configuration that can run programs")
-    if git_elsewhere or any(p.git_elsewhere and not _exactly_allowed(p.cmd, allows) for p in parts):
+    if git_elsewhere:
         out.guard("git after a cd to another directory (its hooks can run)")
+    if any(p.git_elsewhere and not _exactly_allowed(p.cmd, allows) for p in parts):
+        out.guard("git -C/--git-dir aimed at another directory (its hooks can run)")
     if analysis.opaque:
         out.guard("not fully analysable: " + "; ".join(analysis.reasons))
     elif lost:

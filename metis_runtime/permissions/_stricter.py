@@ -48,10 +48,10 @@ def stricter_than_claude_code(decision: GateDecision, *, auto: bool = False) -> 
             )
         if "global options metis does not know" in detail:
             notes.append("global options metis does not know: only an exact rule allows the line")
-        if "git after a cd" in detail:
+        if "git -C/--git-dir aimed" in detail:
             notes.append(
-                "git aimed at another directory (cd, -C, --git-dir) asks unless an exact "
-                "rule names it (that repository's hooks can run)"
+                "git -C/--git-dir aimed at another directory asks unless an exact rule "
+                "names it (that repository's hooks can run)"
             )
         if "folder too large to check" in detail:
             notes.append("a folder copied whole that is too large to walk asks under Read rules")
