@@ -41,7 +41,11 @@ _KINDS: dict[str, ToolKind] = {
     "write": ToolKind.EDIT,
     "multiedit": ToolKind.EDIT,
     "notebookedit": ToolKind.EDIT,
-    # Agent/Task: Claude Code spawns without a prompt; metis asks (stricter).
+    # Agent/Task: spawning does not prompt; the sub-agent's own calls are
+    # checked (code.claude.com/docs/en/permissions, "Agent"; the hook sees
+    # them, with agent_id). Deny, ask and parameter rules still apply.
+    "agent": ToolKind.READ_ONLY,
+    "task": ToolKind.READ_ONLY,
     "exitplanmode": ToolKind.PLAN_CONTROL,
     "todowrite": ToolKind.PLAN_CONTROL,
 }

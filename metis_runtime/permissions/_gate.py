@@ -367,7 +367,9 @@ class Gate:
                 usable=self._usable,
             )
             kind = shell.kind
-            matched = shell.rules
+            # Parameter rules name Bash's own fields too (the docs' example:
+            # `Bash(dangerouslyDisableSandbox:true)`); deny and ask only.
+            matched = [*shell.rules, *_param_hits(rules, input)]
             protected = protected or shell.protected
             secret = secret or shell.secret
             in_scope = in_scope and shell.in_scope
@@ -450,7 +452,7 @@ class Gate:
                 m = domain_matches(spec.domain, input.get("url"))
                 hit = m is True or (m is None and not definite)
             elif kind is SpecKind.PARAM:
-                hit = not definite and param_matches(spec, input)  # deny and ask only
+                hit = not definite and param_matches(spec, input)  # deny and ask only (_param_hits)
             elif kind is SpecKind.NAME:
                 hit = param_matches(spec, input)
             else:
@@ -544,6 +546,18 @@ class Gate:
             search_hides_denied=self._search_hides_denied,
             _parent=self,
         )
+
+
+def _param_hits(rules: Sequence[Rule], input: Mapping[str, Any]) -> list[Rule]:
+    """Deny and ask parameter rules (`Tool(field:value)`) matching the call's
+    raw input (https://code.claude.com/docs/en/permissions, "Parameter rules")."""
+    return [
+        r
+        for r in rules
+        if r.spec.kind is SpecKind.PARAM
+        and r.behavior is not RuleBehavior.ALLOW
+        and param_matches(r.spec, input)
+    ]
 
 
 def _path_hit(

@@ -264,6 +264,12 @@ def _deny_forms(cmd: SimpleCommand) -> list[_Form]:
         forms.append(((posixpath.basename(argv[0]), *argv[1:]), dyn))
     if cmd.subcommand:
         forms.append((cmd.subcommand, (False,) * len(cmd.subcommand)))
+    if cmd.unknown_options and argv:
+        # Global options metis does not know: any later word may be the subcommand.
+        head = (posixpath.basename(argv[0]),)
+        for k in range(1, len(argv)):
+            if dyn[k] or not argv[k].startswith("-"):
+                forms.append((head + argv[k:], (False, *dyn[k:])))
     return forms
 
 
@@ -278,8 +284,8 @@ def _allow_forms(cmd: SimpleCommand) -> tuple[list[_Form], bool]:
         spec = runner(posixpath.basename(wrapper[0])) if wrapper else None
         if spec is not None and (spec.strip or (spec.strip_bare and len(wrapper) == 1)):
             continue
-        if spec is not None and spec.exact_only:
-            exact_only = True
+        if (spec is not None and spec.exact_only) or posixpath.basename(wrapper[0]) == "find":
+            exact_only = True  # watch, setsid, ionice, flock; what find -exec runs
         kept.extend(wrapper)
     argv = cmd.argv
     dyn = tuple(cmd.is_dynamic(i) for i in range(len(argv)))
@@ -304,7 +310,7 @@ def bash_matches(pattern: BashPattern, cmd: SimpleCommand, definite: bool) -> bo
     if any(name not in SAFE_ENV for name in cmd.env):
         return False
     forms, exact_only = _allow_forms(cmd)
-    if exact_only and not pattern.exact:
+    if (exact_only or cmd.exact_only) and not pattern.exact:
         return False
     return any(surely_matches(pattern, words, dyn, cmd.open_ended) for words, dyn in forms)
 

@@ -33,6 +33,8 @@ from ..shell import ShellAnalysis, SimpleCommand, command_is_read_only, runner, 
 from ._paths import is_critical, is_protected, is_secret, is_within, lexical, resolve
 from ._rules import SAFE_ENV, Rule, SpecKind, bash_matches, path_matches, path_under_matches
 from ._shellfiles import ACCEPT_EDITS_COMMANDS, file_effects
+from ._shelltrees import Trees as _Trees
+from ._shelltrees import expand_glob, hidden_command
 
 _NOT_PATHS = frozenset({"echo", "printf"})  # their words are text, not paths
 _CHDIR = frozenset({"cd", "pushd"})
@@ -76,6 +78,10 @@ class _Part:
     writes: list[tuple[Path, Path]] = field(factory=list)
     redirects: list[tuple[Path, Path]] = field(factory=list)  # redirection targets
     roots: list[tuple[Path, Path]] = field(factory=list)  # recursive reads
+    bulk: list[tuple[Path, Path]] = field(factory=list)  # folders copied or archived whole
+    scoped: list[tuple[Path, Path]] = field(factory=list)  # reads as written, for scope
+    dynamic_read: bool = False  # some file it reads is only known at run time
+    git_elsewhere: bool = False  # git aimed elsewhere by its own -C/--git-dir alone
     in_scope: bool = True
 
 
@@ -98,7 +104,7 @@ def shell_facts(
     home = resolve("~", Path("/"))
     parts, words, lost, git_elsewhere = _walk(analysis, workspace, home)
     for p in parts:
-        p.in_scope = all(is_within(real, roots) for _, real in (*p.reads, *p.writes))
+        p.in_scope = all(is_within(real, roots) for _, real in (*p.scoped, *p.writes))
     out.in_scope = all(p.in_scope for p in parts) and all(is_within(w, roots) for w in words[1])
     mutating_words = any(not p.cmd.read_only for p in parts)
     out.secret = any(is_secret(w) for w in words[0]) or any(
@@ -109,6 +115,14 @@ def shell_facts(
     bash_rules = rules_for("bash")
     read_rules = rules_for("read")
     edit_rules = rules_for("edit")
+    allows = [r for r in bash_rules if r.behavior is RuleBehavior.ALLOW and usable(r)]
+    read_limits = [
+        r
+        for r in read_rules
+        if r.behavior is not RuleBehavior.ALLOW
+        and r.spec.kind is SpecKind.PATH
+        and r.spec.tool.lower() == "read"
+    ]
     # Deny and ask rules that may match any part, or a file any part touches.
     for rule in bash_rules:
         if rule.behavior is RuleBehavior.ALLOW:
@@ -118,12 +132,31 @@ def shell_facts(
             and any(bash_matches(rule.spec.bash, c, definite=False) for c in analysis.commands)
         ):
             out.rules.append(rule)
+    trees = _Trees()
     for rule in _unique((*read_rules, *edit_rules)):
         if rule.behavior is RuleBehavior.ALLOW or rule.spec.kind is not SpecKind.PATH:
             continue
-        if _file_rule_hits(rule, parts, base(rule), workspace):
+        if _file_rule_hits(rule, parts, base(rule), workspace, trees):
             out.rules.append(rule)
     # Guards.
+    if read_limits:
+        if any(p.dynamic_read for p in parts):
+            out.guard("reads a file known only when it runs, and a Read rule denies or asks")
+        if trees.too_large:
+            out.guard(f"copies a folder too large to check against Read rules ({trees.too_large})")
+    limits = [r for r in bash_rules if r.behavior is not RuleBehavior.ALLOW]
+    for p in parts:
+        hidden = hidden_command(p.cmd, limits)
+        if hidden is not None:
+            out.guard(
+                f"{p.cmd.argv[0]} (a program metis does not know) may run "
+                f"{' '.join(hidden[0])!r}, which {hidden[1].pattern} names"
+            )
+        if p.cmd.unknown_options and not _exactly_allowed(p.cmd, allows):
+            out.guard(
+                f"{p.cmd.argv[0]}: global options metis does not know "
+                "(only an exact rule allows it)"
+            )
     for p in parts:
         effects = file_effects(p.cmd)
         if effects.dynamic_write:
@@ -140,6 +173,8 @@ def shell_facts(
             out.guard("git config writes configuration that can run programs")
     if git_elsewhere:
         out.guard("git after a cd to another directory (its hooks can run)")
+    if any(p.git_elsewhere and not _exactly_allowed(p.cmd, allows) for p in parts):
+        out.guard("git -C/--git-dir aimed at another directory (its hooks can run)")
     if analysis.opaque:
         out.guard("not fully analysable: " + "; ".join(analysis.reasons))
     elif lost:
@@ -149,9 +184,21 @@ def shell_facts(
     def here(rule: Rule) -> tuple[Path, Path]:
         return base(rule), workspace  # `/x` anchors at the rule's root, `./x` at the workspace
 
-    allows = _allow_rules(parts, bash_rules, read_rules, edit_rules, here, usable, analysis)
-    out.rules.extend(allows)
+    granted = _allow_rules(parts, allows, read_rules, edit_rules, here, usable, analysis)
+    out.rules.extend(granted)
     return out
+
+
+def _exactly_allowed(cmd: SimpleCommand, allows: Sequence[Rule]) -> bool:
+    """Whether an exact allow rule names this very command (global options
+    and all: `Bash(git -C dir status)`, `Bash(npm --weird x)`)."""
+    if any(cmd.dynamic) or any(name not in SAFE_ENV for name in cmd.env):
+        return False
+    text = " ".join(cmd.argv)
+    return any(
+        r.spec.bash is not None and r.spec.bash.exact and "".join(r.spec.bash.symbols) == text
+        for r in allows
+    )
 
 
 def _unique(rules: Sequence[Rule]) -> list[Rule]:
@@ -164,7 +211,9 @@ def _unique(rules: Sequence[Rule]) -> list[Rule]:
     return out
 
 
-def _file_rule_hits(rule: Rule, parts: Sequence[_Part], base: Path, cwd: Path) -> bool:
+def _file_rule_hits(
+    rule: Rule, parts: Sequence[_Part], base: Path, cwd: Path, trees: _Trees
+) -> bool:
     pattern = rule.spec.path
     assert pattern is not None
     written = rule.spec.tool.lower()
@@ -184,6 +233,15 @@ def _file_rule_hits(rule: Rule, parts: Sequence[_Part], base: Path, cwd: Path) -
                     pattern, real, base, cwd
                 ):
                     return True
+            for lex, real in p.bulk:
+                if path_under_matches(pattern, lex, base, cwd) or path_under_matches(
+                    pattern, real, base, cwd
+                ):
+                    return True
+                if any(path_matches(pattern, f, base, True, cwd) for f in trees.files(real)):
+                    return True  # the folder holds a file the rule names
+                if any(path_under_matches(pattern, d, base, cwd) for d in trees.linked_dirs(real)):
+                    return True  # or links to a folder that does
     return False
 
 
@@ -195,7 +253,7 @@ def _surely(rule: Rule, lex: Path, real: Path, base: Path, cwd: Path) -> bool:
 
 def _allow_rules(
     parts: Sequence[_Part],
-    bash_rules: Sequence[Rule],
+    allows: Sequence[Rule],
     read_rules: Sequence[Rule],
     edit_rules: Sequence[Rule],
     base: Callable[[Rule], tuple[Path, Path]],
@@ -204,8 +262,8 @@ def _allow_rules(
 ) -> list[Rule]:
     if analysis.opaque:
         return []
-    allows = [r for r in bash_rules if r.behavior is RuleBehavior.ALLOW and usable(r)]
     used: dict[int, Rule] = {}
+    finds: list[tuple[str, ...]] = []  # find commands an exact rule allows, -exec and all
     for p in parts:
         hits = [
             r
@@ -213,6 +271,10 @@ def _allow_rules(
             if r.spec.kind is SpecKind.ANY
             or (r.spec.bash is not None and bash_matches(r.spec.bash, p.cmd, definite=True))
         ]
+        if hits and p.cmd.exact_only and p.cmd.argv[:1] == ("find",):
+            finds.append(p.cmd.argv)
+        if not hits and _run_by_allowed_find(p.cmd, finds):
+            continue  # what `find -exec` runs, under the exact rule that allowed the find
         if not hits and not (p.cmd.read_only and p.in_scope and not p.cmd.writes):
             return []  # one part not allowed: no allow rule counts
         used.update((r.recency, r) for r in hits)
@@ -242,6 +304,13 @@ def _allow_rules(
                     return []
                 used.update((r.recency, r) for r in hits)
     return list(used.values())
+
+
+def _run_by_allowed_find(cmd: SimpleCommand, finds: Sequence[tuple[str, ...]]) -> bool:
+    for wrapper in cmd.wrappers:
+        if wrapper[:1] == ("find",) and any(f[: len(wrapper)] == wrapper for f in finds):
+            return True
+    return False
 
 
 def _edit_allows(rule: Rule, lex: Path, real: Path, base: Path, cwd: Path) -> bool:
@@ -358,13 +427,30 @@ def _walk(
             part.writes.extend(_both(target, b) for b in bases)
         for target in effects.reads:
             part.reads.extend(_both(target, b) for b in bases)
+        part.scoped = list(part.reads)  # expansions and globs: rules and secrets only
+        for target in effects.expanded_reads:
+            part.reads.extend(_both(target, b) for b in bases)
         for target in c.writes:
             part.redirects.extend(_both(target, b) for b in bases)
         for target in effects.recursive_reads:
             part.roots.extend(_both(target, b) for b in bases)
+        for target in effects.bulk_reads:
+            part.bulk.extend(_both(target, b) for b in bases)
+        part.dynamic_read = effects.dynamic_read or (
+            bool(effects.read_globs) and (lost or not known)
+        )
+        for pattern in effects.read_globs:
+            for b in bases:
+                found = expand_glob(pattern, b)
+                if found is None:
+                    part.dynamic_read = True  # too many matches to check
+                    continue
+                part.reads.extend(_both(f, b) for f in found)
         parts.append(part)
-        if name == "git" and (moved or len(bases) > 1 or _git_dir_elsewhere(c, workspace)):
+        if name == "git" and (moved or len(bases) > 1):
             git_elsewhere = True
+        elif name == "git" and _git_dir_elsewhere(c, workspace):
+            part.git_elsewhere = True
         if name in _CHDIR:
             entered, known = _entered(c, bases)
             moved = moved or any(p != workspace for p in entered) or not known
@@ -389,10 +475,20 @@ def _walk(
                 words.append(p)
                 if path_like:
                     scoped.append(p)
+        for _, known_words in _expanded_words(c):
+            for word in known_words:  # `$HOME/.ssh/x`, `{a,b}`: secret and protected too
+                for b in bases:
+                    words.append(resolve(word, b))
         bases = outer  # a wrapper's directory is its command's alone
     for part in parts:
-        scoped.extend(real for _, real in (*part.reads, *part.writes))
+        scoped.extend(real for _, real in (*part.scoped, *part.writes))
     return parts, (words, scoped), lost, git_elsewhere
+
+
+def _expanded_words(c: SimpleCommand) -> list[tuple[int, tuple[str, ...]]]:
+    if trusted_name(c.argv[0]) in _NOT_PATHS if c.argv else True:
+        return []
+    return [(i, e.words) for i, e in c.expansions if not e.globbed and i > 0]
 
 
 def _both(target: str, base: Path) -> tuple[Path, Path]:

@@ -59,10 +59,30 @@ def stricter_than_claude_code(
                 "a line the shell grammar cannot see through (interpreter one-liner, git "
                 "alias or -c, eval of run-time text, ...) is never allowed"
             )
-        if "known only when it runs" in detail:
+        if "writes to a path known only" in detail or "to a place known only" in detail:
             notes.append("a write to a path known only at run time is never allowed")
         if "git config writes" in detail:
             notes.append("a git config write asks (it can set hooks, pagers and aliases)")
+        if "reads a file known only when it runs" in detail:
+            notes.append(
+                "a read known only at run time (a variable, $(...), a glob metis cannot "
+                "expand) is never allowed past a Read deny or ask rule"
+            )
+        if "a program metis does not know" in detail:
+            notes.append(
+                "a program metis does not know whose later words are a command a deny or "
+                "ask rule names is asked (no table lists every wrapper: "
+                "anthropics/claude-code#92542)"
+            )
+        if "global options metis does not know" in detail:
+            notes.append("global options metis does not know: only an exact rule allows the line")
+        if "git -C/--git-dir aimed" in detail:
+            notes.append(
+                "git -C/--git-dir aimed at another directory asks unless an exact rule "
+                "names it (that repository's hooks can run)"
+            )
+        if "folder too large to check" in detail:
+            notes.append("a folder copied whole that is too large to walk asks under Read rules")
     for rule in facts.rules:
         if rule.behavior is not RuleBehavior.ALLOW and rule.pattern.startswith(_NEVER_CONSULTED):
             notes.append(

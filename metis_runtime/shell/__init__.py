@@ -6,17 +6,22 @@ data table, `runners.json`), and says when it cannot see everything.
 """
 
 from ._analyze import analyze_command
+from ._interp import interpreter_code
 from ._readonly import READ_ONLY_COMMANDS, command_is_read_only, trusted_name
-from ._runners import Runner, runner, runners
-from ._types import ShellAnalysis, SimpleCommand
+from ._runners import Runner, interpreter_names, known_programs, runner, runners
+from ._types import Expansion, ShellAnalysis, SimpleCommand
 
 __all__ = [
     "READ_ONLY_COMMANDS",
+    "Expansion",
     "Runner",
     "ShellAnalysis",
     "SimpleCommand",
     "analyze_command",
     "command_is_read_only",
+    "interpreter_code",
+    "interpreter_names",
+    "known_programs",
     "runner",
     "runners",
     "trusted_name",

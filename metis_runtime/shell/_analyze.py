@@ -21,10 +21,11 @@ from typing import Any
 
 from attrs import define, evolve, field, frozen
 
+from ._expand import Values, assigned_value, expand_word
 from ._interp import GIT_BUILTINS, git_split, interpreter_code, shell_literals
 from ._readonly import command_is_read_only
 from ._runners import Runner, option_value, runner, skip_options, subcommand_programs
-from ._types import ShellAnalysis, SimpleCommand
+from ._types import Expansion, ShellAnalysis, SimpleCommand
 from ._words import has_active_expansion, has_glob_or_brace, parser, unquote
 
 _MAX_DEPTH = 8  # nested `bash -c` / `eval` levels before giving up
@@ -78,6 +79,8 @@ _OPAQUE_COMMANDS = frozenset(
     ]
 )
 _DECLARERS = frozenset({"export", "declare", "typeset", "local", "readonly"})
+_FIND_ACTIONS = frozenset({"-exec", "-execdir", "-ok", "-okdir", "-delete"})
+_SETS_VARIABLES = frozenset({"read", "unset", "mapfile", "readarray", "getopts", "printf"})
 
 # Statement nodes whose named children are statements (or words to scan).
 _CONTAINERS = frozenset(
@@ -99,6 +102,8 @@ _CONTAINERS = frozenset(
         "negated_command",
     }
 )
+# Statement nodes whose statements all run, in order, in the same shell.
+_SEQUENTIAL = frozenset({"program", "compound_statement", "redirected_statement"})
 _STATEMENTS = _CONTAINERS | {
     "command",
     "redirected_statement",
@@ -153,6 +158,7 @@ class _Word:
     text: str
     dynamic: bool
     start: int
+    expansion: Expansion | None = None  # what a dynamic word expands to, if the line shows it
 
 
 @frozen
@@ -163,6 +169,8 @@ class _Ctx:
     writes: tuple[str, ...] = ()
     reads: tuple[str, ...] = ()
     opaque_writes: bool = False
+    opaque_reads: bool = False
+    certain: bool = True  # this statement surely runs, in the line's own shell
 
     def text(self, node: Any) -> str:
         return str(self.src[node.start_byte : node.end_byte].decode("utf-8", "surrogateescape"))
@@ -172,10 +180,31 @@ class _Ctx:
 class _Acc:
     commands: list[SimpleCommand] = field(factory=list)
     reasons: list[str] = field(factory=list)
+    # Variables assigned so far on the line: their values, or None when only
+    # known at run time (`_expand.Values`).
+    variables: dict[str, Values | None] = field(factory=dict)
 
     def opaque(self, reason: str) -> None:
         if reason not in self.reasons:
             self.reasons.append(reason)
+
+    def lookup(self, name: str) -> Values | None:
+        if name not in self.variables:
+            return None  # never assigned on the line: its value is the caller's
+        found = self.variables[name]
+        return found if found is not None else ((), False)
+
+    def assign(self, name: str, values: Values | None, certain: bool) -> None:
+        """Record `name=value`; an assignment that may not run (or runs in a
+        subshell) adds its value to what the variable may hold."""
+        if certain or values is None:
+            self.variables[name] = values if certain else None
+            return
+        old = self.variables.get(name, ((), False))
+        if old is None:
+            return
+        merged = tuple(dict.fromkeys((*old[0], *values[0])))
+        self.variables[name] = (merged, old[1] and values[1])
 
 
 def analyze_command(command: str) -> ShellAnalysis:
@@ -261,14 +290,22 @@ def _visit(node: Any, ctx: _Ctx, acc: _Acc) -> None:
         _command(node, ctx, acc)
     elif kind == "redirected_statement":
         _redirected(node, ctx, acc)
+    elif kind == "for_statement":
+        _for(node, ctx, acc)
     elif kind in _CONTAINERS or kind == "ERROR":
+        first = True
         for child in node.named_children:
+            # Only the line's top level, a `{ }` group and the first part of
+            # a list surely run in the line's shell; anything else may not.
+            sure = ctx.certain and (kind in _SEQUENTIAL or (kind == "list" and first))
+            inner = ctx if sure == ctx.certain else evolve(ctx, certain=sure)
             if child.type in _STATEMENTS or child.type == "ERROR":
-                _visit(child, ctx, acc)
+                _visit(child, inner, acc)
+                first = False
             else:
-                _scan(child, ctx, acc)
+                _scan(child, inner, acc)
     elif kind in ("variable_assignment", "variable_assignments"):
-        _assignments(node, ctx, acc)
+        _assignments(node, ctx, acc, record=True)
     elif kind in ("declaration_command", "unset_command"):
         _declaration(node, ctx, acc)
     elif kind == "function_definition":
@@ -286,7 +323,7 @@ def _visit(node: Any, ctx: _Ctx, acc: _Acc) -> None:
 def _scan(node: Any, ctx: _Ctx, acc: _Acc) -> None:
     """Visit the commands of every substitution inside a non-statement node."""
     if node.type in _SUBSTITUTIONS:
-        inner = _Ctx(src=ctx.src, depth=ctx.depth, wrappers=ctx.wrappers)
+        inner = _Ctx(src=ctx.src, depth=ctx.depth, wrappers=ctx.wrappers, certain=False)
         for child in node.named_children:
             _visit(child, inner, acc)
         return
@@ -323,23 +360,31 @@ def _word(node: Any, ctx: _Ctx, acc: _Acc) -> _Word:
         dynamic = any(p.dynamic for p in parts) or has_glob_or_brace(raw)
     else:  # expansions, substitutions, $'...', $"...", brace expressions
         dynamic = True
-    return _Word(text=raw if dynamic else unquote(raw), dynamic=dynamic, start=node.start_byte)
+    if not dynamic:
+        return _Word(text=unquote(raw), dynamic=False, start=node.start_byte)
+    found = expand_word(raw, acc.lookup)
+    expansion = None
+    if found is not None:
+        expansion = evolve(found[0], complete=found[1])
+    return _Word(text=raw, dynamic=True, start=node.start_byte, expansion=expansion)
 
 
 def _redirects(
     nodes: Sequence[Any], ctx: _Ctx, acc: _Acc
-) -> tuple[tuple[str, ...], tuple[str, ...], bool]:
-    """Write targets, read targets and whether a write target is only known at run time."""
+) -> tuple[tuple[str, ...], tuple[str, ...], bool, bool]:
+    """Write targets, read targets, and whether a write target and a read
+    target are only known at run time."""
     writes: list[str] = []
     reads: list[str] = []
-    opaque_write = False
+    opaque_write = opaque_read = False
     for r in nodes:
         if r.type == "heredoc_redirect":
             nested = [c for c in r.named_children if c.type in _REDIRECTS]
-            w, rd, o = _redirects(nested, ctx, acc)
+            w, rd, o, ord_ = _redirects(nested, ctx, acc)
             writes.extend(w)
             reads.extend(rd)
             opaque_write = opaque_write or o
+            opaque_read = opaque_read or ord_
             _heredoc(r, ctx, acc)
             continue
         if r.type == "herestring_redirect":
@@ -355,13 +400,22 @@ def _redirects(
             continue  # fd duplication: 2>&1
         word = _word(target, ctx, acc)
         if op.startswith("<") and op != "<>":
-            reads.append(word.text)
+            known = word.expansion
+            if not word.dynamic:
+                reads.append(word.text)
+            elif known is not None and not known.globbed:
+                reads.extend(known.words)
+                opaque_read = opaque_read or not known.complete
+            else:
+                opaque_read = True
         elif word.dynamic:
             opaque_write = True
             writes.append(word.text)
+            if word.expansion is not None and not word.expansion.globbed:
+                writes.extend(word.expansion.words)  # for deny rules; still never allowed
         elif word.text not in _DEVICES:
             writes.append(word.text)
-    return tuple(writes), tuple(reads), opaque_write
+    return tuple(writes), tuple(reads), opaque_write, opaque_read
 
 
 def _heredoc(node: Any, ctx: _Ctx, acc: _Acc) -> None:
@@ -377,12 +431,13 @@ def _heredoc(node: Any, ctx: _Ctx, acc: _Acc) -> None:
 
 def _redirected(node: Any, ctx: _Ctx, acc: _Acc) -> None:
     redirects = [c for c in node.named_children if c.type in _REDIRECTS]
-    writes, reads, opaque_write = _redirects(redirects, ctx, acc)
+    writes, reads, opaque_write, opaque_read = _redirects(redirects, ctx, acc)
     inner = evolve(
         ctx,
         writes=ctx.writes + writes,
         reads=ctx.reads + reads,
         opaque_writes=ctx.opaque_writes or opaque_write,
+        opaque_reads=ctx.opaque_reads or opaque_read,
     )
     before = len(acc.commands)
     for child in node.named_children:
@@ -406,7 +461,9 @@ def _assignment_name(node: Any, ctx: _Ctx) -> str:
     return text.split("[", 1)[0]
 
 
-def _assignments(node: Any, ctx: _Ctx, acc: _Acc) -> list[str]:
+def _assignments(node: Any, ctx: _Ctx, acc: _Acc, record: bool = False) -> list[str]:
+    """The names assigned; with `record` (a shell variable, not a command's
+    environment) their values are kept for later words of the line."""
     nodes = [node] if node.type == "variable_assignment" else list(node.named_children)
     names: list[str] = []
     for a in nodes:
@@ -414,7 +471,54 @@ def _assignments(node: Any, ctx: _Ctx, acc: _Acc) -> list[str]:
         _check_assignment(name, acc)
         names.append(name)
         _scan(a, ctx, acc)
+        if record:
+            if name == "HOME":  # later `~` words would name another folder than they seem
+                acc.opaque("assignment to HOME")
+            acc.assign(name, _assigned(a, ctx, acc), ctx.certain)
     return names
+
+
+def _assigned(node: Any, ctx: _Ctx, acc: _Acc) -> Values | None:
+    text = ctx.text(node)
+    head, eq, raw = text.partition("=")
+    if not eq or head.endswith("+") or "[" in head or raw.startswith("("):
+        return None  # `+=`, an array element, an array: not followed
+    return assigned_value(raw, acc.lookup)
+
+
+def _for(node: Any, ctx: _Ctx, acc: _Acc) -> None:
+    """`for f in WORDS; do ...; done`: in the body, `$f` is one of WORDS."""
+    name_node = next((c for c in node.named_children if c.type == "variable_name"), None)
+    values: list[str] = []
+    known = name_node is not None and any(
+        not c.is_named and ctx.text(c) == "in" for c in node.children
+    )
+    body = [c for c in node.named_children if c.type in _STATEMENTS or c.type == "do_group"]
+    for child in node.named_children:
+        if child is name_node or child in body:
+            continue
+        w = _word(child, ctx, acc)
+        if not w.dynamic:
+            values.append(w.text)
+        elif w.expansion is not None and w.expansion.complete and not w.expansion.globbed:
+            values.extend(w.expansion.words)
+        else:
+            known = False
+    inner = evolve(ctx, certain=False)
+    if name_node is not None:
+        name = ctx.text(name_node)
+        had, before = name in acc.variables, acc.variables.get(name)
+        acc.variables[name] = (tuple(values), True) if known else None
+        for child in body:
+            _visit(child, inner, acc)
+        if had:
+            acc.variables[name] = before
+        else:
+            del acc.variables[name]
+        acc.assign(name, (tuple(values), True) if known else None, certain=False)
+    else:
+        for child in body:
+            _visit(child, inner, acc)
 
 
 def _declaration(node: Any, ctx: _Ctx, acc: _Acc) -> None:
@@ -422,7 +526,7 @@ def _declaration(node: Any, ctx: _Ctx, acc: _Acc) -> None:
     words = [_Word(text=keyword, dynamic=False, start=node.start_byte)]
     for child in node.named_children:
         if child.type == "variable_assignment":
-            _assignments(child, ctx, acc)
+            _assignments(child, ctx, acc, record=keyword in _DECLARERS)
             words.append(_Word(text=ctx.text(child), dynamic=True, start=child.start_byte))
         else:
             w = _word(child, ctx, acc)
@@ -447,12 +551,13 @@ def _command(node: Any, ctx: _Ctx, acc: _Acc) -> None:
             redirects.append(child)
         else:
             words.append(_word(child, ctx, acc))
-    writes, reads, opaque_write = _redirects(redirects, ctx, acc)
+    writes, reads, opaque_write, opaque_read = _redirects(redirects, ctx, acc)
     inner = evolve(
         ctx,
         writes=ctx.writes + writes,
         reads=ctx.reads + reads,
         opaque_writes=ctx.opaque_writes or opaque_write,
+        opaque_reads=ctx.opaque_reads or opaque_read,
     )
     run = _Run(inner, acc, node.end_byte, env=tuple(env))
     if not words:
@@ -480,10 +585,21 @@ class _Run:
         all_dynamic_args: bool = False,
         container: bool = False,
         subcommand: tuple[str, ...] = (),
+        exact_only: bool = False,
+        unknown_options: bool = False,
     ) -> None:
         ctx = self.ctx
         argv = tuple(w.text for w in words)
         dynamic = tuple(w.dynamic or (all_dynamic_args and i > 0) for i, w in enumerate(words))
+        expansions = tuple(
+            (i, w.expansion)
+            for i, w in enumerate(words)
+            if w.dynamic and w.expansion is not None and not (all_dynamic_args and i > 0)
+        )
+        if argv and argv[0] in _SETS_VARIABLES:
+            for word in argv[1:]:
+                if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", word):
+                    self.acc.variables[word] = None  # set at run time
         begin = words[0].start if words else (start or 0)
         privileged = any(
             w and (r := runner(posixpath.basename(w[0]))) is not None and r.privileged
@@ -509,6 +625,10 @@ class _Run:
                 env=self.env,
                 opaque_writes=ctx.opaque_writes,
                 subcommand=subcommand,
+                exact_only=exact_only,
+                unknown_options=unknown_options,
+                expansions=expansions,
+                opaque_reads=ctx.opaque_reads,
             )
         )
 
@@ -566,8 +686,12 @@ class _Run:
                 texts = [w.text for w in words[1:]]
                 index = skip_options(texts, globals_, [w.dynamic for w in words[1:]])
                 if index is None:
-                    acc.opaque(f"{name}: global options not understood")
-                elif index + 1 < len(words):
+                    # Only an exact rule approves it; deny and ask rules see
+                    # every later word as a possible subcommand.
+                    self.emit(words, wrappers, open_ended, all_dynamic_args=all_dynamic_args,
+                              exact_only=True, unknown_options=True)  # fmt: skip
+                    return
+                if index + 1 < len(words):
                     subcommand = (words[0].text, *texts[index:])
                     self.emit(
                         words,
@@ -581,7 +705,10 @@ class _Run:
             if spec is None or len(words) == 1 or _lookup_only(name, words):
                 if spec is not None and spec.stdin_commands and len(words) == 1:
                     acc.opaque(f"{name} reads commands from stdin")
-                self.emit(words, wrappers, open_ended, all_dynamic_args=all_dynamic_args)
+                # `find -exec/-ok/-delete` needs an exact rule (permissions docs).
+                actions = name == "find" and any(w.text in _FIND_ACTIONS for w in words[1:])
+                self.emit(words, wrappers, open_ended, all_dynamic_args=all_dynamic_args,
+                          exact_only=actions)  # fmt: skip
                 if name == "find":
                     self._find_exec(words, wrappers)
                 return
@@ -660,7 +787,9 @@ class _Run:
                 while j < len(words) and words[j].text not in {";", "+"}:
                     j += 1
                 inner = [
-                    _Word(text=w.text, dynamic=w.dynamic or "{}" in w.text, start=w.start)
+                    w
+                    if "{}" not in w.text
+                    else _Word(text=w.text, dynamic=True, start=w.start)  # a found path
                     for w in words[i + 1 : j]
                 ]
                 if inner:
@@ -680,7 +809,10 @@ class _Run:
         name a program to run and an unknown subcommand may be an alias."""
         split = git_split([w.text for w in words], [w.dynamic for w in words])
         if split is None:
-            self.acc.opaque("git: global options not understood")
+            # Only an exact rule approves it (the gate asks otherwise).
+            self.emit(words, wrappers, open_ended, all_dynamic_args=all_dynamic_args,
+                      exact_only=True, unknown_options=True)  # fmt: skip
+            return
         else:
             index, configs = split
             if configs:

@@ -4,6 +4,7 @@ aliases, and interpreter one-liners (`python -c`, `perl -e`, `awk
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Sequence
 
@@ -156,6 +157,9 @@ _GIT_WITH_VALUE = frozenset(
         "--attr-source",
     }
 )
+# Options whose value can make git run programs: configuration, and the
+# directory its sub-programs are taken from.
+_GIT_RUNS_PROGRAMS = frozenset({"-c", "--config-env", "--exec-path"})
 _GIT_FLAGS = frozenset(
     {
         "--no-pager",
@@ -190,10 +194,10 @@ def git_split(words: Sequence[str], dynamic: Sequence[bool]) -> tuple[int, bool]
         word = words[i]
         head = word.split("=", 1)[0]
         if word in _GIT_WITH_VALUE:
-            configs = configs or word in ("-c", "--config-env")
+            configs = configs or word in _GIT_RUNS_PROGRAMS
             i += 2
         elif head in _GIT_WITH_VALUE and "=" in word:
-            configs = configs or head == "--config-env"
+            configs = configs or head in _GIT_RUNS_PROGRAMS
             i += 1
         elif word in _GIT_FLAGS:
             i += 1
@@ -255,9 +259,35 @@ def interpreter_code(name: str, words: Sequence[str], dynamic: Sequence[bool]) -
     return code
 
 
+# perl and ruby bundle flags before the code letter (`perl -lne CODE`,
+# perlrun(1); ruby(1)); these letters take the rest of the word as a value.
+_CLUSTERED = {"perl": ("eE", "IMmFixdDC"), "ruby": ("e", "IrCEFxK")}
+
+
+def _cluster_code(words: Sequence[str], i: int, letters: str, valued: str) -> str | None:
+    """The code of a bundled `-lne CODE` / `-neCODE` at `words[i]`, if any."""
+    w = words[i]
+    if not w.startswith("-") or w.startswith("--") or len(w) < 3:
+        return None
+    for k, c in enumerate(w[1:], 1):
+        if c in valued:
+            return None
+        if c in letters:
+            rest = w[k + 1 :]
+            if rest:
+                return rest
+            return words[i + 1] if i + 1 < len(words) else ""
+    return None
+
+
 def _option_code(words: Sequence[str], options: Sequence[str]) -> str | None:
     operands = False
+    clustered = _CLUSTERED.get(posixpath.basename(words[0]) if words else "")
     for i, w in enumerate(words[1:], 1):
+        if clustered is not None:
+            code = _cluster_code(words, i, *clustered)
+            if code is not None:
+                return code
         for opt in options:
             if w == opt:
                 return words[i + 1] if i + 1 < len(words) else ""

@@ -97,6 +97,20 @@ def interpreters() -> Interpreters:
     )
 
 
+@functools.cache
+def known_programs() -> frozenset[str]:
+    """Programs metis knows, that do not run their operands as a local
+    command: `runners.json` "plain_programs" and the subcommand programs."""
+    return frozenset(_table()["plain_programs"]["names"]) | frozenset(subcommand_programs())
+
+
+def interpreter_names() -> tuple[frozenset[str], frozenset[str]]:
+    """The awk family, and every interpreter that runs program text from its
+    command line (`runners.json` "interpreters")."""
+    table = interpreters()
+    return table.awk, frozenset(table.code_options)
+
+
 def runner(name: str) -> Runner | None:
     return runners().get(name)
 

@@ -19,8 +19,25 @@ def _wrappers(value: Iterable[Iterable[str]]) -> tuple[tuple[str, ...], ...]:
     return tuple(tuple(str(w) for w in item) for item in value)
 
 
+def _expansions(value: Iterable[tuple[int, Expansion]]) -> tuple[tuple[int, Expansion], ...]:
+    return tuple((int(i), e) for i, e in value)
+
+
 def _commands(value: Iterable[SimpleCommand]) -> tuple[SimpleCommand, ...]:
     return tuple(value)
+
+
+@frozen
+class Expansion:
+    """The words one shell word expands to, as far as the line shows them:
+    after brace expansion, `~`/`$HOME` (kept as `~`: the gate expands it),
+    variables assigned earlier on the line and word splitting. With
+    `globbed`, each word is a pattern for pathname expansion (literal
+    metacharacters escaped as `[*]`, `[?]`, `[[]`), left to the gate."""
+
+    words: tuple[str, ...] = field(converter=_tuple_of_str)
+    globbed: bool = False
+    complete: bool = True  # False: it may also be what a variable held before the line
 
 
 @frozen
@@ -48,9 +65,18 @@ class SimpleCommand:
       allow rule sees past only the safe ones.
     - `opaque_writes`: some redirection target is only known at run time
       (`> $F`, `> {a,b}`, `> $(cmd)`): the write may go anywhere.
+      `opaque_reads`: the same for an input redirection (`< $F`).
     - `subcommand`: for a program with global options before its subcommand
       (`git -C d push`), the words from the program name and subcommand on
       (`("git", "push")`), which rules are also matched against.
+    - `exact_only`: only an exact allow rule approves it (`find -exec`,
+      `-delete`; global options metis does not know: `npm --weird x`).
+    - `unknown_options`: global options metis does not know come before the
+      subcommand: deny and ask rules see every later word as a possible
+      subcommand, and without an exact allow rule the gate asks.
+    - `expansions`: for a run-time word whose values the line itself shows
+      (brace expansion, `$HOME`, a variable assigned earlier on the line, a
+      glob), `(index, Expansion)`; a run-time word with none is unknown.
     """
 
     argv: tuple[str, ...] = field(converter=_tuple_of_str)
@@ -65,6 +91,17 @@ class SimpleCommand:
     env: tuple[str, ...] = field(default=(), converter=_tuple_of_str)
     opaque_writes: bool = False
     subcommand: tuple[str, ...] = field(default=(), converter=_tuple_of_str)
+    exact_only: bool = False
+    unknown_options: bool = False
+    opaque_reads: bool = False
+    expansions: tuple[tuple[int, Expansion], ...] = field(default=(), converter=_expansions)
+
+    def expansion(self, index: int) -> Expansion | None:
+        """What `argv[index]` expands to: itself when static; None when only
+        known at run time and the line does not show its values."""
+        if not self.is_dynamic(index):
+            return Expansion(words=(self.argv[index],), globbed=False)
+        return next((e for i, e in self.expansions if i == index), None)
 
     def is_dynamic(self, index: int) -> bool:
         """Whether `argv[index]` is only known at run time."""

@@ -196,7 +196,20 @@ def _shell_kind(shell: Shell, protected: bool) -> ToolKind:
     return ToolKind.EDIT
 
 
-def _expected_facts(call: Call, mode: Mode, transition: bool) -> dict[str, object]:
+def _read_limits(placed: list[Placed]) -> bool:
+    """Whether a Read deny or ask rule on some path is in force."""
+    return any(
+        p.draw.rule.group == "read"
+        and p.draw.behavior is not RuleBehavior.ALLOW
+        and "(" in p.draw.rule.text
+        for p in placed
+    )
+
+
+def _expected_facts(
+    call: Call, mode: Mode, transition: bool, read_limits: bool = False
+) -> dict[str, object]:
+    guarded = False
     if call.path is not None:
         kind = ToolKind.EDIT if call.tool in ("write", "edit") else ToolKind.READ_ONLY
         a = call.path
@@ -206,14 +219,17 @@ def _expected_facts(call: Call, mode: Mode, transition: bool) -> dict[str, objec
         atoms = call.shell.atoms
         opaque = any(a.opaque for a in atoms)  # opaque: protected, so never allowed
         mutating = not all(a.read_only for a in atoms) or opaque
+        # A read known only at run time is never allowed past a Read rule
+        # (issue 26): protected whatever the kind.
+        guarded = read_limits and any(a.dynamic_read for a in atoms)
         protected = (mutating and any(a.protected for a in atoms)) or opaque
-        kind = _shell_kind(call.shell, protected)
+        kind = _shell_kind(call.shell, protected or guarded)
         secret = any(a.secret for a in atoms)
         in_scope = not any(a.out_of_scope for a in atoms)
     return {
         "mode": mode,
         "kind": kind,
-        "protected": protected and kind in MUTATING_KINDS,
+        "protected": (protected and kind in MUTATING_KINDS) or guarded,
         "secret": secret,
         "in_scope": in_scope,
         "transition": transition,
@@ -249,7 +265,7 @@ async def _check_call(
         problems.append(f"decision recorded route {d.route}, gate route {gate.route}")
     # 2. the facts, against the labels
     facts = d.facts
-    for name, want in _expected_facts(call, mode, case.transition).items():
+    for name, want in _expected_facts(call, mode, case.transition, _read_limits(placed)).items():
         got = getattr(facts, name)
         if got != want:
             problems.append(f"fact {name}: gate {got}, labels {want} ({d.detail or 'no detail'})")

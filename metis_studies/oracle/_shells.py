@@ -18,7 +18,8 @@ class ShellAtom:
     `reads` / `writes` are the tags of the files it reads and writes (for
     Read and Edit rules); `redirect`: it writes by a redirection (only an
     Edit allow covers that); `edit`: one of acceptEdits's file commands;
-    `opaque`: the analysis cannot see what it runs."""
+    `opaque`: the analysis cannot see what it runs; `dynamic_read`: it reads
+    a file only known at run time (never allowed past a Read rule)."""
 
     text: str
     argv: tuple[str, ...]
@@ -33,6 +34,7 @@ class ShellAtom:
     redirect: bool = False
     edit: bool = False
     opaque: bool = False
+    dynamic_read: bool = False  # reads a file known only at run time (issue 26)
 
 
 def _a(
@@ -90,7 +92,7 @@ ATOMS: tuple[ShellAtom, ...] = (
         privileged=True,
         writes=["outside"],
     ),
-    _a("cat $F", ("cat", DYN), ro=True),
+    _a("cat $F", ("cat", DYN), ro=True, dynamic_read=True),
 )
 ECHO_DYN = _a("echo $(...)", ("echo", DYN), ro=True)  # the outer command of a substitution
 PREFIX_WRAPPERS = ("timeout 5", "env A=1", "nice", "nohup")

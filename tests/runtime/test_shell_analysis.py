@@ -21,11 +21,15 @@ def argvs(command: str) -> list[tuple[str, ...]]:
 def test_exports() -> None:
     assert set(shell.__all__) == {
         "READ_ONLY_COMMANDS",
+        "Expansion",
         "Runner",
         "ShellAnalysis",
         "SimpleCommand",
         "analyze_command",
         "command_is_read_only",
+        "interpreter_code",
+        "interpreter_names",
+        "known_programs",
         "runner",
         "runners",
         "trusted_name",
