@@ -9,7 +9,7 @@ from types import MappingProxyType
 from ._loop import Divergence, LoopState, exercised, initial_state, step
 from ._replay import Replay
 from ._report import Report, Violation
-from .trace import TraceEvent, TraceHeader
+from .trace import CAUSES_VERSION, TraceEvent, TraceHeader
 
 # The checks every accepted event of a kind puts to the test, counted from the
 # transitions taken; the conditional ones (`_loop.exercised`) the replay counts
@@ -35,7 +35,13 @@ def _state_for(header: TraceHeader | None) -> LoopState:
     if header is None:
         return initial_state()
     return initial_state(
-        header.mode, header.route, header.headless_default, frozenset(header.tools), header.hooks
+        header.mode,
+        header.route,
+        header.headless_default,
+        frozenset(header.tools),
+        header.hooks,
+        # Version 2 recorded no sources of its cancels (SCHED-5 as it stated it).
+        causes_recorded=header.version >= CAUSES_VERSION,
     )
 
 
@@ -59,7 +65,14 @@ def check_trace(
     if reference:
         return _check_by_steps(events, header, source, line_of)
     start = _state_for(header)
-    replay = Replay(start.mode, start.route, start.headless_default, start.tools, start.hooks)
+    replay = Replay(
+        start.mode,
+        start.route,
+        start.headless_default,
+        start.tools,
+        start.hooks,
+        start.causes_recorded,
+    )
     count, divergence, event = replay.run(events)
     transitions = Counter(replay.transitions())
     counted = Counter(replay.ex)

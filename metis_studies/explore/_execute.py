@@ -98,6 +98,9 @@ async def _in_process(workload: Workload, paths: RunPaths, timeout: float) -> li
         holder["run"].loop.cancel("explore: the user pressed stop")
 
     def interrupt() -> None:
+        # Ctrl-C: the signal is recorded (the interrupt's source, SCHED-5),
+        # then the run's task is cancelled.
+        holder["run"].loop.signal_received(signal.SIGINT)
         holder["task"].cancel()
 
     observer = None

@@ -54,7 +54,9 @@ from metis_model.trace import (
     RuleRef,
     RunEnd,
     RunStatus,
+    SignalReceived,
     Source,
+    StopRequest,
     ToolKind,
     TraceEvent,
     TraceHeader,
@@ -204,11 +206,15 @@ class ModelMachine(RuleBasedStateMachine):
     @precondition(lambda self: self.state.phase is Phase.BATCH and settled(self.state))
     @rule()
     def cancel(self) -> None:
+        # The user's stop through the API, named by the cancel's causes (SCHED-5).
+        self.emit(StopRequest, via="test")
         self.emit(Cancel, turn=self.state.turn, cause=CancelCause.USER)
 
     @precondition(lambda self: self.state.phase in (Phase.BATCH, Phase.READY, Phase.STREAMING))
     @rule()
     def interrupt_resume_repair(self) -> None:
+        # Ctrl-C: the interrupt names the signal, so running effects may end cancelled.
+        self.emit(SignalReceived, signum=2, name="SIGINT")
         self.emit(Interrupt)
         for c in self.state.calls:
             if c.running:
