@@ -16,9 +16,7 @@ from metis_model import resolve
 from metis_model.trace import Decision, Mode, Route, RuleBehavior, Source
 from metis_runtime.permissions import Gate, Policy, parse_mode
 
-TABLE = (
-    Path(__file__).resolve().parent.parent / "data" / "permissions" / "documented_semantics.yaml"
-)
+TABLE = Path(__file__).resolve().parent.parent / "data" / "permissions" / "documented_semantics.yaml"
 ROWS: list[dict[str, Any]] = yaml.safe_load(TABLE.read_text(encoding="utf-8"))["rows"]
 
 

@@ -301,10 +301,7 @@ def test_settings_file(tmp_path: Path) -> None:
     ("content", "message"),
     [
         ("{", r"invalid JSON at line 1 column 2"),
-        (
-            '{"permissions": {"allow": [], "allow": []}}',
-            r"line 1: permissions.allow: duplicate key",
-        ),
+        ('{"permissions": {"allow": [], "allow": []}}', r"line 1: permissions.allow: duplicate key"),
         ('{"permissions": {"x": NaN}}', r"line 1: permissions.x: NaN is not a JSON number"),
         ("[]", r"settings must be a JSON object"),
         ({"permissions": []}, r"permissions: must be an object"),
