@@ -1,0 +1,124 @@
+"""SCHED-5's causes, read from events (specs/scheduler.md, "Causes").
+
+Each clause has its edit (`SCHED_5_CLAUSES`): on simulated runs, both
+checkers (the fast replay and the specification's `step`) report SCHED-5 at
+the same event. A version-2 trace is checked as version 2 stated SCHED-5.
+And a real runtime whose failing call cancels its siblings while recording a
+`user` cancel is caught: nothing recorded a user's stop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from metis_model import check_trace, simulate
+from metis_model._mutate import RICH, SCHED_5_CLAUSES
+from metis_model.trace import (
+    CallClass,
+    Cancel,
+    CancelCause,
+    EffectOutcome,
+    ResultStatus,
+    StopRequest,
+)
+from metis_runtime import AgentLoop
+from metis_runtime.dispatch import FourClassDispatcher
+from tests.runtime.test_dispatch_support import op, run_batch
+
+S = CallClass.SAFE
+
+
+@pytest.mark.parametrize("clause", sorted(SCHED_5_CLAUSES))
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 5_000))
+def test_each_clause_is_caught_by_both_checkers(clause: str, seed: int) -> None:
+    header, events = simulate(seed, RICH)
+    assert check_trace(events, header).ok
+    broken = SCHED_5_CLAUSES[clause](list(events), random.Random(seed))
+    assume(broken is not None)
+    assert broken is not None
+    fast, slow = check_trace(broken, header), check_trace(broken, header, reference=True)
+    assert fast.first is not None and slow.first is not None
+    assert (fast.first.invariant, fast.first.index) == ("SCHED-5", slow.first.index)
+    assert slow.first.invariant == "SCHED-5"
+
+
+def test_every_clause_finds_a_run_to_break() -> None:
+    for clause, mutate in SCHED_5_CLAUSES.items():
+        assert any(
+            mutate(list(simulate(s, RICH)[1]), random.Random(s)) is not None for s in range(60)
+        ), clause
+
+
+def _first_with(kind: type[Any], seeds: range = range(200)) -> tuple[Any, list[Any], int]:
+    for s in seeds:
+        header, events = simulate(s, RICH)
+        if any(isinstance(e, kind) for e in events):
+            return header, events, s
+    raise AssertionError(f"no simulated run has a {kind.__name__}")
+
+
+def test_a_version_2_trace_is_checked_as_version_2_stated_sched_5() -> None:
+    header, events, seed = _first_with(StopRequest)
+    unsourced = SCHED_5_CLAUSES["user-source"](list(events), random.Random(seed))
+    assert unsourced is not None and not check_trace(unsourced, header).ok
+    old = header.model_copy(update={"version": 2})
+    assert check_trace(unsourced, old).ok  # no sources were recorded then
+    assert check_trace(unsourced, old, reference=True).ok
+    closed = SCHED_5_CLAUSES["closed-as"](list(events), random.Random(seed))
+    if closed is not None:  # the closure clause needs no new event: it applies to version 2
+        assert check_trace(closed, old).first.invariant == "SCHED-5"  # type: ignore[union-attr]
+
+
+class _InventsUserCancels:
+    """A faulty dispatcher: when a call fails, it cancels the batch and
+    records the cancel as the user's (the runtime's word, and a lie)."""
+
+    def __init__(self) -> None:
+        self.inner = FourClassDispatcher()
+
+    async def run_batch(self, calls: Any, ctx: Any, sink: Any, cancel: asyncio.Event) -> None:
+        class Lying:
+            def __getattr__(self, name: str) -> Any:
+                return getattr(sink, name)
+
+            def result(self, occ: str, status: ResultStatus, content: str) -> None:
+                sink.result(occ, status, content)
+                if status is ResultStatus.ERROR:
+                    sink.record_cancel("a sibling failed", CancelCause.USER)
+
+        await self.inner.run_batch(calls, ctx, Lying(), cancel)
+
+
+@pytest.mark.metis_nonconforming  # the trace is broken on purpose
+def test_a_runtime_that_invents_a_user_cancel_is_caught_by_sched_5(tmp_path: Path) -> None:
+    inputs = [op(S, "a", fail="error"), op(S, "b", ms=2000), op(S, "c", ms=2000)]
+    run = run_batch(_InventsUserCancels(), inputs, tmp_path, check=False)
+    (cancel,) = [e for e in run.events if isinstance(e, Cancel)]
+    assert cancel.cause is CancelCause.USER
+    ends = [e for e in run.events if e.kind == "effect_end"]
+    assert any(e.outcome is EffectOutcome.CANCELLED for e in ends)
+    report = check_trace(run.events, run.header)
+    assert report.first is not None and report.first.invariant == "SCHED-5"
+    assert "names no recorded source" in report.first.message
+
+
+def test_a_users_stop_through_the_api_names_its_source_and_conforms(tmp_path: Path) -> None:
+    async def stop(loop: AgentLoop, probe: Any) -> None:
+        while not probe.order("start"):
+            await asyncio.sleep(0.001)
+        loop.cancel("the user pressed stop")
+
+    inputs = [op(S, "a", ms=2000), op(S, "b", ms=2000)]
+    run = run_batch(FourClassDispatcher(), inputs, tmp_path, during=stop)  # checked: conforms
+    (request,) = [e for e in run.events if isinstance(e, StopRequest)]
+    (cancel,) = [e for e in run.events if isinstance(e, Cancel)]
+    assert request.via == "AgentLoop.cancel" and request.seq in cancel.causes
+    assert check_trace(run.events, run.header).checks["SCHED-5"] >= 3
