@@ -114,6 +114,7 @@ async def _in_process(workload: Workload, paths: RunPaths, timeout: float) -> li
     try:
         done, _ = await asyncio.wait((task,), timeout=timeout)
         if not done:
+            holder["run"].loop.stop_requested("explore: the run hung")  # the stop's source
             task.cancel()
             await asyncio.wait((task,))
             raise TimeoutError(f"the run did not finish within {timeout:g}s")
