@@ -122,3 +122,63 @@ def test_a_users_stop_through_the_api_names_its_source_and_conforms(tmp_path: Pa
     (cancel,) = [e for e in run.events if isinstance(e, Cancel)]
     assert request.via == "AgentLoop.cancel" and request.seq in cancel.causes
     assert check_trace(run.events, run.header).checks["SCHED-5"] >= 3
+
+
+def test_every_phase_records_a_stops_source_and_a_sink_failure_names_its_error(
+    tmp_path: Path,
+) -> None:
+    """The sources are enabled wherever a live run may receive them (the
+    model's `ENABLED`); a `sink_failure` cancel names the sink's error. The
+    runtime's trace writer writes it, so the plugin counts every transition."""
+    from metis_model import resolve
+    from metis_model.trace import Facts, Mode, ToolKind
+    from metis_runtime import TraceWriter
+    from metis_runtime._loop import make_header
+
+    trace = TraceWriter(tmp_path / "t.jsonl", make_header(mode=Mode.BYPASS, tools=["op"]))
+    emit = trace.emit
+
+    def sources() -> None:
+        emit("signal", (), signum=2, name="SIGINT")
+        emit("stop_request", (), via="test")
+
+    sources()  # ready
+    emit("turn_start", (), turn=1)
+    sources()  # preparing
+    emit("request", (), turn=1)
+    sources()  # streaming
+    emit("assistant", (), turn=1, calls=[], stop_reason="end_turn")
+    sources()  # answered
+    emit("turn_start", (), turn=2)
+    emit("request", (), turn=2)
+    call = {"occ": "2.0", "call_id": "c0", "tool": "op", "input": {}}
+    assistant = emit("assistant", (), turn=2, calls=[call], stop_reason="tool_use")
+    facts = Facts(mode=Mode.BYPASS, kind=ToolKind.EXEC)
+    verdict = resolve(facts)
+    emit("decision", (assistant,), occ="2.0", decision=verdict.decision, stage=str(verdict.stage),
+         facts=facts, cls=CallClass.EXCLUSIVE, reads=["/"], writes=["/"])  # fmt: skip
+    sources()  # batch
+    start = emit("effect_start", (), occ="2.0")
+    error = emit("sink_error", (), sink="journal", error="disk full")
+    emit("cancel", (assistant, error), turn=2, cause=CancelCause.SINK_FAILURE, reason="journal")
+    emit("effect_end", (start,), occ="2.0", outcome=EffectOutcome.CANCELLED)
+    result = emit("result", (), occ="2.0", call_id="c0", status=ResultStatus.CANCELLED)
+    emit("results_sent", (result,), turn=2, occs=["2.0"], call_ids=["c0"])
+    emit("turn_start", (), turn=3)
+    emit("request", (), turn=3)
+    emit("assistant", (), turn=3, calls=[], stop_reason="end_turn")
+    emit("run_end", (), status="completed")
+    trace.close()
+    from metis_model.trace import read_trace
+
+    header, events = read_trace((tmp_path / "t.jsonl").read_text().splitlines())
+    report = check_trace(events, header)
+    assert report.ok, report.violations
+    for phase in ("ready", "preparing", "streaming", "answered", "batch"):
+        for kind in ("signal", "stop_request"):
+            assert report.transitions[f"{phase}--{kind}"] == 1
+    assert report.transitions["batch--sink_error"] == 1
+    # The same cancel without its sink's error is the runtime's word alone.
+    unsourced = SCHED_5_CLAUSES["sink-source"](list(events), random.Random(0))
+    assert unsourced is not None
+    assert check_trace(unsourced, header).first.invariant == "SCHED-5"  # type: ignore[union-attr]
