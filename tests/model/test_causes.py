@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from metis_model import check_trace, simulate
@@ -39,11 +39,14 @@ S = CallClass.SAFE
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 5_000))
 def test_each_clause_is_caught_by_both_checkers(clause: str, seed: int) -> None:
-    header, events = simulate(seed, RICH)
-    assert check_trace(events, header).ok
-    broken = SCHED_5_CLAUSES[clause](list(events), random.Random(seed))
-    assume(broken is not None)
+    # The first simulated run from `seed` on that has what the clause edits.
+    for s in range(seed, seed + 200):
+        header, events = simulate(s, RICH)
+        broken = SCHED_5_CLAUSES[clause](list(events), random.Random(s))
+        if broken is not None:
+            break
     assert broken is not None
+    assert check_trace(events, header).ok
     fast, slow = check_trace(broken, header), check_trace(broken, header, reference=True)
     assert fast.first is not None and slow.first is not None
     assert (fast.first.invariant, fast.first.index) == ("SCHED-5", slow.first.index)
@@ -182,3 +185,21 @@ def test_every_phase_records_a_stops_source_and_a_sink_failure_names_its_error(
     unsourced = SCHED_5_CLAUSES["sink-source"](list(events), random.Random(0))
     assert unsourced is not None
     assert check_trace(unsourced, header).first.invariant == "SCHED-5"  # type: ignore[union-attr]
+
+
+def test_conform_reads_a_version_2_trace_and_checks_it_as_then(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from metis_cli._main import cli
+    from metis_model.trace import dumps_trace
+
+    header, events, seed = _first_with(StopRequest)
+    unsourced = SCHED_5_CLAUSES["user-source"](list(events), random.Random(seed))
+    assert unsourced is not None
+    old, new = tmp_path / "v2.jsonl", tmp_path / "v3.jsonl"
+    old.write_text(dumps_trace(header.model_copy(update={"version": 2}), unsourced))
+    new.write_text(dumps_trace(header, unsourced))
+    runner = CliRunner()
+    assert runner.invoke(cli, ["conform", str(old)]).exit_code == 0
+    result = runner.invoke(cli, ["conform", str(new)])
+    assert result.exit_code == 1 and "SCHED-5" in result.output
