@@ -240,7 +240,8 @@ class _Batch:
         c.t0 = time.monotonic()
         if loop.journal is not None and c.kind in _MUTATING:
             # Write-ahead: known to have (possibly) started before it runs.
-            loop.journal.admit(occ, c.call_id, c.tool, c.input)
+            journal = loop.journal
+            self._journal(lambda: journal.admit(occ, c.call_id, c.tool, c.input))
         loop.observer.call_started(occ, c.tool, c.input)
 
     def effect_end(
@@ -255,12 +256,28 @@ class _Batch:
             digest = content_digest(loop.trace.shown(content))
             c.last = loop._emit("commit", (c.last,), occ=occ, outcome=outcome, digest=digest)
             if loop.journal is not None:
-                loop.journal.commit(occ, outcome, content)
+                journal = loop.journal
+                self._journal(lambda: journal.commit(occ, outcome, content))
         ours = self.cancel_recorded or occ in self.timed_out_occs
         if outcome is EffectOutcome.CANCELLED and not ours:
             loop._interrupt("the process was stopped")  # not our cancel: an interrupt
         cause = c.started if c.started is not None else c.last
         c.last = loop._emit("effect_end", (cause,), occ=occ, outcome=outcome, committed=committed)
+
+    def _journal(self, write: Callable[[], None]) -> None:
+        """A journal write; when it fails, the trace records the sink's error
+        and the batch's `sink_failure` cancel naming it (SCHED-5), then the
+        error stops the batch (the dispatcher cancels what runs)."""
+        try:
+            write()
+        except JournalError as exc:
+            loop = self.loop
+            if not loop.trace.closed and loop._phase == "batch":
+                error = loop._emit("sink_error", (), sink="journal", error=_one_line(str(exc)))
+                self.record_cancel(
+                    "the journal could not be written", CancelCause.SINK_FAILURE, error
+                )
+            raise
 
     def timed_out(self, occ: str, limit_s: float) -> None:
         loop, c = self.loop, self.occs[occ]
@@ -295,12 +312,13 @@ class _Batch:
 
     # --- the loop's side ----------------------------------------------------------
 
-    def record_cancel(self, reason: str, cause: CancelCause) -> None:
+    def record_cancel(self, reason: str, cause: CancelCause, *sources: int) -> None:
         """The batch's cancel, naming the stop's recorded source among its
-        causes (SCHED-5); a cause with none recorded is left without one."""
+        causes (SCHED-5; `sources`: a sink's error); a cause with none
+        recorded is left without one."""
         if self.cancel_recorded:
             return
-        causes = (self.assistant_seq, *self.loop._take_sources())
+        causes = (self.assistant_seq, *sources, *self.loop._take_sources())
         self.loop._emit("cancel", causes, turn=self.turn, cause=cause, reason=reason)
         self.cancel_recorded = True
         self.cancel.set()

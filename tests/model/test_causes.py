@@ -203,3 +203,45 @@ def test_conform_reads_a_version_2_trace_and_checks_it_as_then(tmp_path: Path) -
     assert runner.invoke(cli, ["conform", str(old)]).exit_code == 0
     result = runner.invoke(cli, ["conform", str(new)])
     assert result.exit_code == 1 and "SCHED-5" in result.output
+
+
+def test_a_journal_that_fails_records_the_sinks_error_and_its_cancel(tmp_path: Path) -> None:
+    """The runtime's own sink failure: `sink_error`, then the `sink_failure`
+    cancel naming it; the running sibling ends cancelled; the trace conforms."""
+    from metis_runtime import Journal
+    from metis_runtime._errors import JournalError
+    from tests.runtime.test_dispatch_support import make_loop
+
+    class FailingJournal(Journal):
+        def commit(self, occ: str, outcome: EffectOutcome, content: str) -> None:
+            raise JournalError("disk full")
+
+    # A Queue call (an edit) completes and commits while a Safe sibling runs.
+    inputs = [op(S, "slow", ms=2000), op(CallClass.QUEUE, "q")]
+    loop, _, trace_path = make_loop(FourClassDispatcher(), [inputs], tmp_path)
+    path = tmp_path / "journal.jsonl"
+    Journal.create(path, loop.trace.header.run_id, {"task": "t"}, fsync=False).close()
+    journal, _ = FailingJournal.open(path, fsync=False)
+    loop.journal = journal
+
+    async def main() -> None:
+        with pytest.raises(JournalError):
+            await loop.run("go")
+
+    try:
+        asyncio.run(main())
+    finally:
+        loop.trace.close()
+        journal.close()
+    from metis_model.trace import read_trace
+
+    header, events = read_trace(trace_path.read_text().splitlines())
+    kinds = [e.kind for e in events]
+    assert "sink_error" in kinds, kinds
+    (cancel,) = [e for e in events if isinstance(e, Cancel)]
+    assert cancel.cause is CancelCause.SINK_FAILURE
+    assert events[kinds.index("sink_error")].seq in cancel.causes
+    ends = {e.occ: e.outcome for e in events if e.kind == "effect_end"}
+    assert ends.get("1.0") is EffectOutcome.CANCELLED, ends  # the running sibling
+    report = check_trace(events, header)
+    assert report.ok, report.violations
