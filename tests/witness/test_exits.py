@@ -119,3 +119,11 @@ def test_a_real_failing_background_job_agrees_and_recorded_ok_is_trace_3(tmp_pat
     out = json.loads(seen.stdout)
     (v,) = [v for v in out["violations"] if v["invariant"] == "TRACE-3"]
     assert "recorded ok" in v["message"] and "exited with status 3" in v["message"]
+
+
+def test_a_version_1_witness_file_is_still_read() -> None:
+    from metis_model.trace import read_witness
+
+    header = '{"kind": "header", "format": "metis-witness", "version": 1, "pid": 1, "t": 1.0}'
+    (session,) = read_witness([header, '{"kind": "ready", "t": 2.0}'])
+    assert session.header.version == 1 and not session.header.watched
