@@ -10,7 +10,7 @@ import attrs
 
 from metis_model._derive import recorded_permissions
 from metis_model._loop import Divergence, LoopState, exercised, initial_state, step
-from metis_trace import TraceEvent, TraceHeader
+from metis_trace import CAUSES_VERSION, TraceEvent, TraceHeader
 
 from ._replay import Replay
 from ._report import Note, Report, Violation
@@ -45,6 +45,8 @@ def _state_for(header: TraceHeader | None) -> LoopState:
         frozenset(header.tools),
         header.hooks,
         recorded_permissions(header),
+        # Version 2 recorded no sources of its cancels (SCHED-5 as it stated it).
+        causes_recorded=header.version >= CAUSES_VERSION,
     )
 
 
@@ -93,7 +95,13 @@ def _check_fast(
 ) -> Report:
     start = _state_for(header)
     replay = Replay(
-        start.mode, start.route, start.headless_default, start.tools, start.hooks, start.recorded
+        start.mode,
+        start.route,
+        start.headless_default,
+        start.tools,
+        start.hooks,
+        start.recorded,
+        start.causes_recorded,
     )
     count, divergence, event = replay.run(events)
     transitions = Counter(replay.transitions())

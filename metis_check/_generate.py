@@ -52,8 +52,11 @@ from metis_trace import (
     RuleRef,
     RunEnd,
     RunStatus,
+    SignalReceived,
+    SinkError,
     Source,
     Spawn,
+    StopRequest,
     ToolKind,
     TraceEvent,
     TraceHeader,
@@ -490,13 +493,15 @@ class _Run:
             occ = x.call.ref.occ
             rec.t = max(rec.t, when)
             if is_start:
-                last_of[occ] = rec.add(EffectStart, last_of[occ], occ=occ)
+                # The timed-out call records its limit as it starts (SCHED-5).
+                limits = {"limit_s": _limit(x)} if occ == timed_out else {}
+                last_of[occ] = rec.add(EffectStart, last_of[occ], occ=occ, **limits)
                 started.add(occ)
                 running[occ] = x
                 continue
             del running[occ]
             if occ == timed_out:
-                limit = round(max(x.end - x.start, 0.001) / 2, 6)
+                limit = _limit(x)
                 rec.t = max(rec.t, x.start + limit)
                 rec.add(
                     Cancel,
@@ -570,7 +575,11 @@ class _Run:
                         last_of[occ] = rec.add(
                             Commit, last_of[occ], occ=occ, outcome=EffectOutcome.OK, digest=journal
                         )
-                rec.add(Interrupt, reason="process killed" if killed else "user interrupt")
+                if killed:  # nothing records a SIGKILL: no effect ends cancelled
+                    rec.add(Interrupt, reason="process killed")
+                else:  # the user's Ctrl-C: the interrupt names the signal (SCHED-5)
+                    sigint = rec.add(SignalReceived, signum=2, name="SIGINT")
+                    rec.add(Interrupt, sigint, reason="user interrupt")
                 for occ in sorted(late):
                     last_of[occ] = rec.add(
                         Commit, last_of[occ], occ=occ, outcome=EffectOutcome.OK, digest=journal
@@ -621,7 +630,15 @@ class _Run:
                 )
                 self.batches.append((occs, ids))
                 return
-            rec.add(Cancel, turn=turn, cause=CancelCause.USER, reason="user cancel")
+            # The cancel names its source (SCHED-5): the user's stop through the
+            # API, or (every third turn, chosen without drawing) the journal's error.
+            if turn % 3 == 0:
+                source = rec.add(SinkError, sink="journal", error="simulated: disk full")
+                cause = CancelCause.SINK_FAILURE
+            else:
+                source = rec.add(StopRequest, via="simulated", reason="user cancel")
+                cause = CancelCause.USER
+            rec.add(Cancel, source, turn=turn, cause=cause, reason=f"{cause.value} cancel")
             for occ, x in list(running.items()):
                 last_of[occ] = rec.add(
                     EffectEnd, last_of[occ], occ=occ, outcome=EffectOutcome.CANCELLED
@@ -653,6 +670,11 @@ class _Run:
         rec.add(ResultsSent, *(results[o][1] for o in occs), turn=turn, occs=occs, call_ids=ids)
         self.closed_history.extend(occs)
         self.batches.append((occs, ids))
+
+
+def _limit(x: _Timed) -> float:
+    """The time limit of the call a timeout cuts, half-way through its effect."""
+    return round(max(x.end - x.start, 0.001) / 2, 6)
 
 
 def _spawn(rng: random.Random, rec: _Recorder, mode: Mode, cause: int, turn: int) -> None:

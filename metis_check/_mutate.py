@@ -12,6 +12,7 @@ import random
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from metis_model._causes import SOURCE_KINDS
 from metis_trace import (
     NOT_JOURNALED,
     AskResolved,
@@ -24,8 +25,10 @@ from metis_trace import (
     Decision,
     DecisionEvent,
     EffectEnd,
+    EffectOutcome,
     EffectStart,
     HookRun,
+    Interrupt,
     MessageShape,
     Mode,
     Repair,
@@ -368,19 +371,111 @@ def _sched_4(ev: Events, rng: random.Random) -> Events | None:
     return None if done is None else _replace(ev, done.seq, job="job-never-handed-out")
 
 
-def _sched_5(ev: Events, rng: random.Random) -> Events | None:
-    if rng.random() < 0.5:  # a cancel whose cause does not cover what it names
-        cancel = _first(ev, lambda e: isinstance(e, Cancel))
-        if isinstance(cancel, Cancel):
-            if cancel.cause is CancelCause.TIMEOUT:
-                return _replace(ev, cancel.seq, cause=CancelCause.USER)
-            return _replace(ev, cancel.seq, cause=CancelCause.TIMEOUT)
+def _sched_5_cover(ev: Events, rng: random.Random) -> Events | None:
+    """A cancel whose cause does not cover what it names."""
+    cancel = _first(ev, lambda e: isinstance(e, Cancel))
+    if not isinstance(cancel, Cancel):
+        return None
+    if cancel.cause is CancelCause.TIMEOUT:
+        return _replace(ev, cancel.seq, cause=CancelCause.USER)
+    return _replace(ev, cancel.seq, cause=CancelCause.TIMEOUT)
+
+
+def _sched_5_skipped(ev: Events, rng: random.Random) -> Events | None:
+    """A result skipped in a batch nothing cancelled."""
     for batch in _batches(ev):
         if any(ev[s].kind in ("cancel", "interrupt") for s in batch):
             continue
         r = next((s for s in batch if isinstance(ev[s], Result)), None)
         if r is not None:
             return _replace(ev, r, status=ResultStatus.SKIPPED)
+    return None
+
+
+def _unsourced(ev: Events, index: int) -> Events:
+    """The event at `index` with no causal edge to a recorded source."""
+    causes = tuple(c for c in ev[index].causes if ev[c].kind not in SOURCE_KINDS)
+    return _replace(ev, index, causes=causes)
+
+
+def _sched_5_user_source(ev: Events, rng: random.Random) -> Events | None:
+    """A user cancel that names no source: the runtime's word alone (a failing
+    call cancelling its siblings as `user`)."""
+    cancel = _first(ev, lambda e: isinstance(e, Cancel) and e.cause is CancelCause.USER)
+    return None if cancel is None else _unsourced(ev, cancel.seq)
+
+
+def _sched_5_interrupt_source(ev: Events, rng: random.Random) -> Events | None:
+    """An interrupt that cancels running effects but names no source."""
+    for e in ev:
+        if isinstance(e, Interrupt) and any(ev[c].kind in SOURCE_KINDS for c in e.causes):
+            for x in ev[e.seq + 1 :]:
+                if x.kind in ("resume", "run_end"):
+                    break
+                if isinstance(x, EffectEnd) and x.outcome is EffectOutcome.CANCELLED:
+                    return _unsourced(ev, e.seq)
+    return None
+
+
+def _sched_5_sink_source(ev: Events, rng: random.Random) -> Events | None:
+    """A sink failure with no sink error: a user's cancel relabelled."""
+    cancel = _first(ev, lambda e: isinstance(e, Cancel) and e.cause is not CancelCause.TIMEOUT)
+    if not isinstance(cancel, Cancel):
+        return None
+    if cancel.cause is CancelCause.SINK_FAILURE:
+        return _unsourced(ev, cancel.seq)
+    return _replace(ev, cancel.seq, cause=CancelCause.SINK_FAILURE)
+
+
+def _sched_5_limit(ev: Events, rng: random.Random) -> Events | None:
+    """A timeout that states another limit than its call recorded (or the
+    call recorded none)."""
+    cancel = _first(ev, lambda e: isinstance(e, Cancel) and e.cause is CancelCause.TIMEOUT)
+    if not isinstance(cancel, Cancel) or cancel.limit_s is None:
+        return None
+    if rng.random() < 0.5:
+        return _replace(ev, cancel.seq, limit_s=cancel.limit_s / 2)
+    start = next(
+        (
+            e
+            for e in reversed(ev[: cancel.seq])
+            if isinstance(e, EffectStart) and e.occ in cancel.occs
+        ),
+        None,
+    )
+    return None if start is None else _replace(ev, start.seq, limit_s=None)
+
+
+def _sched_5_closed_as(ev: Events, rng: random.Random) -> Events | None:
+    """A call whose effect ended cancelled, closed as `error` (the fault matrix's case)."""
+    ended = {e.occ: e.seq for e in ev if isinstance(e, EffectEnd) and not e.committed}
+    for e in ev:
+        if isinstance(e, EffectEnd) and e.outcome is EffectOutcome.CANCELLED and not e.committed:
+            r = next((x for x in ev[e.seq + 1 :] if isinstance(x, Result) and x.occ == e.occ), None)
+            if r is not None and r.status is ResultStatus.CANCELLED and ended[e.occ] == e.seq:
+                return _replace(ev, r.seq, status=ResultStatus.ERROR)
+    return None
+
+
+SCHED_5_CLAUSES: dict[str, Mutator] = {
+    "cover": _sched_5_cover,
+    "skipped": _sched_5_skipped,
+    "user-source": _sched_5_user_source,
+    "interrupt-source": _sched_5_interrupt_source,
+    "sink-source": _sched_5_sink_source,
+    "timeout-limit": _sched_5_limit,
+    "closed-as": _sched_5_closed_as,
+}
+"""SCHED-5's clauses, one edit each (specs/scheduler.md, "Causes")."""
+
+
+def _sched_5(ev: Events, rng: random.Random) -> Events | None:
+    names = list(SCHED_5_CLAUSES)
+    rng.shuffle(names)
+    for name in names:
+        broken = SCHED_5_CLAUSES[name](ev, rng)
+        if broken is not None:
+            return broken
     return None
 
 

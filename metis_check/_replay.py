@@ -25,6 +25,13 @@ from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
 from typing import Any, NoReturn
 
+from metis_model._causes import (
+    STOP_SOURCES,
+    cancel_source_problem,
+    cancelled_end_problem,
+    cancelled_result_problem,
+    named_source,
+)
 from metis_model._children import spawn_violation
 from metis_model._context import transcript_problem
 from metis_model._derive import Recorded, facts_problem
@@ -77,6 +84,7 @@ _EXCLUSIVE, _QUEUE, _BACKGROUND = CallClass.EXCLUSIVE, CallClass.QUEUE, CallClas
 _OK, _DENIED, _CANCELLED = ResultStatus.OK, ResultStatus.DENIED, ResultStatus.CANCELLED
 _ERROR = ResultStatus.ERROR
 _UNKNOWN = EffectOutcome.UNKNOWN
+_CANCELLED_END = EffectOutcome.CANCELLED
 _RESUMED = Phase.RESUMED
 _STOPPED = (Phase.INTERRUPTED, Phase.RESUMED)
 
@@ -112,6 +120,7 @@ class _Call:
         "input",
         "journaled",
         "key",
+        "limit_s",
         "occ",
         "outcome",
         "reads",
@@ -139,6 +148,7 @@ class _Call:
         self.vetoed = False
         self.started = False
         self.started_t = 0.0
+        self.limit_s: float | None = None
         self.covered = False
         self.decision: Decision | None = None
         self.approved: bool | None = None
@@ -287,9 +297,16 @@ class Replay:
         tools: frozenset[str] | None = None,
         hooks: tuple[HookRef, ...] = (),
         recorded: Recorded | None = None,
+        causes_recorded: bool = True,
     ) -> None:
         self.mode = mode
         self.recorded = recorded
+        # SCHED-5's sources (`_causes`): recorded from version 3 on; the
+        # unused source events (seq -> kind); the batch's stop explains a
+        # cancelled effect.
+        self.causes_recorded = causes_recorded
+        self.sources: dict[int, str] = {}
+        self.stop_sourced = False
         self.route = route
         self.headless_default = headless_default
         self.tools = tools
@@ -406,6 +423,7 @@ class Replay:
                 running=c.running,
                 started=c.started,
                 started_t=c.started_t,
+                limit_s=c.limit_s,
                 finished=c.finished,
                 committed=c.committed,
                 digest=c.digest,
@@ -433,6 +451,9 @@ class Replay:
             assistant_seq=self.assistant_seq,
             effects_started=self.effects_started,
             cancelled=self.cancelled,
+            causes_recorded=self.causes_recorded,
+            sources=MappingProxyType(dict(self.sources)),
+            stop_sourced=self.stop_sourced,
             jobs=MappingProxyType(dict(self.jobs)),
             headless_ask=self.headless_ask,
             last_seq=self.last_seq,
@@ -535,6 +556,7 @@ class Replay:
         self.failed = set()
         self.effects_started = False
         self.cancelled = False
+        self.stop_sourced = False
 
     # -- hooks and permissions -------------------------------------------
 
@@ -695,6 +717,7 @@ class Replay:
         call.running = True
         call.started = True
         call.started_t = e.t
+        call.limit_s = e.limit_s
         if schedule is not None:
             schedule.count_running(call, 1)
 
@@ -793,6 +816,12 @@ class Replay:
                 f"{e.occ} ended {said}, but the trace holds {_commits(call.committed)}",
                 _about(call, e.seq),
             )
+        covered = call.covered
+        if covered or outcome is _CANCELLED_END:
+            ended = cancelled_end_problem(e.occ, outcome, committed, covered, self.stop_sourced)
+            if ended is not None:
+                raise _Stop("SCHED-5", ended, _about(call, e.seq))
+            self.count("SCHED-5")
         if committed:
             self.count("RETRY-2")
             call.journaled = journaled(call.commit_seq, e.seq)
@@ -871,6 +900,11 @@ class Replay:
             raise _Stop(
                 "LOOP-1", f"denied result for {e.occ}, which was not refused", _about(call, e.seq)
             )
+        ended_cancelled = call.outcome is _CANCELLED_END
+        if ended_cancelled:
+            closed_as = cancelled_result_problem(e.occ, call.outcome, call.committed, status)
+            if closed_as is not None:
+                raise _Stop("SCHED-5", closed_as, _about(call, e.seq))
         if call.committed:
             reported = commit_report_problem(
                 e.occ, True, call.outcome, call.digest, call.journaled, status, e.content
@@ -878,7 +912,7 @@ class Replay:
             if reported is not None:
                 raise _Stop("RETRY-2", reported, _about(call, e.seq))
         failed = self.failed
-        if needs_cancel or len(failed) > (call.occ in failed):
+        if needs_cancel or ended_cancelled or len(failed) > (call.occ in failed):
             self.count("SCHED-5")
         if resumed or call.committed:
             self.count("RETRY-2")
@@ -916,11 +950,17 @@ class Replay:
             raise _Stop(wrong[0], wrong[1], [self.assistant_seq, e.seq])
 
     def _cancel(self, e: Any) -> None:
-        problem = cancel_problem(self.calls, self.index_of, e)
+        problem = cancel_problem(self.calls, self.index_of, e, self.causes_recorded)
+        used: int | None = None
+        if problem is None and self.causes_recorded:
+            problem, used = cancel_source_problem(e.cause, e.causes, self.sources)
         if problem is not None:
             raise _Stop("SCHED-5", problem, [self.assistant_seq, e.seq])
+        if used is not None:
+            del self.sources[used]
         if not e.occs:
             self.cancelled = True
+            self.stop_sourced = True
             return
         for occ in e.occs:
             call = self.calls[self.index_of[occ]]
@@ -930,6 +970,16 @@ class Replay:
     def _interrupt(self, e: Any) -> None:
         self._enter(_ENTRY_INTERRUPTED)
         self.cancelled = True
+        used = named_source(e.causes, self.sources, STOP_SOURCES) if self.sources else None
+        if used is not None:
+            del self.sources[used]
+        if used is not None or not self.causes_recorded:
+            self.stop_sourced = True
+
+    def _source(self, e: Any) -> None:
+        self.sources[e.seq] = e.kind
+
+    _signal = _stop_request = _sink_error = _source
 
     def _resume(self, e: Any) -> None:
         pending = sum(1 for c in self.calls if c.committed and not c.closed)

@@ -47,6 +47,7 @@ from metis_trace import (
 )
 
 from ._report import Violation
+from ._witness_exits import check_exits
 
 EXEC_SLACK = 0.005  # seconds: strace stamps in real time, converted to monotonic
 EPS = 2e-6  # seconds: both files round to microseconds
@@ -107,6 +108,10 @@ class _Occ:
     committed_at: float | None = None
     batch_end: float = float("inf")
     status: str = ""
+    # What the trace says the call's process came to (TRACE-3): a Background
+    # call's `job_done` outcome, else its result's status; and that event's seq.
+    outcome: str = ""
+    outcome_seq: int = -1
 
     def touches(self, path: str) -> bool:
         if self.kind in (ToolKind.READ_ONLY, ToolKind.PLAN_CONTROL):
@@ -172,8 +177,13 @@ def _fold(t: WitnessedTrace, boot: str | None) -> _Trace:
             o.end = e.t if o.end is None else max(o.end, e.t)
             if isinstance(e, EffectEnd) and e.committed:
                 o.committed_at = e.t
+            if isinstance(e, JobDone):
+                o.outcome, o.outcome_seq = e.outcome.value, e.seq
         elif isinstance(e, Result) and e.occ in occs:
-            occs[e.occ].status = e.status.value
+            o = occs[e.occ]
+            o.status = e.status.value
+            if o.outcome_seq < 0:  # a job's handshake result is not its outcome
+                o.outcome, o.outcome_seq = e.status.value, e.seq
         elif isinstance(e, Request | Resume | RunEnd):
             for o in open_batch:
                 o.batch_end = min(o.batch_end, e.t)
@@ -200,6 +210,10 @@ class _Checker:
         self.unobserved: list[str] = []
         self.checks = {"AUTH-1": 0, "RETRY-1": 0}
         self.used: set[tuple[str, str]] = set()  # bash occurrences that explained an exec
+        # TRACE-3: the process each explained execution started, per session:
+        # (session, pid) -> (trace, occurrence, the exec's line).
+        self.session = 0
+        self.spawned: dict[tuple[int, int], tuple[_Trace, _Occ, int]] = {}
         for tr in self.traces:
             if tr.origin is None:
                 self.unobserved.append(
@@ -337,6 +351,7 @@ class _Checker:
         for tr, o, lo, hi in matches:
             if o.admitted and o.overlaps(lo, hi) and (tr.source, o.occ) not in self.used:
                 self.used.add((tr.source, o.occ))
+                self.spawned[(self.session, x.pid)] = (tr, o, line)
                 return
         for tr, o, _, hi in matches:
             self.checks["RETRY-1"] += bool(tr.resumes)
@@ -408,7 +423,8 @@ def check_witness(
     """Check a witness file's sessions against the run's traces (the root first)."""
     checker = _Checker(sessions, traces)
     changes = execs = 0
-    for s in sessions:
+    for index, s in enumerate(sessions):
+        checker.session = index
         for r, line in zip(s.records, s.lines, strict=True):
             if isinstance(r, Change):
                 changes += 1
@@ -417,6 +433,11 @@ def check_witness(
                 execs += 1
                 checker.exec_(r, line)
     checker.coverage(sessions)
+    exits = check_exits(sessions, checker.traces, checker.spawned)
+    checker.violations.extend(exits.violations)
+    checker.unobserved.extend(exits.unobserved)
+    if exits.checked:
+        checker.checks["TRACE-3"] = exits.checked
     return WitnessReport(
         source=source,
         changes=changes,

@@ -111,6 +111,7 @@ def gather_model_evidence(
         if made == 0:
             table.rows[inv_id].notes.append("no run could be broken for it")
     gather_file_evidence(table, runs, broken_per_id)
+    gather_exit_evidence(table, runs, broken_per_id)
     gather_plan_evidence(table, runs, broken_per_id, out_dir)
 
 
@@ -137,6 +138,28 @@ def gather_file_evidence(table: EvidenceTable, runs: int, broken_per_id: int) ->
         leaked = dumps_trace(header, events) + leaks[k % len(leaks)]
         report = check_run_files([(f"leak-{k}.jsonl", leaked)], source=f"leak-{k}")
         table.add_broken("TRACE-2", report)
+
+
+def gather_exit_evidence(table: EvidenceTable, runs: int, broken_per_id: int) -> None:
+    """TRACE-3 on made-up witnessed runs (`metis_check._witness_cases`): the
+    witness agrees with the trace, then copies where one call's exit does not."""
+    from metis_check import Report, WitnessedTrace, check_witness
+    from metis_check._witness_cases import break_exit, exit_case
+
+    def report(source: str, header: Any, events: Any, sessions: Any) -> Report:
+        found = check_witness(sessions, [WitnessedTrace(source, header, events)], source=source)
+        # Only TRACE-3 counts here: these runs are made up for it, not for AUTH-1.
+        checked = {"TRACE-3": found.checks["TRACE-3"]} if "TRACE-3" in found.checks else {}
+        return Report(source, len(events), found.violations, checked)
+
+    for k in range(min(runs, 50)):
+        header, events, sessions = exit_case(random.Random(k))
+        table.add_conforming(report(f"exits-{k}", header, events, sessions))
+    for k in range(broken_per_id):
+        rng = random.Random(10_000 + k)
+        header, events, sessions = exit_case(rng)
+        events, sessions = break_exit(events, sessions, rng)
+        table.add_broken("TRACE-3", report(f"exits-broken-{k}", header, events, sessions))
 
 
 def gather_plan_evidence(

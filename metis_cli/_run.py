@@ -689,6 +689,18 @@ def _execute(
         guard_tree()
 
     async def main() -> RunResult:
+        if main_thread:
+            # Ctrl-C: the signal is recorded first (the source the interrupt
+            # names, SCHED-5), then the run's task is cancelled, as asyncio's
+            # own handler would.
+            me = asyncio.current_task()
+
+            def on_sigint() -> None:
+                loop.signal_received(signal.SIGINT)
+                if me is not None:
+                    me.cancel()
+
+            asyncio.get_running_loop().add_signal_handler(signal.SIGINT, on_sigint)
         try:
             return await start
         finally:
@@ -706,7 +718,7 @@ def _execute(
         signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         result: RunResult = asyncio.run(main())
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, asyncio.CancelledError):
         loop.trace.close()
         if loop.journal is not None:
             loop.journal.close()

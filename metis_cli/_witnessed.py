@@ -79,11 +79,16 @@ def with_witness(result: FileResult, unit: Unit, witness: Path | None) -> FileRe
         f"checked {checked}" + ("" if found.ok else f"; {len(found.violations)} violation(s)"),
     )
     notes = tuple(Note(None, f"witness: not observed: {u}") for u in found.unobserved)
+    # What the witness put to the test counts as checked (AUTH-1, RETRY-1, TRACE-3).
+    checks = dict(report.checks)
+    for inv, n in found.checks.items():
+        checks[inv] = checks.get(inv, 0) + n
     return attrs.evolve(
         result,
         report=attrs.evolve(
             report,
             violations=(*report.violations, *violations),
             notes=(*report.notes, summary, *notes),
+            checks=checks,
         ),
     )

@@ -31,6 +31,12 @@ INVARIANTS: tuple[Invariant, ...] = (
         "No file a run writes holds a credential, whether the trace, the journal, offloaded results, child configs and results, or progress output.",
         "trace-format.md",
     ),
+    _I(
+        "TRACE-3",
+        "TRACE",
+        "A call's recorded outcome matches its process's witnessed exit: a bash call's result and a Background job's job_done say ok exactly when the process it started exited with status 0; an exit the witness could not observe is reported, never passed.",
+        "witness.md",
+    ),
     _I("LOOP-1", "LOOP", "Every event is enabled in the loop phase in which it occurs.", "loop.md"),
     _I(
         "LOOP-2",
@@ -169,7 +175,7 @@ INVARIANTS: tuple[Invariant, ...] = (
     _I(
         "SCHED-5",
         "SCHED",
-        "A failing call never cancels its siblings: a cancelled or skipped result needs a prior cancel that covers it, or an interrupt; only a timeout names the calls it covers, each running past its limit, and nothing starts after its batch was cancelled.",
+        "A failing call never cancels its siblings: a cancelled or skipped result needs a prior cancel that covers it, or an interrupt; a cancel's cause is read from events, not from its claim: a user or parent cancel names a recorded signal or stop request, a sink failure the sink's recorded error, and a timeout the limit each call it names recorded and ran past; an effect ends cancelled only under such a cancel or an interrupt that names its source, and a cancelled call ends with a cancelled result unless its effect committed; nothing starts after its batch was cancelled.",
         "scheduler.md",
     ),
     _I(

@@ -63,6 +63,15 @@ from metis_trace import (
     content_digest,
 )
 
+from ._causes import (
+    SOURCE_KINDS,
+    STOP_SOURCES,
+    cancel_source_problem,
+    cancelled_end_problem,
+    cancelled_result_problem,
+    limit_problem,
+    named_source,
+)
 from ._children import spawn_violation
 from ._context import transcript_problem
 from ._derive import Recorded, facts_problem
@@ -88,14 +97,18 @@ class Phase(StrEnum):
 # resume (the process that repairs is the one that read the trace), context
 # control only while preparing a request, and a resumed process has no job
 # of its own (its predecessor's are reported lost before `resume`).
+#
+# A stop's sources (`signal`, `stop_request`) may be recorded in every phase
+# of a live run; a sink's error only in a batch (SCHED-5).
+_STOPS = ("signal", "stop_request")
 ENABLED: Mapping[Phase, frozenset[str]] = MappingProxyType(
     {
-        Phase.READY: frozenset({"turn_start", "run_end", "job_done", "interrupt"}),
-        Phase.PREPARING: frozenset({"compaction", "request", "job_done", "interrupt"}),
+        Phase.READY: frozenset({"turn_start", "run_end", "job_done", "interrupt", *_STOPS}),
+        Phase.PREPARING: frozenset({"compaction", "request", "job_done", "interrupt", *_STOPS}),
         # `compaction` here is the single retry after the provider refused the
         # request as too long: the context shrinks and the turn prepares again.
         Phase.STREAMING: frozenset(
-            {"stream_repair", "assistant", "job_done", "interrupt", "compaction"}
+            {"stream_repair", "assistant", "job_done", "interrupt", "compaction", *_STOPS}
         ),
         Phase.BATCH: frozenset(
             {
@@ -112,10 +125,12 @@ ENABLED: Mapping[Phase, frozenset[str]] = MappingProxyType(
                 "spawn",
                 "job_done",
                 "interrupt",
+                "sink_error",
+                *_STOPS,
             }
         ),
         # After an answer: the run ends, or a follow-up message starts a turn.
-        Phase.ANSWERED: frozenset({"turn_start", "run_end", "job_done", "interrupt"}),
+        Phase.ANSWERED: frozenset({"turn_start", "run_end", "job_done", "interrupt", *_STOPS}),
         # An effect still running when the run was interrupted may commit and end.
         Phase.INTERRUPTED: frozenset({"commit", "effect_end", "job_done", "resume", "run_end"}),
         # A resumed process may first report effects its trace shows committed.
@@ -151,6 +166,7 @@ class Call:
     running: bool = False
     started: bool = False  # an effect_start was seen
     started_t: float = 0.0  # the latest effect_start's timestamp
+    limit_s: float | None = None  # the time limit its effect_start recorded
     finished: bool = False  # foreground part done: effect_end, or handshake
     committed: bool = False  # a commit event was seen
     # Of the commit (RETRY-2): its output's digest ("": none), its seq when
@@ -192,6 +208,13 @@ class LoopState:
     assistant_seq: int = -1
     effects_started: bool = False
     cancelled: bool = False  # a cancel of the whole batch, or an interrupt, happened
+    # SCHED-5's sources: the trace records them (version 3 on); the source
+    # events no cancel or interrupt used yet (seq -> kind); and whether the
+    # batch's stop (a cancel of the whole batch, or an interrupt naming its
+    # source) explains an effect that ends cancelled.
+    causes_recorded: bool = True
+    sources: Mapping[int, str] = attrs.field(factory=lambda: MappingProxyType({}))
+    stop_sourced: bool = False
     jobs: Mapping[str, tuple[str, int]] = attrs.field(factory=lambda: MappingProxyType({}))
     headless_ask: str | None = None  # an ask that must be settled by the very next event
     last_seq: int = -1
@@ -231,6 +254,7 @@ def initial_state(
     tools: frozenset[str] | None = None,
     hooks: tuple[HookRef, ...] = (),
     recorded: Recorded | None = None,
+    causes_recorded: bool = True,
 ) -> LoopState:
     return LoopState(
         mode=mode,
@@ -239,6 +263,7 @@ def initial_state(
         tools=tools,
         hooks=hooks,
         recorded=recorded,
+        causes_recorded=causes_recorded,
     )
 
 
@@ -373,6 +398,7 @@ def _assistant(state: LoopState, e: Assistant) -> Outcome:
         assistant_seq=e.seq,
         effects_started=False,
         cancelled=False,
+        stop_sourced=False,
     )
 
 
@@ -569,7 +595,9 @@ def _effect_start(state: LoopState, e: EffectStart) -> Outcome:
     if broken is not None:
         return _diverge(state, broken[0], broken[1], *broken[2].events, e.seq)
     state = attrs.evolve(state, effects_started=True)
-    return _with_call(state, call, e.seq, running=True, started=True, started_t=e.t)
+    return _with_call(
+        state, call, e.seq, running=True, started=True, started_t=e.t, limit_s=e.limit_s
+    )
 
 
 class CallLike(Protocol):
@@ -597,6 +625,8 @@ class CallLike(Protocol):
     def recovered(self) -> bool: ...
     @property
     def started_t(self) -> float: ...
+    @property
+    def limit_s(self) -> float | None: ...
     @property
     def finished(self) -> bool: ...
     @property
@@ -790,6 +820,9 @@ def _effect_end(state: LoopState, e: EffectEnd) -> Outcome:
             *call.events,
             e.seq,
         )
+    ended = cancelled_end_problem(e.occ, e.outcome, e.committed, call.covered, state.stop_sourced)
+    if ended is not None:
+        return _diverge(state, "SCHED-5", ended, *call.events, e.seq)
     return _with_call(
         state,
         call,
@@ -897,6 +930,9 @@ def _result(state: LoopState, e: Result) -> Outcome:
             *call.events,
             e.seq,
         )
+    closed_as = cancelled_result_problem(e.occ, call.outcome, call.committed, e.status)
+    if closed_as is not None:
+        return _diverge(state, "SCHED-5", closed_as, *call.events, e.seq)
     reported = commit_report_problem(
         e.occ, call.committed, call.outcome, call.digest, call.journaled, e.status, e.content
     )
@@ -944,10 +980,14 @@ def _results_sent(state: LoopState, e: ResultsSent) -> Outcome:
 
 
 def cancel_problem(
-    state_calls: Sequence[CallLike], index_of: Mapping[str, int], e: Cancel
+    state_calls: Sequence[CallLike],
+    index_of: Mapping[str, int],
+    e: Cancel,
+    causes_recorded: bool = True,
 ) -> str | None:
     """SCHED-5 for a cancel: only a timeout names the calls it covers, and
-    those are running past its limit; any other cause covers the whole batch."""
+    those are running past its limit, the one each recorded (when the trace
+    records limits); any other cause covers the whole batch."""
     timeout = e.cause is CancelCause.TIMEOUT
     if not timeout:
         return f"a {e.cause.value} cancel names calls {list(e.occs)}" if e.occs else None
@@ -958,26 +998,53 @@ def cancel_problem(
         call = state_calls[index] if index is not None else None
         if call is None or not call.running:
             return f"the timeout covers {occ}, which is not running"
+        if causes_recorded:
+            wrong = limit_problem(occ, call.limit_s, e.limit_s)
+            if wrong is not None:
+                return wrong
         if e.t - call.started_t < e.limit_s - TIMEOUT_SLACK_S:
             ran = e.t - call.started_t
             return f"the timeout cancels {occ} after {ran:.6f} s, before its {e.limit_s:g} s limit"
     return None
 
 
+def _without(sources: Mapping[int, str], seq: int | None) -> Mapping[int, str]:
+    if seq is None:
+        return sources
+    return MappingProxyType({k: v for k, v in sources.items() if k != seq})
+
+
 def _cancel(state: LoopState, e: Cancel) -> Outcome:
-    problem = cancel_problem(state.calls, state.index_of, e)
+    problem = cancel_problem(state.calls, state.index_of, e, state.causes_recorded)
+    used: int | None = None
+    if problem is None and state.causes_recorded:
+        problem, used = cancel_source_problem(e.cause, e.causes, state.sources)
     if problem is not None:
         return _diverge(state, "SCHED-5", problem, state.assistant_seq, e.seq)
+    state = attrs.evolve(state, sources=_without(state.sources, used))
     if not e.occs:
-        return attrs.evolve(state, cancelled=True)
+        return attrs.evolve(state, cancelled=True, stop_sourced=True)
     for occ in e.occs:
         call = state.calls[state.index_of[occ]]
         state = _with_call(state, call, e.seq, covered=True)
     return state
 
 
+def _source(state: LoopState, e: TraceEvent) -> Outcome:
+    """A `signal`, `stop_request` or `sink_error`: a source a cancel may name."""
+    return attrs.evolve(state, sources=MappingProxyType({**state.sources, e.seq: e.kind}))
+
+
 def _interrupt(state: LoopState, e: Interrupt) -> Outcome:
-    return attrs.evolve(state, phase=Phase.INTERRUPTED, cancelled=True)
+    used = named_source(e.causes, state.sources, STOP_SOURCES)
+    sourced = used is not None or not state.causes_recorded
+    return attrs.evolve(
+        state,
+        phase=Phase.INTERRUPTED,
+        cancelled=True,
+        stop_sourced=state.stop_sourced or sourced,
+        sources=_without(state.sources, used),
+    )
 
 
 def _resume(state: LoopState, e: Resume) -> Outcome:
@@ -1111,6 +1178,7 @@ _HANDLERS: Mapping[str, Callable[[LoopState, Any], Outcome]] = MappingProxyType(
         "results_sent": _results_sent,
         "cancel": _cancel,
         "interrupt": _interrupt,
+        **dict.fromkeys(SOURCE_KINDS, _source),
         "resume": _resume,
         "repair": _repair,
         "spawn": _spawn,
@@ -1186,6 +1254,8 @@ def exercised(state: LoopState, e: TraceEvent) -> list[str]:
     elif kind == "effect_end" and call is not None:
         if f.committed or call.committed:
             out.append("RETRY-2")
+        if call.covered or f.outcome is EffectOutcome.CANCELLED:
+            out.append("SCHED-5")
     elif kind in ("handshake", "job_done"):
         out.append("SCHED-4")
     elif kind == "result":
@@ -1194,7 +1264,8 @@ def exercised(state: LoopState, e: TraceEvent) -> list[str]:
             o is not call and (o.status is ResultStatus.ERROR or o.outcome is EffectOutcome.ERROR)
             for o in state.calls
         )
-        if f.status in _NEEDS_CANCEL or failed:
+        ended_cancelled = call is not None and call.outcome is EffectOutcome.CANCELLED
+        if f.status in _NEEDS_CANCEL or failed or ended_cancelled:
             out.append("SCHED-5")
         if state.phase is Phase.RESUMED or (call is not None and call.committed):
             out.append("RETRY-2")

@@ -22,6 +22,7 @@ from typing import Any
 
 import z3
 
+from metis_model._causes import STOP_SOURCES, cancel_source_problem, limit_problem, named_source
 from metis_model._children import PLAN_LOCKED_REMOVED
 from metis_model._context import transcript_problem
 from metis_model._loop import TIMEOUT_SLACK_S, LoopState, hooks_for, paths_overlap
@@ -94,6 +95,7 @@ class Abstraction:
             "viol": OK,
             "eff": st.effects_started,
             "canc": st.cancelled,
+            "stsrc": st.stop_sourced,
         }
         for i in range(self.K):
             if i >= len(st.calls):
@@ -230,12 +232,26 @@ class Abstraction:
                 and None not in named
                 and all(
                     f.t - st.calls[i].started_t >= f.limit_s - TIMEOUT_SLACK_S
+                    and not (
+                        st.causes_recorded
+                        and limit_problem(st.calls[i].occ, st.calls[i].limit_s, f.limit_s)
+                    )
                     for i in named
                     if i is not None
                 )
             )
+            v["sourced"] = (
+                f.cause is CancelCause.TIMEOUT
+                or not st.causes_recorded
+                or cancel_source_problem(f.cause, f.causes, st.sources)[0] is None
+            )
             for i in range(self.K):
                 v[f"cv{i}"] = i in named
+        elif kind == "interrupt":
+            v["sourced"] = (
+                not st.causes_recorded
+                or named_source(f.causes, st.sources, STOP_SOURCES) is not None
+            )
         elif kind == "repair":
             v["exact"] = tuple(f.stubbed) == st.open_occs()
             v["uextra"] = bool(set(f.unknown) - set(f.stubbed))

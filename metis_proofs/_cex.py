@@ -217,11 +217,23 @@ def find_counterexample(
                 break
             model = solver.model()
             best = model.eval(calls, model_completion=True).as_long()
-        # Prefer no side events (spawn, stream repair) that do not matter.
+        # Prefer no side events (spawn, stream repair, a stop's recorded source)
+        # that do not matter: a sourced interrupt is written as two events.
         quiet = [
             p["ev"] != EVENT[k]
             for p in path.params[: depth - 1]
-            for k in ("spawn", "stream_repair", "compaction")
+            for k in (
+                "spawn",
+                "stream_repair",
+                "compaction",
+                "signal",
+                "stop_request",
+                "sink_error",
+            )
+        ]
+        quiet += [
+            z3.Implies(p["ev"] == EVENT["interrupt"], z3.Not(p["sourced"]))
+            for p in path.params[: depth - 1]
         ]
         lit = z3.Bool("quiet")
         solver.add(z3.Implies(lit, z3.And(bad, calls <= best, *quiet) if quiet else bad))

@@ -21,6 +21,7 @@ import attrs
 import z3
 
 from metis_check._generate import ALL_TOOLS, TOOLS_BY_KIND
+from metis_model._causes import SOURCE_KINDS
 from metis_model._children import PLAN_LOCKED_REMOVED, child_surface
 from metis_model._loop import Call, Divergence, LoopState, initial_state
 from metis_model._loop import step as model_step
@@ -54,7 +55,10 @@ from metis_trace import (
     Resume,
     Route,
     RunEnd,
+    SignalReceived,
+    SinkError,
     Spawn,
+    StopRequest,
     StreamRepair,
     TraceEvent,
     TraceHeader,
@@ -291,7 +295,8 @@ class _Writer:
                 resolver="headless-default" if p["by_default"] else "user",
             )
         elif kind == "effect_start":
-            self.add(EffectStart, occ=occ)
+            # Every call records the limit a timeout's cancel states (0 s).
+            self.add(EffectStart, occ=occ, limit_s=0.0)
         elif kind == "commit":
             self.add(Commit, occ=occ, outcome=EffectOutcome.OK)
         elif kind == "effect_end":
@@ -331,6 +336,11 @@ class _Writer:
             named = tuple(o for i, o in enumerate(self.occs) if p[f"cv{i}"])
             if p["scoped"] and not named:
                 named = ("0.99",)  # not a call of the batch
+            # A sourced cancel names the stop request written just before it;
+            # an unsourced one names only the previous event, never a source.
+            sourced = bool(p["sourced"]) and not p["timeout"]
+            if sourced:
+                self.add(StopRequest, via="z3-path")
             self.add(
                 Cancel,
                 turn=self.turn,
@@ -339,8 +349,20 @@ class _Writer:
                 limit_s=0.0 if p["limit_ok"] else None,
                 reason="user cancel",
             )
+            if not sourced:
+                self._unsourced()
         elif kind == "interrupt":
+            if p["sourced"]:
+                self.add(SignalReceived, signum=2, name="SIGINT")
             self.add(Interrupt, reason="user interrupt")
+            if not p["sourced"]:
+                self._unsourced()
+        elif kind == "signal":
+            self.add(SignalReceived, signum=15, name="SIGTERM")
+        elif kind == "stop_request":
+            self.add(StopRequest, via="z3-path")
+        elif kind == "sink_error":
+            self.add(SinkError, sink="journal", error="z3-path")
         elif kind == "resume":
             self.add(Resume)
         elif kind == "repair":
@@ -375,6 +397,12 @@ class _Writer:
             self.add(RunEnd, status=p["rstatus"])
         else:  # pragma: no cover - EVENT_KINDS and this writer must agree
             raise ValueError(f"no writer for event kind {kind!r}")
+
+    def _unsourced(self) -> None:
+        """The event just written names no recorded source in its causes."""
+        last = self.events[-1]
+        kept = tuple(c for c in last.causes if self.events[c].kind not in SOURCE_KINDS)
+        self.events[-1] = last.model_copy(update={"causes": kept})
 
     def _ids(self, p: Values, before: Values) -> tuple[str, ...]:
         """The ids a results message held: the open batch's (none when no

@@ -163,6 +163,10 @@ REGIONS = 2  # abstract footprint areas: rd<i>_<r>, wr<i>_<r>
 _SLOT_ENUMS = {"dec": DECISION, "cls": CLS, "out": OUT}
 _GLOBAL = {"phase": PHASE, "mode": MODE, "route": ROUTE, "hdef": DECISION, "viol": CHECK}
 _FROZEN = ("mode", "route", "hdef")
+# eff: effects started in the batch; canc: the batch was cancelled or
+# interrupted; stsrc: and that stop explains an effect ending cancelled (a
+# cancel of the whole batch, or an interrupt naming its source: SCHED-5).
+_STATE_BOOLS = ("eff", "canc", "stsrc")
 
 
 def _region_names(i: int) -> list[str]:
@@ -333,7 +337,11 @@ _PARAM_BOOLS = (
     "hknown",  # hook: it is in force
     "scoped",  # cancel: it names the calls it covers
     "timeout",  # cancel: its cause is a timeout
-    "limit_ok",  # cancel: it names calls of the batch past a stated limit
+    "limit_ok",  # cancel: it names calls of the batch past the limit each recorded
+    # cancel, interrupt: its causes name a recorded source (a signal or stop
+    # request; for a sink failure, the sink's error) no other stop used: an
+    # abstract fact, as `limit_ok` is (SCHED-5; specs/proofs.md)
+    "sourced",
 )
 # Per slot: surf<i>, hneed<i> (assistant: in the surface, covered by a hook),
 # cv<i> (cancel: names it), unk<i> (repair: stubs it unknown); per region:
@@ -391,7 +399,7 @@ class LoopSystem:
     # --- variables -------------------------------------------------------
 
     def state_names(self) -> list[str]:
-        names = [*_GLOBAL, "eff", "canc"]
+        names = [*_GLOBAL, *_STATE_BOOLS]
         for i in range(self.K):
             names += [f"{f}{i}" for f in _SLOT_BOOLS]
             names += [f"{f}{i}" for f in _SLOT_ENUMS]
@@ -403,7 +411,7 @@ class LoopSystem:
         values: dict[str, z3.ExprRef] = {}
         for name, fin in _GLOBAL.items():
             values[name] = fin.const(f"{name}@{tag}")
-        for name in ("eff", "canc"):
+        for name in _STATE_BOOLS:
             values[name] = z3.Bool(f"{name}@{tag}")
         for i in range(self.K):
             for f in _SLOT_BOOLS:
@@ -445,6 +453,7 @@ class LoopSystem:
             s["viol"] == CHECK[OK],
             z3.Not(s["eff"]),
             z3.Not(s["canc"]),
+            z3.Not(s["stsrc"]),
         ]
         for i in range(self.K):
             parts += [s[n] == v for n, v in self.canonical(i).items()]
@@ -605,6 +614,7 @@ class LoopSystem:
             )
             sched.append((cond, inv))
         completed = p["rstatus"] == RUN[RunStatus.COMPLETED]
+        ended_cancelled = p["outcome"] == OUT[EffectOutcome.CANCELLED]
         deny = DECISION[Decision.DENY]
         covered = [
             z3.And(p[f"cv{i}"], z3.Not(z3.And(s.b("inb", i), s.b("running", i))))
@@ -612,6 +622,7 @@ class LoopSystem:
         ]
         cancel_bad = z3.Or(
             z3.And(z3.Not(p["timeout"]), p["scoped"]),
+            z3.And(z3.Not(p["timeout"]), z3.Not(p["sourced"])),
             z3.And(p["timeout"], z3.Or(z3.Not(p["scoped"]), z3.Not(p["limit_ok"]), ors(covered))),
         )
         stubs_bad = z3.Or(
@@ -704,6 +715,15 @@ class LoopSystem:
                     "LOOP-1",
                 ),
                 (at(lambda i: s.b("committed", i) != p["committed"]), "RETRY-2"),
+                (
+                    at(
+                        lambda i: z3.Or(
+                            z3.And(s.b("cov", i), z3.Not(p["committed"]), z3.Not(ended_cancelled)),
+                            z3.And(ended_cancelled, z3.Not(s.b("cov", i)), z3.Not(s["stsrc"])),
+                        )
+                    ),
+                    "SCHED-5",
+                ),
             ],
             "handshake": [
                 (z3.Not(found), "LOOP-1"),
@@ -755,6 +775,19 @@ class LoopSystem:
                         at(lambda i: z3.Not(s.refused(i))),
                     ),
                     "LOOP-1",
+                ),
+                (
+                    z3.And(
+                        status != STATUS[ResultStatus.CANCELLED],
+                        at(
+                            lambda i: z3.And(
+                                s.b("finished", i),
+                                s.e("out", i) == OUT[EffectOutcome.CANCELLED],
+                                z3.Not(s.b("committed", i)),
+                            )
+                        ),
+                    ),
+                    "SCHED-5",
                 ),
             ],
             "results_sent": [
@@ -850,6 +883,7 @@ class LoopSystem:
         c.set("phase", batch, PHASE[Phase.BATCH])
         c.set("eff", batch, False)
         c.set("canc", batch, False)
+        c.set("stsrc", batch, False)
         for i in range(self.K):
             fresh = {
                 f"inb{i}": p["n"] > i,
@@ -895,8 +929,10 @@ class LoopSystem:
         c.set("phase", ev("results_sent"), PHASE[Phase.READY])
         clear(ev("results_sent"))
         c.set("canc", z3.And(ev("cancel"), z3.Not(p["scoped"])), True)
+        c.set("stsrc", z3.And(ev("cancel"), z3.Not(p["scoped"])), True)
         c.set("phase", ev("interrupt"), PHASE[Phase.INTERRUPTED])
         c.set("canc", ev("interrupt"), True)
+        c.set("stsrc", z3.And(ev("interrupt"), p["sourced"]), True)
         c.set("phase", ev("resume"), PHASE[Phase.RESUMED])
         c.set("phase", ev("repair"), PHASE[Phase.READY])
         clear(ev("repair"))
@@ -1120,7 +1156,12 @@ class LoopSystem:
                         p["committed"] == s.b("committed", i),
                         z3.Implies(
                             p["outcome"] == OUT[EffectOutcome.CANCELLED],
-                            z3.Or(s["canc"], s.b("cov", i)),
+                            z3.Or(s["stsrc"], s.b("cov", i)),
+                        ),
+                        # a call its timeout named ends cancelled, unless it committed
+                        z3.Implies(
+                            z3.And(s.b("cov", i), z3.Not(p["committed"])),
+                            p["outcome"] == OUT[EffectOutcome.CANCELLED],
                         ),
                     )
                 ),
@@ -1155,9 +1196,13 @@ class LoopSystem:
                         ]
                     ),
                 ),
-                z3.Not(p["scoped"]),
+                z3.And(z3.Not(p["scoped"]), p["sourced"]),
             ),
             "interrupt": z3.BoolVal(True),
+            # A stop's recorded sources: facts, enabled wherever `ENABLED` has them.
+            "signal": z3.BoolVal(True),
+            "stop_request": z3.BoolVal(True),
+            "sink_error": z3.BoolVal(True),
             "resume": z3.Not(s.any_running()),
             "repair": z3.And(
                 z3.Not(s.any_running()),
@@ -1218,6 +1263,7 @@ class LoopSystem:
             "no-calls-when-quiet", z3.Implies(PHASE.is_in(s["phase"], quiet), z3.Not(s.b("inb", 0)))
         )
         add("batch-has-calls", z3.Implies(s["phase"] == PHASE[Phase.BATCH], s.b("inb", 0)))
+        add("sourced-stop-stopped", z3.Implies(s["stsrc"], s["canc"]))
         for i in range(K):
 
             def b(f: str, i: int = i) -> z3.BoolRef:

@@ -15,6 +15,7 @@ result (or, after an interrupt, in a repair stub when the run resumes).
 from __future__ import annotations
 
 import asyncio
+import signal
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -75,6 +76,9 @@ DEFAULT_SYSTEM = "You are a coding agent working in the user's workspace. Use th
 PRODUCER = "metis_runtime"
 
 _WAITLESS = (Route.HEADLESS, Route.BACKGROUND)
+# The phases in which a stop's source (`signal`, `stop_request`) is recorded:
+# those of a live run (the model enables them there: specs/scheduler.md).
+_LIVE = ("ready", "preparing", "streaming", "batch", "answered")
 _MUTATING = (ToolKind.EDIT, ToolKind.EXEC)
 _UNRUNNABLE = Classification(CallClass.EXCLUSIVE, None, ToolKind.EXEC)
 _STUB = (
@@ -210,6 +214,7 @@ class _Occ:
     kind: ToolKind | None = None
     started: int | None = None
     t0: float = 0.0
+    limit: float | None = None  # its time limit, recorded on its effect_start (SCHED-5)
     result: tuple[ResultStatus, str, int] | None = None
 
 
@@ -230,11 +235,13 @@ class _Batch:
 
     def effect_start(self, occ: str) -> None:
         loop, c = self.loop, self.occs[occ]
-        c.started = c.last = loop._emit("effect_start", (c.last,), occ=occ)
+        limit = {} if c.limit is None else {"limit_s": c.limit}
+        c.started = c.last = loop._emit("effect_start", (c.last,), occ=occ, **limit)
         c.t0 = time.monotonic()
         if loop.journal is not None and c.kind in _MUTATING:
             # Write-ahead: known to have (possibly) started before it runs.
-            loop.journal.admit(occ, c.call_id, c.tool, c.input)
+            journal = loop.journal
+            self._journal(lambda: journal.admit(occ, c.call_id, c.tool, c.input))
         loop.observer.call_started(occ, c.tool, c.input)
 
     def effect_end(
@@ -249,12 +256,28 @@ class _Batch:
             digest = content_digest(loop.trace.shown(content))
             c.last = loop._emit("commit", (c.last,), occ=occ, outcome=outcome, digest=digest)
             if loop.journal is not None:
-                loop.journal.commit(occ, outcome, content)
+                journal = loop.journal
+                self._journal(lambda: journal.commit(occ, outcome, content))
         ours = self.cancel_recorded or occ in self.timed_out_occs
         if outcome is EffectOutcome.CANCELLED and not ours:
             loop._interrupt("the process was stopped")  # not our cancel: an interrupt
         cause = c.started if c.started is not None else c.last
         c.last = loop._emit("effect_end", (cause,), occ=occ, outcome=outcome, committed=committed)
+
+    def _journal(self, write: Callable[[], None]) -> None:
+        """A journal write; when it fails, the trace records the sink's error
+        and the batch's `sink_failure` cancel naming it (SCHED-5), then the
+        error stops the batch (the dispatcher cancels what runs)."""
+        try:
+            write()
+        except JournalError as exc:
+            loop = self.loop
+            if not loop.trace.closed and loop._phase == "batch":
+                error = loop._emit("sink_error", (), sink="journal", error=_one_line(str(exc)))
+                self.record_cancel(
+                    "the journal could not be written", CancelCause.SINK_FAILURE, error
+                )
+            raise
 
     def timed_out(self, occ: str, limit_s: float) -> None:
         loop, c = self.loop, self.occs[occ]
@@ -289,10 +312,14 @@ class _Batch:
 
     # --- the loop's side ----------------------------------------------------------
 
-    def record_cancel(self, reason: str, cause: CancelCause) -> None:
+    def record_cancel(self, reason: str, cause: CancelCause, *sources: int) -> None:
+        """The batch's cancel, naming the stop's recorded source among its
+        causes (SCHED-5; `sources`: a sink's error); a cause with none
+        recorded is left without one."""
         if self.cancel_recorded:
             return
-        self.loop._emit("cancel", (self.assistant_seq,), turn=self.turn, cause=cause, reason=reason)
+        causes = (self.assistant_seq, *sources, *self.loop._take_sources())
+        self.loop._emit("cancel", causes, turn=self.turn, cause=cause, reason=reason)
         self.cancel_recorded = True
         self.cancel.set()
 
@@ -353,6 +380,10 @@ class AgentLoop:
         self._cancel_reason: str | None = None
         self._cancelled = asyncio.Event()
         self._interrupted = False
+        # The recorded sources of a stop (`signal`, `stop_request` seqs) that
+        # no cancel or interrupt has named yet; `_stop_asked`: one is on its way.
+        self._sources: list[int] = []
+        self._stop_asked = False
         ctx.jobs.on_done(self._on_job_done)
 
     # --- trace plumbing -----------------------------------------------------------
@@ -364,10 +395,40 @@ class AgentLoop:
         n = self.trace.next_seq
         return (n - 1,) if n else ()
 
+    def _take_sources(self) -> tuple[int, ...]:
+        taken, self._sources = tuple(self._sources), []
+        return taken
+
+    def _record_source(self, kind: str, **fields: Any) -> None:
+        self._stop_asked = True
+
+        def record() -> None:
+            if self._phase in _LIVE and not self.trace.closed:
+                self._sources.append(self._emit(kind, (), **fields))
+
+        self._defer(record)
+
+    def signal_received(self, signum: int) -> None:
+        """Record that the process received `signum` (SIGINT, SIGTERM): the
+        source the cancel or interrupt it causes names (SCHED-5). Call it from
+        the signal's handler, on the loop's thread, before stopping the run."""
+        try:
+            name = signal.Signals(signum).name
+        except ValueError:
+            name = ""
+        self._record_source("signal", signum=signum, name=name)
+
+    def stop_requested(self, via: str, reason: str = "") -> None:
+        """Record that someone asked the run to stop through an API (`via`),
+        before the run is stopped (`cancel`, or its task cancelled)."""
+        self._record_source("stop_request", via=via, reason=reason)
+
     def _interrupt(self, reason: str) -> None:
         if self._phase in ("interrupted", "resumed", "ended"):
             return
-        self._emit("interrupt", self._last(), reason=reason)
+        # The interrupt names the stop's recorded source, if any (SCHED-5).
+        causes = tuple(sorted({*self._last(), *self._take_sources()}))
+        self._emit("interrupt", causes, reason=reason)
         self._phase = "interrupted"
         self._interrupted = True
         self.observer.note(f"interrupted: {reason}")
@@ -402,6 +463,8 @@ class AgentLoop:
         is recorded on the batch's `cancel` (SCHED-5)."""
         if self._cancel_reason is not None or self._phase in ("ended", "interrupted"):
             return
+        if not self._stop_asked:  # this call is the API request that stops the run
+            self.stop_requested("AgentLoop.cancel", reason)
         self._cancel_reason = reason
         self._cancelled.set()
         batch = self._batch
@@ -424,6 +487,8 @@ class AgentLoop:
         except asyncio.CancelledError:
             # Cancelled from outside (Ctrl-C): record the interrupt and leave the
             # run resumable; running effects have recorded their end already.
+            # What an unanswered ask held back (a stop's source) goes first.
+            self._flush_held()
             self._interrupt("the process was stopped")
             raise
         except (TraceWriteError, JournalError):
@@ -701,15 +766,8 @@ class AgentLoop:
         assert tool is not None and classification is not None
         # The gate may see a stronger kind than the tool did (bash); journal by that one.
         c.kind = decision.facts.kind
-        return PlannedCall(
-            c.occ,
-            c.index,
-            c.call_id,
-            tool,
-            block.input,
-            classification,
-            None if classification.cls is CallClass.BACKGROUND else self.config.call_timeout,
-        )
+        c.limit = None if classification.cls is CallClass.BACKGROUND else self.config.call_timeout
+        return PlannedCall(c.occ, c.index, c.call_id, tool, block.input, classification, c.limit)
 
     # --- resuming -----------------------------------------------------------------
 

@@ -29,9 +29,14 @@ from ._enums import (
 )
 
 FORMAT_NAME = "metis-trace"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 # Version 1 lacked the facts several checks need (commit and hook events,
 # footprints, the ids a results message held, cancel causes): readers refuse it.
+# Version 2 lacks what SCHED-5 reads a cancel's cause from (the `signal`,
+# `stop_request` and `sink_error` events, a call's recorded time limit): it is
+# read, and SCHED-5 checks its causes as version 2 stated them.
+READ_VERSIONS: tuple[int, ...] = (2, 3)
+CAUSES_VERSION = 3  # the first version whose cancels follow their recorded sources
 
 
 # What a resumed process answers for a call the trace shows committed when the
@@ -188,8 +193,12 @@ class AskResolved(_Event):
 
 
 class EffectStart(_Event):
+    """`limit_s`: the call's time limit in seconds, when it has one (a
+    `timeout` cancel must state this limit: SCHED-5)."""
+
     kind: Literal["effect_start"] = "effect_start"
     occ: str
+    limit_s: float | None = None
 
 
 class Commit(_Event):
@@ -262,6 +271,34 @@ class Cancel(_Event):
     reason: str = ""
 
 
+class SignalReceived(_Event):
+    """The runtime's process received a signal (`signum`, its number; `name`,
+    e.g. SIGINT), at `t`: the source a `user` or `parent` cancel, or an
+    interrupt that cancels running effects, names in its `causes` (SCHED-5)."""
+
+    kind: Literal["signal"] = "signal"
+    signum: Annotated[int, Field(ge=1, le=64)]
+    name: str = ""
+
+
+class StopRequest(_Event):
+    """Someone asked the run to stop through the runtime's API (`via`: which
+    entry point, e.g. `AgentLoop.cancel`), at `t`: a source, as a signal is."""
+
+    kind: Literal["stop_request"] = "stop_request"
+    via: str = "api"
+    reason: str = ""
+
+
+class SinkError(_Event):
+    """Writing the journal (or another sink) failed, at `t`: the source a
+    `sink_failure` cancel names in its `causes` (SCHED-5)."""
+
+    kind: Literal["sink_error"] = "sink_error"
+    sink: str = "journal"
+    error: str = ""
+
+
 class Interrupt(_Event):
     kind: Literal["interrupt"] = "interrupt"
     reason: str = ""
@@ -319,6 +356,9 @@ TraceEvent = Annotated[
     | Result
     | ResultsSent
     | Cancel
+    | SignalReceived
+    | StopRequest
+    | SinkError
     | Interrupt
     | Resume
     | Repair
@@ -344,6 +384,9 @@ EVENT_KINDS: tuple[str, ...] = (
     "result",
     "results_sent",
     "cancel",
+    "signal",
+    "stop_request",
+    "sink_error",
     "interrupt",
     "resume",
     "repair",

@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from ._errors import InputError, TraceFormatError
-from ._events import FORMAT_NAME, FORMAT_VERSION, TraceEvent, TraceHeader
+from ._events import FORMAT_NAME, FORMAT_VERSION, READ_VERSIONS, TraceEvent, TraceHeader
 from ._strict_json import decode_json
 from ._validate import validate_strict
 
@@ -50,10 +50,9 @@ def parse_header(obj: Any, line: int = 1, text: str | None = None) -> TraceHeade
             "so RETRY-2, RETRY-3, CHILD-6, SCHED-6 and CLOSE-3/4 cannot be checked; "
             "record the run again",
         )
-    if version != FORMAT_VERSION:
-        raise TraceFormatError(
-            line, f"unsupported trace version {version!r} (expected {FORMAT_VERSION})"
-        )
+    if version not in READ_VERSIONS or isinstance(version, bool):
+        readable = " or ".join(str(v) for v in READ_VERSIONS)
+        raise TraceFormatError(line, f"unsupported trace version {version!r} (expected {readable})")
     header: TraceHeader = _strict(_HEADER_ADAPTER, json.dumps(obj) if text is None else text, line)
     return header
 

@@ -22,7 +22,10 @@ from ._errors import TraceFormatError
 from ._io import _decode, _strict
 
 WITNESS_FORMAT = "metis-witness"
-WITNESS_VERSION = 1
+WITNESS_VERSION = 2
+# Version 1 recorded no process exits (`proc_exit`): it is read, and its
+# sessions say the exits were not observed (TRACE-3 then warns, never passes).
+WITNESS_READ_VERSIONS: tuple[int, ...] = (1, 2)
 
 
 class _Record(BaseModel):
@@ -31,9 +34,10 @@ class _Record(BaseModel):
 
 class Watched(_Record):
     """One thing the witness watched: `files` (inotify, recursively under
-    `roots`, minus `excluded`) or `exec` (process execution, through strace)."""
+    `roots`, minus `excluded`), `exec` (process execution, through strace) or
+    `exits` (every traced process's exit status, through strace)."""
 
-    what: Literal["files", "exec"]
+    what: Literal["files", "exec", "exits"]
     how: str
     roots: tuple[str, ...] = ()
     excluded: tuple[str, ...] = ()
@@ -107,6 +111,19 @@ class Exec(_Record):
     hi: float
 
 
+class ProcessExit(_Record):
+    """A traced process ended (strace's `+++ exited with N +++` or `+++
+    killed by SIG +++`): `status` its exit status, or `signal` (its name) when
+    a signal killed it; `t` the tracer's stamp, `hi` when the witness read it."""
+
+    kind: Literal["proc_exit"] = "proc_exit"
+    pid: int
+    status: int | None = None
+    signal: str | None = None
+    t: float
+    hi: float
+
+
 class Lost(_Record):
     """A window in which observations were lost (`hi` null: until the session
     ended): the inotify queue overflowed, a watch could not be added, the
@@ -139,11 +156,20 @@ class End(_Record):
 
 
 WitnessRecord = Annotated[
-    Ready | RunStarted | Change | Exec | Lost | RunExited | End,
+    Ready | RunStarted | Change | Exec | ProcessExit | Lost | RunExited | End,
     Field(discriminator="kind"),
 ]
 
-WITNESS_KINDS: tuple[str, ...] = ("ready", "run", "change", "exec", "lost", "exit", "end")
+WITNESS_KINDS: tuple[str, ...] = (
+    "ready",
+    "run",
+    "change",
+    "exec",
+    "proc_exit",
+    "lost",
+    "exit",
+    "end",
+)
 
 _RECORD_ADAPTER: TypeAdapter[WitnessRecord] = TypeAdapter(WitnessRecord)
 
@@ -172,7 +198,7 @@ class WitnessSession:
 
 
 def _stamp(r: WitnessRecord) -> float:
-    if isinstance(r, Change | Exec):
+    if isinstance(r, Change | Exec | ProcessExit):
         return r.hi
     if isinstance(r, Lost):
         return r.hi if r.hi is not None else r.lo
@@ -185,10 +211,11 @@ _HEADER_ADAPTER: TypeAdapter[WitnessHeader] = TypeAdapter(WitnessHeader)
 def parse_witness_header(obj: Any, line: int, text: str | None = None) -> WitnessHeader:
     if obj.get("format") != WITNESS_FORMAT:
         raise TraceFormatError(line, f"format must be {WITNESS_FORMAT!r}")
-    if obj.get("version") != WITNESS_VERSION:
+    version = obj.get("version")
+    if version not in WITNESS_READ_VERSIONS or isinstance(version, bool):
+        readable = " or ".join(str(v) for v in WITNESS_READ_VERSIONS)
         raise TraceFormatError(
-            line,
-            f"unsupported witness version {obj.get('version')!r} (expected {WITNESS_VERSION})",
+            line, f"unsupported witness version {version!r} (expected {readable})"
         )
     header: WitnessHeader = _strict(
         _HEADER_ADAPTER, json.dumps(obj) if text is None else text, line

@@ -1,4 +1,4 @@
-"""Process execution, seen through strace (`strace -f -e trace=execve,execveat`).
+"""Process execution and exits, seen through strace (`strace -f -e trace=execve,execveat`).
 
 The witnessed command runs under `strace -D --seccomp-bpf`: the tracer is a
 detached grandchild and the command keeps the pid the witness started (so
@@ -23,7 +23,9 @@ STRACE_ARGS = (
     "-D",
     "--seccomp-bpf",
     "-f",
-    "-qq",
+    # One -q, not two: `-qq` would also drop the exit lines (`+++ exited with
+    # N +++`, `+++ killed by SIG... +++`), which the witness records (TRACE-3).
+    "-q",
     "-e",
     "trace=execve,execveat",
     "-e",
@@ -33,6 +35,7 @@ STRACE_ARGS = (
     "-ttt",
 )
 HOW = "strace -f -e trace=execve,execveat (--seccomp-bpf)"
+HOW_EXITS = "strace -f: each traced process's `+++ exited with N +++` / `+++ killed by SIG +++`"
 
 
 def probe() -> tuple[str | None, str]:
@@ -75,6 +78,10 @@ _LINE = re.compile(r"^(\d+) +(\d+\.\d+) (.*)$")
 _CALL = re.compile(r"^(execve|execveat)\((.*)$")
 _RESUMED = re.compile(r"^<\.\.\. (execve|execveat) resumed>(.*)$")
 _RESULT = re.compile(r"\) += (-?\d+)(?: [A-Z]+.*)?$")
+# 1234  1700000000.123456 +++ exited with 1 +++ | +++ killed by SIGKILL (core dumped) +++
+# (strace's src/strace.c, print_exited / print_signalled)
+_EXITED = re.compile(r"^\+\+\+ exited with (\d+) \+\+\+$")
+_KILLED = re.compile(r"^\+\+\+ killed by (SIG[A-Z0-9+-]+|\d+)(?: \(core dumped\))? \+\+\+$")
 _ESCAPES = {"n": b"\n", "t": b"\t", "r": b"\r", "v": b"\v", "f": b"\f", "\\": b"\\", '"': b'"'}
 
 
@@ -151,6 +158,9 @@ class ExecParser:
         if m is None:
             return None
         pid, stamp, rest = int(m.group(1)), float(m.group(2)), m.group(3)
+        ended = _exit_record(pid, round(stamp - self._offset, 6), hi, rest)
+        if ended is not None:
+            return ended
         resumed = _RESUMED.match(rest)
         if resumed is not None:
             start = self._pending.pop(pid, None)
@@ -182,3 +192,14 @@ class ExecParser:
             "t": round(stamp - self._offset, 6),
             "hi": hi,
         }
+
+
+def _exit_record(pid: int, t: float, hi: float, rest: str) -> dict[str, Any] | None:
+    """A `proc_exit` record from strace's exit line, or None for another line."""
+    exited = _EXITED.match(rest)
+    if exited is not None:
+        return {"kind": "proc_exit", "pid": pid, "status": int(exited.group(1)), "t": t, "hi": hi}
+    killed = _KILLED.match(rest)
+    if killed is not None:
+        return {"kind": "proc_exit", "pid": pid, "signal": killed.group(1), "t": t, "hi": hi}
+    return None

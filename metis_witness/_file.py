@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 FORMAT = "metis-witness"
-VERSION = 1
+VERSION = 2  # specs/witness-schema.json's; 2 added `proc_exit` (TRACE-3)
 
 
 class WitnessFileError(Exception):

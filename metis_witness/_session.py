@@ -103,12 +103,14 @@ class _Session:
             self.strace, why = _exec.probe()
             if self.strace is not None:
                 watched.append({"what": "exec", "how": _exec.HOW})
+                watched.append({"what": "exits", "how": _exec.HOW_EXITS})
             else:
                 unseen.append({"what": "exec", "why": why})
+                unseen.append({"what": "exits", "why": why})
         else:
-            unseen.append(
-                {"what": "exec", "why": "beside its parent process: the witness does not trace it"}
-            )
+            beside = "beside its parent process: the witness does not trace it"
+            unseen.append({"what": "exec", "why": beside})
+            unseen.append({"what": "exits", "why": beside})
         self.tree.start()
         self.file.write(
             [

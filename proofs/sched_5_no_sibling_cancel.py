@@ -1,7 +1,9 @@
 """SCHED-5: cancel needs a cancel or interrupt.
 
 SCHED-5 (scheduler.md): A failing call never cancels its siblings: a cancelled
-or skipped result needs a prior cancel or interrupt.
+or skipped result needs a prior cancel or interrupt, and a cancel's cause is
+read from events (a recorded source, abstracted as the label `sourced`; a
+timeout's recorded limit, as `limit_ok`): specs/proofs.md.
 
 Method: the loop protocol of metis_proofs._system; BMC by iterative
 deepening (default depth 20, assumption literals), then k-induction over

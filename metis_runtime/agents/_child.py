@@ -39,6 +39,8 @@ async def _main(config: ChildConfig) -> int:
 
     def on_term() -> None:
         kill_all_groups(grace_s=0.5)  # our children first, they may be mid-effect
+        # The parent's SIGTERM is the cancel's recorded source (SCHED-5).
+        runtime.loop.signal_received(signal.SIGTERM)
         runtime.loop.cancel("terminated by the parent", CancelCause.PARENT)
         loop.call_later(GRACE_S, os._exit, 1)
 

@@ -18,8 +18,11 @@ there. Each name below is counted from events alone:
 | `plan:denied` | a mutating call denied at the `plan` stage |
 | `plan:child-no-spawn` | a plan child's `spawn_agent` call answered with an error |
 | `background` | a `handshake` paired with a `job_done` |
+| `background:failed` | a `job_done` `error` (TRACE-3 compares it with the witnessed exit) |
 | `repeated-ids` | an assistant message repeating a call id |
 | `cancel`, `interrupt`, `resume` | those events |
+| `cancel:sourced` | a cancel whose causes name a `signal` or `stop_request` (SCHED-5) |
+| `interrupt:sourced` | the same for an interrupt |
 | `kill:<where>:<kind>` | the workload killed the process there and the trace holds a `resume` |
 | `turn-limit` | the root's run ended `failed` at the workload's turn limit |
 | `canary` | a planted canary was read by a call whose result was sent |
@@ -41,7 +44,9 @@ from metis_trace import (
     Compaction,
     Decision,
     DecisionEvent,
+    EffectOutcome,
     EffectStart,
+    JobDone,
     Result,
     ResultStatus,
     RunEnd,
@@ -125,8 +130,12 @@ def _trace_situations(
                 seen["spawn:plan-child"] += 1
         elif e.kind in ("cancel", "interrupt", "resume"):
             seen[e.kind] += 1
-        elif e.kind == "job_done":
+            if any(events[c].kind in ("signal", "stop_request") for c in e.causes):
+                seen[f"{e.kind}:sourced"] += 1
+        elif isinstance(e, JobDone):
             seen["background"] += 1
+            if e.outcome is EffectOutcome.ERROR:
+                seen["background:failed"] += 1
         elif (
             isinstance(e, Result)
             and tools.get(e.occ) == "spawn_agent"
@@ -226,8 +235,11 @@ REQUIRED: tuple[str, ...] = (
     "canary",
     "canary:committed",
     "background",
+    "background:failed",
     "repeated-ids",
     "cancel",
+    "cancel:sourced",
     "interrupt",
+    "interrupt:sourced",
     "turn-limit",
 )

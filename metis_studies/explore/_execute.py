@@ -98,6 +98,9 @@ async def _in_process(workload: Workload, paths: RunPaths, timeout: float) -> li
         holder["run"].loop.cancel("explore: the user pressed stop")
 
     def interrupt() -> None:
+        # Ctrl-C: the signal is recorded (the interrupt's source, SCHED-5),
+        # then the run's task is cancelled.
+        holder["run"].loop.signal_received(signal.SIGINT)
         holder["task"].cancel()
 
     observer = None
@@ -111,6 +114,7 @@ async def _in_process(workload: Workload, paths: RunPaths, timeout: float) -> li
     try:
         done, _ = await asyncio.wait((task,), timeout=timeout)
         if not done:
+            holder["run"].loop.stop_requested("explore: the run hung")  # the stop's source
             task.cancel()
             await asyncio.wait((task,))
             raise TimeoutError(f"the run did not finish within {timeout:g}s")

@@ -324,10 +324,16 @@ def canaries(draw: st.DrawFn, k: int, full: bool = False) -> Piece:
 @st.composite
 def background(draw: st.DrawFn, k: int, full: bool = False) -> Piece:
     """Background jobs: a handshake now, `job_done` later (SCHED-4). Each
-    writes a file by redirection (an edit to the gate: allowed in acceptEdits)."""
+    writes a file by redirection (an edit to the gate: allowed in acceptEdits);
+    the last one then fails (`exit 3`: its `job_done` is `error`, which the
+    witness's exit of its process must match, TRACE-3)."""
     n = 2 if full else draw(st.integers(1, 2))
     jobs = [
-        bash(f"seq 1 {draw(st.integers(1, 9))}00000 > p{k}/job{i}.txt", background=True)
+        bash(
+            f"seq 1 {draw(st.integers(1, 9))}00000 > p{k}/job{i}.txt"
+            + ("; exit 3" if i == n - 1 else ""),
+            background=True,
+        )
         for i in range(n)
     ]
     calls = _mix(draw, jobs, _safe(k), most=2)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -98,13 +99,18 @@ def cancel_mid_batch(workdir: Path, dispatcher: str) -> FaultRow:
 def interrupt_then_resume(workdir: Path, dispatcher: str) -> FaultRow:
     h = Harness(workdir, "interrupt", dispatcher=dispatcher)
     running: list[asyncio.Future[Any]] = []
+    loops: list[Any] = []
 
     async def interrupt() -> None:
         await until_running(h, "b")
-        running[0].cancel()  # what Ctrl-C does to the run's task
+        # What Ctrl-C does: the signal is recorded (the interrupt's source,
+        # SCHED-5), then the run's task is cancelled.
+        loops[0].signal_received(signal.SIGINT)
+        running[0].cancel()
 
     async def main() -> None:
         loop, _ = h.loop(scripted(BATCH_WITH_SLOW, DONE), OnStart("1.1", interrupt))
+        loops.append(loop)
         task = asyncio.ensure_future(loop.run("the task"))
         running.append(task)
         await asyncio.wait((task,))

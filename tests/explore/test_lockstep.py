@@ -303,6 +303,8 @@ class Lockstep(RuleBasedStateMachine):
     def teardown(self) -> None:
         try:
             if self.started and not self.task.done():
+                # Stopping the run from outside: recorded as the interrupt's source (SCHED-5).
+                self.loop.stop_requested("lockstep teardown")
                 self.task.cancel()
                 for name in list(self.gates.events):
                     self.gates.events[name].set()

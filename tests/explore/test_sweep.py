@@ -52,10 +52,10 @@ EXPECTED = {
     "guard": {"guard:refused"},
     "nested": {"spawn:depth-2"},
     "canary": {"canary", "canary:committed"},
-    "background": {"background"},
+    "background": {"background", "background:failed"},
     "repeated-ids": {"repeated-ids"},
-    "cancel": {"cancel"},
-    "interrupt": {"interrupt", "resume"},
+    "cancel": {"cancel", "cancel:sourced"},
+    "interrupt": {"interrupt", "interrupt:sourced", "resume"},
     "turn-limit": {"turn-limit"},
 }
 

@@ -37,6 +37,7 @@ from metis_trace import (
     RunEnd,
     RunStatus,
     Source,
+    StopRequest,
     ToolKind,
     TraceEvent,
     TraceHeader,
@@ -230,6 +231,7 @@ def _one_batch(width: int, shape: str) -> tuple[TraceHeader, list[TraceEvent]]:
             add(EffectEnd, occ=refs[i].occ, outcome=EffectOutcome.OK)
     skipped = {idle, last} if shape == "one skipped" else set()
     if skipped:  # cancelled before the barrier: neither it nor the idle call starts
+        add(StopRequest, via="test")  # the cancel's source: its causes name it (SCHED-5)
         add(Cancel, turn=1, cause=CancelCause.USER)
         for i in sorted(skipped):
             add(Result, occ=refs[i].occ, call_id=refs[i].call_id, status=ResultStatus.SKIPPED)

@@ -54,7 +54,9 @@ from metis_trace import (
     RuleRef,
     RunEnd,
     RunStatus,
+    SignalReceived,
     Source,
+    StopRequest,
     ToolKind,
     TraceEvent,
     TraceHeader,
@@ -147,7 +149,8 @@ class ModelMachine(RuleBasedStateMachine):
     @precondition(lambda self: bool(startable(self.state)))
     @rule(data=st.data())
     def start(self, data: st.DataObject) -> None:
-        self.emit(EffectStart, occ=data.draw(st.sampled_from(startable(self.state))))
+        # Every call records a 1 s limit (t counts events): a timeout states it (SCHED-5).
+        self.emit(EffectStart, occ=data.draw(st.sampled_from(startable(self.state))), limit_s=1.0)
 
     @precondition(lambda self: any(c.running for c in self.state.calls))
     @rule(data=st.data(), ok=st.booleans(), committed=st.booleans())
@@ -174,9 +177,9 @@ class ModelMachine(RuleBasedStateMachine):
                 [c for c in self.state.calls if c.running and c.cls is not CallClass.BACKGROUND]
             )
         )
-        ran = float(len(self.events)) - call.started_t
+        assert float(len(self.events)) - call.started_t >= 1.0  # it ran past its limit
         self.emit(
-            Cancel, turn=self.state.turn, cause=CancelCause.TIMEOUT, occs=(call.occ,), limit_s=ran
+            Cancel, turn=self.state.turn, cause=CancelCause.TIMEOUT, occs=(call.occ,), limit_s=1.0
         )
         self.emit(EffectEnd, occ=call.occ, outcome=EffectOutcome.CANCELLED)
         self.emit(Result, occ=call.occ, status=ResultStatus.CANCELLED)
@@ -204,11 +207,15 @@ class ModelMachine(RuleBasedStateMachine):
     @precondition(lambda self: self.state.phase is Phase.BATCH and settled(self.state))
     @rule()
     def cancel(self) -> None:
+        # The user's stop through the API, named by the cancel's causes (SCHED-5).
+        self.emit(StopRequest, via="test")
         self.emit(Cancel, turn=self.state.turn, cause=CancelCause.USER)
 
     @precondition(lambda self: self.state.phase in (Phase.BATCH, Phase.READY, Phase.STREAMING))
     @rule()
     def interrupt_resume_repair(self) -> None:
+        # Ctrl-C: the interrupt names the signal, so running effects may end cancelled.
+        self.emit(SignalReceived, signum=2, name="SIGINT")
         self.emit(Interrupt)
         for c in self.state.calls:
             if c.running:

@@ -329,6 +329,7 @@ def test_stopped_from_outside_records_an_interrupt(tmp_path: Path) -> None:
         task = asyncio.ensure_future(loop.run("go"))
         while not probe.order("start"):
             await asyncio.sleep(0.001)
+        loop.stop_requested("test")  # the interrupt's source (SCHED-5)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task

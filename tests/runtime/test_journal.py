@@ -423,7 +423,9 @@ def test_ctrl_c_mid_batch_records_the_interrupt_then_resume_completes(tmp_path: 
     assert "Traceback" not in err
     header, events = read(trace)
     assert_conforms(header, events)
-    assert kinds(events)[-3:] == ["effect_start", "interrupt", "effect_end"]
+    # The signal is recorded, and the interrupt names it (SCHED-5).
+    assert kinds(events)[-4:] == ["effect_start", "signal", "interrupt", "effect_end"]
+    assert events[-3].signum == signal.SIGINT and events[-3].seq in events[-2].causes
     assert events[-1].outcome.value == "cancelled"  # the bash group was killed with it
     done = subprocess.run(
         metis_run_argv("--resume", "--trace", str(trace), "-q"),

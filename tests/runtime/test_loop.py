@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import signal
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -318,7 +319,9 @@ def test_cancel_while_streaming_ends_the_run_cancelled(tmp_path: Path) -> None:
 
     run = run_loop(slow_answer, tmp_path, during=cancel_soon)
     assert run.result.status.value == "cancelled"
-    assert kinds(run.events) == ["turn_start", "request", "interrupt", "run_end"]
+    # `cancel` is the API call that stops the run: recorded, and named by the interrupt.
+    assert kinds(run.events) == ["turn_start", "request", "stop_request", "interrupt", "run_end"]
+    assert run.events[2].seq in run.events[3].causes
 
 
 def test_a_background_bash_job_hands_shakes_then_completes(tmp_path: Path) -> None:
@@ -441,6 +444,7 @@ def test_cancelling_the_run_task_records_an_interrupt_and_stays_resumable(
     async def main() -> None:
         task = asyncio.ensure_future(loop.run("x"))
         await started.wait()
+        loop.signal_received(signal.SIGINT)  # Ctrl-C: the interrupt's source (SCHED-5)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
@@ -449,7 +453,7 @@ def test_cancelling_the_run_task_records_an_interrupt_and_stays_resumable(
     loop.trace.close()
     header, events = read(tmp_path / "t.jsonl")
     assert_conforms(header, events)
-    assert kinds(events)[-3:] == ["effect_start", "interrupt", "effect_end"]
+    assert kinds(events)[-4:] == ["effect_start", "signal", "interrupt", "effect_end"]
     assert of_kind(events, "effect_end")[0].outcome.value == "cancelled"
     assert "result" not in kinds(events)
 

@@ -134,6 +134,7 @@ def _stop_when(
         running = asyncio.ensure_future(loop.run(task))
         await _wait_for(trace_path, seen)
         await asyncio.sleep(settle)
+        loop.signal_received(signal.SIGINT)  # Ctrl-C: the interrupt's source (SCHED-5)
         running.cancel()
         await asyncio.wait((running,))
 
