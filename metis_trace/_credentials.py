@@ -285,6 +285,8 @@ def _assigned_name(text: str, start: int, end: int) -> str:
     """The whole variable name whose last word the assignment matched at
     `start:end` (`OLDPWD` for the `PWD` of `OLDPWD=/x`)."""
     while start > 0 and text[start - 1] in _NAME_CHARS:
+        if text[start - 1] in "ntr" and start >= 2 and text[start - 2] == "\\":
+            break  # `\nPWD=` in JSON text: the escape ends the line before the name
         start -= 1
     return text[start:end]
 

@@ -355,3 +355,14 @@ def test_a_real_secret_beside_them_is_still_redacted() -> None:
     # A password by another spelling is still one: the exemption is by exact name.
     for text in ("MYSQL_PWD=hunter22secret", "pwd: hunter22secret", '{"pwd": "hunter22secret"}'):
         assert "hunter22secret" not in redactor.text(text), text
+
+
+def test_a_path_variable_after_a_json_escaped_newline_is_not_a_secret() -> None:
+    # A child's `env` output, as it stands in a JSON result: `\nPWD=...`. The
+    # escape's `n` is no part of the name (it was read as `nPWD`, a secret name).
+    from metis_trace import find_credentials
+
+    assert find_credentials(r"env\nPWD=/tmp/ws\nOLDPWD=/tmp\nHOME=/root") == []
+    assert [f.family for f in find_credentials(r"env\nDB_PASSWORD=hunter2secret")] == [
+        "secret-assignment"
+    ]
