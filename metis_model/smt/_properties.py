@@ -53,7 +53,7 @@ from ._perm import (
     stage_decides,
 )
 from ._plan import PLAN_PROPERTIES, prove_plan
-from ._results import ProofResult, Verdict
+from ._results import ALL_INPUTS, NO_CLAIM, ProofResult, Verdict, refuted_scope
 from ._smt2 import Query, smt2_query, write_smt2
 from ._sorts import ands
 from ._system import LoopConfig, LoopSystem
@@ -292,6 +292,7 @@ def prove_claim(
             seconds,
             smt2,
             f"negated claim unsat ({PERM_RULE_SLOTS} rule slots)",
+            scope=f"{ALL_INPUTS} (\u2264 {PERM_RULE_SLOTS} rules per decision)",
         )
     if r == z3.sat:
         return ProofResult(
@@ -304,6 +305,7 @@ def prove_claim(
             smt2,
             "negated claim sat",
             witness=str(solver.model()),
+            scope=refuted_scope("an input breaks the claim"),
         )
     return ProofResult(
         prop.id,
@@ -314,6 +316,7 @@ def prove_claim(
         seconds,
         smt2,
         f"solver: {solver.reason_unknown()}",
+        scope=NO_CLAIM,
     )
 
 
@@ -329,8 +332,13 @@ class LoopSession:
         depth: int = DEFAULT_DEPTH,
         timeout_s: float | None = DEFAULT_TIMEOUT_S,
         on_depth: Callable[[int], None] | None = None,
+        *,
+        lemmas: bool = True,
     ) -> None:
+        """`lemmas=False` proves without Houdini's lemmas (to compare: most
+        properties are then not 1-inductive, and come out `bounded`)."""
         self.system = LoopSystem(config)
+        self.lemmas = lemmas
         self.depth = depth
         self.timeout_s = timeout_s
         self.on_depth = on_depth
@@ -355,13 +363,34 @@ class LoopSession:
     @property
     def invariant(self) -> Invariant | None:
         if self._invariant is False:
-            self._invariant = houdini(self.system, self.timeout_s)
+            self._invariant = (
+                houdini(self.system, self.timeout_s)
+                if self.lemmas
+                else Invariant(
+                    (), tuple(n for n, _ in self.system.lemmas(self.system.state("x"))), 0.0
+                )
+            )
         assert not isinstance(self._invariant, bool)
         return self._invariant
 
+    @property
+    def shared_seconds(self) -> dict[str, float]:
+        """The work every loop row shares (Houdini, the one BMC run), apart
+        from each row's own seconds."""
+        out: dict[str, float] = {}
+        if isinstance(self._invariant, Invariant):
+            out["houdini"] = round(self._invariant.seconds, 3)
+        if self._bmc is not None:
+            out["bmc"] = round(self._bmc.seconds, 3)
+        return out
+
     def prove(self, prop: Property, out_dir: Path | None, max_k: int = 3) -> ProofResult:
+        """One loop property. Its `seconds` are its own: the induction step
+        for it (or, when refuted, the BMC depths up to its violation); the
+        shared Houdini and BMC work is in `shared_seconds`."""
         inv_id = prop.invariant
         run = self.bmc
+        bounds = self.system.config.bounds()
         start = time.perf_counter()
         if inv_id in run.found:
             k, model = run.found[inv_id]
@@ -381,10 +410,11 @@ class LoopSession:
                 "bmc",
                 Verdict.REFUTED,
                 k,
-                run.seconds + time.perf_counter() - start,
+                sum(run.depth_seconds[:k]) + time.perf_counter() - start,
                 smt2,
                 f"a {k}-event trace reaches {inv_id}",
                 witness=witness,
+                scope=refuted_scope(f"a {k}-event trace ({bounds})"),
             )
         invariant = self.invariant
         induction = None
@@ -392,7 +422,7 @@ class LoopSession:
             if self._induction is None:
                 self._induction = Induction(self.system, invariant, self.timeout_s)
             induction = self._induction.check(inv_id, max_k)
-        seconds = run.seconds + time.perf_counter() - start
+        seconds = time.perf_counter() - start
         if induction is not None and induction.proved and run.clean_depth >= induction.k - 1:
             smt2 = self._write_induction(prop, out_dir, invariant, induction.k)
             return ProofResult(
@@ -401,11 +431,12 @@ class LoopSession:
                 "k-induction",
                 Verdict.PROVED,
                 run.clean_depth,
-                seconds,
+                induction.seconds,
                 smt2,
                 f"{induction.k}-inductive with {len(invariant.names) if invariant else 0} "
                 f"Houdini lemmas; BMC clean to depth {run.clean_depth}",
                 k=induction.k,
+                scope=f"proved for {bounds}",
             )
         if run.unknown_at is None and run.clean_depth >= self.depth:
             smt2 = self._write_bmc(prop, out_dir, run.clean_depth, "unsat")
@@ -419,6 +450,7 @@ class LoopSession:
                 seconds,
                 smt2,
                 f"BMC clean to depth {run.clean_depth}; {why}",
+                scope=f"bounded to depth {run.clean_depth} ({bounds})",
             )
         return ProofResult(
             prop.id,
@@ -429,6 +461,7 @@ class LoopSession:
             seconds,
             None,
             f"BMC stopped at depth {run.clean_depth} (timeout)",
+            scope=NO_CLAIM,
         )
 
     # The SMT-LIB2 evidence, one self-contained file per property.
@@ -533,8 +566,10 @@ def prove_all(
     config: LoopConfig | None = None,
     on_result: Callable[[ProofResult], None] | None = None,
     on_depth: Callable[[int], None] | None = None,
+    session: LoopSession | None = None,
 ) -> list[ProofResult]:
-    session = LoopSession(config, depth, timeout_s, on_depth)
+    """Every property; pass `session` to read its `shared_seconds` afterwards."""
+    session = session or LoopSession(config, depth, timeout_s, on_depth)
     results = []
     for prop in PROPERTIES:
         result = prove(prop.id, out_dir, depth=depth, timeout_s=timeout_s, session=session)

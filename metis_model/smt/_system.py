@@ -156,6 +156,7 @@ _SLOT_BOOLS = (
     "vet",  # a hook vetoed it
 )
 REGIONS = 2  # abstract footprint areas: rd<i>_<r>, wr<i>_<r>
+QUEUE_KEYS = 2  # a Queue call's key is a Bool: two keys per batch
 _SLOT_ENUMS = {"dec": DECISION, "cls": CLS, "out": OUT}
 _GLOBAL = {"phase": PHASE, "mode": MODE, "route": ROUTE, "hdef": DECISION, "viol": CHECK}
 _FROZEN = ("mode", "route", "hdef")
@@ -180,6 +181,13 @@ class LoopConfig:
 
     def ablated(self, name: str) -> bool:
         return name in self.ablations
+
+    def bounds(self) -> str:
+        """The abstraction bounds a proof in this system is limited to."""
+        return (
+            f"\u2264 {self.slots} calls, \u2264 {self.jobs} jobs, \u2264 {QUEUE_KEYS} queue keys, "
+            f"\u2264 {self.rule_slots} rules, \u2264 {REGIONS} regions"
+        )
 
 
 class State:
