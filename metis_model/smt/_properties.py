@@ -57,11 +57,14 @@ from ._results import ALL_INPUTS, NO_CLAIM, ProofResult, Verdict, refuted_scope
 from ._smt2 import Query, smt2_query, write_smt2
 from ._sorts import ands
 from ._system import LoopConfig, LoopSystem
+from ._widths import WidthProof, Widths, all_widths_scope
 
 PERM_RULE_SLOTS = len(RuleBehavior) + 1  # every behaviour set, plus a same-behaviour tie
 CHILD_EXTRA_SLOTS = 2
 DEFAULT_DEPTH = 20
 DEFAULT_TIMEOUT_S = 120.0
+# Per query of the all-widths proof (an MBQI timeout: the finite scope stands).
+WIDTHS_TIMEOUT_S = 10.0
 
 
 @attrs.frozen
@@ -334,6 +337,7 @@ class LoopSession:
         on_depth: Callable[[int], None] | None = None,
         *,
         lemmas: bool = True,
+        widths: bool = True,
     ) -> None:
         """`lemmas=False` proves without Houdini's lemmas (to compare: most
         properties are then not 1-inductive, and come out `bounded`)."""
@@ -346,6 +350,8 @@ class LoopSession:
         self._invariant: Invariant | bool | None = False
         self._lemma_text: tuple[Query, Query] | None = None
         self._induction: Induction | None = None
+        self._widths: Widths | None = None
+        self.widths_timeout_s = WIDTHS_TIMEOUT_S if widths else 0.0
 
     @property
     def bmc(self) -> BmcOutcome:
@@ -373,6 +379,14 @@ class LoopSession:
         assert not isinstance(self._invariant, bool)
         return self._invariant
 
+    def _all_widths(self, inv_id: str, invariant: Invariant | None, k: int) -> float | None:
+        """The parametric proof of `inv_id` (`_widths.py`): its seconds, or None."""
+        if invariant is None or k != 1 or self.widths_timeout_s <= 0:
+            return None
+        if self._widths is None:
+            self._widths = Widths(self.system.config, invariant, self.widths_timeout_s)
+        return self._widths.prove(inv_id)
+
     @property
     def shared_seconds(self) -> dict[str, float]:
         """The work every loop row shares (Houdini, the one BMC run), apart
@@ -382,6 +396,8 @@ class LoopSession:
             out["houdini"] = round(self._invariant.seconds, 3)
         if self._bmc is not None:
             out["bmc"] = round(self._bmc.seconds, 3)
+        if self._widths is not None and isinstance(self._widths.proof, WidthProof):
+            out["widths"] = round(self._widths.proof.seconds, 3)
         return out
 
     def prove(self, prop: Property, out_dir: Path | None, max_k: int = 3) -> ProofResult:
@@ -425,6 +441,22 @@ class LoopSession:
         seconds = time.perf_counter() - start
         if induction is not None and induction.proved and run.clean_depth >= induction.k - 1:
             smt2 = self._write_induction(prop, out_dir, invariant, induction.k)
+            wide = self._all_widths(inv_id, invariant, induction.k)
+            if wide is not None:
+                return ProofResult(
+                    prop.id,
+                    inv_id,
+                    "k-induction",
+                    Verdict.PROVED,
+                    run.clean_depth,
+                    induction.seconds + wide,
+                    smt2,
+                    f"1-inductive over every width with {len(self._widths.families)} "  # type: ignore[union-attr]
+                    f"quantified lemma families (z3, MBQI); in the finite system "
+                    f"{induction.k}-inductive, BMC clean to depth {run.clean_depth}",
+                    k=induction.k,
+                    scope=all_widths_scope(self.system.config),
+                )
             return ProofResult(
                 prop.id,
                 inv_id,
