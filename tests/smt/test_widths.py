@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+import z3
 
 from metis_model.smt import ABLATIONS, LoopConfig, LoopSession, LoopSystem, get_property, houdini
 from metis_model.smt._widths import ALL_WIDTHS, Widths, family
@@ -40,3 +41,64 @@ def test_never_proves_what_an_ablation_breaks(ablation: str) -> None:
     invariant = houdini(LoopSystem(config))
     assert invariant is not None
     assert Widths(config, invariant, timeout_s=10).prove(ABLATIONS[ablation]) is None
+
+
+def _embed(fin: LoopSystem, par: LoopSystem) -> tuple[list[z3.BoolRef], tuple[object, ...]]:
+    """A finite state and label, and the parametric ones that agree with them
+    on calls 0..2 (jobs 0..1, regions 0..1) and have nothing beyond."""
+    from metis_model.smt._system import _PARAM_REGION_BOOLS, _PARAM_SLOT_BOOLS, _SLOT_FIELDS
+
+    sf, pf, sp, pp = fin.state("f"), fin.params("f"), par.state("p"), par.params("p")
+    same: list[z3.BoolRef] = []
+
+    def key(b: z3.ExprRef) -> z3.ExprRef:
+        return z3.If(b, 1, 0)
+
+    for name in sf.values:
+        if name in sp.values:
+            same.append(sf[name] == sp[name])
+    for i in range(fin.K):
+        for f in _SLOT_FIELDS:
+            a, b = sf.b(f, i), sp.b(f, i)
+            same.append((key(a) if f == "key" else a) == b)
+        for f in ("rd", "wr"):
+            same += [sf.region(f, i, r) == sp.region(f, i, r) for r in range(2)]
+        same += [pf.at(f, i) == pp.at(f, i) for f in _PARAM_SLOT_BOOLS]
+    same += [sf.b("job", j) == sp.b("job", j) for j in range(fin.J)]
+    x, y = z3.Ints("x y")
+    same.append(z3.ForAll([x], z3.Implies(x >= fin.K, z3.Not(sp.b("inb", x)))))
+    same.append(z3.ForAll([x], z3.Implies(x >= fin.K, z3.And(*par.cleared(sp, x)))))
+    same.append(z3.ForAll([x], z3.Implies(x >= fin.K, z3.Not(pp.at("cv", x)))))
+    same.append(z3.ForAll([x], z3.Implies(x >= fin.K, z3.Not(pp.at("unk", x)))))
+    same.append(z3.ForAll([x, y], z3.Implies(y >= 2, z3.Not(sp.region("rd", x, y)))))
+    same.append(z3.ForAll([x, y], z3.Implies(y >= 2, z3.Not(sp.region("wr", x, y)))))
+    same.append(z3.ForAll([x], z3.Implies(x >= fin.J, z3.Not(sp.b("job", x)))))
+    for f in _PARAM_REGION_BOOLS:
+        same += [pf.at(f, r) == pp.at(f, r) for r in range(2)]
+        same.append(z3.ForAll([x], z3.Implies(x >= 2, z3.Not(pp.at(f, x)))))
+    for name, v in pf.values.items():
+        if name in pp.values and name != "dkey":
+            same.append(v == pp[name])
+    same.append(key(pf["dkey"]) == pp["dkey"])
+    same += [pf["slot"] >= 0, pf["slot"] <= fin.K, pf["jslot"] >= 0, pf["jslot"] <= fin.J]
+    fa, pa = pf.facts, pp.facts
+    same += [
+        a == b
+        for a, b in zip(pf.all_vars()[-4 * 2 - 6 :], pp.all_vars()[-4 * 2 - 6 :], strict=True)
+    ]
+    del fa, pa
+    return same, (sf, pf, sp, pp)
+
+
+@pytest.mark.parametrize("part", ["_monitor", "_protocol"])
+def test_the_parametric_system_agrees_with_the_finite_one(part: str) -> None:
+    """Restricted to 3 calls, 2 jobs and 2 regions, the parametric checker
+    mirror reports exactly the finite one's ID, and its protocol allows
+    exactly the same events, for every state and label (validity queries)."""
+    fin, par = LoopSystem(LoopConfig()), LoopSystem(LoopConfig(parametric=True))
+    same, (sf, pf, sp, pp) = _embed(fin, par)
+    solver = z3.Solver()
+    solver.set("timeout", 60_000)
+    solver.add(*same)
+    solver.add(getattr(fin, part)(sf, pf) != getattr(par, part)(sp, pp))
+    assert solver.check() == z3.unsat
