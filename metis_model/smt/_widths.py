@@ -90,6 +90,19 @@ class Widths:
         assert not isinstance(self.proof, bool)
         return self.proof
 
+    def queries(self, inv_id: str) -> dict[str, z3.BoolRef]:
+        """The proof's queries as formulas, each expected unsat (for a second
+        solver): the families initially, each family after a step, X's step."""
+        sys_ = self.system
+        s0 = sys_.state("w.init")
+        init = sys_.init(s0)
+        out = {f"init {n}": z3.And(init, z3.Not(b)) for n, b in self._lemmas("w.init").items()}
+        s, p, t = sys_.state("w.pre"), sys_.params("w.step"), sys_.state("w.post")
+        step = z3.And(*self._lemmas("w.pre").values(), sys_.trans(s, p, t))
+        out |= {f"step {n}": z3.And(step, z3.Not(b)) for n, b in self._lemmas("w.post").items()}
+        out[f"step {inv_id}"] = z3.And(step, t["viol"] == CHECK[inv_id])
+        return out
+
     def prove(self, inv_id: str) -> float | None:
         """Seconds of X's own step query when it is unsat; None otherwise."""
         if self.shared() is None:

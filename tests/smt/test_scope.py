@@ -59,7 +59,7 @@ def test_prove_json_and_table_carry_every_rows_scope(tmp_path: Path) -> None:
     r = CliRunner().invoke(prove_cmd, ["--depth", "2", "--out", str(tmp_path), "--json"])
     assert r.exit_code == 0, r.output
     doc = json.loads(r.stdout)
-    assert set(doc["shared_seconds"]) == {"houdini", "bmc"}
+    assert set(doc["shared_seconds"]) == {"houdini", "bmc", "widths"}
     for row in doc["results"]:
         assert row["scope"].startswith(SCOPE_PREFIX[Verdict(row["verdict"])]), row
         if row["property"] in LOOP:
