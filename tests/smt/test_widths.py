@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 import z3
 
 from metis_model.smt import ABLATIONS, LoopConfig, LoopSession, LoopSystem, get_property, houdini
+from metis_model.smt._system import State
 from metis_model.smt._widths import ALL_WIDTHS, Widths, family
 
 WANTED = ("AUTH-1", "CLOSE-1", "CLOSE-3", "CLOSE-4", "CLOSE-5", "SCHED-1", "SCHED-2", "SCHED-3")
@@ -45,51 +47,71 @@ def test_never_proves_what_an_ablation_breaks(ablation: str) -> None:
     assert Widths(config, invariant, timeout_s=10).prove(ABLATIONS[ablation]) is None
 
 
-def _embed(fin: LoopSystem, par: LoopSystem) -> tuple[list[z3.BoolRef], tuple[object, ...]]:
-    """A finite state and label, and the parametric ones that agree with them
-    on calls 0..2 (jobs 0..1, regions 0..1) and have nothing beyond."""
-    from metis_model.smt._system import _PARAM_REGION_BOOLS, _PARAM_SLOT_BOOLS, _SLOT_FIELDS
+def _key(b: z3.ExprRef) -> z3.ExprRef:
+    """A finite queue key (a Bool) as a parametric one (a natural)."""
+    return z3.If(b, 1, 0)
 
-    sf, pf, sp, pp = fin.state("f"), fin.params("f"), par.state("p"), par.params("p")
-    same: list[z3.BoolRef] = []
 
-    def key(b: z3.ExprRef) -> z3.ExprRef:
-        return z3.If(b, 1, 0)
+def _same_state(fin: LoopSystem, par: LoopSystem, sf: State, sp: State) -> list[z3.BoolRef]:
+    """The parametric state agrees with the finite one on calls 0..2, jobs
+    0..1 and regions 0..1, and has nothing beyond."""
+    from metis_model.smt._system import _SLOT_FIELDS
 
-    for name in sf.values:
-        if name in sp.values:
-            same.append(sf[name] == sp[name])
+    same = [sf[name] == sp[name] for name in sf.values if name in sp.values]
     for i in range(fin.K):
         for f in _SLOT_FIELDS:
             a, b = sf.b(f, i), sp.b(f, i)
-            same.append((key(a) if f == "key" else a) == b)
+            same.append((_key(a) if f == "key" else a) == b)
         for f in ("rd", "wr"):
             same += [sf.region(f, i, r) == sp.region(f, i, r) for r in range(2)]
-        same += [pf.at(f, i) == pp.at(f, i) for f in _PARAM_SLOT_BOOLS]
     same += [sf.b("job", j) == sp.b("job", j) for j in range(fin.J)]
     x, y = z3.Ints("x y")
     same.append(z3.ForAll([x], z3.Implies(x >= fin.K, z3.Not(sp.b("inb", x)))))
     same.append(z3.ForAll([x], z3.Implies(x >= fin.K, z3.And(*par.cleared(sp, x)))))
+    for f in ("rd", "wr"):
+        same.append(
+            z3.ForAll([x, y], z3.Implies(z3.And(x >= 0, y >= 2), z3.Not(sp.region(f, x, y))))
+        )
+    same.append(z3.ForAll([x], z3.Implies(x >= fin.J, z3.Not(sp.b("job", x)))))
+    return same
+
+
+def _embed(fin: LoopSystem, par: LoopSystem) -> tuple[list[z3.BoolRef], tuple[Any, ...]]:
+    """A finite state and label, and the parametric ones that agree with them."""
+    from metis_model.smt._system import _PARAM_REGION_BOOLS, _PARAM_SLOT_BOOLS
+
+    sf, pf, sp, pp = fin.state("f"), fin.params("f"), par.state("p"), par.params("p")
+    same = _same_state(fin, par, sf, sp)
+    x = z3.Int("x")
+    for i in range(fin.K):
+        same += [pf.at(f, i) == pp.at(f, i) for f in _PARAM_SLOT_BOOLS]
     same.append(z3.ForAll([x], z3.Implies(x >= fin.K, z3.Not(pp.at("cv", x)))))
     same.append(z3.ForAll([x], z3.Implies(x >= fin.K, z3.Not(pp.at("unk", x)))))
-    same.append(z3.ForAll([x, y], z3.Implies(y >= 2, z3.Not(sp.region("rd", x, y)))))
-    same.append(z3.ForAll([x, y], z3.Implies(y >= 2, z3.Not(sp.region("wr", x, y)))))
-    same.append(z3.ForAll([x], z3.Implies(x >= fin.J, z3.Not(sp.b("job", x)))))
     for f in _PARAM_REGION_BOOLS:
         same += [pf.at(f, r) == pp.at(f, r) for r in range(2)]
         same.append(z3.ForAll([x], z3.Implies(x >= 2, z3.Not(pp.at(f, x)))))
     for name, v in pf.values.items():
         if name in pp.values and name != "dkey":
             same.append(v == pp[name])
-    same.append(key(pf["dkey"]) == pp["dkey"])
+    same.append(_key(pf["dkey"]) == pp["dkey"])
     same += [pf["slot"] >= 0, pf["slot"] <= fin.K, pf["jslot"] >= 0, pf["jslot"] <= fin.J]
-    fa, pa = pf.facts, pp.facts
-    same += [
-        a == b
-        for a, b in zip(pf.all_vars()[-4 * 2 - 6 :], pp.all_vars()[-4 * 2 - 6 :], strict=True)
-    ]
-    del fa, pa
+    facts = 6 + 4 * fin.config.rule_slots  # a decision's facts: the label's last variables
+    same += [a == b for a, b in zip(pf.all_vars()[-facts:], pp.all_vars()[-facts:], strict=True)]
     return same, (sf, pf, sp, pp)
+
+
+def test_the_parametric_step_agrees_with_the_finite_one() -> None:
+    """From agreeing states, by the same label, the two transition relations
+    reach agreeing states (and the same check result)."""
+    fin, par = LoopSystem(LoopConfig()), LoopSystem(LoopConfig(parametric=True))
+    same, (sf, pf, sp, pp) = _embed(fin, par)
+    tf, tp = fin.state("f2"), par.state("p2")
+    solver = z3.Solver()
+    solver.set("timeout", 120_000)
+    solver.add(*same, fin.trans(sf, pf, tf), par.trans(sp, pp, tp))
+    assert solver.check() == z3.sat  # the step is possible at all
+    solver.add(z3.Not(z3.And(_same_state(fin, par, tf, tp))))
+    assert solver.check() == z3.unsat
 
 
 @pytest.mark.parametrize("part", ["_monitor", "_protocol"])
