@@ -95,6 +95,8 @@ def test_check_json_gives_each_loop_proof_its_scope() -> None:
             assert _loop_scope_ok(proof["scope"], proof["result"]), proof
             assert proof["scope"] in row["proof"]
     assert doc["invariants"]["PERM-2"]["proofs"][0]["scope"].startswith("proved for all inputs")
+    for inv in ("AUTH-1", "AUTH-2", *(f"CLOSE-{n}" for n in range(1, 6)), "SCHED-1", "SCHED-3"):
+        assert doc["invariants"][inv]["proofs"][0]["scope"].startswith(ALL_WIDTHS), inv
 
 
 def test_demo_proof_rows_state_their_scope(tmp_path: Path) -> None:
