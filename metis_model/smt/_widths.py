@@ -28,6 +28,8 @@ import z3
 from ._engine import Invariant
 from ._system import CHECK, LoopConfig, LoopSystem
 
+__all__ = ["ALL_WIDTHS", "WidthProof", "Widths", "all_widths_scope", "family"]
+
 ALL_WIDTHS = "proved for all widths"
 
 
