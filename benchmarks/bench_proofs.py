@@ -113,3 +113,31 @@ def test_bmc_depth_within_budget(benchmark) -> None:  # type: ignore[no-untyped-
     benchmark.extra_info["bmc_depth"] = depth
     benchmark.extra_info["plain_bmc_depth"] = plain
     benchmark.extra_info["depth_over_plain"] = round(depth / max(plain, 1), 3)
+
+
+def _all_width_proofs() -> dict[str, float | None]:
+    from metis_proofs._widths import Widths
+
+    system = LoopSystem(LoopConfig())
+    invariant = houdini(system)
+    assert invariant is not None
+    widths = Widths(system.config, invariant, timeout_s=10)
+    out: dict[str, float | None] = {
+        p.invariant: widths.prove(p.invariant) for p in PROPERTIES if p.method == "k-induction"
+    }
+    shared = widths.shared()
+    out["shared"] = None if shared is None else shared.seconds
+    return out
+
+
+def test_all_width_proofs(benchmark) -> None:  # type: ignore[no-untyped-def]
+    """Issue 25: each property's own all-width query (seconds; None: not
+    closed within 10 s), the shared families' init + inductiveness, and the
+    slowest single proof (must stay under 60 s)."""
+    times = benchmark.pedantic(_all_width_proofs, rounds=1, iterations=1)
+    proved = {k: round(v, 3) for k, v in times.items() if v is not None and k != "shared"}
+    benchmark.extra_info["shared_seconds"] = round(times["shared"] or 0.0, 3)
+    benchmark.extra_info["property_seconds"] = proved
+    benchmark.extra_info["not_closed"] = sorted(k for k, v in times.items() if v is None)
+    benchmark.extra_info["slowest_seconds"] = max(proved.values())
+    assert max(proved.values()) < 60

@@ -283,10 +283,11 @@ def ablation_rows() -> list[Row]:
 
 def proof_rows(folder: Path) -> list[Row]:
     """Every z3 proof and bounded model check, with its SMT-LIB2 file."""
-    from metis_proofs import prove_all
+    from metis_proofs import LoopSession, prove_all
 
     rows = []
-    for r in prove_all(folder / "proofs", depth=20):
+    session = LoopSession(depth=20)
+    for r in prove_all(folder / "proofs", depth=20, session=session):
         method = r.method + (f", k={r.k}" if r.k is not None else "")
         depth = f", depth {r.depth}" if r.depth is not None else ""
         rows.append(
@@ -294,9 +295,11 @@ def proof_rows(folder: Path) -> list[Row]:
                 "proofs",
                 f"{r.prop_id}: {r.invariant}",
                 r.holds,
-                f"{r.label} by {method}{depth}, {r.seconds:.2f}s",
+                f"{r.scope} by {method}{depth}, {r.seconds:.2f}s",
             )
         )
+    shared = ", ".join(f"{name} {s:.2f}s" for name, s in session.shared_seconds.items())
+    rows.append(Row("proofs", "work shared by the loop rows", True, shared))
     return rows
 
 

@@ -25,8 +25,15 @@ class Evidence:
     checks: int = 0  # times the ID was evaluated over those traces
     caught: int = 0  # broken traces rejected with this ID
     missed: int = 0  # broken traces for this ID that were not rejected with it
-    proof: str = ""  # proved / bounded(k) / unknown / refuted, when proofs ran
+    proof: str = ""  # each proof's scope and method, when proofs ran
     notes: list[str] = attrs.field(factory=list)
+    # One entry per proof of this ID: its result, scope, method and own seconds.
+    proofs: list[dict[str, Any]] = attrs.field(factory=list)
+
+    def add_proof(self, entry: dict[str, Any]) -> None:
+        self.proofs.append(entry)
+        verdict = f"{entry['scope']} ({entry['method']})"
+        self.proof = verdict if not self.proof else f"{self.proof}; {verdict}"
 
     @property
     def holds(self) -> bool:
@@ -47,6 +54,7 @@ class Evidence:
             "caught": self.caught,
             "missed": self.missed,
             "proof": self.proof,
+            "proofs": self.proofs,
             "holds": self.holds,
         }
 
@@ -194,24 +202,40 @@ def gather_plan_evidence(
 def gather_proof_evidence(table: EvidenceTable, depth: int = 20) -> None:
     """Every z3 proof and bounded model check, and the context-control check.
 
-    A property's verdict is joined onto its invariant: `proved (smt)`,
-    `proved (k-induction, k=1)`, `bounded(20)`, `unknown` or `refuted`.
+    Each proof is joined onto its invariant with its scope, which says how
+    far it reaches: `proved for all widths (...)`, `proved for <= 3 calls,
+    ... (k-induction, k=1)`, `bounded to depth 20 (...)`, `unknown: ...` or
+    `refuted: ...`; `proofs` lists them with their own seconds.
     """
     from metis_proofs import prove_all
     from metis_proofs._context import prove_context
 
+    from ._prove import context_scope
+
     for result in prove_all(depth=depth):
-        row = table.rows[result.invariant]
         method = result.method + (f", k={result.k}" if result.k is not None else "")
-        if result.method != "smt":  # the loop system is finite: say how far it reaches
-            method += ", batches of <= 3 calls"
-        verdict = f"{result.label} ({method})"
-        row.proof = verdict if not row.proof else f"{row.proof}; {verdict}"
+        table.rows[result.invariant].add_proof(
+            {
+                "property": result.prop_id,
+                "result": result.label,
+                "scope": result.scope,
+                "method": method,
+                "seconds": round(result.seconds, 3),
+            }
+        )
     for proof in prove_context():
         if not proof.expected_to_hold:
             continue  # ablations of the cut rule: refuted on purpose
-        row = table.rows[proof.invariant]
-        row.proof = row.proof or proof.label
+        bounded = proof.verdict == "bounded"
+        table.rows[proof.invariant].add_proof(
+            {
+                "property": proof.invariant,
+                "result": proof.label,
+                "scope": context_scope(proof.max_len) if bounded else proof.label,
+                "method": f"bmc, {proof.name}",
+                "seconds": proof.seconds,
+            }
+        )
 
 
 def gather_transcript_evidence(table: EvidenceTable, paths: Iterable[Path]) -> None:

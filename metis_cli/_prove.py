@@ -23,6 +23,7 @@ from metis_proofs import (
     Counterexample,
     CounterexampleFiles,
     LoopConfig,
+    LoopSession,
     ProofResult,
     Verdict,
     find_counterexample,
@@ -36,6 +37,11 @@ from ._output import EXIT_OK, EXIT_VIOLATION, bad_input, emit_json, table
 from ._params import FiniteFloat, StagedOutput, writable_dir
 
 EXIT_UNKNOWN = 3
+
+
+def context_scope(max_len: int) -> str:
+    """CLOSE-8's context-control check: every valid transcript up to a length."""
+    return f"bounded to transcripts of \u2264 {max_len} messages"
 
 
 ALL_ABLATIONS = (*ABLATIONS, *PLAN_ABLATIONS)
@@ -98,9 +104,11 @@ def prove(depth: int, out_dir: str, timeout: float, ablate: str | None, as_json:
             click.echo("", err=True)
         done.append(r)
         click.echo(
-            f"[{len(done):2}/{total}] {r.prop_id:8} {r.label:12} {r.seconds:7.2f}s", err=True
+            f"[{len(done):2}/{total}] {r.prop_id:8} {r.label:12} {r.seconds:7.2f}s  {r.scope}",
+            err=True,
         )
 
+    session = LoopSession(config, depth, timeout, on_depth)
     with StagedOutput(Path(out_dir)) as stage:  # the .smt2 files, renamed in at the end
         results = prove_all(
             stage,
@@ -108,8 +116,9 @@ def prove(depth: int, out_dir: str, timeout: float, ablate: str | None, as_json:
             timeout_s=timeout,
             config=config,
             on_result=on_result,
-            on_depth=on_depth,
+            session=session,
         )
+    shared = session.shared_seconds
     # CLOSE-8: every context-control step, on every valid transcript up to
     # prove_context's default length, as `metis check` runs it (the cut rule's
     # ablations are refuted on purpose).
@@ -122,12 +131,15 @@ def prove(depth: int, out_dir: str, timeout: float, ablate: str | None, as_json:
                 "depth": depth,
                 "ablation": ablate,
                 "seconds": round(time.perf_counter() - start, 3),
+                # shared by every loop row; each row's `seconds` is its own
+                "shared_seconds": shared,
                 "results": [r.to_json() for r in results],
                 "context": [
                     {
                         "invariant": p.invariant,
                         "step": p.name,
                         "result": p.label,
+                        "scope": context_scope(p.max_len),
                         "messages": p.max_len,
                         "seconds": p.seconds,
                         "counterexample": p.counterexample,
@@ -141,16 +153,28 @@ def prove(depth: int, out_dir: str, timeout: float, ablate: str | None, as_json:
             (
                 r.invariant,
                 r.method if r.k is None else f"{r.method} (k={r.k})",
-                r.label,
+                r.scope,
                 "-" if r.depth is None else r.depth,
                 f"{r.seconds:.2f}",
             )
             for r in results
         ]
         rows += [
-            (p.invariant, f"bmc, {p.name}", p.label, p.max_len, f"{p.seconds:.2f}") for p in context
+            (
+                p.invariant,
+                f"bmc, {p.name}",
+                context_scope(p.max_len) if p.verdict == "bounded" else p.label,
+                p.max_len,
+                f"{p.seconds:.2f}",
+            )
+            for p in context
         ]
         click.echo(table(["invariant", "method", "result", "depth", "seconds"], rows))
+        click.echo(
+            "shared by the loop rows: "
+            + ", ".join(f"{name} {s:.2f}s" for name, s in shared.items())
+            + " (each row's seconds are its own)"
+        )
         click.echo(f"smt2 files: {out_dir}")
         for r in results:
             if r.verdict is Verdict.REFUTED and r.witness:

@@ -56,7 +56,7 @@ from metis_model._agents import (
     SpawnRequest,
 )
 
-from ._results import ProofResult, Verdict
+from ._results import NO_CLAIM, ProofResult, Verdict, refuted_scope
 from ._smt2 import Query, smt2_query, write_smt2
 from ._sorts import ands, finite_enum, ors
 
@@ -872,6 +872,7 @@ def prove_spawn_guard(
             smt2,
             part + at,
             witness="; ".join(witnesses) or None,
+            scope=refuted_scope("a guard input or a ledger path breaks it"),
         )
     if proof.claim == "unsat" and proof.system == "proved":
         return ProofResult(
@@ -885,6 +886,7 @@ def prove_spawn_guard(
             "negated guard claim unsat (unbounded limits and counts); "
             f"ledger within limits, {proof.k}-inductive over spawn/finish",
             k=proof.k,
+            scope="proved for all limits, counts and runs of the ledger",
         )
     if proof.claim == "unsat" and proof.system == "bounded":  # pragma: no cover
         return ProofResult(
@@ -896,6 +898,7 @@ def prove_spawn_guard(
             proof.seconds,
             smt2,
             f"negated guard claim unsat; ledger BMC clean to depth {proof.depth}, not inductive",
+            scope=f"bounded to depth {proof.depth} (the ledger)",
         )
     return ProofResult(
         prop.id,
@@ -906,4 +909,5 @@ def prove_spawn_guard(
         proof.seconds,
         smt2,
         f"{part} (a solver timeout: no claim)",
+        scope=NO_CLAIM,
     )

@@ -56,7 +56,7 @@ from metis_model.plan._exec import (
 )
 from metis_trace import HARD_STEP_MAX, MissReason, PlanPath
 
-from ._results import ProofResult, Verdict
+from ._results import ALL_INPUTS, NO_CLAIM, ProofResult, Verdict, refuted_scope
 from ._smt2 import Query, smt2_query, write_smt2
 from ._sorts import ands, finite_enum, ors
 
@@ -828,7 +828,20 @@ def prove_plan(
         detail,
         witness=witness,
         k=1 if prop.claim is None and verdict is Verdict.PROVED else None,
+        scope=_plan_scope(verdict, prop.claim is not None, depth),
     )
+
+
+def _plan_scope(verdict: Verdict, claim: bool, depth: int | None) -> str:
+    """A claim is over all inputs; the turn system has SLOTS step slots."""
+    within = "all inputs" if claim else f"\u2264 {SLOTS} step slots"
+    if verdict is Verdict.PROVED:
+        return ALL_INPUTS if claim else f"proved for {within}"
+    if verdict is Verdict.BOUNDED:
+        return f"bounded to depth {depth} ({within})"
+    if verdict is Verdict.REFUTED:
+        return refuted_scope("an input breaks the claim" if claim else f"a {depth}-step path")
+    return NO_CLAIM
 
 
 @attrs.frozen

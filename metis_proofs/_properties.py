@@ -54,15 +54,18 @@ from ._perm import (
     stage_decides,
 )
 from ._plan import PLAN_PROPERTIES, prove_plan
-from ._results import ProofResult, Verdict
+from ._results import ALL_INPUTS, NO_CLAIM, ProofResult, Verdict, refuted_scope
 from ._smt2 import Query, smt2_query, write_smt2
 from ._sorts import ands
 from ._system import LoopConfig, LoopSystem
+from ._widths import WidthProof, Widths, all_widths_scope
 
 PERM_RULE_SLOTS = len(RuleBehavior) + 1  # every behaviour set, plus a same-behaviour tie
 CHILD_EXTRA_SLOTS = 2
 DEFAULT_DEPTH = 20
 DEFAULT_TIMEOUT_S = 120.0
+# Per query of the all-widths proof (an MBQI timeout: the finite scope stands).
+WIDTHS_TIMEOUT_S = 10.0
 
 
 @attrs.frozen
@@ -293,6 +296,7 @@ def prove_claim(
             seconds,
             smt2,
             f"negated claim unsat ({PERM_RULE_SLOTS} rule slots)",
+            scope=f"{ALL_INPUTS} (\u2264 {PERM_RULE_SLOTS} rules per decision)",
         )
     if r == z3.sat:
         return ProofResult(
@@ -305,6 +309,7 @@ def prove_claim(
             smt2,
             "negated claim sat",
             witness=str(solver.model()),
+            scope=refuted_scope("an input breaks the claim"),
         )
     return ProofResult(
         prop.id,
@@ -315,6 +320,7 @@ def prove_claim(
         seconds,
         smt2,
         f"solver: {solver.reason_unknown()}",
+        scope=NO_CLAIM,
     )
 
 
@@ -330,8 +336,14 @@ class LoopSession:
         depth: int = DEFAULT_DEPTH,
         timeout_s: float | None = DEFAULT_TIMEOUT_S,
         on_depth: Callable[[int], None] | None = None,
+        *,
+        lemmas: bool = True,
+        widths: bool = True,
     ) -> None:
+        """`lemmas=False` proves without Houdini's lemmas (to compare: most
+        properties are then not 1-inductive, and come out `bounded`)."""
         self.system = LoopSystem(config)
+        self.lemmas = lemmas
         self.depth = depth
         self.timeout_s = timeout_s
         self.on_depth = on_depth
@@ -339,6 +351,8 @@ class LoopSession:
         self._invariant: Invariant | bool | None = False
         self._lemma_text: tuple[Query, Query] | None = None
         self._induction: Induction | None = None
+        self._widths: Widths | None = None
+        self.widths_timeout_s = WIDTHS_TIMEOUT_S if widths else 0.0
 
     @property
     def bmc(self) -> BmcOutcome:
@@ -356,13 +370,44 @@ class LoopSession:
     @property
     def invariant(self) -> Invariant | None:
         if self._invariant is False:
-            self._invariant = houdini(self.system, self.timeout_s)
+            self._invariant = (
+                houdini(self.system, self.timeout_s)
+                if self.lemmas
+                else Invariant(
+                    (), tuple(n for n, _ in self.system.lemmas(self.system.state("x"))), 0.0
+                )
+            )
         assert not isinstance(self._invariant, bool)
         return self._invariant
 
+    def _all_widths(self, inv_id: str, invariant: Invariant | None, k: int) -> float | None:
+        """The parametric proof of `inv_id` (`_widths.py`): its seconds, or None."""
+        if invariant is None or k != 1 or self.widths_timeout_s <= 0:
+            return None
+        if self._widths is None:
+            self._widths = Widths(self.system.config, invariant, self.widths_timeout_s)
+        return self._widths.prove(inv_id)
+
+    @property
+    def shared_seconds(self) -> dict[str, float]:
+        """The work every loop row shares (Houdini, the one BMC run), apart
+        from each row's own seconds."""
+        out: dict[str, float] = {}
+        if isinstance(self._invariant, Invariant):
+            out["houdini"] = round(self._invariant.seconds, 3)
+        if self._bmc is not None:
+            out["bmc"] = round(self._bmc.seconds, 3)
+        if self._widths is not None and isinstance(self._widths.proof, WidthProof):
+            out["widths"] = round(self._widths.proof.seconds, 3)
+        return out
+
     def prove(self, prop: Property, out_dir: Path | None, max_k: int = 3) -> ProofResult:
+        """One loop property. Its `seconds` are its own: the induction step
+        for it (or, when refuted, the BMC depths up to its violation); the
+        shared Houdini and BMC work is in `shared_seconds`."""
         inv_id = prop.invariant
         run = self.bmc
+        bounds = self.system.config.bounds()
         start = time.perf_counter()
         if inv_id in run.found:
             k, model = run.found[inv_id]
@@ -382,10 +427,11 @@ class LoopSession:
                 "bmc",
                 Verdict.REFUTED,
                 k,
-                run.seconds + time.perf_counter() - start,
+                sum(run.depth_seconds[:k]) + time.perf_counter() - start,
                 smt2,
                 f"a {k}-event trace reaches {inv_id}",
                 witness=witness,
+                scope=refuted_scope(f"a {k}-event trace ({bounds})"),
             )
         invariant = self.invariant
         induction = None
@@ -393,20 +439,37 @@ class LoopSession:
             if self._induction is None:
                 self._induction = Induction(self.system, invariant, self.timeout_s)
             induction = self._induction.check(inv_id, max_k)
-        seconds = run.seconds + time.perf_counter() - start
+        seconds = time.perf_counter() - start
         if induction is not None and induction.proved and run.clean_depth >= induction.k - 1:
             smt2 = self._write_induction(prop, out_dir, invariant, induction.k)
+            wide = self._all_widths(inv_id, invariant, induction.k)
+            if wide is not None:
+                return ProofResult(
+                    prop.id,
+                    inv_id,
+                    "k-induction",
+                    Verdict.PROVED,
+                    run.clean_depth,
+                    induction.seconds + wide,
+                    smt2,
+                    f"1-inductive over every width with {len(self._widths.families)} "  # type: ignore[union-attr]
+                    f"quantified lemma families (z3, MBQI); in the finite system "
+                    f"{induction.k}-inductive, BMC clean to depth {run.clean_depth}",
+                    k=induction.k,
+                    scope=all_widths_scope(self.system.config),
+                )
             return ProofResult(
                 prop.id,
                 inv_id,
                 "k-induction",
                 Verdict.PROVED,
                 run.clean_depth,
-                seconds,
+                induction.seconds,
                 smt2,
                 f"{induction.k}-inductive with {len(invariant.names) if invariant else 0} "
                 f"Houdini lemmas; BMC clean to depth {run.clean_depth}",
                 k=induction.k,
+                scope=f"proved for {bounds}",
             )
         if run.unknown_at is None and run.clean_depth >= self.depth:
             smt2 = self._write_bmc(prop, out_dir, run.clean_depth, "unsat")
@@ -420,6 +483,7 @@ class LoopSession:
                 seconds,
                 smt2,
                 f"BMC clean to depth {run.clean_depth}; {why}",
+                scope=f"bounded to depth {run.clean_depth} ({bounds})",
             )
         return ProofResult(
             prop.id,
@@ -430,6 +494,7 @@ class LoopSession:
             seconds,
             None,
             f"BMC stopped at depth {run.clean_depth} (timeout)",
+            scope=NO_CLAIM,
         )
 
     # The SMT-LIB2 evidence, one self-contained file per property.
@@ -534,8 +599,10 @@ def prove_all(
     config: LoopConfig | None = None,
     on_result: Callable[[ProofResult], None] | None = None,
     on_depth: Callable[[int], None] | None = None,
+    session: LoopSession | None = None,
 ) -> list[ProofResult]:
-    session = LoopSession(config, depth, timeout_s, on_depth)
+    """Every property; pass `session` to read its `shared_seconds` afterwards."""
+    session = session or LoopSession(config, depth, timeout_s, on_depth)
     results = []
     for prop in PROPERTIES:
         result = prove(prop.id, out_dir, depth=depth, timeout_s=timeout_s, session=session)

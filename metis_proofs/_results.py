@@ -15,6 +15,22 @@ class Verdict(StrEnum):
     REFUTED = "refuted"  # a counterexample exists
 
 
+# What a result may claim, by verdict: its `scope` must begin with one of
+# these, so that no row is printed without saying how far its proof reaches.
+SCOPE_PREFIX = {
+    Verdict.PROVED: "proved for ",
+    Verdict.BOUNDED: "bounded to ",
+    Verdict.UNKNOWN: "unknown",
+    Verdict.REFUTED: "refuted",
+}
+ALL_INPUTS = "proved for all inputs"
+NO_CLAIM = "unknown: no claim (a solver timeout)"
+
+
+def refuted_scope(what: str) -> str:
+    return f"refuted: {what}"
+
+
 @attrs.frozen
 class ProofResult:
     """The outcome of one property.
@@ -36,6 +52,17 @@ class ProofResult:
     detail: str = ""
     witness: str | None = None  # a refuting input or the path to a counterexample
     k: int | None = None
+    # How far the claim reaches, e.g. "proved for all widths", "proved for
+    # <= 3 calls, ...", "bounded to depth 20 (...)" (see SCOPE_PREFIX).
+    scope: str = ""
+
+    def __attrs_post_init__(self) -> None:
+        prefix = SCOPE_PREFIX[self.verdict]
+        if not self.scope.startswith(prefix):
+            raise ValueError(
+                f"{self.prop_id}: a {self.verdict.value} result needs a scope starting "
+                f"{prefix!r}, got {self.scope!r}"
+            )
 
     @property
     def holds(self) -> bool:
@@ -57,6 +84,7 @@ class ProofResult:
             "verdict": self.verdict.value,
             "depth": self.depth,
             "k": self.k,
+            "scope": self.scope,
             "seconds": round(self.seconds, 3),
             "smt2": self.smt2,
             "detail": self.detail,

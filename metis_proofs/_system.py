@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import MappingProxyType
+from typing import Any, TypeAlias
 
 import attrs
 import z3
@@ -160,6 +161,7 @@ _SLOT_BOOLS = (
     "vet",  # a hook vetoed it
 )
 REGIONS = 2  # abstract footprint areas: rd<i>_<r>, wr<i>_<r>
+QUEUE_KEYS = 2  # a Queue call's key is a Bool: two keys per batch
 _SLOT_ENUMS = {"dec": DECISION, "cls": CLS, "out": OUT}
 _GLOBAL = {"phase": PHASE, "mode": MODE, "route": ROUTE, "hdef": DECISION, "viol": CHECK}
 _FROZEN = ("mode", "route", "hdef")
@@ -180,6 +182,10 @@ class LoopConfig:
     rule_slots: int = 2
     ablations: frozenset[str] = frozenset()
     protocol: bool = True
+    # Unboundedly many calls, jobs, queue keys and regions: per-call fields
+    # are functions over the naturals and every "some / every call" is a
+    # quantifier (`Slots`), the same encoding as the finite one otherwise.
+    parametric: bool = False
 
     def __attrs_post_init__(self) -> None:
         unknown = sorted(self.ablations - set(ABLATIONS))
@@ -189,26 +195,137 @@ class LoopConfig:
     def ablated(self, name: str) -> bool:
         return name in self.ablations
 
+    def bounds(self) -> str:
+        """The abstraction bounds a proof in this system is limited to."""
+        return (
+            f"\u2264 {self.slots} calls, \u2264 {self.jobs} jobs, \u2264 {QUEUE_KEYS} queue keys, "
+            f"\u2264 {self.rule_slots} rules, \u2264 {REGIONS} regions"
+        )
+
+
+# A call, job or region: a slot number (finite) or a z3 natural (parametric);
+# `Any` because the encoding applies `<`, `+` and `==` to both alike.
+Index: TypeAlias = Any
+
+
+class Slots:
+    """How the encoding ranges over calls, jobs and regions.
+
+    Finite: `K` call slots, `J` job slots, `REGIONS` regions, and "some call"
+    is an `Or` over them. Parametric: every natural number is a call (a job,
+    a region), and "some call" is a quantifier over the naturals; the
+    encoding's text is the same either way, so the two cannot drift apart."""
+
+    def __init__(self, K: int, J: int, parametric: bool) -> None:
+        self.K, self.J, self.parametric = K, J, parametric
+        self._n = 0
+
+    def _var(self) -> z3.ArithRef:
+        self._n += 1
+        return z3.Int(f"q!{self._n}")
+
+    def _some(self, f: Callable[[Index], z3.BoolRef], lo: Index, hi: Index | None) -> z3.BoolRef:
+        v = self._var()
+        rng = [v >= lo] + ([] if hi is None else [v < hi])
+        return z3.Exists([v], z3.And(*rng, f(v)))
+
+    def _every(self, f: Callable[[Index], z3.BoolRef], lo: Index, hi: Index | None) -> z3.BoolRef:
+        v = self._var()
+        rng = [v >= lo] + ([] if hi is None else [v < hi])
+        return z3.ForAll([v], z3.Implies(z3.And(*rng), f(v)))
+
+    def any_call(self, f: Callable[[Index], z3.BoolRef]) -> z3.BoolRef:
+        if self.parametric:
+            return self._some(f, 0, None)
+        return ors([f(i) for i in range(self.K)])
+
+    def all_calls(self, f: Callable[[Index], z3.BoolRef]) -> z3.BoolRef:
+        if self.parametric:
+            return self._every(f, 0, None)
+        return ands([f(i) for i in range(self.K)])
+
+    def any_before(self, i: Index, f: Callable[[Index], z3.BoolRef]) -> z3.BoolRef:
+        """Some call j < i."""
+        if self.parametric:
+            return self._some(f, 0, i)
+        assert isinstance(i, int)
+        return ors([f(j) for j in range(i)])
+
+    def all_before(self, i: Index, f: Callable[[Index], z3.BoolRef]) -> z3.BoolRef:
+        if self.parametric:
+            return self._every(f, 0, i)
+        assert isinstance(i, int)
+        return ands([f(j) for j in range(i)])
+
+    def any_other(self, i: Index, f: Callable[[Index], z3.BoolRef]) -> z3.BoolRef:
+        """Some call j != i."""
+        if self.parametric:
+            return self.any_call(lambda j: z3.And(j != i, f(j)))
+        return ors([f(j) for j in range(self.K) if j != i])
+
+    def all_other(self, i: Index, f: Callable[[Index], z3.BoolRef]) -> z3.BoolRef:
+        if self.parametric:
+            return self.all_calls(lambda j: z3.Implies(j != i, f(j)))
+        return ands([f(j) for j in range(self.K) if j != i])
+
+    def any_region(self, f: Callable[[Index], z3.BoolRef]) -> z3.BoolRef:
+        if self.parametric:
+            return self._some(f, 0, None)
+        return ors([f(r) for r in range(REGIONS)])
+
+    def any_job(self, f: Callable[[Index], z3.BoolRef]) -> z3.BoolRef:
+        if self.parametric:
+            return self._some(f, 0, None)
+        return ors([f(j) for j in range(self.J)])
+
+    def before_done(self, i: Index, done: Callable[[Index], z3.BoolRef]) -> z3.BoolRef:
+        """The call before i (if any) is done: decisions run in call order."""
+        if self.parametric:
+            assert not isinstance(i, int)
+            return z3.Or(i == 0, done(i - 1))
+        assert isinstance(i, int)
+        return done(i - 1) if i > 0 else z3.BoolVal(True)
+
+
+_SLOT_FIELDS = (*_SLOT_BOOLS, *_SLOT_ENUMS)
+# Pair lemmas stated for i < j only (the rest: for every j != i).
+_ORDERED_LEMMAS = frozenset(
+    {"exclusive-barrier", "exclusive-after", "queue-fifo", "footprint-order"}
+)
+_REGION_FIELDS = ("rd", "wr")
+
 
 class State:
-    """The state variables of one step, by name (`inb1`, `job0`, `phase`)."""
+    """The state variables of one step, by name (`inb1`, `job0`, `phase`);
+    parametric: per-call fields are functions (`inb(i)`), `funcs` by field."""
 
-    def __init__(self, values: Mapping[str, z3.ExprRef], slots: int, jobs: int) -> None:
+    def __init__(
+        self,
+        values: Mapping[str, z3.ExprRef],
+        slots: int,
+        jobs: int,
+        funcs: Mapping[str, z3.FuncDeclRef] | None = None,
+        over: Slots | None = None,
+    ) -> None:
         self.values = dict(values)
         self.slots = slots
         self.jobs = jobs
+        self.funcs = dict(funcs or {})
+        self.over = over or Slots(slots, jobs, parametric=False)
 
     def __getitem__(self, name: str) -> z3.ExprRef:
         return self.values[name]
 
-    def b(self, field: str, i: int) -> z3.BoolRef:
+    def b(self, field: str, i: Index) -> z3.BoolRef:
+        if self.over.parametric:
+            return self.funcs[field](i)
         return self.values[f"{field}{i}"]
 
-    def e(self, field: str, i: int) -> z3.ExprRef:
-        return self.values[f"{field}{i}"]
+    def e(self, field: str, i: Index) -> z3.ExprRef:
+        return self.b(field, i)
 
     # Derived notions, named as in `_loop.Call`.
-    def admitted(self, i: int) -> z3.BoolRef:
+    def admitted(self, i: Index) -> z3.BoolRef:
         return z3.And(
             self.b("decided", i),
             z3.Or(
@@ -221,7 +338,7 @@ class State:
             ),
         )
 
-    def refused(self, i: int) -> z3.BoolRef:
+    def refused(self, i: Index) -> z3.BoolRef:
         return z3.And(
             self.b("decided", i),
             z3.Or(
@@ -234,26 +351,26 @@ class State:
             ),
         )
 
-    def done(self, i: int) -> z3.BoolRef:
+    def done(self, i: Index) -> z3.BoolRef:
         """Decided, and its ask (if any) answered: preflight is over for it."""
         return z3.And(
             self.b("decided", i),
             z3.Or(self.e("dec", i) != DECISION[Decision.ASK], self.b("settled", i)),
         )
 
-    def open(self, i: int) -> z3.BoolRef:
+    def open(self, i: Index) -> z3.BoolRef:
         return z3.And(self.b("inb", i), z3.Not(self.b("closed", i)))
 
     def any_open(self) -> z3.BoolRef:
-        return ors([self.open(i) for i in range(self.slots)])
+        return self.over.any_call(self.open)
 
     def any_running(self) -> z3.BoolRef:
-        return ors([z3.And(self.b("inb", i), self.b("running", i)) for i in range(self.slots)])
+        return self.over.any_call(lambda i: z3.And(self.b("inb", i), self.b("running", i)))
 
     def any_job(self) -> z3.BoolRef:
-        return ors([self.b("job", j) for j in range(self.jobs)])
+        return self.over.any_job(lambda j: self.b("job", j))
 
-    def unfinished(self, i: int) -> z3.BoolRef:
+    def unfinished(self, i: Index) -> z3.BoolRef:
         """Admitted, and neither finished nor closed: what barriers wait for."""
         return z3.And(
             self.b("inb", i),
@@ -262,31 +379,30 @@ class State:
             z3.Not(self.b("closed", i)),
         )
 
-    def is_cls(self, i: int, cls: CallClass) -> z3.BoolRef:
+    def is_cls(self, i: Index, cls: CallClass) -> z3.BoolRef:
         return self.e("cls", i) == CLS[cls]
 
-    def region(self, field: str, i: int, r: int) -> z3.BoolRef:
+    def region(self, field: str, i: Index, r: Index) -> z3.BoolRef:
+        if self.over.parametric:
+            return self.funcs[field](i, r)
         return self.values[f"{field}{i}_{r}"]
 
-    def conflict(self, i: int, j: int) -> z3.BoolRef:
+    def conflict(self, i: Index, j: Index) -> z3.BoolRef:
         """`footprints_conflict`: one is Safe and reads an area the other, a
         Queue call, writes (an Exclusive call's conflicts: SCHED-1/3)."""
 
-        def reads_writes(a: int, b: int) -> z3.BoolRef:
+        def reads_writes(a: Index, b: Index) -> z3.BoolRef:
             return z3.And(
                 self.is_cls(a, CallClass.SAFE),
                 self.is_cls(b, CallClass.QUEUE),
-                ors(
-                    [
-                        z3.And(self.region("rd", a, r), self.region("wr", b, r))
-                        for r in range(REGIONS)
-                    ]
+                self.over.any_region(
+                    lambda r: z3.And(self.region("rd", a, r), self.region("wr", b, r))
                 ),
             )
 
         return z3.Or(reads_writes(i, j), reads_writes(j, i))
 
-    def may_have_happened(self, i: int) -> z3.BoolRef:
+    def may_have_happened(self, i: Index) -> z3.BoolRef:
         """RETRY-3: its effect started, and it is not Safe or it committed."""
         return z3.And(
             self.b("started", i),
@@ -300,9 +416,16 @@ class Params:
 
     values: Mapping[str, z3.ExprRef]
     facts: SymFacts
+    funcs: Mapping[str, z3.FuncDeclRef] = attrs.field(factory=dict)
 
     def __getitem__(self, name: str) -> z3.ExprRef:
         return self.values[name]
+
+    def at(self, field: str, i: Index) -> z3.BoolRef:
+        """A per-call (`surf`, `cv`, ...) or per-region (`drd`) flag."""
+        if self.funcs:
+            return self.funcs[field](i)
+        return self.values[f"{field}{i}"]
 
     def all_vars(self) -> list[z3.ExprRef]:
         out = list(self.values.values())
@@ -364,20 +487,65 @@ _PARAM_ENUMS = {
 }
 
 
-class _Chain:
-    """Collects conditional updates per variable; builds If-chains at the end."""
+def _val(value: z3.ExprRef | bool) -> z3.ExprRef:
+    return z3.BoolVal(value) if isinstance(value, bool) else value
 
-    def __init__(self) -> None:
+
+class _Chain:
+    """Collects conditional updates per variable; builds If-chains at the end.
+
+    Per-call (per-job, per-region) updates are given as functions of the
+    index: finite, they are expanded into the slots' variables at once;
+    parametric, they are kept and built for a quantified index."""
+
+    def __init__(self, over: Slots) -> None:
+        self.over = over
         self.cases: dict[str, list[tuple[z3.BoolRef, z3.ExprRef]]] = {}
+        self.indexed: dict[str, list[tuple[Callable[..., z3.BoolRef], Callable[..., Any]]]] = {}
 
     def set(self, name: str, when: z3.BoolRef, value: z3.ExprRef | bool) -> None:
-        v = z3.BoolVal(value) if isinstance(value, bool) else value
-        self.cases.setdefault(name, []).append((when, v))
+        self.cases.setdefault(name, []).append((when, _val(value)))
+
+    def set_call(
+        self, field: str, when: Callable[[Index], z3.BoolRef], value: Callable[[Index], Any]
+    ) -> None:
+        if self.over.parametric:
+            self.indexed.setdefault(field, []).append((when, value))
+        else:
+            for i in range(self.over.K):
+                self.set(f"{field}{i}", when(i), value(i))
+
+    def set_job(self, when: Callable[[Index], z3.BoolRef], value: Callable[[Index], Any]) -> None:
+        if self.over.parametric:
+            self.indexed.setdefault("job", []).append((when, value))
+        else:
+            for j in range(self.over.J):
+                self.set(f"job{j}", when(j), value(j))
+
+    def set_region(
+        self,
+        field: str,
+        when: Callable[[Index], z3.BoolRef],
+        value: Callable[[Index, Index], Any],
+    ) -> None:
+        if self.over.parametric:
+            self.indexed.setdefault(field, []).append((when, value))
+        else:
+            for i in range(self.over.K):
+                for r in range(REGIONS):
+                    self.set(f"{field}{i}_{r}", when(i), value(i, r))
 
     def build(self, name: str, current: z3.ExprRef) -> z3.ExprRef:
         out = current
         for when, value in reversed(self.cases.get(name, [])):
             out = z3.If(when, value, out)
+        return out
+
+    def build_at(self, field: str, current: z3.ExprRef, *index: Index) -> z3.ExprRef:
+        """Parametric: the next value of `field` at a (quantified) index."""
+        out = current
+        for when, value in reversed(self.indexed.get(field, [])):
+            out = z3.If(when(index[0]), _val(value(*index)), out)
         return out
 
 
@@ -395,6 +563,8 @@ class LoopSystem:
         self.config = config or LoopConfig()
         self.K = self.config.slots
         self.J = self.config.jobs
+        self.over = Slots(self.K, self.J, self.config.parametric)
+        self.parametric = self.config.parametric
 
     # --- variables -------------------------------------------------------
 
@@ -413,6 +583,15 @@ class LoopSystem:
             values[name] = fin.const(f"{name}@{tag}")
         for name in _STATE_BOOLS:
             values[name] = z3.Bool(f"{name}@{tag}")
+        if self.parametric:
+            N, B = z3.IntSort(), z3.BoolSort()
+            funcs = {f: z3.Function(f"{f}@{tag}", N, B) for f in (*_SLOT_BOOLS, "job")}
+            for f, fin in _SLOT_ENUMS.items():
+                funcs[f] = z3.Function(f"{f}@{tag}", N, fin.sort)
+            for f in _REGION_FIELDS:
+                funcs[f] = z3.Function(f"{f}@{tag}", N, N, B)
+            funcs["key"] = z3.Function(f"key@{tag}", N, N)  # any number of keys
+            return State(values, self.K, self.J, funcs, self.over)
         for i in range(self.K):
             for f in _SLOT_BOOLS:
                 values[f"{f}{i}"] = z3.Bool(f"{f}{i}@{tag}")
@@ -422,7 +601,7 @@ class LoopSystem:
                 values[name] = z3.Bool(f"{name}@{tag}")
         for j in range(self.J):
             values[f"job{j}"] = z3.Bool(f"job{j}@{tag}")
-        return State(values, self.K, self.J)
+        return State(values, self.K, self.J, over=self.over)
 
     def params(self, tag: str) -> Params:
         values: dict[str, z3.ExprRef] = {}
@@ -435,7 +614,15 @@ class LoopSystem:
             values[name] = z3.Int(f"p.{name}@{tag}")
         for name, fin in _PARAM_ENUMS.items():
             values[name] = fin.const(f"p.{name}@{tag}")
-        return Params(values, SymFacts.fresh(f"p.facts@{tag}.", self.config.rule_slots))
+        facts = SymFacts.fresh(f"p.facts@{tag}.", self.config.rule_slots)
+        if not self.parametric:
+            return Params(values, facts)
+        N, B = z3.IntSort(), z3.BoolSort()
+        funcs = {
+            f: z3.Function(f"p.{f}@{tag}", N, B) for f in (*_PARAM_SLOT_BOOLS, *_PARAM_REGION_BOOLS)
+        }
+        values["dkey"] = z3.Int(f"p.dkey@{tag}")
+        return Params(values, facts, funcs)
 
     # --- init ------------------------------------------------------------
 
@@ -447,6 +634,25 @@ class LoopSystem:
             out[name] = z3.BoolVal(False)
         return out
 
+    def canon(self, field: str) -> z3.ExprRef:
+        """The value of a per-call field in a cleared slot."""
+        if field in _SLOT_ENUMS:
+            fin = _SLOT_ENUMS[field]
+            return fin[fin.members[0]]
+        if field == "key" and self.parametric:
+            return z3.IntVal(0)
+        return z3.BoolVal(False)
+
+    def cleared(self, s: State, i: Index) -> list[z3.BoolRef]:
+        """Call i's fields (all but `inb`, regions included) are canonical."""
+        out = [s.b(f, i) == self.canon(f) for f in _SLOT_FIELDS if f != "inb"]
+        if self.parametric:
+            out.append(self.over.all_calls(lambda r: z3.Not(s.region("rd", i, r))))
+            out.append(self.over.all_calls(lambda r: z3.Not(s.region("wr", i, r))))
+        else:
+            out += [z3.Not(s.region(f, i, r)) for f in _REGION_FIELDS for r in range(REGIONS)]
+        return out
+
     def init(self, s: State) -> z3.BoolRef:
         parts = [
             s["phase"] == PHASE[Phase.READY],
@@ -455,6 +661,12 @@ class LoopSystem:
             z3.Not(s["canc"]),
             z3.Not(s["stsrc"]),
         ]
+        if self.parametric:
+            parts.append(
+                self.over.all_calls(lambda i: z3.And(z3.Not(s.b("inb", i)), *self.cleared(s, i)))
+            )
+            parts.append(self.over.all_calls(lambda j: z3.Not(s.b("job", j))))
+            return z3.And(parts)
         for i in range(self.K):
             parts += [s[n] == v for n, v in self.canonical(i).items()]
         parts += [z3.Not(s.b("job", j)) for j in range(self.J)]
@@ -477,6 +689,23 @@ class LoopSystem:
             parts.append(self._protocol(s, p))
         parts.append(t["viol"] == self._monitor(s, p))
         upd = self._updates(s, p)
+        if self.parametric:
+            for name in (*_GLOBAL, *_STATE_BOOLS):
+                if name not in _FROZEN and name != "viol":
+                    parts.append(t[name] == upd.build(name, s[name]))
+            for f in (*_SLOT_FIELDS, "job"):
+                parts.append(
+                    self.over.all_calls(lambda i, f=f: t.b(f, i) == upd.build_at(f, s.b(f, i), i))  # type: ignore[misc]
+                )
+            for f in _REGION_FIELDS:
+                parts.append(
+                    self.over.all_calls(
+                        lambda i, f=f: self.over.all_calls(  # type: ignore[misc]
+                            lambda r: t.region(f, i, r) == upd.build_at(f, s.region(f, i, r), i, r)
+                        )
+                    )
+                )
+            return z3.And(parts)
         for name in self.state_names():
             if name in _FROZEN or name == "viol":
                 continue
@@ -486,17 +715,29 @@ class LoopSystem:
     def _ev(self, p: Params, kind: str) -> z3.BoolRef:
         return p["ev"] == EVENT[kind]
 
-    def _at(self, p: Params, f: Callable[[int], z3.BoolRef]) -> z3.BoolRef:
-        """f(slot) for the slot the event names (False for a foreign slot)."""
+    def _at(self, p: Params, f: Callable[[Index], z3.BoolRef]) -> z3.BoolRef:
+        """f(slot) for the slot the event names (False for a foreign slot;
+        parametric, a foreign call is any natural not in the batch)."""
+        if self.parametric:
+            return z3.And(p["slot"] >= 0, f(p["slot"]))
         return ors([z3.And(p["slot"] == i, f(i)) for i in range(self.K)])
 
     def _found(self, s: State, p: Params) -> z3.BoolRef:
         return self._at(p, lambda i: s.b("inb", i))
 
     def _job_at(self, s: State, p: Params) -> z3.BoolRef:
+        if self.parametric:
+            return z3.And(p["jslot"] >= 0, s.b("job", p["jslot"]))
         return ors([z3.And(p["jslot"] == j, s.b("job", j)) for j in range(self.J)])
 
     def _wellformed(self, p: Params) -> z3.BoolRef:
+        if self.parametric:  # no upper bounds: any call, job or batch size
+            return z3.And(
+                p["slot"] >= 0,
+                p["jslot"] >= 0,
+                p["n"] >= 0,
+                z3.Implies(p["dup"], p["n"] >= 2),
+            )
         return z3.And(
             p["slot"] >= 0,
             p["slot"] <= self.K,
@@ -515,7 +756,7 @@ class LoopSystem:
         names its calls within a limit; a repair that stubs exactly the open
         calls and marks a closed or foreign one unknown marks one it does not stub;
         known ids of no calls are in order."""
-        K = self.K
+        over = self.over
         parts = [
             z3.Implies(
                 z3.And(self._ev(p, "hook"), self._at(p, lambda i: z3.Not(s.b("hkpend", i)))),
@@ -523,19 +764,22 @@ class LoopSystem:
             ),
             z3.Implies(
                 z3.And(self._ev(p, "cancel"), p["scoped"], p["limit_ok"]),
-                ors([p[f"cv{i}"] for i in range(K)]),
+                over.any_call(lambda i: p.at("cv", i)),
             ),
         ]
-        parts += [
-            z3.Implies(z3.And(self._ev(p, "cancel"), p[f"cv{i}"]), s.b("inb", i)) for i in range(K)
-        ]
-        parts += [
-            z3.Implies(
-                z3.And(self._ev(p, "repair"), p["exact"], p[f"unk{i}"], z3.Not(s.open(i))),
-                p["uextra"],
+        parts.append(
+            over.all_calls(
+                lambda i: z3.Implies(z3.And(self._ev(p, "cancel"), p.at("cv", i)), s.b("inb", i))
             )
-            for i in range(K)
-        ]
+        )
+        parts.append(
+            over.all_calls(
+                lambda i: z3.Implies(
+                    z3.And(self._ev(p, "repair"), p["exact"], p.at("unk", i), z3.Not(s.open(i))),
+                    p["uextra"],
+                )
+            )
+        )
         # With no calls, ids that are all known are all of them, in order.
         parts.append(z3.Implies(z3.And(p["ids_known"], z3.Not(s.b("inb", 0))), p["ids_inorder"]))
         return z3.And(parts)
@@ -546,54 +790,48 @@ class LoopSystem:
 
     # --- the checker mirror ---------------------------------------------
 
-    def _sched_checks(self, s: State, p: Params, i: int) -> list[tuple[z3.BoolRef, str]]:
+    def _sched_checks(self, s: State, p: Params, i: Index) -> list[tuple[z3.BoolRef, str]]:
         """`_loop.interference` for starting slot i, in its order."""
         ex = CallClass.EXCLUSIVE
-        others = [j for j in range(self.K) if j != i]
-        sched1 = ors(
-            [
-                z3.And(
-                    s.b("inb", j),
-                    s.b("running", j),
-                    CLS.is_in(s.e("cls", j), _FOREGROUND),
-                    z3.Or(s.is_cls(i, ex), s.is_cls(j, ex)),
-                )
-                for j in others
-            ]
+        over = self.over
+        sched1 = over.any_other(
+            i,
+            lambda j: z3.And(
+                s.b("inb", j),
+                s.b("running", j),
+                CLS.is_in(s.e("cls", j), _FOREGROUND),
+                z3.Or(s.is_cls(i, ex), s.is_cls(j, ex)),
+            ),
         )
-        sched3 = ors(
-            [z3.And(s.unfinished(j), z3.Or(s.is_cls(i, ex), s.is_cls(j, ex))) for j in range(i)]
+        sched3 = over.any_before(
+            i, lambda j: z3.And(s.unfinished(j), z3.Or(s.is_cls(i, ex), s.is_cls(j, ex)))
         )
         q = CallClass.QUEUE
         sched2 = z3.And(
             s.is_cls(i, q),
-            ors(
-                [
-                    z3.And(
-                        s.b("inb", j),
-                        s.is_cls(j, q),
-                        s.b("key", j) == s.b("key", i),
-                        z3.Or(s.b("running", j), s.unfinished(j) if j < i else False),
-                    )
-                    for j in others
-                ]
+            over.any_other(
+                i,
+                lambda j: z3.And(
+                    s.b("inb", j),
+                    s.is_cls(j, q),
+                    s.b("key", j) == s.b("key", i),
+                    z3.Or(s.b("running", j), z3.And(j < i, s.unfinished(j))),
+                ),
             ),
         )
-        sched6 = ors(
-            [
-                z3.And(
-                    s.b("inb", j),
-                    s.conflict(i, j),
-                    z3.Or(s.b("running", j), s.unfinished(j) if j < i else False),
-                )
-                for j in others
-            ]
+        sched6 = over.any_other(
+            i,
+            lambda j: z3.And(
+                s.b("inb", j),
+                s.conflict(i, j),
+                z3.Or(s.b("running", j), z3.And(j < i, s.unfinished(j))),
+            ),
         )
         return [(sched1, "SCHED-1"), (sched3, "SCHED-3"), (sched2, "SCHED-2"), (sched6, "SCHED-6")]
 
     def _checks(self, s: State, p: Params) -> dict[str, list[tuple[z3.BoolRef, str]]]:
 
-        def at(f: Callable[[int], z3.BoolRef]) -> z3.BoolRef:
+        def at(f: Callable[[Index], z3.BoolRef]) -> z3.BoolRef:
             return self._at(p, f)
 
         found = self._found(s, p)
@@ -601,33 +839,29 @@ class LoopSystem:
         res = resolve_z3(f)
         d = p["d"]
         status = p["status"]
-        unsettled = ors([z3.And(s.b("inb", i), z3.Not(s.done(i))) for i in range(self.K)])
+        over = self.over
+        unsettled = over.any_call(lambda i: z3.And(s.b("inb", i), z3.Not(s.done(i))))
         sched: list[tuple[z3.BoolRef, str]] = []
         for inv in ("SCHED-1", "SCHED-3", "SCHED-2", "SCHED-6"):
-            cond = ors(
-                [
-                    z3.And(p["slot"] == i, c)
-                    for i in range(self.K)
-                    for c, v in self._sched_checks(s, p, i)
-                    if v == inv
-                ]
+            cond = self._at(
+                p,
+                lambda i, inv=inv: dict((v, c) for c, v in self._sched_checks(s, p, i))[inv],  # type: ignore[misc]
             )
             sched.append((cond, inv))
         completed = p["rstatus"] == RUN[RunStatus.COMPLETED]
         ended_cancelled = p["outcome"] == OUT[EffectOutcome.CANCELLED]
         deny = DECISION[Decision.DENY]
-        covered = [
-            z3.And(p[f"cv{i}"], z3.Not(z3.And(s.b("inb", i), s.b("running", i))))
-            for i in range(self.K)
-        ]
+        covered = over.any_call(
+            lambda i: z3.And(p.at("cv", i), z3.Not(z3.And(s.b("inb", i), s.b("running", i))))
+        )
         cancel_bad = z3.Or(
             z3.And(z3.Not(p["timeout"]), p["scoped"]),
             z3.And(z3.Not(p["timeout"]), z3.Not(p["sourced"])),
-            z3.And(p["timeout"], z3.Or(z3.Not(p["scoped"]), z3.Not(p["limit_ok"]), ors(covered))),
+            z3.And(p["timeout"], z3.Or(z3.Not(p["scoped"]), z3.Not(p["limit_ok"]), covered)),
         )
         stubs_bad = z3.Or(
             p["uextra"],
-            ors([z3.And(s.open(i), p[f"unk{i}"] != s.may_have_happened(i)) for i in range(self.K)]),
+            over.any_call(lambda i: z3.And(s.open(i), p.at("unk", i) != s.may_have_happened(i))),
         )
         return {
             "turn_start": [(z3.Not(p["turn_ok"]), "LOOP-1")],
@@ -800,7 +1034,7 @@ class LoopSystem:
             "repair": [
                 (z3.Not(p["exact"]), "CLOSE-5"),
                 # RETRY-2: a committed call is answered by its commit, never stubbed
-                (ors([z3.And(s.open(i), s.b("committed", i)) for i in range(self.K)]), "RETRY-2"),
+                (over.any_call(lambda i: z3.And(s.open(i), s.b("committed", i))), "RETRY-2"),
                 (stubs_bad, "RETRY-3"),
                 (z3.Not(p["ids_known"]), "CLOSE-4"),
                 (z3.Not(p["ids_inorder"]), "CLOSE-3"),
@@ -839,7 +1073,7 @@ class LoopSystem:
 
     def _monitor(self, s: State, p: Params) -> z3.ExprRef:
         """The ID `step` reports first for this event, or `ok`."""
-        hpend = ors([s.b("hp", i) for i in range(self.K)])
+        hpend = self.over.any_call(lambda i: s.b("hp", i))
         settles_it = z3.And(self._ev(p, "ask_resolved"), self._at(p, lambda i: s.b("hp", i)))
         per_kind = self._checks(s, p)
         body: z3.ExprRef = CHECK[OK]
@@ -859,18 +1093,19 @@ class LoopSystem:
         return _first(pre, body)
 
     def _updates(self, s: State, p: Params) -> _Chain:
-        c = _Chain()
+        c = _Chain(self.over)
 
         def ev(kind: str) -> z3.BoolRef:
             return self._ev(p, kind)
 
         def clear(when: z3.BoolRef) -> None:
-            for i in range(self.K):
-                for name, value in self.canonical(i).items():
-                    c.set(name, when, value)
+            for f in _SLOT_FIELDS:
+                c.set_call(f, lambda i: when, lambda i, f=f: self.canon(f))  # type: ignore[misc]
+            for f in _REGION_FIELDS:
+                c.set_region(f, lambda i: when, lambda i, r: False)
 
-        def slot(i: int, kind: str) -> z3.BoolRef:
-            return z3.And(ev(kind), p["slot"] == i)
+        def slot(kind: str) -> Callable[[Index], z3.BoolRef]:
+            return lambda i: z3.And(ev(kind), p["slot"] == i)
 
         c.set("phase", ev("turn_start"), PHASE[Phase.PREPARING])
         c.set("phase", ev("request"), PHASE[Phase.STREAMING])
@@ -884,48 +1119,47 @@ class LoopSystem:
         c.set("eff", batch, False)
         c.set("canc", batch, False)
         c.set("stsrc", batch, False)
-        for i in range(self.K):
-            fresh = {
-                f"inb{i}": p["n"] > i,
-                f"surf{i}": z3.And(p["n"] > i, p[f"surf{i}"]),
-                f"hkpend{i}": z3.And(p["n"] > i, p[f"hneed{i}"]),
-            }
-            for name, value in self.canonical(i).items():
-                c.set(name, batch, fresh.get(name, value))
-        for i in range(self.K):
-            hook = slot(i, "hook")
-            c.set(f"vet{i}", hook, z3.Or(s.b("vet", i), p["vetoed"]))
-            c.set(f"hkpend{i}", hook, z3.Not(p["hdone"]))
-            dec = slot(i, "decision")
-            c.set(f"decided{i}", dec, True)
-            c.set(f"dec{i}", dec, p["d"])
-            c.set(f"cls{i}", dec, p["dcls"])
-            c.set(f"key{i}", dec, p["dkey"])
-            for r in range(REGIONS):
-                c.set(f"rd{i}_{r}", dec, p[f"drd{r}"])
-                c.set(f"wr{i}_{r}", dec, p[f"dwr{r}"])
-            c.set(f"hp{i}", dec, z3.And(p["d"] == DECISION[Decision.ASK], waitless(p["droute"])))
-            ans = slot(i, "ask_resolved")
-            c.set(f"settled{i}", ans, True)
-            c.set(f"appr{i}", ans, p["approved"])
-            c.set(f"hp{i}", ans, False)
-            c.set(f"running{i}", slot(i, "effect_start"), True)
-            c.set(f"started{i}", slot(i, "effect_start"), True)
-            c.set(f"committed{i}", slot(i, "commit"), True)
-            end = slot(i, "effect_end")
-            c.set(f"running{i}", end, False)
-            c.set(f"finished{i}", end, True)
-            c.set(f"out{i}", end, p["outcome"])
-            c.set(f"cov{i}", z3.And(ev("cancel"), p["scoped"], p[f"cv{i}"]), True)
-            hs = slot(i, "handshake")
-            c.set(f"running{i}", hs, False)
-            c.set(f"finished{i}", hs, True)
-            c.set(f"out{i}", hs, OUT[EffectOutcome.OK])
-            c.set(f"closed{i}", slot(i, "result"), True)
+        fresh: dict[str, Callable[[Index], z3.BoolRef]] = {
+            "inb": lambda i: p["n"] > i,
+            "surf": lambda i: z3.And(p["n"] > i, p.at("surf", i)),
+            "hkpend": lambda i: z3.And(p["n"] > i, p.at("hneed", i)),
+        }
+        for f in _SLOT_FIELDS:
+            c.set_call(f, lambda i: batch, fresh.get(f, lambda i, f=f: self.canon(f)))  # type: ignore[misc]
+        for f in _REGION_FIELDS:
+            c.set_region(f, lambda i: batch, lambda i, r: False)
+        hook, dec, ans = slot("hook"), slot("decision"), slot("ask_resolved")
+        start, end, hs = slot("effect_start"), slot("effect_end"), slot("handshake")
+        c.set_call("vet", hook, lambda i: z3.Or(s.b("vet", i), p["vetoed"]))
+        c.set_call("hkpend", hook, lambda i: z3.Not(p["hdone"]))
+        c.set_call("decided", dec, lambda i: True)
+        c.set_call("dec", dec, lambda i: p["d"])
+        c.set_call("cls", dec, lambda i: p["dcls"])
+        c.set_call("key", dec, lambda i: p["dkey"])
+        c.set_region("rd", dec, lambda i, r: p.at("drd", r))
+        c.set_region("wr", dec, lambda i, r: p.at("dwr", r))
+        c.set_call(
+            "hp", dec, lambda i: z3.And(p["d"] == DECISION[Decision.ASK], waitless(p["droute"]))
+        )
+        c.set_call("settled", ans, lambda i: True)
+        c.set_call("appr", ans, lambda i: p["approved"])
+        c.set_call("hp", ans, lambda i: False)
+        c.set_call("running", start, lambda i: True)
+        c.set_call("started", start, lambda i: True)
+        c.set_call("committed", slot("commit"), lambda i: True)
+        c.set_call("running", end, lambda i: False)
+        c.set_call("finished", end, lambda i: True)
+        c.set_call("out", end, lambda i: p["outcome"])
+        c.set_call(
+            "cov", lambda i: z3.And(ev("cancel"), p["scoped"], p.at("cv", i)), lambda i: True
+        )
+        c.set_call("running", hs, lambda i: False)
+        c.set_call("finished", hs, lambda i: True)
+        c.set_call("out", hs, lambda i: OUT[EffectOutcome.OK])
+        c.set_call("closed", slot("result"), lambda i: True)
         c.set("eff", ev("effect_start"), True)
-        for j in range(self.J):
-            c.set(f"job{j}", z3.And(ev("handshake"), p["jslot"] == j), True)
-            c.set(f"job{j}", z3.And(ev("job_done"), p["jslot"] == j), False)
+        c.set_job(lambda j: z3.And(ev("handshake"), p["jslot"] == j), lambda j: True)
+        c.set_job(lambda j: z3.And(ev("job_done"), p["jslot"] == j), lambda j: False)
         c.set("phase", ev("results_sent"), PHASE[Phase.READY])
         clear(ev("results_sent"))
         c.set("canc", z3.And(ev("cancel"), z3.Not(p["scoped"])), True)
@@ -942,19 +1176,13 @@ class LoopSystem:
     # --- the protocol ----------------------------------------------------
 
     def preflight_done(self, s: State) -> z3.BoolRef:
-        """The last call of the batch is decided and settled (decisions run in
-        call order, so this means every call is)."""
-        parts = []
-        for i in range(self.K):
-            last = (
-                s.b("inb", i)
-                if i == self.K - 1
-                else z3.And(s.b("inb", i), z3.Not(s.b("inb", i + 1)))
-            )
-            parts.append(z3.Implies(last, s.done(i)))
-        return z3.And(parts)
+        """Every call of the batch is decided and settled. (Stated for every
+        call, not as "the last call is", which decisions in call order make
+        equivalent: over unboundedly many calls the last one is no
+        first-order notion, and the all-widths proof needs no induction.)"""
+        return self.over.all_calls(lambda i: z3.Implies(s.b("inb", i), s.done(i)))
 
-    def _may_start(self, s: State, p: Params, i: int) -> z3.BoolRef:
+    def _may_start(self, s: State, p: Params, i: Index) -> z3.BoolRef:
         cfg = self.config
         cls, key = p["dcls"], p["dkey"]
         skips_gate = z3.And(
@@ -975,46 +1203,50 @@ class LoopSystem:
             z3.BoolVal(cfg.ablated("no-preflight")), skips_gate, self.preflight_done(s)
         )
 
-        def exclusive(j: int | None) -> z3.BoolRef:
+        def exclusive(j: Index | None) -> z3.BoolRef:
             if cfg.ablated("exclusive-as-safe"):
                 return z3.BoolVal(False)
             if j is None:
                 return cls == CLS[CallClass.EXCLUSIVE]
             return s.is_cls(j, CallClass.EXCLUSIVE)
 
-        others = [j for j in range(self.K) if j != i]
-        running = {j: z3.And(s.b("inb", j), s.b("running", j)) for j in others}
-        barrier = ands(
-            [z3.Not(z3.And(running[j], exclusive(j))) for j in others]
-            + [z3.Not(z3.And(s.unfinished(j), exclusive(j))) for j in range(i)]
+        over = self.over
+
+        def running(j: Index) -> z3.BoolRef:
+            return z3.And(s.b("inb", j), s.b("running", j))
+
+        barrier = z3.And(
+            over.all_other(i, lambda j: z3.Not(z3.And(running(j), exclusive(j)))),
+            over.all_before(i, lambda j: z3.Not(z3.And(s.unfinished(j), exclusive(j)))),
         )
         alone = z3.Implies(
             exclusive(None),
-            ands(
-                [z3.Not(running[j]) for j in others] + [z3.Not(s.unfinished(j)) for j in range(i)]
+            z3.And(
+                over.all_other(i, lambda j: z3.Not(running(j))),
+                over.all_before(i, lambda j: z3.Not(s.unfinished(j))),
             ),
         )
 
-        def same_queue(j: int) -> z3.BoolRef:
+        def same_queue(j: Index) -> z3.BoolRef:
             return z3.And(s.is_cls(j, CallClass.QUEUE), s.b("key", j) == key)
 
         fifo = (
-            []
+            z3.BoolVal(True)
             if cfg.ablated("queue-not-fifo")
-            else [z3.Not(z3.And(s.unfinished(j), same_queue(j))) for j in range(i)]
+            else over.all_before(i, lambda j: z3.Not(z3.And(s.unfinished(j), same_queue(j))))
         )
         queue = z3.Implies(
             cls == CLS[CallClass.QUEUE],
-            ands([z3.Not(z3.And(running[j], same_queue(j))) for j in others] + fifo),
+            z3.And(over.all_other(i, lambda j: z3.Not(z3.And(running(j), same_queue(j)))), fifo),
         )
         # SCHED-6: a Safe call and a writer whose footprints conflict never
         # overlap and run in call order.
         footprint = (
             z3.BoolVal(True)
             if cfg.ablated("footprint-blind")
-            else ands(
-                [z3.Not(z3.And(running[j], s.conflict(i, j))) for j in others]
-                + [z3.Not(z3.And(s.unfinished(j), s.conflict(i, j))) for j in range(i)]
+            else z3.And(
+                over.all_other(i, lambda j: z3.Not(z3.And(running(j), s.conflict(i, j)))),
+                over.all_before(i, lambda j: z3.Not(z3.And(s.unfinished(j), s.conflict(i, j)))),
             )
         )
         return z3.And(
@@ -1057,7 +1289,7 @@ class LoopSystem:
         """What a correct runtime may do next (the ablations weaken it)."""
         cfg = self.config
 
-        def at(f: Callable[[int], z3.BoolRef]) -> z3.BoolRef:
+        def at(f: Callable[[Index], z3.BoolRef]) -> z3.BoolRef:
             return self._at(p, f)
 
         f = p.facts
@@ -1073,19 +1305,16 @@ class LoopSystem:
         )
         # RETRY-3: a stub is unknown exactly when the call may have had an
         # effect (ablated: every stub says interrupted).
-        told_apart = ands(
-            [
-                z3.Implies(
-                    s.open(i),
-                    p[f"unk{i}"]
-                    == (
-                        z3.BoolVal(False)
-                        if cfg.ablated("stub-started-as-interrupted")
-                        else s.may_have_happened(i)
-                    ),
-                )
-                for i in range(self.K)
-            ]
+        told_apart = self.over.all_calls(
+            lambda i: z3.Implies(
+                s.open(i),
+                p.at("unk", i)
+                == (
+                    z3.BoolVal(False)
+                    if cfg.ablated("stub-started-as-interrupted")
+                    else s.may_have_happened(i)
+                ),
+            )
         )
         deny = DECISION[Decision.DENY]
         enforced = (
@@ -1115,7 +1344,7 @@ class LoopSystem:
                     lambda i: z3.And(
                         s.b("inb", i),
                         z3.Not(s.b("decided", i)),
-                        s.done(i - 1) if i > 0 else True,
+                        self.over.before_done(i, s.done),
                     )
                 ),
                 f.mode == s["mode"],
@@ -1188,12 +1417,11 @@ class LoopSystem:
                 z3.And(
                     p["scoped"],
                     p["limit_ok"],
-                    ors([p[f"cv{i}"] for i in range(self.K)]),
-                    ands(
-                        [
-                            z3.Implies(p[f"cv{i}"], z3.And(s.b("inb", i), s.b("running", i)))
-                            for i in range(self.K)
-                        ]
+                    self.over.any_call(lambda i: p.at("cv", i)),
+                    self.over.all_calls(
+                        lambda i: z3.Implies(
+                            p.at("cv", i), z3.And(s.b("inb", i), s.b("running", i))
+                        )
                     ),
                 ),
                 z3.And(z3.Not(p["scoped"]), p["sourced"]),
@@ -1207,7 +1435,7 @@ class LoopSystem:
             "repair": z3.And(
                 z3.Not(s.any_running()),
                 # the committed calls were answered first, from the journal (RETRY-2)
-                z3.Not(ors([z3.And(s.open(i), s.b("committed", i)) for i in range(self.K)])),
+                z3.Not(self.over.any_call(lambda i: z3.And(s.open(i), s.b("committed", i)))),
                 exact,
                 z3.Not(p["uextra"]),
                 told_apart,
@@ -1236,7 +1464,7 @@ class LoopSystem:
         missing = set(EVENT_KINDS) - set(guards)
         if missing:  # pragma: no cover - a new event kind needs a guard
             raise MetisModelError(f"protocol has no guard for {sorted(missing)}")
-        hpend = ors([s.b("hp", i) for i in range(self.K)])
+        hpend = self.over.any_call(lambda i: s.b("hp", i))
         return z3.And(
             self.enabled_in_phase(s["phase"], p["ev"]),
             z3.Implies(
@@ -1254,24 +1482,40 @@ class LoopSystem:
         Each holds only in states the checker accepted (`viol == ok`)."""
         K = self.K
         out: list[tuple[str, z3.BoolRef]] = []
+        # Parametric: one lemma per family, over every call i (and j != i;
+        # j > i for the ordered families), named with the bound variables.
+        li, lj = z3.Int("L.i"), z3.Int("L.j")
+        calls: Sequence[Index] = [li] if self.parametric else range(K)
+        pairs: Callable[[Index], Sequence[Index]] = (
+            (lambda i: [lj]) if self.parametric else (lambda i: [j for j in range(K) if j != i])
+        )
 
         def add(name: str, body: z3.BoolRef) -> None:
-            out.append((name, z3.Implies(s["viol"] == CHECK[OK], body)))
+            body = z3.Implies(s["viol"] == CHECK[OK], body)
+            if self.parametric and "L.j" in name:
+                order = li < lj if name.split("-L.i")[0] in _ORDERED_LEMMAS else li != lj
+                body = z3.ForAll([li, lj], z3.Implies(z3.And(li >= 0, lj >= 0, order), body))
+            elif self.parametric and "L.i" in name:
+                body = z3.ForAll([li], z3.Implies(li >= 0, body))
+            out.append((name, body))
 
         quiet = (Phase.READY, Phase.PREPARING, Phase.STREAMING, Phase.ANSWERED)
-        add(
-            "no-calls-when-quiet", z3.Implies(PHASE.is_in(s["phase"], quiet), z3.Not(s.b("inb", 0)))
-        )
         add("batch-has-calls", z3.Implies(s["phase"] == PHASE[Phase.BATCH], s.b("inb", 0)))
         add("sourced-stop-stopped", z3.Implies(s["stsrc"], s["canc"]))
-        for i in range(K):
+        for i in calls:
+            # per call, not for call 0 alone: without a bound, "call 0 is out
+            # so every call is" would need induction over the prefix
+            add(
+                f"no-calls-when-quiet-{i}",
+                z3.Implies(PHASE.is_in(s["phase"], quiet), z3.Not(s.b("inb", i))),
+            )
 
-            def b(f: str, i: int = i) -> z3.BoolRef:
+            def b(f: str, i: Index = i) -> z3.BoolRef:
                 return s.b(f, i)
 
-            canon = ands([v == s[n] for n, v in self.canonical(i).items() if n != f"inb{i}"])
+            canon = ands(self.cleared(s, i))
             add(f"cleared-{i}", z3.Implies(z3.Not(b("inb")), canon))
-            if i + 1 < K:
+            if self.parametric or i + 1 < K:
                 add(f"prefix-{i}", z3.Implies(s.b("inb", i + 1), b("inb")))
                 add(f"in-order-{i}", z3.Implies(s.b("decided", i + 1), s.done(i)))
             add(
@@ -1329,9 +1573,7 @@ class LoopSystem:
             add(f"hp-exact-{i}", b("hp") == z3.And(ask_open, waitless(s["route"])))
             add(f"closed-decided-{i}", z3.Implies(b("closed"), z3.Or(b("decided"), s["canc"])))
             add(f"unfinished-not-closed-run-{i}", z3.Implies(b("running"), b("inb")))
-            for j in range(K):
-                if j == i:
-                    continue
+            for j in pairs(i):
                 add(f"hp-one-{i}-{j}", z3.Not(z3.And(b("hp"), s.b("hp", j))))
                 add(
                     f"exclusive-alone-{i}-{j}",
@@ -1350,7 +1592,7 @@ class LoopSystem:
                     f"footprint-alone-{i}-{j}",
                     z3.Not(z3.And(s.conflict(i, j), b("running"), s.b("running", j))),
                 )
-                if i < j:
+                if self.parametric or i < j:
                     started_j = z3.Or(s.b("running", j), s.b("finished", j))
                     add(
                         f"exclusive-barrier-{i}-{j}",

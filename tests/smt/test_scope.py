@@ -1,0 +1,111 @@
+"""Every proof result says how far it reaches (issue 25): `proved for all
+widths`, `proved for <= 3 calls, ...` (the `LoopConfig` bounds), `bounded to
+depth k (...)`; in `metis prove`, `metis check --json` and `metis demo`; and
+a loop row's seconds are its own, not the shared BMC and Houdini work."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from metis_cli._demo import proof_rows
+from metis_cli._prove import prove as prove_cmd
+from metis_cli._spec import check as check_cmd
+from metis_proofs import PROPERTIES, LoopConfig, LoopSession, ProofResult, Verdict, prove_all
+from metis_proofs._results import SCOPE_PREFIX
+
+BOUNDS = LoopConfig().bounds()
+LOOP = {p.id for p in PROPERTIES if p.method == "k-induction"}
+ALL_WIDTHS = "proved for all widths"
+
+
+def _loop_scope_ok(scope: str, verdict: str) -> bool:
+    """A loop row claims all widths only as proved; otherwise names the bounds."""
+    if scope.startswith(ALL_WIDTHS):
+        return verdict == "proved"
+    return BOUNDS in scope
+
+
+def test_the_bounds_name_every_dimension() -> None:
+    assert BOUNDS == "≤ 3 calls, ≤ 2 jobs, ≤ 2 queue keys, ≤ 2 rules, ≤ 2 regions"
+
+
+@pytest.mark.parametrize("verdict", list(Verdict))
+def test_a_result_cannot_be_made_without_its_scope(verdict: Verdict) -> None:
+    with pytest.raises(ValueError, match="scope"):
+        ProofResult("SCHED-1", "SCHED-1", "bmc", verdict, 20, 0.1)
+    wrong = "bounded to depth 20" if verdict is Verdict.PROVED else "proved for all widths"
+    with pytest.raises(ValueError, match="scope"):
+        ProofResult("SCHED-1", "SCHED-1", "bmc", verdict, 20, 0.1, scope=wrong)
+    ok = ProofResult("X", "SCHED-1", "bmc", verdict, 20, 0.1, scope=SCOPE_PREFIX[verdict] + "x")
+    assert ok.to_json()["scope"] == ok.scope
+
+
+def test_bounded_rows_say_their_depth_and_bounds() -> None:
+    # without Houdini's lemmas most loop properties are not 1-inductive: bounded
+    session = LoopSession(depth=2, lemmas=False)
+    results = [session.prove(p, None) for p in PROPERTIES if p.id in LOOP]
+    bounded = [r for r in results if r.verdict is Verdict.BOUNDED]
+    assert bounded, "expected some property not 1-inductive without lemmas"
+    for r in bounded:
+        assert r.scope == f"bounded to depth 2 ({BOUNDS})", r
+
+
+def test_prove_json_and_table_carry_every_rows_scope(tmp_path: Path) -> None:
+    r = CliRunner().invoke(prove_cmd, ["--depth", "2", "--out", str(tmp_path), "--json"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    assert set(doc["shared_seconds"]) == {"houdini", "bmc", "widths"}
+    for row in doc["results"]:
+        assert row["scope"].startswith(SCOPE_PREFIX[Verdict(row["verdict"])]), row
+        if row["property"] in LOOP:
+            assert _loop_scope_ok(row["scope"], row["verdict"]), row
+    assert {x["scope"] for x in doc["context"]} == {"bounded to transcripts of ≤ 6 messages"}
+    r = CliRunner().invoke(prove_cmd, ["--depth", "2", "--out", str(tmp_path / "t")])
+    assert r.exit_code == 0, r.output
+    lines = {line.split()[0]: line for line in r.stdout.splitlines() if line[:1].isupper()}
+    for prop in LOOP:
+        assert BOUNDS in lines[prop] or ALL_WIDTHS in lines[prop], lines[prop]
+    assert "shared by the loop rows: houdini" in r.stdout
+
+
+def test_a_loop_rows_seconds_are_its_own() -> None:
+    session = LoopSession(depth=3)
+    start = time.perf_counter()
+    results = prove_all(depth=3, session=session)
+    wall = time.perf_counter() - start
+    loop = [r.seconds for r in results if r.prop_id in LOOP]
+    shared = sum(session.shared_seconds.values())
+    # each row counted the shared work once would exceed the wall time many times over
+    assert sum(loop) + shared <= wall + 0.05, (sum(loop), shared, wall)
+    assert len(set(loop)) > 1
+
+
+def test_check_json_gives_each_loop_proof_its_scope() -> None:
+    r = CliRunner().invoke(check_cmd, ["--runs", "3", "--broken", "1", "--depth", "2", "--json"])
+    doc = json.loads(r.stdout)
+    for inv in ("CLOSE-1", "AUTH-2", "SCHED-3", "RETRY-1"):
+        row = doc["invariants"][inv]
+        assert row["proofs"], inv
+        for proof in row["proofs"]:
+            assert _loop_scope_ok(proof["scope"], proof["result"]), proof
+            assert proof["scope"] in row["proof"]
+    assert doc["invariants"]["PERM-2"]["proofs"][0]["scope"].startswith("proved for all inputs")
+    for inv in ("AUTH-1", "AUTH-2", *(f"CLOSE-{n}" for n in range(1, 6)), "SCHED-1", "SCHED-3"):
+        assert doc["invariants"][inv]["proofs"][0]["scope"].startswith(ALL_WIDTHS), inv
+
+
+def test_demo_proof_rows_state_their_scope(tmp_path: Path) -> None:
+    rows = proof_rows(tmp_path)
+    for row in rows:
+        if row.check == "work shared by the loop rows":
+            assert "houdini" in row.detail and "bmc" in row.detail
+            continue
+        prop = row.check.split(":")[0]
+        assert row.detail.startswith(tuple(SCOPE_PREFIX.values())), row
+        if prop in LOOP:
+            assert _loop_scope_ok(row.detail, "proved" if row.ok else "?"), row
