@@ -18,22 +18,13 @@ from pathlib import Path
 import attrs
 
 from metis_check import Report
+from metis_check.transcripts import FORMATS as TRANSCRIPT_FORMATS
 
 from ._inputs import STDIN, BadInput, read_text
 
-# The formats `metis conform` and `metis draw` read (`--format`).
-FORMATS = (
-    "trace",
-    "auto",
-    "anthropic",
-    "openai-chat",
-    "openai-responses",
-    "claude-code",
-    "codex",
-    "pydantic-ai",
-    "otel",
-    "openai-agents",
-)
+# The formats `metis conform` and `metis draw` read (`--format`): metis
+# traces, detection, and every transcript format the checker reads.
+FORMATS = ("trace", "auto", *TRANSCRIPT_FORMATS)
 TRANSCRIPT_SUFFIXES = (".jsonl", ".json", ".ndjson")
 
 
