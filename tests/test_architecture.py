@@ -283,8 +283,10 @@ def _all_imports(tree: ast.AST) -> list[ast.Import | ast.ImportFrom]:
 def _module_graph() -> Any:
     """metis_* modules and the metis_* modules each imports. `from P import
     name` is an edge to the submodule `P.name` when there is one, else to `P`
-    itself: a submodule that imports its own package's `__init__` (which
-    imports the submodule) counts as a cycle."""
+    itself: a submodule that takes a name from its own package's `__init__`
+    (which imports the submodule) counts as a cycle. Importing `P.sub` is an
+    edge to `P.sub` alone: Python runs `P/__init__.py` first for every
+    submodule, so counting that edge would make every package a cycle."""
     import networkx as nx
 
     modules = {
