@@ -53,7 +53,7 @@ claude-code: $(STAMP)
 setup: $(STAMP) system-deps claude-code
 
 lint: setup
-	$(BIN)/ruff check $(PACKAGES) tests benchmarks proofs pytest-metis
+	$(BIN)/ruff check $(PACKAGES) tests benchmarks pytest-metis
 	$(BIN)/ruff format --check $(PACKAGES) pytest-metis
 
 typecheck: setup

@@ -26,6 +26,7 @@ import attrs
 from metis_model.plan._cache import current_signatures, grounded, probe
 from metis_model.plan._catalog import catalog_of
 from metis_model.plan._consent import action_for, authorizes
+from metis_model.plan._effects import effect_counts
 from metis_model.plan._exec import (
     Act,
     ActKind,
@@ -533,16 +534,13 @@ class _Checker:
         self.advance(Act(ActKind.RECOVER))
 
     def final_record(self, r: FinalRecord) -> None:
-        committed = [s for s in self.steps if s.committed]
-        mutations = [s for s in committed if s.effect in MUTATING_KINDS]
-        by_tool = Counter(s.tool for s in committed)
-        e = r.effects
+        e, want = r.effects, effect_counts(self.steps)
         self.expect(
             "PLAN-11",
             (e.committed, e.mutations, dict(e.by_tool))
-            == (len(committed), len(mutations), dict(by_tool)),
+            == (want.committed, want.mutations, want.by_tool),
             f"the answer counts {e.committed} committed effects ({e.mutations} mutations); "
-            f"the steps committed {len(committed)} ({len(mutations)})",
+            f"the steps committed {want.committed} ({want.mutations})",
         )
         a = self.attempt
         last = {

@@ -20,6 +20,7 @@ import attrs
 from metis_model.plan._cache import current_signatures, grounded
 from metis_model.plan._catalog import catalog_of
 from metis_model.plan._consent import action_for
+from metis_model.plan._effects import effect_counts
 from metis_model.plan._refs import ResolveContext, condition_holds, output_origin, resolve_step
 from metis_model.plan._request import canonical_request
 from metis_model.plan._validate import validate
@@ -30,7 +31,6 @@ from metis_trace import (
     Action,
     CatalogRecord,
     Decision,
-    EffectCounts,
     ErrorClass,
     ExecutorInfo,
     Filler,
@@ -505,10 +505,6 @@ class _Sim:
         return self.final(FinalState.FAILED, {})
 
     def final(self, state: FinalState, done: dict[int, StepRecord]) -> str:
-        committed = self.committed
-        by_tool: dict[str, int] = {}
-        for r in committed:
-            by_tool[r.tool] = by_tool.get(r.tool, 0) + 1
         claims = tuple(
             i
             for i, r in done.items()
@@ -519,11 +515,7 @@ class _Sim:
                 state=state,
                 answer=f"{state.value}: steps {list(claims)} done",
                 claims=claims,
-                effects=EffectCounts(
-                    committed=len(committed),
-                    mutations=sum(1 for r in committed if r.effect in MUTATING_KINDS),
-                    by_tool=by_tool,
-                ),
+                effects=effect_counts(self.committed),
                 seconds=self.t,
             )
         )

@@ -12,24 +12,13 @@ import click
 
 from metis_check import STATUSES, Report
 
+from ._inputs import BadInput
 from ._output import bad_input, read_trace_file
-from ._transcripts import BadInput, FileResult, Unit, check_unit, expand
+from ._transcripts import FORMATS, FileResult, Run, Unit, check_unit, expand
 
 if TYPE_CHECKING:
     from ._sarif import SarifOptions
 
-FORMATS = (
-    "trace",
-    "auto",
-    "anthropic",
-    "openai-chat",
-    "openai-responses",
-    "claude-code",
-    "codex",
-    "pydantic-ai",
-    "otel",
-    "openai-agents",
-)
 OUTPUTS = ("text", "json", "sarif", "junit", "github")
 
 
@@ -225,7 +214,7 @@ def conform(
     an input cannot be read. --draw DIR and --report FILE.html draw every
     violation (specs/drawing.md).
     """
-    from ._reports import Run, errors, write_all
+    from ._reports import errors, write_all
     from ._witnessed import with_witness
 
     targets = _targets(outputs, as_json)

@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING
 import attrs
 import click
 
-from ._conform import FORMATS
+from ._inputs import STDIN, BadInput, read_text
 from ._output import bad_input
-from ._transcripts import STDIN, BadInput, FileResult, Unit, check_loaded, expand, load
+from ._transcripts import FORMATS, FileResult, Unit, check_loaded, expand, load
 
 if TYPE_CHECKING:
     from metis_check import Figure, Report, Violation
@@ -112,7 +112,6 @@ def _tree_builder(run_dir: Path, limit: int | None) -> Callable[[Sequence[Violat
     from metis_trace import TraceFormatError, read_trace_numbered
 
     from ._plan_conform import turn_logs_in
-    from ._transcripts import read_text
 
     if turn_logs_in(run_dir):
         raise BadInput(f"{run_dir}: a folder of plan turn logs; draw one turn log at a time")

@@ -18,8 +18,8 @@ import click
 
 from ._draw import DrawError, drawable, file_name, render
 from ._html import Drawn, inline_svg, report_page
-from ._reports import Run
-from ._transcripts import BadInput, Unit
+from ._inputs import BadInput
+from ._transcripts import Run, Unit
 
 # Inline SVG kept in the report (each is tens of kilobytes); --draw DIR has them all.
 REPORT_DRAWINGS = 100

@@ -12,7 +12,7 @@ One command for every event; the payload's `hook_event_name` says which:
   Claude Code's own rules and prompts still decide (`--pass-allow` says
   `allow` instead). metis is a second line of defence: it never loosens.
 - `PostToolUse`, `PostToolUseFailure`, `Stop`, `SubagentStop`: append to the
-  session's hook trace (`_hook_session`), which `metis conform` checks.
+  session's hook trace (`metis_runtime._hook_session`), which `metis conform` checks.
 
 What each event does, and why metis's own trouble never blocks the session
 while an undecidable call with an effect is still refused:

@@ -14,7 +14,7 @@ stderr and exit 0:
 - an unknown `permission_mode`: decided as `default` (Claude Code's Manual
   mode), and only a deny is given (what a deny rule refuses, it refuses in
   every mode; an ask depends on the mode), so no decision otherwise;
-- a hook trace or state that cannot be used (`_hook_session`): set aside or
+- a hook trace or state that cannot be used (`metis_runtime._hook_session`): set aside or
   not recorded; the decision stands.
 A PreToolUse call metis cannot decide (the payload unreadable, a field
 missing, a settings file that cannot be read, an internal error) is denied
@@ -156,7 +156,7 @@ def _trace(payload: Mapping[str, Any], options: HookOptions, warn: Any) -> Path 
     if not isinstance(cwd, str) or not os.path.isabs(cwd):
         warn(f"<stdin>: field 'cwd': {cwd!r} is not an absolute path; not recorded")
         return None
-    from ._hook_session import trace_file
+    from metis_runtime._hook_session import trace_file
 
     return trace_file(options.trace, Path(os.environ.get("CLAUDE_PROJECT_DIR") or cwd), session)
 
@@ -184,7 +184,7 @@ def _pre_tool_use(payload: Mapping[str, Any], options: HookOptions, warn: Any) -
         return _undecided(payload, str(exc))
     trace = _trace(payload, options, warn)
     if trace is not None:
-        from ._hook_session import TraceUnusable, record_call
+        from metis_runtime._hook_session import TraceUnusable, record_call
 
         try:
             record_call(payload, trace, warn, (tool, tool_input, call_id), verdict)
@@ -245,7 +245,7 @@ def _decide(
 
 
 def _record_event(payload: Mapping[str, Any], event: str, options: HookOptions, warn: Any) -> None:
-    from ._hook_session import TraceUnusable, record_result, record_stop
+    from metis_runtime._hook_session import TraceUnusable, record_result, record_stop
 
     trace = _trace(payload, options, warn)
     if trace is None:

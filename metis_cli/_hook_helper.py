@@ -136,11 +136,12 @@ def serve(sock_path: str, lock_path: str, session: str) -> None:
     if watch and _start_time(watch) != born:
         return  # the session ended before the helper started
     # Load what every answer needs before the first call comes.
+    import metis_runtime._hook_session  # noqa: F401
     from metis_runtime._private import default_redactor
     from metis_runtime.permissions import Gate, load_hierarchy  # noqa: F401
     from metis_runtime.shell import analyze_command
 
-    from . import _call_decision, _hook_events, _hook_session  # noqa: F401
+    from . import _call_decision, _hook_events  # noqa: F401
 
     analyze_command("true")
     default_redactor()

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import attrs
 
-from ._reports import Run
+from ._transcripts import Run
 
 STYLE = """
 body { font-family: Helvetica, Arial, sans-serif; margin: 1.5em; color: #212121; }

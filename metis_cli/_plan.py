@@ -6,9 +6,10 @@ dialog to answer is printed); 1 it failed, was refused or rejected (or, for
 manifest, dialog or option, a one-line error naming the place.
 
 With no API key (or `--provider replay`) proposals come from a replay
-scenario (default: the shipped `notes`, whose files are seeded into an empty
-workspace); the position in its recording is kept in the workspace's plan
-store, so successive turns continue it.
+scenario (default: the shipped `notes`), which successive turns continue
+(`metis_runtime.plan._provider`). What each command does is in
+`metis_runtime.plan` (`_commands`, `_provider`); this module parses the
+options and prints.
 """
 
 from __future__ import annotations
@@ -17,28 +18,16 @@ import asyncio
 import datetime as dt
 import getpass
 import json
-import os
 import sys
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NoReturn
 
 import click
 
-from metis_trace import (
-    DEFAULT_STEP_CAP,
-    HARD_STEP_MAX,
-    InputError,
-    Mode,
-    ResumeAnswer,
-    Route,
-    TaskRef,
-    parse_framework,
-)
+from metis_trace import DEFAULT_STEP_CAP, HARD_STEP_MAX, Mode, ResumeAnswer
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
-PLAN_SCENARIOS = Path(__file__).resolve().parent.parent / "metis_runtime" / "scenarios" / "plan"
-DEFAULT_SCENARIO = "notes"
+DEFAULT_SCENARIO = "notes"  # metis_runtime.plan.DEFAULT_SCENARIO (not imported: --help stays light)
 _MODES = {m.value: m for m in Mode}
 
 
@@ -89,119 +78,31 @@ def _mode(where: str, value: str) -> Mode:
     return _MODES[value]
 
 
-# --- the provider ---------------------------------------------------------------------
+# --- the provider and the runtime ------------------------------------------------------
 
 
-def _provider_name(given: str | None) -> str:
-    if given:
-        return given
-    if os.environ.get("ANTHROPIC_API_KEY"):
-        return "anthropic"
-    if os.environ.get("OPENAI_API_KEY"):
-        return "openai"
-    return "replay"
+def _provider(where: str, given: str | None, model: str | None, scenario: str, ws: Path) -> Any:
+    """The turn's provider (`metis_runtime.plan.TurnProvider`); bad input exits 2."""
+    from metis_runtime import MetisRuntimeError
+    from metis_runtime.plan import TurnProvider, provider_name
 
+    from ._wire import DEFAULT_MODELS
 
-def _scenario_path(where: str, spec: str) -> Path:
-    shipped = PLAN_SCENARIOS / f"{spec}.yaml"
-    if shipped.is_file():
-        return shipped
-    path = Path(spec)
-    if not path.is_file():
-        names = ", ".join(sorted(p.stem for p in PLAN_SCENARIOS.glob("*.yaml")))
-        _bad(where, f"--scenario {spec!r}: no such plan scenario (shipped: {names}) or file")
-    return path.resolve()
-
-
-def _seed(where: str, workspace: Path, files: Mapping[str, str]) -> None:
-    """Create the scenario's files that the workspace does not have yet; the
-    ones it has (a manifest you changed, say) are left as they are."""
-    from metis_runtime.tools import atomic_write
-
-    for name, content in files.items():
-        target = workspace / name
-        if target.exists() or target.is_symlink():
-            continue
-        try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(target, content.encode("utf-8"))
-        except OSError as exc:
-            _bad(where, f"{target}: cannot write ({exc.strerror or exc})")
-
-
-class _Provider:
-    """The turn's provider; for a replay, where the recording has got to."""
-
-    def __init__(self, where: str, name: str, model: str | None, scenario: str, workspace: Path):
-        from metis_runtime.plan import PlanStore
-        from metis_runtime.providers import (
-            AnthropicProvider,
-            Cassette,
-            OpenAIChatProvider,
-            ReplayProvider,
-            load_scenario,
-        )
-
-        from ._wire import DEFAULT_MODELS
-
-        self.name = name
-        self.replay: Any = None
-        self.key = ""
-        if name == "replay":
-            path = _scenario_path(where, scenario)
-            try:
-                loaded = load_scenario(path)
-            except Exception as exc:  # a bad scenario file is bad input
-                _bad(where, str(exc))
-            _seed(where, workspace, loaded.workspace_files)
-            self.key = str(path)
-            with PlanStore(workspace) as store:
-                self.start = store.replay_position(self.key)
-            rest = loaded.cassette.interactions[self.start :]
-            self.replay = ReplayProvider(Cassette(loaded.cassette.path, rest))
-            self.provider: Any = self.replay
-        elif name == "anthropic":
-            self.provider = AnthropicProvider(model or DEFAULT_MODELS["anthropic"])
-        elif name == "openai":
-            self.provider = OpenAIChatProvider(model or DEFAULT_MODELS["openai"])
-        else:
-            _bad(where, f"--provider {name!r}: one of replay, anthropic, openai")
-
-    @property
-    def live(self) -> bool:
-        return self.name != "replay"
-
-    def done(self, workspace: Path) -> None:
-        if self.replay is None:
-            return
-        from metis_runtime.plan import PlanStore
-
-        used = len(self.replay.cassette.interactions) - self.replay.remaining
-        with PlanStore(workspace) as store:
-            store.set_replay_position(self.key, self.start + used)
+    name = provider_name(given)
+    try:
+        return TurnProvider(name, model or DEFAULT_MODELS.get(name), scenario, ws)
+    except MetisRuntimeError as exc:
+        _bad(where, str(exc))
 
 
 def _runtime(workspace: Path, provider: Any, settings: tuple[str, ...], serial: bool) -> Any:
     from metis_runtime import MetisRuntimeError
-    from metis_runtime.agents import tool_env
-    from metis_runtime.permissions import Gate, Policy
-    from metis_runtime.plan import PlanRuntime
-    from metis_runtime.tools import ToolRegistry
-    from metis_trace import Decision, Source
+    from metis_runtime.plan import plan_runtime
 
-    policy = Policy()
     try:
-        for path in settings:
-            policy.load(path, Source.CLI)
+        return plan_runtime(workspace, provider, settings, serial=serial)
     except MetisRuntimeError as exc:
         _bad("plan", str(exc))
-
-    def gate_for(mode: Mode, route: Route) -> Any:
-        return Gate(policy, mode, workspace, route, headless_default=Decision.DENY)
-
-    return PlanRuntime(
-        workspace, ToolRegistry.load(), gate_for, provider=provider, env=tool_env(), serial=serial
-    )
 
 
 def _report(where: str, outcome: Any, as_json: bool) -> NoReturn:
@@ -233,16 +134,10 @@ def _report(where: str, outcome: Any, as_json: bool) -> NoReturn:
 
 def _path_line(outcome: Any) -> None:
     """What each path said (hit, miss and why), from the turn log."""
-    from metis_trace import PathRecord, read_turn_log
+    from metis_runtime.plan import path_outcomes
 
-    try:
-        _, records, _ = read_turn_log(Path(outcome.turn_log).read_text().splitlines())
-    except (OSError, InputError):
-        return
-    for r in records:
-        if isinstance(r, PathRecord):
-            why = f" ({r.reason.value})" if r.reason else ""
-            click.echo(f"  path {r.path.value}: {r.outcome.value}{why}", err=True)
+    for line in path_outcomes(outcome):
+        click.echo(f"  {line}", err=True)
 
 
 def _run_turn(runtime: Any, request: str, who: Any, options: Any) -> Any:
@@ -273,32 +168,18 @@ def validate_cmd(file: Path, workspace: str, max_steps: int, as_json: bool) -> N
 
     Exit 0 when valid, 1 when not (each failure with its class and step), 2
     when the file is malformed."""
-    from metis_runtime._input import decode_text, read_input_bytes
-    from metis_runtime._yaml import load_yaml
-    from metis_runtime.plan import PlanRuntime
-    from metis_runtime.plan._rules import validate
-    from metis_trace import decode_json
+    from metis_runtime import MetisRuntimeError
+    from metis_runtime.plan import check_framework, read_framework
 
     where = "plan validate"
     cap = _cap(where, max_steps)
     try:
-        text = decode_text(read_input_bytes(file), str(file))
-        data = (
-            decode_json(text, source=str(file))
-            if file.suffix == ".json"
-            else load_yaml(text, source=str(file))
-        )
-    except InputError as exc:
-        _bad(where, exc.describe(str(file)))
-    try:
-        framework = parse_framework(data, source=str(file))
-    except ValueError as exc:
-        _bad(where, f"{file}: {exc}")
-    ws = Path(workspace).resolve()
-    catalog = PlanRuntime(ws, _registry(), _no_gate, provider=None, env={}).catalog()
+        framework = read_framework(file)
+    except MetisRuntimeError as exc:
+        _bad(where, str(exc))
+    failures, catalog = check_framework(framework, Path(workspace).resolve(), cap)
     for problem in catalog.problems:
         click.echo(f"metis {where}: warning: {problem}", err=True)
-    failures = validate(framework, catalog.infos, cap)
     if as_json:
         click.echo(
             json.dumps(
@@ -313,16 +194,6 @@ def validate_cmd(file: Path, workspace: str, max_steps: int, as_json: bool) -> N
             step = f"step {f.step}" if f.step is not None else "framework"
             click.echo(f"{file}: {step}: {f.cls.value}: {f.message}")
     sys.exit(EXIT_OK if not failures else EXIT_FAILED)
-
-
-def _no_gate(mode: Mode, route: Route) -> Any:
-    raise AssertionError("validation runs nothing")
-
-
-def _registry() -> Any:
-    from metis_runtime.tools import ToolRegistry
-
-    return ToolRegistry.load()
 
 
 _WHO = [
@@ -377,7 +248,7 @@ def run_cmd(
         _bad(where, "the request is empty")
     ws = _workspace(where, workspace)
     who = _owner(owner)
-    chosen = _Provider(where, _provider_name(provider), model, scenario, ws)
+    chosen = _provider(where, provider, model, scenario, ws)
     runtime = _runtime(ws, chosen.provider, settings, serial)
     options = TurnOptions(
         mode=_mode(where, mode),
@@ -425,7 +296,7 @@ def resume_cmd(
     """Answer a paused turn's DIALOG (its id, its file, or `last`) and continue
     the turn from its done state."""
     from metis_runtime import MetisRuntimeError
-    from metis_runtime.plan import Coordinates, dialog_path, load_dialog
+    from metis_runtime.plan import Coordinates, dialog_path, last_dialog, load_dialog
 
     where = "plan resume"
     given = _pairs(where, "--input", inputs)
@@ -436,12 +307,11 @@ def resume_cmd(
     )
     ws = _workspace(where, workspace)
     who = _owner(owner)
-    path = _last_dialog(where, ws, who) if dialog == "last" else dialog_path(ws, dialog)
     try:
-        found = load_dialog(path)
+        found = load_dialog(last_dialog(ws, who) if dialog == "last" else dialog_path(ws, dialog))
     except MetisRuntimeError as exc:
         _bad(where, str(exc))
-    chosen = _Provider(where, _provider_name(provider), model, scenario, ws)
+    chosen = _provider(where, provider, model, scenario, ws)
     runtime = _runtime(ws, chosen.provider, settings, serial)
     try:
         outcome = asyncio.run(
@@ -451,25 +321,6 @@ def resume_cmd(
         _bad(where, str(exc))
     chosen.done(ws)
     _report(where, outcome, as_json)
-
-
-def _last_dialog(where: str, workspace: Path, owner: str) -> Path:
-    """The newest unanswered dialog of `owner` in the workspace."""
-    from metis_runtime import MetisRuntimeError
-    from metis_runtime.plan import load_dialog
-    from metis_runtime.plan._state import dialogs_dir
-
-    best: tuple[str, Path] | None = None
-    for path in sorted(dialogs_dir(workspace).glob("*.json")):
-        try:
-            d = load_dialog(path)
-        except MetisRuntimeError:
-            continue
-        if d.owner == owner and not d.answered and (best is None or d.created_at >= best[0]):
-            best = (d.created_at, path)
-    if best is None:
-        _bad(where, f"{workspace}: no dialog of {owner} is waiting for an answer")
-    return best[1]
 
 
 @plan.command("digest")
@@ -507,18 +358,15 @@ def digest_cmd(manifest: Path, write: bool) -> None:
 def feedback_cmd(turn: str, workspace: str, good: bool) -> None:
     """Positive feedback makes the turn's L1 shadow plan its cluster's champion
     (negative feedback demotes it). A routing preference, never a consent."""
-    from metis_runtime.plan import PlanStore, intent_key
+    from metis_runtime import MetisRuntimeError
+    from metis_runtime.plan import set_feedback
 
     ws = _workspace("plan feedback", workspace)
-    with PlanStore(ws) as store:
-        row = store.turn(turn)
-        if row is None:
-            _bad("plan feedback", f"{ws}: no finished turn {turn!r}")
-        key = row["intent"]
-        if not store.set_champion(key, good):
-            _bad("plan feedback", f"turn {turn}: its cluster {key!r} has no L1 plan")
+    try:
+        key = set_feedback(ws, turn, good)
+    except MetisRuntimeError as exc:
+        _bad("plan feedback", str(exc))
     click.echo(f"{key}: {'champion' if good else 'shadow'}")
-    _ = intent_key
 
 
 @plan.command("cache")
@@ -527,26 +375,11 @@ def feedback_cmd(turn: str, workspace: str, good: bool) -> None:
 @click.option("--json", "as_json", is_flag=True)
 def cache_cmd(workspace: str, bump_epoch: bool, as_json: bool) -> None:
     """List the plan cache (L0 and L1 entries, signatures, epoch)."""
-    from metis_runtime.plan import PlanStore
+    from metis_runtime.plan import cache_listing
 
-    ws = _workspace("plan cache", workspace)
-    with PlanStore(ws) as store:
-        if bump_epoch:
-            click.echo(f"routing epoch {store.bump_epoch()}", err=True)
-        rows = [
-            {
-                "path": p.path,
-                "key": p.key,
-                "steps": len(p.framework.steps),
-                "champion": p.champion,
-                "runs": p.runs,
-                "epoch": p.signatures.epoch,
-                "executors": p.signatures.executors,
-                "registered_by": p.registered_by,
-            }
-            for p in store.plans()
-        ]
-        epoch = store.epoch
+    bumped, epoch, rows = cache_listing(_workspace("plan cache", workspace), bump_epoch)
+    if bumped is not None:
+        click.echo(f"routing epoch {bumped}", err=True)
     if as_json:
         click.echo(json.dumps({"epoch": epoch, "plans": rows}, indent=2))
         return
@@ -626,23 +459,9 @@ def tasks_add(
 @click.option("--json", "as_json", is_flag=True)
 def tasks_list(workspace: str, owner: str | None, as_json: bool) -> None:
     """The tasks, their next run and their outcome history."""
-    from metis_runtime.plan import PlanStore, next_due
+    from metis_runtime.plan import task_rows
 
-    ws = _workspace("tasks list", workspace)
-    with PlanStore(ws) as store:
-        rows: list[dict[str, Any]] = [
-            {
-                "id": t.id,
-                "owner": t.owner,
-                "channel": t.channel,
-                "mode": t.mode,
-                "schedule": t.schedule,
-                "command": t.command,
-                "next": next_due(t).isoformat(),
-                "runs": [{"turn": r[0], "at": r[1], "outcome": r[2]} for r in store.runs(t.id)],
-            }
-            for t in store.tasks(owner)
-        ]
+    rows = task_rows(_workspace("tasks list", workspace), owner)
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return
@@ -694,7 +513,7 @@ def tasks_run_due(
 ) -> None:
     """Fire every due task once, each as a new turn of its owner with the
     task's own authority (mode, channel), whoever runs this."""
-    from metis_runtime.plan import Coordinates, PlanStore, TurnOptions, due_tasks
+    from metis_runtime.plan import PlanStore, due_tasks, record_fired, task_turn
 
     where = "tasks run-due"
     ws = _workspace(where, workspace)
@@ -703,20 +522,12 @@ def tasks_run_due(
         due = due_tasks(store, now)
     results = []
     for task in due:
-        chosen = _Provider(where, _provider_name(provider), model, scenario, ws)
+        chosen = _provider(where, provider, model, scenario, ws)
         runtime = _runtime(ws, chosen.provider, settings, False)
-        options = TurnOptions(
-            mode=Mode(task.mode),
-            route=Route.BACKGROUND,
-            task=TaskRef(id=task.id, owner=task.owner, channel=task.channel, mode=Mode(task.mode)),
-            live=chosen.live,
-        )
-        who = Coordinates(task.owner, "scheduler", task.channel, task.conversation)
+        who, options = task_turn(task, chosen.live)
         outcome = _run_turn(runtime, task.command, who, options)
         chosen.done(ws)
-        with PlanStore(ws) as store:
-            state = outcome.state + (f" (dialog {outcome.dialog})" if outcome.dialog else "")
-            store.fired(task.id, outcome.turn_id, now.isoformat(), state)
+        state = record_fired(ws, task, outcome, now)
         results.append({"task": task.id, "turn": outcome.turn_id, "outcome": state})
     if as_json:
         click.echo(json.dumps(results, indent=2))

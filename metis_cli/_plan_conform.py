@@ -28,7 +28,7 @@ from metis_trace import (
     read_turn_log,
 )
 
-from ._transcripts import BadInput, read_text
+from ._inputs import BadInput, read_text
 
 TURNLOG_MARK = b'"metis-turnlog"'
 _HEAD_BYTES = 4096

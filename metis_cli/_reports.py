@@ -13,34 +13,15 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-import attrs
-
 from metis_check import Undecided, Violation
 from metis_model import BY_ID
 
-from ._transcripts import FileResult
+from ._transcripts import FileResult, Run
 
 if TYPE_CHECKING:
     from xml.etree.ElementTree import Element
 
     from ._sarif import SarifOptions
-
-
-@attrs.frozen
-class Run:
-    """Everything one `metis conform` found, and which undecided statuses pass."""
-
-    results: tuple[FileResult, ...]
-    allowed: frozenset[str] = frozenset()
-
-    def passes(self, result: FileResult) -> bool:
-        return result.report is not None and result.report.passes(self.allowed)
-
-    @property
-    def exit_code(self) -> int:
-        if any(r.error for r in self.results):
-            return 2
-        return 0 if all(self.passes(r) for r in self.results) else 1
 
 
 def _where(line: int | None, index: int) -> str:

@@ -72,6 +72,7 @@ from metis_runtime.agents import (
     GuardLimits,
     ProviderConfig,
     SpawnLedger,
+    agent_tools,
     build_provider,
     guard_tree,
     load_agents,
@@ -575,7 +576,10 @@ def _registry(
     loaded = catalog.registry
     for problem in (*loaded.plugin_errors, *catalog.problems):
         click.echo(f"metis run: warning: {problem}", err=True)
-    extra = [*(mcp.tools if mcp is not None else ()), *(supervisor.tools() if supervisor else ())]
+    extra = [
+        *(mcp.tools if mcp is not None else ()),
+        *(agent_tools(supervisor) if supervisor else ()),
+    ]
     if not extra:
         return loaded
     try:

@@ -32,7 +32,7 @@ def read_canaries(path: Path) -> list[str]:
     from metis_runtime._input import input_lines, read_input_text
     from metis_trace import InputError, decode_json
 
-    from ._transcripts import BadInput
+    from ._inputs import BadInput
 
     try:
         text = read_input_text(path)
@@ -53,7 +53,7 @@ def scan_files(paths: Sequence[Path], canaries: Sequence[str], source: str) -> R
     from metis_runtime._input import read_input_bytes
     from metis_trace import InputError
 
-    from ._transcripts import BadInput
+    from ._inputs import BadInput
 
     def texts() -> Iterator[tuple[str, str]]:
         for p in paths:

@@ -28,9 +28,9 @@ from typing import Any
 
 import attrs
 
-from ._reports import Run
 from ._sarif_places import Places
 from ._sarif_rules import information_uri, rule_descriptor
+from ._transcripts import Run
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 

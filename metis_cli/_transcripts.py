@@ -18,13 +18,14 @@ from pathlib import Path
 import attrs
 
 from metis_check import Report
+from metis_check.transcripts import FORMATS as TRANSCRIPT_FORMATS
 
-STDIN = "-"
+from ._inputs import STDIN, BadInput, read_text
+
+# The formats `metis conform` and `metis draw` read (`--format`): metis
+# traces, detection, and every transcript format the checker reads.
+FORMATS = ("trace", "auto", *TRANSCRIPT_FORMATS)
 TRANSCRIPT_SUFFIXES = (".jsonl", ".json", ".ndjson")
-
-
-class BadInput(Exception):
-    """Input that cannot be checked: the message names the place, in one line."""
 
 
 @attrs.frozen
@@ -56,15 +57,21 @@ class FileResult:
         return self.report.format if self.report is not None else ""
 
 
-def read_text(path: str) -> str:
-    """A regular file (or `-`) as strict UTF-8 text, bounded (`metis_runtime._input`)."""
-    from metis_runtime._input import read_input_text
-    from metis_trace import InputError
+@attrs.frozen
+class Run:
+    """Everything one `metis conform` found, and which undecided statuses pass."""
 
-    try:
-        return read_input_text(path)
-    except InputError as exc:
-        raise BadInput(exc.describe(path)) from exc
+    results: tuple[FileResult, ...]
+    allowed: frozenset[str] = frozenset()
+
+    def passes(self, result: FileResult) -> bool:
+        return result.report is not None and result.report.passes(self.allowed)
+
+    @property
+    def exit_code(self) -> int:
+        if any(r.error for r in self.results):
+            return 2
+        return 0 if all(self.passes(r) for r in self.results) else 1
 
 
 def companions_of(session: Path) -> tuple[str, ...]:

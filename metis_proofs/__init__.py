@@ -59,7 +59,6 @@ from ._properties import (
     prove_all,
 )
 from ._results import ProofResult, Verdict
-from ._script import run_proof_script
 from ._smt2 import cvc5_answers, expected_answers, z3_answers
 from ._system import ABLATIONS, CHECKED, LoopConfig, LoopSystem, State, UnknownAblation
 
@@ -116,7 +115,6 @@ __all__ = [
     "prove_all",
     "prove_spawn_guard",
     "resolve_z3",
-    "run_proof_script",
     "settle_z3",
     "to_itf",
     "trace_itf",

@@ -21,7 +21,13 @@ import z3
 
 from metis_check import check_turn_log, figure_graph
 from metis_check._report import Report
-from metis_model.plan import BINDING_FIELDS, action_for, catalog_of, current_signatures
+from metis_model.plan import (
+    BINDING_FIELDS,
+    action_for,
+    catalog_of,
+    current_signatures,
+    effect_counts,
+)
 from metis_model.plan._exec import ActKind, ExecState, Outcome
 from metis_model.plan._request import canonical_request
 from metis_trace import (
@@ -29,7 +35,6 @@ from metis_trace import (
     TERMINAL_TOOL,
     CatalogRecord,
     Decision,
-    EffectCounts,
     ErrorClass,
     ExecutorInfo,
     Filler,
@@ -190,15 +195,7 @@ def _fw(*steps: FrameworkStep, fillers: dict[str, Filler] | None = None) -> Fram
 
 
 def _final(steps: Sequence[StepRecord], state: FinalState) -> FinalRecord:
-    committed = [s for s in steps if s.committed]
-    by_tool: dict[str, int] = {}
-    for s in committed:
-        by_tool[s.tool] = by_tool.get(s.tool, 0) + 1
-    return FinalRecord(
-        state=state,
-        answer=f"turn {state.value}",
-        effects=EffectCounts(committed=len(committed), mutations=len(committed), by_tool=by_tool),
-    )
+    return FinalRecord(state=state, answer=f"turn {state.value}", effects=effect_counts(steps))
 
 
 _ENGINE = (PathRecord(path=PlanPath.ENGINE, outcome=ProbeOutcome.USED),)

@@ -1,8 +1,7 @@
 """Every proved property, by ID, and how it is proved.
 
 The proof logic lives here so that the CLI works from an installed package;
-`proofs/<file>.py` is one thin script per property that runs exactly one
-entry of `PROPERTIES` and writes its SMT-LIB2 file.
+`metis prove` runs every entry of `PROPERTIES` and writes its SMT-LIB2 file.
 
 * PERM-x and CHILD-2 are claims about `resolve_z3` / `settle_z3` /
   `child_mode_z3` over symbolic facts: the negated claim is unsat, so the
@@ -74,53 +73,52 @@ class Property:
     invariant: str
     title: str
     method: str  # "smt" | "k-induction"
-    script: str  # its file under proofs/
 
 
-def _p(inv: str, title: str, method: str, script: str) -> Property:
-    return Property(inv, inv, title, method, script)
+def _p(inv: str, title: str, method: str) -> Property:
+    return Property(inv, inv, title, method)
 
 
 PROPERTIES: tuple[Property, ...] = (
-    _p("PERM-1", "the staged order is total: one stage decides", "smt", "perm_1_total_order"),
-    _p("PERM-2", "deny dominates any allow", "smt", "perm_2_deny_dominates"),
-    _p("PERM-3", "bypass-immune checks hold in every mode", "smt", "perm_3_bypass_immune"),
-    _p("PERM-4", "plan admits no mutating effect", "smt", "perm_4_plan_no_mutation"),
-    _p("PERM-5", "dontAsk never returns ask", "smt", "perm_5_dontask_never_asks"),
-    _p("PERM-6", "headless never leaves an ask pending", "smt", "perm_6_headless_settles"),
-    _p("CHILD-2", "a child gate is never more permissive", "smt", "child_2_monotone_gate"),
-    _p("CHILD-4", "spawn guard: check order, counts within limits", "smt", "child_4_spawn_guard"),
-    _p("AUTH-1", "no effect without allow or approval", "k-induction", "auth_1_gate"),
-    _p("AUTH-2", "batch preflight before any effect", "k-induction", "auth_2_preflight"),
-    _p("CLOSE-1", "at most one result per occurrence", "k-induction", "close_1_one_result"),
-    _p("CLOSE-2", "closed before next request / end", "k-induction", "close_2_closure"),
-    _p("CLOSE-3", "results in call order", "k-induction", "close_3_order"),
-    _p("CLOSE-4", "no result without an open call", "k-induction", "close_4_no_orphans"),
-    _p("CLOSE-5", "repair stubs exactly the open calls", "k-induction", "close_5_repair"),
-    _p("CLOSE-6", "compaction never splits a call", "k-induction", "close_6_compaction"),
-    _p("SCHED-1", "exclusive runs alone", "k-induction", "sched_1_exclusive_alone"),
-    _p("SCHED-2", "queue: FIFO per key, no overlap", "k-induction", "sched_2_queue_fifo"),
-    _p("SCHED-3", "exclusive is a barrier", "k-induction", "sched_3_barrier"),
-    _p("SCHED-4", "background handshake pairing", "k-induction", "sched_4_background"),
-    _p("SCHED-5", "cancel needs a cancel or interrupt", "k-induction", "sched_5_no_sibling_cancel"),
-    _p("SCHED-6", "reads never overlap writes", "k-induction", "sched_6_footprints"),
-    _p("AUTH-3", "no effect outside the tool surface", "k-induction", "auth_3_surface"),
-    _p("RETRY-1", "no automatic re-run after commit", "k-induction", "retry_1_no_rerun"),
-    _p("RETRY-2", "commits in the trace before reports", "k-induction", "retry_2_commits"),
-    _p("RETRY-3", "resume tells unknown from not run", "k-induction", "retry_3_resume_cases"),
-    _p("CHILD-1", "a child sees no tool its parent lacks", "k-induction", "child_1_surface"),
-    _p("CHILD-3", "plan parent, plan-locked child", "k-induction", "child_3_plan_lock"),
-    _p("CHILD-6", "hooks run before decisions, vetoes deny", "k-induction", "child_6_hooks"),
-    _p("LOOP-1", "every event enabled in its phase", "k-induction", "loop_1_enabled"),
-    _p("LOOP-2", "completed only after an answer", "k-induction", "loop_2_completed"),
-    _p("PLAN-2", "references read completed earlier steps", "smt", "plan_2_references"),
-    _p("PLAN-4", "one recovery, never after a commit", "smt", "plan_4_one_recovery"),
-    _p("PLAN-5", "operational errors are not recovered", "smt", "plan_5_no_operational_recovery"),
-    _p("PLAN-6", "resume never repeats a committed mutation", "smt", "plan_6_resume_done_state"),
-    _p("PLAN-7", "a cache hit has the current signatures", "smt", "plan_7_cache_signatures"),
-    _p("PLAN-8", "a cache hit is grounded", "smt", "plan_8_cache_grounded"),
-    _p("PLAN-9", "an approval admits only its action", "smt", "plan_9_consent_binding"),
-    _p("PLAN-12", "the step cap is never raised", "smt", "plan_12_step_cap"),
+    _p("PERM-1", "the staged order is total: one stage decides", "smt"),
+    _p("PERM-2", "deny dominates any allow", "smt"),
+    _p("PERM-3", "bypass-immune checks hold in every mode", "smt"),
+    _p("PERM-4", "plan admits no mutating effect", "smt"),
+    _p("PERM-5", "dontAsk never returns ask", "smt"),
+    _p("PERM-6", "headless never leaves an ask pending", "smt"),
+    _p("CHILD-2", "a child gate is never more permissive", "smt"),
+    _p("CHILD-4", "spawn guard: check order, counts within limits", "smt"),
+    _p("AUTH-1", "no effect without allow or approval", "k-induction"),
+    _p("AUTH-2", "batch preflight before any effect", "k-induction"),
+    _p("CLOSE-1", "at most one result per occurrence", "k-induction"),
+    _p("CLOSE-2", "closed before next request / end", "k-induction"),
+    _p("CLOSE-3", "results in call order", "k-induction"),
+    _p("CLOSE-4", "no result without an open call", "k-induction"),
+    _p("CLOSE-5", "repair stubs exactly the open calls", "k-induction"),
+    _p("CLOSE-6", "compaction never splits a call", "k-induction"),
+    _p("SCHED-1", "exclusive runs alone", "k-induction"),
+    _p("SCHED-2", "queue: FIFO per key, no overlap", "k-induction"),
+    _p("SCHED-3", "exclusive is a barrier", "k-induction"),
+    _p("SCHED-4", "background handshake pairing", "k-induction"),
+    _p("SCHED-5", "cancel needs a cancel or interrupt", "k-induction"),
+    _p("SCHED-6", "reads never overlap writes", "k-induction"),
+    _p("AUTH-3", "no effect outside the tool surface", "k-induction"),
+    _p("RETRY-1", "no automatic re-run after commit", "k-induction"),
+    _p("RETRY-2", "commits in the trace before reports", "k-induction"),
+    _p("RETRY-3", "resume tells unknown from not run", "k-induction"),
+    _p("CHILD-1", "a child sees no tool its parent lacks", "k-induction"),
+    _p("CHILD-3", "plan parent, plan-locked child", "k-induction"),
+    _p("CHILD-6", "hooks run before decisions, vetoes deny", "k-induction"),
+    _p("LOOP-1", "every event enabled in its phase", "k-induction"),
+    _p("LOOP-2", "completed only after an answer", "k-induction"),
+    _p("PLAN-2", "references read completed earlier steps", "smt"),
+    _p("PLAN-4", "one recovery, never after a commit", "smt"),
+    _p("PLAN-5", "operational errors are not recovered", "smt"),
+    _p("PLAN-6", "resume never repeats a committed mutation", "smt"),
+    _p("PLAN-7", "a cache hit has the current signatures", "smt"),
+    _p("PLAN-8", "a cache hit is grounded", "smt"),
+    _p("PLAN-9", "an approval admits only its action", "smt"),
+    _p("PLAN-12", "the step cap is never raised", "smt"),
 )
 BY_PROPERTY: Mapping[str, Property] = MappingProxyType({p.id: p for p in PROPERTIES})
 for _prop in PROPERTIES:  # an ID must exist in the invariant table

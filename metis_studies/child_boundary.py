@@ -39,9 +39,11 @@ from metis_runtime.agents import (
     GuardLimits,
     ProviderConfig,
     SpawnRefused,
+    agent_tools,
     catalog_of,
     load_agents,
     new_tree,
+    run_child,
     sanitized_env,
 )
 from metis_runtime.permissions import Gate, Policy
@@ -166,10 +168,10 @@ async def _one(
         provider=provider,
         ledger=ledger,
         ablation={"open_gate": not cloned, "unfiltered_registry": not filtered},
-        inline=not processes,
+        inline=None if processes else run_child,
         env=sanitized_env(),
     )
-    registry = ToolRegistry([*ToolRegistry.builtin(), *supervisor.tools()])
+    registry = ToolRegistry([*ToolRegistry.builtin(), *agent_tools(supervisor)])
     names.extend(registry.names())
     try:
         record = await supervisor.spawn(

@@ -8,6 +8,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -255,3 +256,91 @@ def test_readme_line_counts_are_measured() -> None:
             len(p.read_text(encoding="utf-8").splitlines()) for p in (ROOT / package).rglob("*.py")
         )
         assert abs(measured - lines) <= measured * 0.10, (package, lines, measured)
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _all_imports(tree: ast.AST) -> list[ast.Import | ast.ImportFrom]:
+    """Every import statement, function-local ones included, less those under
+    `if TYPE_CHECKING:` (never run: annotations only)."""
+    found: list[ast.Import | ast.ImportFrom] = []
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and ast.unparse(child.test).endswith("TYPE_CHECKING"):
+                todo.append(ast.Module(body=child.orelse, type_ignores=[]))
+            elif isinstance(child, (ast.Import, ast.ImportFrom)):
+                found.append(child)
+            else:
+                todo.append(child)
+    return found
+
+
+def _module_graph() -> Any:
+    """metis_* modules and the metis_* modules each imports. `from P import
+    name` is an edge to the submodule `P.name` when there is one, else to `P`
+    itself: a submodule that takes a name from its own package's `__init__`
+    (which imports the submodule) counts as a cycle. Importing `P.sub` is an
+    edge to `P.sub` alone: Python runs `P/__init__.py` first for every
+    submodule, so counting that edge would make every package a cycle."""
+    import networkx as nx
+
+    modules = {
+        _module_name(p): p for package in IMPORT_TABLE for p in (ROOT / package).rglob("*.py")
+    }
+
+    def known(name: str) -> str | None:
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph = nx.DiGraph()
+    graph.add_nodes_from(modules)
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in _all_imports(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                targets = [known(a.name) for a in node.names]
+            else:
+                base = node.module or ""
+                if node.level:
+                    up = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                    base = ".".join([*up, *([node.module] if node.module else [])])
+                subs = [f"{base}.{a.name}" for a in node.names if f"{base}.{a.name}" in modules]
+                targets = [*subs, known(base) if len(subs) < len(node.names) else None]
+            graph.add_edges_from((name, t) for t in targets if t is not None and t != name)
+    return graph
+
+
+def test_no_import_cycles() -> None:
+    """No module of a metis package imports, directly or through others, a
+    module that imports it back (function-local imports included)."""
+    import networkx as nx
+
+    cycles = [sorted(c) for c in nx.strongly_connected_components(_module_graph()) if len(c) > 1]
+    assert not cycles, "import cycles: " + "; ".join(" <-> ".join(c) for c in sorted(cycles))
+
+
+def test_the_cycle_check_fires() -> None:
+    """The graph sees function-local and relative imports, not `TYPE_CHECKING`
+    ones, and a module that imports back is a cycle."""
+    import networkx as nx
+
+    code = (
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import a\nelse:\n    import b\n"
+    )
+    code += "def f():\n    import c\n"
+    assert sorted(ast.unparse(n) for n in _all_imports(ast.parse(code))) == [
+        "from typing import TYPE_CHECKING",
+        "import b",
+        "import c",
+    ]
+    graph = _module_graph()
+    assert graph.has_edge("metis_cli._transcripts", "metis_cli._plan_conform")  # in a function
+    assert graph.has_edge("metis_cli._plan_conform", "metis_cli._inputs")  # relative
+    graph.add_edge("metis_cli._inputs", "metis_cli._transcripts")
+    assert any(len(c) > 1 for c in nx.strongly_connected_components(graph))

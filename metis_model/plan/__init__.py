@@ -16,6 +16,7 @@ from ._catalog import (
     plan_families,
 )
 from ._consent import BINDING_FIELDS, action_for, authorizes, destination
+from ._effects import effect_counts
 from ._exec import (
     EXEC_ABLATIONS,
     Act,
@@ -78,6 +79,7 @@ __all__ = [
     "condition_holds",
     "current_signatures",
     "destination",
+    "effect_counts",
     "effective_cap",
     "enabled",
     "executor_signature",

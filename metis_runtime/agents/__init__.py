@@ -5,7 +5,7 @@
   (`load_agents`); resolved against a parent (`resolve_agent`: tools, mode,
   provider settings, workspace) in the precedence front matter, parent,
   defaults.
-- `AgentSupervisor`: one agent's children; its `tools()` are `spawn_agent`,
+- `AgentSupervisor`: one agent's children; `agent_tools(supervisor)` are `spawn_agent`,
   `list_agents`, `wait_agent`, `kill_agent`, `message_agent`, `integrate_agent`.
 - Authority: `child_surface` (parent ∩ allowlists − denies, plan lock), the
   gate cloned with `Gate.clone_for_child`, PreToolUse hooks inherited by

@@ -36,6 +36,7 @@ from ._guard import SpawnLedger
 from ._hooks import HookedGate, load_hooks
 from ._process import tool_env
 from ._supervisor import AgentIdentity, AgentSupervisor
+from ._tools import agent_tools
 
 _LIVE = ("anthropic", "openai", "openai-responses")
 
@@ -154,7 +155,7 @@ def build_child(config: ChildConfig, *, env: dict[str, str] | None = None) -> Ch
     )
     mcp = _start_mcp(config, workspace, env)
     everything = ToolRegistry(
-        [*ToolRegistry.load(), *(mcp.tools if mcp is not None else ()), *supervisor.tools()]
+        [*ToolRegistry.load(), *(mcp.tools if mcp is not None else ()), *agent_tools(supervisor)]
     )
     if config.filter_registry:
         registry = everything.subset(n for n in config.tools if n in everything)

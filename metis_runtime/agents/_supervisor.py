@@ -20,9 +20,9 @@ import signal
 import sys
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import attrs
 
@@ -42,7 +42,6 @@ from .._trace import TraceWriter
 from ..dispatch import GateLike
 from ..mcp import servers_for_surface
 from ..permissions import Refusal
-from ..tools import Tool
 from ._config import (
     ChildConfig,
     GateConfig,
@@ -90,6 +89,14 @@ class AgentIdentity:
     agent_id: str
     depth: int
     run_dir: Path
+
+
+class InlineRunner(Protocol):
+    """What runs a child in this process to its end (`run_child`)."""
+
+    def __call__(
+        self, config: ChildConfig, *, env: dict[str, str] | None = None
+    ) -> Awaitable[Any]: ...
 
 
 @attrs.frozen
@@ -191,8 +198,11 @@ class AgentSupervisor:
     `python` and `env` are those of the child processes; `project_dir`
     is where every descendant looks up `.metis/agents` (default: workspace).
     `ablation` switches protections off, for the child-boundary ablation only;
-    `inline` runs children as tasks of this process (same config, same child
-    builder, no process boundary): for the ablation and tests only.
+    `inline` runs children as tasks of this process with that runner
+    (`metis_runtime.agents.run_child`: same config, same child builder, no
+    process boundary): for the ablation and tests only. The runner is passed in
+    because the module that builds an agent builds its supervisor too. The
+    agent tools bound to a supervisor are `agent_tools(supervisor)`.
     """
 
     def __init__(
@@ -215,7 +225,7 @@ class AgentSupervisor:
         env: Mapping[str, str] | None = None,
         project_dir: str | os.PathLike[str] | None = None,
         ablation: Mapping[str, Any] | None = None,
-        inline: bool = False,
+        inline: InlineRunner | None = None,
         mcp_servers: Mapping[str, Mapping[str, Any]] | None = None,
         mcp_classes: Sequence[tuple[str, str, str | None]] = (),
     ) -> None:
@@ -252,7 +262,7 @@ class AgentSupervisor:
         trace: TraceWriter | None,
     ) -> None:
         """Set what this agent shows (usually `registry.names`, once the registry
-        holds `self.tools()`) and the trace its `spawn` events go to."""
+        holds `agent_tools(self)`) and the trace its `spawn` events go to."""
         self._visible = visible_tools
         self.trace = trace
 
@@ -526,9 +536,8 @@ class AgentSupervisor:
         await asyncio.to_thread(self.ledger.started, record.agent_id, proc.pid)
 
     def _start_inline(self, record: ChildRecord, config: ChildConfig) -> None:
-        from ._runtime import run_child  # the runtime module imports this one
-
-        record.inline = asyncio.ensure_future(run_child(config, env=self.env))
+        assert self.inline is not None
+        record.inline = asyncio.ensure_future(self.inline(config, env=self.env))
         record.status = "running"
         self.ledger.started(record.agent_id, os.getpid())
 
@@ -755,12 +764,6 @@ class AgentSupervisor:
         if watchers:
             await asyncio.gather(*watchers, return_exceptions=True)
         self.workspaces.close()
-
-    def tools(self) -> tuple[Tool, ...]:
-        """The six agent tools bound to this supervisor."""
-        from ._tools import agent_tools  # the tools module imports this one
-
-        return agent_tools(self)
 
 
 def new_tree(

@@ -9,10 +9,25 @@
 - `_engine`: the provider's proposals (structured output);
 - `_driver`: a plan segment as provider and observer of the agent loop;
 - `_turn`: `PlanRuntime`, a turn from request to answer, and resumption;
-- `_routes`, `_undo`, `_tasks`: deterministic routes, undo, scheduled tasks.
+- `_routes`, `_undo`, `_tasks`: deterministic routes, undo, scheduled tasks;
+- `_provider`, `_commands`: what `metis plan` / `metis tasks` do (a turn's
+  provider, replay position and seeding; validation of a framework file,
+  dialogs, feedback, the cache and task listings, fired tasks).
 """
 
 from ._catalog import BUILTIN, Catalog, StepTool, catalog_for, describe
+from ._commands import (
+    cache_listing,
+    check_framework,
+    last_dialog,
+    path_outcomes,
+    plan_runtime,
+    read_framework,
+    record_fired,
+    set_feedback,
+    task_rows,
+    task_turn,
+)
 from ._manifest import (
     EXECUTORS_DIR,
     Manifest,
@@ -23,6 +38,14 @@ from ._manifest import (
     manifest_digest,
     sign_manifest,
 )
+from ._provider import (
+    DEFAULT_SCENARIO,
+    PLAN_SCENARIOS,
+    TurnProvider,
+    provider_name,
+    scenario_path,
+    seed_workspace,
+)
 from ._routes import explicit_targets, intent_key, match_route
 from ._state import Dialog, TurnState, dialog_path, load_dialog, load_state, turn_log_path
 from ._store import PlanStore, Task, plan_dir
@@ -31,7 +54,9 @@ from ._turn import Coordinates, PlanRuntime, TurnOptions, TurnOutcome
 
 __all__ = [
     "BUILTIN",
+    "DEFAULT_SCENARIO",
     "EXECUTORS_DIR",
+    "PLAN_SCENARIOS",
     "Catalog",
     "Coordinates",
     "Dialog",
@@ -45,13 +70,17 @@ __all__ = [
     "Task",
     "TurnOptions",
     "TurnOutcome",
+    "TurnProvider",
     "TurnState",
+    "cache_listing",
     "catalog_for",
+    "check_framework",
     "describe",
     "dialog_path",
     "due_tasks",
     "explicit_targets",
     "intent_key",
+    "last_dialog",
     "load_dialog",
     "load_manifest",
     "load_manifests",
@@ -61,7 +90,17 @@ __all__ = [
     "new_task",
     "next_due",
     "parse_schedule",
+    "path_outcomes",
     "plan_dir",
+    "plan_runtime",
+    "provider_name",
+    "read_framework",
+    "record_fired",
+    "scenario_path",
+    "seed_workspace",
+    "set_feedback",
     "sign_manifest",
+    "task_rows",
+    "task_turn",
     "turn_log_path",
 ]

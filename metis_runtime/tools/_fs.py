@@ -109,24 +109,31 @@ class ReadTool(Tool):
         return ToolOutput("\n".join(out))
 
 
-class WriteTool(Tool):
+class _OneFileEdit(Tool):
+    """A tool that edits the one file its `path` names (write, edit): queued on
+    that file, so two edits of one file never overlap."""
+
+    def kind(self, input: ToolInput) -> ToolKind:
+        return ToolKind.EDIT
+
+    def _path(self, input: ToolInput, ctx: ToolContext) -> Path:
+        self.spec.validate(input)
+        return resolve_path(ctx.workspace, input["path"], tool=self.spec.name)
+
+    def classify(self, input: ToolInput, ctx: ToolContext) -> Classification:
+        path = self._path(input, ctx)
+        return Classification(CallClass.QUEUE, f"file:{path}", ToolKind.EDIT, (path,))
+
+
+class WriteTool(_OneFileEdit):
     spec = ToolSpec(
         "write",
         "Create or overwrite a file with `content` (atomically). Parent directories are created.",
         object_schema({"path": _STR, "content": {"type": "string"}}, ("path", "content")),
     )
 
-    def kind(self, input: ToolInput) -> ToolKind:
-        return ToolKind.EDIT
-
-    def classify(self, input: ToolInput, ctx: ToolContext) -> Classification:
-        self.spec.validate(input)
-        path = resolve_path(ctx.workspace, input["path"], tool="write")
-        return Classification(CallClass.QUEUE, f"file:{path}", ToolKind.EDIT, (path,))
-
     async def run(self, input: ToolInput, ctx: ToolContext) -> ToolOutput:
-        self.spec.validate(input)
-        path = resolve_path(ctx.workspace, input["path"], tool="write")
+        path = self._path(input, ctx)
         data = input["content"].encode("utf-8", "surrogatepass")
         ctx.roots.locate(path, "write")  # outside every root: refused before anything
         try:
@@ -145,7 +152,7 @@ class WriteTool(Tool):
         return ToolOutput(f"{verb} {display_path(ctx.workspace, path)} ({len(data)} bytes)")
 
 
-class EditTool(Tool):
+class EditTool(_OneFileEdit):
     spec = ToolSpec(
         "edit",
         "Replace the exact text `old` with `new` in a file. `old` must occur exactly once "
@@ -161,17 +168,8 @@ class EditTool(Tool):
         ),
     )
 
-    def kind(self, input: ToolInput) -> ToolKind:
-        return ToolKind.EDIT
-
-    def classify(self, input: ToolInput, ctx: ToolContext) -> Classification:
-        self.spec.validate(input)
-        path = resolve_path(ctx.workspace, input["path"], tool="edit")
-        return Classification(CallClass.QUEUE, f"file:{path}", ToolKind.EDIT, (path,))
-
     async def run(self, input: ToolInput, ctx: ToolContext) -> ToolOutput:
-        self.spec.validate(input)
-        path = resolve_path(ctx.workspace, input["path"], tool="edit")
+        path = self._path(input, ctx)
         old: str = input["old"]
         new: str = input["new"]
         if old == new:

@@ -45,6 +45,7 @@ from metis_runtime.agents import (
     HookedGate,
     HookSpec,
     ProviderConfig,
+    agent_tools,
     load_agents,
     load_hooks,
     new_tree,
@@ -252,7 +253,7 @@ def build(
         context_budget=attrs.asdict(_budget(workload)),
         env=child_env(paths),
     )
-    registry = ToolRegistry([*ToolRegistry.builtin(), *supervisor.tools()])
+    registry = ToolRegistry([*ToolRegistry.builtin(), *agent_tools(supervisor)])
     decider: Any = gate
     if hooks:
         about = {"agent_id": identity.agent_id, "depth": 0}

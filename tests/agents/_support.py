@@ -21,6 +21,7 @@ from metis_runtime.agents import (
     HookedGate,
     HookSpec,
     ProviderConfig,
+    agent_tools,
     catalog_of,
     load_agents,
     load_hooks,
@@ -145,7 +146,7 @@ def make_root(
         hooks=hooks,
         env=child_env(),
     )
-    registry = ToolRegistry([*ToolRegistry.builtin(), *supervisor.tools()])
+    registry = ToolRegistry([*ToolRegistry.builtin(), *agent_tools(supervisor)])
     names.extend(registry.names())
     header = make_header(
         mode=mode,

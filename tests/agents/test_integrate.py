@@ -26,6 +26,7 @@ from metis_runtime.agents import (
     IntegrateAgentTool,
     WorkspaceError,
     WorkspaceManager,
+    agent_tools,
     catalog_of,
     load_agents,
     make_workspace,
@@ -383,7 +384,7 @@ def _journaled_root(
         ledger=ledger,
         env=child_env(),
     )
-    registry = ToolRegistry([*ToolRegistry.builtin(), *supervisor.tools()])
+    registry = ToolRegistry([*ToolRegistry.builtin(), *agent_tools(supervisor)])
     names.extend(registry.names())
     if trace is None:
         header = make_header(

@@ -10,7 +10,13 @@ import os
 from pathlib import Path
 
 from metis_check import check_trace
-from metis_runtime.agents import AgentSupervisor, ProviderConfig, load_agents, new_tree
+from metis_runtime.agents import (
+    AgentSupervisor,
+    ProviderConfig,
+    load_agents,
+    new_tree,
+    run_child,
+)
 from metis_runtime.mcp import servers_for_surface
 from metis_runtime.permissions import Gate, Policy
 from metis_trace import Mode, Result, Route, RuleBehavior, Source, read_trace
@@ -48,7 +54,7 @@ def test_child_gets_only_the_admitted_mcp_tool(tmp_path: Path) -> None:
         provider=ProviderConfig(kind="factory", factory="tests.mcp.child_provider:provider"),
         ledger=ledger,
         env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
-        inline=True,
+        inline=run_child,
         mcp_servers={"fixture": stdio_entry()},
     )
 

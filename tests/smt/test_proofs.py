@@ -1,10 +1,7 @@
-"""The proofs: verdicts, depth, SMT-LIB2 files re-checked by cvc5, scripts."""
+"""The proofs: verdicts, depth, SMT-LIB2 files re-checked by cvc5."""
 
 from __future__ import annotations
 
-import ast
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -119,47 +116,6 @@ def test_the_child_clone_claim_fails_without_cloning(tmp_path: Path) -> None:
     config = LoopConfig(ablations=frozenset({"child-gate-not-cloned"}))
     result = prove("CHILD-2", tmp_path, config=config)
     assert result.verdict is Verdict.REFUTED
-
-
-# --- proofs/: one file per property --------------------------------------
-
-
-def _scripts() -> dict[str, Path]:
-    return {p.stem: p for p in (ROOT / "proofs").glob("*.py")}
-
-
-def test_one_proof_file_per_property() -> None:
-    assert set(_scripts()) == {p.script for p in PROPERTIES}
-
-
-@pytest.mark.parametrize("prop", PROPERTIES, ids=lambda p: p.id)
-def test_each_proof_file_cites_its_invariant(prop) -> None:  # type: ignore[no-untyped-def]
-    tree = ast.parse(_scripts()[prop.script].read_text())
-    doc = ast.get_docstring(tree) or ""
-    assert doc.startswith(f"{prop.invariant}:"), doc[:40]
-    assert BY_ID[prop.invariant].statement.split()[0] in doc
-    consts = [
-        n.value.value
-        for n in tree.body
-        if isinstance(n, ast.Assign)
-        and isinstance(n.value, ast.Constant)
-        and any(isinstance(t, ast.Name) and t.id == "PROPERTY" for t in n.targets)
-    ]
-    assert consts == [prop.id]
-
-
-def test_a_proof_script_runs_and_writes_its_smt2(tmp_path: Path) -> None:
-    script = _scripts()["perm_4_plan_no_mutation"]
-    out = subprocess.run(
-        [sys.executable, str(script), "--out", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert out.returncode == 0, out.stderr
-    assert "PERM-4: proved" in out.stdout
-    assert cvc5_answers(tmp_path / "PERM-4.smt2") == ["unsat"]
 
 
 @pytest.mark.exhaustive

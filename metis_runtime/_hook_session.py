@@ -14,6 +14,11 @@ restarts there: `metis conform` may then report the calls that were open).
 A state path that is not a regular file (a FIFO, a folder) is never moved:
 the call is not recorded, with a warning. Errors raised here are
 `TraceUnusable`, one line each; the caller warns and goes on.
+
+It lives in the runtime, not in `metis_check`, because it writes with the
+runtime's private-file and bounded-input helpers (`_private`, `_input`) and
+redactor, which the checker may not import; it imports nothing else but
+`metis_trace`. The CLI's hook (`metis_cli._hook_events`) calls it.
 """
 
 from __future__ import annotations
