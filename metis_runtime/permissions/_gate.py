@@ -28,7 +28,6 @@ edit.
 
 from __future__ import annotations
 
-import functools
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -133,11 +132,6 @@ class Refusal:
     reason: str
     current: Mode
     requested: Mode
-
-
-@functools.lru_cache(maxsize=512)
-def _analyze(command: str) -> ShellAnalysis:
-    return analyze_command(command)
 
 
 _NO_COMMAND = ShellAnalysis(commands=(), opaque=True, read_only=False, reasons=("no command",))
@@ -355,7 +349,7 @@ class Gate:
         if tool.lower() in _BASH_TOOLS:
             if command is None:
                 command = input.get("command") if isinstance(input.get("command"), str) else None
-            analysis = _analyze(command) if command is not None else _NO_COMMAND
+            analysis = analyze_command(command) if command is not None else _NO_COMMAND
             shell = shell_facts(
                 analysis,
                 kind,

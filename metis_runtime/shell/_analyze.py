@@ -13,6 +13,7 @@ data, never commands.
 
 from __future__ import annotations
 
+import functools
 import posixpath
 import re
 import shlex
@@ -207,10 +208,13 @@ class _Acc:
         self.variables[name] = (merged, old[1] and values[1])
 
 
+@functools.lru_cache(maxsize=512)
 def analyze_command(command: str) -> ShellAnalysis:
     """Parse `command` and list every simple command it would run.
 
-    Never raises on bad input: what cannot be parsed is opaque.
+    Never raises on bad input: what cannot be parsed is opaque. Cached (the
+    analysis is a frozen value of the text alone): the gate, the Bash tool's
+    class and the hook's kind all ask about the same line.
     """
     acc = _Acc()
     if len(command) > _MAX_LENGTH:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import os
 import signal
 import subprocess
@@ -36,10 +35,9 @@ DETACH_WAIT = 5.0  # seconds for a keeper to answer SIGUSR1
 KEEPER = (sys.executable, "-I", "-S", str(Path(__file__).with_name("_keeper.py")))
 
 
-@functools.lru_cache(maxsize=512)
 def _analyze(command: str) -> ShellAnalysis | None:
     # Lazy: the parser pulls in bashlex, which most tool calls never need.
-    # Cached: the loop asks for kind() and classify() of the same command.
+    # (`analyze_command` caches: the loop asks for kind() and classify().)
     from ..shell import analyze_command
 
     try:
