@@ -138,10 +138,10 @@ def fake_analysis(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
             read_only=box["read_only"],
         )
 
+    # The Bash tool looks analyze_command up in the package at each call, so the
+    # fake is what it asks (the real one's cache is not consulted).
     monkeypatch.setattr(shell_pkg, "analyze_command", fake)
-    bash_module._analyze.cache_clear()
     yield box
-    bash_module._analyze.cache_clear()
 
 
 @pytest.mark.parametrize(
