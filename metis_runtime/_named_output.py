@@ -41,9 +41,14 @@ import re
 import stat
 import sys
 import time
-from pathlib import Path
 
-__all__ = ["FIFO_WAIT", "NamedOutputError", "replace_atomically", "write_named_output"]
+__all__ = [
+    "FIFO_WAIT",
+    "NamedOutputError",
+    "replace_at",
+    "replace_atomically",
+    "write_named_output",
+]
 
 FIFO_WAIT = 10.0  # seconds a FIFO may go without a reader before the write is refused
 _POLL = 0.02
@@ -61,22 +66,34 @@ def replace_atomically(path: str | os.PathLike[str], data: bytes, mode: int | No
     """Replace the entry at `path` (never followed: a symlink there is replaced)
     with a regular file holding `data`: a temp file beside it, fsynced, renamed.
     `mode` sets the permission bits; without it an existing regular file keeps
-    its own and a new file gets 0666 minus the umask. Raises OSError; the temp
-    file never survives a failure."""
-    target = Path(path)
+    its own (and, as root, its owner) and a new file gets 0666 minus the umask.
+    Raises OSError; the temp file never survives a failure."""
+    replace_at(None, os.fspath(path), data, mode, keep_owner=True)
+
+
+def replace_at(
+    dir_fd: int | None, name: str, data: bytes, mode: int | None = None, *, keep_owner: bool = False
+) -> None:
+    """`replace_atomically` for `name` in the directory `dir_fd` (None: `name`
+    is a path), the one temp-file-and-rename of every metis write: the temp
+    file (`O_EXCL`, `O_NOFOLLOW`) sits beside `name` in the same directory, so
+    the rename never crosses one; `keep_owner`: root writing over a user's
+    file keeps it theirs. The containment's `write_at` calls it with the
+    directory it walked to."""
     existing: os.stat_result | None = None
     with contextlib.suppress(FileNotFoundError):
-        st = os.stat(target, follow_symlinks=False)
+        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
         existing = st if stat.S_ISREG(st.st_mode) else None
     if mode is None and existing is not None:
         mode = stat.S_IMODE(existing.st_mode)
+    head, base = os.path.split(name)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     while True:
-        tmp = target.with_name(f".{target.name}.{os.getpid()}.{next(_tmp_counter)}.tmp")
+        tmp = os.path.join(head, f".{base}.{os.getpid()}.{next(_tmp_counter)}.tmp")
         try:
             # Created no looser than it ends up (the umask applies): a file opened
             # while its bits were wider would stay readable to whoever opened it.
-            fd = os.open(tmp, flags, 0o666 if mode is None else mode & 0o777)
+            fd = os.open(tmp, flags, 0o666 if mode is None else mode & 0o777, dir_fd=dir_fd)
         except FileExistsError:
             continue
         break
@@ -84,16 +101,16 @@ def replace_atomically(path: str | os.PathLike[str], data: bytes, mode: int | No
         with open(fd, "wb", closefd=True) as fh:
             if mode is not None:
                 os.fchmod(fh.fileno(), mode)
-            if existing is not None and os.geteuid() == 0:
+            if keep_owner and existing is not None and os.geteuid() == 0:
                 with contextlib.suppress(OSError):  # root writing a user's file keeps it theirs
                     os.fchown(fh.fileno(), existing.st_uid, existing.st_gid)
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
-        os.replace(tmp, target)
+        os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)  # rename(2) replaces
     except BaseException:
         with contextlib.suppress(OSError):
-            os.unlink(tmp)
+            os.unlink(tmp, dir_fd=dir_fd)
         raise
 
 

@@ -34,6 +34,7 @@ from pathlib import Path
 from attrs import frozen
 
 from .._errors import ToolError
+from .._named_output import replace_at
 
 _SYS_OPENAT2 = 437  # the same number on every Linux architecture
 RESOLVE_NO_MAGICLINKS = 0x02
@@ -237,35 +238,11 @@ def _has_symlink(root_fd: int, parts: Sequence[str]) -> bool:
 def write_at(dir_fd: int, name: str, data: bytes, mode: int | None = None) -> None:
     """Replace `name` in the directory `dir_fd` with `data` atomically: a temp
     file beside it (O_EXCL, O_NOFOLLOW), fsync, `renameat` within that same
-    directory. An existing regular file keeps its permission bits unless
-    `mode` is given; a symlink at `name` is replaced, never followed.
-    Raises OSError; the temp file never survives a failure."""
-    if mode is None:
-        try:
-            st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-            mode = stat.S_IMODE(st.st_mode) if stat.S_ISREG(st.st_mode) else None
-        except FileNotFoundError:
-            mode = None
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-    while True:
-        tmp = f".{name}.{os.getpid()}.{next(_tmp_counter)}.tmp"
-        try:
-            fd = os.open(tmp, flags, 0o666, dir_fd=dir_fd)
-        except FileExistsError:
-            continue
-        break
-    try:
-        with open(fd, "wb", closefd=True) as fh:
-            if mode is not None:
-                os.fchmod(fh.fileno(), mode)
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-    except BaseException:
-        with suppress(OSError):
-            os.unlink(tmp, dir_fd=dir_fd)
-        raise
+    directory (`_named_output.replace_at`, the one such write). An existing
+    regular file keeps its permission bits unless `mode` is given; a symlink
+    at `name` is replaced, never followed. Raises OSError; the temp file never
+    survives a failure."""
+    replace_at(dir_fd, name, data, mode)
 
 
 # --- whole entries, for integration's copy-back (specs/secrets.md) -------------------
