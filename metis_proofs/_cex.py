@@ -160,7 +160,7 @@ z3 path ({cex.depth} events). Replays the trace through `check_trace` and
 expects the checker to reject it with {cex.invariant} at event {index}.
 """
 
-from metis_model import check_trace
+from metis_check import check_trace
 from metis_trace import read_trace
 
 LINES = [

@@ -12,7 +12,7 @@ Values shorter than `MIN_SECRET_LEN` are not redacted by value: they would
 hit ordinary text (they are still caught by the rules). Path and settings
 variables of published lists (POSIX XBD chapter 8: `PWD`, `OLDPWD`, `HOME`,
 `PATH`, ...; XDG base directories; GitHub Actions' defaults) are never
-secrets: `metis_model.trace._plain_variables` names them and its sources.
+secrets: `metis_trace._plain_variables` names them and its sources.
 """
 
 from __future__ import annotations

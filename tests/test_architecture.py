@@ -344,3 +344,31 @@ def test_the_cycle_check_fires() -> None:
     assert graph.has_edge("metis_cli._plan_conform", "metis_cli._inputs")  # relative
     graph.add_edge("metis_cli._inputs", "metis_cli._transcripts")
     assert any(len(c) > 1 for c in nx.strongly_connected_components(graph))
+
+
+@pytest.mark.parametrize(
+    ("old", "name", "new"),
+    [
+        ("metis_model", "check_trace", "metis_check"),
+        ("metis_model", "simulate", "metis_check"),
+        ("metis_model.trace", "TraceEvent", "metis_trace"),
+        ("metis_model.transcripts", "check_transcript", "metis_check.transcripts"),
+        ("metis_model.smt", "prove_all", "metis_proofs"),
+    ],
+)
+def test_a_moved_path_still_resolves_with_a_warning_naming_the_new_one(
+    old: str, name: str, new: str
+) -> None:
+    # A fresh interpreter: a shim module warns once, when it is first imported.
+    code = (
+        "import importlib, warnings\n"
+        "with warnings.catch_warnings(record=True) as seen:\n"
+        "    warnings.simplefilter('always')\n"
+        f"    value = getattr(importlib.import_module({old!r}), {name!r})\n"
+        f"print(value is getattr(importlib.import_module({new!r}), {name!r}))\n"
+        "print([str(w.message) for w in seen if w.category is DeprecationWarning])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    same, warned = out.stdout.splitlines()
+    assert same == "True"
+    assert f"has moved to {new}" in warned, warned

@@ -46,7 +46,7 @@ the workload again and fails until the runtime is fixed.
 import json
 from pathlib import Path
 
-from metis_model import check_trace
+from metis_check import check_trace
 from metis_trace import read_trace
 from metis_studies.explore import check_outcome, execute, workload_from_json
 

@@ -7,7 +7,7 @@ import pytest
 INNER = """
 import os, random
 import pytest
-from metis_model import simulate, broken_trace
+from metis_check import simulate, broken_trace
 from metis_trace import dumps_trace
 
 def record(tmp_path, header, events, name):
@@ -64,7 +64,7 @@ def test_plugin_can_be_switched_off(pytester: pytest.Pytester) -> None:
 FIXTURES = """
 import os
 import pytest
-from metis_model import simulate, broken_trace
+from metis_check import simulate, broken_trace
 from metis_trace import dumps_trace
 
 def record(path, header, events):
@@ -216,7 +216,7 @@ def test_plugin_checks_trees_and_the_files_runs_wrote(pytester: pytest.Pytester)
 
 
 TWO = """
-from metis_model import simulate
+from metis_check import simulate
 from metis_trace import dumps_trace
 import os
 

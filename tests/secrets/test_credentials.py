@@ -322,7 +322,7 @@ def test_no_new_redactions_in_the_shared_corpora() -> None:
 
 def test_published_plain_variables_are_not_secrets() -> None:
     """POSIX XBD chapter 8, XDG base directories and GitHub Actions' default
-    variables (`metis_model.trace._plain_variables`): none is secret-named,
+    variables (`metis_trace._plain_variables`): none is secret-named,
     and their values, in env, shell and JSON form, are left as written."""
     from metis_runtime._redact import Redactor
     from metis_trace._plain_variables import PLAIN_VARIABLES
