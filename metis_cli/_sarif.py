@@ -43,16 +43,20 @@ class SarifOptions:
     category: str | None = None
 
 
-def _result(
+def sarif_result(
     places: Places,
     rule_id: str,
     level: str,
     message: str,
     source: str,
     line: int | None,
+    column: int | None = None,
     **extra: Any,
 ) -> dict[str, Any]:
+    """One SARIF result at `source:line[:column]`, placed and fingerprinted by `places`."""
     region = {"startLine": line if line is not None and line >= 1 else 1}
+    if column is not None:
+        region["startColumn"] = column
     location = {"artifactLocation": places.artifact(source), "region": region}
     fingerprint = places.fingerprint(rule_id, source, line, message)
     return {
@@ -65,9 +69,18 @@ def _result(
     }
 
 
-def sarif_report(run: Run, options: SarifOptions | None = None) -> str:
+def sarif_driver(name: str, rules: list[dict[str, Any]]) -> dict[str, Any]:
+    """`tool.driver`: metis's name for the run, its version, home and rules."""
     from importlib.metadata import version
 
+    driver: dict[str, Any] = {"name": name, "version": version("metis")}
+    if (home := information_uri()) is not None:
+        driver["informationUri"] = home
+    driver["rules"] = rules
+    return driver
+
+
+def sarif_report(run: Run, options: SarifOptions | None = None) -> str:
     options = options or SarifOptions()
     places = Places([r.source for r in run.results if r.report is not None], options.root)
     rules: dict[str, dict[str, Any]] = {}
@@ -87,21 +100,18 @@ def sarif_report(run: Run, options: SarifOptions | None = None) -> str:
         for v in report.violations:
             rid = rule(f"{v.invariant}/{v.rule}" if v.rule else v.invariant, v.invariant, v.rule)
             results.append(
-                _result(places, rid, "error", v.message, source, v.line, invariant=v.invariant)
+                sarif_result(places, rid, "error", v.message, source, v.line, invariant=v.invariant)
             )
         for u in report.undecided:
             rid = rule(u.status, u.status)
             level = "note" if u.status in run.allowed else "warning"
             results.append(
-                _result(places, rid, level, u.message, source, u.line, invariant=u.invariant)
+                sarif_result(places, rid, level, u.message, source, u.line, invariant=u.invariant)
             )
         for note in report.notes:
             rid = rule("reader-warning", "reader-warning")
-            results.append(_result(places, rid, "note", note.message, source, note.line))
-    driver: dict[str, Any] = {"name": "metis", "version": version("metis")}
-    if (home := information_uri()) is not None:
-        driver["informationUri"] = home
-    driver["rules"] = list(rules.values())
+            results.append(sarif_result(places, rid, "note", note.message, source, note.line))
+    driver = sarif_driver("metis", list(rules.values()))
     sarif_run: dict[str, Any] = {"tool": {"driver": driver}}
     if places.base_ids():
         sarif_run["originalUriBaseIds"] = places.base_ids()

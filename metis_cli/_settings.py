@@ -67,7 +67,8 @@ def check(files: tuple[str, ...], project: str, as_json: bool, output: str | Non
     With no FILE, reads the hierarchy `metis run` reads (managed, user,
     project and local files of PROJECT); with FILEs, those, each at its level
     when it lies at a real location. Matching is Claude Code's documented
-    semantics, not metis's stricter gate. Bypass witnesses are not searched.
+    semantics, not metis's stricter gate; each bypass witness (a bounded
+    enumeration of shell forms) is also put to metis's own gate.
     """
     root = Path(os.path.realpath(project))
     home = os.path.expanduser("~")
@@ -143,7 +144,6 @@ def _witnesses(
     return out
 
 
-_SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _KINDS = {
     "shadowed": "An allow (or ask) rule that a deny or ask rule covers: it never takes effect.",
     "duplicate": "A rule written twice in the hierarchy.",
@@ -191,31 +191,33 @@ def _earlier_same(text: str, start: int, needle: str, index: int) -> int:
 
 
 def _sarif(findings: list[Finding]) -> dict[str, Any]:
+    """SARIF 2.1.0 as `metis conform --output sarif` writes it (`_sarif`,
+    `_sarif_places`): URIs relative to the files' git root, fingerprints that
+    survive a line inserted above, plus the rule's column."""
+    from ._sarif import SCHEMA_URI, sarif_driver, sarif_result
+    from ._sarif_places import Places
+
+    places = Places(sorted({f.file for f in findings}))
     results = []
     for f in findings:
         line, column = _position(f)
         results.append(
-            {
-                "ruleId": f"settings/{f.kind}",
-                "level": "warning",
-                "message": {"text": f"{f.rule}: {f.message}"},
-                "locations": [
-                    {
-                        "physicalLocation": {
-                            "artifactLocation": {"uri": Path(f.file).resolve().as_uri()},
-                            "region": {"startLine": line, "startColumn": column},
-                        }
-                    }
-                ],
-            }
+            sarif_result(
+                places,
+                f"settings/{f.kind}",
+                "warning",
+                f"{f.rule}: {f.message}",
+                f.file,
+                line,
+                column,
+            )
         )
     rules = [
         {"id": f"settings/{k}", "shortDescription": {"text": v}, "fullDescription": {"text": v}}
         for k, v in _KINDS.items()
     ]
-    driver = {"name": "metis settings check", "rules": rules}
-    return {
-        "$schema": _SARIF_SCHEMA,
-        "version": "2.1.0",
-        "runs": [{"tool": {"driver": driver}, "results": results}],
-    }
+    run: dict[str, Any] = {"tool": {"driver": sarif_driver("metis settings check", rules)}}
+    if places.base_ids():
+        run["originalUriBaseIds"] = places.base_ids()
+    run["results"] = results
+    return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}

@@ -110,6 +110,42 @@ def test_sarif_points_at_the_rules_line_and_column(project: Path) -> None:
     assert (region["startLine"], region["startColumn"]) == (6, 7)
 
 
+def test_sarif_is_the_conform_writers_relative_uris_and_stable_fingerprints(
+    project: Path,
+) -> None:
+    """The same SARIF writer as `metis conform` (`_sarif_places`): a URI
+    relative to SRCROOT passes the schema's uri-reference format, and a line
+    inserted above the rule keeps its fingerprint."""
+    import jsonschema
+
+    schema_path = Path(__file__).parents[1] / "data" / "sarif" / "sarif-schema-2.1.0.json"
+    f = project / ".claude" / "settings.json"
+    f.parent.mkdir(parents=True)
+    body = '  "permissions": {\n    "deny": ["Bash(rm:*)"],\n    "allow": ["Bash(rm -rf:*)"]\n  }\n}\n'
+
+    def run() -> dict[str, Any]:
+        done = CliRunner().invoke(
+            cli, ["settings", "check", "--output", "sarif", "--project", str(project), str(f)]
+        )
+        assert done.exit_code == 1, done.output
+        sarif: dict[str, Any] = json.loads(done.stdout)
+        validator = jsonschema.Draft4Validator(
+            json.loads(schema_path.read_text()), format_checker=jsonschema.FormatChecker()
+        )
+        validator.validate(sarif)
+        return sarif
+
+    f.write_text("{\n" + body)
+    first = run()["runs"][0]["results"][0]
+    f.write_text('{\n  "$comment": "a line above",\n' + body)
+    again = run()["runs"][0]["results"][0]
+    assert first["partialFingerprints"] == again["partialFingerprints"]
+    assert (
+        first["locations"][0]["physicalLocation"]["region"]["startLine"] + 1
+        == again["locations"][0]["physicalLocation"]["region"]["startLine"]
+    )
+
+
 def test_bypass_witnesses_are_confirmed_by_both_matchers(project: Path) -> None:
     """A deny rule on Bash, an allow on a runner Claude Code does not strip:
     the witness runs the denied command through it; metis's gate denies it."""
