@@ -11,7 +11,8 @@ PACKAGES := metis_trace metis_model metis_check metis_proofs metis_witness metis
 .PHONY: setup system-deps claude-code test lint typecheck unit demo exhaustive fuzz bench schema layout explore mutate study clean
 
 $(STAMP): pyproject.toml pytest-metis/pyproject.toml
-	$(PYTHON) -m venv $(VENV)
+	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "error: $(PYTHON) is not installed: metis needs Python 3.11 or later (apt-get install python3 python3-venv)"; exit 1; }
+	@$(PYTHON) -m venv $(VENV) >/dev/null 2>&1 || { rm -rf $(VENV); echo "error: $(PYTHON) -m venv failed: the venv module is missing (apt-get install python3-venv)"; exit 1; }
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[dev]' -e ./pytest-metis
 	touch $(STAMP)
@@ -19,22 +20,10 @@ $(STAMP): pyproject.toml pytest-metis/pyproject.toml
 # graphviz's `dot` renders counterexample graphs; tests render for real.
 # strace lets the witness (specs/witness.md) observe process execution.
 # chromium (headless) loads `metis conform --report`'s page in the browser test.
+# .ci/system-deps: `apt-get install` first, `apt-get update` only when that
+# fails (then install again); one line for whatever is still missing, and why.
 system-deps:
-	@command -v dot >/dev/null 2>&1 || { \
-	  if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
-	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq graphviz >/dev/null) \
-	      || echo "warning: could not install graphviz"; \
-	  else echo "warning: graphviz (dot) is not installed; rendering tests will fail"; fi; }
-	@command -v strace >/dev/null 2>&1 || { \
-	  if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
-	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq strace >/dev/null) \
-	      || echo "warning: could not install strace"; \
-	  else echo "warning: strace is not installed; the witness will not observe process execution"; fi; }
-	@command -v chromium >/dev/null 2>&1 || { \
-	  if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
-	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
-	      || echo "warning: could not install chromium"; \
-	  else echo "warning: chromium is not installed; the HTML report's browser test will fail"; fi; }
+	@bash .ci/system-deps
 
 # The real Claude Code CLI (npm's @anthropic-ai/claude-code, in .venv/claude-code)
 # for the hook's end-to-end test (tests/cli/test_hook_claude_code.py, which

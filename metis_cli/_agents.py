@@ -141,7 +141,8 @@ def agents() -> None:
 @agents.command("list")
 @click.option(
     "--project",
-    type=click.Path(path_type=Path, file_okay=False),
+    # A missing project is a usage error, not an empty list (exit 0 hid a typo).
+    type=click.Path(path_type=Path, exists=True, file_okay=False),
     default=".",
     show_default=True,
     help="Project whose .metis/agents and .claude/agents are read.",

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from metis_runtime.permissions import GateDecision, Policy
     from metis_trace import Mode
 
-__all__ = ["READ_ONLY_TOOLS", "decide_call", "infer_kind", "input_paths"]
+__all__ = ["PATH_KEYS", "READ_ONLY_TOOLS", "decide_call", "infer_kind", "input_paths"]
 
 _KINDS: dict[str, ToolKind] = {
     "read": ToolKind.READ_ONLY,
@@ -53,7 +53,7 @@ _KINDS: dict[str, ToolKind] = {
 # cannot decide is left to Claude Code's own rules (no decision).
 READ_ONLY_TOOLS = frozenset({"read", "ls", "glob", "grep", "notebookread", "todowrite"})
 _SEARCHES = frozenset({"grep", "glob"})
-_PATH_KEYS = ("file_path", "path", "notebook_path")
+PATH_KEYS = ("file_path", "path", "notebook_path")
 
 
 def infer_kind(tool: str, tool_input: Mapping[str, Any]) -> ToolKind:
@@ -69,7 +69,7 @@ def infer_kind(tool: str, tool_input: Mapping[str, Any]) -> ToolKind:
 
 
 def input_paths(tool_input: Mapping[str, Any]) -> list[str]:
-    paths = [v for k in _PATH_KEYS if isinstance(v := tool_input.get(k), str)]
+    paths = [v for k in PATH_KEYS if isinstance(v := tool_input.get(k), str)]
     many = tool_input.get("paths")
     if isinstance(many, list):
         paths.extend(p for p in many if isinstance(p, str))

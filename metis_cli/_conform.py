@@ -72,6 +72,9 @@ def _sarif_options(root: Path | None, category: str | None) -> SarifOptions:
     return SarifOptions(root=root, category=category)
 
 
+_GIVEN = (click.core.ParameterSource.COMMANDLINE, click.core.ParameterSource.ENVIRONMENT)
+
+
 def run_units(units: list[Unit], fmt: str, jobs: int) -> list[FileResult]:
     """Check units in this process, or in a pool of `jobs` processes (order kept)."""
     if jobs <= 1 or len(units) <= 1:
@@ -138,7 +141,12 @@ def run_units(units: list[Unit], fmt: str, jobs: int) -> list[FileResult]:
     show_default=True,
     help="Run the checks here (--jobs), or on a Dask distributed cluster.",
 )
-@click.option("--scheduler", metavar="ADDRESS", help="The Dask scheduler, e.g. tcp://host:8786.")
+@click.option(
+    "--scheduler",
+    metavar="ADDRESS",
+    help="The Dask scheduler, e.g. tcp://host:8786 (default: a local cluster of --jobs "
+    "worker processes, started for this check and stopped after it).",
+)
 @click.option(
     "--witness",
     "witness",
@@ -223,8 +231,9 @@ def conform(
         from ._params import writable_dir
 
         writable_dir(Path(draw_dir), "--draw")
-    if engine == "dask" and not scheduler:
-        bad_input("--engine dask needs --scheduler ADDRESS")
+    if scheduler and click.get_current_context().get_parameter_source("jobs") in _GIVEN:
+        # The cluster's workers are what it has: metis does not resize it.
+        bad_input("--jobs is for the local engine or a local Dask cluster, not with --scheduler")
     if scheduler and engine != "dask":
         bad_input("--scheduler is for --engine dask")
     if files.count("-") > 1:
@@ -243,7 +252,7 @@ def conform(
     if engine == "dask":
         from ._dask import run_on_dask
 
-        results = run_on_dask(units, fmt, scheduler or "")
+        results = run_on_dask(units, fmt, scheduler, jobs or os.cpu_count() or 1)
     else:
         results = run_units(units, fmt, jobs or os.cpu_count() or 1)
     results = [with_witness(r, u, witness) for r, u in zip(results, units, strict=True)]

@@ -1,4 +1,10 @@
-"""`metis conform --engine dask --scheduler ADDRESS`: the same check on a Dask cluster.
+"""`metis conform --engine dask [--scheduler ADDRESS]`: the same check on a Dask cluster.
+
+With `--scheduler`, the cluster there (its workers as they are: `--jobs` is
+refused, metis does not resize it). Without, a `distributed.LocalCluster` of
+`--jobs` worker processes (one thread each: the checks are CPU-bound Python,
+so threads would share one GIL; no dashboard: no port opened for it),
+started for this check and closed after it, also when the check fails.
 
 The client reads each unit (a file, or a session with its sub-agents' files)
 and submits its text, so workers need metis installed but not the files; at
@@ -21,11 +27,30 @@ IN_FLIGHT_PER_THREAD = 4
 CONNECT_TIMEOUT = "METIS_DASK_TIMEOUT"  # seconds to reach the scheduler (default 10)
 
 
-def run_on_dask(units: list[Unit], fmt: str, address: str) -> list[FileResult]:
+def run_on_dask(
+    units: list[Unit], fmt: str, address: str | None, workers: int = 1
+) -> list[FileResult]:
+    """The results of `units`, in order, from the cluster at `address`, or
+    from a local cluster of `workers` processes (module doc)."""
     try:
-        from distributed import Client, as_completed
+        from distributed import LocalCluster
     except ImportError:
         bad_input("--engine dask needs the dask extra: pip install 'metis[dask]'")
+    if address is not None:
+        return _on_cluster(units, fmt, address)
+    try:
+        cluster = LocalCluster(
+            n_workers=workers, processes=True, threads_per_worker=1, dashboard_address=None
+        )
+    except (OSError, TimeoutError) as exc:
+        bad_input(f"--engine dask: cannot start a local cluster of {workers} workers ({exc})")
+    with cluster:
+        return _on_cluster(units, fmt, cluster)
+
+
+def _on_cluster(units: list[Unit], fmt: str, address: Any) -> list[FileResult]:
+    from distributed import Client, as_completed
+
     raw = os.environ.get(CONNECT_TIMEOUT, "10")
     try:
         timeout = float(raw)

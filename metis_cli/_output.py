@@ -42,7 +42,15 @@ def read_trace_file(path: Path) -> tuple[TraceHeader, list[TraceEvent], list[int
         bad_input(str(exc))
 
 
+def _one_line(text: str) -> str:
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 def bad_input(message: str) -> NoReturn:
-    """A one-line error naming the place, and exit 2 (never a traceback)."""
-    click.echo(f"metis: error: {message}", err=True)
+    """A one-line error naming the place, and exit 2 (never a traceback).
+    Control characters a user's input brought in (a NUL or newline in a file
+    name) are shown escaped, so the message stays one printable line."""
+    click.echo(f"metis: error: {_one_line(message)}", err=True)
     sys.exit(EXIT_BAD_INPUT)

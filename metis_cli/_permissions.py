@@ -24,7 +24,7 @@ from metis_runtime.permissions import (
 )
 from metis_trace import InputError, Mode, Source, ToolKind, decode_json
 
-from ._call_decision import decide_call, infer_kind, input_paths
+from ._call_decision import PATH_KEYS, decide_call, infer_kind, input_paths
 from ._output import EXIT_OK, bad_input, emit_json
 
 __all__ = ["check", "infer_kind", "input_paths", "permissions"]
@@ -86,6 +86,7 @@ def check(
         bad_input(f"--input: {exc.message}")
     if not isinstance(tool_input, dict):
         bad_input("--input: must be a JSON object")
+    _refuse_nul(tool_input, settings_files, workspace)
     src: Source | None = _choice(source, Source, "--source") if source is not None else None
     if workspace is not None:
         root = Path(workspace)
@@ -124,6 +125,27 @@ def check(
     else:
         _print(decision, policy, loaded, stricter)
     raise SystemExit(EXIT_OK)
+
+
+def _refuse_nul(
+    tool_input: dict[str, Any], settings_files: tuple[str, ...], workspace: str | None
+) -> None:
+    """No file name holds a NUL byte (the runtime's tools refuse one too,
+    tools/_files.py): one line naming the field, not `realpath`'s ValueError."""
+    for key in PATH_KEYS:
+        value = tool_input.get(key)
+        if isinstance(value, str) and "\x00" in value:
+            bad_input(f"--input: field '{key}' contains a NUL byte")
+    many = tool_input.get("paths")
+    if isinstance(many, list):
+        for i, value in enumerate(many):
+            if isinstance(value, str) and "\x00" in value:
+                bad_input(f"--input: field 'paths[{i}]' contains a NUL byte")
+    for i, name in enumerate(settings_files):
+        if "\x00" in name:
+            bad_input(f"--settings #{i + 1}: the path contains a NUL byte")
+    if workspace is not None and "\x00" in workspace:
+        bad_input("--workspace: the path contains a NUL byte")
 
 
 def _files(named: tuple[str, ...], root: Path, source: Source | None) -> list[SettingsFile]:

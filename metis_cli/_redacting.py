@@ -40,7 +40,7 @@ RULE_NEEDLES = (
     *("glpat-", "gldt-", "glrt-", "glptt-", "glft-", "glcbt-", "glsoat-", "gloas-"),
     *("glimt-", "glagent-", "glffct-", "glsa-", "glwt-", "gr1348941", "xox", "xapp-"),
     *("hooks.slack.com", "_live_", "_test_", "_prod_", "whsec_", "sk-ant-", "sk-"),
-    *("gsk_", "hf_", "xai-", "pplx-", "r8_", "eyj", "authorization", "bearer", "://"),
+    *("gsk_", "hf_", "xai-", "pplx-", "r8_", "eyj", "authorization", "bearer", ":/"),
 )
 NAME_WORDS = (
     *("password", "passwd", "passphrase", "pass", "pwd", "secret", "token"),

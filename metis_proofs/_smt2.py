@@ -16,6 +16,8 @@ from typing import Protocol
 import attrs
 import z3
 
+from ._strict import strict_smt2
+
 _EXPECT = re.compile(r"^; expect: (.*)$", re.MULTILINE)
 
 
@@ -36,9 +38,12 @@ class _Named(Protocol):
 
 
 def smt2_query(formula: z3.BoolRef, label: str, expect: str) -> Query:
+    """One query as strict SMT-LIB 2.6 (`_strict`: z3 prints one-argument
+    `and`/`or`, which `cvc5 --strict-parsing` refuses)."""
     solver = z3.Solver()
     solver.add(formula)
-    body = solver.to_smt2().replace("(set-info :status unknown)", f"(set-info :status {expect})")
+    body = strict_smt2(solver.to_smt2())
+    body = body.replace("(set-info :status unknown)", f"(set-info :status {expect})")
     return Query(f"; {label}\n(set-logic ALL)\n{body}", label, expect)
 
 
@@ -75,13 +80,17 @@ def z3_answers(path: Path, timeout_s: float | None = None) -> list[str]:
 
 
 def cvc5_answers(path: Path, timeout_s: float | None = None) -> list[str]:
-    """Run a file through cvc5's own SMT-LIB parser; one answer per check-sat.
+    """Run a file through cvc5's own SMT-LIB 2.6 parser with strict parsing
+    on (what `cvc5 --strict-parsing FILE` does: the PyPI package ships the
+    library and its Python API, no `cvc5` executable); one answer per
+    check-sat. A file strict SMT-LIB refuses raises `RuntimeError`.
 
     cvc5 is a development dependency: imported here, on use."""
     import cvc5
 
     tm = cvc5.TermManager()
     solver = cvc5.Solver(tm)
+    solver.setOption("strict-parsing", "true")
     if timeout_s is not None:
         solver.setOption("tlimit-per", str(int(timeout_s * 1000)))
     symbols = cvc5.SymbolManager(tm)

@@ -99,6 +99,8 @@ def open_regular(path: str | os.PathLike[str], flags: int = os.O_RDONLY) -> int:
     swapped in cannot block, for reading or writing), checked again on the
     descriptor. `flags` may add `O_WRONLY`/`O_RDWR`, `O_APPEND`."""
     source = os.fspath(path)
+    if "\x00" in source:  # os.stat would raise ValueError, not OSError
+        raise InputError(None, "the path contains a NUL byte", source)
     try:
         before = os.stat(source)
         _refuse_special(before.st_mode, source)

@@ -70,6 +70,7 @@ from .providers import (
 )
 from .providers import ToolSpec as WireToolSpec
 from .tools import Classification, ToolContext, ToolOutput, ToolRegistry
+from .tools._derived import redact_footprint
 from .tools._exits import ExitRecord, read_exit_record
 
 DEFAULT_SYSTEM = "You are a coding agent working in the user's workspace. Use the tools."
@@ -703,6 +704,8 @@ class AgentLoop:
                 invalid = _one_line(str(exc))
             except Exception as exc:  # a buggy classifier refuses its call, not the run
                 invalid = f"{block.name}: cannot classify the call: {_error_text(exc)}"
+        if classification is not None:  # the footprint as the trace may hold it (TRACE-2)
+            classification = redact_footprint(classification, block.input)
         # What cannot run is decided as the most dangerous kind, then answered with an error.
         shown = classification or _UNRUNNABLE
         kind, paths, command = shown.kind, shown.paths, shown.command

@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
+import ahocorasick_rs
 from attrs import frozen
 
 from ._encodings import (
@@ -40,6 +41,7 @@ from ._encodings import (
     short_in_some_alignment,
     unpercent,
 )
+from ._offsets import IDENTITY, Offsets, PositionMap, compose
 from ._plain_variables import PLAIN_VARIABLES
 
 
@@ -176,7 +178,8 @@ FAMILIES: tuple[CredentialFamily, ...] = (
     ),
     CredentialFamily(
         "basic-auth-url",
-        "the password in a URL's userinfo (scheme://user:password@host)",
+        "the password in a URL's userinfo (scheme://user:password@host), also once a "
+        "path normalisation folded the URL's // (scheme:/user:password@host)",
         (
             "https://www.rfc-editor.org/rfc/rfc3986#section-3.2.1",
             "detect-secrets detect_secrets/plugins/basic_auth.py",
@@ -258,12 +261,17 @@ class _Rule:
     scan: _Scan
 
 
-def _regex(pattern: str, flags: int = _A, group: int = 0) -> _Scan:
+def _regex(
+    pattern: str, flags: int = _A, group: int = 0, placeholders: frozenset[str] = frozenset()
+) -> _Scan:
+    """A rule's scan: each match's `group`, unless it is one of `placeholders`
+    (lowercase: what a redactor wrote in its place, not a credential)."""
     compiled = re.compile(pattern, flags)
 
     def scan(text: str) -> Iterable[tuple[int, int]]:
         for m in compiled.finditer(text):
-            if m.group(group):
+            found = m.group(group)
+            if found and (not placeholders or found.lower() not in placeholders):
                 yield m.span(group)
 
     return scan
@@ -292,10 +300,73 @@ def _assigned_name(text: str, start: int, end: int) -> str:
 
 
 _PLACEHOLDERS = frozenset({"null", "none", "nil", "true", "false", "undefined", "[redacted]"})
+_REDACTED_FORMS = frozenset({"[redacted]"})
+
+
+# Where an `_ASSIGNMENT` match can start. Every `_NAME_END` alternative holds
+# one of these anchors (`passw` of `password`, `_key` of `my_key`, `dburl`),
+# at most `_NAME_LEAD` name characters after the alternative's start
+# (`elasticsearch` before `_url`); a match holds no line break. So the
+# matches `finditer` finds are those found by trying, left to right past the
+# last match, only the positions from which a run of name characters reaches
+# an anchor (a test checks they agree). Trying every position (`finditer`)
+# took most of a 50 MB result's scan: the pattern has no literal prefix for
+# the engine to search for, and the bare words (`key`, `pat` of `path`) are
+# in most texts.
+_KEY_LEADS = "access secret private client auth master encryption signing account app"
+_KEY_LEADS += " service session license"
+_URL_LEADS = "database db redis mongo mongodb postgres postgresql pg mysql mariadb amqp"
+_URL_LEADS += " rabbitmq broker sentry elastic elasticsearch kafka nats mqtt ftp smtp ldap"
+_NAME_ANCHORS = tuple(
+    dict.fromkeys(
+        [
+            *("passw", "passp", "pwd", "secret", "token", "credential", "connection"),
+            *("apikey", "api_key", "api-key"),
+            *(lead + "key" for lead in _KEY_LEADS.split()),
+            *(sep + word for sep in "_.-" for word in ("key", "pass", "pat", "dsn", "url", "uri")),
+            *(lead + word for lead in _URL_LEADS.split() for word in ("url", "uri", "dsn")),
+        ]
+    )
+)
+_NAME_LEAD = 14
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_.-")
+_ANCHOR_SCAN = ahocorasick_rs.AhoCorasick(
+    list(_NAME_ANCHORS), implementation=ahocorasick_rs.Implementation.DFA
+)
+_ASCII_LOWER = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}
+
+
+def _ascii_lower(text: str) -> str:
+    """`text` with A-Z lowered, the same length (`str.lower` may lengthen one)."""
+    low = text.lower()
+    return low if len(low) == len(text) else text.translate(_ASCII_LOWER)
+
+
+def _assignment_starts(low: str) -> list[int]:
+    starts: list[int] = []
+    for _, at, _ in _ANCHOR_SCAN.find_matches_as_indexes(low, overlapping=True):
+        lead = at
+        while lead > 0 and at - lead < _NAME_LEAD and low[lead - 1] in _NAME_CHARS:
+            lead -= 1
+        starts.extend(range(lead, at + 1))
+    starts.sort()
+    return starts
+
+
+def _assignment_matches(text: str) -> Iterable[re.Match[str]]:
+    """`_ASSIGNMENT.finditer(text)`, trying only the possible starts."""
+    pos = 0
+    for start in _assignment_starts(_ascii_lower(text)):
+        if start < pos:
+            continue
+        m = _ASSIGNMENT.match(text, start)
+        if m is not None:
+            yield m
+            pos = m.end()
 
 
 def _assignments(text: str) -> Iterable[tuple[int, int]]:
-    for m in _ASSIGNMENT.finditer(text):
+    for m in _assignment_matches(text):
         if _assigned_name(text, m.start(1), m.end(1)) in PLAIN_VARIABLES:
             continue  # `PWD=/home/me`: a path, not a password
         for g in (2, 3, 4, 5):
@@ -456,9 +527,29 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule(
         "basic-auth-url",
-        ("://",),
-        # The password may hold `@` and `:` (unencoded, against RFC 3986): up to the last `@`.
-        _regex(r"://[^\s/:@\"'<>]{0,200}:([^\s/\"'<>]{1,300})@", _AI, group=1),
+        (":/",),
+        # The password may hold `@` and `:` (unencoded, against RFC 3986): up to
+        # the last `@`. A redactor's `[REDACTED]` there is no credential.
+        _regex(
+            r"://[^\s/:@\"'<>]{0,200}:([^\s/\"'<>]{1,300})@",
+            _AI,
+            group=1,
+            placeholders=_REDACTED_FORMS,
+        ),
+    ),
+    _Rule(
+        "basic-auth-url",
+        (":/",),
+        # The same URL once a path normalisation folded its `//` (`Path`,
+        # `normpath`): `https:/user:password@host/x`, as a footprint derived from
+        # a command's argument holds it (issue 24). A scheme is required here.
+        _regex(
+            r"(?<![a-z0-9+.-])[a-z][a-z0-9+.-]{1,30}:/(?!/)[^\s/:@\"'<>]{1,200}"
+            r":([^\s/\"'<>]{1,300})@",
+            _AI,
+            group=1,
+            placeholders=_REDACTED_FORMS,
+        ),
     ),
     _Rule(
         "secret-assignment",
@@ -586,61 +677,45 @@ _SIMPLE_ESCAPES = {
     "b": "\b",
     "f": "\f",
 }
-_HEX = frozenset("0123456789abcdefABCDEF")
 _UNESCAPE_DEPTH = 3
 
 
-def _unescape(text: str) -> tuple[str, list[int]] | None:
+# One escape `_unescape` decodes; a backslash before anything else stays as it is.
+_ESCAPE = re.compile(r"\\(?:[/\\\"'`nrtbf]|u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2})")
+
+
+def _unescape(text: str) -> tuple[str, Offsets] | None:
     """`text` with one level of backslash escapes decoded (JSON's, plus `\\xHH`
     and `\\'`), and for each decoded position the original one (plus the
-    end). None if nothing was decoded."""
+    end), as a piecewise linear map (`_offsets`): each decoded character
+    comes from its escape's backslash. None if nothing was decoded."""
     out: list[str] = []
-    where: list[int] = []
-    i, n = 0, len(text)
-    changed = False
-    while i < n:
-        j = text.find("\\", i)
-        if j < 0:
-            out.append(text[i:])
-            where.extend(range(i, n))
-            break
-        out.append(text[i:j])
-        where.extend(range(i, j))
-        nxt = text[j + 1 : j + 2]
-        if nxt in _SIMPLE_ESCAPES:
-            out.append(_SIMPLE_ESCAPES[nxt])
-            where.append(j)
-            i = j + 2
-            changed = True
-            continue
-        width = 4 if nxt == "u" else 2 if nxt == "x" else 0
-        digits = text[j + 2 : j + 2 + width]
-        if width and len(digits) == width and all(c in _HEX for c in digits):
-            out.append(chr(int(digits, 16)))
-            where.append(j)
-            i = j + 2 + width
-            changed = True
-            continue
-        out.append("\\")
-        where.append(j)
-        i = j + 1
-    if not changed:
+    view_starts, origin_starts = [0], [0]
+    pos = removed = 0
+    for m in _ESCAPE.finditer(text):
+        at, stop = m.span()
+        escape = m.group()
+        out.append(text[pos:at])
+        out.append(_SIMPLE_ESCAPES[escape[1]] if stop - at == 2 else chr(int(escape[2:], 16)))
+        view = at - removed
+        view_starts += (view, view + 1)
+        origin_starts += (at, stop)
+        removed += stop - at - 1
+        pos = stop
+    if not pos:
         return None
-    where.append(n)
-    return "".join(out), where
+    out.append(text[pos:])
+    return "".join(out), Offsets(view_starts, origin_starts)
 
 
 # --- finding --------------------------------------------------------------------
 
 
 def _raw_findings(text: str, literals: re.Pattern[str] | None) -> list[CredentialFinding]:
-    low = text.lower()
+    present = _present_needles(text)
     found: list[CredentialFinding] = []
     for rule in _RULES:
-        for needle in rule.needles:
-            if needle in low:
-                break
-        else:
+        if present.isdisjoint(rule.needles):
             continue
         for start, end in rule.scan(text):
             found.append(CredentialFinding(rule.family, start, end))
@@ -648,6 +723,24 @@ def _raw_findings(text: str, literals: re.Pattern[str] | None) -> list[Credentia
         for m in literals.finditer(text):
             found.append(CredentialFinding("environment-value", m.start(), m.end()))
     return found
+
+
+_RULE_NEEDLES = tuple(dict.fromkeys(n for r in _RULES for n in r.needles))
+_NEEDLE_SCAN = ahocorasick_rs.AhoCorasick(
+    list(_RULE_NEEDLES), implementation=ahocorasick_rs.Implementation.DFA
+)
+_SHORT_TEXT = 4096
+
+
+def _present_needles(text: str) -> frozenset[str]:
+    """The rules' needles `text` holds (lowercase): one Aho-Corasick scan,
+    where a `needle in text.lower()` for each of ~60 took seconds on a 50 MB
+    text; a short text is asked the plain way (no automaton call to set up)."""
+    low = text.lower()
+    if len(text) <= _SHORT_TEXT:
+        return frozenset(n for n in _RULE_NEEDLES if n in low)
+    hits = _NEEDLE_SCAN.find_matches_as_indexes(low, overlapping=True)
+    return frozenset(_RULE_NEEDLES[i] for i, _, _ in hits)
 
 
 def _merge(found: list[CredentialFinding]) -> list[CredentialFinding]:
@@ -734,10 +827,10 @@ def _by_start(f: CredentialFinding) -> int:
     return f.start
 
 
-def _views(text: str) -> Iterable[tuple[str, list[int]]]:
+def _views(text: str) -> Iterable[tuple[str, PositionMap]]:
     """`text`, then with up to `_UNESCAPE_DEPTH` levels of backslash escapes
     decoded, each with the original position of every character (plus the end)."""
-    view, where = text, list(range(len(text) + 1))
+    view, where = text, IDENTITY
     yield view, where
     for _ in range(_UNESCAPE_DEPTH):
         if "\\" not in view:
@@ -746,7 +839,7 @@ def _views(text: str) -> Iterable[tuple[str, list[int]]]:
         if decoded is None:
             break
         view, inner = decoded
-        where = [where[k] for k in inner]
+        where = compose(where, inner)
         yield view, where
 
 

@@ -7,6 +7,13 @@ class MetisModelError(Exception):
     """Root of every error the model package raises."""
 
 
+def _printable(name: str) -> str:
+    """`name` as one printable line: a NUL, CR or newline in it shown escaped."""
+    if name.isprintable():
+        return name
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in name)
+
+
 class InputError(MetisModelError, ValueError):
     """Input that cannot be read: not a regular file, too large, not UTF-8,
     not strict JSON, or not the shape its reader needs.
@@ -28,7 +35,9 @@ class InputError(MetisModelError, ValueError):
         parts = [where] if where else []
         if self.line:
             parts.append(f"line {self.line}")
-        return ": ".join([*parts, self.message])
+        # One printable line: a file name, or a field name quoted from the
+        # input (a JSON key holding a CR), may bring control characters in.
+        return _printable(": ".join([*parts, self.message]))
 
 
 class TraceFormatError(InputError):

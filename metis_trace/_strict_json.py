@@ -117,7 +117,15 @@ def _suspects(limits: JsonLimits) -> re.Pattern[str]:
     return pattern
 
 
+# Above this many characters the walk itself is asked: its cost is one step a
+# value, the screen's a step a character (seconds on a 50 MB tool result,
+# whose one string is one value).
+_SCREEN_AT_MOST = 1 << 16
+
+
 def _needs_walk(text: str, start: int, end: int, limits: JsonLimits) -> bool:
+    if end - start > _SCREEN_AT_MOST:
+        return True
     brackets = text.count("[", start, end) + text.count("{", start, end)
     return brackets > limits.max_depth or _suspects(limits).search(text, start, end) is not None
 

@@ -25,7 +25,9 @@ def _imported_in(code: str) -> set[str]:
 # Third-party imports of the two bottom packages: what a runtime must install to
 # write a trace, and what the specification may lean on.
 THIRD_PARTY = {
-    "metis_trace": {"attrs", "pydantic"},
+    # ahocorasick_rs: the credential scan's one pass over a long record for
+    # every name at once (metis_trace/_credentials.py; a core dependency).
+    "metis_trace": {"attrs", "pydantic", "ahocorasick_rs"},
     "metis_model": {"attrs", "pydantic"},
 }
 

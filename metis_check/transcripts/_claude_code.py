@@ -42,7 +42,9 @@ the turns that were actually sent to the provider:
 Every line must be JSON objects: one per line, or several written on one line
 (read as separate records, with a warning). User and assistant lines need a
 `uuid` and a `message` whose content is a string or a list of blocks. A file
-without a single user, assistant or compaction line is not a Claude Code
+of Claude Code metadata lines only (a `summary` file) is a session without
+turns (nothing to check, and a note says so); a file without a single user,
+assistant or compaction line that holds any other type is not a Claude Code
 session. `Violation.index` is the 0-based line index; `line` is the 1-based
 line.
 """
@@ -74,22 +76,24 @@ class _Kept:
 
 # Line types of Claude Code session files (the SDK's `_internal/sessions.py`, and
 # observed files): anything else is reported as not checked.
-KNOWN_TYPES = frozenset(
+_CHAINED_TYPES = frozenset({"user", "assistant", "system", "progress", "attachment"})
+# Bookkeeping lines, none a turn: skipped (transparent when they have a uuid).
+# Beyond the SDK's (`custom-title`, `tag`, `agent_metadata`) and those in the
+# corpus (`file-history-snapshot`, `queue-operation`), these are the types
+# public readers of real session files list as Claude Code's own (found with
+# GitHub code search, 2026: session viewers', exporters' and cleaners'
+# allowlists; shared/reference/transcript-formats.md section 8): the session's
+# title and last prompt, mode changes, the PR a session opened, /rewind's file
+# backups, cost totals, worktree and bridge state.
+METADATA_TYPES = frozenset(
     {
-        "user",
-        "assistant",
-        "system",
-        "progress",
-        "attachment",
-        "summary",
-        "file-history-snapshot",
-        "queue-operation",
-        "custom-title",
-        "tag",
-        "agent_metadata",
-        "permission-mode",
+        *("summary", "file-history-snapshot", "file-history-delta", "queue-operation"),
+        *("custom-title", "ai-title", "tag", "agent_metadata", "agent-name", "last-prompt"),
+        *("permission-mode", "mode", "pr-link", "worktree-state", "bridge-session"),
+        *("cost-state", "attribution-snapshot", "saved_hook_context", "atis-latch", "frame-link"),
     }
 )
+KNOWN_TYPES = _CHAINED_TYPES | METADATA_TYPES
 
 
 def decode_records(text: str, line: int, source: str) -> list[dict[str, Any]]:
@@ -251,7 +255,12 @@ def read_session(lines: Iterable[str], source: str = "") -> Parsed:
             last_turn = node
         last_of_thread[tree.nodes[node].thread] = node
 
-    if parsed.records == 0:
+    if parsed.records == 0 and not foreign and kinds.total():
+        # Only bookkeeping lines (Claude Code writes a file of `summary` lines
+        # alone): a session with no turn, so no call to close.
+        found = ", ".join(sorted(kinds))
+        parsed.notes.append(Note(None, f"no turns, only Claude Code metadata lines ({found})"))
+    elif parsed.records == 0:
         found = ", ".join(f"{k!r}" for k in sorted(foreign)) or "none"
         raise TranscriptFormatError(
             1,

@@ -20,7 +20,7 @@ from ._claude_code import KNOWN_TYPES
 from ._codex import ROLLOUT_KINDS
 
 _LOOK = 20  # records looked at
-_CC_KEYS = ("parentUuid", "sessionId")
+_CC_KEYS = ("parentUuid", "sessionId", "leafUuid")  # leafUuid: a `summary` line
 
 
 def _first_values(text: str, limit: int) -> list[Any]:

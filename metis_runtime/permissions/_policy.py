@@ -195,7 +195,11 @@ def settings_from_mapping(data: object, path: Path, root: Path | None = None) ->
         notes.append(f"{path}: permissions.additionalDirectories: must be a list, ignored")
         raw_dirs = []
     for i, item in enumerate(raw_dirs):
-        if isinstance(item, str) and item and "\x00" not in item:
+        if isinstance(item, str) and "\x00" in item:
+            notes.append(
+                f"{path}: permissions.additionalDirectories[{i}]: contains a NUL byte, ignored"
+            )
+        elif isinstance(item, str) and item:
             dirs.append(item)
         else:
             notes.append(

@@ -51,6 +51,7 @@ class Slot:
         "raw",
         "signature",
         "tool_id",
+        "wire",
     )
 
     def __init__(self, kind: BlockKind) -> None:
@@ -62,6 +63,7 @@ class Slot:
         self.name = ""
         self.initial_input: dict[str, Any] | None = None
         self.raw: dict[str, Any] | None = None  # opaque blocks: what the wire sent at start
+        self.wire: dict[str, Any] | None = None  # a client call's own wire item (ToolUseBlock.wire)
         self.open = True
 
 
@@ -122,11 +124,16 @@ class MessageBuilder:
         return slot
 
     def start_tool(
-        self, tool_id: str | None, name: str, initial_input: dict[str, Any] | None = None
+        self,
+        tool_id: str | None,
+        name: str,
+        initial_input: dict[str, Any] | None = None,
+        wire: dict[str, Any] | None = None,
     ) -> Slot:
         slot = Slot("tool_use")
         slot.name = name
         slot.initial_input = initial_input
+        slot.wire = wire
         index = len(self._blocks)
         if not tool_id:
             tool_id = f"missing-{self.message_id or 'unknown'}-{index}"
@@ -244,7 +251,9 @@ class MessageBuilder:
             raw = final_arguments
         if not raw.strip():
             # No argument deltas: the start event's input (Anthropic) or an empty object.
-            return ToolUseBlock(slot.tool_id, slot.name, dict(slot.initial_input or _EMPTY_INPUT))
+            return ToolUseBlock(
+                slot.tool_id, slot.name, dict(slot.initial_input or _EMPTY_INPUT), wire=slot.wire
+            )
         error: str | None = None
         try:  # strict JSON: a NaN argument would reach the trace, which refuses it
             value = decode_json(raw)

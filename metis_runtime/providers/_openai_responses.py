@@ -18,6 +18,7 @@ from ._base import WireNormalizer, compact_json, usage_int
 from ._builder import Slot
 from ._openai_chat import OpenAIHTTPProvider
 from ._options import NO_OPTIONS, WireOptions
+from ._responses_client import CLIENT_ITEMS, client_call, client_output
 from ._types import ModelRequest, TextBlock, ToolResultBlock, ToolUseBlock, Usage
 
 # Output items the provider runs itself (hosted tools): never tool calls of ours.
@@ -31,8 +32,6 @@ _SERVER_ITEMS = frozenset(
         "mcp_call",
         "mcp_list_tools",
         "mcp_approval_request",
-        "local_shell_call",
-        "tool_search_call",
     }
 )
 
@@ -40,10 +39,11 @@ _INCOMPLETE = {"max_output_tokens": "max_tokens", "content_filter": "refusal"}
 
 
 class _Item:
-    __slots__ = ("final_args", "kind", "part", "slots")
+    __slots__ = ("final_args", "kind", "part", "raw", "slots")
 
     def __init__(self, kind: str) -> None:
-        self.kind = kind  # message | reasoning | function_call | skipped
+        self.kind = kind  # message | reasoning | function_call | client | skipped
+        self.raw: Mapping[str, Any] = {}  # client: the item as added
         self.slots: dict[int, Slot] = {}  # message: by content_index; others: key 0
         self.final_args: str | None = None
         self.part: int | None = None  # reasoning: the summary/content part being streamed
@@ -65,6 +65,14 @@ class OpenAIResponsesNormalizer(WireNormalizer):
             item = self._item(event, "function_call")
             if item is not None:
                 self._delta(item.slots[0], self._opt_str(event, "delta"))
+        elif kind == "response.custom_tool_call_input.delta":
+            item = self._item(event, "client")
+            if item is not None:
+                item.final_args = (item.final_args or "") + self._opt_str(event, "delta")
+        elif kind == "response.custom_tool_call_input.done":
+            item = self._item(event, "client")
+            if item is not None and isinstance(event.get("input"), str):
+                item.final_args = event["input"]
         elif kind in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta"):
             self._reasoning_delta(event)
         elif kind == "response.output_item.added":
@@ -148,6 +156,9 @@ class OpenAIResponsesNormalizer(WireNormalizer):
             self._b.delta(item.slots[0], self._opt_str(raw, "arguments"))
         elif kind in ("message", "reasoning"):
             item = _Item(kind)
+        elif kind in CLIENT_ITEMS:
+            item = _Item("client")  # the call is taken whole from its done item
+            item.raw = raw
         else:
             item = _Item("skipped")
             if isinstance(kind, str) and kind in _SERVER_ITEMS:
@@ -188,7 +199,9 @@ class OpenAIResponsesNormalizer(WireNormalizer):
         raw = event.get("item")
         raw = raw if isinstance(raw, Mapping) else {}
         b = self._b
-        if item.kind == "function_call":
+        if item.kind == "client":
+            self._client_done(event, item, raw or item.raw)
+        elif item.kind == "function_call":
             arguments = raw.get("arguments")
             final = arguments if isinstance(arguments, str) else item.final_args
             b.finish(item.slots[0], final_arguments=final)
@@ -214,6 +227,25 @@ class OpenAIResponsesNormalizer(WireNormalizer):
                             b.delta(item.slots[part], said)
             for part in sorted(item.slots):
                 b.finish(item.slots[part])
+
+    def _client_done(self, event: Mapping[str, Any], item: _Item, raw: Mapping[str, Any]) -> None:
+        """A client-executed item as one of our tool calls (`_responses_client`)."""
+        index = self._get_int(event, "output_index")
+        kind = raw.get("type")
+        call = client_call(raw, item.final_args if raw.get("input") is None else None)
+        if call is None:
+            problem = f"output item {index} is {kind}, run by the provider itself"
+            self._b.note(problem, "left it out of the message; it is not a tool call of ours")
+            return
+        name, tool_input = call
+        if not name:
+            raise self._error(f"{kind} item {index} has no name")
+        wire = dict(raw)
+        if kind == "custom_tool_call" and wire.get("input") is None and item.final_args is not None:
+            wire["input"] = item.final_args
+        call_id = self._opt_str(raw, "call_id") or self._opt_str(raw, "id")
+        slot = self._b.start_tool(call_id, name, initial_input=tool_input, wire=wire)
+        self._b.finish(slot)
 
     def _completed(self, event: Mapping[str, Any]) -> None:
         response = event.get("response")
@@ -248,9 +280,22 @@ class OpenAIResponsesNormalizer(WireNormalizer):
 
 def _input_items(request: ModelRequest) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
+    # Client calls that came as their own item types go back as they came,
+    # and their results as those items' outputs (`_responses_client`).
+    wires = {
+        block.id: block.wire
+        for message in request.messages
+        for block in message.content
+        if isinstance(block, ToolUseBlock) and block.wire is not None
+    }
     for message in request.messages:
         for block in message.content:
-            if isinstance(block, ToolResultBlock):
+            if isinstance(block, ToolResultBlock) and block.tool_use_id in wires:
+                wire = wires[block.tool_use_id]
+                out.append(client_output(wire, block.tool_use_id, block.content, block.is_error))
+            elif isinstance(block, ToolUseBlock) and block.wire is not None:
+                out.append(dict(block.wire))
+            elif isinstance(block, ToolResultBlock):
                 out.append(
                     {
                         "type": "function_call_output",

@@ -72,6 +72,11 @@ class ToolUseBlock:
     `input_error` is set (and `input` is `{}`) when the streamed arguments
     were not a JSON object: the loop must answer the call with an error
     result instead of running the tool with made-up arguments.
+
+    `wire` is the provider's own item when the call came as one the client
+    executes other than a function call (OpenAI Responses `local_shell_call`,
+    `shell_call`, `apply_patch_call`, `custom_tool_call`, `tool_search_call`):
+    it goes back verbatim, and its result as that item's `*_output`.
     """
 
     id: str
@@ -79,6 +84,7 @@ class ToolUseBlock:
     input: dict[str, Any] = Field(default_factory=dict)
     input_error: str | None = None
     kind: Literal["tool_use"] = "tool_use"
+    wire: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True, config=_CONFIG)

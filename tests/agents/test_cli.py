@@ -89,6 +89,7 @@ def test_agents_list_reports_a_bad_file_and_exits_1(tmp_path: Path) -> None:
     data = json.loads(result.stdout)
     assert "mine" in {a["name"] for a in data["agents"]}
     assert data["problems"] == [f"{folder / 'bad.md'}: description: Field required"]
+    (tmp_path / "none").mkdir()  # an existing project with no agents (a missing one: exit 2)
     clean = runner.invoke(
         agents, ["list", "--project", str(tmp_path / "none"), "--user-dir", str(tmp_path / "u")]
     )

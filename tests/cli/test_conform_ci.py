@@ -7,7 +7,9 @@ tests/data/sarif (see the README there); nothing here uses the network.
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import time
 from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree as ET
@@ -250,8 +252,8 @@ def test_bad_output_options_are_one_line_errors(broken: Path, tmp_path: Path) ->
         ["--output", "xml"],
         ["--output", "json", "--output", "sarif"],
         ["--output", f"sarif={tmp_path}/no/such/dir/x.sarif"],
-        ["--engine", "dask"],
         ["--scheduler", "tcp://127.0.0.1:1"],
+        ["--engine", "dask", "--scheduler", "tcp://127.0.0.1:1", "--jobs", "2"],
     ):
         result = invoke("--format", "anthropic", str(broken), *args)
         assert result.exit_code == 2, args
@@ -279,6 +281,44 @@ def test_dask_engine_on_a_local_cluster_matches_the_local_run(corpus: Path) -> N
     local = invoke("--format", "auto", str(corpus), "--json")
     assert remote.exit_code == local.exit_code == 1
     assert json.loads(remote.output) == json.loads(local.output)
+
+
+def _children() -> set[int]:
+    """This process's child processes (from /proc: no extra dependency)."""
+    me, found = str(os.getpid()), set()
+    for stat_file in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat_file.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[1] == me:
+            found.add(int(stat_file.parent.name))
+    return found
+
+
+def test_dask_engine_without_a_scheduler_starts_and_stops_a_local_cluster(corpus: Path) -> None:
+    """No --scheduler: a LocalCluster of --jobs worker processes, gone after."""
+    pytest.importorskip("distributed")
+    before = _children()
+    remote = invoke("--format", "auto", str(corpus), "--json", "--engine", "dask", "--jobs", "2")
+    local = invoke("--format", "auto", str(corpus), "--json")
+    assert remote.exit_code == local.exit_code == 1, remote.output
+    assert json.loads(remote.output) == json.loads(local.output)
+    deadline = time.monotonic() + 30
+    while _children() - before and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not _children() - before, "the local cluster's workers outlived the check"
+
+
+def test_jobs_with_a_scheduler_is_refused_in_one_line(broken: Path) -> None:
+    result = invoke(
+        *("--format", "anthropic", str(broken), "--engine", "dask"),
+        *("--scheduler", "tcp://127.0.0.1:9", "--jobs", "3"),
+    )
+    assert result.exit_code == 2
+    assert result.stderr.strip().splitlines() == [
+        "metis: error: --jobs is for the local engine or a local Dask cluster, not with --scheduler"
+    ]
 
 
 def test_dask_engine_with_no_scheduler_there_is_bad_input(

@@ -55,6 +55,8 @@ INPUT_LAYER = {
     # Its decoding of base64 and percent-escapes (stdlib only).
     "metis_trace._encodings",
     "metis_trace._plain_variables",
+    # Its map from a decoded view back to the text (stdlib only).
+    "metis_trace._offsets",
 }
 
 _PROBE = """

@@ -25,6 +25,7 @@ from metis_runtime import Journal, Redactor, TraceWriter, make_header
 from metis_runtime._private import (
     append_private,
     append_private_jsonl,
+    default_redactor,
     write_private,
     write_private_json,
 )
@@ -100,8 +101,13 @@ def _write(writer: str, text: str, folder: Path, chunks: list[int]) -> Path:
             out.add(piece.encode("utf-8", "surrogatepass"))
         # The tool cuts with the process's redactor (`default_redactor`), which
         # knows the values of the run's environment: this test's value is one.
-        with mock.patch.dict(os.environ, {"ACME_SERVICE_TOKEN": _ENV_SECRET}):
-            cut = out.text()
+        # It is built once per process: another test may have built it first.
+        default_redactor.cache_clear()
+        try:
+            with mock.patch.dict(os.environ, {"ACME_SERVICE_TOKEN": _ENV_SECRET}):
+                cut = out.text()
+        finally:
+            default_redactor.cache_clear()
         trace = TraceWriter(path, make_header(mode=Mode.DEFAULT, tools=("bash",)), redactor=r)
         trace.emit("result", (), occ="1.0", call_id="c", status="ok", content=cut)
         trace.close()
