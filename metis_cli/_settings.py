@@ -196,6 +196,7 @@ def _sarif(findings: list[Finding]) -> dict[str, Any]:
     survive a line inserted above, plus the rule's column."""
     from ._sarif import SCHEMA_URI, sarif_driver, sarif_result
     from ._sarif_places import Places
+    from ._sarif_rules import settings_rule
 
     places = Places(sorted({f.file for f in findings}))
     results = []
@@ -212,10 +213,7 @@ def _sarif(findings: list[Finding]) -> dict[str, Any]:
                 column,
             )
         )
-    rules = [
-        {"id": f"settings/{k}", "shortDescription": {"text": v}, "fullDescription": {"text": v}}
-        for k, v in _KINDS.items()
-    ]
+    rules = [settings_rule(k, v) for k, v in _KINDS.items()]
     run: dict[str, Any] = {"tool": {"driver": sarif_driver("metis settings check", rules)}}
     if places.base_ids():
         run["originalUriBaseIds"] = places.base_ids()
