@@ -113,7 +113,7 @@ multitool: setup
 	@test -x $(MULTITOOL) || { \
 	  npm install --no-audit --no-fund --fetch-retries=1 --prefix $(VENV)/sarif-multitool @microsoft/sarif-multitool@5.7.0 >/dev/null \
 	    && chmod u+x $(MULTITOOL); } || { echo "error: npm could not install @microsoft/sarif-multitool"; exit 1; }
-	$(PYTEST) -q -p no:cacheprovider -m multitool tests/cli/test_sarif_multitool.py
+	METIS_SARIF_MULTITOOL=$(MULTITOOL) $(PYTEST) -q -p no:cacheprovider -m multitool tests/cli/test_sarif_multitool.py
 
 bench: setup
 	$(PYTEST) -q benchmarks --benchmark-enable --benchmark-only -p no:cacheprovider
