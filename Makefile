@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed-stamp
 PYTEST := $(BIN)/python -m pytest
 PACKAGES := metis_trace metis_model metis_check metis_proofs metis_witness metis_runtime metis_cli metis_studies
 
-.PHONY: setup system-deps claude-code test lint typecheck unit demo exhaustive fuzz bench schema layout explore mutate study clean
+.PHONY: setup system-deps claude-code test lint typecheck unit demo exhaustive fuzz bench schema layout explore mutate study multitool clean
 
 $(STAMP): pyproject.toml pytest-metis/pyproject.toml
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "error: $(PYTHON) is not installed: metis needs Python 3.11 or later (apt-get install python3 python3-venv)"; exit 1; }
@@ -105,6 +105,15 @@ study: setup
 # alone (metis explore with a fixed budget + metis conform on the studies' traces).
 mutate: setup
 	$(BIN)/python -m metis_studies.mutate --baseline --budget $${BUDGET:-60} --json $${OUT:-mutate.json}
+
+# Microsoft's SARIF Multitool (npm's @microsoft/sarif-multitool, MIT; the Linux package
+# ships the .NET binary) validates both SARIF outputs (tests/cli/test_sarif_multitool.py).
+MULTITOOL := $(VENV)/sarif-multitool/node_modules/@microsoft/sarif-multitool-linux/Sarif.Multitool
+multitool: setup
+	@test -x $(MULTITOOL) || { \
+	  npm install --no-audit --no-fund --fetch-retries=1 --prefix $(VENV)/sarif-multitool @microsoft/sarif-multitool@5.7.0 >/dev/null \
+	    && chmod u+x $(MULTITOOL); } || { echo "error: npm could not install @microsoft/sarif-multitool"; exit 1; }
+	METIS_SARIF_MULTITOOL=$(MULTITOOL) $(PYTEST) -q -p no:cacheprovider -m multitool tests/cli/test_sarif_multitool.py
 
 bench: setup
 	$(PYTEST) -q benchmarks --benchmark-enable --benchmark-only -p no:cacheprovider

@@ -1,9 +1,9 @@
-"""`metis conform` results as text, JSON, JUnit XML and GitHub workflow annotations.
+"""`metis conform` results as text, JSON and GitHub workflow annotations.
 
 Every finding is written, never only the first. A finding is a violation
 (fails), an undecided check (fails unless its status is allowed, then it is
 a notice), a reader's warning, or a file that could not be read (an error).
-SARIF is in `_sarif.py`.
+SARIF is in `_sarif.py`, JUnit XML in `_junit.py`.
 """
 
 from __future__ import annotations
@@ -16,22 +16,12 @@ from typing import TYPE_CHECKING, Any
 from metis_check import Undecided, Violation
 from metis_model import BY_ID
 
+from ._junit import junit_report
+from ._junit import where as _where
 from ._transcripts import FileResult, Run
 
 if TYPE_CHECKING:
-    from xml.etree.ElementTree import Element
-
     from ._sarif import SarifOptions
-
-
-def _where(line: int | None, index: int) -> str:
-    return f"line {line}" if line is not None else f"event {index}"
-
-
-def _status(result: FileResult) -> str:
-    if result.report is None:
-        return "unreadable"
-    return result.report.verdict
 
 
 # -- text ------------------------------------------------------------------------------
@@ -68,7 +58,7 @@ def text_report(run: Run) -> str:
 
 def aggregate(run: Run) -> list[str]:
     """One line per invariant (and provider rule): how often, in how many files, the first."""
-    verdicts = Counter(_status(r) for r in run.results)
+    verdicts = Counter(r.status for r in run.results)
     order = ("conforms", "violates", "undetermined", "unreadable")
     lines = [
         f"{len(run.results)} files: "
@@ -117,110 +107,6 @@ def json_report(run: Run) -> str:
     rows = [result_json(r, run.allowed) for r in run.results]
     payload: Any = rows[0] if len(rows) == 1 else rows
     return json.dumps(payload, indent=2, default=str)
-
-
-# -- JUnit XML -------------------------------------------------------------------------
-
-
-def _case(suite: Element, name: str, source: str, **facts: object) -> Element:
-    """A `testcase`; its facts (invariant, rule, file, line) as `key: value`
-    lines in its `system-out`, the one place junit-10.xsd leaves for them."""
-    from xml.etree import ElementTree as ET
-
-    case = ET.SubElement(suite, "testcase", name=name, classname=source, time="0")
-    lines = [f"{key}: {value}" for key, value in facts.items() if value not in (None, "")]
-    if lines:
-        ET.SubElement(case, "system-out").text = "\n".join(lines)
-    return case
-
-
-def _properties(suite: Element, **values: object) -> None:
-    from xml.etree import ElementTree as ET
-
-    props = ET.SubElement(suite, "properties")
-    for key, value in values.items():
-        if value not in (None, ""):
-            ET.SubElement(props, "property", name=key, value=str(value))
-
-
-def junit_report(run: Run) -> str:
-    """A `testsuites` document: one suite per file, one case per finding.
-
-    Valid against Jenkins xunit's `junit-10.xsd` (jenkinsci/xunit-plugin,
-    src/main/resources/org/jenkinsci/plugins/xunit/types/model/xsd/junit-10.xsd;
-    pinned in tests/data/junit): `<testsuites>` carries only name, time,
-    tests, failures and errors (no `skipped`), a `<testcase>` only name,
-    classname, time (no `file` or `line`) and no `<properties>`. So the file's
-    facts (file, format, events, verdict) are its suite's `<properties>`,
-    and each case's (invariant, provider rule, file, line) are lines of its
-    `<system-out>`. Each violation is its own failing case; a file with no
-    finding is one passing case.
-    """
-    from xml.etree import ElementTree as ET
-
-    root = ET.Element("testsuites", name="metis conform")
-    totals: Counter[str] = Counter()
-    for result in run.results:
-        suite = ET.SubElement(root, "testsuite", name=result.source, file=result.source)
-        counts: Counter[str] = Counter()
-        report = result.report
-        _properties(
-            suite,
-            file=result.source,
-            verdict=_status(result),
-            format=report.format if report else None,
-            events=report.events if report else None,
-            detected=result.detected,
-        )
-        if report is None:
-            error = ET.Element("error", message=result.error, type="bad-input")
-            error.text = result.error
-            _case(suite, "read", result.source, file=result.source).insert(0, error)
-            counts["errors"] += 1
-        else:
-            for v in report.violations:
-                failure = ET.Element("failure", message=v.message, type=v.invariant)
-                failure.text = v.one_line()
-                _case(
-                    suite,
-                    f"{v.cited} at {_where(v.line, v.index)}",
-                    result.source,
-                    invariant=v.invariant,
-                    rule=v.rule,
-                    file=result.source,
-                    line=v.line,
-                ).insert(0, failure)
-                counts["failures"] += 1
-            for u in report.undecided:
-                case = _case(
-                    suite,
-                    f"{u.status} at {_where(u.line, u.index)}",
-                    result.source,
-                    invariant=u.invariant,
-                    status=u.status,
-                    file=result.source,
-                    line=u.line,
-                )
-                if u.status in run.allowed:
-                    outcome = ET.Element("skipped", message=f"allowed: {u.message}")
-                    counts["skipped"] += 1
-                else:
-                    outcome = ET.Element("failure", message=u.message, type=u.status)
-                    outcome.text = u.one_line()
-                    counts["failures"] += 1
-                case.insert(0, outcome)
-            if not report.violations and not report.undecided:
-                _case(suite, "conforms", result.source)
-        tests = len(suite.findall("testcase"))
-        suite.set("tests", str(tests))
-        for key in ("failures", "errors", "skipped"):
-            suite.set(key, str(counts[key]))
-            totals[key] += counts[key]
-        totals["tests"] += tests
-    for key in ("tests", "failures", "errors"):  # junit-10.xsd has no `skipped` here
-        root.set(key, str(totals[key]))
-    ET.indent(root)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode")
 
 
 # -- GitHub workflow commands ----------------------------------------------------------

@@ -4,9 +4,10 @@ The document follows the OASIS schema (`sarif-schema-2.1.0.json`; the tests
 validate against the checked-in copy, `uri-reference` formats included) and
 GitHub's requirements
 (https://docs.github.com/en/code-security/reference/code-scanning/sarif-files/sarif-support):
-`$schema`, `version`, one run whose driver has an `informationUri` and lists
-a rule per reported invariant (and provider rule) with short and full
-descriptions, help and a `helpUri` to its spec section (`_sarif_rules.py`);
+`$schema`, `version`, one run whose driver lists a rule per reported
+invariant (and provider rule) with short and full descriptions and help
+naming its spec section (`_sarif_rules.py`; `informationUri` and `helpUri`
+only where `METIS_SOURCE_URL` configures a real home, never a made-up one);
 results with a message, one physical location relative to `SRCROOT` with a
 start line, and `partialFingerprints.primaryLocationLineHash` that stays the
 same across working folders, path spellings and line shifts

@@ -99,10 +99,14 @@ class Places:
         path = self._paths.get(source)
         return {"uri": "stdin" if path is None else path.as_uri()}
 
+    def name(self, source: str) -> str:
+        """The file's stable name: relative to the root, else resolved (`-` as is)."""
+        path = self._paths.get(source)
+        return self._relative(source) or (path.as_posix() if path is not None else source)
+
     def fingerprint(self, rule_id: str, source: str, line: int | None, message: str) -> str:
         """The finding's identity, stable under folder, path spelling and line shifts."""
-        path = self._paths.get(source)
-        where = self._relative(source) or (path.as_posix() if path is not None else source)
+        where = self.name(source)
         content = self._record(source, line)
         if content is None:
             content = _NUMBER.sub("#", message)

@@ -1,24 +1,33 @@
 """SARIF `reportingDescriptor`s: one rule per reported invariant (and provider
-rule), each with its texts and a `helpUri` to the spec section defining it.
+rule), each with its texts: `shortDescription`, `fullDescription` and
+`help` (text and markdown) from the invariant's statement in specs/, and the
+spec section that defines it.
 
-The links are `<Source>/blob/main/specs/<page>#<anchor>`, `Source` being the
-project's `[project.urls]` entry in pyproject.toml (read from the installed
-metadata, so there is one place to change it); the driver's
-`informationUri` is `Source` itself. An invariant is defined as a bullet
-under a heading of its spec page; the anchor is that heading's GitHub slug.
-`tests/cli/test_sarif_github.py` recomputes every anchor from `specs/`, so a
-moved definition fails a test rather than a link.
+metis has no public home yet, so no URL is made up: `helpUri` and the
+driver's `informationUri` are written only when `METIS_SOURCE_URL` names the
+repository (an `https://` URL of a GitHub-style host); the links are then
+`<url>/blob/main/specs/<page>#<anchor>` and `<url>` itself. Without it, the
+help's markdown names the spec section as a path (`specs/closure.md#...`).
+An invariant is defined as a bullet under a heading of its spec page; the
+anchor is that heading's GitHub slug. `tests/cli/test_sarif_github.py`
+recomputes every anchor from `specs/`, so a moved definition fails a test
+rather than a link.
 """
 
 from __future__ import annotations
 
 import functools
+import os
 import re
+import sys
 from typing import Any
+from urllib.parse import urlsplit
 
 from metis_model import BY_ID
 
-__all__ = ["information_uri", "rule_descriptor", "spec_section"]
+__all__ = ["SOURCE_URL", "information_uri", "rule_descriptor", "settings_rule", "spec_section"]
+
+SOURCE_URL = "METIS_SOURCE_URL"
 
 # The heading an invariant is defined under, where it is not its page's "Invariants".
 _SECTION = {
@@ -44,20 +53,26 @@ _UNDECIDED_HELP = {
 }
 
 
-@functools.cache
 def information_uri() -> str | None:
-    """The project's `Source` URL from its metadata (pyproject `[project.urls]`)."""
-    from importlib.metadata import PackageNotFoundError, metadata
-
-    try:
-        urls = metadata("metis").get_all("Project-URL") or []
-    except PackageNotFoundError:
+    """The repository URL `METIS_SOURCE_URL` configures, or None (no link is written)."""
+    url = os.environ.get(SOURCE_URL, "").strip()
+    if not url:
         return None
-    for entry in urls:
-        label, _, url = str(entry).partition(",")
-        if label.strip().lower() == "source" and url.strip().startswith("https://"):
-            return url.strip().rstrip("/")
-    return None
+    return _checked(url)
+
+
+@functools.cache
+def _checked(url: str) -> str | None:
+    parts = urlsplit(url)
+    if parts.scheme != "https" or not parts.netloc or parts.query or parts.fragment:
+        # Said once per value: every rule would otherwise repeat it.
+        print(
+            f"warning: {SOURCE_URL}={url!r} is not an https URL of a repository; "
+            "no helpUri or informationUri is written",
+            file=sys.stderr,
+        )
+        return None
+    return url.rstrip("/")
 
 
 def spec_section(rule: str) -> str:
@@ -104,6 +119,26 @@ def rule_descriptor(rule_id: str, invariant: str, provider_rule: str) -> dict[st
         "fullDescription": {"text": full},
         "help": {"text": help_text, "markdown": f"{help_text}\n\nSee {see}."},
         "properties": {"tags": ["metis", invariant], "precision": "very-high"},
+    }
+    if uri is not None:
+        descriptor["helpUri"] = uri
+    return descriptor
+
+
+_SETTINGS_SECTION = "permissions.md#metis-settings-check"
+
+
+def settings_rule(kind: str, text: str) -> dict[str, Any]:
+    """A `metis settings check` finding kind (`settings/shadowed`, ...) as a rule."""
+    uri = _help_uri(_SETTINGS_SECTION)
+    see = f"[specs/{_SETTINGS_SECTION}]({uri})" if uri else f"`specs/{_SETTINGS_SECTION}`"
+    descriptor: dict[str, Any] = {
+        "id": f"settings/{kind}",
+        "name": "Settings" + "".join(part.capitalize() for part in kind.split("-")),
+        "shortDescription": {"text": text},
+        "fullDescription": {"text": text},
+        "help": {"text": text, "markdown": f"{text}\n\nSee {see}."},
+        "properties": {"tags": ["metis", "settings"]},
     }
     if uri is not None:
         descriptor["helpUri"] = uri

@@ -110,7 +110,8 @@ def _witnesses(
     """Bypass witnesses (`_settings_bypass`), each confirmed against
     metis's own gate over the same files: does the hook close the hole?"""
     rules = [(b, t) for s in sources for b in ("allow", "ask", "deny") for t in s.lists.get(b, ())]
-    witnesses = bypass_witnesses([(b, t) for b, t in rules if isinstance(t, str)], str(root))
+    home = os.path.expanduser("~")
+    witnesses = bypass_witnesses([(b, t) for b, t in rules if isinstance(t, str)], str(root), home)
     if not witnesses:
         return []
     from metis_runtime._errors import ConfigError
@@ -138,7 +139,8 @@ def _witnesses(
             )
         message = (
             f"bypass witness: {w.line!r} runs the denied command; under Claude Code's "
-            f"documented matching {w.allow} allows it and no deny or ask rule matches; {verdict}"
+            f"documented matching {w.allow} allows it and no deny or ask rule matches "
+            f"(confirmed by the reference deriver); {verdict}"
         )
         out.append(Finding("bypass", where[0], where[1], w.deny, message))
     return out
@@ -196,6 +198,7 @@ def _sarif(findings: list[Finding]) -> dict[str, Any]:
     survive a line inserted above, plus the rule's column."""
     from ._sarif import SCHEMA_URI, sarif_driver, sarif_result
     from ._sarif_places import Places
+    from ._sarif_rules import settings_rule
 
     places = Places(sorted({f.file for f in findings}))
     results = []
@@ -212,10 +215,7 @@ def _sarif(findings: list[Finding]) -> dict[str, Any]:
                 column,
             )
         )
-    rules = [
-        {"id": f"settings/{k}", "shortDescription": {"text": v}, "fullDescription": {"text": v}}
-        for k, v in _KINDS.items()
-    ]
+    rules = [settings_rule(k, v) for k, v in _KINDS.items()]
     run: dict[str, Any] = {"tool": {"driver": sarif_driver("metis settings check", rules)}}
     if places.base_ids():
         run["originalUriBaseIds"] = places.base_ids()

@@ -56,6 +56,11 @@ class FileResult:
     def format(self) -> str:
         return self.report.format if self.report is not None else ""
 
+    @property
+    def status(self) -> str:
+        """The verdict, or `unreadable`."""
+        return self.report.verdict if self.report is not None else "unreadable"
+
 
 @attrs.frozen
 class Run:

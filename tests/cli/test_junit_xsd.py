@@ -8,6 +8,8 @@ and allowed (skipped), and a file that conforms.
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
@@ -82,3 +84,59 @@ def test_the_schema_refuses_what_metis_used_to_write(schema: xmlschema.XMLSchema
         '<testcase name="c"><properties/></testcase></testsuite></testsuites>',
     ):
         assert not schema.is_valid(bad), bad
+
+
+def _cases(*args: str) -> list[tuple[str, str, str]]:
+    """(classname, name, failure message) of every case, in order."""
+    root = ET.fromstring(junit(*args))
+    return [
+        (c.get("classname", ""), c.get("name", ""), c.find("failure").get("message", ""))  # type: ignore[union-attr]
+        for c in root.iter("testcase")
+    ]
+
+
+def test_case_names_hold_across_folders_and_a_line_inserted_above(
+    schema: xmlschema.XMLSchema, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """CI tracks a case by classname and name: the same finding keeps both
+    when metis runs from another folder, with another spelling of the path,
+    or after a line is inserted above it; the line is in the message."""
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "sessions").mkdir()
+    path = repo / "sessions" / "run 1.json"
+    path.write_text(BROKEN)
+    monkeypatch.chdir(repo)
+    first = _cases("--format", "anthropic", "sessions/run 1.json")
+    assert len(first) == 2 and len({name for _, name, _ in first}) == 2
+    for classname, name, message in first:
+        assert classname == "sessions/run 1.json"
+        assert not re.search(r"\bline\b|\d+:", name) and str(repo) not in name
+        assert re.match(r"line \d+: ", message), message
+    keys = [(c, n) for c, n, _ in first]
+    monkeypatch.chdir(repo / "sessions")
+    assert [(c, n) for c, n, _ in _cases("--format", "anthropic", "./run 1.json")] == keys
+    monkeypatch.chdir(tmp_path)
+    assert [(c, n) for c, n, _ in _cases("--format", "anthropic", str(path))] == keys
+    path.write_text("\n" + BROKEN)  # every line moves
+    shifted = _cases("--format", "anthropic", "repo/sessions/run 1.json")
+    assert [(c, n) for c, n, _ in shifted] == keys
+    assert [m for _, _, m in shifted] != [m for _, _, m in first]  # the lines did move
+    assert schema.is_valid(junit("--format", "anthropic", str(path)))
+
+
+def test_the_name_is_the_findings_identity_not_its_rule_alone(tmp_path: Path) -> None:
+    """Two findings of one rule on different calls are two names (the check can
+    fail: a name made of the rule alone would merge them)."""
+    body = json.loads(BROKEN)
+    body["messages"].extend(
+        [
+            {"role": "assistant", "content": [{**body["messages"][1]["content"][0], "id": "c"}]},
+            {"role": "user", "content": "and?"},
+        ]
+    )
+    path = tmp_path / "two.json"
+    path.write_text(json.dumps(body, indent=1))
+    names = [n for _, n, _ in _cases("--format", "anthropic", str(path))]
+    unanswered = [n for n in names if n.startswith("CLOSE-2")]
+    assert len(unanswered) == 2 and len(set(unanswered)) == 2, names

@@ -1,4 +1,4 @@
-"""`metis settings check` (issue 25, part 2 without bypass witnesses): shadowed,
+"""`metis settings check` (issue 25): shadowed,
 duplicate and never-matching rules and scope notes, each naming the file and
 the rule; exit 0 clean, 1 findings, 2 unreadable."""
 
