@@ -132,7 +132,7 @@ def explore(
         stats.seconds += time.monotonic() - t0
         stats.events += verdict.events
         stats.executions[outcome.execution] += 1
-        stats.situations.update(situations(verdict.traces, workload))
+        stats.situations.update(situations(verdict.traces, workload, outcome.paths.root))
         for f in verdict.findings:
             stats.findings[f.invariant] += 1
         return verdict
