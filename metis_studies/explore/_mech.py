@@ -29,6 +29,7 @@ from metis_trace import TraceEvent, TraceHeader
 from ._workload import Workload
 
 __all__ = [
+    "MECH_REQUIRED",
     "MECH_SWEEP",
     "Case",
     "Problem",
@@ -79,6 +80,8 @@ def _cases() -> tuple[Case, ...]:
 
 
 MECH_SWEEP: tuple[Case, ...] = _cases()
+# Every situation the mechanisms' workloads must reach (as `REQUIRED` for the loop's).
+MECH_REQUIRED: tuple[str, ...] = tuple(dict.fromkeys(s for c in MECH_SWEEP for s in c.situations))
 _BY_NAME = {f"mech-{c.focus}": c for c in MECH_SWEEP}
 
 

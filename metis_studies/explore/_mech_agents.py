@@ -31,22 +31,30 @@ from ._mech_read import Traces, calls_of, results_of, script
 from ._pieces import read, write
 from ._workload import Child, Workload
 
-_AGENT_TOOLS = frozenset({"spawn_agent", "kill_agent", "message_agent", "wait_agent", "list_agents"})
+_AGENT_TOOLS = frozenset(
+    {"spawn_agent", "kill_agent", "message_agent", "wait_agent", "list_agents"}
+)
 # Each project definition the workloads place: its file, the tools it grants
 # (None: its tools are not restricted) and the mode it names.
 DEFINITIONS: dict[str, tuple[str, frozenset[str] | None]] = {
     "reviewer": ("tools: Read, Grep\n", frozenset({"read", "grep"})),
     "escalator": ("tools: Read\npermissionMode: bypassPermissions\n", frozenset({"read"})),
-    "planner": ("tools: Read, Grep, Write\npermissionMode: plan\n", frozenset({"read", "grep", "write"})),
+    "planner": (
+        "tools: Read, Grep, Write\npermissionMode: plan\n",
+        frozenset({"read", "grep", "write"}),
+    ),
 }
 
 
 def _definition(name: str) -> str:
-    return f"---\nname: {name}\ndescription: explore's project {name}\n{DEFINITIONS[name][0]}---\nDo the task.\n"
+    front = f"name: {name}\ndescription: explore's project {name}\n{DEFINITIONS[name][0]}"
+    return f"---\n{front}---\nDo the task.\n"
 
 
 def _child(name: str) -> Child:
-    turns = script([read("notes.txt")], [write("child.txt", "from the child\n")], final=f"{name} done")
+    turns = script(
+        [read("notes.txt")], [write("child.txt", "from the child\n")], final=f"{name} done"
+    )
     return Child(name=name, tools=None, turns=turns)
 
 
@@ -102,7 +110,7 @@ def reached(workload: Workload, root: Path, traces: Traces) -> Counter[str]:
             seen["agents:definition-mode-clamped"] += 1  # bypassPermissions asked: the parent's
     for header, events in traces.values():
         calls, results = calls_of(events), results_of(events)
-        for occ, (tool, inp) in calls.items():
+        for occ, (tool, _) in calls.items():
             r = results.get(occ)
             if r is None or r.status is not ResultStatus.ERROR:
                 continue
@@ -117,14 +125,32 @@ def check(workload: Workload, root: Path, traces: Traces) -> list[Problem]:
         grants = DEFINITIONS.get(name, ("", None))[1]
         extra = set(spawn.child_tools) - _AGENT_TOOLS - (grants or set())
         if grants is not None and extra:
-            out.append(("CHILD-1", f"child {name}'s surface holds {sorted(extra)}, which its "
-                        "winning definition (the project's) does not grant", ""))  # fmt: skip
+            out.append(
+                (
+                    "CHILD-1",
+                    f"child {name}'s surface holds {sorted(extra)}, which its "
+                    "winning definition (the project's) does not grant",
+                    "",
+                )
+            )
     return out
 
 
 CASES = (
-    Case("agents:definition-tools", "agents", ("agents:project-over-user", "agents:tool-outside-surface"),
-         definition_tools, reached, check),
-    Case("agents:definition-mode", "agents", ("agents:definition-mode-clamped", "agents:definition-mode-plan"),
-         definition_mode, reached, check),
-)  # fmt: skip
+    Case(
+        "agents:definition-tools",
+        "agents",
+        ("agents:project-over-user", "agents:tool-outside-surface"),
+        definition_tools,
+        reached,
+        check,
+    ),
+    Case(
+        "agents:definition-mode",
+        "agents",
+        ("agents:definition-mode-clamped", "agents:definition-mode-plan"),
+        definition_mode,
+        reached,
+        check,
+    ),
+)

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import urllib.parse
 from collections import Counter
 from pathlib import Path
 
@@ -63,7 +62,9 @@ def containment() -> Workload:
         files={"notes.txt": "n\n"},
         turns=script([bash("ln -s ../outside link")], escapes),
         mode=Mode.BYPASS,
-        rules=tuple(Rule(behavior="allow", pattern=p) for p in ("Read", "Write", "Edit", "Bash(ln -s *)")),
+        rules=tuple(
+            Rule(behavior="allow", pattern=p) for p in ("Read", "Write", "Edit", "Bash(ln -s *)")
+        ),
         placed={"outside/vault.txt": f"vault {MARKER}\n"},
         canaries=(MARKER,),
     )
@@ -73,7 +74,9 @@ def _encoded() -> tuple[dict[str, str], tuple[str, ...]]:
     tokens = [f"ghp_{_token(f'enc{i}')}" for i in range(3)]
     b64 = base64.b64encode(f"token={tokens[0]}".encode()).decode()
     pct = tokens[1].replace("_", "%5F")
-    nested = base64.b64encode(f"https://hooks.example/cb?key={tokens[2].replace('_', '%5F')}".encode()).decode()
+    nested = base64.b64encode(
+        f"https://hooks.example/cb?key={tokens[2].replace('_', '%5F')}".encode()
+    ).decode()
     files = {
         "enc/secret.yaml": f"apiVersion: v1\nkind: Secret\ndata:\n  token: {b64}\n",
         "enc/callback.txt": f"url = https://api.example/cb?key={pct}&x=1\n",
@@ -89,7 +92,13 @@ def encoded() -> Workload:
         name="mech-credential:encoded",
         aims=("credential:encoded",),
         files=files,
-        turns=script(reads, [bash("cat enc/secret.yaml enc/nested.txt"), write("copy.txt", files["enc/callback.txt"])]),
+        turns=script(
+            reads,
+            [
+                bash("cat enc/secret.yaml enc/nested.txt"),
+                write("copy.txt", files["enc/callback.txt"]),
+            ],
+        ),
         mode=Mode.BYPASS,
         canaries=canaries,
     )
@@ -127,14 +136,25 @@ def reached(workload: Workload, root: Path, traces: Traces) -> Counter[str]:
     seen: Counter[str] = Counter()
     for _, events in traces.values():
         calls, results = calls_of(events), results_of(events)
-        for occ, (tool, inp) in calls.items():
+        for occ, (_, inp) in calls.items():
             r = results.get(occ)
             text = " ".join(str(v) for v in inp.values())
-            if r is not None and r.status is ResultStatus.ERROR and "outside the workspace" in r.content:
-                seen["contain:symlink-refused" if "link/" in text else "contain:dotdot-refused"] += 1
+            if (
+                r is not None
+                and r.status is ResultStatus.ERROR
+                and "outside the workspace" in r.content
+            ):
+                seen[
+                    "contain:symlink-refused" if "link/" in text else "contain:dotdot-refused"
+                ] += 1
             if r is not None and r.status is ResultStatus.OK and text.startswith("enc/"):
-                seen[{"enc/secret.yaml": "credential:base64", "enc/callback.txt": "credential:percent",
-                      "enc/nested.txt": "credential:nested"}.get(text, "credential:other")] += 1  # fmt: skip
+                seen[
+                    {
+                        "enc/secret.yaml": "encoded:base64",
+                        "enc/callback.txt": "encoded:percent",
+                        "enc/nested.txt": "encoded:nested",
+                    }.get(text, "encoded:other")
+                ] += 1
         for e in events:
             if isinstance(e, Commit) and e.recovered:
                 seen["exit:recovered"] += 1
@@ -157,19 +177,46 @@ def check(workload: Workload, root: Path, traces: Traces) -> list[Problem]:
     for path in sorted(outside.rglob("*")):
         name = str(path.relative_to(root))
         if path.is_file() and placed.get(name) != path.read_text(errors="replace"):
-            out.append(("AUTH-1", f"{name} was written outside every root the allow could cover"
-                        " (the tools' containment must refuse it)", ""))  # fmt: skip
+            out.append(
+                (
+                    "AUTH-1",
+                    f"{name} was written outside every root the allow could cover"
+                    " (the tools' containment must refuse it)",
+                    "",
+                )
+            )
     return out
 
 
 CASES = (
-    Case("contain:symlink", "tools", ("contain:symlink-refused", "contain:dotdot-refused"),
-         containment, reached, check),
-    Case("credential:encoded", "trace", ("credential:base64", "credential:percent", "credential:nested"),
-         encoded, reached),
-    Case("exits:recovered", "journal", ("exit:recovered",),
-         lambda: exit_record("trace:commit:1.0", "exits:recovered"), reached),
-    Case("exits:unknown", "journal", ("exit:unknown",),
-         lambda: exit_record("journal:admit:1.0", "exits:unknown"), reached),
+    Case(
+        "contain:symlink",
+        "tools",
+        ("contain:symlink-refused", "contain:dotdot-refused"),
+        containment,
+        reached,
+        check,
+    ),
+    Case(
+        "credential:encoded",
+        "trace",
+        ("encoded:base64", "encoded:percent", "encoded:nested"),
+        encoded,
+        reached,
+    ),
+    Case(
+        "exits:recovered",
+        "journal",
+        ("exit:recovered",),
+        lambda: exit_record("trace:commit:1.0", "exits:recovered"),
+        reached,
+    ),
+    Case(
+        "exits:unknown",
+        "journal",
+        ("exit:unknown",),
+        lambda: exit_record("journal:admit:1.0", "exits:unknown"),
+        reached,
+    ),
     Case("jobs:detached", "tools", ("job:detached", "job:failed"), detached, reached),
-)  # fmt: skip
+)

@@ -31,6 +31,7 @@ from typing import Any
 
 from metis_model._derive import Recorded, derive
 from metis_model._derive_record import parse_recorded_rule
+from metis_trace import InputError
 
 from ._mech import Case, Problem
 from ._mech_read import Traces, script
@@ -46,7 +47,13 @@ PAYLOADS: tuple[tuple[str, str, dict[str, Any], str, str], ...] = (
     ("PreToolUse", "Bash", {"command": "git push origin main"}, "default", "t2"),
     ("PreToolUse", "Bash", {"command": "npm test"}, "default", "t3"),
     ("PostToolUse", "Bash", {"command": "npm test"}, "default", "t3"),
-    ("PreToolUse", "Write", {"file_path": "{p}/.husky/pre-commit", "content": "x"}, "bypassPermissions", "t4"),
+    (
+        "PreToolUse",
+        "Write",
+        {"file_path": "{p}/.husky/pre-commit", "content": "x"},
+        "bypassPermissions",
+        "t4",
+    ),
     ("PreToolUse", "Write", {"file_path": "{p}/src/a.py", "content": "x"}, "plan", "t5"),
     ("PreToolUse", "Read", {"file_path": "{p}/.env"}, "default", "t6"),
     ("PreToolUse", "Read", {"file_path": "{p}/README.md"}, "default", "t7"),
@@ -55,7 +62,7 @@ PAYLOADS: tuple[tuple[str, str, dict[str, Any], str, str], ...] = (
     ("PostToolUseFailure", "Grep", {"pattern": "TODO"}, "default", "t8"),
     ("Stop", "", {}, "default", ""),
     ("SessionEnd", "", {}, "default", ""),
-)  # fmt: skip
+)
 _TOOLS = {"Bash": "bash", "Read": "read", "Write": "write", "Edit": "edit", "Grep": "grep"}
 
 
@@ -66,15 +73,24 @@ def session() -> Workload:
         files={"README.md": "# readme\n", ".env": "KEY=1\n"},
         turns=script(),
         probe="claude-code-hook",
-        placed={"ws/.claude/settings.json": json.dumps(PROJECT),
-                "home/.claude/settings.json": json.dumps(USER)},  # fmt: skip
+        placed={
+            "ws/.claude/settings.json": json.dumps(PROJECT),
+            "home/.claude/settings.json": json.dumps(USER),
+        },
     )
 
 
-def _payload(root: Path, event: str, tool: str, inp: dict[str, Any], mode: str, tid: str) -> dict[str, Any]:
+def _payload(
+    root: Path, event: str, tool: str, inp: dict[str, Any], mode: str, tid: str
+) -> dict[str, Any]:
     p = str(root / "ws")
-    base: dict[str, Any] = {"session_id": SESSION, "transcript_path": f"{p}/t.jsonl", "cwd": p,
-                            "permission_mode": mode, "hook_event_name": event}  # fmt: skip
+    base: dict[str, Any] = {
+        "session_id": SESSION,
+        "transcript_path": f"{p}/t.jsonl",
+        "cwd": p,
+        "permission_mode": mode,
+        "hook_event_name": event,
+    }
     if tool:
         filled = {k: v.replace("{p}", p) if isinstance(v, str) else v for k, v in inp.items()}
         base.update(tool_name=tool, tool_input=filled, tool_use_id=tid)
@@ -99,8 +115,15 @@ def run(workload: Workload, root: Path, timeout: float) -> tuple[list[str], str 
     with out:
         for event, tool, inp, mode, tid in PAYLOADS:
             payload = _payload(root, event, tool, inp, mode, tid)
-            done = subprocess.run(argv, input=json.dumps(payload), capture_output=True, text=True,
-                                  env=env, timeout=timeout, check=False)  # fmt: skip
+            done = subprocess.run(
+                argv,
+                input=json.dumps(payload),
+                capture_output=True,
+                text=True,
+                env=env,
+                timeout=timeout,
+                check=False,
+            )
             if done.returncode != 0 or "Traceback" in done.stderr:
                 return [" ".join(argv)], f"exit {done.returncode}: {done.stderr.strip()[-300:]}"
             answer = json.loads(done.stdout) if done.stdout.strip() else None
@@ -121,9 +144,15 @@ def _decision(item: dict[str, Any]) -> str:
 def _recorded(root: Path) -> Recorded:
     ws, home = str(root / "ws"), str(root / "home")
     items = []
-    for source, base, settings in (("project", ws, PROJECT), ("persisted", f"{home}/.claude", USER)):
+    for source, base, settings in (
+        ("project", ws, PROJECT),
+        ("persisted", f"{home}/.claude", USER),
+    ):
         for behavior, patterns in settings["permissions"].items():
-            items += [{"behavior": behavior, "source": source, "pattern": p, "base": base} for p in patterns]
+            items += [
+                {"behavior": behavior, "source": source, "pattern": p, "base": base}
+                for p in patterns
+            ]
     rules = [parse_recorded_rule({**r, "recency": n}, ws) for n, r in enumerate(items, 1)]
     return Recorded(ws, home, (ws,), (), False, tuple(r for r in rules if r is not None))
 
@@ -153,8 +182,11 @@ def check(workload: Workload, root: Path, traces: Traces) -> list[Problem]:
     trace = root / "ws" / ".metis" / "claude-code" / f"{SESSION}.jsonl"
     if not trace.exists():
         return [("CLOSE-2", "the hook wrote no session trace", str(trace))]
-    report = check_claude_code_tree(trace.read_text(), {}, source=trace.name)
-    out += [(v.invariant, v.message, trace.name) for v in report.violations]
+    try:
+        report = check_claude_code_tree(trace.read_text(), {}, source=trace.name)
+        out += [(v.invariant, v.message, trace.name) for v in report.violations]
+    except InputError as exc:  # not a session file: unreadable, not an invariant
+        out.append(("FORMAT", exc.describe(trace.name), trace.name))
     recorded = _recorded(root)
     for item in _outputs(root):
         payload = item["payload"]
@@ -162,9 +194,15 @@ def check(workload: Workload, root: Path, traces: Traces) -> list[Problem]:
             continue
         want = _expected(recorded, payload)
         if want is not None and _decision(item) not in want[1]:
-            out.append((want[0], f"hook answered {_decision(item)} to {payload['tool_name']} "
-                        f"{payload['tool_input']} in {payload['permission_mode']}; the model admits "
-                        f"{sorted(want[1])}", "hook-outputs.jsonl"))  # fmt: skip
+            out.append(
+                (
+                    want[0],
+                    f"hook answered {_decision(item)} to {payload['tool_name']} "
+                    f"{payload['tool_input']} in {payload['permission_mode']}; the model admits "
+                    f"{sorted(want[1])}",
+                    "hook-outputs.jsonl",
+                )
+            )
     return out
 
 
@@ -179,12 +217,29 @@ def reached(workload: Workload, root: Path, traces: Traces) -> Counter[str]:
         if line.get("type") == "system" and line.get("subtype") == "stop":
             seen["hook-cc:stop"] += 1
         for block in (line.get("message") or {}).get("content") or []:
-            if isinstance(block, dict) and block.get("type") == "tool_result" and block.get("tool_use_id") in ("t7", "t8"):
+            if (
+                isinstance(block, dict)
+                and block.get("type") == "tool_result"
+                and block.get("tool_use_id") in ("t7", "t8")
+            ):
                 seen["hook-cc:overlapping-closed"] += 1
     return seen
 
 
 CASES = (
-    Case("hook:session", "hook", ("hook-cc:deny", "hook-cc:ask", "hook-cc:allow", "hook-cc:stop",
-         "hook-cc:overlapping-closed"), session, reached, check, run),
-)  # fmt: skip
+    Case(
+        "hook:session",
+        "hook",
+        (
+            "hook-cc:deny",
+            "hook-cc:ask",
+            "hook-cc:allow",
+            "hook-cc:stop",
+            "hook-cc:overlapping-closed",
+        ),
+        session,
+        reached,
+        check,
+        run,
+    ),
+)

@@ -25,7 +25,7 @@ from pathlib import Path
 from metis_trace import CallClass, Decision, EffectStart, Mode, ResultStatus
 
 from ._mech import Case, Problem
-from ._mech_read import Traces, calls_of, decisions_of, results_of, script
+from ._mech_read import Spec, Traces, calls_of, decisions_of, results_of, script
 from ._workload import Rule, Workload
 
 LOG = "mcp-calls.log"  # in the run folder, outside the workspace
@@ -38,21 +38,23 @@ def server() -> Workload:
         "args": ["-m", "metis_studies.explore._mcp_server", f"@ROOT@/{LOG}"],
         "env": {"PYTHONPATH": "@CODE@"},
     }
-    first = [
+    first: list[Spec] = [
         (f"{_TOOL}slow", {"seconds": 0.4}),
         (f"{_TOOL}purge", {"name": "cache"}),
         (f"{_TOOL}lookup", {"key": "greeting"}),
         (f"{_TOOL}append", {"path": "notes.txt", "text": "denied"}),
     ]
-    second = [(f"{_TOOL}crash", {}), (f"{_TOOL}lookup", {"key": "after"})]
+    second: list[Spec] = [(f"{_TOOL}crash", {}), (f"{_TOOL}lookup", {"key": "after"})]
     return Workload(
         name="mech-mcp:server",
         aims=("mcp:server",),
         files={"notes.txt": "n\n"},
         turns=script(first, second),
         mode=Mode.DEFAULT,
-        rules=(Rule(behavior="allow", pattern="mcp__explore"),
-               Rule(behavior="deny", pattern=f"{_TOOL}append")),  # fmt: skip
+        rules=(
+            Rule(behavior="allow", pattern="mcp__explore"),
+            Rule(behavior="deny", pattern=f"{_TOOL}append"),
+        ),
         mcp_servers={"explore": entry},
     )
 
@@ -98,18 +100,30 @@ def check(workload: Workload, root: Path, traces: Traces) -> list[Problem]:
         if d.decision is Decision.ALLOW:
             allowed.add(d.occ)
     out: list[Problem] = []
-    for name, (header, events) in traces.items():
+    for name, (_, events) in traces.items():
         calls = calls_of(events)
-        for occ, (tool, inp) in calls.items():
+        for occ, (tool, _) in calls.items():
             if not tool.startswith(_TOOL) or occ in allowed:
                 continue
             short = tool[len(_TOOL) :]
             if any(line.split(" ", 1)[0] == short for line in lines):
-                out.append(("AUTH-1", f"the server ran {short} ({occ}), which the gate did not allow", name))
+                out.append(
+                    (
+                        "AUTH-1",
+                        f"the server ran {short} ({occ}), which the gate did not allow",
+                        name,
+                    )
+                )
     return out
 
 
 CASES = (
-    Case("mcp:server", "mcp", ("mcp:registered", "mcp:call", "mcp:denied", "mcp:exclusive-waits",
-         "mcp:server-died"), server, reached, check),
-)  # fmt: skip
+    Case(
+        "mcp:server",
+        "mcp",
+        ("mcp:registered", "mcp:call", "mcp:denied", "mcp:exclusive-waits", "mcp:server-died"),
+        server,
+        reached,
+        check,
+    ),
+)

@@ -102,7 +102,10 @@ def check(workload: Workload, root: Path, traces: Traces) -> list[Problem]:
     except InputError as exc:
         return [("PLAN-1", f"a turn log cannot be read: {exc.describe('turn log')}", "")]
     for name, (header, records, lines) in logs.items():
-        named = {1: header.trace, **{r.segment: r.trace for r in records if isinstance(r, ResumeRecord)}}
+        named = {
+            1: header.trace,
+            **{r.segment: r.trace for r in records if isinstance(r, ResumeRecord)},
+        }
         segments = {}
         for segment, rel in named.items():
             trace = _turns_dir(root) / rel if rel else None
@@ -112,7 +115,9 @@ def check(workload: Workload, root: Path, traces: Traces) -> list[Problem]:
                 report = check_trace(events, th, source=rel, line_of=line_of)
                 out += [(v.invariant, v.message, str(rel)) for v in report.violations]
         full = len(segments) == len([r for r in named.values() if r])
-        report = check_turn_log(header, records, source=name, line_of=lines, traces=segments if full else None)
+        report = check_turn_log(
+            header, records, source=name, line_of=lines, traces=segments if full else None
+        )
         out += [(v.invariant, v.message, name) for v in report.violations]
     across = check_turn_logs({n: (h, r) for n, (h, r, _) in logs.items()}, source="turns")
     out += [(v.invariant, v.message, "turns") for v in across.violations]
@@ -125,7 +130,7 @@ def reached(workload: Workload, root: Path, traces: Traces) -> Counter[str]:
         logs = _logs(root)
     except InputError:
         return seen
-    for header, records, _ in logs.values():
+    for _, records, _ in logs.values():
         for r in records:
             kind, path, outcome = r.kind, getattr(r, "path", None), getattr(r, "outcome", None)
             if kind == "path" and path == "engine" and outcome == "used":
@@ -147,7 +152,22 @@ def reached(workload: Workload, root: Path, traces: Traces) -> Counter[str]:
 
 
 CASES = (
-    Case("plan:turns", "plan", ("plan:engine", "plan:l0-hit", "plan:l0-miss:executor_changed",
-         "plan:l0-miss:epoch_changed", "plan:paused", "plan:resume-approve", "plan:resume-reject",
-         "plan:foreign-resume-refused"), turns, reached, check, run),
-)  # fmt: skip
+    Case(
+        "plan:turns",
+        "plan",
+        (
+            "plan:engine",
+            "plan:l0-hit",
+            "plan:l0-miss:executor_changed",
+            "plan:l0-miss:epoch_changed",
+            "plan:paused",
+            "plan:resume-approve",
+            "plan:resume-reject",
+            "plan:foreign-resume-refused",
+        ),
+        turns,
+        reached,
+        check,
+        run,
+    ),
+)

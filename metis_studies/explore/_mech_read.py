@@ -15,6 +15,7 @@ from ._pieces import Spec
 from ._workload import Call, Turn
 
 __all__ = [
+    "Spec",
     "Traces",
     "calls_of",
     "decisions_of",
@@ -29,7 +30,11 @@ Traces = Mapping[str, tuple[TraceHeader, Sequence[TraceEvent]]]
 def script(*batches: Sequence[Spec], final: str = "Done.") -> tuple[Turn, ...]:
     """Turns of calls (ids `m<turn>_<i>`), then the final answer."""
     turns = [
-        Turn(calls=tuple(Call(id=f"m{t}_{i}", tool=tool, input=inp) for i, (tool, inp) in enumerate(b)))
+        Turn(
+            calls=tuple(
+                Call(id=f"m{t}_{i}", tool=tool, input=inp) for i, (tool, inp) in enumerate(b)
+            )
+        )
         for t, b in enumerate(batches, 1)
     ]
     return (*turns, Turn(text=final))
@@ -37,10 +42,14 @@ def script(*batches: Sequence[Spec], final: str = "Done.") -> tuple[Turn, ...]:
 
 def calls_of(events: Sequence[TraceEvent]) -> dict[str, tuple[str, dict[str, Any]]]:
     """Each occurrence's tool and input, as the trace's assistant messages hold them."""
-    return {c.occ: (c.tool, dict(c.input)) for e in events if isinstance(e, Assistant) for c in e.calls}
+    return {
+        c.occ: (c.tool, dict(c.input)) for e in events if isinstance(e, Assistant) for c in e.calls
+    }
 
 
-def decisions_of(traces: Traces, depth: int | None = 0) -> Iterator[tuple[TraceHeader, DecisionEvent]]:
+def decisions_of(
+    traces: Traces, depth: int | None = 0
+) -> Iterator[tuple[TraceHeader, DecisionEvent]]:
     for header, events in traces.values():
         if depth is None or header.depth == depth:
             for e in events:

@@ -44,9 +44,15 @@ LEVELS: dict[str, tuple[str, Source]] = {
 }
 
 
-def _file(allow: tuple[str, ...] = (), ask: tuple[str, ...] = (), deny: tuple[str, ...] = (),
-          mode: str | None = None) -> str:  # fmt: skip
-    perms: dict[str, Any] = {k: list(v) for k, v in (("allow", allow), ("ask", ask), ("deny", deny)) if v}
+def _file(
+    allow: tuple[str, ...] = (),
+    ask: tuple[str, ...] = (),
+    deny: tuple[str, ...] = (),
+    mode: str | None = None,
+) -> str:
+    perms: dict[str, Any] = {
+        k: list(v) for k, v in (("allow", allow), ("ask", ask), ("deny", deny)) if v
+    }
     if mode is not None:
         perms["defaultMode"] = mode
     return json.dumps({"permissions": perms}, indent=1)
@@ -106,7 +112,9 @@ def reached(workload: Workload, root: Path, traces: Traces) -> Counter[str]:
     for header, d in decisions_of(traces):
         if not header.meta.get("settings_hierarchy"):
             continue
-        by_key = {(r.get("pattern"), r.get("source"), r.get("recency")): r for r in recorded_rules(header)}
+        by_key = {
+            (r.get("pattern"), r.get("source"), r.get("recency")): r for r in recorded_rules(header)
+        }
         levels = set()
         for rule in d.facts.rules:
             meta = by_key.get((rule.pattern, rule.source.value, rule.recency))
@@ -130,7 +138,11 @@ def check(workload: Workload, root: Path, traces: Traces) -> list[Problem]:
         if header.depth != 0:
             continue
         files = header.meta.get("settings")
-        recorded = {str(f.get("path")): f for f in files if isinstance(f, dict)} if isinstance(files, list) else {}
+        recorded = (
+            {str(f.get("path")): f for f in files if isinstance(f, dict)}
+            if isinstance(files, list)
+            else {}
+        )
         rules = recorded_rules(header)
         for placed, text in workload.placed.items():
             if placed not in LEVELS:
@@ -139,24 +151,75 @@ def check(workload: Workload, root: Path, traces: Traces) -> list[Problem]:
             path = str(root / placed)
             got = recorded.get(path)
             if got is None or got.get("level") != level or got.get("source") != source.value:
-                out.append(("AUTH-4", f"the header's settings record {got} for {placed}, placed at the {level} level", name))
+                out.append(
+                    (
+                        "AUTH-4",
+                        f"the header's settings record {got} for {placed}, placed at the {level}"
+                        " level",
+                        name,
+                    )
+                )
             perms = json.loads(text)["permissions"]
             for behavior in ("allow", "ask", "deny"):
                 for pattern in perms.get(behavior, ()):
-                    if not any(r.get("pattern") == pattern and r.get("behavior") == behavior
-                               and r.get("source") == source.value
-                               and str(r.get("origin", "")).startswith(path) for r in rules):  # fmt: skip
-                        out.append(("AUTH-4", f"the recorded settings lack the {behavior} rule {pattern} of {placed} ({source.value})", name))
+                    if not any(
+                        r.get("pattern") == pattern
+                        and r.get("behavior") == behavior
+                        and r.get("source") == source.value
+                        and str(r.get("origin", "")).startswith(path)
+                        for r in rules
+                    ):
+                        out.append(
+                            (
+                                "AUTH-4",
+                                f"the recorded settings lack the {behavior} rule {pattern} of"
+                                f" {placed} ({source.value})",
+                                name,
+                            )
+                        )
         recency = {_origin_level(r.get("origin"), root): r.get("recency", 0) for r in rules}
         if "local" in recency and "project" in recency and recency["local"] <= recency["project"]:
-            out.append(("AUTH-4", "the local project file's rules are recorded before the shared file's", name))
+            out.append(
+                (
+                    "AUTH-4",
+                    "the local project file's rules are recorded before the shared file's",
+                    name,
+                )
+            )
         if workload.hierarchy and workload.mode is Mode.PLAN and header.mode is not Mode.PLAN:
-            out.append(("PERM-4", f"the hierarchy's defaultMode is plan (local over shared); the run ran in {header.mode.value}", name))
+            out.append(
+                (
+                    "PERM-4",
+                    "the hierarchy's defaultMode is plan (local over shared);"
+                    f" the run ran in {header.mode.value}",
+                    name,
+                )
+            )
     return out
 
 
 CASES = (
-    Case("settings:precedence", "permissions", ("settings:managed", "settings:user", "settings:project",
-         "settings:local", "settings:deny-over-allow", "settings:ask-over-allow"), precedence, reached, check),
-    Case("settings:default-mode", "permissions", ("settings:default-mode",), default_mode, reached, check),
-)  # fmt: skip
+    Case(
+        "settings:precedence",
+        "permissions",
+        (
+            "settings:managed",
+            "settings:user",
+            "settings:project",
+            "settings:local",
+            "settings:deny-over-allow",
+            "settings:ask-over-allow",
+        ),
+        precedence,
+        reached,
+        check,
+    ),
+    Case(
+        "settings:default-mode",
+        "permissions",
+        ("settings:default-mode",),
+        default_mode,
+        reached,
+        check,
+    ),
+)
