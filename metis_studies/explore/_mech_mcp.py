@@ -11,9 +11,12 @@ one scheduler, whatever the server says about its tools.
 - turn 2: `crash` (the server dies mid-call: an error result, the run goes on)
   and `lookup` after it (the server is gone: an error, never a hang).
 
-Own check: the server logs each call it receives, before acting. A call the
-gate denied, or a call that was never allowed, must not be in that log
-(AUTH-1, seen from the server's side, not the runtime's).
+Own checks, from what the workload knows rather than what the trace claims:
+the server logs each call it receives, before acting, and a call the gate did
+not allow must not be in that log (AUTH-1, seen from the server's side); a
+call the settings' deny rule names must be denied (PERM-2); a tool the
+server annotates destructive, or not at all, must be classified Exclusive
+(SCHED-1: a Safe classification would let it overlap).
 """
 
 from __future__ import annotations
@@ -92,25 +95,42 @@ def reached(workload: Workload, root: Path, traces: Traces) -> Counter[str]:
     return seen
 
 
+# What the server's annotations make each tool (specs/mcp.md, "Classification").
+CLASSES = {
+    "lookup": CallClass.SAFE,
+    "slow": CallClass.SAFE,
+    "purge": CallClass.EXCLUSIVE,  # read-only but destructive: the destructive hint wins
+    "append": CallClass.EXCLUSIVE,
+    "crash": CallClass.EXCLUSIVE,
+}
+
+
 def check(workload: Workload, root: Path, traces: Traces) -> list[Problem]:
     log = root / LOG
-    lines = log.read_text().splitlines() if log.exists() else []
-    allowed: set[str] = set()
-    for _, d in decisions_of(traces):
-        if d.decision is Decision.ALLOW:
-            allowed.add(d.occ)
+    ran = {line.split(" ", 1)[0] for line in (log.read_text().splitlines() if log.exists() else [])}
+    denies = [r.pattern for r in workload.rules if r.behavior == "deny"]
     out: list[Problem] = []
-    for name, (_, events) in traces.items():
+    for name, (header, events) in traces.items():
         calls = calls_of(events)
-        for occ, (tool, _) in calls.items():
-            if not tool.startswith(_TOOL) or occ in allowed:
-                continue
+        for _, d in decisions_of({name: (header, events)}):
+            tool = calls.get(d.occ, ("", {}))[0]
             short = tool[len(_TOOL) :]
-            if any(line.split(" ", 1)[0] == short for line in lines):
+            if not tool.startswith(_TOOL):
+                continue
+            if d.decision is not Decision.ALLOW and short in ran and short != "lookup":
+                out.append(("AUTH-1", f"the server ran {short} ({d.occ}), not allowed", name))
+            if any(tool == p or tool.startswith(p + "__") for p in denies):
+                if d.decision is not Decision.DENY:
+                    out.append(
+                        ("PERM-2", f"{tool} ({d.occ}): a deny rule names it; {d.decision}", name)
+                    )
+            want = CLASSES.get(short)
+            if want is CallClass.EXCLUSIVE and d.cls is not want:
                 out.append(
                     (
-                        "AUTH-1",
-                        f"the server ran {short} ({occ}), which the gate did not allow",
+                        "SCHED-1",
+                        f"{tool} ({d.occ}) is destructive or unannotated, so"
+                        f" Exclusive; recorded {d.cls.value}, it may overlap others",
                         name,
                     )
                 )
