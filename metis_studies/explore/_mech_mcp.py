@@ -109,6 +109,12 @@ def check(workload: Workload, root: Path, traces: Traces) -> list[Problem]:
     log = root / LOG
     ran = {line.split(" ", 1)[0] for line in (log.read_text().splitlines() if log.exists() else [])}
     denies = [r.pattern for r in workload.rules if r.behavior == "deny"]
+    allowed = {
+        calls_of(events).get(d.occ, ("", {}))[0][len(_TOOL) :]
+        for header, events in traces.values()
+        for _, d in decisions_of({"": (header, events)})
+        if d.decision is Decision.ALLOW
+    }
     out: list[Problem] = []
     for name, (header, events) in traces.items():
         calls = calls_of(events)
@@ -117,13 +123,13 @@ def check(workload: Workload, root: Path, traces: Traces) -> list[Problem]:
             short = tool[len(_TOOL) :]
             if not tool.startswith(_TOOL):
                 continue
-            if d.decision is not Decision.ALLOW and short in ran and short != "lookup":
+            if d.decision is not Decision.ALLOW and short in ran - allowed:
                 out.append(("AUTH-1", f"the server ran {short} ({d.occ}), not allowed", name))
-            if any(tool == p or tool.startswith(p + "__") for p in denies):
-                if d.decision is not Decision.DENY:
-                    out.append(
-                        ("PERM-2", f"{tool} ({d.occ}): a deny rule names it; {d.decision}", name)
-                    )
+            named = any(tool == p or tool.startswith(p + "__") for p in denies)
+            if named and d.decision is not Decision.DENY:
+                out.append(
+                    ("PERM-2", f"{tool} ({d.occ}): a deny rule names it; {d.decision}", name)
+                )
             want = CLASSES.get(short)
             if want is CallClass.EXCLUSIVE and d.cls is not want:
                 out.append(
