@@ -60,6 +60,7 @@ PAYLOADS: tuple[tuple[str, str, dict[str, Any], str, str], ...] = (
     ("PreToolUse", "Grep", {"pattern": "TODO"}, "default", "t8"),
     ("PostToolUse", "Read", {"file_path": "{p}/README.md"}, "default", "t7"),
     ("PostToolUseFailure", "Grep", {"pattern": "TODO"}, "default", "t8"),
+    ("PreToolUse", "Bash", {"command": "git push origin dev"}, "default", "t9"),
     ("Stop", "", {}, "default", ""),
     ("SessionEnd", "", {}, "default", ""),
 )
