@@ -11,7 +11,9 @@ PostToolUseFailure; Stop; SessionEnd. Every hook output is kept in
 `run/hook-outputs.jsonl`.
 
 Checked: the hook's trace (`ws/.metis/claude-code/<session>.jsonl`, a Claude
-Code session file) with `check_claude_code_tree` (closure: CLOSE-*); and each
+Code session file) with `check_claude_code_tree` (closure: CLOSE-*; a call
+still open at its end counts, since the session was ended: an ask left open
+at Stop must be closed as not approved); and each
 PreToolUse output against the model's reference deriver over the *placed*
 settings (`metis_model._derive`, not the hook's gate): a call a placed deny
 rule matches must be denied (PERM-2), one an ask rule matches asked or
@@ -186,6 +188,13 @@ def check(workload: Workload, root: Path, traces: Traces) -> list[Problem]:
     try:
         report = check_claude_code_tree(trace.read_text(), {}, source=trace.name)
         out += [(v.invariant, v.message, trace.name) for v in report.violations]
+        # The session ended (Stop, SessionEnd were sent): a call open at the
+        # end is not a live or cut input but one the hook never closed.
+        out += [
+            (u.invariant, u.message, trace.name)
+            for u in report.undecided
+            if u.status == "open-at-end"
+        ]
     except InputError as exc:  # not a session file: unreadable, not an invariant
         out.append(("FORMAT", exc.describe(trace.name), trace.name))
     recorded = _recorded(root)
