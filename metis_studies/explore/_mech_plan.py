@@ -68,9 +68,10 @@ def run(workload: Workload, root: Path, timeout: float) -> tuple[list[str], str 
         return out
 
     def turn(answer: str, intruder: bool = False) -> None:
-        metis("plan", "run", REQUEST, "--owner", OWNER, "--json")
-        if intruder:
-            metis("plan", "resume", "last", "--owner", "intruder", "--approve", "--json")
+        paused = metis("plan", "run", REQUEST, "--owner", OWNER, "--json")
+        if intruder:  # by the dialog's id: past `last`, which looks up the owner's own
+            dialog = str(paused.get("dialog"))
+            metis("plan", "resume", dialog, "--owner", "intruder", "--approve", "--json")
         metis("plan", "resume", "last", "--owner", OWNER, f"--{answer}", "--json")
 
     with log:
