@@ -67,8 +67,10 @@ def execution_of(workload: Workload, wanted: Execution) -> Execution:
     process, a cancel or interrupt this process, and `metis run` only
     what it can express."""
     fault = workload.fault.kind if workload.fault is not None else None
-    if workload.probe is not None:
-        return "process"  # a runner of its own (`_mech.run_probe`): processes
+    if workload.probe is not None:  # a runner of its own (`_mech.run_probe`)
+        from ._mech import probe_execution
+
+        return "in-process" if probe_execution(workload) == "in-process" else "process"
     if needs_metis_run(workload):
         return "metis-run"
     if fault in ("cancel", "interrupt"):

@@ -37,6 +37,7 @@ __all__ = [
     "mech_problems",
     "mech_situations",
     "mech_sweep",
+    "probe_execution",
     "run_probe",
 ]
 
@@ -64,6 +65,7 @@ class Case:
     reached: Reached
     check: Check = _nothing
     runner: Runner | None = None  # a `probe` workload's runner
+    execution: str = "process"  # how its runner runs it (`Outcome.execution`)
 
 
 def _cases() -> tuple[Case, ...]:
@@ -103,6 +105,11 @@ def mech_situations(workload: Workload, root: Path | None, traces: Traces) -> Co
     if case is None or root is None:
         return Counter()
     return case.reached(workload, root, traces)
+
+
+def probe_execution(workload: Workload) -> str:
+    case = case_of(workload)
+    return case.execution if case is not None else "process"
 
 
 def run_probe(workload: Workload, paths: object, timeout: float) -> tuple[list[str], str | None]:

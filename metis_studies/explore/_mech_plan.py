@@ -1,6 +1,7 @@
 """The plan path (`metis_runtime/plan/`; specs/plan.md, PLAN-*): `plan:turns`
-is a probe running `metis plan` as its user would, in a workspace of its own
-(the keyless scenario `metis plan run` seeds: notes and three executors):
+is a probe running turns as `metis plan run` / `metis plan resume` do (the
+same `metis_runtime.plan` calls, in this process), in a workspace of its own
+(the keyless scenario seeds notes and three executors):
 
 1. a request planned by the engine pauses for consent to its mutating step;
    a resume by another owner is refused (PLAN-9: the approval is bound to
@@ -20,12 +21,13 @@ Every turn log under `.metis/plan/turns/` is checked as `metis conform` does:
 
 from __future__ import annotations
 
+import asyncio
 import json
-import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 from metis_check import check_trace, check_turn_log, check_turn_logs
 from metis_trace import InputError, ResumeRecord, read_trace_numbered, read_turn_log
@@ -47,46 +49,76 @@ def _turns_dir(root: Path) -> Path:
 
 
 def run(workload: Workload, root: Path, timeout: float) -> tuple[list[str], str | None]:
+    """The turns in this process, through `metis_runtime.plan` as `metis plan`
+    calls it (`metis_cli/_plan.py` is a thin layer over the same functions):
+    the keyless replay provider, the runtime over the workspace's registry,
+    consent answered through `PlanRuntime.resume`."""
+    from metis_runtime import MetisRuntimeError
+    from metis_runtime.plan import (
+        Coordinates,
+        TurnOptions,
+        TurnProvider,
+        cache_listing,
+        dialog_path,
+        load_dialog,
+        plan_runtime,
+        sign_manifest,
+    )
+    from metis_trace import ResumeAnswer
+
     ws = root / "ws"
-    log = (root / "run" / "plan-steps.jsonl").open("w", encoding="utf-8")
+    owner = Coordinates(OWNER, OWNER, "cli", "default")
     steps: list[str] = []
+    log = (root / "run" / "plan-steps.jsonl").open("w", encoding="utf-8")
 
-    def metis(*args: str, workspace: bool = True) -> dict[str, Any]:
-        argv = [sys.executable, "-m", "metis_cli", *args]
-        if workspace:
-            argv += ["--workspace", str(ws)]
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
-        steps.append(f"metis {' '.join(args[:2])} -> exit {done.returncode}")
+    async def answer(dialog: str | None, yes: bool, who: Coordinates) -> str:
+        provider = TurnProvider("replay", None, "notes", ws)
+        found = load_dialog(dialog_path(ws, str(dialog)))
+        reply = ResumeAnswer.APPROVE if yes else ResumeAnswer.REJECT
         try:
-            out: dict[str, Any] = json.loads(done.stdout) if done.stdout.strip() else {}
-        except ValueError:
-            out = {}
-        out["rc"], out["args"] = done.returncode, list(args)
-        log.write(json.dumps(out) + "\n")
-        if "Traceback" in done.stderr:
-            raise RuntimeError(done.stderr.strip().splitlines()[-1])
-        return out
+            done = await plan_runtime(ws, provider.provider, (), serial=False).resume(
+                found, reply, {}, who
+            )
+        except MetisRuntimeError as exc:
+            log.write(json.dumps({"resume": who.owner, "refused": str(exc)}) + "\n")
+            return "refused"
+        provider.done(ws)
+        return str(done.state)
 
-    def turn(answer: str, intruder: bool = False) -> None:
-        paused = metis("plan", "run", REQUEST, "--owner", OWNER, "--json")
-        if intruder:  # by the dialog's id: past `last`, which looks up the owner's own
-            dialog = str(paused.get("dialog"))
-            metis("plan", "resume", dialog, "--owner", "intruder", "--approve", "--json")
-        metis("plan", "resume", "last", "--owner", OWNER, f"--{answer}", "--json")
+    async def turn() -> str | None:
+        provider = TurnProvider("replay", None, "notes", ws)
+        done = await plan_runtime(ws, provider.provider, (), serial=False).run(
+            REQUEST, owner, TurnOptions()
+        )
+        provider.done(ws)
+        steps.append(f"plan run -> {done.state} ({done.path})")
+        return done.dialog
+
+    async def story() -> None:
+        dialog = await turn()
+        steps.append(f"resume by intruder -> {await answer(dialog, True, _intruder())}")
+        steps.append(f"resume -> {await answer(dialog, True, owner)}")
+        await turn()  # L0: consent asked again; left paused
+        manifest = ws / ".metis" / "executors" / "read_notes.yaml"
+        manifest.write_text(manifest.read_text().replace("version: 1", "version: 2"))
+        _, signed = sign_manifest(manifest)  # as `metis plan digest --write` writes it
+        manifest.write_text(yaml.safe_dump(signed, sort_keys=False))
+        steps.append(f"resume -> {await answer(await turn(), True, owner)}")
+        cache_listing(ws, bump_epoch=True)
+        steps.append(f"resume -> {await answer(await turn(), False, owner)}")
 
     with log:
         try:
-            turn("approve", intruder=True)
-            metis("plan", "run", REQUEST, "--owner", OWNER, "--json")  # L0: asks again
-            manifest = ws / ".metis" / "executors" / "read_notes.yaml"
-            manifest.write_text(manifest.read_text().replace("version: 1", "version: 2"))
-            metis("plan", "digest", str(manifest), "--write", workspace=False)
-            turn("approve")
-            metis("plan", "cache", "--bump-epoch")
-            turn("reject")
-        except (RuntimeError, subprocess.TimeoutExpired) as exc:
-            return steps, f"crash: {exc}"
+            asyncio.run(asyncio.wait_for(story(), timeout))
+        except (MetisRuntimeError, TimeoutError) as exc:
+            return steps, f"crash: {type(exc).__name__}: {exc}"
     return steps, None
+
+
+def _intruder() -> Any:
+    from metis_runtime.plan import Coordinates
+
+    return Coordinates("intruder", "intruder", "cli", "default")
 
 
 def _logs(root: Path) -> dict[str, tuple[Any, list[Any], list[int]]]:
@@ -146,8 +178,7 @@ def reached(workload: Workload, root: Path, traces: Traces) -> Counter[str]:
                 seen[f"plan:resume-{r.answer}"] += 1
     steps = root / "run" / "plan-steps.jsonl"
     for line in steps.read_text().splitlines() if steps.exists() else []:
-        item = json.loads(line)
-        if "intruder" in item["args"] and item["rc"] != 0:
+        if json.loads(line).get("resume") == "intruder":
             seen["plan:foreign-resume-refused"] += 1
     return seen
 
@@ -170,5 +201,6 @@ CASES = (
         reached,
         check,
         run,
+        "in-process",
     ),
 )
