@@ -4,7 +4,8 @@
 `hook:session` is a probe: one session's payloads, as the hooks reference
 documents them (https://code.claude.com/docs/en/hooks), each sent to its own
 `python -m metis_cli hook claude-code` process under a HOME and managed folder
-of the run's own, with project and user settings placed: PreToolUse calls
+of the run's own, with the session's helper process (`METIS_HOOK_HELPER=1`,
+as users get it: later calls are answered by it; it ends with the session), with project and user settings placed: PreToolUse calls
 that a project deny, a user ask, a protected path, plan mode and nothing
 decide; two calls open at once, closed by PostToolUse and
 PostToolUseFailure; Stop; SessionEnd. Every hook output is kept in
@@ -23,6 +24,7 @@ protected path (`.husky/`) never let through, in bypassPermissions too (PERM-3).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -40,7 +42,13 @@ from ._mech_read import Traces, script
 from ._mech_run import MANAGED_ENV
 from ._workload import Workload
 
-SESSION = "explore-hook-1"
+
+
+def session_id(root: Path) -> str:
+    """One per run folder: the session's helper is found by its id."""
+    return "explore-" + hashlib.sha256(str(root).encode()).hexdigest()[:16]
+
+
 PROJECT = {"permissions": {"deny": ["Bash(rm *)", "Read(.env)"], "allow": ["Bash(npm test)"]}}
 USER = {"permissions": {"ask": ["Bash(git push *)"]}}
 # (event, tool, input, mode, tool_use_id); "{p}" is the project.
@@ -88,7 +96,7 @@ def _payload(
 ) -> dict[str, Any]:
     p = str(root / "ws")
     base: dict[str, Any] = {
-        "session_id": SESSION,
+        "session_id": session_id(root),
         "transcript_path": f"{p}/t.jsonl",
         "cwd": p,
         "permission_mode": mode,
@@ -111,7 +119,7 @@ def _payload(
 def run(workload: Workload, root: Path, timeout: float) -> tuple[list[str], str | None]:
     env = {k: v for k, v in os.environ.items() if k != "CLAUDE_PROJECT_DIR"}
     here = str(Path(__file__).resolve().parents[2])
-    env.update(HOME=str(root / "home"), METIS_HOOK_HELPER="0", PYTHONPATH=here)
+    env.update(HOME=str(root / "home"), METIS_HOOK_HELPER="1", PYTHONPATH=here)
     env[MANAGED_ENV] = str(root / "managed")
     argv = [sys.executable, "-m", "metis_cli", "hook", "claude-code"]
     out = (root / "run" / "hook-outputs.jsonl").open("w", encoding="utf-8")
@@ -182,7 +190,7 @@ def check(workload: Workload, root: Path, traces: Traces) -> list[Problem]:
     from metis_check.transcripts import check_claude_code_tree
 
     out: list[Problem] = []
-    trace = root / "ws" / ".metis" / "claude-code" / f"{SESSION}.jsonl"
+    trace = root / "ws" / ".metis" / "claude-code" / f"{session_id(root)}.jsonl"
     if not trace.exists():
         return [("CLOSE-2", "the hook wrote no session trace", str(trace))]
     try:
@@ -218,7 +226,7 @@ def check(workload: Workload, root: Path, traces: Traces) -> list[Problem]:
 
 def reached(workload: Workload, root: Path, traces: Traces) -> Counter[str]:
     seen: Counter[str] = Counter()
-    trace = root / "ws" / ".metis" / "claude-code" / f"{SESSION}.jsonl"
+    trace = root / "ws" / ".metis" / "claude-code" / f"{session_id(root)}.jsonl"
     lines = [json.loads(x) for x in trace.read_text().splitlines()] if trace.exists() else []
     for line in lines:
         record = line.get("metis") or {}

@@ -130,7 +130,7 @@ def test_a_hook_answer_the_placed_settings_forbid_is_caught(
     payload = _mech_hook._payload(tmp_path, event, tool, inp, mode, tid)
     output = None if answer is None else {"hookSpecificOutput": {"permissionDecision": answer}}
     (tmp_path / "run").mkdir()
-    trace = tmp_path / "ws" / ".metis" / "claude-code" / f"{_mech_hook.SESSION}.jsonl"
+    trace = tmp_path / "ws" / ".metis" / "claude-code" / f"{_mech_hook.session_id(tmp_path)}.jsonl"
     trace.parent.mkdir(parents=True)
     trace.write_text("")
     (tmp_path / "run" / "hook-outputs.jsonl").write_text(
