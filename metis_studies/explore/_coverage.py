@@ -28,6 +28,8 @@ there. Each name below is counted from events alone:
 | `canary` | a planted canary was read by a call whose result was sent |
 | `canary:committed` | the same by a call the trace shows committed (its output is journaled) |
 | `stage:<stage>` | a decision taken at that stage |
+
+A mechanism's workload (`_mech.py`) adds the situations its case reads.
 """
 
 from __future__ import annotations

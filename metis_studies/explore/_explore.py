@@ -2,7 +2,8 @@
 
 Hypothesis drives both halves. It draws `(workload, execution)` pairs, first
 one per situation of the sweep (`SWEEP`: each situation in its simplest
-form), then from `any_workload()` (seeded by `seed`); each is executed (`_execute`) and
+form), then the mechanisms' fixed workloads (`MECH_SWEEP`, `_mech.py`),
+then from `any_workload()` (seeded by `seed`); each is executed (`_execute`) and
 checked (`_checks`); the first divergence makes the probe fail, and
 Hypothesis's shrinker then looks for smaller workloads that diverge with the
 same invariant ID (one that diverges otherwise, or not at all, counts as

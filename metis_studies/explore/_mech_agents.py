@@ -26,7 +26,7 @@ from pathlib import Path
 
 from metis_trace import Mode, ResultStatus, Spawn
 
-from ._mech import Case, Problem
+from ._mech_case import Case, Problem
 from ._mech_read import Traces, calls_of, results_of, script
 from ._pieces import read, write
 from ._workload import Child, Workload

@@ -32,7 +32,7 @@ from pathlib import Path
 
 from metis_trace import Commit, EffectOutcome, JobDone, Mode, Repair, ResultStatus
 
-from ._mech import Case, Problem
+from ._mech_case import Case, Problem
 from ._mech_read import Traces, calls_of, results_of, script
 from ._pieces import bash, read, write
 from ._workload import Fault, Rule, Workload

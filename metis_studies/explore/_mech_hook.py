@@ -5,10 +5,11 @@
 documents them (https://code.claude.com/docs/en/hooks), each sent to its own
 `python -m metis_cli hook claude-code` process under a HOME and managed folder
 of the run's own, with the session's helper process (`METIS_HOOK_HELPER=1`,
-as users get it: later calls are answered by it; it ends with the session), with project and user settings placed: PreToolUse calls
-that a project deny, a user ask, a protected path, plan mode and nothing
-decide; two calls open at once, closed by PostToolUse and
-PostToolUseFailure; Stop; SessionEnd. Every hook output is kept in
+as users get it: later calls are answered by it; it ends with the session),
+with project and user settings placed (`_mech_hook_payloads.py`): PreToolUse
+calls that a project deny, a user ask, a protected path, plan mode and
+nothing decide; two calls open at once, closed by PostToolUse and
+PostToolUseFailure; an ask still open at Stop; SessionEnd. Every hook output is kept in
 `run/hook-outputs.jsonl`.
 
 Checked: the hook's trace (`ws/.metis/claude-code/<session>.jsonl`, a Claude
@@ -16,7 +17,7 @@ Code session file) with `check_claude_code_tree` (closure: CLOSE-*; a call
 still open at its end counts, since the session was ended: an ask left open
 at Stop must be closed as not approved); and each
 PreToolUse output against the model's reference deriver over the *placed*
-settings (`metis_model._derive`, not the hook's gate): a call a placed deny
+settings (`metis_model.derive`, not the hook's gate): a call a placed deny
 rule matches must be denied (PERM-2), one an ask rule matches asked or
 denied (PERM-1); a write in plan mode denied (PERM-4); a write to a
 protected path (`.husky/`) never let through, in bypassPermissions too (PERM-3).
@@ -24,7 +25,6 @@ protected path (`.husky/`) never let through, in bypassPermissions too (PERM-3).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import subprocess
@@ -33,47 +33,15 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from metis_model._derive import Recorded, derive
-from metis_model._derive_record import parse_recorded_rule
+from metis_model import Recorded, derive, parse_recorded_rule
 from metis_trace import InputError
 
-from ._mech import Case, Problem
+from ._mech_case import Case, Problem
+from ._mech_hook_payloads import PAYLOADS, PROJECT, USER, payload, session_id
 from ._mech_read import Traces, script
 from ._mech_run import MANAGED_ENV
 from ._workload import Workload
 
-
-
-def session_id(root: Path) -> str:
-    """One per run folder: the session's helper is found by its id."""
-    return "explore-" + hashlib.sha256(str(root).encode()).hexdigest()[:16]
-
-
-PROJECT = {"permissions": {"deny": ["Bash(rm *)", "Read(.env)"], "allow": ["Bash(npm test)"]}}
-USER = {"permissions": {"ask": ["Bash(git push *)"]}}
-# (event, tool, input, mode, tool_use_id); "{p}" is the project.
-PAYLOADS: tuple[tuple[str, str, dict[str, Any], str, str], ...] = (
-    ("PreToolUse", "Bash", {"command": "rm -rf build"}, "default", "t1"),
-    ("PreToolUse", "Bash", {"command": "git push origin main"}, "default", "t2"),
-    ("PreToolUse", "Bash", {"command": "npm test"}, "default", "t3"),
-    ("PostToolUse", "Bash", {"command": "npm test"}, "default", "t3"),
-    (
-        "PreToolUse",
-        "Write",
-        {"file_path": "{p}/.husky/pre-commit", "content": "x"},
-        "bypassPermissions",
-        "t4",
-    ),
-    ("PreToolUse", "Write", {"file_path": "{p}/src/a.py", "content": "x"}, "plan", "t5"),
-    ("PreToolUse", "Read", {"file_path": "{p}/.env"}, "default", "t6"),
-    ("PreToolUse", "Read", {"file_path": "{p}/README.md"}, "default", "t7"),
-    ("PreToolUse", "Grep", {"pattern": "TODO"}, "default", "t8"),
-    ("PostToolUse", "Read", {"file_path": "{p}/README.md"}, "default", "t7"),
-    ("PostToolUseFailure", "Grep", {"pattern": "TODO"}, "default", "t8"),
-    ("PreToolUse", "Bash", {"command": "git push origin dev"}, "default", "t9"),
-    ("Stop", "", {}, "default", ""),
-    ("SessionEnd", "", {}, "default", ""),
-)
 _TOOLS = {"Bash": "bash", "Read": "read", "Write": "write", "Edit": "edit", "Grep": "grep"}
 
 
@@ -91,31 +59,6 @@ def session() -> Workload:
     )
 
 
-def _payload(
-    root: Path, event: str, tool: str, inp: dict[str, Any], mode: str, tid: str
-) -> dict[str, Any]:
-    p = str(root / "ws")
-    base: dict[str, Any] = {
-        "session_id": session_id(root),
-        "transcript_path": f"{p}/t.jsonl",
-        "cwd": p,
-        "permission_mode": mode,
-        "hook_event_name": event,
-    }
-    if tool:
-        filled = {k: v.replace("{p}", p) if isinstance(v, str) else v for k, v in inp.items()}
-        base.update(tool_name=tool, tool_input=filled, tool_use_id=tid)
-    if event == "PostToolUse":
-        base["tool_response"] = {"stdout": "ok", "stderr": "", "interrupted": False}
-    elif event == "PostToolUseFailure":
-        base["error"] = "exit status 1"
-    elif event == "Stop":
-        base["stop_hook_active"] = False
-    elif event == "SessionEnd":
-        base["reason"] = "exit"
-    return base
-
-
 def run(workload: Workload, root: Path, timeout: float) -> tuple[list[str], str | None]:
     env = {k: v for k, v in os.environ.items() if k != "CLAUDE_PROJECT_DIR"}
     here = str(Path(__file__).resolve().parents[2])
@@ -125,10 +68,10 @@ def run(workload: Workload, root: Path, timeout: float) -> tuple[list[str], str 
     out = (root / "run" / "hook-outputs.jsonl").open("w", encoding="utf-8")
     with out:
         for event, tool, inp, mode, tid in PAYLOADS:
-            payload = _payload(root, event, tool, inp, mode, tid)
+            sent = payload(root, event, tool, inp, mode, tid)
             done = subprocess.run(
                 argv,
-                input=json.dumps(payload),
+                input=json.dumps(sent),
                 capture_output=True,
                 text=True,
                 env=env,
@@ -138,7 +81,7 @@ def run(workload: Workload, root: Path, timeout: float) -> tuple[list[str], str 
             if done.returncode != 0 or "Traceback" in done.stderr:
                 return [" ".join(argv)], f"exit {done.returncode}: {done.stderr.strip()[-300:]}"
             answer = json.loads(done.stdout) if done.stdout.strip() else None
-            out.write(json.dumps({"payload": payload, "output": answer}) + "\n")
+            out.write(json.dumps({"payload": sent, "output": answer}) + "\n")
     return [f"{' '.join(argv)} x{len(PAYLOADS)}"], None
 
 

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from metis_trace import CallClass, Decision, EffectStart, Mode, ResultStatus
 
-from ._mech import Case, Problem
+from ._mech_case import Case, Problem
 from ._mech_read import Spec, Traces, calls_of, decisions_of, results_of, script
 from ._workload import Rule, Workload
 

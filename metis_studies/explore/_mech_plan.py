@@ -32,7 +32,7 @@ import yaml
 from metis_check import check_trace, check_turn_log, check_turn_logs
 from metis_trace import InputError, ResumeRecord, read_trace_numbered, read_turn_log
 
-from ._mech import Case, Problem
+from ._mech_case import Case, Problem
 from ._mech_read import Traces, script
 from ._workload import Workload
 

@@ -30,7 +30,7 @@ from typing import Any
 
 from metis_trace import Decision, Mode, RuleBehavior, Source
 
-from ._mech import Case, Problem
+from ._mech_case import Case, Problem
 from ._mech_read import Traces, decisions_of, recorded_rules, script
 from ._pieces import bash, write
 from ._workload import Workload

@@ -127,7 +127,7 @@ def test_a_hook_answer_the_placed_settings_forbid_is_caught(
     answer of "no objection" (or allow) where the model admits only deny or
     ask is reported under the ID it breaks."""
     event, tool, inp, mode, tid = _mech_hook.PAYLOADS[index]
-    payload = _mech_hook._payload(tmp_path, event, tool, inp, mode, tid)
+    payload = _mech_hook.payload(tmp_path, event, tool, inp, mode, tid)
     output = None if answer is None else {"hookSpecificOutput": {"permissionDecision": answer}}
     (tmp_path / "run").mkdir()
     trace = tmp_path / "ws" / ".metis" / "claude-code" / f"{_mech_hook.session_id(tmp_path)}.jsonl"
