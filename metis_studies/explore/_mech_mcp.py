@@ -3,17 +3,17 @@ one scheduler, whatever the server says about its tools.
 
 `mcp:server` runs `metis run --mcp-config` with a real stdio server
 (`_mcp_server`), a settings file allowing the server's tools
-(`mcp__explore`) but denying one (`mcp__explore__append`, PERM-2), and:
+(`mcp__explore`) but denying one (`mcp__explore__reveal`, PERM-2), and:
 
 - turn 1: `slow` (read-only: Safe), `purge` (read-only *and* destructive:
-  Exclusive, the destructive hint wins), `lookup` (Safe), `append` (denied):
+  Exclusive, the destructive hint wins), `lookup` (Safe), `reveal` (denied):
   the Exclusive call waits for the Safe one before it (SCHED-1, SCHED-3);
 - turn 2: `crash` (the server dies mid-call: an error result, the run goes on)
   and `lookup` after it (the server is gone: an error, never a hang).
 
 Own checks, from what the workload knows rather than what the trace claims:
-the server logs each call it receives, before acting, and a call the gate did
-not allow must not be in that log (AUTH-1, seen from the server's side); a
+the server logs each call of the denied tool it receives, before acting, and
+a call the gate did not allow must not be in that log (AUTH-1, seen from the server's side); a
 call the settings' deny rule names must be denied (PERM-2); a tool the
 server annotates destructive, or not at all, must be classified Exclusive
 (SCHED-1: a Safe classification would let it overlap).
@@ -45,7 +45,7 @@ def server() -> Workload:
         (f"{_TOOL}slow", {"seconds": 0.4}),
         (f"{_TOOL}purge", {"name": "cache"}),
         (f"{_TOOL}lookup", {"key": "greeting"}),
-        (f"{_TOOL}append", {"path": "notes.txt", "text": "denied"}),
+        (f"{_TOOL}reveal", {"name": "deploy"}),
     ]
     second: list[Spec] = [(f"{_TOOL}crash", {}), (f"{_TOOL}lookup", {"key": "after"})]
     return Workload(
@@ -56,7 +56,7 @@ def server() -> Workload:
         mode=Mode.DEFAULT,
         rules=(
             Rule(behavior="allow", pattern="mcp__explore"),
-            Rule(behavior="deny", pattern=f"{_TOOL}append"),
+            Rule(behavior="deny", pattern=f"{_TOOL}reveal"),
         ),
         mcp_servers={"explore": entry},
     )
@@ -100,7 +100,7 @@ CLASSES = {
     "lookup": CallClass.SAFE,
     "slow": CallClass.SAFE,
     "purge": CallClass.EXCLUSIVE,  # read-only but destructive: the destructive hint wins
-    "append": CallClass.EXCLUSIVE,
+    "reveal": CallClass.EXCLUSIVE,
     "crash": CallClass.EXCLUSIVE,
 }
 

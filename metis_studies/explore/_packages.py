@@ -1,13 +1,14 @@
 """Which runtime package each situation of the sweep drives (`metis explore --coverage`).
 
 A situation is read from the traces (`_coverage.py`, `_mech.py`); the table
-below says which package of `metis_runtime/` decides what the situation is
-about, so that a sweep can be read per package: a package holding decision
-logic whose situations were all missed is a package no workload reached,
-and `--coverage` fails. Top-level runtime modules are grouped: `loop`
-(`_loop`, `_session`, `_graph`), `journal` (`_journal`, `_failpoints`,
-`_lifeline`), `trace` (`_trace`, `_redact`, `_named_output`, `_private`),
-`hook` (`_hook_session`). `NO_DECISIONS` lists what holds none, and why.
+(the loop's situations below, and each mechanism case's own `package`) says
+which package of `metis_runtime/` decides what the situation is about, so
+that a sweep can be read per package: a package holding decision logic whose
+situations were all missed is a package no workload reached, and
+`--coverage` fails. Top-level runtime modules are grouped: `loop` (`_loop`,
+`_session`, `_graph`), `journal` (`_journal`, `_failpoints`, `_lifeline`),
+`trace` (`_trace`, `_redact`, `_named_output`, `_private`), `hook`
+(`_hook_session`). `NO_DECISIONS` lists what holds none, and why.
 `tests/explore/test_packages.py` checks that every package and module of
 `metis_runtime/` is in one of the two.
 """
@@ -17,6 +18,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import attrs
+
+from ._mech import MECH_SWEEP
 
 __all__ = ["GROUPS", "NO_DECISIONS", "PACKAGES", "PackageRow", "package_coverage"]
 
@@ -37,76 +40,35 @@ _KILLS = tuple(
     )
 )
 
-PACKAGES: dict[str, tuple[str, ...]] = {
-    "agents": (
-        "hook:veto",
-        "hook:pass",
-        "spawn:plan-child",
-        "spawn:depth-2",
-        "guard:refused",
-        "authority:refused",
-        "hook:veto-in-child",
-        "plan:child-no-spawn",
-        "agents:project-over-user",
-        "agents:tool-outside-surface",
-        "agents:definition-mode-clamped",
-        "agents:definition-mode-plan",
-    ),
+# The loop's situations (`_coverage.py`), by package; each mechanism's case
+# names its own package and situations (`_mech_*.py`), added below.
+_LOOP: dict[str, tuple[str, ...]] = {
+    "agents": ("hook:veto", "hook:pass", "hook:veto-in-child", "spawn:plan-child",
+               "spawn:depth-2", "plan:child-no-spawn", "guard:refused", "authority:refused"),
     "context": _CONTEXT,
-    "dispatch": (
-        "queue-3",
-        "exclusive-waits",
-        "background",
-        "cancel",
-        "interrupt",
-        "cancel:sourced",
-        "interrupt:sourced",
-    ),
-    "mcp": ("mcp:registered", "mcp:call", "mcp:denied", "mcp:exclusive-waits", "mcp:server-died"),
-    "permissions": (
-        *_ASKS,
-        "plan:denied",
-        "settings:managed",
-        "settings:user",
-        "settings:project",
-        "settings:local",
-        "settings:deny-over-allow",
-        "settings:ask-over-allow",
-        "settings:default-mode",
-    ),
-    "plan": (
-        "plan:engine",
-        "plan:l0-hit",
-        "plan:l0-miss:executor_changed",
-        "plan:l0-miss:epoch_changed",
-        "plan:paused",
-        "plan:resume-approve",
-        "plan:resume-reject",
-        "plan:foreign-resume-refused",
-    ),
+    "dispatch": ("queue-3", "exclusive-waits", "background", "cancel", "interrupt",
+                 "cancel:sourced", "interrupt:sourced"),
+    "permissions": (*_ASKS, "plan:denied"),
     "providers": ("context:retry",),  # the adapter reads a 413 as an overflow; the loop retries
-    # Bash lines the shell analysis classifies: exec (Exclusive), a deny on a
-    # compound's command, a background line.
-    "shell": ("exclusive-waits", "settings:deny-over-allow", "hook-cc:deny", "background"),
-    "tools": (
-        "contain:symlink-refused",
-        "contain:dotdot-refused",
-        "job:detached",
-        "job:failed",
-        "background:failed",
-        "canary:committed",
-    ),
+    # Bash lines the shell analysis classifies: exec (Exclusive), background,
+    # and the deny rules matched on a line's commands (the hierarchy's, the hook's).
+    "shell": ("exclusive-waits", "background", "settings:deny-over-allow", "hook-cc:deny"),
+    "tools": ("background:failed", "canary:committed"),
     "loop": ("repeated-ids", "turn-limit", "cancel:sourced", "interrupt:sourced"),
-    "journal": (*_KILLS, "exit:recovered", "exit:unknown"),
-    "trace": ("canary", "canary:committed", "encoded:base64", "encoded:percent", "encoded:nested"),
-    "hook": (
-        "hook-cc:deny",
-        "hook-cc:ask",
-        "hook-cc:allow",
-        "hook-cc:stop",
-        "hook-cc:overlapping-closed",
-    ),
-}
+    "journal": _KILLS,
+    "trace": ("canary", "canary:committed"),
+}  # fmt: skip
+
+
+def _table() -> dict[str, tuple[str, ...]]:
+    table = {name: list(names) for name, names in _LOOP.items()}
+    for case in MECH_SWEEP:
+        names = table.setdefault(case.package, [])
+        names += [s for s in case.situations if s not in names]
+    return {name: tuple(names) for name, names in table.items()}
+
+
+PACKAGES: dict[str, tuple[str, ...]] = _table()
 
 # The top-level modules of metis_runtime/ in each group.
 GROUPS: dict[str, tuple[str, ...]] = {

@@ -112,7 +112,7 @@ def test_a_denied_mcp_call_the_server_saw_is_auth_1(tmp_path: Path) -> None:
     traces = verdict.traces  # type: ignore[attr-defined]
     assert _mech_mcp.check(case.build(), root, traces) == []
     with (root / _mech_mcp.LOG).open("a") as fh:
-        fh.write("append notes.txt\n")  # as if the denied call had reached the server
+        fh.write("reveal deploy\n")  # as if the denied call had reached the server
     assert [p[0] for p in _mech_mcp.check(case.build(), root, traces)] == ["AUTH-1"]
 
 
