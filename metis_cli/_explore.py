@@ -42,6 +42,15 @@ def _situation_rows(counts: dict[str, int], required: tuple[str, ...]) -> list[t
     return rows
 
 
+def _coverage_rows(rows: list[Any]) -> list[tuple[str, str, str]]:
+    out = []
+    for r in rows:
+        shown = f"{len(r.reached)}/{len(r.reached) + len(r.missed)}" if r.ok else "NONE"
+        missed = ", ".join(r.missed[:3]) + (f" (+{len(r.missed) - 3})" if len(r.missed) > 3 else "")
+        out.append((r.package, shown, missed or "-"))
+    return out
+
+
 def _replay(path: Path, out: Path, execution: str, as_json: bool) -> None:
     from metis_studies.explore import WorkloadError, check_outcome, execute, read_workload
 
@@ -126,6 +135,19 @@ def _stdin_workload() -> Workload:
     is_flag=True,
     help="Run every situation of the sweep even past the budget (which then bounds the rest).",
 )
+@click.option(
+    "--coverage",
+    is_flag=True,
+    help="Report, per runtime package, which of its situations the sweep reached; "
+    "exit 1 when a package reached none.",
+)
+@click.option(
+    "--sweep-only",
+    "only",
+    multiple=True,
+    metavar="PREFIX",
+    help="Run only the sweep's situations starting with PREFIX (repeatable), and draw nothing.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of tables.")
 def explore(
     runs: int | None,
@@ -136,6 +158,8 @@ def explore(
     replay: Path | None,
     keep_runs: bool,
     whole_sweep: bool,
+    coverage: bool,
+    only: tuple[str, ...],
     as_json: bool,
 ) -> None:
     """Run model-driven workloads through the real runtime and check every trace.
@@ -144,7 +168,10 @@ def explore(
     model checks: Queue chains, Exclusive barriers, asks on every route,
     the context ladder, SIGKILL at every journal point then resume, hooks,
     plan-mode children, planted credentials, background jobs, and runs of
-    the model turned into scripts. A divergence is shrunk and written to
+    the model turned into scripts; then each mechanism's own workloads: the
+    settings hierarchy, agent definitions, containment, encoded credentials,
+    exit records, detached jobs, MCP servers, the Claude Code hook and the
+    plan path. A divergence is shrunk and written to
     OUT: a replay scenario, a pytest regression and the counterexample
     files. Exit 0 nothing diverged, 1 a divergence, 2 bad input.
     """
@@ -160,7 +187,7 @@ def explore(
     if replay is not None:
         _replay(replay, out_dir, chosen[0], as_json)
 
-    from metis_studies.explore import REQUIRED, write_divergence
+    from metis_studies.explore import MECH_REQUIRED, REQUIRED, package_coverage, write_divergence
     from metis_studies.explore import explore as run_explore
 
     work = Path(tempfile.mkdtemp(prefix="runs-", dir=out_dir))
@@ -175,6 +202,7 @@ def explore(
             keep_runs=keep_runs,
             progress=say,
             whole_sweep=whole_sweep,
+            only=only,
         )
         written: list[Path] = []
         if result.divergence is not None:
@@ -194,8 +222,15 @@ def explore(
         "events_per_second": round(stats.events / max(stats.seconds, 1e-9), 1),
         "executions": dict(stats.executions),
         "situations": dict(sorted(stats.situations.items())),
-        "never": [s for s in REQUIRED if not stats.situations.get(s)],
+        "never": [s for s in (*REQUIRED, *MECH_REQUIRED) if not stats.situations.get(s)],
     }
+    rows = package_coverage(stats.situations)
+    uncovered = [r.package for r in rows if not r.ok]
+    if coverage:
+        summary["coverage"] = {
+            r.package: {"reached": list(r.reached), "missed": list(r.missed)} for r in rows
+        }
+        summary["uncovered"] = uncovered
     d = result.divergence
     if d is not None:
         summary["divergence"] = {
@@ -209,9 +244,12 @@ def explore(
     if as_json:
         emit_json(summary)
     else:
+        required = (*REQUIRED, *MECH_REQUIRED)
         click.echo(
-            table(["situation", "reached"], _situation_rows(dict(stats.situations), REQUIRED))
+            table(["situation", "reached"], _situation_rows(dict(stats.situations), required))
         )
+        if coverage:
+            click.echo(table(["package", "reached", "missed"], _coverage_rows(rows)))
         how = ", ".join(f"{k} {v}" for k, v in stats.executions.items())
         click.echo(
             f"{stats.runs} workloads ({how}),"
@@ -229,4 +267,7 @@ def explore(
             )
             for path in written:
                 click.echo(f"  wrote {path}")
-    sys.exit(EXIT_VIOLATION if d is not None else EXIT_OK)
+        if coverage and uncovered:
+            click.echo(f"coverage: no situation reached in {', '.join(uncovered)}")
+    failed = d is not None or (coverage and bool(uncovered))
+    sys.exit(EXIT_VIOLATION if failed else EXIT_OK)

@@ -56,6 +56,8 @@ if _typing.TYPE_CHECKING:
         child_surface,
         spawn_violation,
     )
+    from ._derive import Derived, Recorded, derive
+    from ._derive_record import parse_recorded_rule
     from ._invariants import BY_ID, FAMILIES, INVARIANTS, Invariant, invariant
     from ._loop import (
         ENABLED,
@@ -134,6 +136,10 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "normalize_task",
         "task_hash",
     ),
+    # The reference fact-deriver (AUTH-4), for checks that hold settings the
+    # trace did not record (explore's Claude Code hook workload).
+    "._derive": ("Derived", "Recorded", "derive"),
+    "._derive_record": ("parse_recorded_rule",),
     "metis_trace._errors": (
         "InputError",
         "MetisModelError",
@@ -162,6 +168,7 @@ __all__ = [
     "Call",
     "ChildAuthority",
     "ChildRefusal",
+    "Derived",
     "Divergence",
     "GuardLimits",
     "GuardState",
@@ -170,6 +177,7 @@ __all__ = [
     "LoopState",
     "MetisModelError",
     "Phase",
+    "Recorded",
     "Refusal",
     "RefusalCode",
     "Resolution",
@@ -180,6 +188,7 @@ __all__ = [
     "child_authority",
     "child_surface",
     "closable",
+    "derive",
     "exercised",
     "finish",
     "guard_decision",
@@ -187,6 +196,7 @@ __all__ = [
     "invariant",
     "mode_at_most",
     "normalize_task",
+    "parse_recorded_rule",
     "resolve",
     "settle_ask",
     "settled",

@@ -8,6 +8,10 @@
 - `check_outcome` (`_checks.py`): every trace and the tree against the model.
 - `workloads`, `simulated`, `any_workload` (`_situations.py`, `_pieces.py`):
   the Hypothesis strategies; `situations` (`_coverage.py`): what a run reached.
+- `MECH_SWEEP` (`_mech.py`, `_mech_*.py`): the mechanisms' workloads (the
+  settings hierarchy, agent definitions, containment, encoded credentials,
+  exit records, detached jobs, MCP, the Claude Code hook, the plan path);
+  `package_coverage` (`_packages.py`): which runtime package each reached;
 - `explore` (`_explore.py`): generate, run, check, shrink;
   `write_divergence` (`_artifacts.py`): scenario, regression, counterexample.
 """
@@ -18,6 +22,8 @@ from ._coverage import REQUIRED, situations
 from ._execute import EXECUTIONS, Execution, Outcome, execute
 from ._explore import Divergence, Exploration, Stats, explore
 from ._harness import RunPaths
+from ._mech import MECH_REQUIRED, MECH_SWEEP, Case, mech_sweep
+from ._packages import NO_DECISIONS, PACKAGES, PackageRow, package_coverage
 from ._scenario import sse_body, write_scenario
 from ._situations import (
     SWEEP,
@@ -44,9 +50,14 @@ from ._workload import (
 
 __all__ = [
     "EXECUTIONS",
+    "MECH_REQUIRED",
+    "MECH_SWEEP",
+    "NO_DECISIONS",
+    "PACKAGES",
     "REQUIRED",
     "SWEEP",
     "Call",
+    "Case",
     "Child",
     "Divergence",
     "Execution",
@@ -55,6 +66,7 @@ __all__ = [
     "Finding",
     "Hook",
     "Outcome",
+    "PackageRow",
     "Rule",
     "RunPaths",
     "Stats",
@@ -67,6 +79,8 @@ __all__ = [
     "execute",
     "explore",
     "kill_points",
+    "mech_sweep",
+    "package_coverage",
     "parse_workload",
     "read_traces",
     "read_workload",

@@ -144,6 +144,19 @@ def _credentials(outcome: Outcome) -> list[Finding]:
     return [Finding(v.invariant, v.message, "", v.line, v.index) for v in report.violations]
 
 
+def _mechanism(
+    outcome: Outcome, traces: dict[str, tuple[TraceHeader, list[TraceEvent]]]
+) -> list[Finding]:
+    """A mechanism workload's own checks (`_mech.py`): facts it placed, which
+    the trace must show as placed."""
+    from ._mech import mech_problems
+
+    return [
+        Finding(invariant, message, name)
+        for invariant, message, name in mech_problems(outcome.workload, outcome.paths.root, traces)
+    ]
+
+
 def _line(lines: Sequence[int], index: int) -> int | None:
     return lines[index] if 0 <= index < len(lines) else None
 
@@ -159,10 +172,11 @@ def check_outcome(outcome: Outcome) -> Verdict:
                 name, message = "", v.message
             line = _line(lines.get(name, []), v.index) if name else None
             findings.append(Finding(v.invariant, message, name, line, v.index))
-    else:
+    elif outcome.workload.probe is None:  # a probe's files are its case's to check
         findings.append(Finding("RUN", "the run wrote no trace"))
     findings += _witnessed(outcome, traces)
     findings += _credentials(outcome)
+    findings += _mechanism(outcome, traces)
     if outcome.problem is not None:
         findings.append(Finding("RUN", outcome.problem))
     elif not [f for f in findings if f.is_invariant]:

@@ -28,12 +28,15 @@ there. Each name below is counted from events alone:
 | `canary` | a planted canary was read by a call whose result was sent |
 | `canary:committed` | the same by a call the trace shows committed (its output is journaled) |
 | `stage:<stage>` | a decision taken at that stage |
+
+A mechanism's workload (`_mech.py`) adds the situations its case reads.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 from metis_trace import (
     MUTATING_KINDS,
@@ -55,6 +58,7 @@ from metis_trace import (
     TraceHeader,
 )
 
+from ._mech import mech_situations
 from ._workload import Workload
 
 Traces = Mapping[str, tuple[TraceHeader, Sequence[TraceEvent]]]
@@ -157,12 +161,16 @@ def _trace_situations(
         _batch_situations(batch, seen)
 
 
-def situations(traces: Traces, workload: Workload | None = None) -> Counter[str]:
-    """How many times each situation occurs in the run's traces."""
+def situations(
+    traces: Traces, workload: Workload | None = None, root: Path | None = None
+) -> Counter[str]:
+    """How many times each situation occurs in the run's traces (and, for a
+    mechanism's workload, in the files its run left under `root`: `_mech`)."""
     seen: Counter[str] = Counter()
     for header, events in traces.values():
         _trace_situations(header, events, seen)
     if workload is not None:
+        seen.update(mech_situations(workload, root, traces))
         if workload.max_turns is not None and any(
             isinstance(e, RunEnd) and e.status.value == "failed"
             for h, evs in traces.values()

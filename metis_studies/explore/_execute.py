@@ -43,6 +43,7 @@ from ._harness import (
     prepare,
     runs_as_metis_run,
 )
+from ._mech_run import mech_env, needs_metis_run
 from ._workload import Workload
 
 Execution = Literal["in-process", "metis-run", "process"]
@@ -66,6 +67,12 @@ def execution_of(workload: Workload, wanted: Execution) -> Execution:
     process, a cancel or interrupt this process, and `metis run` only
     what it can express."""
     fault = workload.fault.kind if workload.fault is not None else None
+    if workload.probe is not None:  # a runner of its own (`_mech.run_probe`)
+        from ._mech import probe_execution
+
+        return "in-process" if probe_execution(workload) == "in-process" else "process"
+    if needs_metis_run(workload):
+        return "metis-run"
     if fault in ("cancel", "interrupt"):
         return "in-process"
     if wanted == "metis-run" and not runs_as_metis_run(workload):
@@ -134,7 +141,7 @@ async def _in_process(workload: Workload, paths: RunPaths, timeout: float) -> li
     return steps
 
 
-def _process(
+def run_process(
     argv: list[str], env: dict[str, str], stdin: str, timeout: float, log: Path
 ) -> tuple[int, str]:
     """Run to its exit; stderr goes to `log` (a pipe would also wait for the
@@ -216,7 +223,7 @@ class _Beside:
 def _as_processes(
     workload: Workload, paths: RunPaths, execution: Execution, timeout: float, witness: bool
 ) -> tuple[list[str], str | None]:
-    env = child_env(paths)
+    env = mech_env(workload, paths, child_env(paths))
     python = sys.executable
     if execution == "metis-run":
         first = metis_run_argv(workload, paths, python)
@@ -239,7 +246,7 @@ def _as_processes(
     steps = [
         describe(first, {FAILPOINT_ENV: armed[FAILPOINT_ENV]} if FAILPOINT_ENV in armed else None)
     ]
-    rc, err = _process(first, armed, _answers_text(workload, 0), timeout, paths.root / "run.log")
+    rc, err = run_process(first, armed, _answers_text(workload, 0), timeout, paths.root / "run.log")
     # Under the witness, a run killed by SIGKILL exits 128 + 9.
     if rc not in (-signal.SIGKILL, 128 + signal.SIGKILL):
         steps[-1] += f" -> exit {rc}"
@@ -249,7 +256,7 @@ def _as_processes(
         _, events = read_trace(fh)
     steps.append(describe(again))
     rest = _answers_text(workload, answered_asks(events))
-    rc, err = _process(again, env, rest, timeout, paths.root / "resume.log")
+    rc, err = run_process(again, env, rest, timeout, paths.root / "resume.log")
     steps[-1] += f" -> exit {rc}"
     return steps, _crash(rc, err)
 
@@ -270,7 +277,11 @@ def execute(
     start = time.monotonic()
     problem: str | None = None
     try:
-        if how == "in-process":
+        if workload.probe is not None:
+            from ._mech import run_probe
+
+            steps, problem = run_probe(workload, paths, timeout)
+        elif how == "in-process":
             beside = _Beside(paths) if witness else None
             try:
                 steps = asyncio.run(_in_process(workload, paths, timeout))

@@ -2,7 +2,8 @@
 
 Hypothesis drives both halves. It draws `(workload, execution)` pairs, first
 one per situation of the sweep (`SWEEP`: each situation in its simplest
-form), then from `any_workload()` (seeded by `seed`); each is executed (`_execute`) and
+form), then the mechanisms' fixed workloads (`MECH_SWEEP`, `_mech.py`),
+then from `any_workload()` (seeded by `seed`); each is executed (`_execute`) and
 checked (`_checks`); the first divergence makes the probe fail, and
 Hypothesis's shrinker then looks for smaller workloads that diverge with the
 same invariant ID (one that diverges otherwise, or not at all, counts as
@@ -37,6 +38,7 @@ from hypothesis.errors import Flaky
 from ._checks import Finding, Verdict, check_outcome
 from ._coverage import situations
 from ._execute import EXECUTIONS, Execution, execute
+from ._mech import MECH_SWEEP
 from ._situations import SWEEP, any_workload, workloads
 from ._workload import Workload
 
@@ -110,9 +112,11 @@ def explore(
     keep_runs: bool = False,
     progress: Progress | None = None,
     whole_sweep: bool = False,
+    only: Sequence[str] = (),
 ) -> Exploration:
     """Explore under `work` (each run in its own folder, removed unless it
-    diverged or `keep_runs`)."""
+    diverged or `keep_runs`). `only`: run just the sweep's situations whose
+    name starts with one of these (and draw nothing after them)."""
     work.mkdir(parents=True, exist_ok=True)
     stats = Stats()
     state = _State(work, keep_runs)
@@ -132,7 +136,7 @@ def explore(
         stats.seconds += time.monotonic() - t0
         stats.events += verdict.events
         stats.executions[outcome.execution] += 1
-        stats.situations.update(situations(verdict.traces, workload))
+        stats.situations.update(situations(verdict.traces, workload, outcome.paths.root))
         for f in verdict.findings:
             stats.findings[f.invariant] += 1
         return verdict
@@ -206,11 +210,19 @@ def explore(
         else:
             # The sweep: each situation once, in its simplest form, then anything.
             state.sweeping = whole_sweep
+
+            def chosen(focus: str) -> bool:
+                return not only or any(focus.startswith(p) for p in only)
+
             for salt, focus in enumerate(SWEEP, 1):
-                if state.target is None:
+                if state.target is None and chosen(focus):
                     hypothesis_run(workloads(focus=focus), 1, salt)
+            # The mechanisms' workloads (`_mech.py`): fixed, one per situation.
+            for salt, case in enumerate(MECH_SWEEP, len(SWEEP) + 1):
+                if state.target is None and chosen(case.focus):
+                    hypothesis_run(st.just(case.build()), 1, salt)
             state.sweeping = False
-            if state.target is None:
+            if state.target is None and not only:
                 hypothesis_run(any_workload(), runs or 1_000_000, 0)
     divergence = None
     if state.best is not None and state.first is not None:

@@ -39,6 +39,7 @@ from metis_runtime import (
     scan_trace,
 )
 from metis_runtime.agents import (
+    CLAUDE_CONFIG_ENV,
     USER_AGENTS_ENV,
     AgentSupervisor,
     GuardLimits,
@@ -58,6 +59,7 @@ from metis_runtime.providers import Cassette, ReplayProvider, load_scenario
 from metis_runtime.tools import JobManager, ToolContext, ToolRegistry
 from metis_trace import Decision, Route, Source
 
+from ._mech_run import MANAGED_ENV, with_mechanisms
 from ._scenario import GUARD_FLAGS, definitions_dir, settings_of, turn_starts, write_scenario
 from ._workload import Workload
 
@@ -123,6 +125,10 @@ def prepare(workload: Workload, paths: RunPaths) -> None:
         target = paths.workspace / name
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(content, encoding="utf-8")
+    for name, content in workload.placed.items():  # a mechanism's files beside the scenario
+        target = paths.root / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(content, encoding="utf-8")
     paths.workspace.mkdir(parents=True, exist_ok=True)
     paths.run_dir.mkdir(parents=True, exist_ok=True)
 
@@ -185,6 +191,9 @@ def child_env(paths: RunPaths) -> dict[str, str]:
     workload's child definitions as the user's agents."""
     env = sanitized_env()
     env[USER_AGENTS_ENV] = str(paths.definitions)
+    # Claude Code's user agents and managed settings: the run's own, never the machine's.
+    env[CLAUDE_CONFIG_ENV] = str(paths.root / "home" / ".claude")
+    env[MANAGED_ENV] = str(paths.root / "managed")
     here = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = os.pathsep.join(p for p in (here, env.get("PYTHONPATH", "")) if p)
     return env
@@ -245,7 +254,11 @@ def build(
         workspace=paths.workspace,
         gate=gate,
         visible_tools=(),
-        catalog=load_agents(paths.workspace, user_dir=paths.definitions),
+        catalog=load_agents(
+            paths.workspace,
+            user_dir=paths.definitions,
+            claude_user_dir=paths.root / "home" / ".claude" / "agents",
+        ),
         provider=ProviderConfig(kind="replay", scenarios=cassettes),
         ledger=ledger,
         hooks=hooks,
@@ -322,7 +335,7 @@ def metis_run_argv(workload: Workload, paths: RunPaths, python: str) -> list[str
         argv.append("--serial")
     for name, value in sorted(workload.guard.items()):
         argv += [GUARD_FLAGS[name], str(value)]
-    return argv
+    return with_mechanisms(workload, paths, argv)
 
 
 def runs_as_metis_run(workload: Workload) -> bool:
@@ -330,6 +343,7 @@ def runs_as_metis_run(workload: Workload) -> bool:
     route, the headless default deny (as `metis run --headless` has it)."""
     return (
         not workload.hooks
+        and workload.probe is None
         and workload.route in (Route.HEADLESS, Route.INTERACTIVE)
         and workload.headless_default is Decision.DENY
     )

@@ -16,7 +16,13 @@ A `Workload` is everything one run needs, and nothing the runtime decides:
 - `canaries`: credential-looking values planted in the workspace, which no
   file the run writes may hold (TRACE-2);
 - `guard`: spawn guard limits lower than the defaults, so refusals happen;
-- `max_turns`: a turn limit the script runs into.
+- `max_turns`: a turn limit the script runs into;
+- for the mechanisms' workloads (`_mech.py`): `placed` files outside the
+  scenario (relative to the run folder: `ws/.claude/...`, `home/...`,
+  `managed/...`, `outside/...`), `hierarchy` (`metis run` reads the settings
+  hierarchy, under a HOME and managed folder of the run's own), `detach_jobs`,
+  `mcp_servers` (`--mcp-config`), and `probe` (a runner of its own: the plan
+  path, the Claude Code hook).
 
 It is a pydantic model so that a workload read back from a file (a
 counterexample, a regression) is validated with errors naming the field.
@@ -107,6 +113,11 @@ class Workload(_Frozen):
         default_factory=dict
     )
     max_turns: int | None = None  # below the script's length: the run stops at the limit
+    placed: dict[str, str] = Field(default_factory=dict)
+    hierarchy: bool = False
+    detach_jobs: bool = False
+    mcp_servers: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    probe: str | None = None
 
     @model_validator(mode="after")
     def _shape(self) -> Workload:
@@ -123,6 +134,10 @@ class Workload(_Frozen):
             raise ValueError("context_window: must be positive")
         if self.max_turns is not None and self.max_turns < 1:
             raise ValueError("max_turns: must be at least 1")
+        for name in self.placed:
+            parts = Path(name).parts
+            if Path(name).is_absolute() or ".." in parts or not parts:
+                raise ValueError(f"placed: {name!r} must be a relative path inside the run")
         if any(v < 0 for v in self.guard.values()):
             raise ValueError("guard: limits must be 0 or more")
         names = [c.name for c in self.agents]

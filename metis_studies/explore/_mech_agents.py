@@ -1,0 +1,156 @@
+"""Agent definitions (`metis_runtime/agents/_definitions.py`, `_claude.py`,
+`_resolve.py`; specs/children.md): which definition a spawn gets, and what it
+grants.
+
+- `agents:definition-tools`: a Claude Code definition in the project
+  (`.claude/agents/reviewer.md`, `tools: Read, Grep`) shadows the user's
+  definition of the same name (explore's, every tool): the project comes
+  first. The child's surface is the project's two tools; its `write` is
+  outside it (an error result, AUTH-3 holds).
+- `agents:definition-mode`: definitions whose `permissionMode` is
+  `bypassPermissions` (more than the default parent: clamped to the
+  parent's, "never more than the parent's", CHILD-2) and
+  `plan` (admitted; the child runs in plan, CHILD-2's "runs in the mode it
+  asked for", CHILD-3).
+
+Own check: a spawned child's surface holds only tools its winning definition
+grants (the agent tools aside); more means the definition that should win
+was lost, and the child may do what its author closed (CHILD-1, the surface
+narrowing).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from metis_trace import Mode, ResultStatus, Spawn
+
+from ._mech_case import Case, Problem
+from ._mech_read import Traces, calls_of, results_of, script
+from ._pieces import read, write
+from ._workload import Child, Workload
+
+_AGENT_TOOLS = frozenset(
+    {"spawn_agent", "kill_agent", "message_agent", "wait_agent", "list_agents"}
+)
+# Each project definition the workloads place: its file, the tools it grants
+# (None: its tools are not restricted) and the mode it names.
+DEFINITIONS: dict[str, tuple[str, frozenset[str] | None]] = {
+    "reviewer": ("tools: Read, Grep\n", frozenset({"read", "grep"})),
+    "escalator": ("tools: Read\npermissionMode: bypassPermissions\n", frozenset({"read"})),
+    "planner": (
+        "tools: Read, Grep, Write\npermissionMode: plan\n",
+        frozenset({"read", "grep", "write"}),
+    ),
+}
+
+
+def _definition(name: str) -> str:
+    front = f"name: {name}\ndescription: explore's project {name}\n{DEFINITIONS[name][0]}"
+    return f"---\n{front}---\nDo the task.\n"
+
+
+def _child(name: str) -> Child:
+    turns = script(
+        [read("notes.txt")], [write("child.txt", "from the child\n")], final=f"{name} done"
+    )
+    return Child(name=name, tools=None, turns=turns)
+
+
+def _spawn(name: str) -> tuple[str, dict[str, str]]:
+    return ("spawn_agent", {"agent": name, "task": f"{name}: look at the notes", "mode": "sync"})
+
+
+def definition_tools() -> Workload:
+    return Workload(
+        name="mech-agents:definition-tools",
+        aims=("agents:definition-tools",),
+        files={"notes.txt": "notes\n"},
+        turns=script([_spawn("reviewer")]),
+        mode=Mode.ACCEPT_EDITS,
+        placed={"ws/.claude/agents/reviewer.md": _definition("reviewer")},
+        agents=(_child("reviewer"),),
+    )
+
+
+def definition_mode() -> Workload:
+    return Workload(
+        name="mech-agents:definition-mode",
+        aims=("agents:definition-mode",),
+        files={"notes.txt": "notes\n"},
+        turns=script([_spawn("escalator")], [_spawn("planner")]),
+        mode=Mode.DEFAULT,
+        placed={f"ws/.claude/agents/{n}.md": _definition(n) for n in ("escalator", "planner")},
+        agents=(_child("escalator"), _child("planner")),
+    )
+
+
+def _spawned(traces: Traces) -> list[tuple[str, Spawn, str]]:
+    """Each spawn of the root: (definition name, event, child's trace name)."""
+    out = []
+    for _, (header, events) in traces.items():
+        if header.depth != 0:
+            continue
+        for e in events:
+            if isinstance(e, Spawn):  # agent ids are `<definition>-<hex>`
+                out.append((e.agent_id.rsplit("-", 1)[0], e, e.agent_id))
+    return out
+
+
+def reached(workload: Workload, root: Path, traces: Traces) -> Counter[str]:
+    seen: Counter[str] = Counter()
+    for name, spawn, _ in _spawned(traces):
+        grants = DEFINITIONS.get(name, ("", None))[1]
+        if grants is not None and set(spawn.child_tools) - _AGENT_TOOLS == grants:
+            seen["agents:project-over-user"] += 1
+        if name == "planner" and spawn.child_mode is Mode.PLAN:
+            seen["agents:definition-mode-plan"] += 1
+        if name == "escalator" and spawn.child_mode is spawn.parent_mode:
+            seen["agents:definition-mode-clamped"] += 1  # bypassPermissions asked: the parent's
+    for header, events in traces.values():
+        calls, results = calls_of(events), results_of(events)
+        for occ, (tool, _) in calls.items():
+            r = results.get(occ)
+            if r is None or r.status is not ResultStatus.ERROR:
+                continue
+            if header.depth > 0 and tool not in header.tools:
+                seen["agents:tool-outside-surface"] += 1
+    return seen
+
+
+def check(workload: Workload, root: Path, traces: Traces) -> list[Problem]:
+    out: list[Problem] = []
+    for name, spawn, _ in _spawned(traces):
+        grants = DEFINITIONS.get(name, ("", None))[1]
+        extra = set(spawn.child_tools) - _AGENT_TOOLS - (grants or set())
+        if grants is not None and extra:
+            out.append(
+                (
+                    "CHILD-1",
+                    f"child {name}'s surface holds {sorted(extra)}, which its "
+                    "winning definition (the project's) does not grant",
+                    "",
+                )
+            )
+    return out
+
+
+CASES = (
+    Case(
+        "agents:definition-tools",
+        "agents",
+        ("agents:project-over-user", "agents:tool-outside-surface"),
+        definition_tools,
+        reached,
+        check,
+    ),
+    Case(
+        "agents:definition-mode",
+        "agents",
+        ("agents:definition-mode-clamped", "agents:definition-mode-plan"),
+        definition_mode,
+        reached,
+        check,
+    ),
+)

@@ -1,0 +1,206 @@
+"""The plan path (`metis_runtime/plan/`; specs/plan.md, PLAN-*): `plan:turns`
+is a probe running turns as `metis plan run` / `metis plan resume` do (the
+same `metis_runtime.plan` calls, in this process), in a workspace of its own
+(the keyless scenario seeds notes and three executors):
+
+1. a request planned by the engine pauses for consent to its mutating step;
+   a resume by another owner is refused (PLAN-9: the approval is bound to
+   its owner); the owner approves: completed;
+2. the same request again: served from L0, and consent is asked again
+   (PLAN-9: a past approval creates no permission); left paused;
+3. an executor's manifest changes (version, re-signed): the cached plan's
+   executor signature no longer matches, L0 is not used (PLAN-7); the
+   engine plans again; approved, and stored again;
+4. the routing epoch is bumped (`metis plan cache --bump-epoch`): the cache
+   is not used either (PLAN-7); the owner rejects: nothing committed (PLAN-11).
+
+Every turn log under `.metis/plan/turns/` is checked as `metis conform` does:
+`check_turn_log` with its segments' traces (each also replayed with
+`check_trace`), then `check_turn_logs` across turns.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from metis_check import check_trace, check_turn_log, check_turn_logs
+from metis_trace import InputError, ResumeRecord, read_trace_numbered, read_turn_log
+
+from ._mech_case import Case, Problem
+from ._mech_read import Traces, script
+from ._workload import Workload
+
+REQUEST = "Summarize my notes into Reports/notes-summary.md"
+OWNER = "explore"
+
+
+def turns() -> Workload:
+    return Workload(name="mech-plan:turns", aims=("plan:turns",), turns=script(), probe="plan")
+
+
+def _turns_dir(root: Path) -> Path:
+    return root / "ws" / ".metis" / "plan" / "turns"
+
+
+def run(workload: Workload, root: Path, timeout: float) -> tuple[list[str], str | None]:
+    """The turns in this process, through `metis_runtime.plan` as `metis plan`
+    calls it (`metis_cli/_plan.py` is a thin layer over the same functions):
+    the keyless replay provider, the runtime over the workspace's registry,
+    consent answered through `PlanRuntime.resume`."""
+    from metis_runtime import MetisRuntimeError
+    from metis_runtime.plan import (
+        Coordinates,
+        TurnOptions,
+        TurnProvider,
+        cache_listing,
+        dialog_path,
+        load_dialog,
+        plan_runtime,
+        sign_manifest,
+    )
+    from metis_trace import ResumeAnswer
+
+    ws = root / "ws"
+    owner = Coordinates(OWNER, OWNER, "cli", "default")
+    steps: list[str] = []
+    log = (root / "run" / "plan-steps.jsonl").open("w", encoding="utf-8")
+
+    async def answer(dialog: str | None, yes: bool, who: Coordinates) -> str:
+        provider = TurnProvider("replay", None, "notes", ws)
+        found = load_dialog(dialog_path(ws, str(dialog)))
+        reply = ResumeAnswer.APPROVE if yes else ResumeAnswer.REJECT
+        try:
+            done = await plan_runtime(ws, provider.provider, (), serial=False).resume(
+                found, reply, {}, who
+            )
+        except MetisRuntimeError as exc:
+            log.write(json.dumps({"resume": who.owner, "refused": str(exc)}) + "\n")
+            return "refused"
+        provider.done(ws)
+        return str(done.state)
+
+    async def turn() -> str | None:
+        provider = TurnProvider("replay", None, "notes", ws)
+        done = await plan_runtime(ws, provider.provider, (), serial=False).run(
+            REQUEST, owner, TurnOptions()
+        )
+        provider.done(ws)
+        steps.append(f"plan run -> {done.state} ({done.path})")
+        return done.dialog
+
+    async def story() -> None:
+        dialog = await turn()
+        steps.append(f"resume by intruder -> {await answer(dialog, True, _intruder())}")
+        steps.append(f"resume -> {await answer(dialog, True, owner)}")
+        await turn()  # L0: consent asked again; left paused
+        manifest = ws / ".metis" / "executors" / "read_notes.yaml"
+        manifest.write_text(manifest.read_text().replace("version: 1", "version: 2"))
+        _, signed = sign_manifest(manifest)  # as `metis plan digest --write` writes it
+        manifest.write_text(yaml.safe_dump(signed, sort_keys=False))
+        steps.append(f"resume -> {await answer(await turn(), True, owner)}")
+        cache_listing(ws, bump_epoch=True)
+        steps.append(f"resume -> {await answer(await turn(), False, owner)}")
+
+    with log:
+        try:
+            asyncio.run(asyncio.wait_for(story(), timeout))
+        except (MetisRuntimeError, TimeoutError) as exc:
+            return steps, f"crash: {type(exc).__name__}: {exc}"
+    return steps, None
+
+
+def _intruder() -> Any:
+    from metis_runtime.plan import Coordinates
+
+    return Coordinates("intruder", "intruder", "cli", "default")
+
+
+def _logs(root: Path) -> dict[str, tuple[Any, list[Any], list[int]]]:
+    out = {}
+    for path in sorted(_turns_dir(root).glob("*.jsonl")):
+        out[path.name] = read_turn_log(path.read_text().split("\n"))
+    return out
+
+
+def check(workload: Workload, root: Path, traces: Traces) -> list[Problem]:
+    out: list[Problem] = []
+    try:
+        logs = _logs(root)
+    except InputError as exc:
+        return [("PLAN-1", f"a turn log cannot be read: {exc.describe('turn log')}", "")]
+    for name, (header, records, lines) in logs.items():
+        named = {
+            1: header.trace,
+            **{r.segment: r.trace for r in records if isinstance(r, ResumeRecord)},
+        }
+        segments = {}
+        for segment, rel in named.items():
+            trace = _turns_dir(root) / rel if rel else None
+            if trace is not None and trace.is_file():
+                th, events, line_of = read_trace_numbered(trace.read_text().split("\n"))
+                segments[segment] = (th, events)
+                report = check_trace(events, th, source=rel, line_of=line_of)
+                out += [(v.invariant, v.message, str(rel)) for v in report.violations]
+        full = len(segments) == len([r for r in named.values() if r])
+        report = check_turn_log(
+            header, records, source=name, line_of=lines, traces=segments if full else None
+        )
+        out += [(v.invariant, v.message, name) for v in report.violations]
+    across = check_turn_logs({n: (h, r) for n, (h, r, _) in logs.items()}, source="turns")
+    out += [(v.invariant, v.message, "turns") for v in across.violations]
+    return out
+
+
+def reached(workload: Workload, root: Path, traces: Traces) -> Counter[str]:
+    seen: Counter[str] = Counter()
+    try:
+        logs = _logs(root)
+    except InputError:
+        return seen
+    for _, records, _ in logs.values():
+        for r in records:
+            kind, path, outcome = r.kind, getattr(r, "path", None), getattr(r, "outcome", None)
+            if kind == "path" and path == "engine" and outcome == "used":
+                seen["plan:engine"] += 1
+            elif kind == "path" and path == "L0" and outcome == "hit":
+                seen["plan:l0-hit"] += 1
+            elif kind == "path" and path == "L0" and outcome == "miss":
+                seen[f"plan:l0-miss:{r.reason}"] += 1
+            elif kind == "pause":
+                seen["plan:paused"] += 1
+            elif kind == "resume":
+                seen[f"plan:resume-{r.answer}"] += 1
+    steps = root / "run" / "plan-steps.jsonl"
+    for line in steps.read_text().splitlines() if steps.exists() else []:
+        if json.loads(line).get("resume") == "intruder":
+            seen["plan:foreign-resume-refused"] += 1
+    return seen
+
+
+CASES = (
+    Case(
+        "plan:turns",
+        "plan",
+        (
+            "plan:engine",
+            "plan:l0-hit",
+            "plan:l0-miss:executor_changed",
+            "plan:l0-miss:epoch_changed",
+            "plan:paused",
+            "plan:resume-approve",
+            "plan:resume-reject",
+            "plan:foreign-resume-refused",
+        ),
+        turns,
+        reached,
+        check,
+        run,
+        "in-process",
+    ),
+)

@@ -1,0 +1,68 @@
+"""Small readers and builders the mechanisms' workloads share.
+
+Readers take what a trace shows (decisions, results, the header's recorded
+settings); builders make the scripted turns (one call id per call).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from metis_trace import Assistant, DecisionEvent, Result, TraceEvent, TraceHeader
+
+from ._pieces import Spec
+from ._workload import Call, Turn
+
+__all__ = [
+    "Spec",
+    "Traces",
+    "calls_of",
+    "decisions_of",
+    "recorded_rules",
+    "results_of",
+    "script",
+]
+
+Traces = Mapping[str, tuple[TraceHeader, Sequence[TraceEvent]]]
+
+
+def script(*batches: Sequence[Spec], final: str = "Done.") -> tuple[Turn, ...]:
+    """Turns of calls (ids `m<turn>_<i>`), then the final answer."""
+    turns = [
+        Turn(
+            calls=tuple(
+                Call(id=f"m{t}_{i}", tool=tool, input=inp) for i, (tool, inp) in enumerate(b)
+            )
+        )
+        for t, b in enumerate(batches, 1)
+    ]
+    return (*turns, Turn(text=final))
+
+
+def calls_of(events: Sequence[TraceEvent]) -> dict[str, tuple[str, dict[str, Any]]]:
+    """Each occurrence's tool and input, as the trace's assistant messages hold them."""
+    return {
+        c.occ: (c.tool, dict(c.input)) for e in events if isinstance(e, Assistant) for c in e.calls
+    }
+
+
+def decisions_of(
+    traces: Traces, depth: int | None = 0
+) -> Iterator[tuple[TraceHeader, DecisionEvent]]:
+    for header, events in traces.values():
+        if depth is None or header.depth == depth:
+            for e in events:
+                if isinstance(e, DecisionEvent):
+                    yield header, e
+
+
+def results_of(events: Sequence[TraceEvent]) -> dict[str, Result]:
+    return {e.occ: e for e in events if isinstance(e, Result)}
+
+
+def recorded_rules(header: TraceHeader) -> list[dict[str, Any]]:
+    """The header's `meta.permissions.rules` (each rule as the gate held it)."""
+    meta = header.meta.get("permissions")
+    rules = meta.get("rules") if isinstance(meta, dict) else None
+    return [r for r in rules if isinstance(r, dict)] if isinstance(rules, list) else []
