@@ -48,6 +48,7 @@ from metis_trace import (
 
 from ._report import Violation
 from ._witness_exits import check_exits
+from ._witness_signals import check_signals
 
 EXEC_SLACK = 0.005  # seconds: strace stamps in real time, converted to monotonic
 EPS = 2e-6  # seconds: both files round to microseconds
@@ -141,6 +142,7 @@ class _Trace:
     first: float
     last: float
     ended: float | None
+    events: Sequence[TraceEvent] = ()
 
 
 def _under(path: str, top: str) -> bool:
@@ -198,7 +200,7 @@ def _fold(t: WitnessedTrace, boot: str | None) -> _Trace:
     first = t.events[0].t if t.events else 0.0
     last = t.events[-1].t if t.events else 0.0
     times = [e.t for e in t.events]
-    return _Trace(t.source, t.header, origin, occs, resumes, times, first, last, ended)
+    return _Trace(t.source, t.header, origin, occs, resumes, times, first, last, ended, t.events)
 
 
 class _Checker:
@@ -438,6 +440,11 @@ def check_witness(
     checker.unobserved.extend(exits.unobserved)
     if exits.checked:
         checker.checks["TRACE-3"] = exits.checked
+    signals = check_signals(sessions, checker.traces, checker.spawned.keys())
+    checker.violations.extend(signals.violations)
+    checker.unobserved.extend(signals.unobserved)
+    if signals.checked:
+        checker.checks["TRACE-4"] = signals.checked
     return WitnessReport(
         source=source,
         changes=changes,

@@ -22,10 +22,18 @@ from metis_trace import ToolKind
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from metis_runtime.permissions import GateDecision, Policy
+    from metis_runtime.permissions import Gate, GateDecision, Policy
     from metis_trace import Mode
 
-__all__ = ["PATH_KEYS", "READ_ONLY_TOOLS", "decide_call", "infer_kind", "input_paths"]
+__all__ = [
+    "PATH_KEYS",
+    "READ_ONLY_TOOLS",
+    "call_gate",
+    "call_paths",
+    "decide_call",
+    "infer_kind",
+    "input_paths",
+]
 
 _KINDS: dict[str, ToolKind] = {
     "read": ToolKind.READ_ONLY,
@@ -76,6 +84,24 @@ def input_paths(tool_input: Mapping[str, Any]) -> list[str]:
     return paths
 
 
+def call_gate(policy: Policy, mode: Mode, cwd: Path, *, auto: bool = False) -> Gate:
+    """The gate that decides a call made in `cwd` (headless: Claude Code, not
+    metis, asks the user); its `header_meta()` is what the hook trace records
+    of the settings (AUTH-4). ConfigError: it cannot be built."""
+    from metis_runtime.permissions import Gate
+    from metis_trace import Route
+
+    return Gate(policy, mode, cwd, Route.HEADLESS, auto=auto, search_hides_denied=True)
+
+
+def call_paths(tool: str, tool_input: Mapping[str, Any], cwd: Path) -> list[str]:
+    """The paths the gate decides a call on, as its input names them."""
+    paths = input_paths(tool_input)
+    if tool.lower() in _SEARCHES and not paths:
+        paths = [os.fspath(cwd)]  # a search without a path is rooted at the working directory
+    return paths
+
+
 def decide_call(
     policy: Policy,
     mode: Mode,
@@ -85,16 +111,14 @@ def decide_call(
     *,
     auto: bool = False,
     kind: ToolKind | None = None,
+    gate: Gate | None = None,
 ) -> GateDecision:
-    """The gate's decision on one call made in `cwd` (headless: Claude Code,
-    not metis, asks the user). ConfigError: the gate cannot be built."""
-    from metis_runtime.permissions import Gate
-    from metis_trace import Route
-
-    gate = Gate(policy, mode, cwd, Route.HEADLESS, auto=auto, search_hides_denied=True)
-    paths = input_paths(tool_input)
-    if tool.lower() in _SEARCHES and not paths:
-        paths = [os.fspath(cwd)]  # a search without a path is rooted at the working directory
+    """The gate's decision on one call made in `cwd` (`gate`: one built by
+    `call_gate` for the same; headless: Claude Code, not metis, asks the
+    user). ConfigError: the gate cannot be built."""
+    if gate is None:
+        gate = call_gate(policy, mode, cwd, auto=auto)
+    paths = call_paths(tool, tool_input, cwd)
     command = tool_input.get("command")
     return gate.decide(
         tool,

@@ -120,6 +120,7 @@ def gather_model_evidence(
             table.rows[inv_id].notes.append("no run could be broken for it")
     gather_file_evidence(table, runs, broken_per_id)
     gather_exit_evidence(table, runs, broken_per_id)
+    gather_signal_evidence(table, runs, broken_per_id)
     gather_plan_evidence(table, runs, broken_per_id, out_dir)
 
 
@@ -151,23 +152,46 @@ def gather_file_evidence(table: EvidenceTable, runs: int, broken_per_id: int) ->
 def gather_exit_evidence(table: EvidenceTable, runs: int, broken_per_id: int) -> None:
     """TRACE-3 on made-up witnessed runs (`metis_check._witness_cases`): the
     witness agrees with the trace, then copies where one call's exit does not."""
-    from metis_check import Report, WitnessedTrace, check_witness
     from metis_check._witness_cases import break_exit, exit_case
+
+    _witness_evidence(table, runs, broken_per_id, "TRACE-3", "exits", exit_case, break_exit)
+
+
+def gather_signal_evidence(table: EvidenceTable, runs: int, broken_per_id: int) -> None:
+    """TRACE-4 on simulated runs with made-up deliveries
+    (`metis_check._witness_signal_cases`): the witness saw each recorded
+    signal, then copies where one recorded signal was never delivered."""
+    from metis_check._witness_signal_cases import break_signal, signal_case
+
+    _witness_evidence(table, runs, broken_per_id, "TRACE-4", "signals", signal_case, break_signal)
+
+
+def _witness_evidence(
+    table: EvidenceTable,
+    runs: int,
+    broken_per_id: int,
+    inv_id: str,
+    name: str,
+    case: Any,
+    breaker: Any,
+) -> None:
+    """Made-up witnessed runs for one witness ID, and broken copies of them."""
+    from metis_check import Report, WitnessedTrace, check_witness
 
     def report(source: str, header: Any, events: Any, sessions: Any) -> Report:
         found = check_witness(sessions, [WitnessedTrace(source, header, events)], source=source)
-        # Only TRACE-3 counts here: these runs are made up for it, not for AUTH-1.
-        checked = {"TRACE-3": found.checks["TRACE-3"]} if "TRACE-3" in found.checks else {}
+        # Only `inv_id` counts here: these runs are made up for it, not for AUTH-1.
+        checked = {inv_id: found.checks[inv_id]} if inv_id in found.checks else {}
         return Report(source, len(events), found.violations, checked)
 
     for k in range(min(runs, 50)):
-        header, events, sessions = exit_case(random.Random(k))
-        table.add_conforming(report(f"exits-{k}", header, events, sessions))
+        header, events, sessions = case(random.Random(k))
+        table.add_conforming(report(f"{name}-{k}", header, events, sessions))
     for k in range(broken_per_id):
-        rng = random.Random(10_000 + k)
-        header, events, sessions = exit_case(rng)
-        events, sessions = break_exit(events, sessions, rng)
-        table.add_broken("TRACE-3", report(f"exits-broken-{k}", header, events, sessions))
+        rng = random.Random((10_000 if inv_id == "TRACE-3" else 20_000) + k)
+        header, events, sessions = case(rng)
+        events, sessions = breaker(events, sessions, rng)
+        table.add_broken(inv_id, report(f"{name}-broken-{k}", header, events, sessions))
 
 
 def gather_plan_evidence(

@@ -208,7 +208,7 @@ def _decide(
         stricter_than_claude_code,
     )
 
-    from ._call_decision import decide_call
+    from ._call_decision import call_gate, call_paths, decide_call
 
     raw_mode = payload.get("permission_mode") or "default"
     known = True
@@ -220,7 +220,8 @@ def _decide(
     project = Path(os.environ.get("CLAUDE_PROJECT_DIR") or cwd)
     try:
         loaded = load_hierarchy(hierarchy(project, Path(os.path.expanduser("~"))))
-        d = decide_call(loaded.policy, mode, cwd, tool, tool_input, auto=auto)
+        gate = call_gate(loaded.policy, mode, cwd, auto=auto)
+        d = decide_call(loaded.policy, mode, cwd, tool, tool_input, auto=auto, gate=gate)
     except ConfigError as exc:
         raise _Undecidable(str(exc)) from None
     parts = [f"metis: {d.decision.value} at {d.stage.value}"]
@@ -236,11 +237,18 @@ def _decide(
     if not known and decision == "ask":  # an ask depends on the mode; a deny rule does not
         decision = "allow"
         parts.append(f"unknown mode {raw_mode!r}: an ask is not given")
+    # What AUTH-4 derives from (specs/permissions.md): the settings read, as
+    # `metis run`'s header records them, and the facts on the paths decided.
+    paths = [os.path.realpath(os.path.join(cwd, os.path.expanduser(p)))
+             for p in call_paths(tool, tool_input, cwd)]  # fmt: skip
     return {
         "decision": decision,
         "stage": d.stage.value,
         "rule": d.rule.pattern if d.rule is not None else None,
         "reason": "; ".join(parts),
+        "facts": d.facts.model_dump(mode="json"),
+        "footprint": paths,
+        "permissions": gate.header_meta(),
     }
 
 

@@ -37,6 +37,12 @@ INVARIANTS: tuple[Invariant, ...] = (
         "A call's recorded outcome matches its process's witnessed exit: a bash call's result and a Background job's job_done say ok exactly when the process it started exited with status 0; an exit the witness could not observe is reported, never passed.",
         "witness.md",
     ),
+    _I(
+        "TRACE-4",
+        "TRACE",
+        "A recorded signal is a witnessed one: each signal event matches a delivery of that signal to that process, seen by the witness from outside, no later than the event and not sent by the process to itself; one the witness could not observe is reported, never passed.",
+        "witness.md",
+    ),
     _I("LOOP-1", "LOOP", "Every event is enabled in the loop phase in which it occurs.", "loop.md"),
     _I(
         "LOOP-2",

@@ -170,9 +170,14 @@ def record_call(
     verdict: Mapping[str, Any],
 ) -> None:
     """A PreToolUse call (tool, input, id) with metis's `verdict` (decision,
-    stage, rule, reason); a denied call's answer too (Claude Code gives it)."""
+    stage, rule, reason, facts, footprint); a denied call's answer too (Claude
+    Code gives it). The verdict's `permissions` (the settings the gate read)
+    is kept only when it differs from the last the trace recorded (AUTH-4
+    reads the latest before each call)."""
     tool, tool_input, call_id = call
+    verdict = dict(verdict)
     with _locked(trace, warn) as state:
+        _settings_once(verdict, state)
         key, thread = _thread(payload, state)
         if thread["message"] is None:  # a new assistant message (no result since the last call)
             _close_unanswered_asks(payload, trace, key, thread)
@@ -194,6 +199,20 @@ def record_call(
             thread.setdefault("asked", []).append(call_id)
         if verdict["decision"] == "deny":  # Claude Code answers a denied call itself
             _result(payload, trace, key, thread, call_id, verdict["reason"], error=True)
+
+
+def _settings_once(verdict: dict[str, Any], state: dict[str, Any]) -> None:
+    import hashlib
+    import json
+
+    settings = verdict.get("permissions")
+    if settings is None:
+        return
+    digest = hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()
+    if state.get("permissions") == digest:
+        del verdict["permissions"]
+    else:
+        state["permissions"] = digest
 
 
 def _result(

@@ -15,6 +15,7 @@ result (or, after an interrupt, in a repair stub when the run resumes).
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 import time
 import uuid
@@ -417,7 +418,8 @@ class AgentLoop:
             name = signal.Signals(signum).name
         except ValueError:
             name = ""
-        self._record_source("signal", signum=signum, name=name)
+        # The receiving process, for the witness's deliveries (TRACE-4).
+        self._record_source("signal", signum=signum, name=name, pid=os.getpid())
 
     def stop_requested(self, via: str, reason: str = "") -> None:
         """Record that someone asked the run to stop through an API (`via`),

@@ -274,11 +274,14 @@ class Cancel(_Event):
 class SignalReceived(_Event):
     """The runtime's process received a signal (`signum`, its number; `name`,
     e.g. SIGINT), at `t`: the source a `user` or `parent` cancel, or an
-    interrupt that cancels running effects, names in its `causes` (SCHED-5)."""
+    interrupt that cancels running effects, names in its `causes` (SCHED-5).
+    `pid`: the process that received it, which the witness's record of
+    deliveries is searched for (TRACE-4); absent in older traces."""
 
     kind: Literal["signal"] = "signal"
     signum: Annotated[int, Field(ge=1, le=64)]
     name: str = ""
+    pid: int | None = None
 
 
 class StopRequest(_Event):

@@ -22,10 +22,11 @@ from ._errors import TraceFormatError
 from ._io import _decode, _strict
 
 WITNESS_FORMAT = "metis-witness"
-WITNESS_VERSION = 2
-# Version 1 recorded no process exits (`proc_exit`): it is read, and its
-# sessions say the exits were not observed (TRACE-3 then warns, never passes).
-WITNESS_READ_VERSIONS: tuple[int, ...] = (1, 2)
+WITNESS_VERSION = 3
+# Version 1 recorded no process exits (`proc_exit`), version 2 no signal
+# deliveries (`signal`): both are read, and their sessions say what was not
+# observed (TRACE-3 and TRACE-4 then warn, never pass).
+WITNESS_READ_VERSIONS: tuple[int, ...] = (1, 2, 3)
 
 
 class _Record(BaseModel):
@@ -34,13 +35,15 @@ class _Record(BaseModel):
 
 class Watched(_Record):
     """One thing the witness watched: `files` (inotify, recursively under
-    `roots`, minus `excluded`), `exec` (process execution, through strace) or
-    `exits` (every traced process's exit status, through strace)."""
+    `roots`, minus `excluded`), `exec` (process execution, through strace),
+    `exits` (every traced process's exit status, through strace) or `signals`
+    (the deliveries of `signals` to every traced process, through strace)."""
 
-    what: Literal["files", "exec", "exits"]
+    what: Literal["files", "exec", "exits", "signals"]
     how: str
     roots: tuple[str, ...] = ()
     excluded: tuple[str, ...] = ()
+    signals: tuple[str, ...] = ()
 
 
 class Unobserved(_Record):
@@ -124,6 +127,21 @@ class ProcessExit(_Record):
     hi: float
 
 
+class SignalDelivered(_Record):
+    """A signal delivered to a traced process (strace's `--- SIGINT {si_signo=
+    SIGINT, si_code=SI_USER, si_pid=N, ...} ---`): `signal` its name, `code`
+    the si_code, `sender` the si_pid when strace shows one; `t` the tracer's
+    stamp, `hi` when the witness read it (TRACE-4)."""
+
+    kind: Literal["signal"] = "signal"
+    pid: int
+    signal: str
+    code: str = ""
+    sender: int | None = None
+    t: float
+    hi: float
+
+
 class Lost(_Record):
     """A window in which observations were lost (`hi` null: until the session
     ended): the inotify queue overflowed, a watch could not be added, the
@@ -156,7 +174,7 @@ class End(_Record):
 
 
 WitnessRecord = Annotated[
-    Ready | RunStarted | Change | Exec | ProcessExit | Lost | RunExited | End,
+    Ready | RunStarted | Change | Exec | ProcessExit | SignalDelivered | Lost | RunExited | End,
     Field(discriminator="kind"),
 ]
 
@@ -166,6 +184,7 @@ WITNESS_KINDS: tuple[str, ...] = (
     "change",
     "exec",
     "proc_exit",
+    "signal",
     "lost",
     "exit",
     "end",
@@ -198,7 +217,7 @@ class WitnessSession:
 
 
 def _stamp(r: WitnessRecord) -> float:
-    if isinstance(r, Change | Exec | ProcessExit):
+    if isinstance(r, Change | Exec | ProcessExit | SignalDelivered):
         return r.hi
     if isinstance(r, Lost):
         return r.hi if r.hi is not None else r.lo

@@ -19,6 +19,10 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+# The signals whose deliveries are recorded (TRACE-4): those that stop a run
+# (`metis run`'s SIGINT, a child's SIGTERM from its parent, a hangup, a quit).
+# Not SIGCHLD and the like: every child's exit would print one.
+SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT")
 STRACE_ARGS = (
     "-D",
     "--seccomp-bpf",
@@ -29,13 +33,14 @@ STRACE_ARGS = (
     "-e",
     "trace=execve,execveat",
     "-e",
-    "signal=none",
+    "signal=" + ",".join(SIGNALS),
     "-s",
     "65535",
     "-ttt",
 )
 HOW = "strace -f -e trace=execve,execveat (--seccomp-bpf)"
 HOW_EXITS = "strace -f: each traced process's `+++ exited with N +++` / `+++ killed by SIG +++`"
+HOW_SIGNALS = "strace -f -e signal=...: each delivery `--- SIG... {si_code=..., si_pid=...} ---`"
 
 
 def probe() -> tuple[str | None, str]:
@@ -82,6 +87,11 @@ _RESULT = re.compile(r"\) += (-?\d+)(?: [A-Z]+.*)?$")
 # (strace's src/strace.c, print_exited / print_signalled)
 _EXITED = re.compile(r"^\+\+\+ exited with (\d+) \+\+\+$")
 _KILLED = re.compile(r"^\+\+\+ killed by (SIG[A-Z0-9+-]+|\d+)(?: \(core dumped\))? \+\+\+$")
+# 1234  1700000000.123456 --- SIGINT {si_signo=SIGINT, si_code=SI_USER, si_pid=42, si_uid=0} ---
+# (strace's src/strace.c, print_stopped: the signal and its siginfo_t)
+_SIGNAL = re.compile(r"^--- (SIG[A-Z0-9+-]+) \{(.*)\} ---$")
+_SI_CODE = re.compile(r"\bsi_code=([A-Z_0-9-]+)")
+_SI_PID = re.compile(r"\bsi_pid=(\d+)")
 _ESCAPES = {"n": b"\n", "t": b"\t", "r": b"\r", "v": b"\v", "f": b"\f", "\\": b"\\", '"': b'"'}
 
 
@@ -195,7 +205,21 @@ class ExecParser:
 
 
 def _exit_record(pid: int, t: float, hi: float, rest: str) -> dict[str, Any] | None:
-    """A `proc_exit` record from strace's exit line, or None for another line."""
+    """A `proc_exit` (or `signal`) record from strace's exit (or signal
+    delivery) line, or None for another line."""
+    delivered = _SIGNAL.match(rest)
+    if delivered is not None:
+        info = delivered.group(2)
+        code, sender = _SI_CODE.search(info), _SI_PID.search(info)
+        return {
+            "kind": "signal",
+            "pid": pid,
+            "signal": delivered.group(1),
+            "code": code.group(1) if code is not None else "",
+            "sender": int(sender.group(1)) if sender is not None else None,
+            "t": t,
+            "hi": hi,
+        }
     exited = _EXITED.match(rest)
     if exited is not None:
         return {"kind": "proc_exit", "pid": pid, "status": int(exited.group(1)), "t": t, "hi": hi}

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 FORMAT = "metis-witness"
-VERSION = 2  # specs/witness-schema.json's; 2 added `proc_exit` (TRACE-3)
+VERSION = 3  # specs/witness-schema.json's; 2 added `proc_exit` (TRACE-3), 3 `signal` (TRACE-4)
 
 
 class WitnessFileError(Exception):

@@ -104,13 +104,15 @@ class _Session:
             if self.strace is not None:
                 watched.append({"what": "exec", "how": _exec.HOW})
                 watched.append({"what": "exits", "how": _exec.HOW_EXITS})
+                signals = list(_exec.SIGNALS)
+                watched.append({"what": "signals", "how": _exec.HOW_SIGNALS, "signals": signals})
             else:
-                unseen.append({"what": "exec", "why": why})
-                unseen.append({"what": "exits", "why": why})
+                for what in ("exec", "exits", "signals"):
+                    unseen.append({"what": what, "why": why})
         else:
             beside = "beside its parent process: the witness does not trace it"
-            unseen.append({"what": "exec", "why": beside})
-            unseen.append({"what": "exits", "why": beside})
+            for what in ("exec", "exits", "signals"):
+                unseen.append({"what": what, "why": beside})
         self.tree.start()
         self.file.write(
             [

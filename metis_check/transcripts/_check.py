@@ -14,6 +14,7 @@ from ._agents_sdk import read_run_items
 from ._api import TOP, Reader, read_anthropic, read_openai_chat, read_openai_responses
 from ._claude_code import read_session
 from ._codex import read_rollout
+from ._hook_facts import check_hook_facts
 from ._locate import Want, join_lines, scan_documents
 from ._otel import TOP as OTEL_TOP
 from ._otel import read_spans
@@ -100,9 +101,8 @@ class _Sum:
         self.events = 0
 
     def add(self, lines: Iterable[str] | str, fmt: str, name: str, label: str) -> None:
-        if isinstance(lines, str):
-            lines = lines.split("\n")  # not splitlines(): U+2028 may sit in a JSON string
-        parsed = _parse(lines, fmt, name)
+        lines = lines.split("\n") if isinstance(lines, str) else list(lines)  # not splitlines():
+        parsed = _parse(lines, fmt, name)  # U+2028 may sit in a JSON string
         outcome = check_tree(
             parsed.tree,
             ends=parsed.ends,
@@ -122,6 +122,12 @@ class _Sum:
             Note(n.line, f"{prefix}{n.message}") if prefix else n for n in parsed.notes
         )
         self.checks.update(outcome.checks)
+        if fmt == "claude-code":  # the hook's verdicts, when it wrote the file (AUTH-4)
+            hook = check_hook_facts(lines, label)
+            self.violations.extend(hook.violations)
+            self.notes.extend(hook.notes)
+            if hook.checked or hook.violations:
+                self.checks["AUTH-4"] += hook.checked
         self.kinds.update(parsed.kinds)
         self.events += parsed.records
 

@@ -663,17 +663,19 @@ class PlanRuntime:
         if turn.stopped is not None:
             return self._finish(turn, path, catalog)
         state = turn.state
+        inner = self.gate_for(turn.header.mode, route)
+        # The settings the gate read, as `metis run` records them (AUTH-4).
+        describe = getattr(inner, "header_meta", None)
+        settings = {"permissions": describe()} if callable(describe) else {}
         header = make_header(
             mode=turn.header.mode,
             tools=catalog.registry.names(),
             route=route,
-            meta={"plan": {"turn": turn.turn_id, "segment": state.segment}},
+            meta={"plan": {"turn": turn.turn_id, "segment": state.segment}, **settings},
         )
         trace_path = turn_dir(self.workspace, turn.turn_id) / f"trace-{state.segment}.jsonl"
         trace = RecordingTrace(trace_path, header, redactor=self.redactor)
-        gate = ConsentGate(
-            self.gate_for(turn.header.mode, route), catalog, turn.owner, turn.turn_id
-        )
+        gate = ConsentGate(inner, catalog, turn.owner, turn.turn_id)
         if state.dialog is not None and turn.dialog is not None and turn.dialog.pending is not None:
             gate.granted[state.dialog] = turn.dialog.pending
         ctx = ToolContext(self.workspace, self.env, JobManager())

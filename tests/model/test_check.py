@@ -23,8 +23,9 @@ TRACE_IDS = [inv.id for inv in INVARIANTS if inv.id in MUTATORS]
 # PLAN IDs are about turn logs: their broken logs are metis_model.plan._mutate (tests/plan);
 # CLOSE-7 and CLOSE-9 are transcript invariants: their invalid examples are in tests/conformance;
 # TRACE-2 is about the files of a run directory (tests/conformance/test_credentials_scan.py);
-# TRACE-3 about a trace against its witness file (tests/witness/test_exits.py).
-NOT_PER_TRACE = {"CLOSE-7", "CLOSE-9", "CHILD-4", "CHILD-5", "TRACE-2", "TRACE-3"}
+# TRACE-3 and TRACE-4 about a trace against its witness file (tests/witness/test_exits.py,
+# tests/witness/test_signals.py).
+NOT_PER_TRACE = {"CLOSE-7", "CLOSE-9", "CHILD-4", "CHILD-5", "TRACE-2", "TRACE-3", "TRACE-4"}
 
 
 def test_every_invariant_has_an_invalid_trace_mutator() -> None:

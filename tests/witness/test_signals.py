@@ -1,0 +1,149 @@
+"""TRACE-4: recorded signals against the witness's deliveries (specs/witness.md).
+
+A real `metis run --witness` interrupted with SIGINT while a bash call runs
+records the signal (with its pid) and the witness, through strace, the
+delivery: the two agree. The same trace edited as a runtime that invented
+its stop's source would write it (a SIGTERM nobody sent) is a TRACE-4
+violation, and so is the real trace against a witness file without the
+delivery; the trace alone conforms either way. Simulated runs with made-up
+deliveries (`metis_check._witness_signal_cases`) hold the property both ways
+under Hypothesis; strace's signal lines are parsed; a session that did not
+trace signals, and a stop request, are reported as not observed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from metis_check import WitnessedTrace, check_trace, check_witness
+from metis_check._witness_signal_cases import break_signal, signal_case
+from metis_trace import SignalDelivered, SignalReceived, WitnessSession, read_trace
+from metis_witness._exec import SIGNALS, STRACE_ARGS, ExecParser, probe
+from tests.runtime.test_loop_support import write_scenario
+
+from ._support import env, metis, sessions
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 100_000))
+def test_simulated_runs_agree_and_an_unwitnessed_signal_is_trace_4(seed: int) -> None:
+    rng = random.Random(seed)
+    header, events, witness = signal_case(rng)
+    assert check_trace(events, header).ok
+    found = check_witness(witness, [WitnessedTrace("t", header, events)])
+    signals = sum(isinstance(e, SignalReceived) for e in events)
+    assert found.ok, found.violations
+    assert found.checks["TRACE-4"] == signals
+    broken_events, broken_witness = break_signal(events, witness, rng)
+    assert check_trace(broken_events, header).ok  # the trace alone cannot tell
+    broken = check_witness(broken_witness, [WitnessedTrace("t", header, broken_events)])
+    assert [v.invariant for v in broken.violations] == ["TRACE-4"]
+
+
+def test_a_session_that_did_not_trace_signals_warns_and_passes_nothing() -> None:
+    header, events, witness = signal_case(random.Random(3))
+    s = witness[0]
+    blind = s.header.model_copy(
+        update={"version": 2, "watched": tuple(w for w in s.header.watched if w.what != "signals")}
+    )
+    records = tuple(r for r in s.records if not isinstance(r, SignalDelivered))
+    old = WitnessSession(blind, 1, records, tuple(range(2, 2 + len(records))))
+    found = check_witness([old], [WitnessedTrace("t", header, events)])
+    assert found.ok and "TRACE-4" not in found.checks
+    assert any("did not observe signals" in u for u in found.unobserved)
+
+
+def test_strace_signal_lines_are_parsed_and_the_stop_signals_traced() -> None:
+    assert "signal=" + ",".join(SIGNALS) in STRACE_ARGS and "SIGINT" in SIGNALS
+    parser = ExecParser(0.0, lambda: 9.0)
+    lines = (
+        "7 1.5 --- SIGINT {si_signo=SIGINT, si_code=SI_USER, si_pid=42, si_uid=0} ---\n"
+        "8 1.6 --- SIGTERM {si_signo=SIGTERM, si_code=SI_KERNEL} ---\n"
+    )
+    got = [(r["kind"], r["pid"], r["signal"], r["code"], r["sender"]) for r in parser.feed(lines)]
+    assert got == [
+        ("signal", 7, "SIGINT", "SI_USER", 42),
+        ("signal", 8, "SIGTERM", "SI_KERNEL", None),
+    ]
+
+
+def _interrupted_run(tmp_path: Path) -> Path:
+    scenario = write_scenario(
+        tmp_path / "slow.yaml",
+        [
+            [
+                {"text": "A slow command."},
+                {"tool": "bash", "id": "t1", "input": {"command": "sleep 30"}},
+            ],
+            [{"text": "Never reached."}],
+        ],
+    )
+    trace = tmp_path / "run" / "trace.jsonl"
+    args = ["--workspace", "ws", "--trace", str(trace), "--mode", "bypassPermissions"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "metis_cli", "run", "go", *args, "--headless",
+         "--scenario", str(scenario), "--witness"],
+        cwd=tmp_path, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if trace.exists() and '"effect_start"' in trace.read_text():
+            break
+        time.sleep(0.05)
+    else:
+        proc.kill()
+        pytest.fail(f"the run never started its call: {proc.communicate()}")
+    os.kill(proc.pid, signal.SIGINT)  # the witness relays it to the run
+    proc.communicate(timeout=60)
+    return trace
+
+
+def _conform(trace: Path, witness: Path, cwd: Path) -> dict[str, object]:
+    done = metis("conform", str(trace), "--witness", str(witness), "--json", cwd=cwd)
+    out: dict[str, object] = json.loads(done.stdout)
+    return out
+
+
+def test_a_real_interrupt_is_witnessed_and_an_invented_signal_is_trace_4(tmp_path: Path) -> None:
+    if probe()[0] is None:
+        pytest.skip(f"strace cannot trace here: {probe()[1]}")
+    trace = _interrupted_run(tmp_path)
+    witness = trace.with_name("trace.jsonl.witness")
+    _header, events = read_trace(trace.read_text().splitlines())
+    (received,) = [e for e in events if isinstance(e, SignalReceived)]
+    assert received.name == "SIGINT" and received.pid is not None
+    seen = [r for s in sessions(witness) for r in s.records if isinstance(r, SignalDelivered)]
+    assert any(d.pid == received.pid and d.signal == "SIGINT" for d in seen)
+    good = _conform(trace, witness, tmp_path)
+    assert good["ok"], good
+    assert good["checks"]["TRACE-4"] == 1  # type: ignore[index]
+
+    # The runtime's word doctored: a SIGTERM nobody sent names the stop.
+    lines = trace.read_text().splitlines()
+    lines[received.seq + 1] = received.model_copy(
+        update={"signum": 15, "name": "SIGTERM"}
+    ).model_dump_json()
+    doctored = tmp_path / "doctored" / "trace.jsonl"
+    doctored.parent.mkdir()
+    doctored.write_text("\n".join(lines) + "\n")
+    assert metis("conform", str(doctored), cwd=tmp_path).returncode == 0  # alone: conforms
+    bad = _conform(doctored, witness, tmp_path)
+    (v,) = [v for v in bad["violations"] if v["invariant"] == "TRACE-4"]  # type: ignore[union-attr, index]
+    assert "SIGTERM" in v["message"] and "no delivery" in v["message"]
+
+    # The witness never saw the delivery: the real trace is then unexplained.
+    kept = [line for line in witness.read_text().splitlines() if '"kind":"signal"' not in line]
+    blind = tmp_path / "blind.witness"
+    blind.write_text("\n".join(kept) + "\n")
+    assert any(v["invariant"] == "TRACE-4" for v in _conform(trace, blind, tmp_path)["violations"])  # type: ignore[union-attr, index]
