@@ -35,15 +35,12 @@ from ._convert import decode_path, path_to_trace
 from ._engine import BmcOutcome, Induction, Invariant, Unrolling, bmc, houdini
 from ._guard import prove_spawn_guard
 from ._perm import (
-    BEHAVIOR,
     DECISION,
     KIND,
     MODE,
     ROUTE,
     STAGE,
     SymFacts,
-    SymRule,
-    authority_rank,
     child_mode_z3,
     decision_rank,
     has,
@@ -54,6 +51,7 @@ from ._perm import (
 )
 from ._plan import PLAN_PROPERTIES, prove_plan
 from ._results import ALL_INPUTS, NO_CLAIM, ProofResult, Verdict, refuted_scope
+from ._rules import BEHAVIOR, SymRule, authority_rank
 from ._smt2 import Query, smt2_query, write_smt2
 from ._sorts import ands
 from ._system import LoopConfig, LoopSystem
