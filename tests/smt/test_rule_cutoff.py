@@ -1,6 +1,7 @@
 """Any number of rules per decision (issue 25): the rule cutoff lemma
 (`metis_proofs/_rule_cutoff.py`) is proved, fails on a broken decision
-encoding and on a view that leaves a read out, and cvc5 agrees."""
+encoding and on a view that leaves a read out, and cvc5 agrees. (Its
+unbounded encoding against `resolve`: `test_perm_agreement.py`.)"""
 
 from __future__ import annotations
 
@@ -8,13 +9,11 @@ import itertools
 from pathlib import Path
 
 import z3
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from metis_model import resolve
 from metis_proofs import LoopConfig, cvc5_answers
-from metis_proofs._perm import DECISION, STAGE, STAGES, Stages, SymFacts, resolve_z3
-from metis_proofs._rule_cutoff import UnboundedRules, cutoff_queries, prove_rule_cutoff
+from metis_proofs._perm import STAGES, Stages, SymFacts, resolve_z3
+from metis_proofs._rule_cutoff import cutoff_queries, prove_rule_cutoff
 from metis_proofs._rules import RuleAccess, matches
 from metis_proofs._smt2 import smt2_query
 from metis_trace import Decision, Facts, Mode, RuleBehavior, RuleRef, Source, Stage, ToolKind
@@ -106,53 +105,6 @@ def test_cvc5_agrees_on_every_part(tmp_path: Path) -> None:
     assert all(a == ["unsat"] for a in answers.values()), answers
 
 
-_rules = st.lists(
-    st.builds(
-        RuleRef,
-        behavior=st.sampled_from(RuleBehavior),
-        source=st.sampled_from(Source),
-        pattern=st.just("r"),
-        recency=st.integers(0, 3),
-    ),
-    max_size=7,
-)
-_facts = st.builds(
-    Facts,
-    mode=st.sampled_from(Mode),
-    kind=st.sampled_from(ToolKind),
-    protected=st.booleans(),
-    secret=st.booleans(),
-    in_scope=st.booleans(),
-    transition=st.booleans(),
-    rules=_rules.map(tuple),
-)
-
-
-@settings(max_examples=40, deadline=None)
-@given(_facts)
-def test_the_unbounded_encoding_is_resolve(facts: Facts) -> None:
-    """With its functions fixed to a concrete list, `UnboundedRules` forces
-    exactly `resolve`'s decision, stage and speaking rule."""
-    f = SymFacts.of(facts)
-    big = UnboundedRules("u.")
-    res = resolve_z3(f, big)
-    fixed = [big.n == len(facts.rules)]
-    for i, r in enumerate(SymFacts.of(facts).rules):
-        b = big.at(z3.IntVal(i))
-        fixed += [b.present, b.behavior == r.behavior, b.source == r.source, b.recency == r.recency]
-    expected = resolve(facts)
-    rule = -1 if expected.rule is None else facts.rules.index(expected.rule)
-    solver = z3.Solver()
-    solver.add(*fixed, *big.axioms)
-    want = z3.And(
-        res.decision == DECISION[expected.decision],
-        res.stage == STAGE[expected.stage],
-        res.rule == rule,
-    )
-    assert solver.check(want) == z3.sat
-    assert solver.check(z3.Not(want)) == z3.unsat
-
-
 def test_the_broken_encoding_is_broken() -> None:
     """OUTVOTED lets two allows beat a deny (so its failure is the cutoff's)."""
     rules = (
@@ -160,14 +112,6 @@ def test_the_broken_encoding_is_broken() -> None:
         RuleRef(behavior=ALLOW, source=Source.PROJECT, pattern="a", recency=1),
         RuleRef(behavior=ALLOW, source=Source.PROJECT, pattern="b", recency=2),
     )
-    facts = Facts(
-        mode=Mode.DEFAULT,
-        kind=ToolKind.EXEC,
-        protected=False,
-        secret=False,
-        in_scope=True,
-        transition=False,
-        rules=rules,
-    )
+    facts = Facts(mode=Mode.DEFAULT, kind=ToolKind.EXEC, rules=rules)
     assert resolve(facts).decision is Decision.DENY
     assert _view(facts, OUTVOTED)[0] != _view(facts, STAGES)[0]
