@@ -34,8 +34,17 @@ import z3
 from metis_trace import Facts, RuleBehavior, RuleRef
 
 from ._perm import STAGES, Stages, SymFacts, resolve_z3
-from ._rules import BEHAVIOR, SOURCE, RuleAccess, RulePred, SlotRules, SymRule, beaten, matches
-from ._rules import outranks as _outranks
+from ._rules import (
+    BEHAVIOR,
+    SOURCE,
+    RuleAccess,
+    RulePred,
+    SlotRules,
+    SymRule,
+    beaten,
+    matches,
+    outranks,
+)
 from ._system import LoopConfig, LoopSystem
 
 __all__ = [
@@ -151,7 +160,7 @@ def _strongest_exists() -> dict[str, z3.BoolRef]:
         has = r.some(lambda x, b=b: matches(x, b), n)  # type: ignore[misc]
         has_next = r.some(lambda x, b=b: matches(x, b), n + 1)  # type: ignore[misc]
         new = r.at(n)
-        takes = z3.And(matches(new, b), z3.Or(z3.Not(has), _outranks(new, r.at(w))))
+        takes = z3.And(matches(new, b), z3.Or(z3.Not(has), outranks(new, r.at(w))))
         nxt = z3.If(takes, n, w)
         out[f"strongest {b.value} n=0"] = z3.And(n == 0, has)
         out[f"strongest {b.value} n+1"] = z3.And(
