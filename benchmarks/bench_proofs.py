@@ -141,3 +141,22 @@ def test_all_width_proofs(benchmark) -> None:  # type: ignore[no-untyped-def]
     benchmark.extra_info["not_closed"] = sorted(k for k, v in times.items() if v is None)
     benchmark.extra_info["slowest_seconds"] = max(proved.values())
     assert max(proved.values()) < 60
+
+
+def _rule_cutoff() -> dict[str, float]:
+    from metis_proofs._rule_cutoff import prove_rule_cutoff
+
+    proof = prove_rule_cutoff(LoopConfig(), timeout_s=60)
+    assert proof.proved, proof.answers
+    return dict(proof.seconds)
+
+
+def test_rule_cutoff_proof(benchmark) -> None:  # type: ignore[no-untyped-def]
+    """Issue 25: the rule cutoff (any number of rules per decision), each
+    part's seconds (the strongest rule exists, by induction; the cutoff; the
+    finite and parametric step read only the view); none may take 60 s."""
+    seconds = benchmark.pedantic(_rule_cutoff, rounds=1, iterations=1)
+    benchmark.extra_info["part_seconds"] = seconds
+    benchmark.extra_info["total_seconds"] = round(sum(seconds.values()), 3)
+    benchmark.extra_info["slowest_seconds"] = max(seconds.values())
+    assert max(seconds.values()) < 60

@@ -17,7 +17,6 @@ import z3
 
 from metis_model._permissions import DECISION_RANK, STAGE_ORDER, mode_at_most, settle_ask
 from metis_trace import (
-    AUTHORITY,
     MUTATING_KINDS,
     Decision,
     Facts,
@@ -25,28 +24,25 @@ from metis_trace import (
     Route,
     RuleBehavior,
     RuleRef,
-    Source,
     Stage,
     ToolKind,
 )
 
+from ._rules import (
+    BEHAVIOR,
+    SOURCE,
+    RuleAccess,
+    SlotRules,
+    SymRule,
+    matches,
+)
 from ._sorts import finite_enum, ors
 
 MODE = finite_enum(Mode)
 KIND = finite_enum(ToolKind)
 DECISION = finite_enum(Decision)
 STAGE = finite_enum(Stage)
-BEHAVIOR = finite_enum(RuleBehavior)
-SOURCE = finite_enum(Source)
 ROUTE = finite_enum(Route)
-
-
-@attrs.frozen
-class SymRule:
-    present: z3.BoolRef
-    behavior: z3.ExprRef
-    source: z3.ExprRef
-    recency: z3.ArithRef
 
 
 @attrs.frozen
@@ -159,12 +155,7 @@ class SymResolution:
 
 
 def has(f: SymFacts, behavior: RuleBehavior) -> z3.BoolRef:
-    return ors([z3.And(r.present, r.behavior == BEHAVIOR[behavior]) for r in f.rules])
-
-
-def authority_rank(source: z3.ExprRef) -> z3.ArithRef:
-    """Index in `AUTHORITY` (0 = most authoritative), as a term."""
-    return SOURCE.table(source, {s: z3.IntVal(AUTHORITY.index(s)) for s in Source})
+    return SlotRules(f.rules).some(lambda r: matches(r, behavior))
 
 
 def _ask_or_deny(mode: z3.ExprRef) -> z3.ExprRef:
@@ -185,24 +176,36 @@ def _mode_fallback(mode: z3.ExprRef, kind: z3.ExprRef) -> z3.ExprRef:
     )
 
 
-# Each stage: when it applies, and what it decides then. Keyed by the shared
-# `Stage` enum; a stage added there without an entry here fails at import.
-_STAGES: Mapping[Stage, tuple[Callable[[SymFacts], z3.BoolRef], Callable[[SymFacts], z3.ExprRef]]]
-_STAGES = {
-    Stage.TRANSITION: (lambda f: f.transition, lambda f: DECISION[Decision.DENY]),
+def _any(rules: RuleAccess, behavior: RuleBehavior) -> z3.BoolRef:
+    return rules.some(lambda r: matches(r, behavior))
+
+
+# Each stage: when it applies (from the facts' fields and their rules), and
+# what it decides then. Keyed by the shared `Stage` enum; a stage added there
+# without an entry here fails at import.
+Applies = Callable[[SymFacts, RuleAccess], z3.BoolRef]
+Stages = Mapping[Stage, tuple[Applies, Callable[[SymFacts], z3.ExprRef]]]
+STAGES: Stages = {
+    Stage.TRANSITION: (lambda f, r: f.transition, lambda f: DECISION[Decision.DENY]),
     Stage.PLAN: (
-        lambda f: z3.And(f.mode == MODE[Mode.PLAN], KIND.is_in(f.kind, MUTATING_KINDS)),
+        lambda f, r: z3.And(f.mode == MODE[Mode.PLAN], KIND.is_in(f.kind, MUTATING_KINDS)),
         lambda f: DECISION[Decision.DENY],
     ),
-    Stage.DENY_RULE: (lambda f: has(f, RuleBehavior.DENY), lambda f: DECISION[Decision.DENY]),
-    Stage.ASK_RULE: (lambda f: has(f, RuleBehavior.ASK), lambda f: _ask_or_deny(f.mode)),
-    Stage.BYPASS_IMMUNE: (lambda f: z3.Or(f.protected, f.secret), lambda f: _ask_or_deny(f.mode)),
-    Stage.ALLOW_RULE: (lambda f: has(f, RuleBehavior.ALLOW), lambda f: DECISION[Decision.ALLOW]),
-    Stage.SCOPE: (lambda f: z3.Not(f.in_scope), lambda f: _ask_or_deny(f.mode)),
-    Stage.MODE: (lambda f: z3.BoolVal(True), lambda f: _mode_fallback(f.mode, f.kind)),
+    Stage.DENY_RULE: (lambda f, r: _any(r, RuleBehavior.DENY), lambda f: DECISION[Decision.DENY]),
+    Stage.ASK_RULE: (lambda f, r: _any(r, RuleBehavior.ASK), lambda f: _ask_or_deny(f.mode)),
+    Stage.BYPASS_IMMUNE: (
+        lambda f, r: z3.Or(f.protected, f.secret),
+        lambda f: _ask_or_deny(f.mode),
+    ),
+    Stage.ALLOW_RULE: (
+        lambda f, r: _any(r, RuleBehavior.ALLOW),
+        lambda f: DECISION[Decision.ALLOW],
+    ),
+    Stage.SCOPE: (lambda f, r: z3.Not(f.in_scope), lambda f: _ask_or_deny(f.mode)),
+    Stage.MODE: (lambda f, r: z3.BoolVal(True), lambda f: _mode_fallback(f.mode, f.kind)),
 }
-if set(_STAGES) != set(STAGE_ORDER):  # pragma: no cover - guards against enum drift
-    raise ImportError(f"z3 stages {sorted(_STAGES)} do not cover {STAGE_ORDER}")
+if set(STAGES) != set(STAGE_ORDER):  # pragma: no cover - guards against enum drift
+    raise ImportError(f"z3 stages {sorted(STAGES)} do not cover {STAGE_ORDER}")
 
 _RULE_STAGE: Mapping[Stage, RuleBehavior] = {
     Stage.DENY_RULE: RuleBehavior.DENY,
@@ -211,9 +214,13 @@ _RULE_STAGE: Mapping[Stage, RuleBehavior] = {
 }
 
 
-def stage_applies(f: SymFacts) -> list[tuple[Stage, z3.BoolRef]]:
-    """Every stage with its applicability, in `STAGE_ORDER`."""
-    return [(s, _STAGES[s][0](f)) for s in STAGE_ORDER]
+def stage_applies(
+    f: SymFacts, rules: RuleAccess | None = None, stages: Stages = STAGES
+) -> list[tuple[Stage, z3.BoolRef]]:
+    """Every stage with its applicability, in `STAGE_ORDER` (the rules: `f`'s
+    slots unless given)."""
+    over = SlotRules(f.rules) if rules is None else rules
+    return [(s, stages[s][0](f, over)) for s in STAGE_ORDER]
 
 
 def stage_decides(f: SymFacts) -> list[tuple[Stage, z3.BoolRef]]:
@@ -226,38 +233,19 @@ def stage_decides(f: SymFacts) -> list[tuple[Stage, z3.BoolRef]]:
     return out
 
 
-def _strongest(f: SymFacts, behavior: RuleBehavior) -> z3.ArithRef:
-    """Slot index of the rule that speaks for `behavior`: highest authority,
-    then most recent, first slot on a tie (as `_strongest` in Python)."""
-
-    def key_gt(a: SymRule, b: SymRule) -> z3.BoolRef:
-        ra, rb = authority_rank(a.source), authority_rank(b.source)
-        return z3.Or(ra < rb, z3.And(ra == rb, a.recency > b.recency))
-
-    def matches(r: SymRule) -> z3.BoolRef:
-        return z3.And(r.present, r.behavior == BEHAVIOR[behavior])
-
-    out: z3.ArithRef = z3.IntVal(-1)
-    for i in reversed(range(len(f.rules))):
-        r = f.rules[i]
-        beats_all = [
-            z3.Not(z3.And(matches(o), z3.Not(key_gt(r, o)) if j < i else key_gt(o, r)))
-            for j, o in enumerate(f.rules)
-            if j != i
-        ]
-        out = z3.If(z3.And(matches(r), *beats_all), z3.IntVal(i), out)
-    return out
-
-
-def resolve_z3(f: SymFacts) -> SymResolution:
-    """The staged order as one If-chain: the first applicable stage decides."""
+def resolve_z3(
+    f: SymFacts, rules: RuleAccess | None = None, stages: Stages = STAGES
+) -> SymResolution:
+    """The staged order as one If-chain: the first applicable stage decides.
+    `rules` replaces `f`'s slots (`_rule_cutoff`: unboundedly many rules)."""
+    over = SlotRules(f.rules) if rules is None else rules
     decision: z3.ExprRef = DECISION[Decision.ASK]  # unreachable: MODE always applies
     stage: z3.ExprRef = STAGE[Stage.MODE]
     rule: z3.ArithRef = z3.IntVal(-1)
-    for s, applies in reversed(stage_applies(f)):
-        decision = z3.If(applies, _STAGES[s][1](f), decision)
+    for s, applies in reversed(stage_applies(f, over, stages)):
+        decision = z3.If(applies, stages[s][1](f), decision)
         stage = z3.If(applies, STAGE[s], stage)
-        chosen = _strongest(f, _RULE_STAGE[s]) if s in _RULE_STAGE else z3.IntVal(-1)
+        chosen = over.strongest(_RULE_STAGE[s]) if s in _RULE_STAGE else z3.IntVal(-1)
         rule = z3.If(applies, chosen, rule)
     return SymResolution(decision, stage, rule)
 

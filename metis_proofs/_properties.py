@@ -35,15 +35,12 @@ from ._convert import decode_path, path_to_trace
 from ._engine import BmcOutcome, Induction, Invariant, Unrolling, bmc, houdini
 from ._guard import prove_spawn_guard
 from ._perm import (
-    BEHAVIOR,
     DECISION,
     KIND,
     MODE,
     ROUTE,
     STAGE,
     SymFacts,
-    SymRule,
-    authority_rank,
     child_mode_z3,
     decision_rank,
     has,
@@ -54,6 +51,8 @@ from ._perm import (
 )
 from ._plan import PLAN_PROPERTIES, prove_plan
 from ._results import ALL_INPUTS, NO_CLAIM, ProofResult, Verdict, refuted_scope
+from ._rule_cutoff import CutoffProof, prove_rule_cutoff
+from ._rules import BEHAVIOR, SymRule, authority_rank
 from ._smt2 import Query, smt2_query, write_smt2
 from ._sorts import ands
 from ._system import LoopConfig, LoopSystem
@@ -350,6 +349,7 @@ class LoopSession:
         self._lemma_text: tuple[Query, Query] | None = None
         self._induction: Induction | None = None
         self._widths: Widths | None = None
+        self._rules: CutoffProof | None = None
         self.widths_timeout_s = WIDTHS_TIMEOUT_S if widths else 0.0
 
     @property
@@ -387,6 +387,13 @@ class LoopSession:
         return self._widths.prove(inv_id)
 
     @property
+    def rule_cutoff(self) -> CutoffProof:
+        """Any number of rules per decision (`_rule_cutoff.py`), run once."""
+        if self._rules is None:
+            self._rules = prove_rule_cutoff(self.system.config, 3 * self.widths_timeout_s)
+        return self._rules
+
+    @property
     def shared_seconds(self) -> dict[str, float]:
         """The work every loop row shares (Houdini, the one BMC run), apart
         from each row's own seconds."""
@@ -397,6 +404,8 @@ class LoopSession:
             out["bmc"] = round(self._bmc.seconds, 3)
         if self._widths is not None and isinstance(self._widths.proof, WidthProof):
             out["widths"] = round(self._widths.proof.seconds, 3)
+        if self._rules is not None:
+            out["rules"] = round(sum(self._rules.seconds.values()), 3)
         return out
 
     def prove(self, prop: Property, out_dir: Path | None, max_k: int = 3) -> ProofResult:
@@ -442,6 +451,7 @@ class LoopSession:
             smt2 = self._write_induction(prop, out_dir, invariant, induction.k)
             wide = self._all_widths(inv_id, invariant, induction.k)
             if wide is not None:
+                rules = self.rule_cutoff.proved
                 return ProofResult(
                     prop.id,
                     inv_id,
@@ -452,9 +462,10 @@ class LoopSession:
                     smt2,
                     f"1-inductive over every width with {len(self._widths.families)} "  # type: ignore[union-attr]
                     f"quantified lemma families (z3, MBQI); in the finite system "
-                    f"{induction.k}-inductive, BMC clean to depth {run.clean_depth}",
+                    f"{induction.k}-inductive, BMC clean to depth {run.clean_depth}"
+                    + ("; any number of rules: rule cutoff (z3)" if rules else ""),
                     k=induction.k,
-                    scope=all_widths_scope(self.system.config),
+                    scope=all_widths_scope(self.system.config, rules),
                 )
             return ProofResult(
                 prop.id,

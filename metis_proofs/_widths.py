@@ -12,9 +12,10 @@ quantified families (`prefix-{i}` -> for every call i); z3 (MBQI) then proves
 3. per property X: no step from a state satisfying them reports X,
 
 for any number of calls per batch, outstanding jobs, queue keys and regions.
-Rules per decision stay at `LoopConfig.rule_slots` (the facts of a decision
-are a label, see specs/proofs.md). A timeout is `None`: no claim for all
-widths, and the finite proof's scope stands.
+Rules per decision are `LoopConfig.rule_slots` here; `_rule_cutoff.py`
+proves that this covers any number of rules (the scope then says so). A
+timeout is `None`: no claim for all widths, and the finite proof's scope
+stands.
 """
 
 from __future__ import annotations
@@ -28,7 +29,14 @@ import z3
 from ._engine import Invariant
 from ._system import CHECK, LoopConfig, LoopSystem
 
-__all__ = ["ALL_WIDTHS", "WidthProof", "Widths", "all_widths_scope", "family"]
+__all__ = [
+    "ALL_WIDTHS",
+    "ALL_WIDTHS_AND_RULES",
+    "WidthProof",
+    "Widths",
+    "all_widths_scope",
+    "family",
+]
 
 ALL_WIDTHS = "proved for all widths"
 
@@ -114,7 +122,13 @@ class Widths:
         return time.perf_counter() - start if answer == z3.unsat else None
 
 
-def all_widths_scope(config: LoopConfig) -> str:
+ALL_WIDTHS_AND_RULES = f"{ALL_WIDTHS} of calls, jobs, queue keys, regions and rules"
+
+
+def all_widths_scope(config: LoopConfig, rules: bool = False) -> str:
+    """`rules`: the rule cutoff (`_rule_cutoff.py`) is proved too."""
+    if rules:
+        return ALL_WIDTHS_AND_RULES
     return (
         f"{ALL_WIDTHS} of calls, jobs, queue keys and regions "
         f"(\u2264 {config.rule_slots} rules per decision)"

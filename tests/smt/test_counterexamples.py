@@ -68,9 +68,7 @@ def test_it_writes_trace_itf_graph_and_a_regression_test(ablation: str, tmp_path
         # Drawn by the one drawing module: the last step violating, its slice, the legend.
         picture = read_svg(files.svg.read_text())
         assert [e.id for e in picture.violating] == [f"e{len(events) - 1}"]
-        assert {e.id for e in picture.slice} == {f"e{i}" for i in first.slice} - {
-            f"e{first.index}"
-        }
+        assert {e.id for e in picture.slice} == {f"e{i}" for i in first.slice} - {f"e{first.index}"}
         assert "the violating event" in picture.legend
 
     namespace = runpy.run_path(str(files.test))

@@ -4,13 +4,23 @@ from __future__ import annotations
 
 import itertools
 
-from hypothesis import given
+import z3
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from metis_model import child_authority, mode_at_most, resolve, settle_ask
 from metis_model._children import ChildAuthority
 from metis_proofs import child_mode_z3, concrete_resolution, concrete_settlement
-from metis_proofs._perm import MODE, mode_at_most_z3, rule_index
+from metis_proofs._perm import (
+    DECISION,
+    MODE,
+    STAGE,
+    SymFacts,
+    mode_at_most_z3,
+    resolve_z3,
+    rule_index,
+)
+from metis_proofs._rule_cutoff import UnboundedRules
 from metis_trace import Decision, Facts, Mode, Route, RuleBehavior, RuleRef, Source, ToolKind
 
 rules = st.builds(
@@ -80,3 +90,27 @@ def test_mode_order_table_is_the_python_one() -> None:
 
     for a, b in itertools.product(Mode, Mode):
         assert z3.is_true(z3.simplify(mode_at_most_z3(MODE[a], MODE[b]))) == mode_at_most(a, b)
+
+
+@settings(max_examples=40, deadline=None)
+@given(facts)
+def test_the_unbounded_rule_encoding_is_resolve(f: Facts) -> None:
+    """`_rule_cutoff.UnboundedRules` (rules as functions over the naturals),
+    its functions fixed to a concrete list, forces exactly `resolve`'s
+    decision, stage and speaking rule."""
+    big = UnboundedRules("u.")
+    res = resolve_z3(SymFacts.of(f), big)
+    fixed = [big.n == len(f.rules)]
+    for i, r in enumerate(SymFacts.of(f).rules):
+        b = big.at(z3.IntVal(i))
+        fixed += [b.present, b.behavior == r.behavior, b.source == r.source, b.recency == r.recency]
+    expected = resolve(f)
+    solver = z3.Solver()
+    solver.add(*fixed, *big.axioms)
+    want = z3.And(
+        res.decision == DECISION[expected.decision],
+        res.stage == STAGE[expected.stage],
+        res.rule == rule_index(f.rules, expected.rule),
+    )
+    assert solver.check(want) == z3.sat
+    assert solver.check(z3.Not(want)) == z3.unsat

@@ -21,6 +21,7 @@ from metis_proofs._results import SCOPE_PREFIX
 BOUNDS = LoopConfig().bounds()
 LOOP = {p.id for p in PROPERTIES if p.method == "k-induction"}
 ALL_WIDTHS = "proved for all widths"
+AND_RULES = "proved for all widths of calls, jobs, queue keys, regions and rules"
 
 
 def _loop_scope_ok(scope: str, verdict: str) -> bool:
@@ -59,7 +60,7 @@ def test_prove_json_and_table_carry_every_rows_scope(tmp_path: Path) -> None:
     r = CliRunner().invoke(prove_cmd, ["--depth", "2", "--out", str(tmp_path), "--json"])
     assert r.exit_code == 0, r.output
     doc = json.loads(r.stdout)
-    assert set(doc["shared_seconds"]) == {"houdini", "bmc", "widths"}
+    assert set(doc["shared_seconds"]) == {"houdini", "bmc", "widths", "rules"}
     for row in doc["results"]:
         assert row["scope"].startswith(SCOPE_PREFIX[Verdict(row["verdict"])]), row
         if row["property"] in LOOP:
@@ -70,6 +71,7 @@ def test_prove_json_and_table_carry_every_rows_scope(tmp_path: Path) -> None:
     lines = {line.split()[0]: line for line in r.stdout.splitlines() if line[:1].isupper()}
     for prop in LOOP:
         assert BOUNDS in lines[prop] or ALL_WIDTHS in lines[prop], lines[prop]
+    assert AND_RULES in lines["CLOSE-1"], lines["CLOSE-1"]
     assert "shared by the loop rows: houdini" in r.stdout
 
 
@@ -96,7 +98,7 @@ def test_check_json_gives_each_loop_proof_its_scope() -> None:
             assert proof["scope"] in row["proof"]
     assert doc["invariants"]["PERM-2"]["proofs"][0]["scope"].startswith("proved for all inputs")
     for inv in ("AUTH-1", "AUTH-2", *(f"CLOSE-{n}" for n in range(1, 6)), "SCHED-1", "SCHED-3"):
-        assert doc["invariants"][inv]["proofs"][0]["scope"].startswith(ALL_WIDTHS), inv
+        assert doc["invariants"][inv]["proofs"][0]["scope"] == AND_RULES, inv
 
 
 def test_demo_proof_rows_state_their_scope(tmp_path: Path) -> None:
@@ -109,3 +111,4 @@ def test_demo_proof_rows_state_their_scope(tmp_path: Path) -> None:
         assert row.detail.startswith(tuple(SCOPE_PREFIX.values())), row
         if prop in LOOP:
             assert _loop_scope_ok(row.detail, "proved" if row.ok else "?"), row
+    assert any(row.detail.startswith(AND_RULES) for row in rows if row.check.startswith("AUTH-1"))
