@@ -41,7 +41,6 @@ from metis_trace import (
     AUTHORITY,
     MUTATING_KINDS,
     Decision,
-    DecisionEvent,
     Facts,
     Mode,
     Route,
@@ -68,6 +67,8 @@ from ._shellgate import shell_facts
 from ._staged import staged_decision
 
 if TYPE_CHECKING:  # the askers (and asyncio) load only when an ask is resolved
+    from metis_trace import DecisionEvent
+
     from ._askers import Asker
 
 _BASH_TOOLS = frozenset({"bash"})
@@ -106,6 +107,8 @@ class GateDecision:
 
     def event(self, *, occ: str, seq: int, t: float, causes: Sequence[int] = ()) -> DecisionEvent:
         """This decision as a trace event."""
+        from metis_trace import DecisionEvent  # the trace's events: not needed to decide
+
         return DecisionEvent(
             seq=seq,
             t=t,
