@@ -7,8 +7,11 @@ hook case through both). No click here: the hook's fast path loads this.
 Claude Code's Grep and Glob hide the files a Read deny matches from their
 results (https://code.claude.com/docs/en/permissions: a deny "hides matching
 files from discovery and search", the Glob/Grep fix of 2.1.162), so a search
-rooted above a denied file is not denied whole; one rooted at a denied path
-is. A search without a path is rooted at the working directory.
+rooted above a denied file is not denied whole; one rooted at a denied path,
+or at a folder every entry of which is denied, is. A search without a path is
+rooted at the working directory. A hook sees the call, not its results: the
+hiding itself is Claude Code's (metis's own search tools hide the same files:
+`Gate.hides`).
 """
 
 from __future__ import annotations

@@ -9,6 +9,11 @@ call of a session answers in this process and starts a helper
 later calls over a Unix socket in a private folder, the same `answer` as
 here. This module imports only the standard library.
 
+Installed as the SessionStart hook too, the helper starts with the session
+and loads while the user types: then no tool call pays for the load. A call
+that finds a helper still loading (it holds the session's lock) waits for
+it, up to 10 s, rather than loading everything a second time.
+
 The helper's lifetime is the session's: it ends at the SessionEnd hook, when
 the Claude Code process (the first ancestor of the hook that is not a shell)
 is gone, or after 30 idle minutes. Anything wrong with it (none yet, refused,
@@ -21,6 +26,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -28,12 +34,15 @@ import socket
 import stat
 import subprocess
 import sys
+import time
 from collections.abc import Sequence
 
 __all__ = ["main", "run", "socket_paths"]
 
 _ENV = "METIS_HOOK_HELPER"
 _REPLY_TIMEOUT_S = 20.0
+_START_WAIT_S = 10.0  # a call waits this long for a helper that is still loading
+_START = "SessionStart"  # starts the helper, so that no tool call pays for the load
 _BASE_MAX = 60  # + "/metis-hook-<uid>/<24 hex>.sock" stays under 108 bytes
 # Shells and the wrappers a hook command may be run under: not the session.
 _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ash", "ksh", "fish", "env", "timeout", "nice",
@@ -114,6 +123,38 @@ def _ask(path: str, request: bytes) -> dict[str, object] | None:
     return reply if ok else None
 
 
+def _starting(lock: str) -> bool:
+    """Whether a helper holds the session's lock (up, or still loading)."""
+    try:
+        fd = os.open(lock, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)  # closing drops a lock it got
+    return False
+
+
+def _ask_when_up(paths: tuple[str, str], request: bytes) -> dict[str, object] | None:
+    """The starting helper's answer, once it listens; None if it stops holding
+    its lock first or is not up within `_START_WAIT_S`."""
+    deadline = time.monotonic() + _START_WAIT_S
+    while time.monotonic() < deadline:
+        time.sleep(0.05)
+        if os.path.exists(paths[0]):
+            reply = _ask(paths[0], request)
+            if reply is not None:
+                return reply
+        if not _starting(paths[1]):
+            return None
+    return None
+
+
 def _session_process() -> str:
     """The Claude Code process, the first ancestor that is not a shell, as
     `pid:start time` (the start time tells a reused pid apart); "0": unknown."""
@@ -157,6 +198,11 @@ def run(data: bytes, argv: Sequence[str]) -> tuple[str, str, int]:
             "stdin": base64.b64encode(data).decode("ascii"),
         }).encode()  # fmt: skip
         reply = _ask(paths[0], request)
+        if reply is None and seen is not None and seen[1] == _START:
+            _start_helper(paths)  # it loads the gate while the session starts
+            return "", "", 0
+        if reply is None and _starting(paths[1]):
+            reply = _ask_when_up(paths, request)  # one load, not a second one here
         if reply is not None:
             return str(reply.get("stdout", "")), str(reply.get("stderr", "")), int(reply["code"])  # type: ignore[call-overload]
     from ._hook_events import HookOptions, answer

@@ -38,7 +38,8 @@ __all__ = ["EVENTS", "HookAnswer", "HookOptions", "answer"]
 _PRE = "PreToolUse"
 _RESULTS = ("PostToolUse", "PostToolUseFailure")
 _STOPS = ("Stop", "SubagentStop")
-_QUIET = ("SessionEnd",)  # handled elsewhere (the session helper ends), nothing to record
+# Handled by the client and the helper (the helper starts or ends), nothing to record.
+_QUIET = ("SessionStart", "SessionEnd")
 EVENTS = (_PRE, *_RESULTS, *_STOPS, *_QUIET)
 _SESSION = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 _PREFIX = "metis hook claude-code: "

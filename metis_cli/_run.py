@@ -491,6 +491,7 @@ def _gate(
             headless_default=Decision.DENY,
             protected_paths=_run_files(trace) if trace is not None else (),
             auto=auto,
+            search_hides_denied=True,  # the runtime's grep, glob and ls hide them (Gate.hides)
         )
     except MetisRuntimeError as exc:
         _bad(str(exc))

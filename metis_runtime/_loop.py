@@ -354,6 +354,9 @@ class AgentLoop:
         self.provider = provider
         self.tools = tools
         self.gate = gate
+        hides = getattr(gate, "hides", None)  # the search tools hide what a Read may not open
+        if ctx.hidden is None and callable(hides):
+            ctx = attrs.evolve(ctx, hidden=hides)
         self.ctx = ctx
         self.trace = trace
         self.journal = journal

@@ -65,7 +65,6 @@ if _typing.TYPE_CHECKING:
         DecisionEvent,
         EffectEnd,
         EffectStart,
-        Facts,
         Handshake,
         HookRef,
         HookRun,
@@ -77,7 +76,6 @@ if _typing.TYPE_CHECKING:
         Result,
         ResultsSent,
         Resume,
-        RuleRef,
         RunEnd,
         SignalReceived,
         SinkError,
@@ -89,6 +87,7 @@ if _typing.TYPE_CHECKING:
         TurnStart,
         content_digest,
     )
+    from ._facts import Facts, RuleRef
     from ._io import (
         dumps_trace,
         iter_trace_lines,
@@ -237,7 +236,6 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "DecisionEvent",
         "EffectEnd",
         "EffectStart",
-        "Facts",
         "Handshake",
         "HookRef",
         "HookRun",
@@ -252,7 +250,6 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "Result",
         "ResultsSent",
         "Resume",
-        "RuleRef",
         "RunEnd",
         "Spawn",
         "StreamRepair",
@@ -261,6 +258,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "TurnStart",
         "content_digest",
     ),
+    "._facts": ("Facts", "RuleRef"),
     "._io": (
         "dumps_trace",
         "iter_trace_lines",

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from ._enums import (
     CallClass,
@@ -22,11 +22,9 @@ from ._enums import (
     Mode,
     ResultStatus,
     Route,
-    RuleBehavior,
     RunStatus,
-    Source,
-    ToolKind,
 )
+from ._facts import Facts, RuleRef, _Record
 
 FORMAT_NAME = "metis-trace"
 FORMAT_VERSION = 3
@@ -51,31 +49,6 @@ NOT_JOURNALED = (
 def content_digest(text: str) -> str:
     """The `digest` of a `commit`: SHA-256 (hex) of the output's UTF-8."""
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-class _Record(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class RuleRef(_Record):
-    """A permission rule as the gate saw it: behaviour, source, text, recency."""
-
-    behavior: RuleBehavior
-    source: Source
-    pattern: str
-    recency: int = 0  # larger = added later; breaks ties within one source
-
-
-class Facts(_Record):
-    """The abstract facts a permission decision is a function of."""
-
-    mode: Mode
-    kind: ToolKind
-    protected: bool = False
-    secret: bool = False
-    in_scope: bool = True
-    transition: bool = False
-    rules: tuple[RuleRef, ...] = ()  # every rule that matched this call
 
 
 class CallRef(_Record):

@@ -291,4 +291,5 @@ def build_gate(cfg: GateConfig, workspace: Path) -> GateLike[Any]:
         headless_default=cfg.headless_default,
         additional_directories=cfg.additional_directories if cfg.kind == "gate" else (),
         protected_paths=cfg.protected_paths,
+        search_hides_denied=True,  # the runtime's grep, glob and ls hide them (Gate.hides)
     )

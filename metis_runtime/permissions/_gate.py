@@ -17,7 +17,9 @@ real target matches (a symlink is checked both ways), a bare name or a single
 directory (`src/**`) at any depth; an allow must match both. A search (Grep,
 Glob, LS) rooted at or above a denied folder is denied, unless the gate is
 told the search hides denied files (`search_hides_denied`, as Claude Code's
-Grep and Glob do): then only a search rooted at a denied path is.
+Grep and Glob do, and metis's own search tools do with `hides`): then only a
+search rooted at a denied path, or at a folder every entry of which is
+denied (`secrets` under `Read(secrets/**)`), is.
 
 A bash call declared read_only whose command is not read-only is treated as
 exec; a declared kind is never weakened, except that a line the analysis
@@ -39,7 +41,6 @@ from metis_trace import (
     AUTHORITY,
     MUTATING_KINDS,
     Decision,
-    DecisionEvent,
     Facts,
     Mode,
     Route,
@@ -66,6 +67,8 @@ from ._shellgate import shell_facts
 from ._staged import staged_decision
 
 if TYPE_CHECKING:  # the askers (and asyncio) load only when an ask is resolved
+    from metis_trace import DecisionEvent
+
     from ._askers import Asker
 
 _BASH_TOOLS = frozenset({"bash"})
@@ -104,6 +107,8 @@ class GateDecision:
 
     def event(self, *, occ: str, seq: int, t: float, causes: Sequence[int] = ()) -> DecisionEvent:
         """This decision as a trace event."""
+        from metis_trace import DecisionEvent  # the trace's events: not needed to decide
+
         return DecisionEvent(
             seq=seq,
             t=t,
@@ -419,7 +424,11 @@ class Gate:
         allow_hits: list[Rule] = []
         covered: set[int] = set()
         named = self._named(input, paths)
-        search = tool.lower() in _SEARCH_TOOLS and not self._search_hides_denied
+        # A search that does not hide denied files is denied when one may lie
+        # below it; one that hides them, when rooted at a denied path or at
+        # a folder whose every entry is denied (`secrets/**`).
+        search = tool.lower() in _SEARCH_TOOLS
+        below = search and not self._search_hides_denied
         for rule in rules:
             spec = rule.spec
             kind = spec.kind
@@ -437,7 +446,9 @@ class Gate:
                 idx = [
                     i
                     for i, (lex, real) in enumerate(zip(named, resolved, strict=True))
-                    if _path_hit(spec.path, lex, real, base, self._workspace, definite, search)
+                    if _path_hit(
+                        spec.path, lex, real, base, self._workspace, definite, below, search
+                    )
                 ]
                 hit = bool(idx)
                 if definite:
@@ -458,6 +469,16 @@ class Gate:
         if len(covered) == len(resolved):
             matched.extend(allow_hits)
         return matched
+
+    def hides(self, path: Path) -> bool:
+        """Whether a search (grep, glob, ls) leaves `path` out of its results
+        and unread: a Read of it would not be allowed without asking (a Read
+        deny or ask rule, a secret-looking file, a path out of scope), as
+        Claude Code's Grep and Glob hide what a Read deny matches
+        (https://code.claude.com/docs/en/permissions: a deny "hides matching
+        files from discovery and search")."""
+        decision = self.decide("read", {"path": os.fspath(path)}, ToolKind.READ_ONLY, (path,))
+        return decision.decision is not Decision.ALLOW
 
     # --- asking ---------------------------------------------------------------
 
@@ -555,15 +576,25 @@ def _param_hits(rules: Sequence[Rule], input: Mapping[str, Any]) -> list[Rule]:
 
 
 def _path_hit(
-    pattern: str, lex: Path, real: Path, base: Path, cwd: Path, definite: bool, search: bool
+    pattern: str,
+    lex: Path,
+    real: Path,
+    base: Path,
+    cwd: Path,
+    definite: bool,
+    search: bool,
+    folder: bool = False,
 ) -> bool:
     """An allow needs the path as named and its real target to match; a deny
-    or ask either of them (at any depth), or, for a search, anything below."""
+    or ask either of them (at any depth), or, for a search, anything below
+    (`search`) or every entry of the folder (`folder`: any name in it matches)."""
     if definite:
         return path_matches(pattern, lex, base, cwd=cwd) and path_matches(
             pattern, real, base, cwd=cwd
         )
     if path_matches(pattern, lex, base, True, cwd) or path_matches(pattern, real, base, True, cwd):
+        return True
+    if folder and any(path_matches(pattern, p / "\x01", base, True, cwd) for p in (lex, real)):
         return True
     return search and (
         path_under_matches(pattern, lex, base, cwd) or path_under_matches(pattern, real, base, cwd)

@@ -97,6 +97,11 @@ class ConsentGate:
     ) -> Any:
         return self.gate.decide(tool, input, kind, paths, command)
 
+    def hides(self, path: Path) -> bool:
+        """The real gate's `hides` (the search tools' hidden files), if it has one."""
+        hides = getattr(self.gate, "hides", None)
+        return callable(hides) and bool(hides(path))
+
     def approval_for(self, action: Action) -> str | None:
         return next(
             (d for d, a in self.granted.items() if a == action and d not in self.used), None

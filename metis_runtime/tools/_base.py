@@ -105,6 +105,10 @@ class ToolContext:
     # Background jobs may be detached at the run's end (`metis run --detach-jobs`):
     # bash then runs them under the keeper (`_keeper.py`).
     detach_jobs: bool = False
+    # The paths the search tools (grep, glob, ls) leave out of their results
+    # and never read: those a Read would not be allowed without asking (the
+    # loop sets the gate's `hides`; None: hide nothing).
+    hidden: Callable[[Path], bool] | None = None
     roots: Roots = field(init=False, eq=False, repr=False)
 
     def __attrs_post_init__(self) -> None:

@@ -31,6 +31,7 @@ from ._search import (
     glob_paths,
     is_binary,
     search,
+    walk_files,
 )
 
 READ_DEFAULT_LIMIT = 2000
@@ -227,9 +228,15 @@ class LsTool(Tool):
             fd = ctx.roots.open(path, os.O_RDONLY | os.O_DIRECTORY, tool="ls")
             try:
                 with os.scandir(fd) as it:
-                    entries = sorted(e.name + "/" if e.is_dir() else e.name for e in it)
+                    listed = [(e.name, e.is_dir()) for e in it]
             finally:
                 os.close(fd)
+            hidden = ctx.hidden
+            entries = sorted(
+                name + "/" if is_dir else name
+                for name, is_dir in listed
+                if hidden is None or not hidden(path / name)
+            )
         except NotADirectoryError:
             raise ToolError(f"ls: {path}: not a directory") from None
         except OSError as exc:
@@ -285,7 +292,7 @@ class GlobTool(Tool):
 
         def scan(stop: threading.Event) -> list[Path]:
             try:  # only what lies inside `base` by real path: no '..', no symlink out
-                return glob_paths(base, pattern, stop, GLOB_MAX_RESULTS)
+                return glob_paths(base, pattern, stop, GLOB_MAX_RESULTS, ctx.hidden)
             except (ValueError, NotImplementedError) as exc:
                 raise ToolInputError(f"glob: field 'pattern' is invalid: {exc}") from None
             except OSError as exc:
@@ -349,6 +356,11 @@ class GrepTool(Tool):
             # Found here, where HOME and XDG_CONFIG_HOME are: a worker has no environment.
             global_excludes=excludes_file(str(base)) if respect_ignore else None,
         )
+        if ctx.hidden is not None and base.is_dir():
+            # Only the files the gate would let a Read open are searched (the
+            # base itself was decided for this call); one that appears after
+            # this list is made is not read either.
+            request["only"] = await _in_thread(partial(_visible, request, ctx.hidden))
         try:
             hits, truncated = await _search_off_the_loop(request)
         except SearchUnbounded:
@@ -371,6 +383,17 @@ class GrepTool(Tool):
 
 
 _WORKERS = SearchWorkers()
+
+
+def _visible(
+    request: SearchRequest, hidden: Callable[[Path], bool], stop: threading.Event
+) -> list[str]:
+    """The files under the request's base that its walk finds and `hidden` keeps."""
+    base = request["base"]
+    found = walk_files(
+        base, request["glob"], request["respect_ignore"], request.get("global_excludes")
+    )
+    return [rel for path, rel in found if not stop.is_set() and not hidden(Path(path))]
 
 
 async def _search_off_the_loop(request: SearchRequest) -> tuple[list[str], bool]:

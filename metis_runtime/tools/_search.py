@@ -92,6 +92,7 @@ class SearchRequest(TypedDict):
     timeout_s: float
     respect_ignore: bool
     global_excludes: NotRequired[str | None]  # core.excludesFile (`_ignore.excludes_file`)
+    only: NotRequired[list[str] | None]  # when set, the only files read (paths relative to base)
 
 
 class SearchTimeout(Exception):
@@ -333,11 +334,15 @@ def search(
         request.get("respect_ignore", True),
         request.get("global_excludes"),
     )
+    only = request.get("only")
+    visible = None if only is None else frozenset(only)
     for dir_fd, name, rel in walk:
         if stop is not None and stop.is_set():
             break
         if time.monotonic() > deadline:
             raise SearchTimeout(len(hits))
+        if visible is not None and rel not in visible:
+            continue  # hidden: the gate would not let a Read open it
         text = read_text(name, request["max_file_bytes"], dir_fd)
         if text is None:
             continue
@@ -356,10 +361,17 @@ def search(
     return hits, False
 
 
-def glob_paths(base: Path, pattern: str, stop: threading.Event, limit: int) -> list[Path]:
+def glob_paths(
+    base: Path,
+    pattern: str,
+    stop: threading.Event,
+    limit: int,
+    hidden: Callable[[Path], bool] | None = None,
+) -> list[Path]:
     """Paths under `base` matching `pattern` (at most `limit` + 1), only those
     whose real location is inside `base`: a symlink out of it, or a `..` in
-    the pattern, never lists anything outside. ValueError: a bad pattern."""
+    the pattern, never lists anything outside; none that `hidden` hides.
+    ValueError: a bad pattern."""
     if os.path.isabs(pattern) or ".." in PurePath(pattern).parts:
         raise ValueError("must be relative and stay inside 'path' (no '..')")
     root = os.path.realpath(base)
@@ -368,7 +380,7 @@ def glob_paths(base: Path, pattern: str, stop: threading.Event, limit: int) -> l
         if stop.is_set() or len(found) > limit:
             break
         real = os.path.realpath(path)
-        if real == root or real.startswith(root + os.sep):
+        if (real == root or real.startswith(root + os.sep)) and not (hidden and hidden(path)):
             found.append(path)
     return found
 

@@ -132,3 +132,45 @@ def test_old_locks_of_ended_helpers_are_swept(
     assert not old.exists() and fresh.exists() and Path(paths[1]).exists()
     _call(payload(project, "Bash", {"command": "x"}, hook_event_name="SessionEnd"), helper_env)
     _wait(lambda: not Path(paths[0]).exists(), "the helper did not end")
+
+
+def _cpu_of(body: dict[str, object], env: dict[str, str]) -> tuple[float, str]:
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done = _call(body, env)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    assert done.returncode == 0, done.stderr
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), done.stdout
+
+
+def test_session_start_starts_the_helper_and_no_call_loads_the_gate_again(
+    project: Path,  # noqa: F811
+    helper_env: dict[str, str],
+) -> None:
+    """SessionStart only starts the helper (nothing on stdout: Claude Code
+    would add it to the context); a call made while it loads waits for it
+    instead of loading everything itself, so it costs what a served call does."""
+    from metis_cli._hook_client import _starting
+
+    paths = socket_paths("abc123")
+    assert paths is not None
+    call = payload(project, "Bash", {"command": "rm -rf build"})
+    alone_cpu, alone = _cpu_of(call, {**helper_env, "METIS_HOOK_HELPER": "0"})
+    start = payload(project, "Bash", {"command": "x"}, hook_event_name="SessionStart")
+    start_cpu, out = _cpu_of(start, helper_env)
+    assert out == ""
+    _wait(lambda: _starting(paths[1]), "SessionStart did not start the helper")
+    first_cpu, first = _cpu_of(call, helper_env)  # the helper may still be loading
+    assert (
+        first == alone and json.loads(first)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    )
+    assert Path(paths[0]).exists()
+    assert start_cpu < alone_cpu / 2 and first_cpu < alone_cpu / 2, (
+        start_cpu,
+        first_cpu,
+        alone_cpu,
+    )
+    _call(payload(project, "Bash", {"command": "x"}, hook_event_name="SessionEnd"), helper_env)
+    _wait(lambda: not Path(paths[0]).exists(), "the helper did not end")
+    assert not _starting(paths[1])

@@ -50,7 +50,8 @@ def test_documented_statement(
         for pattern in patterns:
             policy.add(Source.PROJECT, RuleBehavior(behavior), pattern, base=ws)
     mode, auto = parse_mode(row.get("mode", "default"), "mode")
-    gate = Gate(policy, mode, Path(os.path.realpath(ws)), Route.HEADLESS, auto=auto)
+    gate = Gate(policy, mode, Path(os.path.realpath(ws)), Route.HEADLESS, auto=auto,
+                search_hides_denied=True)  # fmt: skip
     call = row["call"]
     tool_input = _input(call, Path(os.path.realpath(ws)), Path(os.path.realpath(home)))
     d = gate.decide(call["tool"], tool_input, infer_kind(call["tool"], tool_input),
