@@ -14,7 +14,6 @@ from ._agents_sdk import read_run_items
 from ._api import TOP, Reader, read_anthropic, read_openai_chat, read_openai_responses
 from ._claude_code import read_session
 from ._codex import read_rollout
-from ._hook_facts import check_hook_facts
 from ._locate import Want, join_lines, scan_documents
 from ._otel import TOP as OTEL_TOP
 from ._otel import read_spans
@@ -122,7 +121,11 @@ class _Sum:
             Note(n.line, f"{prefix}{n.message}") if prefix else n for n in parsed.notes
         )
         self.checks.update(outcome.checks)
-        if fmt == "claude-code":  # the hook's verdicts, when it wrote the file (AUTH-4)
+        if fmt == "claude-code" and any('"metis"' in line for line in lines):
+            # The hook's verdicts, when it wrote the file (AUTH-4). Imported
+            # only then: the deriver and pydantic are heavy for a plain session.
+            from ._hook_facts import check_hook_facts
+
             hook = check_hook_facts(lines, label)
             self.violations.extend(hook.violations)
             self.notes.extend(hook.notes)
