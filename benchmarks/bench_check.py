@@ -12,34 +12,16 @@ from __future__ import annotations
 
 import functools
 from functools import cache
-from typing import Any
 
 import pytest
 from _timing import best_of
 
 from metis_check import check_trace
 from metis_check._generate import flat_run
-from metis_model import resolve
+from metis_check._wide import wide_batch
 from metis_trace import (
-    Assistant,
-    CallClass,
-    CallRef,
-    DecisionEvent,
-    EffectEnd,
-    EffectOutcome,
-    EffectStart,
-    Facts,
-    Mode,
-    Request,
-    Result,
-    ResultsSent,
-    ResultStatus,
-    RunEnd,
-    RunStatus,
-    ToolKind,
     TraceEvent,
     TraceHeader,
-    TurnStart,
 )
 
 SIZES = (1_000, 10_000, 100_000, 1_000_000)
@@ -55,59 +37,7 @@ def _wide(width: int) -> tuple[TraceHeader, list[TraceEvent]]:
     """One batch of `width` allowed calls, run by their class: every fourth
     queues on one key (each waits for the one before), the last is exclusive
     (it waits for all), the rest are safe and run together."""
-    header = TraceHeader(
-        run_id="wide", root_run_id="wide", tools=("read",), producer="bench_check"
-    )
-    facts = Facts(mode=Mode.DEFAULT, kind=ToolKind.READ_ONLY)
-    allowed = resolve(facts)
-    events: list[TraceEvent] = []
-
-    def add(factory: Any, **fields: Any) -> None:
-        seq = len(events)
-        events.append(factory(seq=seq, t=seq * 1e-6, causes=(seq - 1,) if seq else (), **fields))
-
-    refs = [CallRef(occ=f"1.{i}", call_id=f"c{i}", tool="read") for i in range(width)]
-    last = width - 1
-    add(TurnStart, turn=1)
-    add(Request, turn=1)
-    add(Assistant, turn=1, calls=tuple(refs), stop_reason="tool_use")
-    for i, ref in enumerate(refs):
-        cls = CallClass.EXCLUSIVE if i == last else CallClass.SAFE
-        if i % 4 == 3 and i != last:
-            cls = CallClass.QUEUE
-        key = "file:/ws/a.txt" if cls is CallClass.QUEUE else None
-        stage = allowed.stage.value
-        add(
-            DecisionEvent,
-            occ=ref.occ,
-            decision=allowed.decision,
-            stage=stage,
-            facts=facts,
-            cls=cls,
-            key=key,
-        )
-    for i in range(last):
-        add(EffectStart, occ=refs[i].occ)
-        if i % 4 == 3:
-            add(EffectEnd, occ=refs[i].occ, outcome=EffectOutcome.OK)
-    for i in range(last):
-        if i % 4 != 3:
-            add(EffectEnd, occ=refs[i].occ, outcome=EffectOutcome.OK)
-    add(EffectStart, occ=refs[last].occ)
-    add(EffectEnd, occ=refs[last].occ, outcome=EffectOutcome.OK)
-    for ref in refs:
-        add(Result, occ=ref.occ, call_id=ref.call_id, status=ResultStatus.OK)
-    add(
-        ResultsSent,
-        turn=1,
-        occs=tuple(ref.occ for ref in refs),
-        call_ids=tuple(ref.call_id for ref in refs),
-    )
-    add(TurnStart, turn=2)
-    add(Request, turn=2)
-    add(Assistant, turn=2)
-    add(RunEnd, status=RunStatus.COMPLETED)
-    return header, events
+    return wide_batch(width, denied=None)
 
 
 @pytest.mark.parametrize("size", SIZES)

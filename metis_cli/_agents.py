@@ -34,7 +34,7 @@ from metis_studies.child_boundary import ESCAPE_TOOLS, run_child_boundary
 from metis_trace import Mode
 
 from ._conform import check_tree_dir
-from ._output import EXIT_OK, EXIT_VIOLATION, emit_json, table
+from ._output import EXIT_OK, EXIT_VIOLATION, count_option, emit_json, table
 from ._params import FiniteFloat
 from ._wire import (
     WireOptionError,
@@ -50,35 +50,14 @@ _DEFAULTS = GuardLimits()
 
 def guard_options(command: F) -> F:
     """The spawn guard's limits as options (defaults: 5, 32, 8, 4, 600 s)."""
+    counts = (  # (flag, default, help): counts from 0
+        ("--max-spawn-depth", _DEFAULTS.max_depth, "Deepest child depth (the root is 0)."),
+        ("--max-agents", _DEFAULTS.max_total, "Agents one tree may spawn in total."),
+        ("--max-children-per-agent", _DEFAULTS.max_per_parent, "Children one agent may spawn."),
+        ("--max-concurrent", _DEFAULTS.max_concurrent, "Children running at once in the tree."),
+    )
     options = [
-        click.option(
-            "--max-spawn-depth",
-            type=click.IntRange(0),
-            default=_DEFAULTS.max_depth,
-            show_default=True,
-            help="Deepest child depth (the root is 0).",
-        ),
-        click.option(
-            "--max-agents",
-            type=click.IntRange(0),
-            default=_DEFAULTS.max_total,
-            show_default=True,
-            help="Agents one tree may spawn in total.",
-        ),
-        click.option(
-            "--max-children-per-agent",
-            type=click.IntRange(0),
-            default=_DEFAULTS.max_per_parent,
-            show_default=True,
-            help="Children one agent may spawn.",
-        ),
-        click.option(
-            "--max-concurrent",
-            type=click.IntRange(0),
-            default=_DEFAULTS.max_concurrent,
-            show_default=True,
-            help="Children running at once in the tree.",
-        ),
+        *(count_option(flag, 0, None, default, text) for flag, default, text in counts),
         click.option(
             "--agent-timeout",
             type=FiniteFloat(min=0, min_open=True),
@@ -106,19 +85,15 @@ def limits_from_options(options: dict[str, Any]) -> GuardLimits:
 def context_options(command: F) -> F:
     """The context budget as options: a window, and optionally each step's trigger."""
     options = [
-        click.option(
+        count_option(
             "--context-window",
-            type=click.IntRange(1),
-            default=200_000,
-            show_default=True,
-            help="Estimated tokens (about 4 characters each) the provider takes.",
+            1,
+            None,
+            200_000,
+            "Estimated tokens (about 4 characters each) the provider takes.",
         ),
-        click.option(
-            "--context-recent",
-            type=click.IntRange(0),
-            default=4,
-            show_default=True,
-            help="Trailing messages prune and snip leave alone.",
+        count_option(
+            "--context-recent", 0, None, 4, "Trailing messages prune and snip leave alone."
         ),
     ]
     for option in reversed(options):
@@ -276,12 +251,8 @@ def ablate() -> None:
 
 
 @ablate.command("child-boundary")
-@click.option(
-    "--seeds",
-    type=click.IntRange(1, 100),
-    default=3,
-    show_default=True,
-    help="Seeds per cell (each varies target, call order, effect position).",
+@count_option(
+    "--seeds", 1, 100, 3, "Seeds per cell (each varies target, call order, effect position)."
 )
 @click.option(
     "--processes",

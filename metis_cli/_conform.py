@@ -13,7 +13,7 @@ import click
 from metis_check import STATUSES, Report
 
 from ._inputs import BadInput
-from ._output import bad_input, read_trace_file
+from ._output import bad_input, count_option, read_trace_file
 from ._transcripts import FORMATS, FileResult, Run, Unit, check_unit, expand
 
 if TYPE_CHECKING:
@@ -127,13 +127,7 @@ def run_units(units: list[Unit], fmt: str, jobs: int) -> list[FileResult]:
     help="Pass a check the input cannot decide: open-at-end (a live or cut session), "
     "outside-slice (a file that starts mid-session).",
 )
-@click.option(
-    "--jobs",
-    type=click.IntRange(0, 4096),
-    default=1,
-    show_default=True,
-    help="Worker processes for many files (0: one per core).",
-)
+@count_option("--jobs", 0, 4096, 1, "Worker processes for many files (0: one per core).")
 @click.option(
     "--engine",
     type=click.Choice(("local", "dask")),

@@ -30,7 +30,7 @@ from metis_runtime._input import read_trace_path
 from metis_trace import InputError
 
 from ._evidence import EvidenceTable, gather_model_evidence
-from ._output import EXIT_OK, EXIT_VIOLATION, emit_json, table
+from ._output import EXIT_OK, EXIT_VIOLATION, count_option, emit_json, table
 from ._params import writable_dir
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -133,14 +133,9 @@ def _witness_row(trace: Path, header: Any, events: Any) -> Row:
     return Row("witness", check, True, detail)
 
 
-def agents_rows(folder: Path) -> list[Row]:
-    """The coordinator scenario: a planner and an implementer in branch
-    worktrees, a refused duplicate; then the whole tree of traces conforms."""
-    from metis_check import check_trace_tree
-
-    workspace = folder / "coordinator"
-    workspace.mkdir(parents=True, exist_ok=True)
-    done = subprocess.run(
+def run_coordinator(workspace: Path) -> subprocess.CompletedProcess[str]:
+    """`metis run --scenario coordinator` in `workspace`, headless and quiet."""
+    return subprocess.run(
         [
             sys.executable,
             "-m",
@@ -159,6 +154,16 @@ def agents_rows(folder: Path) -> list[Row]:
         text=True,
         timeout=300,
     )
+
+
+def agents_rows(folder: Path) -> list[Row]:
+    """The coordinator scenario: a planner and an implementer in branch
+    worktrees, a refused duplicate; then the whole tree of traces conforms."""
+    from metis_check import check_trace_tree
+
+    workspace = folder / "coordinator"
+    workspace.mkdir(parents=True, exist_ok=True)
+    done = run_coordinator(workspace)
     rows = [
         Row(
             "agents",
@@ -403,13 +408,7 @@ CHANNEL = "conformance channel: the explore sweep"
     help="Where to keep the run, its trace and the recorded model traces "
     "(default: a temporary folder).",
 )
-@click.option(
-    "--runs",
-    type=click.IntRange(1, 100_000),
-    default=100,
-    show_default=True,
-    help="Simulated model runs to record and check.",
-)
+@count_option("--runs", 1, 100_000, 100, "Simulated model runs to record and check.")
 @click.option(
     "--no-explore",
     is_flag=True,

@@ -23,7 +23,7 @@ import attrs
 import click
 
 from ._inputs import STDIN, BadInput, read_text
-from ._output import bad_input
+from ._output import bad_input, count_option
 from ._transcripts import FORMATS, FileResult, Unit, check_loaded, expand, load
 
 if TYPE_CHECKING:
@@ -216,12 +216,12 @@ def file_name(source: str, n: int, invariant: str) -> str:
     help="Output kind (default: from the --out suffix, else svg).",
 )
 @click.option("--out", metavar="FILE", help="Write here (.svg, .png, .html, .dot); default stdout.")
-@click.option(
+@count_option(
     "--limit",
-    type=click.IntRange(10, 5000),
-    default=DEFAULT_LIMIT,
-    show_default=True,
-    help="Most events drawn per trace or file: a larger one is cut to a window "
+    10,
+    5000,
+    DEFAULT_LIMIT,
+    "Most events drawn per trace or file: a larger one is cut to a window "
     "around the divergence (the slice is always kept).",
 )
 def draw(input_path: str, fmt: str, kind: str | None, out: str | None, limit: int) -> None:

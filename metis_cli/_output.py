@@ -1,12 +1,13 @@
-"""Small output helpers: aligned tables, JSON, and one-line input errors."""
+"""Small output helpers: aligned tables, JSON, one-line input errors, and the
+commands' one shape of count option."""
 
 from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
@@ -16,6 +17,18 @@ if TYPE_CHECKING:
 EXIT_OK = 0
 EXIT_VIOLATION = 1
 EXIT_BAD_INPUT = 2
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def count_option(
+    flag: str, low: int, high: int | None, default: int, help: str
+) -> Callable[[_F], _F]:
+    """`FLAG N`: a whole number from `low` to `high` (None: no top), its
+    default shown in `--help`."""
+    return click.option(
+        flag, type=click.IntRange(low, high), default=default, show_default=True, help=help
+    )
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:

@@ -33,7 +33,7 @@ from metis_proofs._context import prove_context
 from metis_proofs._plan import PLAN_ABLATIONS, PLAN_PROPERTIES, prove_plan
 from metis_proofs._plan_cex import PlanCounterexample, find_plan_counterexample
 
-from ._output import EXIT_OK, EXIT_VIOLATION, bad_input, emit_json, table
+from ._output import EXIT_OK, EXIT_VIOLATION, bad_input, count_option, emit_json, table
 from ._params import FiniteFloat, StagedOutput, writable_dir
 
 EXIT_UNKNOWN = 3
@@ -54,13 +54,7 @@ def _ablation(name: str | None) -> str | None:
 
 
 @click.command("prove")
-@click.option(
-    "--depth",
-    default=DEFAULT_DEPTH,
-    show_default=True,
-    type=click.IntRange(1, 200),
-    help="BMC depth for the loop properties.",
-)
+@count_option("--depth", 1, 200, DEFAULT_DEPTH, "BMC depth for the loop properties.")
 @click.option(
     "--out",
     "out_dir",
@@ -220,13 +214,7 @@ def _prove_plan_ablation(ablation: str, out_dir: Path, timeout: float, as_json: 
     type=click.Path(file_okay=False),
     help="Directory for the trace, ITF, DOT/SVG and pytest files.",
 )
-@click.option(
-    "--max-depth",
-    default=DEFAULT_DEPTH,
-    show_default=True,
-    type=click.IntRange(1, 200),
-    help="Deepest path to search.",
-)
+@count_option("--max-depth", 1, 200, DEFAULT_DEPTH, "Deepest path to search.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 def counterexample(ablate: str, out_dir: str, max_depth: int, as_json: bool) -> None:
     """Find the shortest trace a weakened protocol allows that the checker rejects.

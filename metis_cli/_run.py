@@ -124,6 +124,7 @@ from metis_trace import (
 from metis_witness._launch import WITNESSED_ENV
 
 from ._agents import budget_from_options, context_options, guard_options, limits_from_options
+from ._output import count_option
 from ._wire import (
     WireOptionError,
     default_provider,
@@ -874,12 +875,12 @@ def _witnessed(
     "job_done detached, with their process group) instead of waiting for and killing them. "
     "Default: they are waited for, then killed.",
 )
-@click.option(
+@count_option(
     "--max-retries",
-    default=DEFAULT_MAX_RETRIES,
-    show_default=True,
-    type=click.IntRange(0, 100),
-    help="Retries of a live request that failed transiently (429, 5xx, 529) "
+    0,
+    100,
+    DEFAULT_MAX_RETRIES,
+    "Retries of a live request that failed transiently (429, 5xx, 529) "
     "before any answer arrived; 0 disables.",
 )
 @click.option(

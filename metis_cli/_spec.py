@@ -9,7 +9,7 @@ import click
 
 from metis_model import INVARIANTS
 
-from ._output import EXIT_OK, EXIT_VIOLATION, bad_input, emit_json, table
+from ._output import EXIT_OK, EXIT_VIOLATION, bad_input, count_option, emit_json, table
 
 if TYPE_CHECKING:
     from ._evidence import EvidenceTable
@@ -49,20 +49,8 @@ def _evidence_table(ev: EvidenceTable) -> str:
 
 
 @click.command()
-@click.option(
-    "--runs",
-    type=click.IntRange(1, 100_000),
-    default=200,
-    show_default=True,
-    help="Simulated model runs to record and check.",
-)
-@click.option(
-    "--broken",
-    type=click.IntRange(1, 1000),
-    default=5,
-    show_default=True,
-    help="Broken traces per invariant.",
-)
+@count_option("--runs", 1, 100_000, 200, "Simulated model runs to record and check.")
+@count_option("--broken", 1, 1000, 5, "Broken traces per invariant.")
 @click.option(
     "--prove/--no-prove",
     "with_proofs",
@@ -70,13 +58,7 @@ def _evidence_table(ev: EvidenceTable) -> str:
     show_default=True,
     help="Run the z3 proofs and bounded model checks too.",
 )
-@click.option(
-    "--depth",
-    type=click.IntRange(1, 200),
-    default=20,
-    show_default=True,
-    help="BMC depth for the loop properties.",
-)
+@count_option("--depth", 1, 200, 20, "BMC depth for the loop properties.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def check(runs: int, broken: int, with_proofs: bool, depth: int, as_json: bool) -> None:
     """Report the evidence behind every invariant ID: proved, bounded to depth

@@ -8,7 +8,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 import uuid
 from pathlib import Path
@@ -22,7 +21,15 @@ from metis_cli._agents import agents
 from metis_cli._main import cli
 from metis_cli._run import _child_provider, run
 from metis_trace import Mode, TraceEvent, TraceHeader, read_trace
-from tests.runtime.test_loop_support import SLOW_MARKED_CALL, sigkill_when_marked, write_scenario
+from tests.runtime.test_loop_support import (
+    SLOW_MARKED_CALL,
+    metis_run_argv,
+    replay_run_argv,
+    resume_run,
+    sigkill_when_marked,
+    subprocess_env,
+    write_scenario,
+)
 
 from ._support import events_of, git, read_tree, results, tree_report
 
@@ -275,38 +282,16 @@ def _scenario_with_child(tmp_path: Path) -> Path:
 def test_resume_after_sigkill_keeps_the_agent_tools_and_the_tree(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     scenario = _scenario_with_child(tmp_path)
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    env["PYTHONPATH"] = str(REPO)
-    base = [sys.executable, "-m", "metis_cli._run"]
+    env = subprocess_env()
     sigkill_when_marked(
-        [
-            *base,
-            "--workspace",
-            str(ws),
-            "--scenario",
-            str(scenario),
-            "--provider",
-            "replay",
-            "--mode",
-            "bypassPermissions",
-            "--headless",
-            "-q",
-        ],
+        replay_run_argv(ws, scenario),
         env,
         tmp_path,
         ws / "started.marker",
         timeout=120,
     )
     run_dir = _run_dir(ws)
-    done = subprocess.run(
-        [*base, "--resume", "--trace", str(run_dir / "trace.jsonl"), "-q"],
-        env=env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
+    done = resume_run(run_dir / "trace.jsonl", env, tmp_path)
     assert "All done." in done.stdout
     header, events = _root(run_dir)
     assert "spawn_agent" in header.tools
@@ -364,11 +349,11 @@ def test_ctrl_c_kills_the_running_children_and_the_run_resumes(tmp_path: Path) -
     data = yaml.safe_load(root.read_text())
     data["agents"] = {"implementer": child.name}
     root.write_text(yaml.safe_dump(data, sort_keys=False))
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    env["PYTHONPATH"] = str(REPO)
-    base = [sys.executable, "-m", "metis_cli._run"]
+    env = subprocess_env()
     proc = subprocess.Popen(
-        [*base, "--workspace", str(ws), "--scenario", str(root), "--mode", "bypassPermissions"],
+        metis_run_argv(
+            "--workspace", str(ws), "--scenario", str(root), "--mode", "bypassPermissions"
+        ),
         env=env,
         cwd=tmp_path,
         stdout=subprocess.PIPE,
@@ -402,15 +387,7 @@ def test_ctrl_c_kills_the_running_children_and_the_run_resumes(tmp_path: Path) -
     _, events = _root(run_dir)
     assert "interrupt" in [e.kind for e in events]
 
-    done = subprocess.run(
-        [*base, "--resume", "--trace", str(run_dir / "trace.jsonl"), "-q"],
-        env=env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
+    done = resume_run(run_dir / "trace.jsonl", env, tmp_path)
     assert "All done." in done.stdout
     assert tree_report(run_dir).ok
 

@@ -118,30 +118,11 @@ def test_usage_errors_are_one_line_and_exit_2(argv: list[str]) -> None:
 def test_conform_checks_a_directory_as_one_tree_of_agents(
     runner: CliRunner, tmp_path: Path
 ) -> None:
-    import subprocess
-    import sys
+    from metis_cli._demo import run_coordinator
 
     ws = tmp_path / "ws"
     ws.mkdir()
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "metis_cli",
-            "run",
-            "--scenario",
-            "coordinator",
-            "--workspace",
-            str(ws),
-            "--mode",
-            "acceptEdits",
-            "--headless",
-            "-q",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    done = run_coordinator(ws)
     assert done.returncode == 0, done.stderr
     (run_dir,) = (ws / ".metis" / "runs").iterdir()
     ok = runner.invoke(cli, ["conform", str(run_dir), "--json"])

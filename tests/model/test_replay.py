@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-from typing import Any
 from unittest import mock
 
 import attrs
@@ -14,34 +13,12 @@ from hypothesis import strategies as st
 from metis_check import MUTATORS, SimConfig, _replay, break_trace, check_trace, simulate
 from metis_check._generate import flat_run
 from metis_check._mutate import RICH
+from metis_check._wide import WIDE_SHAPES, wide_batch
 from metis_model import resolve
 from metis_trace import (
-    Assistant,
-    CallClass,
-    CallRef,
-    Cancel,
-    CancelCause,
     Decision,
     DecisionEvent,
-    EffectEnd,
-    EffectOutcome,
-    EffectStart,
-    Facts,
-    Mode,
-    Request,
-    Result,
-    ResultsSent,
-    ResultStatus,
-    RuleBehavior,
-    RuleRef,
-    RunEnd,
-    RunStatus,
-    Source,
-    StopRequest,
     ToolKind,
-    TraceEvent,
-    TraceHeader,
-    TurnStart,
     dumps_trace,
     read_trace,
 )
@@ -163,102 +140,12 @@ def test_unhashable_facts_are_checked_without_the_memo() -> None:
     assert fast.first is not None and fast.first.invariant == "PERM-1"
 
 
-# Shapes of one wide batch: the invariant each breaks first (None: valid).
-SHAPES: dict[str, str | None] = {
-    "scheduled": None,
-    "one skipped": None,  # closed without running: it holds nothing back
-    "exclusive among safe": "SCHED-1",
-    "queue overlaps": "SCHED-2",
-    "queue overtaken": "SCHED-2",
-    "exclusive too early": "SCHED-3",
-}
-
-
-def _one_batch(width: int, shape: str) -> tuple[TraceHeader, list[TraceEvent]]:
-    """A run with one batch of `width` calls, scheduled by their class: every
-    fourth call queues on one key, the last is exclusive, the rest are safe;
-    all are allowed but the second, which a deny rule refuses (it holds
-    nothing back). `shape` (one of SHAPES) says how the schedule goes or goes
-    wrong."""
-    header = TraceHeader(run_id="wide", root_run_id="wide", tools=("read",), producer="test")
-    facts = Facts(mode=Mode.DEFAULT, kind=ToolKind.READ_ONLY)
-    rule = RuleRef(behavior=RuleBehavior.DENY, source=Source.PROJECT, pattern="read")
-    refused = facts.model_copy(update={"rules": (rule,)})
-    events: list[TraceEvent] = []
-
-    def add(factory: Any, **fields: Any) -> None:
-        seq = len(events)
-        events.append(factory(seq=seq, t=seq * 1e-3, causes=(seq - 1,) if seq else (), **fields))
-
-    refs = [CallRef(occ=f"1.{i}", call_id=f"c{i}", tool="read") for i in range(width)]
-    last = width - 1
-    queued = [i for i in range(last) if i % 4 == 3]
-    safe = [i for i in range(last) if i % 4 != 3]
-    # The call left unstarted: never run ("exclusive too early"), skipped after
-    # a cancel ("one skipped"), or overtaken in its queue ("queue overtaken").
-    idle = {"exclusive too early": 0, "one skipped": 0, "queue overtaken": queued[0]}.get(shape)
-    denied = 1
-
-    add(TurnStart, turn=1)
-    add(Request, turn=1)
-    add(Assistant, turn=1, calls=tuple(refs), stop_reason="tool_use")
-    for i, ref in enumerate(refs):
-        cls = (
-            CallClass.EXCLUSIVE if i == last else CallClass.QUEUE if i in queued else CallClass.SAFE
-        )
-        key = "file:/ws/a.txt" if cls is CallClass.QUEUE else None
-        f = refused if i == denied else facts
-        verdict = resolve(f)
-        add(
-            DecisionEvent,
-            occ=ref.occ,
-            decision=verdict.decision,
-            stage=verdict.stage.value,
-            facts=f,
-            cls=cls,
-            key=key,
-        )
-    for i in range(last):
-        if i in (idle, denied):
-            continue
-        add(EffectStart, occ=refs[i].occ)
-        if i in queued and shape != "queue overlaps":  # else the next one overlaps it
-            add(EffectEnd, occ=refs[i].occ, outcome=EffectOutcome.OK)
-    if shape == "exclusive among safe":
-        add(EffectStart, occ=refs[last].occ)
-    for i in safe:
-        if i not in (idle, denied):
-            add(EffectEnd, occ=refs[i].occ, outcome=EffectOutcome.OK)
-    skipped = {idle, last} if shape == "one skipped" else set()
-    if skipped:  # cancelled before the barrier: neither it nor the idle call starts
-        add(StopRequest, via="test")  # the cancel's source: its causes name it (SCHED-5)
-        add(Cancel, turn=1, cause=CancelCause.USER)
-        for i in sorted(skipped):
-            add(Result, occ=refs[i].occ, call_id=refs[i].call_id, status=ResultStatus.SKIPPED)
-    else:
-        add(EffectStart, occ=refs[last].occ)
-        add(EffectEnd, occ=refs[last].occ, outcome=EffectOutcome.OK)
-    for i, ref in enumerate(refs):
-        if i == denied:
-            add(Result, occ=ref.occ, call_id=ref.call_id, status=ResultStatus.DENIED)
-        elif i not in skipped:
-            add(Result, occ=ref.occ, call_id=ref.call_id, status=ResultStatus.OK)
-    add(
-        ResultsSent,
-        turn=1,
-        occs=tuple(ref.occ for ref in refs),
-        call_ids=tuple(ref.call_id for ref in refs),
-    )
-    add(TurnStart, turn=2)
-    add(Request, turn=2)
-    add(Assistant, turn=2)
-    add(RunEnd, status=RunStatus.COMPLETED)
-    return header, events
+SHAPES = WIDE_SHAPES
 
 
 @pytest.mark.parametrize("shape", SHAPES)
 def test_a_wide_batch_agrees_with_the_specification(shape: str) -> None:
-    header, events = _one_batch(60, shape)
+    header, events = wide_batch(60, shape)
     fast, slow = check_trace(events, header), check_trace(events, header, reference=True)
     assert _verdict(fast) == _verdict(slow)
     assert fast.checks == slow.checks and fast.transitions == slow.transitions
@@ -269,10 +156,10 @@ def test_a_wide_batch_agrees_with_the_specification(shape: str) -> None:
 def test_a_batch_of_2000_calls_is_checked_in_linear_time(shape: str) -> None:
     # Not a timing test: the O(b) `interference` scan runs only when the
     # schedule's counters say a rule is broken, that is once, at the divergence.
-    header, events = _one_batch(2000, shape)
+    header, events = wide_batch(2000, shape)
     with mock.patch.object(_replay, "interference", wraps=_replay.interference) as scan:
         wide = check_trace(events, header)
-    header, events = _one_batch(60, shape)
+    header, events = wide_batch(60, shape)
     narrow = check_trace(events, header, reference=True)
     assert (wide.first and wide.first.invariant) == (narrow.first and narrow.first.invariant)
     assert scan.call_count == (0 if wide.ok else 1)

@@ -19,7 +19,6 @@ from typing import Any
 
 import attrs
 
-from metis_check import check_trace
 from metis_runtime import (
     AgentLoop,
     LoopConfig,
@@ -42,7 +41,8 @@ from metis_runtime.tools import (
     ToolSpec,
     builtin_tools,
 )
-from metis_trace import CallClass, Mode, ToolKind, TraceEvent, TraceHeader, read_trace
+from metis_trace import CallClass, Mode, ToolKind, TraceEvent, TraceHeader
+from tests.runtime.test_loop_support import assert_conforms, read
 
 KIND = {
     CallClass.SAFE: ToolKind.READ_ONLY,
@@ -164,16 +164,6 @@ class BatchRun:
 
     def statuses(self) -> dict[str, str]:
         return {e.occ: e.status.value for e in self.of("result")}
-
-
-def read(path: Path) -> tuple[TraceHeader, list[TraceEvent]]:
-    with path.open(encoding="utf-8") as fh:
-        return read_trace(fh)
-
-
-def assert_conforms(header: TraceHeader, events: Sequence[TraceEvent]) -> None:
-    report = check_trace(events, header)
-    assert report.ok, f"{report.first}"
 
 
 def make_loop(

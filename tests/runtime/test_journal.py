@@ -46,8 +46,11 @@ from tests.runtime.test_loop_support import (
     metis_run_argv,
     of_kind,
     read,
+    replay_run_argv,
     results_by_occ,
+    resume_run,
     sigkill_when_marked,
+    subprocess_env,
     write_scenario,
 )
 from tests.runtime.test_providers_support import (
@@ -302,21 +305,9 @@ def test_sigkill_mid_batch_then_resume(tmp_path: Path) -> None:
         ],
     )
     trace = tmp_path / "run" / "trace.jsonl"
-    env = {k: v for k, v in os.environ.items() if not k.endswith(("_API_KEY",))}
-    env["PYTHONPATH"] = str(ROOT)
-    common = ["--workspace", str(ws), "--trace", str(trace)]
+    env = subprocess_env()
     returncode = sigkill_when_marked(
-        metis_run_argv(
-            *common,
-            "--scenario",
-            str(scenario),
-            "--provider",
-            "replay",
-            "--mode",
-            "bypassPermissions",
-            "--headless",
-            "-q",
-        ),
+        replay_run_argv(ws, scenario, "--trace", str(trace)),
         env,
         tmp_path,
         ws / "started.marker",  # the second call runs: the first has committed
@@ -327,15 +318,7 @@ def test_sigkill_mid_batch_then_resume(tmp_path: Path) -> None:
     assert kinds(events)[-1] == "effect_start" and events[-1].occ == "1.1"
     assert (ws / "count.txt").read_text() == "ran\n"
 
-    done = subprocess.run(
-        metis_run_argv("--resume", "--trace", str(trace), "-q"),
-        env=env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
+    done = resume_run(trace, env, tmp_path)
     assert "All done." in done.stdout
     header, events = read(trace)
     assert_conforms(header, events)
@@ -427,15 +410,7 @@ def test_ctrl_c_mid_batch_records_the_interrupt_then_resume_completes(tmp_path: 
     assert kinds(events)[-4:] == ["effect_start", "signal", "interrupt", "effect_end"]
     assert events[-3].signum == signal.SIGINT and events[-3].seq in events[-2].causes
     assert events[-1].outcome.value == "cancelled"  # the bash group was killed with it
-    done = subprocess.run(
-        metis_run_argv("--resume", "--trace", str(trace), "-q"),
-        env=env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
+    resume_run(trace, env, tmp_path)
     header, events = read(trace)
     assert_conforms(header, events)
     assert of_kind(events, "repair")[0].stubbed == ("1.1",)

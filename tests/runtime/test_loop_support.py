@@ -309,6 +309,49 @@ def metis_run_argv(*args: str) -> list[str]:
     return [sys.executable, "-m", "metis_cli._run", *args]
 
 
+REPO = Path(__file__).resolve().parents[2]
+
+
+def subprocess_env() -> dict[str, str]:
+    """This process's environment for a `metis run` child: no provider keys,
+    and this tree on the import path."""
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env["PYTHONPATH"] = str(REPO)
+    return env
+
+
+def replay_run_argv(ws: Path, scenario: Path, *args: str) -> list[str]:
+    """`metis run` of a replayed scenario in `ws`, headless and quiet, every
+    call allowed (bypassPermissions)."""
+    return metis_run_argv(
+        "--workspace",
+        str(ws),
+        *args,
+        "--scenario",
+        str(scenario),
+        "--provider",
+        "replay",
+        "--mode",
+        "bypassPermissions",
+        "--headless",
+        "-q",
+    )
+
+
+def resume_run(trace: Path, env: Mapping[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """`metis run --resume --trace TRACE -q` to its end; it must exit 0."""
+    done = subprocess.run(
+        metis_run_argv("--resume", "--trace", str(trace), "-q"),
+        env=dict(env),
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    return done
+
+
 def metis_run(*args: str, env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """`metis run --quiet ARGS` to its end (no provider keys in its environment)."""
     full = {**os.environ, **(env or {})}

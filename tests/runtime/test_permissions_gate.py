@@ -53,47 +53,9 @@ def sh(g: Gate, command: str, kind: ToolKind = ToolKind.EXEC) -> GateDecision:
 
 
 def test_exports() -> None:
-    assert sorted(perms.__all__) == sorted(
-        [
-            "MODES_BELOW",
-            "MODE_NAMES",
-            "PROTECTED_DIRS",
-            "PROTECTED_FILES",
-            "SECRET_PATTERNS",
-            "AskAnswer",
-            "AskRequest",
-            "Asker",
-            "CallbackAsker",
-            "Gate",
-            "GateDecision",
-            "JsonRpcAsker",
-            "Loaded",
-            "Policy",
-            "Refusal",
-            "Rule",
-            "RuleSpec",
-            "Settings",
-            "SettingsFile",
-            "TerminalAsker",
-            "hierarchy",
-            "is_protected",
-            "is_secret",
-            "level_of",
-            "load_hierarchy",
-            "load_settings",
-            "mode_at_most",
-            "mode_fallback",
-            "named_files",
-            "parse_mode",
-            "parse_rule",
-            "policy_from_files",
-            "run_files",
-            "settings_root",
-            "staged_decision",
-            "stricter_than_claude_code",
-            "strongest",
-        ]
-    )
+    # Which names are exported is checked against the lazy table and the
+    # TYPE_CHECKING imports in tests/test_architecture.py; here, that each loads.
+    assert {"Gate", "Policy", "staged_decision"} <= set(perms.__all__)
     for name in perms.__all__:
         assert getattr(perms, name) is not None
 
