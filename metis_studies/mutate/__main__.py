@@ -17,7 +17,15 @@ from pathlib import Path
 
 from metis_trace import InputError
 
-from ._record import check_records, git_commit, make_record, read_records, summary, write_record
+from ._record import (
+    check_records,
+    git_commit,
+    make_record,
+    read_blind,
+    read_records,
+    summary,
+    write_record,
+)
 from ._run import Mutant, MutantError, MutantResult, mutants, run_mutant
 
 REPO = Path(__file__).resolve().parents[2]
@@ -155,10 +163,11 @@ def _summary(found: list[Mutant], folder: Path) -> int:
         return 2
     try:
         records = read_records(folder)
+        blind = read_blind(found[0].patch.parent) if found else frozenset()
     except InputError as exc:
         print(f"mutate: error: {exc}", file=sys.stderr)
         return 2
-    print(summary(found, records))
+    print(summary(found, records, blind))
     problems = check_records(found, records)
     for line in problems:
         print(f"mutate: {line}", file=sys.stderr)

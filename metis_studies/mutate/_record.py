@@ -8,6 +8,9 @@ wall time, the load average and the date. `--summary DIR` prints the
 README's mutation block (the score sentence and the table) from the records
 alone; `check_records` names every patch without a record and every record
 whose hash is not its patch's (a stale record: the patch changed since it ran).
+`BLIND` beside the patches lists the faults written blind (issue 23, from the
+README, specs/ and the runtime's code alone); the block then says how many of
+those with a record an invariant ID caught.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import hashlib
 import json
 import os
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +36,7 @@ README_BEGIN = (
     "<!-- mutate-record:begin (python -m metis_studies.mutate --summary tests/mutants/record) -->"
 )
 README_END = "<!-- mutate-record:end -->"
+BLIND = "BLIND"
 
 
 def patch_sha256(path: Path) -> str:
@@ -180,6 +184,28 @@ def read_record(path: Path) -> Record:
     )
 
 
+def read_blind(folder: Path) -> frozenset[int]:
+    """The fault numbers `folder/BLIND` lists, one a line (`#` starts a
+    comment); empty without the file. A line that is no number: InputError."""
+    path = folder / BLIND
+    source = str(path)
+    if not path.exists():
+        return frozenset()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(None, f"cannot read: {exc}", source) from None
+    numbers: set[int] = set()
+    for line_no, line in enumerate(text.splitlines(), 1):
+        word = line.split("#", 1)[0].strip()
+        if not word:
+            continue
+        if not word.isdigit():
+            raise InputError(line_no, f"{word!r}: not a fault number", source)
+        numbers.add(int(word))
+    return frozenset(numbers)
+
+
 def read_records(folder: Path) -> dict[str, Record]:
     return {p.stem: read_record(p) for p in sorted(folder.glob("*.json"))}
 
@@ -222,8 +248,14 @@ def _minutes(r: Record) -> str:
     return f"{r.seconds / 60:.1f} ({r.load[0]:.1f})"
 
 
-def summary(faults: Sequence[Mutant], records: dict[str, Record]) -> str:
-    """The README's block: the score sentence and one row per fault, from the records."""
+def summary(
+    faults: Sequence[Mutant], records: dict[str, Record], blind: Collection[int] | None = None
+) -> str:
+    """The README's block: the score sentence, the blind faults' score and one
+    row per fault, from the records. `blind`: the numbers of the faults written
+    blind (None: those `BLIND` beside the faults lists; none: no such line)."""
+    if blind is None:
+        blind = read_blind(faults[0].patch.parent) if faults else frozenset()
     rows = []
     caught = run = 0
     for m in faults:
@@ -264,7 +296,14 @@ def summary(faults: Sequence[Mutant], records: dict[str, Record]) -> str:
         "|---|---|---|---|---|---|---|",
         *rows,
     ]
-    return "\n".join([head, "", *table])
+    if not blind:
+        return "\n".join([head, "", *table])
+    ran = [records[m.label] for m in faults if int(m.number) in blind and m.label in records]
+    line = (
+        f"blind faults: {sum(bool(r.caught_by) for r in ran)} of {len(ran)}"
+        " with a record caught by an invariant ID"
+    )
+    return "\n".join([head, "", line, "", *table])
 
 
 def readme_block(readme: str) -> str:

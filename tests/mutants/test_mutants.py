@@ -165,3 +165,71 @@ def test_keep_is_made_when_missing_and_an_unusable_one_is_one_line(
     fresh = tmp_path / "a" / "b"
     assert main(["--keep", str(fresh), "--only", "no-such-fault"]) == 2  # no such fault
     assert fresh.is_dir() and "no mutant" in capsys.readouterr().err
+
+
+# --- every package holding decision logic has a fault (issue 23) -------------------------
+
+# The units of metis_runtime that decide something an invariant ID states:
+# its subpackages, and the top-level modules of the runtime itself.
+DECISION_UNITS = (
+    "permissions/",  # the staged order, rules, settings hierarchy, salvage of lost rules
+    "shell/",  # what a command line reads, writes and runs (kinds, paths, opacity)
+    "plan/",  # framework validation, consent, recovery
+    "mcp/",  # MCP call classes and the paths its arguments name
+    "agents/",  # definitions, child authority, the spawn guard, agent tools, hooks
+    "dispatch/",  # the four-class scheduler, commits
+    "context/",  # the context-control steps and what a compaction records
+    "tools/",  # containment, search hiding, bash classes, background jobs
+    "providers/",  # stream normalisation: ids, repairs, arguments
+    "_loop.py",  # the agent loop: preflight, batches, the end of a run
+    "_journal.py",  # the write-ahead journal and a trace read back on resume
+    "_session.py",  # the messages sent back (results first)
+    "_hook_session.py",  # the Claude Code hook's trace (answers, settings)
+    "_private.py",  # metis's own files, redacted
+    "_redact.py",  # what a credential is and how it is cut
+)
+# The rest, with why each decides nothing an invariant states.
+LEFT_OUT = {
+    "scenarios/": "recorded cassettes and workspaces (data, no code beyond a docstring)",
+    "__init__.py": "the package's exports only",
+    "_errors.py": "the error classes only",
+    "_failpoints.py": "kills the process at a named place, for crash tests only",
+    "_graph.py": "the trace as a graph, for analysis only",
+    "_input.py": "hardened file reading; refuses bad input, decides no event",
+    "_layout.py": "the names of a run's files",
+    "_lifeline.py": "ties a subprocess's life to the runtime's (prctl), no choice",
+    "_named_output.py": "writes a path a user named (a file, not a trace event)",
+    "_trace.py": "writes the events it is handed (seq, t; redaction is _redact's)",
+    "_yaml.py": "YAML held to JSON's data model (a reader)",
+}
+
+
+def _units() -> set[str]:
+    root = REPO / "metis_runtime"
+    dirs = {f"{p.name}/" for p in root.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    return dirs | {p.name for p in root.glob("*.py")}
+
+
+def test_every_runtime_unit_is_listed_as_deciding_or_left_out_with_a_reason() -> None:
+    """A new package or top-level module must be classified here."""
+    listed = set(DECISION_UNITS) | set(LEFT_OUT)
+    assert not set(DECISION_UNITS) & set(LEFT_OUT)
+    assert _units() == listed, (sorted(_units() - listed), sorted(listed - _units()))
+    assert all(reason.strip() for reason in LEFT_OUT.values())
+
+
+def _untouched(faults: list[Any]) -> list[str]:
+    """The decision units no patch of `faults` touches."""
+    touched = {f.removeprefix("metis_runtime/") for m in faults for f in changed_files(m)}
+    return [
+        unit
+        for unit in DECISION_UNITS
+        if not any(t == unit or (unit.endswith("/") and t.startswith(unit)) for t in touched)
+    ]
+
+
+def test_every_package_holding_decision_logic_has_a_fault() -> None:
+    assert _untouched(ALL) == [], f"no seeded fault touches {_untouched(ALL)}"
+    # The check can fail: one fault alone leaves all but its own unit untouched.
+    (one,) = [m for m in ALL if m.number == "32"]
+    assert _untouched([one]) == [u for u in DECISION_UNITS if u != "permissions/"]

@@ -20,6 +20,7 @@ from metis_studies.mutate import (
     make_record,
     mutants,
     patch_sha256,
+    read_blind,
     read_record,
     read_records,
     readme_block,
@@ -163,3 +164,31 @@ def test_the_readme_mutation_block_is_the_summary_of_the_records() -> None:
         "README's mutation block differs from "
         "`python -m metis_studies.mutate --summary tests/mutants/record`"
     )
+
+
+def test_the_summary_scores_the_blind_faults_listed_beside_the_patches(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 23: `BLIND` beside the patches names the faults written blind; the
+    block says how many of those with a record an ID caught (none listed: no line)."""
+    found, records = _folder(tmp_path)
+    assert "blind faults" not in summary(found, read_records(records))
+    folder = found[0].patch.parent
+    (folder / "BLIND").write_text(
+        f"# written blind\n{int(found[0].number)}\n{int(found[1].number)}  # both\n"
+    )
+    text = summary(found, read_records(records))
+    assert "\nblind faults: 1 of 2 with a record caught by an invariant ID\n" in text, text
+    (records / f"{found[0].label}.json").unlink()  # the caught one has no record now
+    assert "blind faults: 0 of 1 with a record" in summary(found, read_records(records))
+    assert "blind faults" not in summary(found, read_records(records), blind=())
+    (folder / "BLIND").write_text("32\nthirty-three\n")
+    assert main(["--mutants", str(folder), "--summary", str(records)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "BLIND" in err and "not a fault number" in err, err
+
+
+def test_blind_lists_faults_32_to_59_and_each_is_a_patch() -> None:
+    blind = read_blind(HERE)
+    assert blind == frozenset(range(32, 60)), sorted(blind)
+    assert blind <= {int(m.number) for m in ALL}
