@@ -447,7 +447,7 @@ class Gate:
                     i
                     for i, (lex, real) in enumerate(zip(named, resolved, strict=True))
                     if _path_hit(
-                        spec.path, lex, real, base, self._workspace, definite, below, search
+                        spec.path, lex, real, base, self._workspace, definite, below, folder=search
                     )
                 ]
                 hit = bool(idx)
@@ -582,12 +582,12 @@ def _path_hit(
     base: Path,
     cwd: Path,
     definite: bool,
-    search: bool,
+    below: bool,
     folder: bool = False,
 ) -> bool:
     """An allow needs the path as named and its real target to match; a deny
     or ask either of them (at any depth), or, for a search, anything below
-    (`search`) or every entry of the folder (`folder`: any name in it matches)."""
+    (`below`) or every entry of the folder (`folder`: any name in it matches)."""
     if definite:
         return path_matches(pattern, lex, base, cwd=cwd) and path_matches(
             pattern, real, base, cwd=cwd
@@ -596,7 +596,7 @@ def _path_hit(
         return True
     if folder and any(path_matches(pattern, p / "\x01", base, True, cwd) for p in (lex, real)):
         return True
-    return search and (
+    return below and (
         path_under_matches(pattern, lex, base, cwd) or path_under_matches(pattern, real, base, cwd)
     )
 
