@@ -1,5 +1,6 @@
 """The real Claude Code CLI (its npm package, `@anthropic-ai/claude-code`) with
-metis as its PreToolUse/PostToolUse/Stop/SessionEnd hook (issue 26).
+metis as its SessionStart/PreToolUse/PostToolUse/Stop/SessionEnd hook (issue 26),
+installed as the README tells users to.
 
 Claude Code runs in print mode (`-p --output-format stream-json --verbose`)
 against a local fake of the Anthropic Messages API (`_fake_anthropic`) that
@@ -70,7 +71,8 @@ def _hooks() -> dict[str, Any]:
                "timeout": 60}  # fmt: skip
     every = [{"matcher": "*", "hooks": [command]}]
     return {"PreToolUse": every, "PostToolUse": every, "PostToolUseFailure": every,
-            "Stop": [{"hooks": [command]}], "SessionEnd": [{"hooks": [command]}]}  # fmt: skip
+            "Stop": [{"hooks": [command]}], "SessionEnd": [{"hooks": [command]}],
+            "SessionStart": [{"hooks": [command]}]}  # fmt: skip  (as the README installs it)
 
 
 @pytest.fixture
