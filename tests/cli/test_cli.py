@@ -13,6 +13,8 @@ from metis_cli._main import cli
 from metis_model import INVARIANTS
 from metis_trace import dumps_trace
 
+from ..smt.test_scope import assert_demo_proof_rows_state_their_scope
+
 
 @pytest.fixture
 def runner() -> CliRunner:
@@ -97,6 +99,7 @@ def test_demo_runs_the_whole_story(runner: CliRunner, tmp_path: Path) -> None:
     } <= parts
     assert all(row["ok"] for row in rows)
     assert (tmp_path / "run.jsonl").exists() and (tmp_path / "workspace" / "notes.txt").exists()
+    assert_demo_proof_rows_state_their_scope(rows)  # issue 25: every proof row says its reach
 
 
 @pytest.mark.parametrize(

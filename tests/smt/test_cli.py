@@ -10,13 +10,16 @@ from click.testing import CliRunner
 from metis_cli._prove import counterexample, prove
 from metis_proofs import ABLATIONS, PROPERTIES
 
+from .test_scope import assert_json_rows_carry_their_scope, assert_table_carries_every_rows_scope
+
 
 def test_prove_json_all_hold(tmp_path: Path) -> None:
-    r = CliRunner().invoke(prove, ["--depth", "3", "--out", str(tmp_path), "--json"])
+    r = CliRunner().invoke(prove, ["--depth", "2", "--out", str(tmp_path), "--json"])
     assert r.exit_code == 0, r.output
     doc = json.loads(r.stdout)
     assert [x["property"] for x in doc["results"]] == [p.id for p in PROPERTIES]
-    assert all(x["result"] in ("proved", "bounded(3)") for x in doc["results"])
+    assert all(x["result"] in ("proved", "bounded(2)") for x in doc["results"])
+    assert_json_rows_carry_their_scope(doc)
     # CLOSE-8, context control: every step bounded over 6-message transcripts.
     steps = {x["step"]: x["result"] for x in doc["context"]}
     assert set(steps) == {"fold (collapse, compaction, retry)", "prune", "snip", "offload"}
@@ -30,6 +33,7 @@ def test_prove_table(tmp_path: Path) -> None:
     assert r.exit_code == 0, r.output
     assert "invariant  method" in r.stdout and "SCHED-2" in r.stdout
     assert "CLOSE-8    bmc, prune" in r.stdout
+    assert_table_carries_every_rows_scope(r.stdout)
 
 
 def test_prove_exits_1_on_a_refuted_property(tmp_path: Path) -> None:
