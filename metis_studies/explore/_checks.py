@@ -128,7 +128,7 @@ def run_files(outcome: Outcome) -> list[Path]:
     found = [
         p for p in paths.run_dir.rglob("*") if "worktrees" not in p.relative_to(paths.run_dir).parts
     ]
-    found += [paths.root / "run.log", paths.root / "resume.log"]
+    found += [paths.root / n for n in ("run.log", "resume.log", "resume-2.log")]
     return sorted(p for p in found if p.is_file() and not p.is_symlink())
 
 

@@ -24,6 +24,7 @@ there. Each name below is counted from events alone:
 | `cancel:sourced` | a cancel whose causes name a `signal` or `stop_request` (SCHED-5) |
 | `interrupt:sourced` | the same for an interrupt |
 | `kill:<where>:<kind>` | the workload killed the process there and the trace holds a `resume` |
+| `kill:recovery` | the resume killed too, after its `repair`: another `resume` follows it |
 | `turn-limit` | the root's run ended `failed` at the workload's turn limit |
 | `canary` | a planted canary was read by a call whose result was sent |
 | `canary:committed` | the same by a call the trace shows committed (its output is journaled) |
@@ -182,6 +183,8 @@ def situations(
         if fault is not None and fault.kind == "kill" and seen["resume"]:
             where, kind, _ = fault.point.split(":", 2)
             seen[f"kill:{where}:{kind}"] += 1
+            if fault.again and _recovery_killed(traces):
+                seen["kill:recovery"] += 1
         if workload.canaries:
             committed = _canary_reads(traces, workload)
             if committed:
@@ -189,6 +192,18 @@ def situations(
             if any(committed):
                 seen["canary:committed"] += 1
     return seen
+
+
+def _recovery_killed(traces: Traces) -> bool:
+    """The root trace holds a repair and, after it, another resume: the
+    recovery was killed once its repair was written, and resumed again."""
+    for header, events in traces.values():
+        if header.depth != 0:
+            continue
+        kinds = [e.kind for e in events]
+        if "repair" in kinds and "resume" in kinds[kinds.index("repair") :]:
+            return True
+    return False
 
 
 def _canary_reads(traces: Traces, workload: Workload) -> list[bool]:
@@ -231,6 +246,7 @@ REQUIRED: tuple[str, ...] = (
     "kill:trace:result",
     "kill:journal:message",
     "kill:trace:results_sent",
+    "kill:recovery",
     "hook:veto",
     "hook:pass",
     "hook:veto-in-child",

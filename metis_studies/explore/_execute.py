@@ -252,13 +252,24 @@ def _as_processes(
         steps[-1] += f" -> exit {rc}"
         return steps, _crash(rc, err)
     steps[-1] += " -> killed"
-    with paths.trace.open(encoding="utf-8") as fh:
-        _, events = read_trace(fh)
-    steps.append(describe(again))
-    rest = _answers_text(workload, answered_asks(events))
-    rc, err = run_process(again, env, rest, timeout, paths.root / "resume.log")
-    steps[-1] += f" -> exit {rc}"
-    return steps, _crash(rc, err)
+    log = paths.root / "resume.log"
+    points = [fault.again] if fault is not None and fault.again else []
+    while True:
+        with paths.trace.open(encoding="utf-8") as fh:
+            _, events = read_trace(fh)
+        armed = dict(env)
+        if points:  # the recovery killed too (`Fault.again`), then resumed once more
+            armed[FAILPOINT_ENV] = points.pop(0)
+        shown = {FAILPOINT_ENV: armed[FAILPOINT_ENV]} if armed != env else None
+        steps.append(describe(again, shown))
+        rest = _answers_text(workload, answered_asks(events))
+        rc, err = run_process(again, armed, rest, timeout, log)
+        if rc in (-signal.SIGKILL, 128 + signal.SIGKILL) and armed != env:
+            steps[-1] += " -> killed"
+            log = paths.root / "resume-2.log"
+            continue
+        steps[-1] += f" -> exit {rc}"
+        return steps, _crash(rc, err)
 
 
 def execute(

@@ -109,6 +109,15 @@ def _fault(draw: st.DrawFn, turns: Sequence[Turn], focus: str) -> Fault | None:
         kind = draw(st.sampled_from(["none", "kill", "cancel", "interrupt"]))
     if kind == "none" or not occs:
         return None
+    if kind == "kill" and focus == "kill:recovery":
+        # The recovery killed too: after a kill in a batch, its resume is killed
+        # once its repair is written (before the next turn, or its request),
+        # and resumed again (a repair closes its batch, RETRY/CLOSE: loop.md).
+        points = [p for p in kill_points(turns) if p.split(":")[1] in ("admit", "commit")]
+        point = draw(st.sampled_from(points or kill_points(turns)[:-1]))
+        turn = int(point.rsplit(":", 1)[1].split(".")[0])
+        again = draw(st.sampled_from([f"trace:turn_start:{turn + 1}", f"trace:request:{turn + 1}"]))
+        return Fault(kind="kill", point=point, again=again)
     if kind == "kill":
         prefix = focus[len("kill:") :] if focus.startswith("kill:") else ""
         points = [p for p in kill_points(turns) if p.startswith(prefix)] or kill_points(turns)
@@ -150,6 +159,7 @@ SWEEP: tuple[str, ...] = (  # in-process first; child processes, then kills, cos
     "kill:trace:result",
     "kill:journal:message",
     "kill:trace:results_sent",
+    "kill:recovery",
 )
 _ASK_ROUTES = {
     "asks:interactive": (Route.INTERACTIVE, Decision.DENY),

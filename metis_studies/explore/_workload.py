@@ -85,10 +85,13 @@ class Fault(_Frozen):
     """`kill`: `point` is a fail point (`journal:commit:1.2`); the process is
     killed there and the run resumed. `cancel` / `interrupt`: `point` is an
     occurrence; when its effect starts the batch is cancelled (the user's
-    stop) or the run's task is cancelled (Ctrl-C), then resumed."""
+    stop) or the run's task is cancelled (Ctrl-C), then resumed. `again`
+    (a kill only): a second fail point, armed in the first resume, so the
+    recovery itself is killed (after its repair) and resumed once more."""
 
     kind: Literal["kill", "cancel", "interrupt"]
     point: str
+    again: str | None = None
 
 
 class Workload(_Frozen):
