@@ -8,9 +8,14 @@ managed folder of the run's own (`_mech_run`), with files at four levels:
   PERM-2), a user ask over a project allow (`touch`: stage 4 before 6), a
   local deny on a path the project allows (`Write(private/**)`), and a
   project allow that speaks (`Write` elsewhere);
+  and a user `Read(notes/**)` ask with an edit of `notes/n.txt` (a Read
+  rule covers the edits of its paths: the deriver's `_covers`, AUTH-4);
 - `default-mode`: `defaultMode` acceptEdits in the shared project file,
   plan in the local one (read after it: it wins), dontAsk in the user's:
-  the run must come up in plan (its write denied at the `plan` stage, PERM-4).
+  the run must come up in plan (its write denied at the `plan` stage, PERM-4);
+- `project-bypass`: `defaultMode` bypassPermissions in the shared project
+  file and nowhere else: Claude Code ignores it there (2.1.257, #91296;
+  specs/permissions.md), so the run must come up in default and ask.
 
 Checks of their own (the workload placed the files, so it knows what the
 header must record): every placed file is in `meta.settings` at its
@@ -28,11 +33,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from metis_trace import Decision, Mode, RuleBehavior, Source
+from metis_trace import Decision, Mode, RuleBehavior, Source, ToolKind
 
 from ._mech_case import Case, Problem
 from ._mech_read import Traces, decisions_of, recorded_rules, script
-from ._pieces import bash, write
+from ._pieces import bash, edit, write
 from ._workload import Workload
 
 # The placed file, its documented level, its source.
@@ -63,18 +68,19 @@ def precedence() -> Workload:
         "managed/managed-settings.json": _file(deny=("Bash(rm *)",)),
         "ws/.claude/settings.json": _file(allow=("Bash(rm *)", "Bash(touch *)", "Write")),
         "ws/.claude/settings.local.json": _file(deny=("Write(private/**)",)),
-        "home/.claude/settings.json": _file(ask=("Bash(touch *)",)),
+        "home/.claude/settings.json": _file(ask=("Bash(touch *)", "Read(notes/**)")),
     }
     batch = [
         bash("rm -f junk.txt"),
         bash("touch made.txt"),
         write("private/x.txt", "no\n"),
         write("public/y.txt", "yes\n"),
+        edit("notes/n.txt", "n", "m"),
     ]
     return Workload(
         name="mech-settings:precedence",
         aims=("settings:precedence",),
-        files={"junk.txt": "junk\n"},
+        files={"junk.txt": "junk\n", "notes/n.txt": "n\n"},
         turns=script(batch),
         mode=Mode.DEFAULT,
         placed=placed,
@@ -95,6 +101,18 @@ def default_mode() -> Workload:
         turns=script([write("out.txt", "x\n"), ("read", {"path": "notes.txt"})]),
         mode=Mode.PLAN,  # what the hierarchy must come to
         placed=placed,
+        hierarchy=True,
+    )
+
+
+def project_bypass() -> Workload:
+    return Workload(
+        name="mech-settings:project-bypass",
+        aims=("settings:project-bypass",),
+        files={"notes.txt": "n\n"},
+        turns=script([write("out.txt", "x\n")]),
+        mode=Mode.DEFAULT,  # the project's bypassPermissions is ignored
+        placed={"ws/.claude/settings.json": _file(mode="bypassPermissions")},
         hierarchy=True,
     )
 
@@ -129,6 +147,12 @@ def reached(workload: Workload, root: Path, traces: Traces) -> Counter[str]:
             seen["settings:ask-over-allow"] += 1
         if header.mode is Mode.PLAN and d.stage == "plan" and d.decision is Decision.DENY:
             seen["settings:default-mode"] += 1
+        if d.facts.kind is ToolKind.EDIT and any(
+            r.behavior is RuleBehavior.ASK and r.pattern.startswith("Read(") for r in d.facts.rules
+        ):
+            seen["settings:read-ask-edit"] += 1
+        if "bypassPermissions" in str(workload.placed) and header.mode is Mode.DEFAULT:
+            seen["settings:project-bypass"] += 1
     return seen
 
 
@@ -186,11 +210,11 @@ def check(workload: Workload, root: Path, traces: Traces) -> list[Problem]:
                     name,
                 )
             )
-        if workload.hierarchy and workload.mode is Mode.PLAN and header.mode is not Mode.PLAN:
+        if workload.hierarchy and header.mode is not workload.mode:
             out.append(
                 (
-                    "PERM-4",
-                    "the hierarchy's defaultMode is plan (local over shared);"
+                    "PERM-4" if workload.mode is Mode.PLAN else "AUTH-4",
+                    f"the hierarchy's defaultMode comes to {workload.mode.value};"
                     f" the run ran in {header.mode.value}",
                     name,
                 )
@@ -209,6 +233,7 @@ CASES = (
             "settings:local",
             "settings:deny-over-allow",
             "settings:ask-over-allow",
+            "settings:read-ask-edit",
         ),
         precedence,
         reached,
@@ -219,6 +244,14 @@ CASES = (
         "permissions",
         ("settings:default-mode",),
         default_mode,
+        reached,
+        check,
+    ),
+    Case(
+        "settings:project-bypass",
+        "permissions",
+        ("settings:project-bypass",),
+        project_bypass,
         reached,
         check,
     ),
