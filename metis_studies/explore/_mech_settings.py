@@ -15,7 +15,9 @@ managed folder of the run's own (`_mech_run`), with files at four levels:
   the run must come up in plan (its write denied at the `plan` stage, PERM-4);
 - `project-bypass`: `defaultMode` bypassPermissions in the shared project
   file and nowhere else: Claude Code ignores it there (2.1.257, #91296;
-  specs/permissions.md), so the run must come up in default and ask.
+  specs/permissions.md), so the run must come up in default and ask; and a
+  user ask rule no reader can parse (`LOST`), which must be recorded as an
+  ask on its whole tool (a lost ask must not open anything).
 
 Checks of their own (the workload placed the files, so it knows what the
 header must record): every placed file is in `meta.settings` at its
@@ -61,6 +63,12 @@ def _file(
     if mode is not None:
         perms["defaultMode"] = mode
     return json.dumps({"permissions": perms}, indent=1)
+
+
+# Rules the workloads place that no reader can parse (an unclosed paren), and
+# the ask that must stand in for each in the record: a lost deny or ask is an
+# ask on its whole tool (specs/permissions.md, the hierarchy table; `_salvage`).
+LOST = {"Write(docs/**": "Write"}
 
 
 def precedence() -> Workload:
@@ -112,7 +120,10 @@ def project_bypass() -> Workload:
         files={"notes.txt": "n\n"},
         turns=script([write("out.txt", "x\n")]),
         mode=Mode.DEFAULT,  # the project's bypassPermissions is ignored
-        placed={"ws/.claude/settings.json": _file(mode="bypassPermissions")},
+        placed={
+            "ws/.claude/settings.json": _file(mode="bypassPermissions"),
+            "home/.claude/settings.json": _file(ask=tuple(LOST)),  # lost: asks on Write
+        },
         hierarchy=True,
     )
 
@@ -185,10 +196,12 @@ def check(workload: Workload, root: Path, traces: Traces) -> list[Problem]:
                 )
             perms = json.loads(text)["permissions"]
             for behavior in ("allow", "ask", "deny"):
-                for pattern in perms.get(behavior, ()):
+                for placed_pattern in perms.get(behavior, ()):
+                    pattern = LOST.get(placed_pattern, placed_pattern)
+                    want = "ask" if placed_pattern in LOST else behavior
                     if not any(
                         r.get("pattern") == pattern
-                        and r.get("behavior") == behavior
+                        and r.get("behavior") == want
                         and r.get("source") == source.value
                         and str(r.get("origin", "")).startswith(path)
                         for r in rules
@@ -196,7 +209,7 @@ def check(workload: Workload, root: Path, traces: Traces) -> list[Problem]:
                         out.append(
                             (
                                 "AUTH-4",
-                                f"the recorded settings lack the {behavior} rule {pattern} of"
+                                f"the recorded settings lack the {want} rule {pattern} of"
                                 f" {placed} ({source.value})",
                                 name,
                             )
