@@ -42,6 +42,7 @@ EXPECTED = {
     "kill:trace:result": {"kill:trace:result", "resume"},
     "kill:journal:message": {"kill:journal:message", "resume"},
     "kill:trace:results_sent": {"kill:trace:results_sent", "resume"},
+    "kill:recovery": {"kill:recovery", "resume"},
     "hooks": {"hook:pass"},
     "hooks:veto": {"hook:veto"},
     "hooks:child": {"hook:veto-in-child"},
