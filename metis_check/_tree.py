@@ -25,6 +25,7 @@ from metis_trace import RuleBehavior, Spawn, TraceEvent, TraceHeader
 
 from ._check import check_trace
 from ._report import Report, Violation
+from ._tree_concurrency import running_at_once
 
 __all__ = ["Traces", "check_trace_tree", "dropped_rules"]
 
@@ -202,8 +203,8 @@ def _limit(guard: Mapping[str, Any], key: str) -> int | None:
 def _guard_limits(traces: Traces, root: TraceHeader, checks: Counter[str]) -> list[Violation]:
     """The limits of the root's guard, as far as traces can show them.
 
-    Concurrency is not checked: each process has its own monotonic clock, so
-    intervals of different traces cannot be compared.
+    Concurrency is checked where the traces' clocks compare (one boot's
+    CLOCK_MONOTONIC, `meta.clock`): `_tree_concurrency`.
     """
     guard = root.meta.get("guard")
     if not isinstance(guard, Mapping):
@@ -222,6 +223,17 @@ def _guard_limits(traces: Traces, root: TraceHeader, checks: Counter[str]) -> li
         n = len(_spawns(evs))
         if max_per_parent is not None and n > max_per_parent:
             out.append(_v("CHILD-4", name, f"{n} spawns, the guard allows {max_per_parent}"))
+    max_concurrent = _limit(guard, "max_concurrent")
+    for admitted, running in running_at_once(traces, root):
+        if max_concurrent is not None and len(running) > max_concurrent:
+            out.append(
+                _v(
+                    "CHILD-4",
+                    "<tree>",
+                    f"{len(running)} agents running at once when {admitted} was admitted"
+                    f" ({', '.join(running)}), the guard allows {max_concurrent}",
+                )
+            )
     # Order-free: of the children given one task, at most one came without force.
     unforced: dict[tuple[str, str], str] = {}
     for name, h in children:

@@ -14,6 +14,7 @@ there. Each name below is counted from events alone:
 | `hook:pass` | a header listing hooks, and an allowed call that one of them matches |
 | `spawn`, `spawn:plan-child` | a `spawn` event (of a `plan` child) |
 | `spawn:depth-2`, `guard:refused` | a grandchild's trace; a spawn refused by the spawn guard |
+| `guard:concurrent` | a spawn refused because `max_concurrent` children were running |
 | `authority:refused` | a child asked for a mode more permissive than its parent's: refused |
 | `plan:denied` | a mutating call denied at the `plan` stage |
 | `plan:child-no-spawn` | a plan child's `spawn_agent` call answered with an error |
@@ -148,6 +149,8 @@ def _trace_situations(
             and e.content.startswith("spawn refused")
         ):
             seen["authority:refused" if "AUTHORITY" in e.content else "guard:refused"] += 1
+            if "CONCURRENCY_LIMIT" in e.content:
+                seen["guard:concurrent"] += 1
         elif (
             isinstance(e, Result)
             and header.mode.value == "plan"
@@ -255,6 +258,7 @@ REQUIRED: tuple[str, ...] = (
     "plan:child-no-spawn",
     "spawn:depth-2",
     "guard:refused",
+    "guard:concurrent",
     "authority:refused",
     "canary",
     "canary:committed",

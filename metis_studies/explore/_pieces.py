@@ -221,16 +221,22 @@ def spawns(draw: st.DrawFn, k: int, plan: bool | None = None, asked: str | None 
 
 
 @st.composite
-def guarded(draw: st.DrawFn, k: int) -> Piece:
-    """More spawns than the spawn guard's limit: the last ones are refused (CHILD-4)."""
-    limit = draw(st.sampled_from(["max_per_parent", "max_total", "max_depth"]))
+def guarded(draw: st.DrawFn, k: int, limit: str | None = None) -> Piece:
+    """More spawns than the spawn guard's limit: the last ones are refused
+    (CHILD-4). `max_concurrent` (the `guard:concurrent` focus) is not drawn
+    otherwise: whether its last spawn is refused depends on whether the
+    children before it are still running, which only the traces tell."""
+    if limit is None:
+        limit = draw(st.sampled_from(["max_per_parent", "max_total", "max_depth"]))
     name = f"worker{k}"
     child = Child(name=name, tools=("read",), turns=_child_turns([read(f"p{k}/notes.txt")], "ok"))
     n = draw(st.integers(2, 3))
-    calls = tuple(
-        ("spawn_agent", {"agent": name, "task": f"part {i} of p{k}", "mode": "sync"})
-        for i in range(n)
-    )
+    spawn: dict[str, Any] = {"agent": name, "mode": "sync"}
+    if limit == "max_concurrent":
+        # Children in their own copies are dispatched side by side (Queue
+        # keys by task), so the guard sees them running at once.
+        spawn["worktree"] = "temp"
+    calls = tuple(("spawn_agent", {**spawn, "task": f"part {i} of p{k}"}) for i in range(n))
     value = 0 if limit == "max_depth" else n - 1
     return Piece(calls, ("guard",), _files(k), agents=(child,), guard=((limit, value),))
 

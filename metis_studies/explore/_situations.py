@@ -38,6 +38,7 @@ from ._pieces import (
     context_fill,
     edit,
     grep,
+    guarded,
     hooked,
     ls,
     plan_root,
@@ -153,6 +154,7 @@ SWEEP: tuple[str, ...] = (  # in-process first; child processes, then kills, cos
     "spawn:escalate",
     "hooks:child",
     "guard",
+    "guard:concurrent",
     "nested",
     "kill:journal:admit",
     "kill:journal:commit",
@@ -196,6 +198,8 @@ def _pieces(draw: st.DrawFn, focus: str) -> tuple[list[str], list[Piece]]:
         first = [kind]
     elif focus in ("plan-child", "spawn:escalate"):
         first = ["spawn"]
+    elif focus == "guard:concurrent":
+        first = ["guard"]
     elif kind == "kill":
         first = [draw(st.sampled_from(_EFFECTS))]
     elif focus == "turn-limit":
@@ -213,6 +217,8 @@ def _pieces(draw: st.DrawFn, focus: str) -> tuple[list[str], list[Piece]]:
             pieces.append(draw(spawns(k, plan=True)))
         elif focus == "spawn:escalate" and k == 0:
             pieces.append(draw(spawns(k, plan=False, asked="bypassPermissions")))
+        elif focus == "guard:concurrent" and k == 0:
+            pieces.append(draw(guarded(k, limit="max_concurrent")))
         elif focus == "hooks:veto" and k == 0:
             pieces.append(draw(hooked(k, veto=True)))
         elif focus == "hooks:child" and k < 2:

@@ -51,6 +51,7 @@ EXPECTED = {
     "spawn": {"spawn"},
     "spawn:escalate": {"authority:refused"},
     "guard": {"guard:refused"},
+    "guard:concurrent": {"guard:refused", "guard:concurrent"},
     "nested": {"spawn:depth-2"},
     "canary": {"canary", "canary:committed"},
     "background": {"background", "background:failed"},

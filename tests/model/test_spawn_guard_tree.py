@@ -284,3 +284,40 @@ def test_a_plan_child_keeping_spawn_agent_breaks_child3_across_the_tree() -> Non
     # and, checked against the parent's tools, the plan lock is broken (CHILD-3).
     ids = {v.invariant for v in check_trace_tree(tree).violations}
     assert {"CHILD-5", "CHILD-3"} <= ids
+
+
+def _clocked(tree: Tree, boots: dict[str, str] | None = None) -> Tree:
+    """The traces' `meta.clock`: root at origin 0, the children later, so that
+    a1 runs over [6, 13], a2 over [11, 23] and a3 over [15, 23] on one clock."""
+    for name, origin in (
+        ("root.jsonl", 0.0),
+        ("a1.jsonl", 10.0),
+        ("a2.jsonl", 10.0),
+        ("a3.jsonl", 20.0),
+    ):
+        boot = (boots or {}).get(name, "boot-1")
+        _with_meta(
+            tree, name, clock={"source": "CLOCK_MONOTONIC", "origin": origin, "boot_id": boot}
+        )
+    return tree
+
+
+@pytest.mark.parametrize(("limit", "ok"), [(2, True), (1, False)])
+def test_children_running_at_once_beyond_max_concurrent_are_child_4(limit: int, ok: bool) -> None:
+    tree = _clocked(valid_tree())
+    tree = _with_meta(tree, "root.jsonl", guard={**GUARD, "max_concurrent": limit})
+    report = check_trace_tree(tree)
+    assert report.ok is ok, report.violations
+    if not ok:
+        # a2's admission sees a1 and a2 running; a3's sees a2 and a3.
+        assert {v.invariant for v in report.violations} == {"CHILD-4"}
+        assert any("2 agents running at once when a2" in v.message for v in report.violations)
+
+
+def test_concurrency_says_nothing_where_the_clocks_do_not_compare() -> None:
+    """One-sided: a child of another boot (or with no clock) is not counted."""
+    tree = _clocked(valid_tree(), boots={"a2.jsonl": "boot-2"})
+    tree = _with_meta(tree, "root.jsonl", guard={**GUARD, "max_concurrent": 1})
+    assert check_trace_tree(tree).ok
+    tree = _with_meta(valid_tree(), "root.jsonl", guard={**GUARD, "max_concurrent": 1})
+    assert check_trace_tree(tree).ok
