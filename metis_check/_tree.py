@@ -25,6 +25,7 @@ from metis_trace import RuleBehavior, Spawn, TraceEvent, TraceHeader
 
 from ._check import check_trace
 from ._report import Report, Violation
+from ._tree_callsite import callsite_violation
 from ._tree_concurrency import running_at_once
 
 __all__ = ["Traces", "check_trace_tree", "dropped_rules"]
@@ -45,10 +46,12 @@ def check_trace_tree(traces: Traces, *, source: str = "<tree>") -> Report:
     unique agent ids, every child's parent exists and holds exactly one
     `spawn` event for it whose mode and tools are the child's header, depth is
     the parent's plus one, and that spawn obeys CHILD-1..3 against the
-    parent's visible tools (CHILD-5); every spawn has its child's trace; the
-    root's guard limits hold over the tree (CHILD-4); a child keeps every hook
-    of its parent (CHILD-6). All violations are reported, the per-trace ones
-    first (the first of each trace).
+    parent's visible tools (CHILD-5); every spawn's child tools keep within
+    its call's `tools` and outside its `disallowed_tools` (CHILD-1); every
+    spawn has its child's trace; the root's guard limits hold over the tree
+    (CHILD-4); a child keeps every hook of its parent (CHILD-6). All
+    violations are reported, the per-trace ones first (the first of each
+    trace).
     """
     violations: list[Violation] = []
     checks: Counter[str] = Counter()
@@ -105,6 +108,10 @@ def _links(traces: Traces, checks: Counter[str]) -> list[Violation]:
         out.extend(_child_links(name, header, traces, by_agent, checks))
     for name, (_, evs) in traces.items():
         for sp in _spawns(evs):
+            checks["CHILD-1"] += 1
+            asked = callsite_violation(evs, sp, sp.parent_tools)
+            if asked is not None:
+                out.append(_v("CHILD-1", name, asked, sp.seq, None))
             if sp.agent_id not in by_agent:
                 out.append(
                     _v("CHILD-5", name, f"spawn of {sp.agent_id} has no child trace", sp.seq, None)

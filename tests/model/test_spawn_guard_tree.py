@@ -321,3 +321,39 @@ def test_concurrency_says_nothing_where_the_clocks_do_not_compare() -> None:
     assert check_trace_tree(tree).ok
     tree = _with_meta(valid_tree(), "root.jsonl", guard={**GUARD, "max_concurrent": 1})
     assert check_trace_tree(tree).ok
+
+
+def _asked(tree: Tree, **input: Any) -> Tree:
+    """The root's second spawn_agent call (a2's) carries `input`."""
+    header, events = tree["root.jsonl"]
+    out: list[TraceEvent] = []
+    for e in events:
+        if isinstance(e, Assistant) and e.calls:
+            calls = list(e.calls)
+            calls[1] = calls[1].model_copy(update={"input": {"agent": "x", "task": "t", **input}})
+            e = e.model_copy(update={"calls": tuple(calls)})
+        out.append(e)
+    return {**tree, "root.jsonl": (header, out)}
+
+
+@pytest.mark.parametrize(
+    ("input", "ok"),
+    [
+        ({"tools": list(CHILD_TOOLS)}, True),
+        ({"tools": ["read", "write", "spawn_agent", "bash"]}, True),
+        ({"tools": []}, False),  # an empty allowlist gives no tools, not all
+        ({"tools": ["read"]}, False),
+        ({"disallowed_tools": ["bash"]}, True),
+        ({"disallowed_tools": ["write"]}, False),
+        # A name this check does not map (a Claude Code name) says nothing.
+        ({"tools": ["Read"]}, True),
+    ],
+)
+def test_a_childs_tools_keep_within_its_calls_lists_child_1(
+    input: dict[str, Any], ok: bool
+) -> None:
+    report = check_trace_tree(_asked(valid_tree(), **input))
+    assert report.ok is ok, report.violations
+    if not ok:
+        (v,) = report.violations
+        assert v.invariant == "CHILD-1" and "a2" in v.message
