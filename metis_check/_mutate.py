@@ -539,6 +539,7 @@ def _auth_3(ev: Events, rng: random.Random) -> Events | None:
 def _auth_4(ev: Events, rng: random.Random) -> Events | None:
     """A gate that forgot what the recorded settings give (`SIM_PERMISSIONS`):
     a bash call's input becomes `rm -rf build` (a deny rule its facts lack),
+    or, for one judged read-only, `uniq notes.txt out.txt` (it may write),
     or a file call's path a protected one (`.git/config`) or one out of
     scope (`/etc/passwd`), with the footprint the tool would record."""
     last: Assistant | None = None
@@ -552,7 +553,10 @@ def _auth_4(ev: Events, rng: random.Random) -> Events | None:
         if ref is None:
             continue
         facts = e.facts
-        if ref.tool == "bash" and not any(r.pattern == "Bash(rm:*)" for r in facts.rules):
+        if ref.tool == "bash" and facts.kind is ToolKind.READ_ONLY:
+            # A read-only verdict for a line that writes its output operand.
+            options.append(_with_input(ev, last, e, {"command": "uniq notes.txt out.txt"}, None))
+        elif ref.tool == "bash" and not any(r.pattern == "Bash(rm:*)" for r in facts.rules):
             options.append(_with_input(ev, last, e, {"command": "rm -rf build"}, None))
         elif ref.tool in ("edit", "write") and not facts.protected:
             options.append(_with_input(ev, last, e, {"path": ".git/config"}, "/ws/.git/config"))

@@ -42,6 +42,7 @@ from metis_model._loop import (
     Divergence,
     LoopState,
     Phase,
+    _batch_writes,
     _commits,
     cancel_problem,
     commit_report_problem,
@@ -610,7 +611,9 @@ class Replay:
         (`_derive`); whether the deriver was sure of anything."""
         assert self.recorded is not None
         footprint = (*e.reads, *e.writes)
-        sure, problem = facts_problem(self.recorded, call.tool, call.input, e.facts, footprint)
+        sure, problem = facts_problem(
+            self.recorded, call.tool, call.input, e.facts, footprint, _batch_writes(e)
+        )
         if problem is not None:
             raise _Stop("AUTH-4", f"{e.occ}: {problem}", [call.events[0], e.seq])
         return sure

@@ -19,10 +19,12 @@ import re
 from collections.abc import Collection, Mapping
 from typing import Any
 
+import attrs
 from attrs import frozen
 
-from metis_trace import Facts, RuleBehavior, RuleRef
+from metis_trace import Facts, RuleBehavior, RuleRef, ToolKind
 
+from ._derive_domain import domain_rule_matches
 from ._derive_record import (
     Recorded,
     RecordedRule,
@@ -34,6 +36,7 @@ from ._derive_record import (
     recorded_permissions,
 )
 from ._derive_shell import Command, bash_rule_matches, split_line
+from ._derive_writes import surely_writes
 
 __all__ = ["Derived", "Recorded", "derive", "facts_problem", "recorded_permissions"]
 
@@ -45,6 +48,7 @@ _SEARCH_TOOLS = frozenset({"grep", "glob", "ls"})  # default path: the workspace
 # that read files, Edit rules every tool that edits them; a bare Write its tool).
 _BARE_GROUPS: Mapping[str, frozenset[str]] = {"read": _READ_GROUP, "edit": _EDIT_GROUP}
 _DENYING = (RuleBehavior.DENY, RuleBehavior.ASK)
+_GLOBS = frozenset("*?[]{}\\")
 
 
 @frozen
@@ -55,10 +59,14 @@ class Derived:
     protected: bool = False
     secret: bool = False
     out_of_scope: bool = False
+    writes: str | None = None  # why a Bash line may change a file: not read_only
+    # Rules (any behaviour) that surely do not match the call: never its facts'.
+    unmatched: frozenset[RuleRef] = frozenset()
 
     @property
     def empty(self) -> bool:
-        return not (self.rules or self.protected or self.secret or self.out_of_scope)
+        sure = (self.rules, self.protected, self.secret, self.out_of_scope, self.writes)
+        return not (any(sure) or self.unmatched)
 
 
 # --- deriving -----------------------------------------------------------------
@@ -82,6 +90,8 @@ def derive(
     name = tool.lower()
     if name == "bash":
         return _derive_bash(recorded, input.get("command"))
+    if name == "webfetch":
+        return _derive_fetch(recorded, input.get("url"))
     if name not in _FILE_TOOLS:
         return Derived()
     rules = {
@@ -112,6 +122,24 @@ def derive(
     )
 
 
+def _derive_fetch(recorded: Recorded, url: object) -> Derived:
+    """Bare `WebFetch` denials and asks, and `domain:` rules by the docs'
+    host matching: the deny and ask rules that surely match, and every rule
+    that surely does not."""
+    rules, unmatched = set(), set()
+    for r in (r for r in recorded.rules if r.tool == "webfetch"):
+        if r.spec is None:
+            if r.ref.behavior in _DENYING:
+                rules.add(r.ref)
+            continue
+        matches = domain_rule_matches(r.spec, url)
+        if matches is True and r.ref.behavior in _DENYING:
+            rules.add(r.ref)
+        elif matches is False:
+            unmatched.add(r.ref)
+    return Derived(rules=frozenset(rules), unmatched=frozenset(unmatched))
+
+
 def _file_args(command: Command) -> list[str] | None:
     """The files `cat`, `head` or `tail` reads, when its options are plain."""
     argv = command.argv
@@ -135,6 +163,30 @@ def _file_args(command: Command) -> list[str] | None:
 
 
 def _derive_bash(recorded: Recorded, command: object) -> Derived:
+    derived = _bash_rules(recorded, command)
+    writes = surely_writes(command) if isinstance(command, str) else None
+    if writes is None:
+        return derived
+    rules, protected = set(derived.rules), derived.protected
+    assert isinstance(command, str)
+    moves = re.search(r"\b(?:cd|pushd|popd)\b|[`$]", command)
+    # Each named target (not when the line may change folder or expand a
+    # name), as a plain line's `>` targets: its Read and Edit denials, and
+    # whether it is protected.
+    paths = [r for r in recorded.rules if r.spec is not None and r.ref.behavior in _DENYING]
+    for name in writes.targets if moves is None else ():
+        path = None if set(name) & _GLOBS else lexical(name, recorded.workspace, recorded.home)
+        if path is not None:
+            rules |= {
+                r.ref
+                for r in paths
+                if r.tool in ("read", "edit") and path_rule_matches(r, path, recorded)
+            }
+            protected = protected or protected_path(path, recorded)
+    return attrs.evolve(derived, rules=frozenset(rules), protected=protected, writes=writes.reason)
+
+
+def _bash_rules(recorded: Recorded, command: object) -> Derived:
     bash = [r for r in recorded.rules if r.tool == "bash" and r.ref.behavior in _DENYING]
     rules = {r.ref for r in bash if r.spec is None}
     commands = split_line(command) if isinstance(command, str) else None
@@ -170,9 +222,13 @@ def facts_problem(
     input: Mapping[str, Any],
     facts: Facts,
     footprint: Collection[str],
+    writes: Collection[str] | None = None,
 ) -> tuple[bool, str | None]:
     """AUTH-4 for one decision: (whether the deriver was sure of anything,
-    the first fact the recorded facts lack, or None)."""
+    the first fact the recorded facts lack, or None). `writes`, where the
+    decision records its write footprint: not empty for a line that may
+    write (a path-by-path comparison would need the symlinks the runtime
+    resolved)."""
     derived = derive(recorded, tool, input, footprint)
     if derived.empty:
         return False, None
@@ -183,10 +239,21 @@ def facts_problem(
             f"the recorded settings give the {r.behavior.value} rule {r.pattern} "
             f"({r.source.value}, recency {r.recency}) for this {tool} call; its facts lack it"
         )
+    wrong = sorted(derived.unmatched & set(facts.rules), key=lambda r: r.recency)
+    if wrong:
+        r = wrong[0]
+        return True, (
+            f"its facts hold the {r.behavior.value} rule {r.pattern}, which does not match"
+            f" this {tool} call"
+        )
     if derived.protected and not facts.protected:
         return True, f"this {tool} call changes a protected path; its facts say protected=false"
     if derived.secret and not facts.secret:
         return True, f"this {tool} call reads a secret-looking path; its facts say secret=false"
     if derived.out_of_scope and facts.in_scope:
         return True, f"this {tool} call's path is outside every root; its facts say in_scope=true"
+    if derived.writes is not None and facts.kind is ToolKind.READ_ONLY:
+        return True, f"this {tool} line may write ({derived.writes}); its facts say read_only"
+    if derived.writes is not None and writes is not None and not writes:
+        return True, f"this {tool} line may write ({derived.writes}); it records no write"
     return True, None

@@ -132,7 +132,8 @@ def parse_recorded_rule(item: object, workspace: str) -> RecordedRule | None:
     if spec == "*" and tool in ("bash", "read", "edit"):
         spec = None  # `Bash(*)` is `Bash`
     legacy = tool == "bash" and spec is not None and spec.endswith(":*") and spec.count(":") == 1
-    if spec is not None and _FIELD.match(spec) and not legacy:
+    domain = tool == "webfetch" and spec is not None and spec.startswith("domain:")
+    if spec is not None and _FIELD.match(spec) and not legacy and not domain:
         tool = ""  # a parameter rule `Tool(field:value)`: not derived
     return RecordedRule(ref=ref, tool=tool, spec=spec, base=base)
 

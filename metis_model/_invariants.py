@@ -71,7 +71,7 @@ INVARIANTS: tuple[Invariant, ...] = (
     _I(
         "AUTH-4",
         "AUTH",
-        "A decision's facts include those its recorded settings give for the call: every rule the reference deriver finds matching, protected and secret where it finds them true, in_scope false where it finds a path outside.",
+        "A decision's facts include those its recorded settings give for the call: every rule the reference deriver finds matching, protected and secret where it finds them true, in_scope false where it finds a path outside, and a kind other than read_only where it finds the call may write.",
         "permissions.md",
     ),
     _I(
@@ -190,7 +190,13 @@ INVARIANTS: tuple[Invariant, ...] = (
         "A Safe call never overlaps a Queue or Exclusive call of its batch that writes inside its read footprint; the two run in call order.",
         "scheduler.md",
     ),
-    _I("CHILD-1", "CHILD", "A child's tool surface is a subset of its parent's.", "children.md"),
+    _I(
+        "CHILD-1",
+        "CHILD",
+        "A child's tool surface is a subset of its parent's, within the tools its spawn call"
+        " allowed and outside those it disallowed.",
+        "children.md",
+    ),
     _I(
         "CHILD-2",
         "CHILD",

@@ -483,6 +483,13 @@ def _decision(state: LoopState, e: DecisionEvent) -> Outcome:
     return state
 
 
+def _batch_writes(e: DecisionEvent) -> tuple[str, ...] | None:
+    """The write footprint a decision records, where it states the call's
+    writes: a Background call's detached work is outside its batch, so its
+    footprint is empty by design (specs/scheduler.md, SCHED-6)."""
+    return None if e.cls is CallClass.BACKGROUND else tuple(e.writes)
+
+
 def derived_problem(
     recorded: Recorded | None, tool: str, input: Mapping[str, Any], e: DecisionEvent
 ) -> str | None:
@@ -490,7 +497,7 @@ def derived_problem(
     the decision's facts lack (`_derive`), or None."""
     if recorded is None:
         return None
-    return facts_problem(recorded, tool, input, e.facts, (*e.reads, *e.writes))[1]
+    return facts_problem(recorded, tool, input, e.facts, (*e.reads, *e.writes), _batch_writes(e))[1]
 
 
 def derived_exercised(
@@ -500,7 +507,7 @@ def derived_exercised(
     sure of a fact."""
     if recorded is None:
         return False
-    return facts_problem(recorded, tool, input, e.facts, (*e.reads, *e.writes))[0]
+    return facts_problem(recorded, tool, input, e.facts, (*e.reads, *e.writes), _batch_writes(e))[0]
 
 
 def decision_problem(e: DecisionEvent) -> tuple[str, str] | None:

@@ -200,6 +200,9 @@ def file_effects(cmd: SimpleCommand) -> FileEffects:
         acc.add(files)  # `sed -i` reads the files too
     elif name == "tee":
         targets.extend((w, d) for w, d, _ in operands)
+    elif name == "uniq":  # POSIX: uniq [options] [input_file [output_file]]
+        acc.add(operands[:1])
+        targets.extend((w, d) for w, d, _ in operands[1:2])
     elif name in _ALL_TARGETS:
         targets.extend((w, d) for w, d, _ in operands)
         if name in ("rm", "rmdir", "unlink", "shred"):

@@ -270,10 +270,34 @@ def _fallback(src: str, acc: _Acc, wrappers: tuple[tuple[str, ...], ...], depth:
             argv = argv[1:]
         if not argv:
             continue
+        argv, opened = _read_write_targets(argv)
         data = segment.encode("utf-8", "surrogateescape")
-        ctx = _Ctx(src=data, depth=depth, wrappers=wrappers)
+        ctx = _Ctx(src=data, depth=depth, wrappers=wrappers, writes=opened, reads=opened)
         words = [_Word(text=w, dynamic=False, start=0) for w in argv]
         _Run(ctx, acc, len(data)).unwrap(words, wrappers, open_ended=True)
+
+
+_READ_WRITE = re.compile(r"([0-9]*)<>(.*)", re.DOTALL)
+
+
+def _read_write_targets(argv: list[str]) -> tuple[list[str], tuple[str, ...]]:
+    """`[n]<>word` (POSIX 2.7.7: opened for reading and writing, created when
+    missing), which the grammar rejects: the words without it, and its
+    targets, each a write as well as a read."""
+    words: list[str] = []
+    targets: list[str] = []
+    i = 0
+    while i < len(argv):
+        m = _READ_WRITE.fullmatch(argv[i])
+        if m is None:
+            words.append(argv[i])
+        elif m.group(2):
+            targets.append(m.group(2))
+        elif i + 1 < len(argv):
+            targets.append(argv[i + 1])
+            i += 1
+        i += 1
+    return words, tuple(targets)
 
 
 def _first_error(node: Any, ctx: _Ctx) -> str:
