@@ -22,6 +22,7 @@ from metis_check import Report, WitnessedTrace, check_run_files, check_trace_tre
 from metis_trace import TraceEvent, TraceFormatError, TraceHeader, read_trace_numbered, read_witness
 
 from ._execute import Outcome
+from ._wire import SENT, sent_problems
 
 NOT_AN_ID = ("RUN", "FORMAT")
 
@@ -177,6 +178,7 @@ def check_outcome(outcome: Outcome) -> Verdict:
     findings += _witnessed(outcome, traces)
     findings += _credentials(outcome)
     findings += _mechanism(outcome, traces)
+    findings += [Finding(i, m, SENT) for i, m in sent_problems(outcome.paths.root)]
     if outcome.problem is not None:
         findings.append(Finding("RUN", outcome.problem))
     elif not [f for f in findings if f.is_invariant]:

@@ -14,6 +14,7 @@ there. Each name below is counted from events alone:
 | `hook:pass` | a header listing hooks, and an allowed call that one of them matches |
 | `spawn`, `spawn:plan-child` | a `spawn` event (of a `plan` child) |
 | `spawn:depth-2`, `guard:refused` | a grandchild's trace; a spawn refused by the spawn guard |
+| `spawn:narrowed` | a spawn call narrowing its child's tools (`tools`, `disallowed_tools`) |
 | `guard:concurrent` | a spawn refused because `max_concurrent` children were running |
 | `authority:refused` | a child asked for a mode more permissive than its parent's: refused |
 | `plan:denied` | a mutating call denied at the `plan` stage |
@@ -113,6 +114,9 @@ def _trace_situations(
     for e in events:
         if isinstance(e, Assistant):
             tools.update({c.occ: c.tool for c in e.calls})
+            narrowing = ("tools", "disallowed_tools")
+            if any(c.tool == "spawn_agent" and set(c.input) & set(narrowing) for c in e.calls):
+                seen["spawn:narrowed"] += 1
         elif isinstance(e, DecisionEvent):
             decisions[e.occ] = e
             seen[f"stage:{e.stage}"] += 1
@@ -257,6 +261,7 @@ REQUIRED: tuple[str, ...] = (
     "plan:denied",
     "plan:child-no-spawn",
     "spawn:depth-2",
+    "spawn:narrowed",
     "guard:refused",
     "guard:concurrent",
     "authority:refused",

@@ -61,6 +61,7 @@ from metis_trace import Decision, Route, Source
 
 from ._mech_run import MANAGED_ENV, with_mechanisms
 from ._scenario import GUARD_FLAGS, definitions_dir, settings_of, turn_starts, write_scenario
+from ._wire import write_sent
 from ._workload import Workload
 
 AGENT_EXEC_TOOLS = ("spawn_agent", "kill_agent", "message_agent")
@@ -206,6 +207,10 @@ class Run:
     loop: AgentLoop
     supervisor: AgentSupervisor
     state: JournalState | None
+    # Where the requests as posted are kept (`_wire.py`): beside the run's
+    # folder, not in it, since they hold what the model was shown, credentials
+    # included, and TRACE-2 scans the run's own files.
+    sent_dir: Path | None = None
 
     async def go(self, task: str) -> RunResult:
         try:
@@ -216,6 +221,9 @@ class Run:
             await self.supervisor.close()
 
     def close(self) -> None:
+        sent = getattr(self.loop.provider, "sent", None)
+        if isinstance(sent, list) and self.sent_dir is not None:
+            write_sent(self.sent_dir, sent)
         self.loop.trace.close()
         if self.loop.journal is not None:
             self.loop.journal.close()
@@ -298,7 +306,7 @@ def build(
         context_hook=controller.hook(trace),
         overflow_hook=controller.retry_hook(trace),
     )
-    return Run(loop, supervisor, state)
+    return Run(loop, supervisor, state, paths.root)
 
 
 def metis_run_argv(workload: Workload, paths: RunPaths, python: str) -> list[str]:

@@ -3,7 +3,8 @@
 The loop's situations (`_situations.SWEEP`) are drawn from strategies; a
 mechanism's are fixed workloads (`Case`), each built from its section of
 `specs/` and the IDs it names (`_mech_settings`, `_mech_agents`,
-`_mech_files`, `_mech_mcp`, `_mech_hook`, `_mech_plan`). Each runs for real
+`_mech_files`, `_mech_shell`, `_mech_loop`, `_mech_mcp`, `_mech_hook`,
+`_mech_plan`). Each runs for real
 (as `metis run`, or as the processes a `probe` starts), its traces are
 checked like every workload's (`_checks.check_outcome`), and a case may
 add checks of its own where the workload knows a fact the trace only claims
@@ -21,7 +22,16 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from . import _mech_agents, _mech_files, _mech_hook, _mech_mcp, _mech_plan, _mech_settings
+from . import (
+    _mech_agents,
+    _mech_files,
+    _mech_hook,
+    _mech_loop,
+    _mech_mcp,
+    _mech_plan,
+    _mech_settings,
+    _mech_shell,
+)
 from ._mech_case import Case, Problem, Traces
 from ._workload import Workload
 
@@ -44,6 +54,8 @@ def _cases() -> tuple[Case, ...]:
         *_mech_settings.CASES,
         *_mech_agents.CASES,
         *_mech_files.CASES,
+        *_mech_shell.CASES,
+        *_mech_loop.CASES,
         *_mech_mcp.CASES,
         *_mech_hook.CASES,
         *_mech_plan.CASES,

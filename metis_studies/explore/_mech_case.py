@@ -38,4 +38,6 @@ class Case:
     reached: Reached
     check: Check = _nothing
     runner: Runner | None = None  # a `probe` workload's runner
-    execution: str = "process"  # how its runner runs it (`Outcome.execution`)
+    # How its runner runs it (`Outcome.execution`); for a case without a
+    # runner, "in-process" says it must be run so (what it reads is kept there).
+    execution: str = "process"

@@ -20,7 +20,9 @@ PreToolUse output against the model's reference deriver over the *placed*
 settings (`metis_model.derive`, not the hook's gate): a call a placed deny
 rule matches must be denied (PERM-2), one an ask rule matches asked or
 denied (PERM-1); a write in plan mode denied (PERM-4); a write to a
-protected path (`.husky/`) never let through, in bypassPermissions too (PERM-3).
+protected path (`.husky/`) never let through, in bypassPermissions too (PERM-3);
+a WebFetch of `docs.example.com` under the allow `WebFetch(domain:*.docs.example.com)`
+(subdomains only, by the docs) not allowed (PERM-1), its subdomain allowed.
 """
 
 from __future__ import annotations
@@ -42,7 +44,14 @@ from ._mech_read import Traces, script
 from ._mech_run import MANAGED_ENV
 from ._workload import Workload
 
-_TOOLS = {"Bash": "bash", "Read": "read", "Write": "write", "Edit": "edit", "Grep": "grep"}
+_TOOLS = {
+    "Bash": "bash",
+    "Read": "read",
+    "Write": "write",
+    "Edit": "edit",
+    "Grep": "grep",
+    "WebFetch": "webfetch",
+}
 
 
 def session() -> Workload:
@@ -126,6 +135,9 @@ def _expected(recorded: Recorded, payload: dict[str, Any]) -> tuple[str, set[str
         return "PERM-3", {"ask", "deny"}
     if "ask" in behaviors:
         return "PERM-1", {"ask", "deny"}
+    allows = [r.ref for r in recorded.rules if r.tool == tool and r.ref.behavior.value == "allow"]
+    if tool == "webfetch" and allows and set(allows) <= derived.unmatched:
+        return "PERM-1", {"ask", "none"}  # no allow rule applies to this host
     return None
 
 

@@ -17,7 +17,14 @@ def session_id(root: Path) -> str:
     return "explore-" + hashlib.sha256(str(root).encode()).hexdigest()[:16]
 
 
-PROJECT = {"permissions": {"deny": ["Bash(rm *)", "Read(.env)"], "allow": ["Bash(npm test)"]}}
+PROJECT = {
+    "permissions": {
+        "deny": ["Bash(rm *)", "Read(.env)"],
+        # `*.` is subdomains at any depth, not the apex (docs; 2.1.172).
+        "allow": ["Bash(npm test)", "WebFetch(domain:*.docs.example.com)"],
+    }
+}
+API, APEX = "https://api.docs.example.com/ref", "https://docs.example.com/"
 USER = {"permissions": {"ask": ["Bash(git push *)"]}}
 # (event, tool, input, mode, tool_use_id); "{p}" is the project.
 PAYLOADS: tuple[tuple[str, str, dict[str, Any], str, str], ...] = (
@@ -39,6 +46,9 @@ PAYLOADS: tuple[tuple[str, str, dict[str, Any], str, str], ...] = (
     ("PostToolUse", "Read", {"file_path": "{p}/README.md"}, "default", "t7"),
     ("PostToolUseFailure", "Grep", {"pattern": "TODO"}, "default", "t8"),
     ("PreToolUse", "Bash", {"command": "git push origin dev"}, "default", "t9"),
+    ("PreToolUse", "WebFetch", {"url": API, "prompt": "p"}, "default", "t10"),
+    ("PostToolUse", "WebFetch", {"url": API, "prompt": "p"}, "default", "t10"),
+    ("PreToolUse", "WebFetch", {"url": APEX, "prompt": "p"}, "default", "t11"),
     ("Stop", "", {}, "default", ""),
     ("SessionEnd", "", {}, "default", ""),
 )

@@ -14,7 +14,11 @@ same `metis_runtime.plan` calls, in this process), in a workspace of its own
 4. the routing epoch is bumped (`metis plan cache --bump-epoch`): the cache
    is not used either (PLAN-7); the owner rejects: nothing committed (PLAN-11).
 
-Every turn log under `.metis/plan/turns/` is checked as `metis conform` does:
+Then, in a workspace of their own, proposals the scenario does not make
+(`_mech_plan_proposals.py`): a step reading its own output (PLAN-2) and
+one action twice under one approval (PLAN-9).
+
+Every turn log under each workspace's `.metis/plan/turns/` is checked as `metis conform` does:
 `check_turn_log` with its segments' traces (each also replayed with
 `check_trace`), then `check_turn_logs` across turns.
 """
@@ -30,9 +34,17 @@ from typing import Any
 import yaml
 
 from metis_check import check_trace, check_turn_log, check_turn_logs
-from metis_trace import InputError, ResumeRecord, read_trace_numbered, read_turn_log
+from metis_trace import (
+    Decision,
+    InputError,
+    ResumeRecord,
+    StepStatus,
+    read_trace_numbered,
+    read_turn_log,
+)
 
 from ._mech_case import Case, Problem
+from ._mech_plan_proposals import PROPOSALS, scenario
 from ._mech_read import Traces, script
 from ._workload import Workload
 
@@ -44,8 +56,11 @@ def turns() -> Workload:
     return Workload(name="mech-plan:turns", aims=("plan:turns",), turns=script(), probe="plan")
 
 
-def _turns_dir(root: Path) -> Path:
-    return root / "ws" / ".metis" / "plan" / "turns"
+WORKSPACES = ("ws", "ws-proposals")
+
+
+def _turns_dir(root: Path, ws: str = "ws") -> Path:
+    return root / ws / ".metis" / "plan" / "turns"
 
 
 def run(workload: Workload, root: Path, timeout: float) -> tuple[list[str], str | None]:
@@ -94,6 +109,25 @@ def run(workload: Workload, root: Path, timeout: float) -> tuple[list[str], str 
         steps.append(f"plan run -> {done.state} ({done.path})")
         return done.dialog
 
+    async def proposals() -> None:
+        where = root / "ws-proposals"
+        for name, (_, approve) in PROPOSALS.items():
+            path = str(scenario(root / "run", name))
+            provider = TurnProvider("replay", None, path, where)
+            done = await plan_runtime(where, provider.provider, (), serial=False).run(
+                REQUEST, owner, TurnOptions()
+            )
+            provider.done(where)
+            steps.append(f"plan run ({name}) -> {done.state} ({done.path})")
+            if approve and done.dialog is not None:
+                provider = TurnProvider("replay", None, path, where)
+                found = load_dialog(dialog_path(where, done.dialog))
+                again = await plan_runtime(where, provider.provider, (), serial=False).resume(
+                    found, ResumeAnswer.APPROVE, {}, owner
+                )
+                provider.done(where)
+                steps.append(f"resume ({name}) -> {again.state}")
+
     async def story() -> None:
         dialog = await turn()
         steps.append(f"resume by intruder -> {await answer(dialog, True, _intruder())}")
@@ -106,11 +140,12 @@ def run(workload: Workload, root: Path, timeout: float) -> tuple[list[str], str 
         steps.append(f"resume -> {await answer(await turn(), True, owner)}")
         cache_listing(ws, bump_epoch=True)
         steps.append(f"resume -> {await answer(await turn(), False, owner)}")
+        await proposals()
 
     with log:
         try:
             asyncio.run(asyncio.wait_for(story(), timeout))
-        except (MetisRuntimeError, TimeoutError) as exc:
+        except (MetisRuntimeError, TimeoutError, ValueError) as exc:
             return steps, f"crash: {type(exc).__name__}: {exc}"
     return steps, None
 
@@ -121,19 +156,26 @@ def _intruder() -> Any:
     return Coordinates("intruder", "intruder", "cli", "default")
 
 
-def _logs(root: Path) -> dict[str, tuple[Any, list[Any], list[int]]]:
+def _logs(root: Path, ws: str = "ws") -> dict[str, tuple[Any, list[Any], list[int]]]:
     out = {}
-    for path in sorted(_turns_dir(root).glob("*.jsonl")):
+    for path in sorted(_turns_dir(root, ws).glob("*.jsonl")):
         out[path.name] = read_turn_log(path.read_text().split("\n"))
     return out
 
 
 def check(workload: Workload, root: Path, traces: Traces) -> list[Problem]:
     out: list[Problem] = []
-    try:
-        logs = _logs(root)
-    except InputError as exc:
-        return [("PLAN-1", f"a turn log cannot be read: {exc.describe('turn log')}", "")]
+    for ws in WORKSPACES:
+        try:
+            logs = _logs(root, ws)
+        except InputError as exc:
+            return [("PLAN-1", f"a turn log cannot be read: {exc.describe('turn log')}", "")]
+        out += _check_logs(_turns_dir(root, ws), logs)
+    return out
+
+
+def _check_logs(turns: Path, logs: dict[str, tuple[Any, list[Any], list[int]]]) -> list[Problem]:
+    out: list[Problem] = []
     for name, (header, records, lines) in logs.items():
         named = {
             1: header.trace,
@@ -141,7 +183,7 @@ def check(workload: Workload, root: Path, traces: Traces) -> list[Problem]:
         }
         segments = {}
         for segment, rel in named.items():
-            trace = _turns_dir(root) / rel if rel else None
+            trace = turns / rel if rel else None
             if trace is not None and trace.is_file():
                 th, events, line_of = read_trace_numbered(trace.read_text().split("\n"))
                 segments[segment] = (th, events)
@@ -160,10 +202,11 @@ def check(workload: Workload, root: Path, traces: Traces) -> list[Problem]:
 def reached(workload: Workload, root: Path, traces: Traces) -> Counter[str]:
     seen: Counter[str] = Counter()
     try:
-        logs = _logs(root)
+        logs = [log for ws in WORKSPACES for log in _logs(root, ws).values()]
     except InputError:
         return seen
-    for _, records, _ in logs.values():
+    for _, records, _ in logs:
+        approved = False  # an approval was used in this turn
         for r in records:
             kind, path, outcome = r.kind, getattr(r, "path", None), getattr(r, "outcome", None)
             if kind == "path" and path == "engine" and outcome == "used":
@@ -172,6 +215,14 @@ def reached(workload: Workload, root: Path, traces: Traces) -> Counter[str]:
                 seen["plan:l0-hit"] += 1
             elif kind == "path" and path == "L0" and outcome == "miss":
                 seen[f"plan:l0-miss:{r.reason}"] += 1
+            elif kind == "framework" and not r.valid:
+                if any("not an earlier step" in f.message for f in r.failures):
+                    seen["plan:self-reference-refused"] += 1
+            elif kind == "step" and r.decision is Decision.ASK:
+                if r.status is StepStatus.OK and r.approval_dialog is not None:
+                    approved = True
+                elif approved and r.status is StepStatus.DENIED and r.approval_dialog is None:
+                    seen["plan:approval-used-once"] += 1  # the same action, asked again
             elif kind == "pause":
                 seen["plan:paused"] += 1
             elif kind == "resume":
@@ -196,6 +247,8 @@ CASES = (
             "plan:resume-approve",
             "plan:resume-reject",
             "plan:foreign-resume-refused",
+            "plan:self-reference-refused",
+            "plan:approval-used-once",
         ),
         turns,
         reached,

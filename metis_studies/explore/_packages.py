@@ -44,8 +44,8 @@ _KILLS = tuple(
 # names its own package and situations (`_mech_*.py`), added below.
 _LOOP: dict[str, tuple[str, ...]] = {
     "agents": ("hook:veto", "hook:pass", "hook:veto-in-child", "spawn:plan-child",
-               "spawn:depth-2", "plan:child-no-spawn", "guard:refused", "guard:concurrent",
-               "authority:refused"),
+               "spawn:depth-2", "plan:child-no-spawn", "spawn:narrowed", "guard:refused",
+               "guard:concurrent", "authority:refused"),
     "context": _CONTEXT,
     "dispatch": ("queue-3", "exclusive-waits", "background", "cancel", "interrupt",
                  "cancel:sourced", "interrupt:sourced"),

@@ -192,10 +192,18 @@ def _child_turns(specs: list[Spec], text: str) -> tuple[Turn, ...]:
 
 
 @st.composite
-def spawns(draw: st.DrawFn, k: int, plan: bool | None = None, asked: str | None = None) -> Piece:
+def spawns(
+    draw: st.DrawFn,
+    k: int,
+    plan: bool | None = None,
+    asked: str | None = None,
+    narrow: bool = False,
+) -> Piece:
     """A sub-agent, maybe in plan mode (plan-locked: its spawn is an unknown
     tool, its writes denied), maybe asking for another mode (one more
-    permissive than its parent's is refused), maybe spawned twice."""
+    permissive than its parent's is refused), maybe spawned twice. `narrow`
+    (the `spawn:narrowed` focus): the call narrows its tools, to none at
+    times, and may disallow some (CHILD-1 against the call)."""
     if plan is None:
         plan = draw(st.booleans())
     name = f"helper{k}"
@@ -205,6 +213,10 @@ def spawns(draw: st.DrawFn, k: int, plan: bool | None = None, asked: str | None 
     child_calls = draw(st.permutations(child_calls))
     child = Child(name=name, tools=None, turns=_child_turns(child_calls, f"{name} done"))
     spawn: dict[str, Any] = {"agent": name, "task": f"help with p{k}", "mode": "sync"}
+    if narrow:
+        spawn["tools"] = draw(st.sampled_from([[], ["read"], ["read", "write"]]))
+        if draw(st.booleans()):
+            spawn["disallowed_tools"] = ["write"]
     if plan:
         spawn["permission_mode"] = "plan"
     else:
@@ -215,7 +227,7 @@ def spawns(draw: st.DrawFn, k: int, plan: bool | None = None, asked: str | None 
     calls: list[Spec] = [("spawn_agent", spawn)]
     if draw(st.booleans()):  # the same task again: the guard refuses a duplicate
         calls.append(("spawn_agent", dict(spawn)))
-    aims = ("plan-child",) if plan else ("spawn",)
+    aims = ("plan-child",) if plan else ("spawn:narrowed",) if narrow else ("spawn",)
     rules = (Rule(behavior="allow", pattern="Write"),)
     return Piece(tuple(calls), aims, _files(k), rules, agents=(child,))
 

@@ -152,6 +152,7 @@ SWEEP: tuple[str, ...] = (  # in-process first; child processes, then kills, cos
     "plan-child",
     "spawn",
     "spawn:escalate",
+    "spawn:narrowed",
     "hooks:child",
     "guard",
     "guard:concurrent",
@@ -196,7 +197,7 @@ def _pieces(draw: st.DrawFn, focus: str) -> tuple[list[str], list[Piece]]:
         first = ["hooks", "spawn"]
     elif focus in BUILDERS or kind in ("asks", "hooks", "policy"):
         first = [kind]
-    elif focus in ("plan-child", "spawn:escalate"):
+    elif focus in ("plan-child", "spawn:escalate", "spawn:narrowed"):
         first = ["spawn"]
     elif focus == "guard:concurrent":
         first = ["guard"]
@@ -217,6 +218,8 @@ def _pieces(draw: st.DrawFn, focus: str) -> tuple[list[str], list[Piece]]:
             pieces.append(draw(spawns(k, plan=True)))
         elif focus == "spawn:escalate" and k == 0:
             pieces.append(draw(spawns(k, plan=False, asked="bypassPermissions")))
+        elif focus == "spawn:narrowed" and k == 0:
+            pieces.append(draw(spawns(k, plan=False, narrow=True)))
         elif focus == "guard:concurrent" and k == 0:
             pieces.append(draw(guarded(k, limit="max_concurrent")))
         elif focus == "hooks:veto" and k == 0:

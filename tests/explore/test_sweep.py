@@ -52,6 +52,7 @@ EXPECTED = {
     "spawn:escalate": {"authority:refused"},
     "guard": {"guard:refused"},
     "guard:concurrent": {"guard:refused", "guard:concurrent"},
+    "spawn:narrowed": {"spawn", "spawn:narrowed"},
     "nested": {"spawn:depth-2"},
     "canary": {"canary", "canary:committed"},
     "background": {"background", "background:failed"},

@@ -1,0 +1,55 @@
+"""The requests as posted (`_wire.py`): what the Messages API reads in them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from metis_studies.explore._wire import sent_problems, write_sent
+
+
+def _use(*ids: str) -> dict[str, Any]:
+    return {
+        "role": "assistant",
+        "content": [{"type": "tool_use", "id": i, "name": "read", "input": {}} for i in ids],
+    }
+
+
+def _results(*blocks: dict[str, Any]) -> dict[str, Any]:
+    return {"role": "user", "content": list(blocks)}
+
+
+def _r(i: str) -> dict[str, Any]:
+    return {"type": "tool_result", "tool_use_id": i, "content": "ok"}
+
+
+NOTE = {"type": "text", "text": "[background job j1 ended: ok]"}
+PROMPT = {"role": "user", "content": "go"}
+
+
+@pytest.mark.parametrize(
+    ("messages", "problem"),
+    [
+        ([PROMPT, _use("a", "b"), _results(_r("a"), _r("b"), NOTE)], None),
+        ([PROMPT, _use("a"), _results(NOTE, _r("a"))], "CLOSE-3"),  # text first
+        ([PROMPT, _use("a", "b"), _results(_r("b"), _r("a"))], "CLOSE-3"),  # call order
+        ([PROMPT, _use("a"), _results(_r("a"), _r("z"))], "CLOSE-4"),
+        ([PROMPT, _use("a", "b"), _results(_r("a"))], "CLOSE-3"),  # one unanswered
+        ([PROMPT, _use("a")], "CLOSE-2"),
+        ([PROMPT, _use("a"), _use("b")], "CLOSE-2"),
+    ],
+)
+def test_a_request_body_is_read_as_the_provider_reads_it(
+    tmp_path: Path, messages: list[dict[str, Any]], problem: str | None
+) -> None:
+    write_sent(tmp_path, [{"model": "m", "messages": messages[:1]}, {"messages": messages}])
+    found = sent_problems(tmp_path)
+    assert [i for i, _ in found] == ([problem] if problem else [])
+
+
+def test_no_file_says_nothing_and_a_bad_line_is_format(tmp_path: Path) -> None:
+    assert sent_problems(tmp_path) == []
+    (tmp_path / "sent.jsonl").write_text("{not json\n")
+    assert [i for i, _ in sent_problems(tmp_path)] == ["FORMAT"]
