@@ -6,6 +6,7 @@ import contextlib
 import itertools
 import os
 import stat
+from collections import OrderedDict
 from pathlib import Path
 from types import TracebackType
 
@@ -33,6 +34,38 @@ def resolve_path(workspace: Path, raw: str, *, tool: str, field: str = "path") -
             # of what is a directory by then: EINVAL); resolve again.
             continue
     raise ToolError(f"{tool}: {raw}: changes while it is resolved (a symlink being swapped)")
+
+
+# What each name resolved to when its call was classified, which is the path
+# the gate decided on, by (tool, workspace, name). At run time the name must
+# still lead there: a symlink swapped in between would otherwise take the
+# tool to a file the gate never saw (specs/secrets.md, "Containment").
+_CHECKED: OrderedDict[tuple[str, str, str], Path] = OrderedDict()
+_CHECKED_MAX = 4096
+
+
+def checked_path(workspace: Path, raw: str, *, tool: str) -> Path:
+    """`resolve_path` at classification, remembered for the call's run."""
+    path = resolve_path(workspace, raw, tool=tool)
+    key = (tool, str(workspace), raw)
+    _CHECKED[key] = path
+    _CHECKED.move_to_end(key)
+    while len(_CHECKED) > _CHECKED_MAX:
+        _CHECKED.popitem(last=False)
+    return path
+
+
+def path_as_checked(workspace: Path, raw: str, *, tool: str) -> Path:
+    """`resolve_path` at run time; a name that leads elsewhere than it did
+    when its call was classified fails the call."""
+    path = resolve_path(workspace, raw, tool=tool)
+    checked = _CHECKED.get((tool, str(workspace), raw))
+    if checked is not None and checked != path:
+        raise ToolError(
+            f"{tool}: {raw}: changed since it was checked"
+            f" (it now leads to {display_path(workspace, path)})"
+        )
+    return path
 
 
 def display_path(workspace: Path, path: Path) -> str:

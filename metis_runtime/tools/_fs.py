@@ -18,7 +18,7 @@ from .._errors import ToolError, ToolInputError
 from .._private import default_redactor
 from ._base import Classification, Tool, ToolContext, ToolInput, ToolOutput, ToolSpec, object_schema
 from ._contain import write_at
-from ._files import display_path, os_error, resolve_path
+from ._files import checked_path, display_path, os_error, path_as_checked
 from ._ignore import excludes_file
 from ._search import (
     BINARY_SNIFF,
@@ -70,11 +70,11 @@ class ReadTool(Tool):
 
     def classify(self, input: ToolInput, ctx: ToolContext) -> Classification:
         self.spec.validate(input)
-        return _safe(ToolKind.READ_ONLY, (resolve_path(ctx.workspace, input["path"], tool="read"),))
+        return _safe(ToolKind.READ_ONLY, (checked_path(ctx.workspace, input["path"], tool="read"),))
 
     async def run(self, input: ToolInput, ctx: ToolContext) -> ToolOutput:
         self.spec.validate(input)
-        path = resolve_path(ctx.workspace, input["path"], tool="read")
+        path = path_as_checked(ctx.workspace, input["path"], tool="read")
         offset: int = input.get("offset", 0)
         limit: int = input.get("limit", READ_DEFAULT_LIMIT)
         out: list[str] = []
@@ -118,11 +118,14 @@ class _OneFileEdit(Tool):
         return ToolKind.EDIT
 
     def _path(self, input: ToolInput, ctx: ToolContext) -> Path:
+        """At run time: where the name leads, which must be where it led
+        when the call was classified (`path_as_checked`)."""
         self.spec.validate(input)
-        return resolve_path(ctx.workspace, input["path"], tool=self.spec.name)
+        return path_as_checked(ctx.workspace, input["path"], tool=self.spec.name)
 
     def classify(self, input: ToolInput, ctx: ToolContext) -> Classification:
-        path = self._path(input, ctx)
+        self.spec.validate(input)
+        path = checked_path(ctx.workspace, input["path"], tool=self.spec.name)
         return Classification(CallClass.QUEUE, f"file:{path}", ToolKind.EDIT, (path,))
 
 
@@ -223,7 +226,7 @@ class LsTool(Tool):
         return _safe(ToolKind.READ_ONLY, (_base_dir(self, input, ctx),))
 
     async def run(self, input: ToolInput, ctx: ToolContext) -> ToolOutput:
-        path = _base_dir(self, input, ctx)
+        path = _base_dir(self, input, ctx, run=True)
         try:
             fd = ctx.roots.open(path, os.O_RDONLY | os.O_DIRECTORY, tool="ls")
             try:
@@ -262,10 +265,15 @@ async def _in_thread(fn: Callable[[threading.Event], _T]) -> _T:
         raise
 
 
-def _base_dir(tool: Tool, input: ToolInput, ctx: ToolContext) -> Path:
+def _base_dir(tool: Tool, input: ToolInput, ctx: ToolContext, *, run: bool = False) -> Path:
+    """The folder a listing or search starts from: as classified, or (`run`)
+    as it must still be when the call runs."""
     tool.spec.validate(input)
     raw = input.get("path")
-    return ctx.workspace if raw is None else resolve_path(ctx.workspace, raw, tool=tool.name)
+    if raw is None:
+        return ctx.workspace
+    resolve = path_as_checked if run else checked_path
+    return resolve(ctx.workspace, raw, tool=tool.name)
 
 
 class GlobTool(Tool):
@@ -283,7 +291,7 @@ class GlobTool(Tool):
         return _safe(ToolKind.READ_ONLY, (_base_dir(self, input, ctx),))
 
     async def run(self, input: ToolInput, ctx: ToolContext) -> ToolOutput:
-        base = _base_dir(self, input, ctx)
+        base = _base_dir(self, input, ctx, run=True)
         pattern: str = input["pattern"]
         if os.path.isabs(pattern):
             raise ToolInputError("glob: field 'pattern' must be relative (use 'path' for the base)")
@@ -330,7 +338,7 @@ class GrepTool(Tool):
         return _safe(ToolKind.READ_ONLY, (_base_dir(self, input, ctx),))
 
     async def run(self, input: ToolInput, ctx: ToolContext) -> ToolOutput:
-        base = _base_dir(self, input, ctx)
+        base = _base_dir(self, input, ctx, run=True)
         try:
             regex = re.compile(input["pattern"])
         except re.error as exc:
