@@ -13,13 +13,22 @@ invariants of the model and never count as caught by one.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import attrs
 
 from metis_check import Report, WitnessedTrace, check_run_files, check_trace_tree, check_witness
-from metis_trace import TraceEvent, TraceFormatError, TraceHeader, read_trace_numbered, read_witness
+from metis_trace import (
+    HookRun,
+    TraceEvent,
+    TraceFormatError,
+    TraceHeader,
+    read_trace_numbered,
+    read_witness,
+)
 
 from ._execute import Outcome
 from ._wire import SENT, sent_problems
@@ -158,6 +167,29 @@ def _mechanism(
     ]
 
 
+def _hooks_known(outcome: Outcome, traces: Mapping[str, Any]) -> list[Finding]:
+    """CHILD-6 from what the workload knows: a hook whose command exits 2 or
+    1 (a guard that failed) vetoes, so its run recorded as passing means the
+    call went through a guard that said no."""
+    vetoing = {h.id: 1 if h.fails else 2 for h in outcome.workload.hooks if h.veto or h.fails}
+    out: list[Finding] = []
+    for name, (_, events) in traces.items():
+        for e in events:
+            if isinstance(e, HookRun) and e.hook in vetoing and not e.vetoed:
+                message = (
+                    f"hook {e.hook} exits {vetoing[e.hook]}, which vetoes; its run on"
+                    f" {e.occ} is recorded as passing"
+                )
+                out.append(Finding("CHILD-6", message, name, None, e.seq))
+    return out
+
+
+def _repeated(outcome: Outcome) -> set[str]:
+    """Call ids the workload's own script gives more than once."""
+    ids = Counter(c.id for t in outcome.workload.turns for c in t.calls)
+    return {i for i, n in ids.items() if n > 1}
+
+
 def _line(lines: Sequence[int], index: int) -> int | None:
     return lines[index] if 0 <= index < len(lines) else None
 
@@ -178,7 +210,10 @@ def check_outcome(outcome: Outcome) -> Verdict:
     findings += _witnessed(outcome, traces)
     findings += _credentials(outcome)
     findings += _mechanism(outcome, traces)
-    findings += [Finding(i, m, SENT) for i, m in sent_problems(outcome.paths.root)]
+    findings += _hooks_known(outcome, traces)
+    findings += [
+        Finding(i, m, SENT) for i, m in sent_problems(outcome.paths.root, _repeated(outcome))
+    ]
     if outcome.problem is not None:
         findings.append(Finding("RUN", outcome.problem))
     elif not [f for f in findings if f.is_invariant]:

@@ -11,10 +11,12 @@ there. Each name below is counted from events alone:
 | `context:<step>` | a `compaction` event of that context-control step |
 | `hook:veto` | a decision whose facts carry a `hook:<id>` deny rule |
 | `hook:veto-in-child` | the same, in a child (a hook it inherited) |
+| `hook:failed` | a hook that exited 1 (a guard that failed) recorded as a veto |
 | `hook:pass` | a header listing hooks, and an allowed call that one of them matches |
 | `spawn`, `spawn:plan-child` | a `spawn` event (of a `plan` child) |
 | `spawn:depth-2`, `guard:refused` | a grandchild's trace; a spawn refused by the spawn guard |
 | `spawn:narrowed` | a spawn call narrowing its child's tools (`tools`, `disallowed_tools`) |
+| `fail` | a run ended by a runtime failure mid-batch: interrupted, open calls left for repair |
 | `guard:concurrent` | a spawn refused because `max_concurrent` children were running |
 | `authority:refused` | a child asked for a mode more permissive than its parent's: refused |
 | `plan:denied` | a mutating call denied at the `plan` stage |
@@ -52,6 +54,8 @@ from metis_trace import (
     DecisionEvent,
     EffectOutcome,
     EffectStart,
+    HookRun,
+    Interrupt,
     JobDone,
     Result,
     ResultStatus,
@@ -61,6 +65,7 @@ from metis_trace import (
     TraceHeader,
 )
 
+from ._execute import FAILED
 from ._mech import mech_situations
 from ._workload import Workload
 
@@ -128,6 +133,8 @@ def _trace_situations(
                 seen["hook:pass"] += 1
             if e.stage == "plan" and e.facts.kind in MUTATING_KINDS:
                 seen["plan:denied"] += 1
+        elif isinstance(e, HookRun) and e.vetoed and "exited 1" in e.reason:
+            seen["hook:failed"] += 1  # a guard that failed vetoed
         elif isinstance(e, AskResolved):
             d = decisions.get(e.occ)
             route = d.route.value if d is not None else "?"
@@ -138,6 +145,9 @@ def _trace_situations(
             seen["spawn"] += 1
             if e.child_mode.value == "plan":
                 seen["spawn:plan-child"] += 1
+        elif isinstance(e, Interrupt) and FAILED in e.reason:
+            seen["fail"] += 1  # the run ended on a runtime failure mid-batch
+            seen["interrupt"] += 1
         elif e.kind in ("cancel", "interrupt", "resume"):
             seen[e.kind] += 1
             if any(events[c].kind in ("signal", "stop_request") for c in e.causes):
@@ -257,6 +267,7 @@ REQUIRED: tuple[str, ...] = (
     "hook:veto",
     "hook:pass",
     "hook:veto-in-child",
+    "hook:failed",
     "spawn:plan-child",
     "plan:denied",
     "plan:child-no-spawn",
@@ -272,6 +283,7 @@ REQUIRED: tuple[str, ...] = (
     "repeated-ids",
     "cancel",
     "cancel:sourced",
+    "fail",
     "interrupt",
     "interrupt:sourced",
     "turn-limit",

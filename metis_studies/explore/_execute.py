@@ -73,7 +73,7 @@ def execution_of(workload: Workload, wanted: Execution) -> Execution:
         return "in-process" if probe_execution(workload) == "in-process" else "process"
     if needs_metis_run(workload):
         return "metis-run"
-    if fault in ("cancel", "interrupt"):
+    if fault in ("cancel", "interrupt", "fail"):
         return "in-process"
     if wanted == "metis-run" and not runs_as_metis_run(workload):
         wanted = "process"
@@ -96,6 +96,23 @@ class _FaultAt(LoopObserver):
             asyncio.get_running_loop().call_soon(self.action)
 
 
+FAILED = "explore: the embedder's observer failed"
+
+
+class _FailAt(LoopObserver):
+    """Raises once, as `occ`'s result is recorded: an embedder's bug, which
+    ends the run (a runtime failure) while the batch's other calls are open."""
+
+    def __init__(self, occ: str) -> None:
+        self.occ = occ
+        self.done = False
+
+    def call_finished(self, occ: str, *args: Any) -> None:
+        if occ == self.occ and not self.done:
+            self.done = True
+            raise RuntimeError(FAILED)
+
+
 async def _in_process(workload: Workload, paths: RunPaths, timeout: float) -> list[str]:
     steps = ["in process: run"]
     fault = workload.fault
@@ -110,10 +127,13 @@ async def _in_process(workload: Workload, paths: RunPaths, timeout: float) -> li
         holder["run"].loop.signal_received(signal.SIGINT)
         holder["task"].cancel()
 
-    observer = None
+    observer: LoopObserver | None = None
     if fault is not None and fault.kind in ("cancel", "interrupt"):
         observer = _FaultAt(fault.point, stop if fault.kind == "cancel" else interrupt)
         steps[0] += f" ({fault.kind} when {fault.point} starts)"
+    elif fault is not None and fault.kind == "fail":
+        observer = _FailAt(fault.point)
+        steps[0] += f" (the observer fails when {fault.point} has its result)"
     run = build(workload, paths, observer=observer)
     holder["run"] = run
     task = asyncio.ensure_future(run.go(workload.prompt))
@@ -127,7 +147,9 @@ async def _in_process(workload: Workload, paths: RunPaths, timeout: float) -> li
             raise TimeoutError(f"the run did not finish within {timeout:g}s")
         interrupted = task.cancelled()
         if not interrupted:
-            task.result()
+            ended: RunResult = task.result()
+            if fault is not None and fault.kind == "fail":
+                steps[0] += f" -> {ended.status.value}"  # its open calls wait for repair
     finally:
         run.close()
     if interrupted:

@@ -62,13 +62,14 @@ from metis_trace import Decision, Route, Source
 from ._mech_run import MANAGED_ENV, with_mechanisms
 from ._scenario import GUARD_FLAGS, definitions_dir, settings_of, turn_starts, write_scenario
 from ._wire import write_sent
-from ._workload import Workload
+from ._workload import Hook, Workload
 
 AGENT_EXEC_TOOLS = ("spawn_agent", "kill_agent", "message_agent")
 
 JOB_WAIT = 20.0
 VETO = "echo 'vetoed by explore hook {id}' >&2; exit 2"
 PASS = "cat > /dev/null; exit 0"
+FAIL = "echo 'explore hook {id} failed' >&2; exit 1"
 
 
 @attrs.frozen
@@ -112,10 +113,15 @@ def turn_limit(workload: Workload) -> int:
     return workload.max_turns or len(workload.turns) + 2
 
 
+def _hook_command(hook: Hook) -> str:
+    if hook.fails:
+        return FAIL.format(id=hook.id)
+    return VETO.format(id=hook.id) if hook.veto else PASS
+
+
 def hook_specs(workload: Workload) -> tuple[HookSpec, ...]:
     return tuple(
-        HookSpec(id=h.id, matcher=h.matcher, command=(VETO.format(id=h.id) if h.veto else PASS))
-        for h in workload.hooks
+        HookSpec(id=h.id, matcher=h.matcher, command=_hook_command(h)) for h in workload.hooks
     )
 
 

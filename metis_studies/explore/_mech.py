@@ -3,9 +3,9 @@
 The loop's situations (`_situations.SWEEP`) are drawn from strategies; a
 mechanism's are fixed workloads (`Case`), each built from its section of
 `specs/` and the IDs it names (`_mech_settings`, `_mech_agents`,
-`_mech_files`, `_mech_shell`, `_mech_loop`, `_mech_mcp`, `_mech_hook`,
-`_mech_plan`). Each runs for real
-(as `metis run`, or as the processes a `probe` starts), its traces are
+`_mech_files`, `_mech_hidden`, `_mech_shell`, `_mech_loop`, `_mech_mcp`,
+`_mech_hook`, `_mech_plan`). Each runs for real (as `metis run`, or as
+the processes a `probe` starts), its traces are
 checked like every workload's (`_checks.check_outcome`), and a case may
 add checks of its own where the workload knows a fact the trace only claims
 (the settings files it placed, the definition it wrote, the hook payloads it
@@ -25,6 +25,7 @@ from pathlib import Path
 from . import (
     _mech_agents,
     _mech_files,
+    _mech_hidden,
     _mech_hook,
     _mech_loop,
     _mech_mcp,
@@ -54,6 +55,7 @@ def _cases() -> tuple[Case, ...]:
         *_mech_settings.CASES,
         *_mech_agents.CASES,
         *_mech_files.CASES,
+        *_mech_hidden.CASES,
         *_mech_shell.CASES,
         *_mech_loop.CASES,
         *_mech_mcp.CASES,

@@ -13,6 +13,13 @@ grants.
   `plan` (admitted; the child runs in plan, CHILD-2's "runs in the mode it
   asked for", CHILD-3).
 
+- `agents:definition-env`: a metis definition (`.metis/agents/deployer.md`)
+  whose `env` holds a value under a secret-named key (`DEPLOY_PASSWORD`),
+  not shaped like any credential format: the child's `config.json`, which
+  the supervisor writes into the run's folder, must hold it redacted (the
+  whole string under a secret-named key, specs/secrets.md), so the value is
+  planted as a canary and TRACE-2 scans that file like the run's others.
+
 Own check: a spawned child's surface holds only tools its winning definition
 grants (the agent tools aside); more means the definition that should win
 was lost, and the child may do what its author closed (CHILD-1, the surface
@@ -21,6 +28,7 @@ narrowing).
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
 from pathlib import Path
 
@@ -44,6 +52,10 @@ DEFINITIONS: dict[str, tuple[str, frozenset[str] | None]] = {
         frozenset({"read", "grep", "write"}),
     ),
 }
+
+
+# Not any credential's format: only its key's name says it is secret.
+DEPLOY_PASSWORD = "deploy-" + hashlib.sha256(b"explore deployer").hexdigest()[:20]
 
 
 def _definition(name: str) -> str:
@@ -86,6 +98,23 @@ def definition_mode() -> Workload:
     )
 
 
+def definition_env() -> Workload:
+    front = (
+        "name: deployer\ndescription: explore's deployer\ntools: Read\n"
+        f"env:\n  DEPLOY_PASSWORD: {DEPLOY_PASSWORD}\n"
+    )
+    return Workload(
+        name="mech-agents:definition-env",
+        aims=("agents:definition-env",),
+        files={"notes.txt": "notes\n"},
+        turns=script([_spawn("deployer")]),
+        mode=Mode.ACCEPT_EDITS,
+        placed={"ws/.metis/agents/deployer.md": f"---\n{front}---\nDeploy.\n"},
+        agents=(_child("deployer"),),
+        canaries=(DEPLOY_PASSWORD,),
+    )
+
+
 def _spawned(traces: Traces) -> list[tuple[str, Spawn, str]]:
     """Each spawn of the root: (definition name, event, child's trace name)."""
     out = []
@@ -108,6 +137,9 @@ def reached(workload: Workload, root: Path, traces: Traces) -> Counter[str]:
             seen["agents:definition-mode-plan"] += 1
         if name == "escalator" and spawn.child_mode is spawn.parent_mode:
             seen["agents:definition-mode-clamped"] += 1  # bypassPermissions asked: the parent's
+    for config in (root / "run").rglob("config.json"):
+        if '"DEPLOY_PASSWORD"' in config.read_text(errors="replace"):
+            seen["agents:definition-env"] += 1  # written: TRACE-2 scanned it
     for header, events in traces.values():
         calls, results = calls_of(events), results_of(events)
         for occ, (tool, _) in calls.items():
@@ -153,4 +185,5 @@ CASES = (
         reached,
         check,
     ),
+    Case("agents:definition-env", "agents", ("agents:definition-env",), definition_env, reached),
 )

@@ -33,19 +33,19 @@ from pathlib import Path
 from metis_trace import Commit, EffectOutcome, JobDone, Mode, Repair, ResultStatus
 
 from ._mech_case import Case, Problem
-from ._mech_read import Traces, calls_of, results_of, script
+from ._mech_read import Traces, calls_of, changed_files, results_of, script
 from ._pieces import bash, read, write
 from ._workload import Fault, Rule, Workload
 
 _ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 
 
-def _token(seed: str, n: int = 36) -> str:
+def marker_token(seed: str, n: int = 36) -> str:
     digest = hashlib.sha256(seed.encode()).digest() * 2
     return "".join(_ALNUM[b % len(_ALNUM)] for b in digest[:n])
 
 
-MARKER = f"metis-explore-outside-{_token('outside', 20)}"
+MARKER = f"metis-explore-outside-{marker_token('outside', 20)}"
 
 
 def containment() -> Workload:
@@ -71,7 +71,7 @@ def containment() -> Workload:
 
 
 def _encoded() -> tuple[dict[str, str], tuple[str, ...]]:
-    tokens = [f"ghp_{_token(f'enc{i}')}" for i in range(3)]
+    tokens = [f"ghp_{marker_token(f'enc{i}')}" for i in range(3)]
     b64 = base64.b64encode(f"token={tokens[0]}".encode()).decode()
     pct = tokens[1].replace("_", "%5F")
     nested = base64.b64encode(
@@ -169,23 +169,16 @@ def reached(workload: Workload, root: Path, traces: Traces) -> Counter[str]:
 
 def check(workload: Workload, root: Path, traces: Traces) -> list[Problem]:
     """Containment: nothing appeared or changed outside the workspace."""
-    outside = root / "outside"
-    if not outside.is_dir():
-        return []
     placed = {n: t for n, t in workload.placed.items() if n.startswith("outside/")}
-    out: list[Problem] = []
-    for path in sorted(outside.rglob("*")):
-        name = str(path.relative_to(root))
-        if path.is_file() and placed.get(name) != path.read_text(errors="replace"):
-            out.append(
-                (
-                    "AUTH-1",
-                    f"{name} was written outside every root the allow could cover"
-                    " (the tools' containment must refuse it)",
-                    "",
-                )
-            )
-    return out
+    return [
+        (
+            "AUTH-1",
+            f"{name} was written outside every root the allow could cover"
+            " (the tools' containment must refuse it)",
+            "",
+        )
+        for name in changed_files(root / "outside", placed, root)
+    ]
 
 
 CASES = (

@@ -8,6 +8,11 @@ CLOSE-3; `metis_runtime/_session.py` `results_message`, `_loop.py`).
   process, so the request bodies as posted are kept (`_wire.py`) and checked
   like every in-process run's; this case makes sure one of them carries a
   note beside its results.
+- `results:missing-ids`: an answer whose two `tool_use` blocks carry no id
+  (an empty one, as some gateways send): the message builder synthesizes one
+  per block (`missing-<message>-<index>`), and the request after it must
+  hold two distinct ids, each answered once (ANT-4, ANT-5 under CLOSE-1,
+  CLOSE-7, checked on the body as posted).
 """
 
 from __future__ import annotations
@@ -20,9 +25,9 @@ from metis_trace import Mode
 
 from ._mech_case import Case
 from ._mech_read import Traces, script
-from ._pieces import bash
+from ._pieces import bash, read
 from ._wire import SENT
-from ._workload import Workload
+from ._workload import Call, Turn, Workload
 
 NOTE = "[background job"
 
@@ -38,16 +43,30 @@ def job_note() -> Workload:
     )
 
 
+def missing_ids() -> Workload:
+    calls = tuple(Call(id="", tool=t, input=i) for t, i in (read("a.txt"), read("b.txt")))
+    return Workload(
+        name="mech-results:missing-ids",
+        aims=("results:missing-ids",),
+        files={"a.txt": "a\n", "b.txt": "b\n"},
+        turns=(Turn(calls=calls), Turn(text="Done.")),
+        mode=Mode.BYPASS,
+    )
+
+
 def reached(workload: Workload, root: Path, traces: Traces) -> Counter[str]:
     seen: Counter[str] = Counter()
     path = root / SENT
     for line in path.read_text(encoding="utf-8").splitlines() if path.is_file() else ():
-        last = (json.loads(line).get("messages") or [{}])[-1]
-        blocks = last.get("content") if isinstance(last.get("content"), list) else []
-        kinds = [b.get("type") for b in blocks]
-        notes = [b for b in blocks if b.get("type") == "text" and NOTE in str(b.get("text"))]
-        if "tool_result" in kinds and notes:
-            seen["results:job-note"] += 1
+        for message in json.loads(line).get("messages") or ():
+            blocks = message.get("content") if isinstance(message.get("content"), list) else []
+            kinds = [b.get("type") for b in blocks]
+            notes = [b for b in blocks if b.get("type") == "text" and NOTE in str(b.get("text"))]
+            if "tool_result" in kinds and notes:
+                seen["results:job-note"] += 1
+            ids = [str(b.get("id")) for b in blocks if b.get("type") == "tool_use"]
+            if sum(i.startswith("missing-") for i in ids) > 1:
+                seen["results:missing-ids"] += 1
     return seen
 
 
@@ -59,5 +78,13 @@ CASES = (
         job_note,
         reached,
         execution="in-process",  # the bodies as posted are kept in process only
+    ),
+    Case(
+        "results:missing-ids",
+        "providers",
+        ("results:missing-ids",),
+        missing_ids,
+        reached,
+        execution="in-process",
     ),
 )

@@ -7,6 +7,7 @@ settings); builders make the scripted turns (one call id per call).
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from metis_trace import Assistant, DecisionEvent, Result, TraceEvent, TraceHeader
@@ -18,6 +19,7 @@ __all__ = [
     "Spec",
     "Traces",
     "calls_of",
+    "changed_files",
     "decisions_of",
     "recorded_rules",
     "results_of",
@@ -66,3 +68,18 @@ def recorded_rules(header: TraceHeader) -> list[dict[str, Any]]:
     meta = header.meta.get("permissions")
     rules = meta.get("rules") if isinstance(meta, dict) else None
     return [r for r in rules if isinstance(r, dict)] if isinstance(rules, list) else []
+
+
+def changed_files(
+    folder: Path, expected: Mapping[str, str], base: Path, skip: str = ""
+) -> list[str]:
+    """The files below `folder` (named relative to `base`) whose text is not
+    the `expected` one: changed, or new. A part named `skip` is passed over."""
+    if not folder.is_dir():
+        return []
+    return [
+        name
+        for path in sorted(folder.rglob("*"))
+        if path.is_file() and not (skip and skip in path.parts)
+        if expected.get(name := str(path.relative_to(base))) != path.read_text(errors="replace")
+    ]

@@ -20,7 +20,7 @@ from pathlib import Path
 from metis_trace import Decision, Mode
 
 from ._mech_case import Case, Problem
-from ._mech_read import Traces, calls_of, decisions_of, script
+from ._mech_read import Traces, calls_of, changed_files, decisions_of, script
 from ._pieces import bash
 from ._workload import Workload
 
@@ -63,14 +63,10 @@ def reached(workload: Workload, root: Path, traces: Traces) -> Counter[str]:
 def check(workload: Workload, root: Path, traces: Traces) -> list[Problem]:
     """The workspace after a plan run: no file appeared, none changed."""
     ws = root / "ws"
-    if not ws.is_dir():
-        return []
-    out: list[Problem] = []
-    for path in sorted(p for p in ws.rglob("*") if p.is_file() and ".metis" not in p.parts):
-        name = str(path.relative_to(ws))
-        if workload.files.get(name) != path.read_text(errors="replace"):
-            out.append(("PERM-4", f"{name} was written by a plan-mode run", ""))
-    return out
+    return [
+        ("PERM-4", f"{name} was written by a plan-mode run", "")
+        for name in changed_files(ws, workload.files, ws, skip=".metis")
+    ]
 
 
 CASES = (

@@ -43,7 +43,7 @@ _KILLS = tuple(
 # The loop's situations (`_coverage.py`), by package; each mechanism's case
 # names its own package and situations (`_mech_*.py`), added below.
 _LOOP: dict[str, tuple[str, ...]] = {
-    "agents": ("hook:veto", "hook:pass", "hook:veto-in-child", "spawn:plan-child",
+    "agents": ("hook:veto", "hook:pass", "hook:veto-in-child", "hook:failed", "spawn:plan-child",
                "spawn:depth-2", "plan:child-no-spawn", "spawn:narrowed", "guard:refused",
                "guard:concurrent", "authority:refused"),
     "context": _CONTEXT,
@@ -55,7 +55,7 @@ _LOOP: dict[str, tuple[str, ...]] = {
     # and the deny rules matched on a line's commands (the hierarchy's, the hook's).
     "shell": ("exclusive-waits", "background", "settings:deny-over-allow", "hook-cc:deny"),
     "tools": ("background:failed", "canary:committed"),
-    "loop": ("repeated-ids", "turn-limit", "cancel:sourced", "interrupt:sourced"),
+    "loop": ("repeated-ids", "turn-limit", "cancel:sourced", "interrupt:sourced", "fail"),
     "journal": _KILLS,
     "trace": ("canary", "canary:committed"),
 }  # fmt: skip

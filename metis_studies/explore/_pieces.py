@@ -165,14 +165,24 @@ def asks(draw: st.DrawFn, k: int, full: bool = False) -> Piece:
 
 @st.composite
 def hooked(
-    draw: st.DrawFn, k: int, veto: bool | None = None, matchers: tuple[str, ...] = ()
+    draw: st.DrawFn,
+    k: int,
+    veto: bool | None = None,
+    matchers: tuple[str, ...] = (),
+    fails: bool = False,
 ) -> Piece:
-    """PreToolUse hooks that veto or pass, over the calls they match."""
+    """PreToolUse hooks that veto or pass, over the calls they match; `fails`
+    (the `hooks:failing` focus): each exits 1, which must veto too."""
     if not matchers:
         options = st.sampled_from(["bash", "write", "edit", "*"])
         matchers = tuple(draw(st.lists(options, min_size=1, max_size=2, unique_by=repr)))
     hooks = tuple(
-        Hook(id=f"h{k}{i}", matcher=m, veto=draw(st.booleans()) if veto is None else veto)
+        Hook(
+            id=f"h{k}{i}",
+            matcher=m,
+            veto=fails or (draw(st.booleans()) if veto is None else veto),
+            fails=fails,
+        )
         for i, m in enumerate(matchers)
     )
     calls = [append(k, "hooked"), write(f"p{k}/hooked.txt", "x\n"), read(f"p{k}/src/app.py")]

@@ -104,7 +104,7 @@ def kill_points(turns: Sequence[Turn]) -> list[str]:
 def _fault(draw: st.DrawFn, turns: Sequence[Turn], focus: str) -> Fault | None:
     occs = [f"{t}.{i}" for t, turn in enumerate(turns, 1) for i in range(len(turn.calls))]
     wanted = focus.split(":", 1)[0]
-    if wanted in ("kill", "cancel", "interrupt"):
+    if wanted in ("kill", "cancel", "interrupt", "fail"):
         kind = wanted
     else:
         kind = draw(st.sampled_from(["none", "kill", "cancel", "interrupt"]))
@@ -138,6 +138,7 @@ SWEEP: tuple[str, ...] = (  # in-process first; child processes, then kills, cos
     "overflow",
     "hooks",
     "hooks:veto",
+    "hooks:failing",
     "plan-root",
     "policy",
     "policy:default",
@@ -148,6 +149,7 @@ SWEEP: tuple[str, ...] = (  # in-process first; child processes, then kills, cos
     "repeated-ids",
     "cancel",
     "interrupt",
+    "fail",
     "turn-limit",
     "plan-child",
     "spawn",
@@ -203,6 +205,8 @@ def _pieces(draw: st.DrawFn, focus: str) -> tuple[list[str], list[Piece]]:
         first = ["guard"]
     elif kind == "kill":
         first = [draw(st.sampled_from(_EFFECTS))]
+    elif focus == "fail":
+        first = ["queue-3"]  # after its first result, the chain's later calls are open
     elif focus == "turn-limit":
         first = ["exclusive-waits", "queue-3"]
     names = list(first)
@@ -222,6 +226,8 @@ def _pieces(draw: st.DrawFn, focus: str) -> tuple[list[str], list[Piece]]:
             pieces.append(draw(spawns(k, plan=False, narrow=True)))
         elif focus == "guard:concurrent" and k == 0:
             pieces.append(draw(guarded(k, limit="max_concurrent")))
+        elif focus == "hooks:failing" and k == 0:
+            pieces.append(draw(hooked(k, veto=True, fails=True)))
         elif focus == "hooks:veto" and k == 0:
             pieces.append(draw(hooked(k, veto=True)))
         elif focus == "hooks:child" and k < 2:

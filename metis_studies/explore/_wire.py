@@ -1,31 +1,38 @@
-"""What the root agent posted to the provider, checked as the Messages API
-reads it (CLOSE-2, CLOSE-3, CLOSE-4), from the request bodies themselves.
+"""What the root agent posted to the provider, checked as the provider reads
+it, from the request bodies themselves.
 
 In process, the root loop's provider is the replay provider, which keeps the
 decoded JSON body of every request it was sent (`ReplayProvider.sent`: the
-real Anthropic wire adapter encoded it). The harness writes them to
-`sent.jsonl` beside the run's folder (they hold what the model was shown,
-credentials included, so they are not among the run's own files that
-TRACE-2 scans); this module reads them back. The trace's `results_sent`
-event is the runtime's word for what it sent; the body is what the provider
-gets. Anthropic's tool-use docs (https://docs.claude.com/en/docs/agents-and-
-tools/tool-use/implement-tool-use, "Handling tool use and tool result content
-blocks") say that the user message after an assistant message with
-`tool_use` blocks must answer each of them with a `tool_result`, and that
-in it the `tool_result` blocks come first, any text after them. metis adds
-call order (CLOSE-3).
+real wire adapter encoded it). The harness writes them to `sent.jsonl`
+beside the run's folder (they hold what the model was shown, credentials
+included, so they are not among the run's own files that TRACE-2 scans);
+this module reads them back. The trace's `results_sent` event is the
+runtime's word for what it sent; the body is what the provider gets.
+
+Each body goes through `metis_check.transcripts` as an Anthropic request
+(the provider rules ANT-1..8 under CLOSE-1, -2, -4, -6, -7, -9;
+specs/closure.md), and the results' order is checked too (CLOSE-3: call
+order, which real transcripts need not keep). One exception: where the
+workload's own script repeats a call id (the `repeated-ids` situation), the
+runtime echoes it, which CLOSE-1, -7 and -9 name for what it is; metis
+pairs by occurrence (specs/closure.md), so those rules are not held against
+that id.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from metis_check.transcripts import TranscriptFormatError, check_transcript
+
 __all__ = ["SENT", "sent_problems", "write_sent"]
 
 SENT = "sent.jsonl"
+_ECHOED = ("CLOSE-1", "CLOSE-7", "CLOSE-9")  # what a repeated id breaks
 
 
 def write_sent(folder: Path, bodies: Iterable[Mapping[str, Any]]) -> None:
@@ -37,54 +44,40 @@ def write_sent(folder: Path, bodies: Iterable[Mapping[str, Any]]) -> None:
 
 def _blocks(message: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     content = message.get("content")
-    if isinstance(content, str):
-        return [{"type": "text", "text": content}]
-    return [b for b in content or () if isinstance(b, Mapping)]
+    return [b for b in content if isinstance(b, Mapping)] if isinstance(content, list) else []
 
 
-def _answer_problem(uses: list[str], reply: Mapping[str, Any] | None) -> tuple[str, str] | None:
-    if reply is None or reply.get("role") != "user":
-        return "CLOSE-2", f"tool_use {uses} has no user message after it"
-    blocks = _blocks(reply)
-    kinds = [b.get("type") for b in blocks]
-    results = [str(b.get("tool_use_id")) for b in blocks if b.get("type") == "tool_result"]
-    if any(k != "tool_result" for k in kinds[: len(results)]):
-        return "CLOSE-3", f"the tool_result blocks are not first in the user message: {kinds}"
-    extra = [r for r in results if r not in uses]
-    if extra:
-        return "CLOSE-4", f"tool_result {extra} answers no tool_use of the message before"
-    if results != uses:
-        return "CLOSE-3", f"tool_result ids {results}, the calls were {uses}"
-    return None
-
-
-def _body_problem(body: Mapping[str, Any]) -> tuple[str, str] | None:
+def _order_problem(body: Mapping[str, Any]) -> str | None:
+    """CLOSE-3: each results message answers its calls in call order."""
     messages = [m for m in body.get("messages") or () if isinstance(m, Mapping)]
-    for i, message in enumerate(messages):
-        if message.get("role") != "assistant":
-            continue
-        uses = [str(b.get("id")) for b in _blocks(message) if b.get("type") == "tool_use"]
-        if not uses:
-            continue
-        if i + 1 == len(messages):
-            return "CLOSE-2", f"the request ends with the calls {uses} unanswered"
-        problem = _answer_problem(uses, messages[i + 1])
-        if problem is not None:
-            return problem[0], f"message {i + 1}: {problem[1]}"
+    for i, (call, reply) in enumerate(itertools.pairwise(messages)):
+        uses = [str(b.get("id")) for b in _blocks(call) if b.get("type") == "tool_use"]
+        answers = [
+            str(b.get("tool_use_id")) for b in _blocks(reply) if b.get("type") == "tool_result"
+        ]
+        if call.get("role") == "assistant" and uses and answers and answers != uses:
+            return f"message {i + 1}: tool_result ids {answers}, the calls were {uses}"
     return None
 
 
-def sent_problems(folder: Path) -> list[tuple[str, str]]:
-    """(ID, message) for the first request whose body breaks the rules."""
+def sent_problems(folder: Path, repeated: Iterable[str] = ()) -> list[tuple[str, str]]:
+    """(ID, message) for the first request whose body breaks a rule;
+    `repeated`: call ids the workload's own script repeats."""
     path = folder / SENT
     if not path.is_file():
         return []
+    echoed = set(repeated)
     for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         try:
             body = json.loads(line)
-        except json.JSONDecodeError:
-            return [("FORMAT", f"{SENT} line {n}: not JSON")]
-        problem = _body_problem(body) if isinstance(body, Mapping) else None
-        if problem is not None:
-            return [(problem[0], f"request {n} as posted: {problem[1]}")]
+            report = check_transcript([line], "anthropic", source=f"{SENT} request {n}")
+        except (json.JSONDecodeError, TranscriptFormatError) as exc:
+            return [("FORMAT", f"{SENT} line {n}: {exc}")]
+        for v in report.violations:
+            if v.invariant in _ECHOED and any(f"'{i}'" in v.message for i in echoed):
+                continue
+            return [(v.invariant, f"request {n} as posted: {v.rule} {v.message}".strip())]
+        order = _order_problem(body) if isinstance(body, Mapping) else None
+        if order is not None:
+            return [("CLOSE-3", f"request {n} as posted: {order}")]
     return []

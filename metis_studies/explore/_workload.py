@@ -66,11 +66,14 @@ class Rule(_Frozen):
 
 class Hook(_Frozen):
     """A PreToolUse command hook over tools matching `matcher` (a glob):
-    `veto` exits 2 (the call is denied), otherwise it exits 0 (passes)."""
+    `veto` exits 2 (the call is denied), otherwise it exits 0 (passes);
+    `fails` exits 1, a guard that failed, which vetoes too (a failing guard
+    fails closed: `metis_runtime/agents/_hooks.py`)."""
 
     id: str
     matcher: str = "*"
     veto: bool = False
+    fails: bool = False
 
 
 class Child(_Frozen):
@@ -85,11 +88,15 @@ class Fault(_Frozen):
     """`kill`: `point` is a fail point (`journal:commit:1.2`); the process is
     killed there and the run resumed. `cancel` / `interrupt`: `point` is an
     occurrence; when its effect starts the batch is cancelled (the user's
-    stop) or the run's task is cancelled (Ctrl-C), then resumed. `again`
-    (a kill only): a second fail point, armed in the first resume, so the
-    recovery itself is killed (after its repair) and resumed once more."""
+    stop) or the run's task is cancelled (Ctrl-C), then resumed. `fail`:
+    `point` is an occurrence; when its result is recorded the embedder's
+    observer raises (a runtime failure mid-batch): the run ends interrupted,
+    the batch's other calls open, left for a repair (CLOSE-2); a run whose end
+    is recorded is not resumed.
+    `again` (a kill only): a second fail point, armed in the first resume,
+    so the recovery itself is killed (after its repair) and resumed once more."""
 
-    kind: Literal["kill", "cancel", "interrupt"]
+    kind: Literal["kill", "cancel", "interrupt", "fail"]
     point: str
     again: str | None = None
 

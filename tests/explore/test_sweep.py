@@ -45,6 +45,7 @@ EXPECTED = {
     "kill:recovery": {"kill:recovery", "resume"},
     "hooks": {"hook:pass"},
     "hooks:veto": {"hook:veto"},
+    "hooks:failing": {"hook:veto", "hook:failed"},
     "hooks:child": {"hook:veto-in-child"},
     "plan-child": {"spawn:plan-child", "plan:child-no-spawn"},
     "plan-root": {"plan:denied"},
@@ -60,6 +61,7 @@ EXPECTED = {
     "cancel": {"cancel", "cancel:sourced"},
     "interrupt": {"interrupt", "interrupt:sourced", "resume"},
     "turn-limit": {"turn-limit"},
+    "fail": {"fail"},
 }
 
 

@@ -33,12 +33,12 @@ PROMPT = {"role": "user", "content": "go"}
     ("messages", "problem"),
     [
         ([PROMPT, _use("a", "b"), _results(_r("a"), _r("b"), NOTE)], None),
-        ([PROMPT, _use("a"), _results(NOTE, _r("a"))], "CLOSE-3"),  # text first
+        ([PROMPT, _use("a"), _results(NOTE, _r("a"))], "CLOSE-2"),  # text first: ANT-2
         ([PROMPT, _use("a", "b"), _results(_r("b"), _r("a"))], "CLOSE-3"),  # call order
         ([PROMPT, _use("a"), _results(_r("a"), _r("z"))], "CLOSE-4"),
-        ([PROMPT, _use("a", "b"), _results(_r("a"))], "CLOSE-3"),  # one unanswered
-        ([PROMPT, _use("a")], "CLOSE-2"),
-        ([PROMPT, _use("a"), _use("b")], "CLOSE-2"),
+        ([PROMPT, _use("a", "b"), _results(_r("a"))], "CLOSE-2"),  # one unanswered
+        ([PROMPT, _use("a", "a"), _results(_r("a"), _r("a"))], "CLOSE-1"),  # ANT-4, ANT-5
+        ([PROMPT, _use("a"), _use("b"), _results(_r("b"))], "CLOSE-2"),
     ],
 )
 def test_a_request_body_is_read_as_the_provider_reads_it(
@@ -53,3 +53,10 @@ def test_no_file_says_nothing_and_a_bad_line_is_format(tmp_path: Path) -> None:
     assert sent_problems(tmp_path) == []
     (tmp_path / "sent.jsonl").write_text("{not json\n")
     assert [i for i, _ in sent_problems(tmp_path)] == ["FORMAT"]
+
+
+def test_an_id_the_script_itself_repeats_is_echoed_not_held_against_it(tmp_path: Path) -> None:
+    body = {"messages": [PROMPT, _use("d", "d"), _results(_r("d"), _r("d"))]}
+    write_sent(tmp_path, [body])
+    assert sent_problems(tmp_path, {"d"}) == []
+    assert [i for i, _ in sent_problems(tmp_path)] == ["CLOSE-1"]

@@ -1,0 +1,87 @@
+"""What the gate hides, and what the file tools will not follow
+(specs/permissions.md, "Read and Edit" on the search tools; specs/secrets.md,
+"Containment"; `metis_runtime/tools/_fs.py`, `_search.py`, `_contain.py`).
+
+- `search:all-hidden`: a `grep` of a folder whose every file a `Read` deny
+  hides (the search tools skip the files a Read rule denies; the folder
+  itself is not denied). Nothing may be searched: the files hold a marker
+  planted as a canary, so a search that reads them puts it in the trace
+  (TRACE-2).
+- `contain:swapped-link`: in one batch, a project script (`python3
+  swap.py`: the gate cannot see what it does, and bypass mode runs it)
+  replaces `notes.txt` with a link to `vault/secret.txt` (which a `Read`
+  deny covers), then a read of `notes.txt`, decided before the link
+  existed. The file tools open without following links beneath the root
+  (`openat2` RESOLVE_NO_SYMLINKS), so the read must fail; the linked file
+  holds the marker too.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from metis_trace import Mode, ResultStatus
+
+from ._mech_case import Case
+from ._mech_files import marker_token
+from ._mech_read import Traces, calls_of, results_of, script
+from ._pieces import bash, read
+from ._workload import Rule, Workload
+
+HIDDEN_MARKER = f"metis-explore-hidden-{marker_token('hidden', 20)}"
+_DENY = (Rule(behavior="deny", pattern="Read(vault/*.txt)"),)
+SWAP = (
+    'import os\nos.symlink("vault/secret.txt", "swap.tmp")\nos.replace("swap.tmp", "notes.txt")\n'
+)
+
+
+def all_hidden() -> Workload:
+    files = {f"vault/{n}.txt": f"{n}: {HIDDEN_MARKER}\n" for n in ("a", "b")}
+    return Workload(
+        name="mech-search:all-hidden",
+        aims=("search:all-hidden",),
+        files={**files, "notes.txt": "notes\n"},
+        turns=script([("grep", {"pattern": "metis-explore", "path": "vault"})]),
+        mode=Mode.BYPASS,
+        rules=_DENY,
+        canaries=(HIDDEN_MARKER,),
+    )
+
+
+def swapped_link() -> Workload:
+    return Workload(
+        name="mech-contain:swapped-link",
+        aims=("contain:swapped-link",),
+        files={
+            "notes.txt": "notes\n",
+            "vault/secret.txt": f"secret {HIDDEN_MARKER}\n",
+            "swap.py": SWAP,
+        },
+        turns=script([bash("python3 swap.py"), read("notes.txt")]),
+        mode=Mode.BYPASS,
+        rules=_DENY,
+        canaries=(HIDDEN_MARKER,),
+    )
+
+
+def reached(workload: Workload, root: Path, traces: Traces) -> Counter[str]:
+    seen: Counter[str] = Counter()
+    for _, events in traces.values():
+        calls, results = calls_of(events), results_of(events)
+        for occ, (tool, inp) in calls.items():
+            r = results.get(occ)
+            if r is None:
+                continue
+            if tool == "grep" and inp.get("path") == "vault":
+                seen["search:all-hidden"] += 1  # answered: what it held, TRACE-2 scanned
+            refused = r.status is ResultStatus.ERROR and workload.name.endswith("swapped-link")
+            if tool == "read" and inp.get("path") == "notes.txt" and refused:
+                seen["contain:swapped-link-refused"] += 1
+    return seen
+
+
+CASES = (
+    Case("search:all-hidden", "tools", ("search:all-hidden",), all_hidden, reached),
+    Case("contain:swapped-link", "tools", ("contain:swapped-link-refused",), swapped_link, reached),
+)
