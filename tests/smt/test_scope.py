@@ -99,8 +99,12 @@ def assert_table_carries_every_rows_scope(table: str) -> None:
     for prop in LOOP:
         for line in rows[prop]:  # each of its rows (one per method) states its scope
             assert BOUNDS in line or ALL_WIDTHS in line, line
-    # and one of CLOSE-1's rows is the proof for all widths and rule sets
-    assert any(AND_RULES in line for line in rows["CLOSE-1"]), rows["CLOSE-1"]
+    # CLOSE-1's row claims all widths and rules only when that proof finished
+    # within its timeout (10 s a query: a loaded machine may not); otherwise it
+    # keeps the bounded scope. The claim itself is held by
+    # test_check_json_gives_each_loop_proof_its_scope.
+    for line in rows["CLOSE-1"]:
+        assert AND_RULES in line or BOUNDS in line, line
     assert "shared by the loop rows: houdini" in table
 
 
