@@ -169,21 +169,30 @@ def _derive_bash(recorded: Recorded, command: object) -> Derived:
         return derived
     rules, protected = set(derived.rules), derived.protected
     assert isinstance(command, str)
+    # Each named target, as a plain line's `>` targets (not when the line may
+    # change folder or expand a name).
     moves = re.search(r"\b(?:cd|pushd|popd)\b|[`$]", command)
-    # Each named target (not when the line may change folder or expand a
-    # name), as a plain line's `>` targets: its Read and Edit denials, and
-    # whether it is protected.
-    paths = [r for r in recorded.rules if r.spec is not None and r.ref.behavior in _DENYING]
     for name in writes.targets if moves is None else ():
         path = None if set(name) & _GLOBS else lexical(name, recorded.workspace, recorded.home)
         if path is not None:
-            rules |= {
-                r.ref
-                for r in paths
-                if r.tool in ("read", "edit") and path_rule_matches(r, path, recorded)
-            }
-            protected = protected or protected_path(path, recorded)
+            denials, at_protected = _written(recorded, path)
+            rules |= denials
+            protected = protected or at_protected
     return attrs.evolve(derived, rules=frozenset(rules), protected=protected, writes=writes.reason)
+
+
+def _written(recorded: Recorded, path: str) -> tuple[set[RuleRef], bool]:
+    """A Bash write target's facts: the Read and Edit denials over it, and
+    whether it is protected."""
+    denials = {
+        r.ref
+        for r in recorded.rules
+        if r.spec is not None
+        and r.ref.behavior in _DENYING
+        and r.tool in ("read", "edit")
+        and path_rule_matches(r, path, recorded)
+    }
+    return denials, protected_path(path, recorded)
 
 
 def _bash_rules(recorded: Recorded, command: object) -> Derived:
@@ -207,12 +216,9 @@ def _bash_rules(recorded: Recorded, command: object) -> Derived:
                 r.ref for r in paths if r.tool == "read" and path_rule_matches(r, path, recorded)
             }
         for path in (p for p in writes if p is not None):
-            rules |= {
-                r.ref
-                for r in paths
-                if r.tool in ("read", "edit") and path_rule_matches(r, path, recorded)
-            }
-            protected = protected or protected_path(path, recorded)
+            denials, at_protected = _written(recorded, path)
+            rules |= denials
+            protected = protected or at_protected
     return Derived(rules=frozenset(rules), protected=protected)
 
 

@@ -17,7 +17,7 @@ import shlex
 
 from attrs import frozen
 
-__all__ = ["Command", "bash_rule_matches", "rule_regex", "split_line"]
+__all__ = ["NOT_FILES", "Command", "bash_rule_matches", "rule_regex", "shell_words", "split_line"]
 
 # Anything here makes the line unsure: expansions, globs, grouping, input
 # redirection, escapes, history, home. Checked on the raw text, quoted or not
@@ -29,7 +29,7 @@ _DURATION = re.compile(r"[0-9]+(?:\.[0-9]+)?[smhd]?")
 _NICE = re.compile(r"-[0-9]+")
 _STDBUF = re.compile(r"-[ioe][0-9A-Za-z]+")
 # Where output redirection goes nowhere a rule or a protected list cares about.
-_NOT_FILES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
+NOT_FILES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
 
 
 @frozen
@@ -41,7 +41,7 @@ class Command:
     writes: tuple[str, ...] = ()
 
 
-def _tokens(line: str, posix: bool) -> list[str]:
+def shell_words(line: str, posix: bool) -> list[str]:
     lex = shlex.shlex(line, posix=posix, punctuation_chars=";&|\n<>")
     lex.whitespace = " \t"
     lex.whitespace_split = True
@@ -60,7 +60,7 @@ def split_line(line: str) -> list[Command] | None:
     if not line.strip() or any(c in _UNSURE for c in line):
         return None
     try:
-        words, raws = _tokens(line, True), _tokens(line, False)
+        words, raws = shell_words(line, True), shell_words(line, False)
     except ValueError:  # an unclosed quote
         return None
     if len(words) != len(raws):
@@ -82,7 +82,7 @@ def split_line(line: str) -> list[Command] | None:
             target = words[i + 1]
             if not target or _operator(raws[i + 1]) or raws[i + 1] in (">", ">>"):
                 return None
-            if target not in _NOT_FILES:
+            if target not in NOT_FILES:
                 writes.append(target)
             i += 1
         elif word == raw and set(raw) <= set(";&|\n<>"):

@@ -13,14 +13,14 @@ an fd duplication `>&2`) writes nothing.
 
 from __future__ import annotations
 
-import shlex
-
 from attrs import frozen
+
+from ._derive_shell import NOT_FILES, shell_words
 
 __all__ = ["Writes", "surely_writes"]
 
 _REDIRECTS = frozenset({">", ">>", ">|", "<>", "&>", "&>>"})
-_NOT_FILES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "-"})
+_NOT_FILES = NOT_FILES | {"/dev/tty", "-"}  # `-`: standard output, to uniq and tee
 # Where `>` or `<` may be something other than a redirection.
 _UNREAD = ("[[", "((", "<<", "case", "let ")
 _PUNCTUATION = frozenset(";&|<>\n")
@@ -30,20 +30,14 @@ _UNIQ_VALUED = frozenset({"-f", "-s", "-w"})
 
 def _tokens(line: str) -> list[tuple[str, bool]] | None:
     """The words, each with whether it is bare (no quote or escape in it:
-    only a bare `>` is an operator)."""
-    words = []
-    for posix in (True, False):
-        lex = shlex.shlex(line, posix=posix, punctuation_chars=";&|<>\n")
-        lex.whitespace = " \t"
-        lex.whitespace_split = True
-        lex.commenters = ""
-        try:
-            words.append(list(lex))
-        except ValueError:  # an unclosed quote
-            return None
-    if len(words[0]) != len(words[1]):
+    only a bare `>` is an operator); split as `split_line` splits."""
+    try:
+        words, raws = shell_words(line, True), shell_words(line, False)
+    except ValueError:  # an unclosed quote
         return None
-    return [(w, w == raw) for w, raw in zip(words[0], words[1], strict=True)]
+    if len(words) != len(raws):
+        return None
+    return [(w, w == raw) for w, raw in zip(words, raws, strict=True)]
 
 
 def _uniq_output(args: list[str]) -> str | None:

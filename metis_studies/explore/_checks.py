@@ -171,7 +171,7 @@ def _hooks_known(outcome: Outcome, traces: Mapping[str, Any]) -> list[Finding]:
     """CHILD-6 from what the workload knows: a hook whose command exits 2 or
     1 (a guard that failed) vetoes, so its run recorded as passing means the
     call went through a guard that said no."""
-    vetoing = {h.id: 1 if h.fails else 2 for h in outcome.workload.hooks if h.veto or h.fails}
+    vetoing = {h.id: h.exit_status for h in outcome.workload.hooks if h.exit_status}
     out: list[Finding] = []
     for name, (_, events) in traces.items():
         for e in events:

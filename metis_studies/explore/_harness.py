@@ -114,9 +114,7 @@ def turn_limit(workload: Workload) -> int:
 
 
 def _hook_command(hook: Hook) -> str:
-    if hook.fails:
-        return FAIL.format(id=hook.id)
-    return VETO.format(id=hook.id) if hook.veto else PASS
+    return {0: PASS, 1: FAIL, 2: VETO}[hook.exit_status].format(id=hook.id)
 
 
 def hook_specs(workload: Workload) -> tuple[HookSpec, ...]:

@@ -35,7 +35,7 @@ from pathlib import Path
 from metis_trace import Mode, ResultStatus, Spawn
 
 from ._mech_case import Case, Problem
-from ._mech_read import Traces, calls_of, results_of, script
+from ._mech_read import Traces, answered, script
 from ._pieces import read, write
 from ._workload import Child, Workload
 
@@ -140,14 +140,9 @@ def reached(workload: Workload, root: Path, traces: Traces) -> Counter[str]:
     for config in (root / "run").rglob("config.json"):
         if '"DEPLOY_PASSWORD"' in config.read_text(errors="replace"):
             seen["agents:definition-env"] += 1  # written: TRACE-2 scanned it
-    for header, events in traces.values():
-        calls, results = calls_of(events), results_of(events)
-        for occ, (tool, _) in calls.items():
-            r = results.get(occ)
-            if r is None or r.status is not ResultStatus.ERROR:
-                continue
-            if header.depth > 0 and tool not in header.tools:
-                seen["agents:tool-outside-surface"] += 1
+    for header, tool, _, r in answered(traces):
+        if r.status is ResultStatus.ERROR and header.depth > 0 and tool not in header.tools:
+            seen["agents:tool-outside-surface"] += 1
     return seen
 
 

@@ -33,7 +33,7 @@ from pathlib import Path
 from metis_trace import Commit, EffectOutcome, JobDone, Mode, Repair, ResultStatus
 
 from ._mech_case import Case, Problem
-from ._mech_read import Traces, calls_of, changed_files, results_of, script
+from ._mech_read import Traces, answered, changed_files, script
 from ._pieces import bash, read, write
 from ._workload import Fault, Rule, Workload
 
@@ -134,27 +134,19 @@ def detached() -> Workload:
 
 def reached(workload: Workload, root: Path, traces: Traces) -> Counter[str]:
     seen: Counter[str] = Counter()
+    for _, _, inp, r in answered(traces):
+        text = " ".join(str(v) for v in inp.values())
+        if r.status is ResultStatus.ERROR and "outside the workspace" in r.content:
+            seen["contain:symlink-refused" if "link/" in text else "contain:dotdot-refused"] += 1
+        if r.status is ResultStatus.OK and text.startswith("enc/"):
+            seen[
+                {
+                    "enc/secret.yaml": "encoded:base64",
+                    "enc/callback.txt": "encoded:percent",
+                    "enc/nested.txt": "encoded:nested",
+                }.get(text, "encoded:other")
+            ] += 1
     for _, events in traces.values():
-        calls, results = calls_of(events), results_of(events)
-        for occ, (_, inp) in calls.items():
-            r = results.get(occ)
-            text = " ".join(str(v) for v in inp.values())
-            if (
-                r is not None
-                and r.status is ResultStatus.ERROR
-                and "outside the workspace" in r.content
-            ):
-                seen[
-                    "contain:symlink-refused" if "link/" in text else "contain:dotdot-refused"
-                ] += 1
-            if r is not None and r.status is ResultStatus.OK and text.startswith("enc/"):
-                seen[
-                    {
-                        "enc/secret.yaml": "encoded:base64",
-                        "enc/callback.txt": "encoded:percent",
-                        "enc/nested.txt": "encoded:nested",
-                    }.get(text, "encoded:other")
-                ] += 1
         for e in events:
             if isinstance(e, Commit) and e.recovered:
                 seen["exit:recovered"] += 1

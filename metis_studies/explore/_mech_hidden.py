@@ -25,7 +25,7 @@ from metis_trace import Mode, ResultStatus
 
 from ._mech_case import Case
 from ._mech_files import marker_token
-from ._mech_read import Traces, calls_of, results_of, script
+from ._mech_read import Traces, answered, script
 from ._pieces import bash, read
 from ._workload import Rule, Workload
 
@@ -67,17 +67,12 @@ def swapped_link() -> Workload:
 
 def reached(workload: Workload, root: Path, traces: Traces) -> Counter[str]:
     seen: Counter[str] = Counter()
-    for _, events in traces.values():
-        calls, results = calls_of(events), results_of(events)
-        for occ, (tool, inp) in calls.items():
-            r = results.get(occ)
-            if r is None:
-                continue
-            if tool == "grep" and inp.get("path") == "vault":
-                seen["search:all-hidden"] += 1  # answered: what it held, TRACE-2 scanned
-            refused = r.status is ResultStatus.ERROR and workload.name.endswith("swapped-link")
-            if tool == "read" and inp.get("path") == "notes.txt" and refused:
-                seen["contain:swapped-link-refused"] += 1
+    for _, tool, inp, r in answered(traces):
+        if tool == "grep" and inp.get("path") == "vault":
+            seen["search:all-hidden"] += 1  # answered: what it held, TRACE-2 scanned
+        refused = r.status is ResultStatus.ERROR and workload.name.endswith("swapped-link")
+        if tool == "read" and inp.get("path") == "notes.txt" and refused:
+            seen["contain:swapped-link-refused"] += 1
     return seen
 
 

@@ -17,8 +17,8 @@ CLOSE-3; `metis_runtime/_session.py` `results_message`, `_loop.py`).
 
 from __future__ import annotations
 
-import json
 from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
 
 from metis_trace import Mode
@@ -26,7 +26,7 @@ from metis_trace import Mode
 from ._mech_case import Case
 from ._mech_read import Traces, script
 from ._pieces import bash, read
-from ._wire import SENT
+from ._wire import blocks_of, sent_bodies
 from ._workload import Call, Turn, Workload
 
 NOTE = "[background job"
@@ -56,10 +56,9 @@ def missing_ids() -> Workload:
 
 def reached(workload: Workload, root: Path, traces: Traces) -> Counter[str]:
     seen: Counter[str] = Counter()
-    path = root / SENT
-    for line in path.read_text(encoding="utf-8").splitlines() if path.is_file() else ():
-        for message in json.loads(line).get("messages") or ():
-            blocks = message.get("content") if isinstance(message.get("content"), list) else []
+    for body in sent_bodies(root):
+        for message in body.get("messages") or ():
+            blocks = blocks_of(message) if isinstance(message, Mapping) else []
             kinds = [b.get("type") for b in blocks]
             notes = [b for b in blocks if b.get("type") == "text" and NOTE in str(b.get("text"))]
             if "tool_result" in kinds and notes:

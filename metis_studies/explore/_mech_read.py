@@ -18,6 +18,7 @@ from ._workload import Call, Turn
 __all__ = [
     "Spec",
     "Traces",
+    "answered",
     "calls_of",
     "changed_files",
     "decisions_of",
@@ -61,6 +62,15 @@ def decisions_of(
 
 def results_of(events: Sequence[TraceEvent]) -> dict[str, Result]:
     return {e.occ: e for e in events if isinstance(e, Result)}
+
+
+def answered(traces: Traces) -> Iterator[tuple[TraceHeader, str, dict[str, Any], Result]]:
+    """Every call that has a result, in every trace: (header, tool, input, result)."""
+    for header, events in traces.values():
+        calls, results = calls_of(events), results_of(events)
+        for occ, (tool, inp) in calls.items():
+            if occ in results:
+                yield header, tool, inp, results[occ]
 
 
 def recorded_rules(header: TraceHeader) -> list[dict[str, Any]]:

@@ -29,7 +29,7 @@ from typing import Any
 
 from metis_check.transcripts import TranscriptFormatError, check_transcript
 
-__all__ = ["SENT", "sent_problems", "write_sent"]
+__all__ = ["SENT", "blocks_of", "sent_bodies", "sent_problems", "write_sent"]
 
 SENT = "sent.jsonl"
 _ECHOED = ("CLOSE-1", "CLOSE-7", "CLOSE-9")  # what a repeated id breaks
@@ -42,7 +42,23 @@ def write_sent(folder: Path, bodies: Iterable[Mapping[str, Any]]) -> None:
             out.write(json.dumps(body) + "\n")
 
 
-def _blocks(message: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+def sent_bodies(folder: Path) -> list[Mapping[str, Any]]:
+    """The request bodies kept beside a run's folder (one that is not a JSON
+    object is left out: `sent_problems` reports it)."""
+    path = folder / SENT
+    out = []
+    for line in path.read_text(encoding="utf-8").splitlines() if path.is_file() else ():
+        try:
+            body = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(body, Mapping):
+            out.append(body)
+    return out
+
+
+def blocks_of(message: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """A message's content blocks (none for a plain-text content)."""
     content = message.get("content")
     return [b for b in content if isinstance(b, Mapping)] if isinstance(content, list) else []
 
@@ -51,9 +67,9 @@ def _order_problem(body: Mapping[str, Any]) -> str | None:
     """CLOSE-3: each results message answers its calls in call order."""
     messages = [m for m in body.get("messages") or () if isinstance(m, Mapping)]
     for i, (call, reply) in enumerate(itertools.pairwise(messages)):
-        uses = [str(b.get("id")) for b in _blocks(call) if b.get("type") == "tool_use"]
+        uses = [str(b.get("id")) for b in blocks_of(call) if b.get("type") == "tool_use"]
         answers = [
-            str(b.get("tool_use_id")) for b in _blocks(reply) if b.get("type") == "tool_result"
+            str(b.get("tool_use_id")) for b in blocks_of(reply) if b.get("type") == "tool_result"
         ]
         if call.get("role") == "assistant" and uses and answers and answers != uses:
             return f"message {i + 1}: tool_result ids {answers}, the calls were {uses}"

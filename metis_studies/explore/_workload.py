@@ -75,6 +75,11 @@ class Hook(_Frozen):
     veto: bool = False
     fails: bool = False
 
+    @property
+    def exit_status(self) -> int:
+        """What its command exits with: 1 fails, 2 vetoes, 0 passes."""
+        return 1 if self.fails else 2 if self.veto else 0
+
 
 class Child(_Frozen):
     """A sub-agent definition (its name, allowed tools) and its own answers."""
