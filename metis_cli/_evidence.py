@@ -223,7 +223,9 @@ def gather_plan_evidence(
             table.rows[inv_id].notes.append("no turn could be broken for it")
 
 
-def gather_proof_evidence(table: EvidenceTable, depth: int = 20) -> None:
+def gather_proof_evidence(
+    table: EvidenceTable, depth: int = 20, widths_timeout_s: float | None = None
+) -> None:
     """Every z3 proof and bounded model check, and the context-control check.
 
     Each proof is joined onto its invariant with its scope, which says how
@@ -231,12 +233,14 @@ def gather_proof_evidence(table: EvidenceTable, depth: int = 20) -> None:
     ... (k-induction, k=1)`, `bounded to depth 20 (...)`, `unknown: ...` or
     `refuted: ...`; `proofs` lists them with their own seconds.
     """
-    from metis_proofs import prove_all
+    from metis_proofs import WIDTHS_TIMEOUT_S, LoopSession, prove_all
     from metis_proofs._context import prove_context
 
     from ._prove import context_scope
 
-    for result in prove_all(depth=depth):
+    wide = WIDTHS_TIMEOUT_S if widths_timeout_s is None else widths_timeout_s
+    session = LoopSession(depth=depth, widths_timeout_s=wide)
+    for result in prove_all(depth=depth, session=session):
         method = result.method + (f", k={result.k}" if result.k is not None else "")
         table.rows[result.invariant].add_proof(
             {

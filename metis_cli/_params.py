@@ -12,6 +12,9 @@
   device or a symlink already there under its name is written through.
 - `write_named`: a file the user named (`--output FORMAT=PATH`, `--report`,
   `draw --out`), written by that same writer.
+- `widths_timeout_option`: `--widths-timeout` of `metis prove` and `metis
+  check`; a loaded machine may need more than the default for the all-widths
+  queries, and on a timeout a row keeps its finite scope.
 """
 
 from __future__ import annotations
@@ -19,13 +22,29 @@ from __future__ import annotations
 import math
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
 from ._output import bad_input
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+# metis_proofs.WIDTHS_TIMEOUT_S, kept here so that `--help` needs no z3 import
+# (a test checks they agree).
+WIDTHS_TIMEOUT_S = 10.0
+
+
+def widths_timeout_option() -> Callable[[_F], _F]:
+    return click.option(
+        "--widths-timeout",
+        default=WIDTHS_TIMEOUT_S,
+        show_default=True,
+        type=FiniteFloat(min=0),
+        help="Seconds per all-widths query (the rule cutoff gets 3x); 0 skips them.",
+    )
 
 
 class FiniteFloat(click.FloatRange):

@@ -34,7 +34,7 @@ from metis_proofs._plan import PLAN_ABLATIONS, PLAN_PROPERTIES, prove_plan
 from metis_proofs._plan_cex import PlanCounterexample, find_plan_counterexample
 
 from ._output import EXIT_OK, EXIT_VIOLATION, bad_input, count_option, emit_json, table
-from ._params import FiniteFloat, StagedOutput, writable_dir
+from ._params import FiniteFloat, StagedOutput, widths_timeout_option, writable_dir
 
 EXIT_UNKNOWN = 3
 
@@ -70,6 +70,7 @@ def _ablation(name: str | None) -> str | None:
     type=FiniteFloat(min=0, min_open=True),
     help="Seconds per solver call; a timeout makes the result unknown.",
 )
+@widths_timeout_option()
 @click.option(
     "--ablate",
     default=None,
@@ -77,7 +78,14 @@ def _ablation(name: str | None) -> str | None:
     help="Prove a weakened protocol instead (expect refutations).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
-def prove(depth: int, out_dir: str, timeout: float, ablate: str | None, as_json: bool) -> None:
+def prove(
+    depth: int,
+    out_dir: str,
+    timeout: float,
+    widths_timeout: float,
+    ablate: str | None,
+    as_json: bool,
+) -> None:
     """Prove every property (PERM by SMT, the loop by BMC + k-induction, and
     context control's CLOSE-8 bounded to 6 messages)."""
     ablate = _ablation(ablate)
@@ -102,7 +110,7 @@ def prove(depth: int, out_dir: str, timeout: float, ablate: str | None, as_json:
             err=True,
         )
 
-    session = LoopSession(config, depth, timeout, on_depth)
+    session = LoopSession(config, depth, timeout, on_depth, widths_timeout_s=widths_timeout)
     with StagedOutput(Path(out_dir)) as stage:  # the .smt2 files, renamed in at the end
         results = prove_all(
             stage,

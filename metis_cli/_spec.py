@@ -10,6 +10,7 @@ import click
 from metis_model import INVARIANTS
 
 from ._output import EXIT_OK, EXIT_VIOLATION, bad_input, count_option, emit_json, table
+from ._params import widths_timeout_option
 
 if TYPE_CHECKING:
     from ._evidence import EvidenceTable
@@ -59,8 +60,11 @@ def _evidence_table(ev: EvidenceTable) -> str:
     help="Run the z3 proofs and bounded model checks too.",
 )
 @count_option("--depth", 1, 200, 20, "BMC depth for the loop properties.")
+@widths_timeout_option()
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def check(runs: int, broken: int, with_proofs: bool, depth: int, as_json: bool) -> None:
+def check(
+    runs: int, broken: int, with_proofs: bool, depth: int, widths_timeout: float, as_json: bool
+) -> None:
     """Report the evidence behind every invariant ID: proved, bounded to depth
     k, N simulated traces (and checks) in which it held, K broken traces caught."""
     from ._demo import bundled_transcripts
@@ -75,7 +79,7 @@ def check(runs: int, broken: int, with_proofs: bool, depth: int, as_json: bool) 
     gather_model_evidence(ev, runs, broken)
     gather_transcript_evidence(ev, bundled_transcripts())
     if with_proofs:
-        gather_proof_evidence(ev, depth)
+        gather_proof_evidence(ev, depth, widths_timeout)
     _finish_evidence(ev, as_json)
 
 

@@ -336,9 +336,12 @@ class LoopSession:
         *,
         lemmas: bool = True,
         widths: bool = True,
+        widths_timeout_s: float = WIDTHS_TIMEOUT_S,
     ) -> None:
         """`lemmas=False` proves without Houdini's lemmas (to compare: most
-        properties are then not 1-inductive, and come out `bounded`)."""
+        properties are then not 1-inductive, and come out `bounded`).
+        `widths_timeout_s` bounds each all-widths query (the rule cutoff gets
+        three times it); on a timeout the finite scope stands."""
         self.system = LoopSystem(config)
         self.lemmas = lemmas
         self.depth = depth
@@ -350,7 +353,7 @@ class LoopSession:
         self._induction: Induction | None = None
         self._widths: Widths | None = None
         self._rules: CutoffProof | None = None
-        self.widths_timeout_s = WIDTHS_TIMEOUT_S if widths else 0.0
+        self.widths_timeout_s = widths_timeout_s if widths else 0.0
 
     @property
     def bmc(self) -> BmcOutcome:

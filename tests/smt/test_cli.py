@@ -10,7 +10,11 @@ from click.testing import CliRunner
 from metis_cli._prove import counterexample, prove
 from metis_proofs import ABLATIONS, PROPERTIES
 
-from .test_scope import assert_json_rows_carry_their_scope, assert_table_carries_every_rows_scope
+from .test_scope import (
+    WIDE,
+    assert_json_rows_carry_their_scope,
+    assert_table_carries_every_rows_scope,
+)
 
 
 def test_prove_json_all_hold(tmp_path: Path) -> None:
@@ -29,7 +33,7 @@ def test_prove_json_all_hold(tmp_path: Path) -> None:
 
 
 def test_prove_table(tmp_path: Path) -> None:
-    r = CliRunner().invoke(prove, ["--depth", "2", "--out", str(tmp_path)])
+    r = CliRunner().invoke(prove, ["--depth", "2", "--out", str(tmp_path), *WIDE])
     assert r.exit_code == 0, r.output
     assert "invariant  method" in r.stdout and "SCHED-2" in r.stdout
     assert "CLOSE-8    bmc, prune" in r.stdout
