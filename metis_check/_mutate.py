@@ -366,6 +366,37 @@ def _sched_6(ev: Events, rng: random.Random) -> Events | None:
     return None
 
 
+def _sched_2_key(ev: Events, rng: random.Random) -> Events | None:
+    """A Queue edit call that also writes a file its key does not name (an
+    integration classed as one file's edit: specs/scheduler.md, SCHED-2)."""
+    for d in _decisions(ev).values():
+        if d.cls is CallClass.QUEUE and d.facts.kind is ToolKind.EDIT:
+            other = f"{d.writes[0] if d.writes else '/ws/f'}.also"
+            return _replace(ev, d.seq, writes=(*d.writes, other))
+    return None
+
+
+SCHED_2_CLAUSES: dict[str, Mutator] = {"overlap": _sched_2, "key": _sched_2_key}
+"""SCHED-2's clauses, one edit each: two calls of a key overlap or overtake,
+and a Queue edit writes beyond its key."""
+
+
+def _one_of(clauses: dict[str, Mutator]) -> Mutator:
+    """An invariant's mutator that breaks one of its clauses, tried in a
+    random order until one applies."""
+
+    def mutate(ev: Events, rng: random.Random) -> Events | None:
+        names = list(clauses)
+        rng.shuffle(names)
+        for name in names:
+            broken = clauses[name](ev, rng)
+            if broken is not None:
+                return broken
+        return None
+
+    return mutate
+
+
 def _sched_4(ev: Events, rng: random.Random) -> Events | None:
     done = _first(ev, lambda e: e.kind == "job_done")
     return None if done is None else _replace(ev, done.seq, job="job-never-handed-out")
@@ -467,16 +498,6 @@ SCHED_5_CLAUSES: dict[str, Mutator] = {
     "closed-as": _sched_5_closed_as,
 }
 """SCHED-5's clauses, one edit each (specs/scheduler.md, "Causes")."""
-
-
-def _sched_5(ev: Events, rng: random.Random) -> Events | None:
-    names = list(SCHED_5_CLAUSES)
-    rng.shuffle(names)
-    for name in names:
-        broken = SCHED_5_CLAUSES[name](ev, rng)
-        if broken is not None:
-            return broken
-    return None
 
 
 def _spawn_after_assistant(ev: Events, **fields: Any) -> Events | None:
@@ -581,8 +602,11 @@ def _with_input(
     out = _replace(ev, assistant.seq, calls=calls)
     if path is None:
         return out
-    field = "reads" if decision.facts.kind is ToolKind.READ_ONLY else "writes"
-    return _replace(out, decision.seq, **{field: (path,)})
+    if decision.facts.kind is ToolKind.READ_ONLY:
+        return _replace(out, decision.seq, reads=(path,))
+    # the key the tool would record with it: a Queue edit is keyed by its file
+    key = f"file:{path}" if decision.cls is CallClass.QUEUE else decision.key
+    return _replace(out, decision.seq, writes=(path,), key=key)
 
 
 def _child_6(ev: Events, rng: random.Random) -> Events | None:
@@ -679,10 +703,10 @@ MUTATORS: dict[str, Mutator] = {
     "CLOSE-6": _close_6,
     "CLOSE-8": _close_8,
     "SCHED-1": _sched_1,
-    "SCHED-2": _sched_2,
+    "SCHED-2": _one_of(SCHED_2_CLAUSES),
     "SCHED-3": _sched_3,
     "SCHED-4": _sched_4,
-    "SCHED-5": _sched_5,
+    "SCHED-5": _one_of(SCHED_5_CLAUSES),
     "SCHED-6": _sched_6,
     "CHILD-1": _child_1,
     "CHILD-2": _child_2,

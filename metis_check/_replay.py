@@ -56,6 +56,8 @@ from metis_model._loop import (
     ids_problem,
     interference,
     journaled,
+    queue_edit,
+    queue_key_problem,
     recovered_problem,
     stub_problem,
 )
@@ -584,6 +586,9 @@ class Replay:
         problem = self._decision_problem(e)
         if problem is not None:
             raise _Stop(problem[0], problem[1], [call.events[0], e.seq])
+        keyed = queue_key_problem(e)
+        if keyed is not None:
+            raise _Stop("SCHED-2", keyed, [call.events[0], e.seq])
         sure = self.recorded is not None and self._check_derived(call, e)
         decision = e.decision
         hooks = self.hooks
@@ -603,6 +608,8 @@ class Replay:
         self._count_decision(e.facts, decision, e.route)
         if sure:  # counted once the decision passed every check, as `step` counts
             self.count("AUTH-4")
+        if queue_edit(e):
+            self.count("SCHED-2")
         if decision is _ASK and e.route in _WAITLESS:
             self.headless_ask = e.occ
 

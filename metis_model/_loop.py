@@ -58,6 +58,7 @@ from metis_trace import (
     RunStatus,
     Spawn,
     StreamRepair,
+    ToolKind,
     TraceEvent,
     TurnStart,
     content_digest,
@@ -462,6 +463,9 @@ def _decision(state: LoopState, e: DecisionEvent) -> Outcome:
     problem = decision_problem(e)
     if problem is not None:
         return _diverge(state, problem[0], problem[1], call.events[0], e.seq)
+    keyed = queue_key_problem(e)
+    if keyed is not None:
+        return _diverge(state, "SCHED-2", keyed, call.events[0], e.seq)
     derived = derived_problem(state.recorded, call.tool, call.input, e)
     if derived is not None:
         return _diverge(state, "AUTH-4", f"{e.occ}: {derived}", call.events[0], e.seq)
@@ -664,6 +668,34 @@ def footprints_conflict(a: CallLike, b: CallLike) -> bool:
     if b.cls is CallClass.SAFE and a.cls in _WRITERS:
         return paths_overlap(b.reads, a.writes)
     return False
+
+
+QUEUE_FILE_KEY = "file:"
+
+
+def queue_edit(e: DecisionEvent) -> bool:
+    """Whether SCHED-2's key clause applies to the decision: a Queue `edit` call."""
+    return e.cls is CallClass.QUEUE and e.facts.kind is ToolKind.EDIT
+
+
+def queue_key_problem(e: DecisionEvent) -> str | None:
+    """SCHED-2's key clause: a Queue `edit` call writes only the file its key
+    names (`file:PATH`), so that every edit of one file waits in one queue.
+    An edit call that writes more, or under another key, could overlap a
+    Queue edit of the same file under that file's key: a lost parallel edit.
+    (A Queue `exec` call, an MCP server's or an agent tool's, writes nothing
+    a key could name: not checked.)"""
+    if not queue_edit(e):
+        return None
+    key = e.key or ""
+    named = key[len(QUEUE_FILE_KEY) :] if key.startswith(QUEUE_FILE_KEY) else None
+    for path in e.writes:
+        if path != named:
+            return (
+                f"{e.occ}: a Queue edit call writes {path}, which its key "
+                f"{key or 'None'} does not name"
+            )
+    return None
 
 
 def interference(calls: Sequence[CallLike], call: CallLike) -> tuple[str, str, Any] | None:
@@ -1242,6 +1274,8 @@ def exercised(state: LoopState, e: TraceEvent) -> list[str]:
             out.append("CHILD-6")
         if call is not None and derived_exercised(state.recorded, call.tool, call.input, f):
             out.append("AUTH-4")
+        if queue_edit(f):
+            out.append("SCHED-2")
     elif kind == "effect_start" and call is not None:
         out.append("AUTH-1")
         if state.tools is not None:

@@ -55,10 +55,11 @@ from metis_runtime.agents import (
 from metis_runtime.context import ContextBudget, ContextController
 from metis_runtime.dispatch import Dispatcher, FourClassDispatcher, SerialDispatcher
 from metis_runtime.permissions import Asker, CallbackAsker, Gate, Policy, TerminalAsker
-from metis_runtime.providers import Cassette, ReplayProvider, load_scenario
+from metis_runtime.providers import Cassette, load_scenario
 from metis_runtime.tools import JobManager, ToolContext, ToolRegistry
 from metis_trace import Decision, Route, Source
 
+from ._child_ids import ChildIdReplay, names_children
 from ._mech_run import MANAGED_ENV, with_mechanisms
 from ._scenario import GUARD_FLAGS, definitions_dir, settings_of, turn_starts, write_scenario
 from ._wire import write_sent
@@ -298,7 +299,7 @@ def build(
     supervisor.bind(registry.names, trace)
     controller = ContextController(_budget(workload), offload_dir=paths.run_dir / "offload")
     loop = AgentLoop(
-        ReplayProvider(Cassette(scenario.cassette.path, interactions)),
+        ChildIdReplay(Cassette(scenario.cassette.path, interactions), lambda: supervisor.children),
         registry,
         decider,
         ToolContext(paths.workspace, child_env(paths), JobManager()),
@@ -352,9 +353,11 @@ def metis_run_argv(workload: Workload, paths: RunPaths, python: str) -> list[str
 
 def runs_as_metis_run(workload: Workload) -> bool:
     """Whether `metis run` can express the workload: no hooks, no protocol
-    route, the headless default deny (as `metis run --headless` has it)."""
+    route, the headless default deny (as `metis run --headless` has it), no
+    child named by its definition (`_child_ids.py`)."""
     return (
         not workload.hooks
+        and not names_children(workload)
         and workload.probe is None
         and workload.route in (Route.HEADLESS, Route.INTERACTIVE)
         and workload.headless_default is Decision.DENY

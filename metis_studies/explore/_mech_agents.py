@@ -19,6 +19,12 @@ grants.
   the supervisor writes into the run's folder, must hold it redacted (the
   whole string under a secret-named key, specs/secrets.md), so the value is
   planted as a canary and TRACE-2 scans that file like the run's others.
+- `agents:integrate`: a child in a `temp` workspace writes a file; the
+  parent integrates it (`integrate_agent`, naming the child by its
+  definition: `_child_ids.py`) in one batch with a read and a write. An
+  integration is an `edit` call, Exclusive (specs/children.md): classed
+  Queue under an agent's key it would overlap the other calls while writing
+  files its key does not name (SCHED-2's key clause, from the decision).
 
 Own check: a spawned child's surface holds only tools its winning definition
 grants (the agent tools aside); more means the definition that should win
@@ -115,6 +121,30 @@ def definition_env() -> Workload:
     )
 
 
+def integrate() -> Workload:
+    child = Child(
+        name="integrator",
+        tools=None,
+        turns=script([write("from-child.txt", "from the child\n")], final="integrator done"),
+    )
+    spawn = {"agent": "integrator", "task": "write from-child.txt", "mode": "sync"}
+    return Workload(
+        name="mech-agents:integrate",
+        aims=("agents:integrate",),
+        files={"notes.txt": "notes\n"},
+        turns=script(
+            [("spawn_agent", {**spawn, "worktree": "temp"})],
+            [
+                read("notes.txt"),
+                ("integrate_agent", {"agent_id": "@@child:integrator@@"}),
+                write("beside.txt", "written beside the integration\n"),
+            ],
+        ),
+        mode=Mode.ACCEPT_EDITS,
+        agents=(child,),
+    )
+
+
 def _spawned(traces: Traces) -> list[tuple[str, Spawn, str]]:
     """Each spawn of the root: (definition name, event, child's trace name)."""
     out = []
@@ -143,6 +173,8 @@ def reached(workload: Workload, root: Path, traces: Traces) -> Counter[str]:
     for header, tool, _, r in answered(traces):
         if r.status is ResultStatus.ERROR and header.depth > 0 and tool not in header.tools:
             seen["agents:tool-outside-surface"] += 1
+        if tool == "integrate_agent" and r.status is ResultStatus.OK:
+            seen["agents:integrated-beside-calls"] += 1
     return seen
 
 
@@ -181,4 +213,5 @@ CASES = (
         check,
     ),
     Case("agents:definition-env", "agents", ("agents:definition-env",), definition_env, reached),
+    Case("agents:integrate", "agents", ("agents:integrated-beside-calls",), integrate, reached),
 )

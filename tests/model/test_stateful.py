@@ -71,6 +71,7 @@ CLASSES = {
 }
 # Footprints over a tiny workspace, so that SCHED-6 has something to order.
 PATHS = ["/ws", "/ws/a", "/ws/b", "/"]
+QUEUED = "/ws/a"  # every Queue call's file: one key, so that SCHED-2 has a queue to order
 HOOK = HookRef(id="h", matcher="t")
 VETO = RuleRef(behavior=RuleBehavior.DENY, source=Source.POLICY, pattern="hook:h")
 
@@ -130,9 +131,11 @@ class ModelMachine(RuleBasedStateMachine):
                 facts = facts.model_copy(update={"rules": (VETO,)})
         res = resolve(facts)
         cls = data.draw(st.sampled_from(CLASSES[kind]))
-        key = "file:/a" if cls is CallClass.QUEUE else None
+        key = f"file:{QUEUED}" if cls is CallClass.QUEUE else None
         reads = tuple(data.draw(st.lists(st.sampled_from(PATHS), max_size=2)))
         writes = tuple(data.draw(st.lists(st.sampled_from(PATHS), max_size=2)))
+        if cls is CallClass.QUEUE:  # an edit writes only its key's file (SCHED-2)
+            writes = data.draw(st.sampled_from([(), (QUEUED,)]))
         self.emit(
             DecisionEvent,
             occ=call.occ,
