@@ -46,6 +46,28 @@ class _AgentTool(Tool):
         self.supervisor = supervisor
 
 
+class _Reading(_AgentTool):
+    """A tool that only reads the agents' state (list, wait): read-only and Safe."""
+
+    def kind(self, input: ToolInput) -> ToolKind:
+        return ToolKind.READ_ONLY
+
+    def classify(self, input: ToolInput, ctx: ToolContext) -> Classification:
+        return Classification(CallClass.SAFE, None, ToolKind.READ_ONLY)
+
+
+class _Steering(_AgentTool):
+    """A tool that acts on the one agent `agent_id` names (kill, message):
+    `exec`, queued on `agents:<id>`."""
+
+    def kind(self, input: ToolInput) -> ToolKind:
+        return ToolKind.EXEC
+
+    def classify(self, input: ToolInput, ctx: ToolContext) -> Classification:
+        self.validate(input)
+        return Classification(CallClass.QUEUE, f"agents:{input['agent_id']}", ToolKind.EXEC)
+
+
 class SpawnAgentTool(_AgentTool):
     spec = ToolSpec(
         "spawn_agent",
@@ -117,18 +139,12 @@ class SpawnAgentTool(_AgentTool):
         return ToolOutput(record.report(), is_error=record.status != "completed")
 
 
-class ListAgentsTool(_AgentTool):
+class ListAgentsTool(_Reading):
     spec = ToolSpec(
         "list_agents",
         "List your sub-agents (status, depth, workspace) and the agent definitions you can spawn.",
         _schema({}, ()),
     )
-
-    def kind(self, input: ToolInput) -> ToolKind:
-        return ToolKind.READ_ONLY
-
-    def classify(self, input: ToolInput, ctx: ToolContext) -> Classification:
-        return Classification(CallClass.SAFE, None, ToolKind.READ_ONLY)
 
     async def run(self, input: ToolInput, ctx: ToolContext) -> ToolOutput:
         sup = self.supervisor
@@ -149,7 +165,7 @@ class ListAgentsTool(_AgentTool):
         return ToolOutput(json.dumps(body, indent=1))
 
 
-class WaitAgentTool(_AgentTool):
+class WaitAgentTool(_Reading):
     spec = ToolSpec(
         "wait_agent",
         "Wait for sub-agents to finish (default: every one whose answer you have not "
@@ -162,12 +178,6 @@ class WaitAgentTool(_AgentTool):
             (),
         ),
     )
-
-    def kind(self, input: ToolInput) -> ToolKind:
-        return ToolKind.READ_ONLY
-
-    def classify(self, input: ToolInput, ctx: ToolContext) -> Classification:
-        return Classification(CallClass.SAFE, None, ToolKind.READ_ONLY)
 
     async def run(self, input: ToolInput, ctx: ToolContext) -> ToolOutput:
         self.validate(input)
@@ -187,20 +197,13 @@ class WaitAgentTool(_AgentTool):
         return ToolOutput("\n\n".join(parts), is_error=failed)
 
 
-class KillAgentTool(_AgentTool):
+class KillAgentTool(_Steering):
     spec = ToolSpec(
         "kill_agent",
         "Terminate a sub-agent. With `cascade` (default) its whole process group goes, "
         "and every agent it started with it.",
         _schema({"agent_id": {"type": "string"}, "cascade": {"type": "boolean"}}, ("agent_id",)),
     )
-
-    def kind(self, input: ToolInput) -> ToolKind:
-        return ToolKind.EXEC
-
-    def classify(self, input: ToolInput, ctx: ToolContext) -> Classification:
-        self.validate(input)
-        return Classification(CallClass.QUEUE, f"agents:{input['agent_id']}", ToolKind.EXEC)
 
     async def run(self, input: ToolInput, ctx: ToolContext) -> ToolOutput:
         self.validate(input)
@@ -211,7 +214,7 @@ class KillAgentTool(_AgentTool):
         return ToolOutput(f"agent {agent_id}: {record.status}")
 
 
-class MessageAgentTool(_AgentTool):
+class MessageAgentTool(_Steering):
     spec = ToolSpec(
         "message_agent",
         "Send guidance to a running sub-agent; it reads it before its next model request.",
@@ -220,13 +223,6 @@ class MessageAgentTool(_AgentTool):
             ("agent_id", "message"),
         ),
     )
-
-    def kind(self, input: ToolInput) -> ToolKind:
-        return ToolKind.EXEC
-
-    def classify(self, input: ToolInput, ctx: ToolContext) -> Classification:
-        self.validate(input)
-        return Classification(CallClass.QUEUE, f"agents:{input['agent_id']}", ToolKind.EXEC)
 
     async def run(self, input: ToolInput, ctx: ToolContext) -> ToolOutput:
         self.validate(input)
