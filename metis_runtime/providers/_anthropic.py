@@ -97,12 +97,7 @@ class AnthropicNormalizer(WireNormalizer):
             raise self._error("second message_start in one stream")
         self._started = True
         message = self._get_map(event, "message")
-        message_id = message.get("id")
-        if isinstance(message_id, str) and message_id:
-            self._b.message_id = message_id
-        else:
-            self._b.message_id = "unknown"
-            self._b.note("message_start has no message id", "used 'unknown'")
+        self._b.take_id(message.get("id"), "message_start has no message id", "used 'unknown'")
         self._take_usage(message.get("usage"))
 
     def _take_usage(self, usage: Any) -> None:

@@ -46,12 +46,9 @@ class OpenAIChatNormalizer(WireNormalizer):
             self._raise_remote(event)
         if not self._have_id:
             self._have_id = True
-            chunk_id = event.get("id")
-            if isinstance(chunk_id, str) and chunk_id:
-                self._b.message_id = chunk_id
-            else:
-                self._b.message_id = "unknown"
-                self._b.note("first chunk has no id", "used 'unknown' as the message id")
+            self._b.take_id(
+                event.get("id"), "first chunk has no id", "used 'unknown' as the message id"
+            )
         choices = event.get("choices") or []
         if not isinstance(choices, list):
             raise self._error("field 'choices' must be a list")
