@@ -24,21 +24,13 @@ from metis_trace import CallClass, Mode, ToolKind
 
 from .._errors import ToolError
 from ..tools import Classification, Tool, ToolContext, ToolInput, ToolOutput, ToolSpec
+from ..tools._base import object_schema
 from ..tools._files import display_path
 from ._guard import task_digest
 from ._supervisor import AgentSupervisor, SpawnRefused
 from ._worktree import IntegrationPlan, WorkspaceError, printable
 
 _STRINGS = {"type": "array", "items": {"type": "string"}}
-
-
-def _schema(props: dict[str, object], required: tuple[str, ...]) -> dict[str, object]:
-    return {
-        "type": "object",
-        "properties": props,
-        "required": list(required),
-        "additionalProperties": False,
-    }
 
 
 class _AgentTool(Tool):
@@ -81,7 +73,7 @@ class SpawnAgentTool(_AgentTool):
         "`tools` narrows its tools; `permission_mode` may only be as strict as yours "
         "or stricter. The same task for the same agent is refused unless you pass "
         "`force: true` or a `rationale`.",
-        _schema(
+        object_schema(
             {
                 "agent": {"type": "string", "minLength": 1},
                 "task": {"type": "string", "minLength": 1},
@@ -143,7 +135,7 @@ class ListAgentsTool(_Reading):
     spec = ToolSpec(
         "list_agents",
         "List your sub-agents (status, depth, workspace) and the agent definitions you can spawn.",
-        _schema({}, ()),
+        object_schema({}, ()),
     )
 
     async def run(self, input: ToolInput, ctx: ToolContext) -> ToolOutput:
@@ -170,7 +162,7 @@ class WaitAgentTool(_Reading):
         "wait_agent",
         "Wait for sub-agents to finish (default: every one whose answer you have not "
         "had yet), at most `timeout_s` seconds; returns each one's status and answer.",
-        _schema(
+        object_schema(
             {
                 "agent_ids": _STRINGS,
                 "timeout_s": {"type": "number", "exclusiveMinimum": 0},
@@ -202,7 +194,9 @@ class KillAgentTool(_Steering):
         "kill_agent",
         "Terminate a sub-agent. With `cascade` (default) its whole process group goes, "
         "and every agent it started with it.",
-        _schema({"agent_id": {"type": "string"}, "cascade": {"type": "boolean"}}, ("agent_id",)),
+        object_schema(
+            {"agent_id": {"type": "string"}, "cascade": {"type": "boolean"}}, ("agent_id",)
+        ),
     )
 
     async def run(self, input: ToolInput, ctx: ToolContext) -> ToolOutput:
@@ -218,7 +212,7 @@ class MessageAgentTool(_Steering):
     spec = ToolSpec(
         "message_agent",
         "Send guidance to a running sub-agent; it reads it before its next model request.",
-        _schema(
+        object_schema(
             {"agent_id": {"type": "string"}, "message": {"type": "string", "minLength": 1}},
             ("agent_id", "message"),
         ),
@@ -252,7 +246,7 @@ class IntegrateAgentTool(_AgentTool):
         "deletions), then its workspace is removed. Returns the changed paths. Wait for "
         "a running agent with wait_agent first. If its changes conflict with yours, "
         "nothing is changed.",
-        _schema({"agent_id": {"type": "string", "minLength": 1}}, ("agent_id",)),
+        object_schema({"agent_id": {"type": "string", "minLength": 1}}, ("agent_id",)),
     )
 
     def __init__(self, supervisor: AgentSupervisor) -> None:
