@@ -32,7 +32,7 @@ from ..providers import (
     RetryPolicy,
     Thinking,
     WireOptions,
-    header_problem,
+    check_headers,
 )
 from ._authority import child_mode
 from ._definitions import AgentDefinition
@@ -99,10 +99,7 @@ class ProviderConfig(BaseModel):
     @field_validator("headers")
     @classmethod
     def _no_credentials(cls, value: dict[str, str]) -> dict[str, str]:
-        for name, text in value.items():
-            problem = header_problem(name, text)
-            if problem is not None:
-                raise ValueError(problem)
+        check_headers(value)
         return value
 
     def wire_options(self) -> WireOptions:

@@ -24,6 +24,7 @@ from metis_trace import CallClass, Mode, ToolKind
 
 from .._errors import ToolError
 from ..tools import Classification, Tool, ToolContext, ToolInput, ToolOutput, ToolSpec
+from ..tools._base import object_schema
 from ..tools._files import display_path
 from ._guard import task_digest
 from ._supervisor import AgentSupervisor, SpawnRefused
@@ -32,18 +33,31 @@ from ._worktree import IntegrationPlan, WorkspaceError, printable
 _STRINGS = {"type": "array", "items": {"type": "string"}}
 
 
-def _schema(props: dict[str, object], required: tuple[str, ...]) -> dict[str, object]:
-    return {
-        "type": "object",
-        "properties": props,
-        "required": list(required),
-        "additionalProperties": False,
-    }
-
-
 class _AgentTool(Tool):
     def __init__(self, supervisor: AgentSupervisor) -> None:
         self.supervisor = supervisor
+
+
+class _Reading(_AgentTool):
+    """A tool that only reads the agents' state (list, wait): read-only and Safe."""
+
+    def kind(self, input: ToolInput) -> ToolKind:
+        return ToolKind.READ_ONLY
+
+    def classify(self, input: ToolInput, ctx: ToolContext) -> Classification:
+        return Classification(CallClass.SAFE, None, ToolKind.READ_ONLY)
+
+
+class _Steering(_AgentTool):
+    """A tool that acts on the one agent `agent_id` names (kill, message):
+    `exec`, queued on `agents:<id>`."""
+
+    def kind(self, input: ToolInput) -> ToolKind:
+        return ToolKind.EXEC
+
+    def classify(self, input: ToolInput, ctx: ToolContext) -> Classification:
+        self.validate(input)
+        return Classification(CallClass.QUEUE, f"agents:{input['agent_id']}", ToolKind.EXEC)
 
 
 class SpawnAgentTool(_AgentTool):
@@ -59,7 +73,7 @@ class SpawnAgentTool(_AgentTool):
         "`tools` narrows its tools; `permission_mode` may only be as strict as yours "
         "or stricter. The same task for the same agent is refused unless you pass "
         "`force: true` or a `rationale`.",
-        _schema(
+        object_schema(
             {
                 "agent": {"type": "string", "minLength": 1},
                 "task": {"type": "string", "minLength": 1},
@@ -117,18 +131,12 @@ class SpawnAgentTool(_AgentTool):
         return ToolOutput(record.report(), is_error=record.status != "completed")
 
 
-class ListAgentsTool(_AgentTool):
+class ListAgentsTool(_Reading):
     spec = ToolSpec(
         "list_agents",
         "List your sub-agents (status, depth, workspace) and the agent definitions you can spawn.",
-        _schema({}, ()),
+        object_schema({}, ()),
     )
-
-    def kind(self, input: ToolInput) -> ToolKind:
-        return ToolKind.READ_ONLY
-
-    def classify(self, input: ToolInput, ctx: ToolContext) -> Classification:
-        return Classification(CallClass.SAFE, None, ToolKind.READ_ONLY)
 
     async def run(self, input: ToolInput, ctx: ToolContext) -> ToolOutput:
         sup = self.supervisor
@@ -149,12 +157,12 @@ class ListAgentsTool(_AgentTool):
         return ToolOutput(json.dumps(body, indent=1))
 
 
-class WaitAgentTool(_AgentTool):
+class WaitAgentTool(_Reading):
     spec = ToolSpec(
         "wait_agent",
         "Wait for sub-agents to finish (default: every one whose answer you have not "
         "had yet), at most `timeout_s` seconds; returns each one's status and answer.",
-        _schema(
+        object_schema(
             {
                 "agent_ids": _STRINGS,
                 "timeout_s": {"type": "number", "exclusiveMinimum": 0},
@@ -162,12 +170,6 @@ class WaitAgentTool(_AgentTool):
             (),
         ),
     )
-
-    def kind(self, input: ToolInput) -> ToolKind:
-        return ToolKind.READ_ONLY
-
-    def classify(self, input: ToolInput, ctx: ToolContext) -> Classification:
-        return Classification(CallClass.SAFE, None, ToolKind.READ_ONLY)
 
     async def run(self, input: ToolInput, ctx: ToolContext) -> ToolOutput:
         self.validate(input)
@@ -187,20 +189,15 @@ class WaitAgentTool(_AgentTool):
         return ToolOutput("\n\n".join(parts), is_error=failed)
 
 
-class KillAgentTool(_AgentTool):
+class KillAgentTool(_Steering):
     spec = ToolSpec(
         "kill_agent",
         "Terminate a sub-agent. With `cascade` (default) its whole process group goes, "
         "and every agent it started with it.",
-        _schema({"agent_id": {"type": "string"}, "cascade": {"type": "boolean"}}, ("agent_id",)),
+        object_schema(
+            {"agent_id": {"type": "string"}, "cascade": {"type": "boolean"}}, ("agent_id",)
+        ),
     )
-
-    def kind(self, input: ToolInput) -> ToolKind:
-        return ToolKind.EXEC
-
-    def classify(self, input: ToolInput, ctx: ToolContext) -> Classification:
-        self.validate(input)
-        return Classification(CallClass.QUEUE, f"agents:{input['agent_id']}", ToolKind.EXEC)
 
     async def run(self, input: ToolInput, ctx: ToolContext) -> ToolOutput:
         self.validate(input)
@@ -211,22 +208,15 @@ class KillAgentTool(_AgentTool):
         return ToolOutput(f"agent {agent_id}: {record.status}")
 
 
-class MessageAgentTool(_AgentTool):
+class MessageAgentTool(_Steering):
     spec = ToolSpec(
         "message_agent",
         "Send guidance to a running sub-agent; it reads it before its next model request.",
-        _schema(
+        object_schema(
             {"agent_id": {"type": "string"}, "message": {"type": "string", "minLength": 1}},
             ("agent_id", "message"),
         ),
     )
-
-    def kind(self, input: ToolInput) -> ToolKind:
-        return ToolKind.EXEC
-
-    def classify(self, input: ToolInput, ctx: ToolContext) -> Classification:
-        self.validate(input)
-        return Classification(CallClass.QUEUE, f"agents:{input['agent_id']}", ToolKind.EXEC)
 
     async def run(self, input: ToolInput, ctx: ToolContext) -> ToolOutput:
         self.validate(input)
@@ -256,7 +246,7 @@ class IntegrateAgentTool(_AgentTool):
         "deletions), then its workspace is removed. Returns the changed paths. Wait for "
         "a running agent with wait_agent first. If its changes conflict with yours, "
         "nothing is changed.",
-        _schema({"agent_id": {"type": "string", "minLength": 1}}, ("agent_id",)),
+        object_schema({"agent_id": {"type": "string", "minLength": 1}}, ("agent_id",)),
     )
 
     def __init__(self, supervisor: AgentSupervisor) -> None:

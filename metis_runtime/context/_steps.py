@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from attrs import frozen
@@ -80,25 +80,69 @@ def _old(messages: Sequence[Message], recent: int) -> int:
     return max(0, len(messages) - max(recent, 0))
 
 
+def _rewrite(
+    messages: Sequence[Message],
+    cut: int,
+    role: str,
+    rewrite: Callable[[Message], tuple[Message, int]],
+    detail: Callable[[int], str],
+) -> StepOutput:
+    """Each `role` message before `cut` as `rewrite` makes it (the message and
+    how many of its blocks changed); `detail` of that count, or no step when
+    nothing changed."""
+    out: list[Message] = []
+    n = 0
+    for i, m in enumerate(messages):
+        if i >= cut or m.role != role:
+            out.append(m)
+            continue
+        rewritten, changed = rewrite(m)
+        out.append(rewritten)
+        n += changed
+    if not n:
+        return _same(messages)
+    return StepOutput(tuple(out), True, detail=detail(n))
+
+
+def _results(
+    messages: Sequence[Message],
+    cut: int,
+    replace: Callable[[ToolResultBlock], str | None],
+    detail: Callable[[int], str],
+) -> StepOutput:
+    """Each tool result before `cut` with the content `replace` gives it (None: kept)."""
+
+    def rewrite(m: Message) -> tuple[Message, int]:
+        blocks: list[Block] = []
+        n = 0
+        for b in m.content:
+            if isinstance(b, ToolResultBlock) and (content := replace(b)) is not None:
+                b = ToolResultBlock(b.tool_use_id, content, b.is_error)
+                n += 1
+            blocks.append(b)
+        return Message(m.role, tuple(blocks)), n
+
+    return _rewrite(messages, cut, "user", rewrite, detail)
+
+
 def prune(messages: Sequence[Message], recent: int) -> StepOutput:
     """Drop thinking blocks of messages before the last `recent`.
 
     The neutral message types carry no images, so only thinking is pruned. A
     message left empty keeps a placeholder text (an empty message is invalid).
     """
-    cut = _old(messages, recent)
-    out: list[Message] = []
-    dropped = 0
-    for i, m in enumerate(messages):
-        if i >= cut or m.role != "assistant":
-            out.append(m)
-            continue
+
+    def rewrite(m: Message) -> tuple[Message, int]:
         kept: tuple[Block, ...] = tuple(b for b in m.content if not isinstance(b, ThinkingBlock))
-        dropped += len(m.content) - len(kept)
-        out.append(Message(m.role, kept or (TextBlock(PRUNED_PLACEHOLDER),)))
-    if not dropped:
-        return _same(messages)
-    return StepOutput(tuple(out), True, detail=f"{dropped} thinking block(s) pruned")
+        return Message(m.role, kept or (TextBlock(PRUNED_PLACEHOLDER),)), len(m.content) - len(kept)
+
+    return _rewrite(
+        messages,
+        _old(messages, recent),
+        "assistant",
+        rewrite,
+        lambda n: f"{n} thinking block(s) pruned",
+    )
 
 
 def snipped(content: str, limit: int) -> str:
@@ -110,25 +154,17 @@ def snipped(content: str, limit: int) -> str:
 
 def snip(messages: Sequence[Message], recent: int, limit: int) -> StepOutput:
     """Truncate tool results longer than `limit` characters in old messages."""
-    cut = _old(messages, recent)
-    out: list[Message] = []
-    n = 0
-    for i, m in enumerate(messages):
-        if i >= cut or m.role != "user":
-            out.append(m)
-            continue
-        blocks: list[Block] = []
-        for b in m.content:
-            if isinstance(b, ToolResultBlock) and len(b.content) > limit + 64:
-                # +64: the marker itself must not make a result longer.
-                blocks.append(ToolResultBlock(b.tool_use_id, snipped(b.content, limit), b.is_error))
-                n += 1
-            else:
-                blocks.append(b)
-        out.append(Message(m.role, tuple(blocks)))
-    if not n:
-        return _same(messages)
-    return StepOutput(tuple(out), True, detail=f"{n} result(s) snipped to {limit} characters")
+
+    def replace(b: ToolResultBlock) -> str | None:
+        # +64: the marker itself must not make a result longer.
+        return snipped(b.content, limit) if len(b.content) > limit + 64 else None
+
+    return _results(
+        messages,
+        _old(messages, recent),
+        replace,
+        lambda n: f"{n} result(s) snipped to {limit} characters",
+    )
 
 
 def offload(
@@ -137,28 +173,19 @@ def offload(
     """Write each result longer than `threshold` to a file in `directory` and
     keep a reference and a preview. Files are named by content hash, so a
     result offloaded twice is written once."""
-    out: list[Message] = []
-    n = 0
-    for m in messages:
-        if m.role != "user":
-            out.append(m)
-            continue
-        blocks: list[Block] = []
-        for b in m.content:
-            if isinstance(b, ToolResultBlock) and len(b.content) > threshold:
-                path = _spill(directory, b.content)
-                ref = (
-                    f"[result offloaded: {len(b.content)} characters saved to {path}; "
-                    f"read that file for the rest]\n{default_redactor().cut(b.content, preview)}"
-                )
-                blocks.append(ToolResultBlock(b.tool_use_id, ref, b.is_error))
-                n += 1
-            else:
-                blocks.append(b)
-        out.append(Message(m.role, tuple(blocks)))
-    if not n:
-        return _same(messages)
-    return StepOutput(tuple(out), True, detail=f"{n} result(s) offloaded to {directory}")
+
+    def replace(b: ToolResultBlock) -> str | None:
+        if len(b.content) <= threshold:
+            return None
+        path = _spill(directory, b.content)
+        return (
+            f"[result offloaded: {len(b.content)} characters saved to {path}; "
+            f"read that file for the rest]\n{default_redactor().cut(b.content, preview)}"
+        )
+
+    return _results(
+        messages, len(messages), replace, lambda n: f"{n} result(s) offloaded to {directory}"
+    )
 
 
 def _spill(directory: Path, content: str) -> Path:

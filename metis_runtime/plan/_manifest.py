@@ -105,16 +105,20 @@ class Manifest:
 
 
 def _read(path: Path) -> dict[str, Any]:
+    """The manifest's mapping; ConfigError (naming the file) when it is none."""
     source = str(path)
-    text = decode_text(read_input_bytes(path), source)
-    if path.suffix == ".json":
-        from metis_trace import decode_json
+    try:
+        text = decode_text(read_input_bytes(path), source)
+        if path.suffix == ".json":
+            from metis_trace import decode_json
 
-        data = decode_json(text, source=source)
-    else:
-        data = load_yaml(text, source=source)
-    if not isinstance(data, dict):
-        raise InputError(None, "a manifest is a mapping", source)
+            data = decode_json(text, source=source)
+        else:
+            data = load_yaml(text, source=source)
+        if not isinstance(data, dict):
+            raise InputError(None, "a manifest is a mapping", source)
+    except InputError as exc:
+        raise ConfigError(exc.describe(source)) from exc
     return data
 
 
@@ -216,10 +220,7 @@ def _parse(path: Path, data: Mapping[str, Any]) -> tuple[ExecutorInfo, str, floa
 def load_manifest(path: Path) -> Manifest:
     """Read, check and verify one manifest; ConfigError (one line, naming the
     file and field) when it is malformed or its digest does not match."""
-    try:
-        data = _read(path)
-    except InputError as exc:
-        raise ConfigError(exc.describe(str(path))) from exc
+    data = _read(path)
     if "digest" not in data:
         raise ConfigError(f"{path}: digest: missing (sign it: metis plan digest {path} --write)")
     info, description, timeout = _parse(path, data)
@@ -235,10 +236,7 @@ def load_manifest(path: Path) -> Manifest:
 
 def sign_manifest(path: Path) -> tuple[str, dict[str, Any]]:
     """The digest `path` should carry, and its data with that digest."""
-    try:
-        data = _read(path)
-    except InputError as exc:
-        raise ConfigError(exc.describe(str(path))) from exc
+    data = _read(path)
     _parse(path, {**data, "digest": data.get("digest") or "sha256:unsigned"})
     _, code = _program_bytes(path, data)
     digest = manifest_digest(data, code)

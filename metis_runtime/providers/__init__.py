@@ -46,6 +46,7 @@ from ._options import (
     Thinking,
     WireOptions,
     anthropic_thinking_fields,
+    check_headers,
     header_problem,
 )
 from ._replay import ReplayProvider
@@ -136,6 +137,7 @@ __all__ = [
     "anthropic_request_body",
     "anthropic_thinking_fields",
     "builtin_scenarios",
+    "check_headers",
     "complete",
     "detect_wire",
     "header_problem",

@@ -19,23 +19,17 @@ subsequent requests".
 
 from __future__ import annotations
 
-import os
-from collections.abc import AsyncIterator, Mapping
-from typing import Any, ClassVar
+from collections.abc import Mapping
+from typing import Any, ClassVar, Unpack
 
-import httpx
-
-from .._errors import ProviderError
-from ._base import WireNormalizer, base_url_from, usage_int
+from ._base import WireNormalizer, usage_int
 from ._builder import Slot
-from ._http import DEFAULT_TIMEOUT, stream_sse
+from ._http import HTTPProvider, HTTPSettings
 from ._options import NO_OPTIONS, WireOptions
-from ._retry import RetryPolicy
 from ._types import (
     ModelRequest,
     RedactedThinkingBlock,
     ServerToolBlock,
-    StreamEvent,
     TextBlock,
     ThinkingBlock,
     ToolResultBlock,
@@ -103,12 +97,7 @@ class AnthropicNormalizer(WireNormalizer):
             raise self._error("second message_start in one stream")
         self._started = True
         message = self._get_map(event, "message")
-        message_id = message.get("id")
-        if isinstance(message_id, str) and message_id:
-            self._b.message_id = message_id
-        else:
-            self._b.message_id = "unknown"
-            self._b.note("message_start has no message id", "used 'unknown'")
+        self._b.take_id(message.get("id"), "message_start has no message id", "used 'unknown'")
         self._take_usage(message.get("usage"))
 
     def _take_usage(self, usage: Any) -> None:
@@ -311,7 +300,7 @@ def anthropic_request_body(
     return options.anthropic(body, model)
 
 
-class AnthropicProvider:
+class AnthropicProvider(HTTPProvider):
     """Streams the Messages API over plain httpx.
 
     A request that fails transiently (429, 5xx, 529 overloaded, a refused
@@ -320,47 +309,28 @@ class AnthropicProvider:
     """
 
     name = "anthropic"
+    path = "/v1/messages"
+    key_variable = "ANTHROPIC_API_KEY"
+    url_variable = "ANTHROPIC_BASE_URL"
+    default_url = ANTHROPIC_URL
 
     def __init__(
-        self,
-        model: str,
-        *,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        http_client: httpx.AsyncClient | None = None,
-        thinking_budget: int | None = None,
-        timeout: httpx.Timeout = DEFAULT_TIMEOUT,
-        retry: RetryPolicy | None = None,
-        options: WireOptions = NO_OPTIONS,
+        self, model: str, *, thinking_budget: int | None = None, **settings: Unpack[HTTPSettings]
     ) -> None:
-        self.model = model
-        self.options = options
-        self._api_key = api_key
-        base = base_url_from(base_url, "ANTHROPIC_BASE_URL", ANTHROPIC_URL)
-        self._url = base.rstrip("/") + "/v1/messages"
-        self._client = http_client
+        super().__init__(model, **settings)
         self._thinking_budget = thinking_budget
-        self._timeout = timeout
-        self.retry = RetryPolicy() if retry is None else retry
 
-    def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        key = self._api_key or os.environ.get("ANTHROPIC_API_KEY")
-        if not key:
-            raise ProviderError("anthropic: no API key (pass api_key= or set ANTHROPIC_API_KEY)")
-        return stream_sse(
-            provider=self.name,
-            client=self._client,
-            url=self._url,
-            headers={
-                **self.options.headers,
-                "x-api-key": key,
-                "anthropic-version": ANTHROPIC_VERSION,
-                "accept": "text/event-stream",
-            },
-            body=anthropic_request_body(
-                request, self.model, thinking_budget=self._thinking_budget, options=self.options
-            ),
-            normalizer=AnthropicNormalizer,
-            timeout=self._timeout,
-            retry=self.retry,
+    def headers(self, key: str) -> dict[str, str]:
+        return {
+            "x-api-key": key,
+            "anthropic-version": ANTHROPIC_VERSION,
+            "accept": "text/event-stream",
+        }
+
+    def body(self, request: ModelRequest) -> dict[str, Any]:
+        return anthropic_request_body(
+            request, self.model, thinking_budget=self._thinking_budget, options=self.options
         )
+
+    def normalizer(self) -> WireNormalizer:
+        return AnthropicNormalizer()

@@ -90,6 +90,14 @@ class MessageBuilder:
         self.repairs.append(note)
         self.events.append(StreamRepaired(note))
 
+    def take_id(self, value: Any, problem: str, repair: str) -> None:
+        """The message id the wire sent, or "unknown" (noted) when it sent none."""
+        if isinstance(value, str) and value:
+            self.message_id = value
+        else:
+            self.message_id = "unknown"
+            self.note(problem, repair)
+
     @property
     def open_slots(self) -> tuple[Slot, ...]:
         return tuple(self._open)

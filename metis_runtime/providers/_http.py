@@ -10,17 +10,19 @@ from __future__ import annotations
 import codecs
 import json
 import logging
+import os
 from collections.abc import AsyncIterator, Callable, Mapping
-from typing import Any
+from typing import Any, TypedDict
 
 import httpx
 
 from .._errors import ProviderError, StreamFormatError
-from ._base import WireNormalizer, error_text, looks_like_overflow, one_line
+from ._base import WireNormalizer, base_url_from, error_text, looks_like_overflow, one_line
 from ._errors import ContextOverflowError
+from ._options import NO_OPTIONS, WireOptions
 from ._retry import NO_RETRY, RETRY_STATUSES, RetryPolicy, transient_stream_error
 from ._sse import SSEDecoder, SSEEvent
-from ._types import StreamEvent
+from ._types import ModelRequest, StreamEvent
 
 # Connect quickly, but let a long generation stream for minutes between bytes.
 DEFAULT_TIMEOUT = httpx.Timeout(600.0, connect=10.0)
@@ -156,3 +158,76 @@ async def stream_sse(
     finally:
         if own:
             await http.aclose()
+
+
+class HTTPSettings(TypedDict, total=False):
+    """The keyword arguments every `HTTPProvider` takes (a subclass may take more)."""
+
+    api_key: str | None
+    base_url: str | None
+    http_client: httpx.AsyncClient | None
+    timeout: httpx.Timeout
+    retry: RetryPolicy | None
+    options: WireOptions
+
+
+class HTTPProvider:
+    """What every provider over plain httpx shares: a model, a key (`api_key`,
+    else the `key_variable` the vendor's SDK reads), an endpoint `path` under
+    `base_url` (else `url_variable`, else `default_url`), and `stream_sse`;
+    subclasses name those and the headers, body and normalizer."""
+
+    name = ""
+    path = ""
+    key_variable = ""
+    url_variable = ""
+    default_url = ""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        http_client: httpx.AsyncClient | None = None,
+        timeout: httpx.Timeout = DEFAULT_TIMEOUT,
+        retry: RetryPolicy | None = None,
+        options: WireOptions = NO_OPTIONS,
+    ) -> None:
+        self.model = model
+        self.options = options
+        self._api_key = api_key
+        base = base_url_from(base_url, self.url_variable, self.default_url)
+        self._url = base.rstrip("/") + self.path
+        self._client = http_client
+        self._timeout = timeout
+        self.retry = RetryPolicy() if retry is None else retry
+
+    def key(self) -> str:
+        key = self._api_key or os.environ.get(self.key_variable)
+        if not key:
+            raise ProviderError(
+                f"{self.name}: no API key (pass api_key= or set {self.key_variable})"
+            )
+        return key
+
+    def headers(self, key: str) -> dict[str, str]:
+        raise NotImplementedError
+
+    def body(self, request: ModelRequest) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def normalizer(self) -> WireNormalizer:
+        raise NotImplementedError
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        return stream_sse(
+            provider=self.name,
+            client=self._client,
+            url=self._url,
+            headers={**self.options.headers, **self.headers(self.key())},
+            body=self.body(request),
+            normalizer=self.normalizer,
+            timeout=self._timeout,
+            retry=self.retry,
+        )

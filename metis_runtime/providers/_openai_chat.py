@@ -8,19 +8,14 @@ usage-only chunk follows, and `data: [DONE]` ends the stream.
 
 from __future__ import annotations
 
-import os
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
-import httpx
-
-from .._errors import ProviderError
-from ._base import WireNormalizer, base_url_from, compact_json, usage_int
+from ._base import WireNormalizer, compact_json, usage_int
 from ._builder import Slot
-from ._http import DEFAULT_TIMEOUT, stream_sse
+from ._http import HTTPProvider
 from ._options import NO_OPTIONS, WireOptions
-from ._retry import RetryPolicy
-from ._types import ModelRequest, StreamEvent, TextBlock, ToolResultBlock, ToolUseBlock, Usage
+from ._types import ModelRequest, TextBlock, ToolResultBlock, ToolUseBlock, Usage
 
 OPENAI_URL = "https://api.openai.com/v1"
 
@@ -51,12 +46,9 @@ class OpenAIChatNormalizer(WireNormalizer):
             self._raise_remote(event)
         if not self._have_id:
             self._have_id = True
-            chunk_id = event.get("id")
-            if isinstance(chunk_id, str) and chunk_id:
-                self._b.message_id = chunk_id
-            else:
-                self._b.message_id = "unknown"
-                self._b.note("first chunk has no id", "used 'unknown' as the message id")
+            self._b.take_id(
+                event.get("id"), "first chunk has no id", "used 'unknown' as the message id"
+            )
         choices = event.get("choices") or []
         if not isinstance(choices, list):
             raise self._error("field 'choices' must be a list")
@@ -217,61 +209,21 @@ def openai_chat_request_body(
     return options.openai(body, responses=False)
 
 
-def openai_headers(api_key: str | None, provider: str) -> dict[str, str]:
-    key = api_key or os.environ.get("OPENAI_API_KEY")
-    if not key:
-        raise ProviderError(f"{provider}: no API key (pass api_key= or set OPENAI_API_KEY)")
-    return {"authorization": f"Bearer {key}", "accept": "text/event-stream"}
-
-
-class OpenAIHTTPProvider:
-    """What both OpenAI wire formats share over plain httpx: a model, a key, an
-    endpoint under `base_url`; subclasses name the path, body and normalizer.
+class OpenAIHTTPProvider(HTTPProvider):
+    """What both OpenAI wire formats share over plain httpx: the key, the
+    endpoint's base and the headers; subclasses name the path, body and normalizer.
 
     A request that fails transiently (429, 5xx, a refused connection, an
     in-stream `rate_limit_exceeded`) before any event is yielded is sent again
     under `retry` (by default up to 2 retries; see `RetryPolicy`)."""
 
     name = "openai"
-    path = ""
+    key_variable = "OPENAI_API_KEY"
+    url_variable = "OPENAI_BASE_URL"
+    default_url = OPENAI_URL
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        http_client: httpx.AsyncClient | None = None,
-        timeout: httpx.Timeout = DEFAULT_TIMEOUT,
-        retry: RetryPolicy | None = None,
-        options: WireOptions = NO_OPTIONS,
-    ) -> None:
-        self.model = model
-        self.options = options
-        self._api_key = api_key
-        base = base_url_from(base_url, "OPENAI_BASE_URL", OPENAI_URL)
-        self._url = base.rstrip("/") + self.path
-        self._client = http_client
-        self._timeout = timeout
-        self.retry = RetryPolicy() if retry is None else retry
-
-    def body(self, request: ModelRequest) -> dict[str, Any]:
-        raise NotImplementedError
-
-    def normalizer(self) -> WireNormalizer:
-        raise NotImplementedError
-
-    def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        return stream_sse(
-            provider=self.name,
-            client=self._client,
-            url=self._url,
-            headers={**self.options.headers, **openai_headers(self._api_key, self.name)},
-            body=self.body(request),
-            normalizer=self.normalizer,
-            timeout=self._timeout,
-            retry=self.retry,
-        )
+    def headers(self, key: str) -> dict[str, str]:
+        return {"authorization": f"Bearer {key}", "accept": "text/event-stream"}
 
 
 class OpenAIChatProvider(OpenAIHTTPProvider):

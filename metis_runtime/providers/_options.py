@@ -110,11 +110,16 @@ def header_problem(name: str, value: str) -> str | None:
     return None
 
 
-def _frozen_headers(value: Mapping[str, str]) -> Mapping[str, str]:
-    for name, text in value.items():
+def check_headers(headers: Mapping[str, str]) -> None:
+    """ValueError with the first header's `header_problem`, if one has any."""
+    for name, text in headers.items():
         problem = header_problem(name, text)
         if problem is not None:
             raise ValueError(problem)
+
+
+def _frozen_headers(value: Mapping[str, str]) -> Mapping[str, str]:
+    check_headers(value)
     return MappingProxyType(dict(value))
 
 

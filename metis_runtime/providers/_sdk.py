@@ -13,7 +13,7 @@ import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from functools import cache
 from types import ModuleType
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 import httpx
 
@@ -150,12 +150,62 @@ def _client_kwargs(
     return kwargs
 
 
-def _sdk_body(body: dict[str, Any]) -> dict[str, Any]:
-    body.pop("stream", None)  # passed as `stream=True` so the SDK picks its stream type
-    return body
+class SDKSettings(TypedDict, total=False):
+    """The keyword arguments every SDK provider takes (a subclass may take more)."""
+
+    client: Any
+    api_key: str | None
+    base_url: str | None
+    http_client: Any
+    max_retries: int
 
 
-class AnthropicSDKProvider:
+class _SDKProvider:
+    """What every SDK provider shares: the SDK `package`, a client made by its
+    `factory` (unless one is given), and `drive_sdk_stream` over the body of
+    the httpx provider, sent with `stream=True`; subclasses name the body, the
+    SDK call and the normalizer."""
+
+    name = ""
+    package = ""
+    factory = ""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        client: Any = None,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        http_client: Any = None,
+        max_retries: int = 2,
+    ) -> None:
+        self.model = model
+        self._sdk = import_sdk(self.package)
+        self._client = client or make_client(
+            self._sdk,
+            self.factory,
+            self.name,
+            _client_kwargs(api_key, base_url, http_client, max_retries),
+        )
+
+    def body(self, request: ModelRequest) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def create(self, body: dict[str, Any]) -> Any:
+        """The SDK's streaming call with `body` (an awaitable of the stream)."""
+        raise NotImplementedError
+
+    def normalizer(self) -> WireNormalizer:
+        raise NotImplementedError
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        body = self.body(request)
+        body.pop("stream", None)  # passed as `stream=True` so the SDK picks its stream type
+        return drive_sdk_stream(self.name, self._sdk, lambda: self.create(body), self.normalizer())
+
+
+class AnthropicSDKProvider(_SDKProvider):
     """The Messages API through `anthropic.AsyncAnthropic(...).messages.create(stream=True)`.
 
     `http_client` must be the SDK's own client type (`anthropic.DefaultAsyncHttpxClient`
@@ -163,63 +213,31 @@ class AnthropicSDKProvider:
     """
 
     name = "anthropic"
+    package = "anthropic"
+    factory = "AsyncAnthropic"
 
     def __init__(
-        self,
-        model: str,
-        *,
-        client: Any = None,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        http_client: Any = None,
-        max_retries: int = 2,
-        thinking_budget: int | None = None,
+        self, model: str, *, thinking_budget: int | None = None, **settings: Unpack[SDKSettings]
     ) -> None:
-        self.model = model
-        self._sdk = import_sdk("anthropic")
-        self._client = client or make_client(
-            self._sdk,
-            "AsyncAnthropic",
-            self.name,
-            _client_kwargs(api_key, base_url, http_client, max_retries),
-        )
+        super().__init__(model, **settings)
         self._thinking_budget = thinking_budget
 
-    def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        body = _sdk_body(
-            anthropic_request_body(request, self.model, thinking_budget=self._thinking_budget)
-        )
-        return drive_sdk_stream(
-            self.name,
-            self._sdk,
-            lambda: self._client.messages.create(**body, stream=True),
-            AnthropicNormalizer(),
-        )
+    def body(self, request: ModelRequest) -> dict[str, Any]:
+        return anthropic_request_body(request, self.model, thinking_budget=self._thinking_budget)
+
+    def create(self, body: dict[str, Any]) -> Any:
+        return self._client.messages.create(**body, stream=True)
+
+    def normalizer(self) -> WireNormalizer:
+        return AnthropicNormalizer()
 
 
-class _OpenAISDKProvider:
+class _OpenAISDKProvider(_SDKProvider):
     """What both OpenAI SDK providers share: one `openai.AsyncOpenAI` client."""
 
     name = "openai"
-
-    def __init__(
-        self,
-        model: str,
-        *,
-        client: Any = None,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        http_client: Any = None,
-        max_retries: int = 2,
-    ) -> None:
-        self.model = model
-        self._sdk = import_sdk("openai")
-        self._client = client or make_client(
-            self._sdk,
-            "AsyncOpenAI",
-            self.name,
-            _client_kwargs(api_key, base_url, http_client, max_retries),
-        )
+    package = "openai"
+    factory = "AsyncOpenAI"
 
 
 class OpenAIChatSDKProvider(_OpenAISDKProvider):
@@ -227,14 +245,14 @@ class OpenAIChatSDKProvider(_OpenAISDKProvider):
 
     name = "openai-chat"
 
-    def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        body = _sdk_body(openai_chat_request_body(request, self.model))
-        return drive_sdk_stream(
-            self.name,
-            self._sdk,
-            lambda: self._client.chat.completions.create(**body, stream=True),
-            OpenAIChatNormalizer(),
-        )
+    def body(self, request: ModelRequest) -> dict[str, Any]:
+        return openai_chat_request_body(request, self.model)
+
+    def create(self, body: dict[str, Any]) -> Any:
+        return self._client.chat.completions.create(**body, stream=True)
+
+    def normalizer(self) -> WireNormalizer:
+        return OpenAIChatNormalizer()
 
 
 class OpenAIResponsesSDKProvider(_OpenAISDKProvider):
@@ -242,11 +260,11 @@ class OpenAIResponsesSDKProvider(_OpenAISDKProvider):
 
     name = "openai-responses"
 
-    def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        body = _sdk_body(openai_responses_request_body(request, self.model))
-        return drive_sdk_stream(
-            self.name,
-            self._sdk,
-            lambda: self._client.responses.create(**body, stream=True),
-            OpenAIResponsesNormalizer(),
-        )
+    def body(self, request: ModelRequest) -> dict[str, Any]:
+        return openai_responses_request_body(request, self.model)
+
+    def create(self, body: dict[str, Any]) -> Any:
+        return self._client.responses.create(**body, stream=True)
+
+    def normalizer(self) -> WireNormalizer:
+        return OpenAIResponsesNormalizer()

@@ -457,8 +457,8 @@ def _heredoc(node: Any, ctx: _Ctx, acc: _Acc) -> None:
             acc.opaque("backquote in a here-document")
 
 
-def _redirected(node: Any, ctx: _Ctx, acc: _Acc) -> None:
-    redirects = [c for c in node.named_children if c.type in _REDIRECTS]
+def _redirected_ctx(redirects: list[Any], ctx: _Ctx, acc: _Acc) -> tuple[_Ctx, bool]:
+    """`ctx` with what `redirects` write and read added, and whether they write."""
     writes, reads, opaque_write, opaque_read = _redirects(redirects, ctx, acc)
     inner = evolve(
         ctx,
@@ -467,11 +467,17 @@ def _redirected(node: Any, ctx: _Ctx, acc: _Acc) -> None:
         opaque_writes=ctx.opaque_writes or opaque_write,
         opaque_reads=ctx.opaque_reads or opaque_read,
     )
+    return inner, bool(writes) or opaque_write
+
+
+def _redirected(node: Any, ctx: _Ctx, acc: _Acc) -> None:
+    redirects = [c for c in node.named_children if c.type in _REDIRECTS]
+    inner, writing = _redirected_ctx(redirects, ctx, acc)
     before = len(acc.commands)
     for child in node.named_children:
         if child.type not in _REDIRECTS:
             _visit(child, inner, acc)
-    if len(acc.commands) == before and (writes or opaque_write):
+    if len(acc.commands) == before and writing:
         _Run(inner, acc, node.end_byte).emit(
             [], inner.wrappers, open_ended=False, start=node.start_byte
         )
@@ -579,14 +585,7 @@ def _command(node: Any, ctx: _Ctx, acc: _Acc) -> None:
             redirects.append(child)
         else:
             words.append(_word(child, ctx, acc))
-    writes, reads, opaque_write, opaque_read = _redirects(redirects, ctx, acc)
-    inner = evolve(
-        ctx,
-        writes=ctx.writes + writes,
-        reads=ctx.reads + reads,
-        opaque_writes=ctx.opaque_writes or opaque_write,
-        opaque_reads=ctx.opaque_reads or opaque_read,
-    )
+    inner, _ = _redirected_ctx(redirects, ctx, acc)
     run = _Run(inner, acc, node.end_byte, env=tuple(env))
     if not words:
         if run.ctx.writes or run.ctx.opaque_writes:  # `> file` alone still truncates it

@@ -212,21 +212,36 @@ class EditTool(_OneFileEdit):
         return ToolOutput(f"edited {display_path(ctx.workspace, path)} ({n} replaced)")
 
 
-class LsTool(Tool):
+class _Listing(Tool):
+    """A read-only tool that lists or searches below one folder (ls, glob,
+    grep): a Safe call on that folder, `path` or else the workspace."""
+
+    def kind(self, input: ToolInput) -> ToolKind:
+        return ToolKind.READ_ONLY
+
+    def classify(self, input: ToolInput, ctx: ToolContext) -> Classification:
+        return _safe(ToolKind.READ_ONLY, (self._base_dir(input, ctx),))
+
+    def _base_dir(self, input: ToolInput, ctx: ToolContext, *, run: bool = False) -> Path:
+        """The folder a listing or search starts from: as classified, or (`run`)
+        as it must still be when the call runs."""
+        self.spec.validate(input)
+        raw = input.get("path")
+        if raw is None:
+            return ctx.workspace
+        resolve = path_as_checked if run else checked_path
+        return resolve(ctx.workspace, raw, tool=self.name)
+
+
+class LsTool(_Listing):
     spec = ToolSpec(
         "ls",
         "List a directory (default: the workspace). Directories end with '/'.",
         object_schema({"path": _STR}, ()),
     )
 
-    def kind(self, input: ToolInput) -> ToolKind:
-        return ToolKind.READ_ONLY
-
-    def classify(self, input: ToolInput, ctx: ToolContext) -> Classification:
-        return _safe(ToolKind.READ_ONLY, (_base_dir(self, input, ctx),))
-
     async def run(self, input: ToolInput, ctx: ToolContext) -> ToolOutput:
-        path = _base_dir(self, input, ctx, run=True)
+        path = self._base_dir(input, ctx, run=True)
         try:
             fd = ctx.roots.open(path, os.O_RDONLY | os.O_DIRECTORY, tool="ls")
             try:
@@ -265,18 +280,7 @@ async def _in_thread(fn: Callable[[threading.Event], _T]) -> _T:
         raise
 
 
-def _base_dir(tool: Tool, input: ToolInput, ctx: ToolContext, *, run: bool = False) -> Path:
-    """The folder a listing or search starts from: as classified, or (`run`)
-    as it must still be when the call runs."""
-    tool.spec.validate(input)
-    raw = input.get("path")
-    if raw is None:
-        return ctx.workspace
-    resolve = path_as_checked if run else checked_path
-    return resolve(ctx.workspace, raw, tool=tool.name)
-
-
-class GlobTool(Tool):
+class GlobTool(_Listing):
     spec = ToolSpec(
         "glob",
         "Find paths matching a glob `pattern` (`**` for any depth) under `path` "
@@ -284,14 +288,8 @@ class GlobTool(Tool):
         object_schema({"pattern": _STR, "path": _STR}, ("pattern",)),
     )
 
-    def kind(self, input: ToolInput) -> ToolKind:
-        return ToolKind.READ_ONLY
-
-    def classify(self, input: ToolInput, ctx: ToolContext) -> Classification:
-        return _safe(ToolKind.READ_ONLY, (_base_dir(self, input, ctx),))
-
     async def run(self, input: ToolInput, ctx: ToolContext) -> ToolOutput:
-        base = _base_dir(self, input, ctx, run=True)
+        base = self._base_dir(input, ctx, run=True)
         pattern: str = input["pattern"]
         if os.path.isabs(pattern):
             raise ToolInputError("glob: field 'pattern' must be relative (use 'path' for the base)")
@@ -315,7 +313,7 @@ class GlobTool(Tool):
         return ToolOutput("\n".join(lines))
 
 
-class GrepTool(Tool):
+class GrepTool(_Listing):
     spec = ToolSpec(
         "grep",
         "Search file contents with a Python regular expression, line by line, under `path` "
@@ -331,14 +329,8 @@ class GrepTool(Tool):
 
     out_of_process = True  # a search worker process
 
-    def kind(self, input: ToolInput) -> ToolKind:
-        return ToolKind.READ_ONLY
-
-    def classify(self, input: ToolInput, ctx: ToolContext) -> Classification:
-        return _safe(ToolKind.READ_ONLY, (_base_dir(self, input, ctx),))
-
     async def run(self, input: ToolInput, ctx: ToolContext) -> ToolOutput:
-        base = _base_dir(self, input, ctx, run=True)
+        base = self._base_dir(input, ctx, run=True)
         try:
             regex = re.compile(input["pattern"])
         except re.error as exc:
