@@ -90,7 +90,23 @@ class Probe:
         return [tag for tag, ev, _ in self.log if ev == what]
 
 
-class OpTool(Tool):
+def classification_of(input: Mapping[str, Any]) -> Classification:
+    """The class an input names (`cls`), its `key`, and that class's kind (`KIND`)."""
+    cls = CallClass(input["cls"])
+    return Classification(cls, input.get("key"), KIND[cls])
+
+
+class ClassedTool(Tool):
+    """A test tool whose class, key and kind are in its input (`classification_of`)."""
+
+    def kind(self, input: ToolInput) -> ToolKind:
+        return KIND[CallClass(input["cls"])]
+
+    def classify(self, input: ToolInput, ctx: ToolContext) -> Classification:
+        return classification_of(input)
+
+
+class OpTool(ClassedTool):
     """`op`: input `cls`, optional `key`, `ms` (sleep), `fail` ("raise" or
     "error"), `tag`, and `append` (a file to read, sleep, then rewrite with
     the tag appended: a lost update if two ran at once)."""
@@ -99,13 +115,6 @@ class OpTool(Tool):
 
     def __init__(self, probe: Probe) -> None:
         self.probe = probe
-
-    def kind(self, input: ToolInput) -> ToolKind:
-        return KIND[CallClass(input["cls"])]
-
-    def classify(self, input: ToolInput, ctx: ToolContext) -> Classification:
-        cls = CallClass(input["cls"])
-        return Classification(cls, input.get("key"), KIND[cls])
 
     async def run(self, input: ToolInput, ctx: ToolContext) -> ToolOutput:
         tag, cls, key = str(input.get("tag", "?")), str(input["cls"]), input.get("key")
