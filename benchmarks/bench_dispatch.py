@@ -41,7 +41,6 @@ from typing import Any
 
 import pytest
 
-from metis_check import check_trace
 from metis_runtime import AgentLoop, Journal, TraceWriter, make_header
 from metis_runtime.dispatch import (
     Dispatcher,
@@ -71,26 +70,12 @@ from metis_trace import (
     Route,
     RunStatus,
     ToolKind,
-    TraceEvent,
-    TraceHeader,
-    read_trace,
 )
+from tests.runtime.test_loop_support import assert_conforms, read  # run from the root
 
 SMALL, LARGE = 20, 420  # batch sizes of the per-call slope
 ROUNDS = int(os.environ.get("METIS_BENCH_ROUNDS", "15"))
 PAIRS = int(os.environ.get("METIS_BENCH_PAIRS", "30"))
-
-
-def _read(path: Path) -> tuple[TraceHeader, list[TraceEvent]]:
-    with path.open(encoding="utf-8") as fh:
-        return read_trace(fh)
-
-
-def _conforms(path: Path) -> list[TraceEvent]:
-    header, events = _read(path)
-    report = check_trace(events, header)
-    assert report.ok, f"{path}: {report.first}"
-    return events
 
 
 # --- 1. per-call overhead -------------------------------------------------------------
@@ -190,7 +175,8 @@ def _time_metis(
                 loop.journal.close()
         assert result.status is RunStatus.COMPLETED
         if not bare:
-            events = _conforms(trace_path)
+            header, events = read(trace_path)
+            assert_conforms(header, events)
             assert sum(e.kind == "result" for e in events) == n
     return elapsed
 
