@@ -21,25 +21,14 @@ from metis_proofs._perm import (
     rule_index,
 )
 from metis_proofs._rule_cutoff import UnboundedRules
-from metis_trace import Decision, Facts, Mode, Route, RuleBehavior, RuleRef, Source, ToolKind
+from metis_trace import Decision, Facts, Mode, Route, ToolKind
+from tests.model._facts import facts_of, rule_refs
 
-rules = st.builds(
-    RuleRef,
-    behavior=st.sampled_from(RuleBehavior),
-    source=st.sampled_from(Source),
-    pattern=st.sampled_from(["Bash(git:*)", "Read(./.env)", "Edit(src/**)"]),
-    recency=st.integers(-2, 4),  # small range: ties within a source are common
+rules = rule_refs(
+    st.sampled_from(["Bash(git:*)", "Read(./.env)", "Edit(src/**)"]),
+    st.integers(-2, 4),  # small range: ties within a source are common
 )
-facts = st.builds(
-    Facts,
-    mode=st.sampled_from(Mode),
-    kind=st.sampled_from(ToolKind),
-    protected=st.booleans(),
-    secret=st.booleans(),
-    in_scope=st.booleans(),
-    transition=st.booleans(),
-    rules=st.lists(rules, max_size=6).map(tuple),
-)
+facts = facts_of(rules, 6)
 
 
 @given(facts)
