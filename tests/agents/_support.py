@@ -30,12 +30,17 @@ from metis_runtime.agents import (
 from metis_runtime.context import ContextBudget, ContextController
 from metis_runtime.dispatch import GateLike
 from metis_runtime.permissions import Gate, Policy
-from metis_runtime.providers import ScriptedProvider, ScriptFunction
+from metis_runtime.providers import ScriptedProvider, ScriptFunction, ToolUseBlock
 from metis_runtime.tools import JobManager, ToolContext, ToolRegistry
 from metis_trace import Decision, Mode, Route, Source, TraceEvent, TraceHeader, read_trace
 
 REPO = Path(__file__).resolve().parents[2]
 FACTORY = ProviderConfig(kind="factory", factory="tests.agents._scripts:child_provider")
+
+
+def spawn(cid: str, agent: str, task: str, **more: Any) -> ToolUseBlock:
+    """A `spawn_agent` call of `agent` with `task` (and the rest of its input)."""
+    return ToolUseBlock(cid, "spawn_agent", {"agent": agent, "task": task, **more})
 
 
 def child_env() -> dict[str, str]:

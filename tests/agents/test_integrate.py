@@ -48,6 +48,7 @@ from ._support import (
     make_root,
     read_tree,
     results,
+    spawn,
     tree_report,
 )
 
@@ -83,9 +84,7 @@ def _child(root: Root) -> str:
 
 
 def _spawn(agent: str, worktree: str, task: str = "do it", **more: Any) -> ToolUseBlock:
-    return ToolUseBlock(
-        "s1", "spawn_agent", {"agent": agent, "task": task, "worktree": worktree, **more}
-    )
+    return spawn("s1", agent, task, worktree=worktree, **more)
 
 
 def _integrate(call_id: str, agent_id: str) -> ToolUseBlock:
