@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 import pytest
 
 INNER = """
@@ -32,9 +35,16 @@ def test_broken_on_purpose(tmp_path):
 pytestmark = pytest.mark.metis_nonconforming
 
 
-def test_plugin_checks_recorded_traces(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(test_inner=INNER)
+def _with_coverage(pytester: pytest.Pytester, **files: str) -> tuple[Any, dict[str, Any]]:
+    """An inner session over `files` that writes the plugin's coverage: its
+    result and that coverage."""
+    pytester.makepyfile(**files)
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--metis-coverage=cov.json")
+    return result, json.loads((pytester.path / "cov.json").read_text())
+
+
+def test_plugin_checks_recorded_traces(pytester: pytest.Pytester) -> None:
+    result, cov = _with_coverage(pytester, test_inner=INNER)
     result.assert_outcomes(passed=2, failed=1)
     result.stdout.fnmatch_lines(
         [
@@ -45,9 +55,6 @@ def test_plugin_checks_recorded_traces(pytester: pytest.Pytester) -> None:
             "*invariants checked:*",
         ]
     )
-    import json
-
-    cov = json.loads((pytester.path / "cov.json").read_text())
     # The conforming trace counts, and each checked test's scan of its files
     # (TRACE-2); the broken trace does not, nor the nonconforming test at all.
     assert cov["reports"] == 3
@@ -196,8 +203,7 @@ def test_a_run_that_leaked(tmp_path):
 
 
 def test_plugin_checks_trees_and_the_files_runs_wrote(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(test_tree=TREE)
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--metis-coverage=cov.json")
+    result, cov = _with_coverage(pytester, test_tree=TREE)
     result.assert_outcomes(passed=1, failed=2)
     result.stdout.fnmatch_lines(
         [
@@ -208,9 +214,6 @@ def test_plugin_checks_trees_and_the_files_runs_wrote(pytester: pytest.Pytester)
         ]
     )
     assert "IOSFODNN7EXAMPLE" not in result.stdout.str()
-    import json
-
-    cov = json.loads((pytester.path / "cov.json").read_text())
     # Two trees conformed (the leaking run's tree itself is fine): two links each.
     assert cov["invariants"]["CHILD-5"] == 4 and cov["invariants"]["CHILD-4"] == 2
 
@@ -237,8 +240,6 @@ def test_two(tmp_path):
 def test_required_coverage_is_summed_over_workers_and_names_what_is_missing(
     pytester: pytest.Pytester,
 ) -> None:
-    import json
-
     pytester.makepyfile(test_two=TWO)
     alone = pytester.runpytest_subprocess(
         "-p", "no:cacheprovider", "-p", "no:xdist", "--metis-coverage=alone.json"
