@@ -96,6 +96,13 @@ async def drain(stream: AsyncIterator[StreamEvent]) -> list[StreamEvent]:
     return [event async for event in stream]
 
 
+async def drain_into(seen: list[StreamEvent], stream: AsyncIterator[StreamEvent]) -> None:
+    """Append the stream's events to `seen` as they come: what a caller had
+    when the stream raised."""
+    async for event in stream:
+        seen.append(event)
+
+
 def check_stream(events: list[StreamEvent]) -> AssistantMessage:
     """Assert the stream contract and return the message.
 
