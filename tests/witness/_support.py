@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import os
+import random
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from metis_check import WitnessReport
+from metis_check import WitnessedTrace, WitnessReport, check_trace, check_witness
 from metis_cli._witnessed import witness_report
-from metis_trace import WitnessSession, read_witness
+from metis_trace import TraceEvent, TraceHeader, WitnessSession, read_witness
+
+Breaker = Callable[
+    [list[TraceEvent], list[WitnessSession], random.Random],
+    tuple[list[TraceEvent], list[WitnessSession]],
+]
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -46,3 +52,36 @@ def witness_check(trace: Path) -> WitnessReport:
     report = witness_report(trace, None)
     assert report is not None, f"no witness file beside {trace}"
     return report
+
+
+def agrees_and_broken_is(
+    case: tuple[TraceHeader, list[TraceEvent], list[WitnessSession]],
+    breaker: Breaker,
+    rng: random.Random,
+    invariant: str,
+) -> tuple[WitnessReport, WitnessReport]:
+    """A made-up witnessed run (`case`): its trace conforms and its witness
+    agrees; made to disagree by `breaker`, the trace alone still conforms and
+    the witness finds `invariant` and nothing else. Both witness reports."""
+    header, events, witness = case
+    assert check_trace(events, header).ok
+    found = check_witness(witness, [WitnessedTrace("t", header, events)])
+    assert found.ok, found.violations
+    broken_events, broken_witness = breaker(events, witness, rng)
+    assert check_trace(broken_events, header).ok  # the trace alone cannot tell
+    broken = check_witness(broken_witness, [WitnessedTrace("t", header, broken_events)])
+    assert [v.invariant for v in broken.violations] == [invariant]
+    return found, broken
+
+
+def blind_to(session: WitnessSession, what: str, version: int, record: type) -> WitnessSession:
+    """`session` as a witness of file version `version` that did not watch
+    `what` would have written it: without its `record` records."""
+    header = session.header.model_copy(
+        update={
+            "version": version,
+            "watched": tuple(w for w in session.header.watched if w.what != what),
+        }
+    )
+    records = tuple(r for r in session.records if not isinstance(r, record))
+    return WitnessSession(header, 1, records, tuple(range(2, 2 + len(records))))

@@ -26,39 +26,27 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from metis_check import WitnessedTrace, check_trace, check_witness
+from metis_check import WitnessedTrace, check_witness
 from metis_check._witness_signal_cases import break_signal, signal_case
-from metis_trace import SignalDelivered, SignalReceived, WitnessSession, read_trace
+from metis_trace import SignalDelivered, SignalReceived, read_trace
 from metis_witness._exec import SIGNALS, STRACE_ARGS, ExecParser, probe
 from tests.runtime.test_loop_support import write_scenario
 
-from ._support import env, metis, sessions
+from ._support import agrees_and_broken_is, blind_to, env, metis, sessions
 
 
 @settings(max_examples=60, deadline=None)
 @given(seed=st.integers(0, 100_000))
 def test_simulated_runs_agree_and_an_unwitnessed_signal_is_trace_4(seed: int) -> None:
     rng = random.Random(seed)
-    header, events, witness = signal_case(rng)
-    assert check_trace(events, header).ok
-    found = check_witness(witness, [WitnessedTrace("t", header, events)])
-    signals = sum(isinstance(e, SignalReceived) for e in events)
-    assert found.ok, found.violations
-    assert found.checks["TRACE-4"] == signals
-    broken_events, broken_witness = break_signal(events, witness, rng)
-    assert check_trace(broken_events, header).ok  # the trace alone cannot tell
-    broken = check_witness(broken_witness, [WitnessedTrace("t", header, broken_events)])
-    assert [v.invariant for v in broken.violations] == ["TRACE-4"]
+    case = signal_case(rng)
+    found, _ = agrees_and_broken_is(case, break_signal, rng, "TRACE-4")
+    assert found.checks["TRACE-4"] == sum(isinstance(e, SignalReceived) for e in case[1])
 
 
 def test_a_session_that_did_not_trace_signals_warns_and_passes_nothing() -> None:
     header, events, witness = signal_case(random.Random(3))
-    s = witness[0]
-    blind = s.header.model_copy(
-        update={"version": 2, "watched": tuple(w for w in s.header.watched if w.what != "signals")}
-    )
-    records = tuple(r for r in s.records if not isinstance(r, SignalDelivered))
-    old = WitnessSession(blind, 1, records, tuple(range(2, 2 + len(records))))
+    old = blind_to(witness[0], "signals", 2, SignalDelivered)
     found = check_witness([old], [WitnessedTrace("t", header, events)])
     assert found.ok and "TRACE-4" not in found.checks
     assert any("did not observe signals" in u for u in found.unobserved)
