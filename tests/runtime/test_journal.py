@@ -30,7 +30,6 @@ from metis_runtime.providers import (
     ModelRequest,
     RedactedThinkingBlock,
     ReplayProvider,
-    ServerToolBlock,
     TextBlock,
     ThinkingBlock,
     ToolResultBlock,
@@ -58,6 +57,7 @@ from tests.runtime.test_providers_support import (
     REDACTED_NEXT_CONTENT,
     REDACTED_TOOL_ID,
     redacted_thinking_body,
+    web_search_blocks,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -418,18 +418,12 @@ def test_ctrl_c_mid_batch_records_the_interrupt_then_resume_completes(tmp_path: 
 
 
 def test_journal_keeps_redacted_thinking_and_server_tool_blocks(tmp_path: Path) -> None:
-    search = {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search",
-              "input": {"query": "q"}, "caller": {"type": "direct"}}  # fmt: skip
-    found = {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1",
-             "content": [{"type": "web_search_result", "url": "https://x", "title": "X",
-                          "encrypted_content": "EvoP+/=", "page_age": None}]}  # fmt: skip
     turn = Message(
         "assistant",
         (
             ThinkingBlock("plan", "EqQBCkYIBxgC+/="),
             RedactedThinkingBlock("EmwKAhgBEgy3va3pzix/LafPsn4a=="),
-            ServerToolBlock(search),
-            ServerToolBlock(found),
+            *web_search_blocks("EvoP+/="),
             ToolUseBlock("c1", "ls", {}),
         ),
     )
