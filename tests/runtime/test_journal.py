@@ -6,8 +6,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import subprocess
-import time
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +46,7 @@ from tests.runtime.test_loop_support import (
     replay_run_argv,
     results_by_occ,
     resume_run,
+    sigint_when,
     sigkill_when_marked,
     subprocess_env,
     write_scenario,
@@ -369,37 +368,20 @@ def test_ctrl_c_mid_batch_records_the_interrupt_then_resume_completes(tmp_path: 
     )
     trace = tmp_path / "trace.jsonl"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen(
-        metis_run_argv(
-            "--workspace",
-            str(ws),
-            "--trace",
-            str(trace),
-            "--scenario",
-            str(scenario),
-            "--mode",
-            "bypassPermissions",
-            "--headless",
-            "-q",
-        ),
-        env=env,
-        cwd=tmp_path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+    argv = metis_run_argv(
+        "--workspace",
+        str(ws),
+        "--trace",
+        str(trace),
+        "--scenario",
+        str(scenario),
+        "--mode",
+        "bypassPermissions",
+        "--headless",
+        "-q",
     )
-    try:
-        deadline = time.monotonic() + 60
-        while not (ws / "started.marker").exists():
-            assert proc.poll() is None and time.monotonic() < deadline
-            time.sleep(0.02)
-        proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
-    assert proc.returncode == 1
+    code, err = sigint_when(argv, env, tmp_path, (ws / "started.marker").exists, 60)
+    assert code == 1
     assert err.strip().splitlines()[-1] == (
         f"metis run: interrupted; resume with: metis run --resume --trace {trace}"
     )

@@ -304,6 +304,25 @@ def write_scenario(
 SLOW_MARKED_CALL = "sleep 60 & echo $! > m.tmp; mv m.tmp started.marker; wait"
 
 
+def invoke_run(*args: str) -> tuple[int, str, str]:
+    """`metis run` in this process (click's runner): exit code, stdout, stderr."""
+    from click.testing import CliRunner
+
+    from metis_cli._run import run
+
+    got = CliRunner().invoke(run, list(args), catch_exceptions=False)
+    return got.exit_code, got.stdout, got.stderr
+
+
+def one_line_error(code: int, stderr: str) -> str:
+    """The one line of a `metis run` usage error (exit 2, no traceback)."""
+    assert code == 2, stderr
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("metis run: error: "), stderr
+    assert "Traceback" not in stderr
+    return lines[0]
+
+
 def metis_run_argv(*args: str) -> list[str]:
     """`metis run` as a subprocess (`python -m metis_cli._run`)."""
     return [sys.executable, "-m", "metis_cli._run", *args]
@@ -365,6 +384,35 @@ def metis_run(*args: str, env: Mapping[str, str] | None = None) -> subprocess.Co
         timeout=120,
         check=False,
     )
+
+
+def sigint_when(
+    argv: Sequence[str],
+    env: Mapping[str, str],
+    cwd: Path,
+    ready: Callable[[], bool],
+    timeout: float,
+    what: str = "the run never got ready",
+) -> tuple[int, str]:
+    """Run `argv` until `ready()` (within `timeout` s, or fail saying `what`),
+    interrupt it there with SIGINT as a user's Ctrl-C would, and return its
+    exit status and stderr once it has ended."""
+    proc = subprocess.Popen(
+        argv, env=dict(env), cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        deadline = time.monotonic() + timeout
+        while not ready():
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, what
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    return proc.returncode, err
 
 
 def sigkill_when_marked(

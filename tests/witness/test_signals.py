@@ -14,12 +14,8 @@ trace signals, and a stop request, are reported as not observed.
 from __future__ import annotations
 
 import json
-import os
 import random
-import signal
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -30,7 +26,7 @@ from metis_check import WitnessedTrace, check_witness
 from metis_check._witness_signal_cases import break_signal, signal_case
 from metis_trace import SignalDelivered, SignalReceived, read_trace
 from metis_witness._exec import SIGNALS, STRACE_ARGS, ExecParser, probe
-from tests.runtime.test_loop_support import write_scenario
+from tests.runtime.test_loop_support import sigint_when, write_scenario
 
 from ._support import agrees_and_broken_is, blind_to, env, metis, sessions
 
@@ -79,21 +75,17 @@ def _interrupted_run(tmp_path: Path) -> Path:
     )
     trace = tmp_path / "run" / "trace.jsonl"
     args = ["--workspace", "ws", "--trace", str(trace), "--mode", "bypassPermissions"]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "metis_cli", "run", "go", *args, "--headless",
-         "--scenario", str(scenario), "--witness"],
-        cwd=tmp_path, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if trace.exists() and '"effect_start"' in trace.read_text():
-            break
-        time.sleep(0.05)
-    else:
-        proc.kill()
-        pytest.fail(f"the run never started its call: {proc.communicate()}")
-    os.kill(proc.pid, signal.SIGINT)  # the witness relays it to the run
-    proc.communicate(timeout=60)
+    argv = [sys.executable, "-m", "metis_cli", "run", "go", *args, "--headless",
+            "--scenario", str(scenario), "--witness"]  # fmt: skip
+    # The SIGINT goes to the witness, which relays it to the run.
+    sigint_when(
+        argv,
+        env(),
+        tmp_path,
+        lambda: trace.exists() and '"effect_start"' in trace.read_text(),
+        60,
+        "the run never started its call",
+    )
     return trace
 
 
