@@ -28,11 +28,24 @@ def env(pythonpath: Sequence[Path] = (), **extra: str) -> dict[str, str]:
     return out
 
 
+def metis_argv(*args: str) -> list[str]:
+    """`metis ARGS` as a subprocess (`python -m metis_cli`)."""
+    return [sys.executable, "-m", "metis_cli", *args]
+
+
+def witnessed_replay(tmp_path: Path, scenario: Path) -> tuple[Path, list[str]]:
+    """The trace, and the `metis` arguments, of a headless bypassPermissions
+    replay of `scenario` under the witness (workspace `ws`, trace in `run/`)."""
+    trace = tmp_path / "run" / "trace.jsonl"
+    args = ["--workspace", "ws", "--trace", str(trace), "--mode", "bypassPermissions"]
+    return trace, ["run", "go", *args, "--headless", "--scenario", str(scenario), "--witness"]
+
+
 def metis(
     *args: str, cwd: Path, environ: Mapping[str, str] | None = None, timeout: float = 120
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "metis_cli", *args],
+        metis_argv(*args),
         cwd=cwd,
         env=dict(environ if environ is not None else env()),
         capture_output=True,

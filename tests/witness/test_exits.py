@@ -23,7 +23,14 @@ from metis_trace import EffectOutcome, JobDone, ProcessExit, read_trace
 from metis_witness._exec import STRACE_ARGS, ExecParser, probe
 from tests.runtime.test_loop_support import write_scenario
 
-from ._support import agrees_and_broken_is, blind_to, metis, sessions, witness_check
+from ._support import (
+    agrees_and_broken_is,
+    blind_to,
+    metis,
+    sessions,
+    witness_check,
+    witnessed_replay,
+)
 
 
 @settings(max_examples=60, deadline=None)
@@ -73,11 +80,8 @@ def _failing_job_run(tmp_path: Path) -> Path:
             [{"text": "All done."}],
         ],
     )
-    trace = tmp_path / "run" / "trace.jsonl"
-    args = ["--workspace", "ws", "--trace", str(trace), "--mode", "bypassPermissions"]
-    done = metis(
-        "run", "go", *args, "--headless", "--scenario", str(scenario), "--witness", cwd=tmp_path
-    )
+    trace, args = witnessed_replay(tmp_path, scenario)
+    done = metis(*args, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     return trace
 

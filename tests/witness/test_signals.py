@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import random
-import sys
 from pathlib import Path
 
 import pytest
@@ -28,7 +27,15 @@ from metis_trace import SignalDelivered, SignalReceived, read_trace
 from metis_witness._exec import SIGNALS, STRACE_ARGS, ExecParser, probe
 from tests.runtime.test_loop_support import sigint_when, write_scenario
 
-from ._support import agrees_and_broken_is, blind_to, env, metis, sessions
+from ._support import (
+    agrees_and_broken_is,
+    blind_to,
+    env,
+    metis,
+    metis_argv,
+    sessions,
+    witnessed_replay,
+)
 
 
 @settings(max_examples=60, deadline=None)
@@ -73,13 +80,10 @@ def _interrupted_run(tmp_path: Path) -> Path:
             [{"text": "Never reached."}],
         ],
     )
-    trace = tmp_path / "run" / "trace.jsonl"
-    args = ["--workspace", "ws", "--trace", str(trace), "--mode", "bypassPermissions"]
-    argv = [sys.executable, "-m", "metis_cli", "run", "go", *args, "--headless",
-            "--scenario", str(scenario), "--witness"]  # fmt: skip
+    trace, args = witnessed_replay(tmp_path, scenario)
     # The SIGINT goes to the witness, which relays it to the run.
     sigint_when(
-        argv,
+        metis_argv(*args),
         env(),
         tmp_path,
         lambda: trace.exists() and '"effect_start"' in trace.read_text(),
