@@ -1,12 +1,9 @@
-"""Running `metis run --witness` for real, and reading what it wrote."""
+"""Running `metis run --witness` for real (`tests._metis_cli`), and reading what it wrote."""
 
 from __future__ import annotations
 
-import os
 import random
-import subprocess
-import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from pathlib import Path
 
 from metis_check import WitnessedTrace, WitnessReport, check_trace, check_witness
@@ -18,20 +15,6 @@ Breaker = Callable[
     tuple[list[TraceEvent], list[WitnessSession]],
 ]
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def env(pythonpath: Sequence[Path] = (), **extra: str) -> dict[str, str]:
-    out = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    out["PYTHONPATH"] = os.pathsep.join(str(p) for p in [*pythonpath, ROOT])
-    out.update(extra)
-    return out
-
-
-def metis_argv(*args: str) -> list[str]:
-    """`metis ARGS` as a subprocess (`python -m metis_cli`)."""
-    return [sys.executable, "-m", "metis_cli", *args]
-
 
 def witnessed_replay(tmp_path: Path, scenario: Path) -> tuple[Path, list[str]]:
     """The trace, and the `metis` arguments, of a headless bypassPermissions
@@ -39,20 +22,6 @@ def witnessed_replay(tmp_path: Path, scenario: Path) -> tuple[Path, list[str]]:
     trace = tmp_path / "run" / "trace.jsonl"
     args = ["--workspace", "ws", "--trace", str(trace), "--mode", "bypassPermissions"]
     return trace, ["run", "go", *args, "--headless", "--scenario", str(scenario), "--witness"]
-
-
-def metis(
-    *args: str, cwd: Path, environ: Mapping[str, str] | None = None, timeout: float = 120
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        metis_argv(*args),
-        cwd=cwd,
-        env=dict(environ if environ is not None else env()),
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
 
 
 def sessions(path: Path) -> list[WitnessSession]:

@@ -21,16 +21,10 @@ from metis_check import WitnessedTrace, check_witness
 from metis_check._witness_cases import break_exit, exit_case
 from metis_trace import EffectOutcome, JobDone, ProcessExit, read_trace
 from metis_witness._exec import STRACE_ARGS, ExecParser, probe
+from tests._metis_cli import metis
 from tests.runtime.test_loop_support import write_scenario
 
-from ._support import (
-    agrees_and_broken_is,
-    blind_to,
-    metis,
-    sessions,
-    witness_check,
-    witnessed_replay,
-)
+from ._support import agrees_and_broken_is, blind_to, sessions, witness_check, witnessed_replay
 
 
 @settings(max_examples=60, deadline=None)

@@ -25,17 +25,10 @@ from metis_check import WitnessedTrace, check_witness
 from metis_check._witness_signal_cases import break_signal, signal_case
 from metis_trace import SignalDelivered, SignalReceived, read_trace
 from metis_witness._exec import SIGNALS, STRACE_ARGS, ExecParser, probe
+from tests._metis_cli import env, metis, metis_argv
 from tests.runtime.test_loop_support import sigint_when, write_scenario
 
-from ._support import (
-    agrees_and_broken_is,
-    blind_to,
-    env,
-    metis,
-    metis_argv,
-    sessions,
-    witnessed_replay,
-)
+from ._support import agrees_and_broken_is, blind_to, sessions, witnessed_replay
 
 
 @settings(max_examples=60, deadline=None)
