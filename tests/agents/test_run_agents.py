@@ -19,6 +19,7 @@ from metis_cli._agents import agents
 from metis_cli._main import cli
 from metis_cli._run import _child_provider
 from metis_trace import Mode, TraceEvent, TraceHeader, read_trace
+from tests._metis_cli import env as subprocess_env
 from tests.runtime.test_loop_support import (
     SLOW_MARKED_CALL,
     invoke_run,
@@ -28,7 +29,6 @@ from tests.runtime.test_loop_support import (
     resume_run,
     sigint_when,
     sigkill_when_marked,
-    subprocess_env,
     write_scenario,
 )
 

@@ -34,6 +34,7 @@ from metis_runtime.providers import (
     ToolUseBlock,
 )
 from metis_trace import EffectOutcome, Mode
+from tests._metis_cli import env as subprocess_env
 from tests.runtime.test_loop_support import (
     SLOW_MARKED_CALL,
     anthropic_body,
@@ -48,7 +49,6 @@ from tests.runtime.test_loop_support import (
     resume_run,
     sigint_when,
     sigkill_when_marked,
-    subprocess_env,
     write_scenario,
 )
 from tests.runtime.test_providers_support import (

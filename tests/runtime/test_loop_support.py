@@ -47,6 +47,7 @@ from metis_runtime.tools import (
     builtin_tools,
 )
 from metis_trace import CallClass, Mode, Route, ToolKind, TraceEvent, TraceHeader, read_trace
+from tests import _metis_cli
 
 
 def read(path: Path) -> tuple[TraceHeader, list[TraceEvent]]:
@@ -328,17 +329,6 @@ def metis_run_argv(*args: str) -> list[str]:
     return [sys.executable, "-m", "metis_cli._run", *args]
 
 
-REPO = Path(__file__).resolve().parents[2]
-
-
-def subprocess_env() -> dict[str, str]:
-    """This process's environment for a `metis run` child: no provider keys,
-    and this tree on the import path."""
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    env["PYTHONPATH"] = str(REPO)
-    return env
-
-
 def replay_run_argv(ws: Path, scenario: Path, *args: str) -> list[str]:
     """`metis run` of a replayed scenario in `ws`, headless and quiet, every
     call allowed (bypassPermissions)."""
@@ -373,12 +363,9 @@ def resume_run(trace: Path, env: Mapping[str, str], cwd: Path) -> subprocess.Com
 
 def metis_run(*args: str, env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """`metis run --quiet ARGS` to its end (no provider keys in its environment)."""
-    full = {**os.environ, **(env or {})}
-    full.pop("ANTHROPIC_API_KEY", None)
-    full.pop("OPENAI_API_KEY", None)
     return subprocess.run(
-        [*metis_run_argv("--quiet", *args)],
-        env=full,
+        metis_run_argv("--quiet", *args),
+        env=_metis_cli.env(**(env or {})),
         capture_output=True,
         text=True,
         timeout=120,
