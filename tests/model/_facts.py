@@ -1,7 +1,11 @@
-"""Hypothesis strategies for the staged permission order's inputs (rules and
-facts), shared by the model's tests and the z3 agreement tests."""
+"""The staged permission order's inputs (rules and facts), generated and
+enumerated, shared by the model's tests, the z3 agreement tests and the
+proof benchmark."""
 
 from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
 
 from hypothesis import strategies as st
 
@@ -33,3 +37,16 @@ def facts_of(rules: st.SearchStrategy[RuleRef], max_rules: int) -> st.SearchStra
         transition=st.booleans(),
         rules=st.lists(rules, max_size=max_rules).map(tuple),
     )
+
+
+def rule_free_facts() -> Iterator[Facts]:
+    """Every fact without rules: each mode, kind and combination of the four flags."""
+    for mode, kind, *flags in itertools.product(Mode, ToolKind, *[(False, True)] * 4):
+        yield Facts(
+            mode=mode,
+            kind=kind,
+            protected=flags[0],
+            secret=flags[1],
+            in_scope=flags[2],
+            transition=flags[3],
+        )

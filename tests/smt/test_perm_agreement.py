@@ -21,8 +21,8 @@ from metis_proofs._perm import (
     rule_index,
 )
 from metis_proofs._rule_cutoff import UnboundedRules
-from metis_trace import Decision, Facts, Mode, Route, ToolKind
-from tests.model._facts import facts_of, rule_refs
+from metis_trace import Decision, Facts, Mode, Route
+from tests.model._facts import facts_of, rule_free_facts, rule_refs
 
 rules = rule_refs(
     st.sampled_from(["Bash(git:*)", "Read(./.env)", "Edit(src/**)"]),
@@ -42,15 +42,7 @@ def test_z3_resolve_equals_python_resolve(f: Facts) -> None:
 
 
 def test_z3_resolve_on_every_rule_free_fact() -> None:
-    for mode, kind, *flags in itertools.product(Mode, ToolKind, *[(False, True)] * 4):
-        f = Facts(
-            mode=mode,
-            kind=kind,
-            protected=flags[0],
-            secret=flags[1],
-            in_scope=flags[2],
-            transition=flags[3],
-        )
+    for f in rule_free_facts():
         r = resolve(f)
         assert concrete_resolution(f) == (r.decision, r.stage, -1), f
 
