@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -126,21 +127,46 @@ def _script(ws: Path) -> Any:
     return script
 
 
-def _start(tmp_path: Path, die: str, nth: int = 1) -> tuple[Path, Path, Path]:
-    ws = tmp_path / "ws"
+def _paths(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """The workspace, the trace and the journal of a run in `tmp_path`."""
+    return tmp_path / "ws", tmp_path / "t.jsonl", tmp_path / "t.jsonl.journal"
+
+
+def _dying_loop(
+    tmp_path: Path,
+    script: Any,
+    *,
+    die: str | None = None,
+    nth: int = 1,
+    tools: tuple[str, ...] = ("read", "write", "edit", "ls", "glob", "grep", "bash"),
+    journal_type: type[Journal] = Journal,
+) -> AgentLoop:
+    """A new run in bypass on a new `journal_type` journal and a trace that
+    dies at its `nth` `die` event (a plain trace without `die`)."""
+    ws, trace_path, journal_path = _paths(tmp_path)
     ws.mkdir()
-    trace_path, journal_path = tmp_path / "t.jsonl", tmp_path / "t.jsonl.journal"
-    header = make_header(
-        mode=Mode.BYPASS, tools=("read", "write", "edit", "ls", "glob", "grep", "bash")
+    header = make_header(mode=Mode.BYPASS, tools=tools)
+    trace = (
+        _DieAt(trace_path, header, kind=die, nth=nth) if die else TraceWriter(trace_path, header)
     )
-    trace = _DieAt(trace_path, header, kind=die, nth=nth)
-    journal = Journal.create(journal_path, header.run_id, {}, fsync=False)
-    loop = make_loop(_script(ws), ws, trace_path, trace=trace, journal=journal)
+    journal = journal_type.create(journal_path, header.run_id, {}, fsync=False)
+    return make_loop(script, ws, trace_path, trace=trace, journal=journal)
+
+
+def _until_killed(loop: AgentLoop, main: Coroutine[Any, Any, RunResult]) -> None:
+    """Run `main` (the loop's run or resume) until it is killed, then close
+    the loop's trace and journal as the dead process left them."""
     with pytest.raises(_Killed):
-        asyncio.run(loop.run("count"))
-    trace.close()
-    journal.close()
-    return ws, trace_path, journal_path
+        asyncio.run(main)
+    loop.trace.close()
+    assert loop.journal is not None
+    loop.journal.close()
+
+
+def _start(tmp_path: Path, die: str, nth: int = 1) -> tuple[Path, Path, Path]:
+    loop = _dying_loop(tmp_path, _script(tmp_path / "ws"), die=die, nth=nth)
+    _until_killed(loop, loop.run("count"))
+    return _paths(tmp_path)
 
 
 def _resume(ws: Path, trace_path: Path, journal_path: Path) -> tuple[RunResult, AgentLoop]:
@@ -209,17 +235,11 @@ class _JournalDiesAtCommit(Journal):
 def test_resume_after_a_kill_between_trace_commit_and_journal_commit(tmp_path: Path) -> None:
     """The trace holds the commit, the journal lost the output: the call is
     answered as committed (never re-run), with a note instead of its output."""
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    trace_path, journal_path = tmp_path / "t.jsonl", tmp_path / "t.jsonl.journal"
-    header = make_header(mode=Mode.BYPASS, tools=("ls", "bash"))
-    trace = TraceWriter(trace_path, header)
-    journal = _JournalDiesAtCommit.create(journal_path, header.run_id, {}, fsync=False)
-    loop = make_loop(_script(ws), ws, trace_path, trace=trace, journal=journal)
-    with pytest.raises(_Killed):
-        asyncio.run(loop.run("count"))
-    trace.close()
-    journal.close()
+    ws, trace_path, journal_path = _paths(tmp_path)
+    loop = _dying_loop(
+        tmp_path, _script(ws), tools=("ls", "bash"), journal_type=_JournalDiesAtCommit
+    )
+    _until_killed(loop, loop.run("count"))
     result, loop = _resume(ws, trace_path, journal_path)
     assert result.status.value == "completed"
     header, events = read(trace_path)
@@ -257,10 +277,7 @@ def test_resume_after_a_kill_inside_resume_is_idempotent(tmp_path: Path) -> None
     trace = _DieAt(trace_path, kind="result")
     journal, state = Journal.open(journal_path, fsync=False)
     loop = make_loop(_script(ws), ws, trace_path, trace=trace, journal=journal)
-    with pytest.raises(_Killed):
-        asyncio.run(loop.resume(state))
-    trace.close()
-    journal.close()
+    _until_killed(loop, loop.resume(state))
     assert scan_trace(read(trace_path)[1]).phase == "resumed"
     result, _ = _resume(ws, trace_path, journal_path)
     header, events = read(trace_path)
@@ -429,22 +446,12 @@ def test_resume_sends_back_thinking_and_redacted_thinking_unchanged(tmp_path: Pa
     # Turn 1 comes through the real Anthropic adapter (thinking, redacted_thinking,
     # text, ls); the run is killed after the ls effect; resume must send the
     # journaled turn back byte for byte, as the API requires of the turn it continues.
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    trace_path, journal_path = tmp_path / "t.jsonl", tmp_path / "t.jsonl.journal"
-    header = make_header(
-        mode=Mode.BYPASS, tools=("read", "write", "edit", "ls", "glob", "grep", "bash")
-    )
+    ws, trace_path, journal_path = _paths(tmp_path)
     answer = _anthropic(anthropic_body("msg_2", [{"text": "finished"}]))
-    dying = _DieAt(trace_path, header, kind="effect_end")
-    journal = Journal.create(journal_path, header.run_id, {}, fsync=False)
-    loop = make_loop([], ws, trace_path, trace=dying, journal=journal)
+    loop = _dying_loop(tmp_path, [], die="effect_end")
     cassette = Cassette(tmp_path / "c.yaml", (_anthropic(redacted_thinking_body()), answer))
     loop.provider = ReplayProvider(cassette)
-    with pytest.raises(_Killed):
-        asyncio.run(loop.run("list the files"))
-    dying.close()
-    journal.close()
+    _until_killed(loop, loop.run("list the files"))
     assert REDACTED_DATA in journal_path.read_text()
 
     trace = TraceWriter(trace_path)
