@@ -6,9 +6,12 @@ import random
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from metis_check import WitnessedTrace, WitnessReport, check_trace, check_witness
 from metis_cli._witnessed import witness_report
 from metis_trace import TraceEvent, TraceHeader, WitnessSession, read_witness
+from metis_witness._exec import probe
 
 Breaker = Callable[
     [list[TraceEvent], list[WitnessSession], random.Random],
@@ -22,6 +25,13 @@ def witnessed_replay(tmp_path: Path, scenario: Path) -> tuple[Path, list[str]]:
     trace = tmp_path / "run" / "trace.jsonl"
     args = ["--workspace", "ws", "--trace", str(trace), "--mode", "bypassPermissions"]
     return trace, ["run", "go", *args, "--headless", "--scenario", str(scenario), "--witness"]
+
+
+def require_strace() -> None:
+    """Skip the test where strace cannot trace (the exec observer's tool)."""
+    tracer, why = probe()
+    if tracer is None:
+        pytest.skip(f"strace cannot trace here: {why}")
 
 
 def sessions(path: Path) -> list[WitnessSession]:

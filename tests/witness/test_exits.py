@@ -13,18 +13,24 @@ import json
 import random
 from pathlib import Path
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from metis_check import WitnessedTrace, check_witness
 from metis_check._witness_cases import break_exit, exit_case
 from metis_trace import EffectOutcome, JobDone, ProcessExit, read_trace
-from metis_witness._exec import STRACE_ARGS, ExecParser, probe
+from metis_witness._exec import STRACE_ARGS, ExecParser
 from tests._metis_cli import metis
 from tests.runtime.test_loop_support import write_scenario
 
-from ._support import agrees_and_broken_is, blind_to, sessions, witness_check, witnessed_replay
+from ._support import (
+    agrees_and_broken_is,
+    blind_to,
+    require_strace,
+    sessions,
+    witness_check,
+    witnessed_replay,
+)
 
 
 @settings(max_examples=60, deadline=None)
@@ -81,8 +87,7 @@ def _failing_job_run(tmp_path: Path) -> Path:
 
 
 def test_a_real_failing_background_job_agrees_and_recorded_ok_is_trace_3(tmp_path: Path) -> None:
-    if probe()[0] is None:
-        pytest.skip(f"strace cannot trace here: {probe()[1]}")
+    require_strace()
     trace = _failing_job_run(tmp_path)
     witness = trace.with_name("trace.jsonl.witness")
     exits = [r for s in sessions(witness) for r in s.records if isinstance(r, ProcessExit)]

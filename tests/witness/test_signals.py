@@ -17,18 +17,17 @@ import json
 import random
 from pathlib import Path
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from metis_check import WitnessedTrace, check_witness
 from metis_check._witness_signal_cases import break_signal, signal_case
 from metis_trace import SignalDelivered, SignalReceived, read_trace
-from metis_witness._exec import SIGNALS, STRACE_ARGS, ExecParser, probe
+from metis_witness._exec import SIGNALS, STRACE_ARGS, ExecParser
 from tests._metis_cli import env, metis, metis_argv
 from tests.runtime.test_loop_support import sigint_when, write_scenario
 
-from ._support import agrees_and_broken_is, blind_to, sessions, witnessed_replay
+from ._support import agrees_and_broken_is, blind_to, require_strace, sessions, witnessed_replay
 
 
 @settings(max_examples=60, deadline=None)
@@ -93,8 +92,7 @@ def _conform(trace: Path, witness: Path, cwd: Path) -> dict[str, object]:
 
 
 def test_a_real_interrupt_is_witnessed_and_an_invented_signal_is_trace_4(tmp_path: Path) -> None:
-    if probe()[0] is None:
-        pytest.skip(f"strace cannot trace here: {probe()[1]}")
+    require_strace()
     trace = _interrupted_run(tmp_path)
     witness = trace.with_name("trace.jsonl.witness")
     _header, events = read_trace(trace.read_text().splitlines())
