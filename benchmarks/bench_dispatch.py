@@ -61,6 +61,7 @@ from metis_runtime.tools import (
     ToolSpec,
 )
 from metis_studies.dispatch import BATCHES, TARGET_MAKESPAN, TARGET_RATIO, io_run, run_batch
+from metis_studies.faults._harness import close_loop
 from metis_trace import (
     CallClass,
     Decision,
@@ -170,9 +171,7 @@ def _time_metis(
             result = asyncio.run(loop.run("go"))
             elapsed = time.perf_counter() - start
         finally:
-            loop.trace.close()
-            if loop.journal is not None:
-                loop.journal.close()
+            close_loop(loop)
         assert result.status is RunStatus.COMPLETED
         if not bare:
             header, events = read(trace_path)
@@ -327,9 +326,7 @@ def _profile_metis(n: int) -> dict[str, float]:
         profiler.enable()
         asyncio.run(loop.run("go"))
         profiler.disable()
-        loop.trace.close()
-        if loop.journal is not None:
-            loop.journal.close()
+        close_loop(loop)
     stats = pstats.Stats(profiler, stream=io.StringIO())
     total = stats.total_tt  # type: ignore[attr-defined]
     by_area: dict[str, float] = {}

@@ -34,6 +34,7 @@ from metis_runtime.providers import (
     ToolResultBlock,
     ToolUseBlock,
 )
+from metis_studies.faults._harness import close_loop
 from metis_trace import EffectOutcome, Mode
 from tests._metis_cli import env as subprocess_env
 from tests.runtime.test_loop_support import (
@@ -158,9 +159,7 @@ def _until_killed(loop: AgentLoop, main: Coroutine[Any, Any, RunResult]) -> None
     the loop's trace and journal as the dead process left them."""
     with pytest.raises(_Killed):
         asyncio.run(main)
-    loop.trace.close()
-    assert loop.journal is not None
-    loop.journal.close()
+    close_loop(loop)
 
 
 def _start(tmp_path: Path, die: str, nth: int = 1) -> tuple[Path, Path, Path]:
