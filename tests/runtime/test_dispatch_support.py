@@ -42,7 +42,7 @@ from metis_runtime.tools import (
     builtin_tools,
 )
 from metis_trace import CallClass, Mode, ToolKind, TraceEvent, TraceHeader
-from tests.runtime.test_loop_support import assert_conforms, read
+from tests.runtime.test_loop_support import assert_conforms, read, run_with
 
 KIND = {
     CallClass.SAFE: ToolKind.READ_ONLY,
@@ -228,19 +228,8 @@ def run_batch(
         dispatcher, [inputs, *more_turns], tmp_path, tool=tool, files=files, job_wait=job_wait
     )
 
-    async def main() -> RunResult:
-        if during is None:
-            return await loop.run("run the batch")
-        side = asyncio.ensure_future(during(loop, probe))
-        try:
-            return await loop.run("run the batch")
-        finally:
-            side.cancel()
-
-    try:
-        result = asyncio.run(main())
-    finally:
-        loop.trace.close()
+    side = None if during is None else lambda: during(loop, probe)
+    result = run_with(loop, "run the batch", side)
     header, events = read(trace_path)
     if check:
         assert_conforms(header, events)

@@ -169,6 +169,27 @@ def make_loop(
     )
 
 
+def run_with(
+    loop: AgentLoop, task: str, during: Callable[[], Awaitable[None]] | None = None
+) -> RunResult:
+    """Run `loop` on `task` to its end, `during()` alongside (cancelled once
+    the run ends); the loop's trace is closed after."""
+
+    async def main() -> RunResult:
+        if during is None:
+            return await loop.run(task)
+        side = asyncio.ensure_future(during())
+        try:
+            return await loop.run(task)
+        finally:
+            side.cancel()
+
+    try:
+        return asyncio.run(main())
+    finally:
+        loop.trace.close()
+
+
 def run_loop(
     script: ScriptFunction | Sequence[Any],
     tmp_path: Path,
@@ -182,20 +203,7 @@ def run_loop(
     workspace.mkdir(parents=True, exist_ok=True)
     trace_path = tmp_path / "trace.jsonl"
     loop = make_loop(script, workspace, trace_path, **kwargs)
-
-    async def main() -> RunResult:
-        if during is None:
-            return await loop.run(task)
-        side = asyncio.ensure_future(during(loop))
-        try:
-            return await loop.run(task)
-        finally:
-            side.cancel()
-
-    try:
-        result = asyncio.run(main())
-    finally:
-        loop.trace.close()
+    result = run_with(loop, task, None if during is None else lambda: during(loop))
     header, events = read(trace_path)
     assert_conforms(header, events)
     assert isinstance(loop.provider, ScriptedProvider)
