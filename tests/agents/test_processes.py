@@ -21,6 +21,7 @@ import pytest
 from metis_runtime.agents import AgentDefinition, GuardLimits, live_groups, sanitized_env
 from metis_runtime.providers import ModelRequest, TextBlock, ToolUseBlock
 from metis_trace import Mode
+from tests._procs import live_processes, proc_file
 
 from ._support import REPO, child_env, git, make_root, spawn, tree_report
 
@@ -240,18 +241,8 @@ root.run("sleep")
 
 def _marked(marker: str) -> list[int]:
     """Live processes (not zombies) whose environment carries the marker."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            environ = Path(f"/proc/{entry}/environ").read_bytes()
-            state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if f"METIS_ORPHAN_MARK={marker}".encode() in environ.split(b"\0") and state != "Z":
-            found.append(int(entry))
-    return found
+    mark = f"METIS_ORPHAN_MARK={marker}".encode()
+    return [pid for pid, _ in live_processes() if mark in proc_file(pid, "environ").split(b"\0")]
 
 
 @pytest.fixture

@@ -20,6 +20,7 @@ from metis_cli._main import cli
 from metis_cli._run import _child_provider
 from metis_trace import Mode, TraceEvent, TraceHeader, read_trace
 from tests._metis_cli import env as subprocess_env
+from tests._procs import live_processes, proc_file
 from tests.runtime.test_loop_support import (
     SLOW_MARKED_CALL,
     invoke_run,
@@ -291,18 +292,10 @@ def test_resume_after_sigkill_keeps_the_agent_tools_and_the_tree(tmp_path: Path)
 
 def _sleepers(arg: str) -> list[int]:
     """Live processes running `sleep ARG`."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            argv = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")[:2]
-            state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if argv == [b"sleep", arg.encode()] and state != "Z":
-            found.append(int(entry))
-    return found
+    argv = [b"sleep", arg.encode()]
+    return [
+        pid for pid, _ in live_processes() if proc_file(pid, "cmdline").split(b"\0")[:2] == argv
+    ]
 
 
 def test_ctrl_c_kills_the_running_children_and_the_run_resumes(tmp_path: Path) -> None:
