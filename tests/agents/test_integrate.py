@@ -88,6 +88,19 @@ def _integrate(call_id: str, agent_id: str) -> ToolUseBlock:
     return ToolUseBlock(call_id, "integrate_agent", {"agent_id": agent_id})
 
 
+def _writer_then_integrate(worktree: str) -> Script:
+    """Spawn the writer on `worktree`, integrate it, answer."""
+
+    def steps(root: Root, request: ModelRequest, n: int) -> list[Any]:
+        if n == 0:
+            return [_spawn("writer", worktree)]
+        if n == 1:
+            return [_integrate("i1", _child(root))]
+        return [TextBlock("done")]
+
+    return steps
+
+
 def _root_trace(root: Root) -> tuple[TraceHeader, list[TraceEvent]]:
     return read_tree(root.run_dir)["trace.jsonl"]
 
@@ -196,13 +209,7 @@ def test_a_running_child_an_unknown_id_and_an_inherit_child_are_refused(tmp_path
 
 
 def test_an_inherit_child_has_nothing_to_integrate(tmp_path: Path) -> None:
-    def steps(root: Root, request: ModelRequest, n: int) -> list[Any]:
-        if n == 0:
-            return [_spawn("writer", "inherit")]
-        if n == 1:
-            return [_integrate("i1", _child(root))]
-        return [TextBlock("done")]
-
+    steps = _writer_then_integrate("inherit")
     root = _root(tmp_path, steps, mode=Mode.ACCEPT_EDITS, allow=AGENT_TOOLS)
     assert root.run("inherit").status.value == "completed"
     _, events = _root_trace(root)
@@ -290,13 +297,7 @@ def test_a_protected_path_in_the_diff_is_denied_even_in_bypass(
 
 
 def test_default_mode_headless_denies_the_integration(tmp_path: Path) -> None:
-    def steps(root: Root, request: ModelRequest, n: int) -> list[Any]:
-        if n == 0:
-            return [_spawn("writer", "branch")]
-        if n == 1:
-            return [_integrate("i1", _child(root))]
-        return [TextBlock("done")]
-
+    steps = _writer_then_integrate("branch")
     # The child may write (allow rules, cloned into its gate); nothing allows integrating.
     root = _root(tmp_path, steps, mode=Mode.DEFAULT, allow=(*AGENT_TOOLS, "write", "edit"))
     assert root.run("integrate").status.value == "completed"
