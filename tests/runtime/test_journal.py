@@ -43,7 +43,6 @@ from tests.runtime.test_loop_support import (
     assert_conforms,
     kinds,
     make_loop,
-    metis_run_argv,
     of_kind,
     read,
     replay_run_argv,
@@ -384,18 +383,7 @@ def test_ctrl_c_mid_batch_records_the_interrupt_then_resume_completes(tmp_path: 
     )
     trace = tmp_path / "trace.jsonl"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    argv = metis_run_argv(
-        "--workspace",
-        str(ws),
-        "--trace",
-        str(trace),
-        "--scenario",
-        str(scenario),
-        "--mode",
-        "bypassPermissions",
-        "--headless",
-        "-q",
-    )
+    argv = replay_run_argv(ws, scenario, "--trace", str(trace))
     code, err = sigint_when(argv, env, tmp_path, (ws / "started.marker").exists, 60)
     assert code == 1
     assert err.strip().splitlines()[-1] == (
