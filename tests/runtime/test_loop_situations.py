@@ -15,26 +15,22 @@ from pathlib import Path
 from typing import Any
 
 from metis_check import check_trace
-from metis_runtime import AgentLoop, Journal, LoopConfig, TraceWriter, make_header
+from metis_runtime import AgentLoop, Journal, LoopConfig, TraceWriter
 from metis_runtime.context import ContextBudget, ContextController
-from metis_runtime.dispatch import FourClassDispatcher, PassThroughGate
+from metis_runtime.dispatch import FourClassDispatcher
 from metis_runtime.providers import Message, ScriptedProvider, TextBlock, ToolUseBlock
 from metis_runtime.tools import (
     Classification,
-    JobManager,
     Tool,
     ToolContext,
     ToolInput,
     ToolOutput,
-    ToolRegistry,
     ToolSpec,
-    builtin_tools,
 )
 from metis_studies.faults._harness import close_loop
 from metis_trace import CallClass, CancelCause, Mode, ToolKind
 from tests.runtime.test_loop_support import (
     FuncTool,
-    Recorder,
     assert_conforms,
     make_loop,
     metis_run,
@@ -95,20 +91,15 @@ def _loop(
     ws = tmp / "ws"
     ws.mkdir(exist_ok=True)
     trace_path = tmp / "trace.jsonl"
-    registry = ToolRegistry([*builtin_tools(), *tools])
-    header = make_header(mode=Mode.BYPASS, tools=registry.names())
-    trace = TraceWriter(trace_path, header)
-    journal = Journal.create(tmp / "trace.jsonl.journal", header.run_id, {}, fsync=False)
-    loop = AgentLoop(
-        ScriptedProvider(list(script)),
-        registry,
-        PassThroughGate(Mode.BYPASS, ws),
-        ToolContext(ws, {"PATH": "/usr/bin:/bin"}, JobManager()),
-        trace,
-        journal=journal,
-        dispatcher=FourClassDispatcher(),
-        observer=Recorder(),
+    loop = make_loop(
+        list(script),
+        ws,
+        trace_path,
+        extra_tools=tools,
         config=config,
+        env={"PATH": "/usr/bin:/bin"},
+        journal_path=tmp / "trace.jsonl.journal",
+        dispatcher=FourClassDispatcher(),
         **kwargs,
     )
     return loop, trace_path

@@ -33,7 +33,7 @@ from metis_runtime import (
     TraceWriter,
     make_header,
 )
-from metis_runtime.dispatch import GateLike
+from metis_runtime.dispatch import Dispatcher, GateLike
 from metis_runtime.providers import ScriptedProvider, ScriptFunction
 from metis_runtime.tools import (
     Classification,
@@ -149,13 +149,20 @@ def make_loop(
     journal: Journal | None = None,
     trace: TraceWriter | None = None,
     env: Mapping[str, str] | None = None,
+    journal_path: Path | None = None,
+    dispatcher: Dispatcher | None = None,
+    **hooks: Any,
 ) -> AgentLoop:
+    """A scripted loop over the builtin tools (and `extra_tools`) in `workspace`;
+    with `journal_path`, on a new journal there; `hooks` go to `AgentLoop`."""
     registry = ToolRegistry([*builtin_tools(), *extra_tools])
     if gate is None:
         gate = PassThroughGate(mode, workspace, route=route)
     if trace is None:
         header = make_header(mode=mode, tools=registry.names(), route=route)
         trace = TraceWriter(trace_path, header)
+    if journal is None and journal_path is not None:
+        journal = Journal.create(journal_path, trace.header.run_id, {}, fsync=False)
     ctx = ToolContext(workspace, dict(env if env is not None else os.environ), JobManager())
     return AgentLoop(
         ScriptedProvider(script),
@@ -164,8 +171,10 @@ def make_loop(
         ctx,
         trace,
         journal=journal,
+        dispatcher=dispatcher,
         observer=Recorder(),
         config=config,
+        **hooks,
     )
 
 
