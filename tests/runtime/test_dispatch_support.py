@@ -22,27 +22,22 @@ import attrs
 from metis_runtime import (
     AgentLoop,
     LoopConfig,
-    PassThroughGate,
     RunResult,
     ToolError,
-    TraceWriter,
-    make_header,
 )
 from metis_runtime.dispatch import Dispatcher
-from metis_runtime.providers import ScriptedProvider, TextBlock, ToolUseBlock
+from metis_runtime.providers import TextBlock, ToolUseBlock
 from metis_runtime.tools import (
     Classification,
-    JobManager,
     Tool,
     ToolContext,
     ToolInput,
     ToolOutput,
-    ToolRegistry,
     ToolSpec,
-    builtin_tools,
 )
-from metis_trace import CallClass, Mode, ToolKind, TraceEvent, TraceHeader
+from metis_trace import CallClass, ToolKind, TraceEvent, TraceHeader
 from tests.runtime.test_loop_support import assert_conforms, read, run_with
+from tests.runtime.test_loop_support import make_loop as scripted_loop
 
 KIND = {
     CallClass.SAFE: ToolKind.READ_ONLY,
@@ -191,21 +186,19 @@ def make_loop(
         (workspace / name).write_text(text)
     trace_path = tmp_path / "trace.jsonl"
     probe = Probe()
-    registry = ToolRegistry([*builtin_tools(), OpTool(probe)])
-    header = make_header(mode=Mode.BYPASS, tools=registry.names())
     script: list[Any] = [
         [ToolUseBlock(id=f"c{n}.{i}", name=tool, input=dict(x)) for i, x in enumerate(inputs)]
         for n, inputs in enumerate(turns)
     ]
     script.append([TextBlock(text="done")])
-    loop = AgentLoop(
-        ScriptedProvider(script),
-        registry,
-        PassThroughGate(Mode.BYPASS, workspace),
-        ToolContext(workspace, {"PATH": "/usr/bin:/bin"}, JobManager()),
-        TraceWriter(trace_path, header),
-        dispatcher=dispatcher,
+    loop = scripted_loop(
+        script,
+        workspace,
+        trace_path,
+        extra_tools=[OpTool(probe)],
         config=LoopConfig(job_wait=job_wait),
+        env={"PATH": "/usr/bin:/bin"},
+        dispatcher=dispatcher,
     )
     return loop, probe, trace_path
 
