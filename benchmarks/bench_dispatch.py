@@ -41,7 +41,6 @@ from typing import Any
 
 import pytest
 
-from metis_check import check_trace
 from metis_runtime import AgentLoop, Journal, TraceWriter, make_header
 from metis_runtime.dispatch import (
     Dispatcher,
@@ -62,6 +61,7 @@ from metis_runtime.tools import (
     ToolSpec,
 )
 from metis_studies.dispatch import BATCHES, TARGET_MAKESPAN, TARGET_RATIO, io_run, run_batch
+from metis_studies.faults._harness import close_loop
 from metis_trace import (
     CallClass,
     Decision,
@@ -71,26 +71,12 @@ from metis_trace import (
     Route,
     RunStatus,
     ToolKind,
-    TraceEvent,
-    TraceHeader,
-    read_trace,
 )
+from tests.runtime.test_loop_support import assert_conforms, read  # run from the root
 
 SMALL, LARGE = 20, 420  # batch sizes of the per-call slope
 ROUNDS = int(os.environ.get("METIS_BENCH_ROUNDS", "15"))
 PAIRS = int(os.environ.get("METIS_BENCH_PAIRS", "30"))
-
-
-def _read(path: Path) -> tuple[TraceHeader, list[TraceEvent]]:
-    with path.open(encoding="utf-8") as fh:
-        return read_trace(fh)
-
-
-def _conforms(path: Path) -> list[TraceEvent]:
-    header, events = _read(path)
-    report = check_trace(events, header)
-    assert report.ok, f"{path}: {report.first}"
-    return events
 
 
 # --- 1. per-call overhead -------------------------------------------------------------
@@ -185,12 +171,11 @@ def _time_metis(
             result = asyncio.run(loop.run("go"))
             elapsed = time.perf_counter() - start
         finally:
-            loop.trace.close()
-            if loop.journal is not None:
-                loop.journal.close()
+            close_loop(loop)
         assert result.status is RunStatus.COMPLETED
         if not bare:
-            events = _conforms(trace_path)
+            header, events = read(trace_path)
+            assert_conforms(header, events)
             assert sum(e.kind == "result" for e in events) == n
     return elapsed
 
@@ -341,9 +326,7 @@ def _profile_metis(n: int) -> dict[str, float]:
         profiler.enable()
         asyncio.run(loop.run("go"))
         profiler.disable()
-        loop.trace.close()
-        if loop.journal is not None:
-            loop.journal.close()
+        close_loop(loop)
     stats = pstats.Stats(profiler, stream=io.StringIO())
     total = stats.total_tt  # type: ignore[attr-defined]
     by_area: dict[str, float] = {}

@@ -30,8 +30,8 @@ from metis_trace import (
     RuleBehavior,
     RuleRef,
     Source,
-    ToolKind,
 )
+from tests.model._facts import rule_free_facts  # `python -m pytest` runs from the root
 
 BUDGET_S = float(os.environ.get("METIS_BENCH_BMC_BUDGET", "60"))
 
@@ -43,19 +43,9 @@ def _small_fact_space() -> list[Facts]:
     ]
     rule_lists = [(), *((r,) for r in rules), *itertools.combinations(rules, 2)]
     out = []
-    for mode, kind, *flags in itertools.product(Mode, ToolKind, *[(False, True)] * 4):
+    for rule_free in rule_free_facts():
         for rs in rule_lists[:: max(1, len(rule_lists) // 200)]:
-            out.append(
-                Facts(
-                    mode=mode,
-                    kind=kind,
-                    protected=flags[0],
-                    secret=flags[1],
-                    in_scope=flags[2],
-                    transition=flags[3],
-                    rules=tuple(rs),
-                )
-            )
+            out.append(rule_free.model_copy(update={"rules": tuple(rs)}))
     return out
 
 

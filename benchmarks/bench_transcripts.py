@@ -1,65 +1,28 @@
 """Throughput of the Claude Code transcript check (issue: a 3 MB session well under 1 s).
 
 The session is built from real lines (tests/data/transcripts/claude-code),
-renumbered copy after copy and chained into one long thread. Recorded, not
-asserted: seconds for the 3 MB session and bytes per second. Asserted: the
-per-byte cost at 3 MB relative to 0.3 MB, measured side by side (linear: ~1.0).
+renumbered copy after copy and chained into one long thread: the 3 MB session
+of tests/conformance/test_transcripts_claude_code.py (`build_large_session`).
+Recorded, not asserted: seconds for the 3 MB session and bytes per second.
+Asserted: the per-byte cost at 3 MB relative to 0.3 MB, measured side by side
+(linear: ~1.0).
 """
 
 from __future__ import annotations
 
-import copy
-import json
 from functools import cache, partial
-from pathlib import Path
-from typing import Any
 
 from _timing import best_of
 
 from metis_check.transcripts import check_transcript
+from tests.conformance.test_transcripts_claude_code import build_large_session  # run from the root
 
-DATA = Path(__file__).resolve().parent.parent / "tests" / "data" / "transcripts" / "claude-code"
 SIZES = (300_000, 3_000_000)
-
-
-def _renumbered(records: list[dict[str, Any]], suffix: str) -> list[dict[str, Any]]:
-    out = copy.deepcopy(records)
-    for record in out:
-        for key in ("uuid", "parentUuid", "logicalParentUuid", "sourceToolAssistantUUID"):
-            if isinstance(record.get(key), str):
-                record[key] = f"{record[key]}-{suffix}"
-        message = record.get("message")
-        if record.get("type") == "assistant" and isinstance(message, dict):
-            message["id"] = f"{message.get('id')}-{suffix}"
-        content = message.get("content") if isinstance(message, dict) else None
-        for block in content if isinstance(content, list) else []:
-            if block.get("type") == "tool_use":
-                block["id"] = f"{block['id']}-{suffix}"
-            if "tool_use_id" in block:
-                block["tool_use_id"] = f"{block['tool_use_id']}-{suffix}"
-    return out
 
 
 @cache
 def _session(target_bytes: int) -> tuple[str, ...]:
-    base = [
-        json.loads(line)
-        for name in ("subagent.jsonl", "tool_heavy.jsonl")
-        for line in (DATA / name).read_text().splitlines()
-        if line.strip()
-    ]
-    lines: list[str] = []
-    size, copy_number, last = 0, 0, None
-    while size < target_bytes:
-        for record in _renumbered(base, str(copy_number)):
-            if "uuid" in record and record.get("parentUuid") is None and last is not None:
-                record["parentUuid"] = last
-            if record.get("type") in ("user", "assistant"):
-                last = record["uuid"]
-            lines.append(json.dumps(record))
-            size += len(lines[-1]) + 1
-        copy_number += 1
-    return tuple(lines)
+    return tuple(build_large_session(target_bytes))
 
 
 def _check(lines: tuple[str, ...]) -> object:

@@ -56,3 +56,11 @@ def _no_agent_tree_left_behind() -> Iterator[None]:
         "this test made the test process an agent tree's root (guard_tree); "
         "run metis in a subprocess or restore metis_cli._run.STANDALONE"
     )
+
+
+@pytest.fixture
+def no_live_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No provider API key in the environment: a `metis run` in process cannot
+    reach a live model (use with `pytest.mark.usefixtures`)."""
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)

@@ -13,7 +13,7 @@ import attrs
 
 from metis_check._report import Report
 from metis_check._tree import check_trace_tree
-from metis_runtime import AgentLoop, LoopConfig, RunResult, TraceWriter, make_header
+from metis_runtime import AgentLoop, Journal, LoopConfig, RunResult, TraceWriter, make_header
 from metis_runtime.agents import (
     AgentDefinition,
     AgentSupervisor,
@@ -30,12 +30,17 @@ from metis_runtime.agents import (
 from metis_runtime.context import ContextBudget, ContextController
 from metis_runtime.dispatch import GateLike
 from metis_runtime.permissions import Gate, Policy
-from metis_runtime.providers import ScriptedProvider, ScriptFunction
+from metis_runtime.providers import ScriptedProvider, ScriptFunction, ToolUseBlock
 from metis_runtime.tools import JobManager, ToolContext, ToolRegistry
 from metis_trace import Decision, Mode, Route, Source, TraceEvent, TraceHeader, read_trace
 
 REPO = Path(__file__).resolve().parents[2]
 FACTORY = ProviderConfig(kind="factory", factory="tests.agents._scripts:child_provider")
+
+
+def spawn(cid: str, agent: str, task: str, **more: Any) -> ToolUseBlock:
+    """A `spawn_agent` call of `agent` with `task` (and the rest of its input)."""
+    return ToolUseBlock(cid, "spawn_agent", {"agent": agent, "task": task, **more})
 
 
 def child_env() -> dict[str, str]:
@@ -116,12 +121,17 @@ def make_root(
     extra_definitions: Sequence[AgentDefinition] = (),
     budget: ContextBudget | None = None,
     gate: GateLike[Any] | None = None,
+    run_id: str | None = None,
+    journal: Journal | None = None,
+    trace: TraceWriter | None = None,
+    writer: type[TraceWriter] = TraceWriter,
 ) -> Root:
     """A root agent run in process: production gate (headless, with allow
-    rules for the agent tools), agent tools in its registry, context control."""
+    rules for the agent tools), agent tools in its registry, context control.
+    Its trace is `trace` (one to resume), else a new `writer` in `tmp/run`."""
     ws = workspace if workspace is not None else git_workspace(tmp / "ws")
     run_dir = tmp / "run"
-    identity, ledger = new_tree(run_dir, limits or GuardLimits())
+    identity, ledger = new_tree(run_dir, limits or GuardLimits(), root_run_id=run_id)
     if gate is None:
         policy = Policy()
         for pattern in allow:
@@ -148,15 +158,16 @@ def make_root(
     )
     registry = ToolRegistry([*ToolRegistry.builtin(), *agent_tools(supervisor)])
     names.extend(registry.names())
-    header = make_header(
-        mode=mode,
-        tools=registry.names(),
-        route=Route.HEADLESS,
-        run_id=identity.root_run_id,
-        meta=supervisor.header_meta(),
-        hooks=supervisor.header_hooks(),
-    )
-    trace = TraceWriter(run_dir / "trace.jsonl", header)
+    if trace is None:
+        header = make_header(
+            mode=mode,
+            tools=registry.names(),
+            route=Route.HEADLESS,
+            run_id=identity.root_run_id,
+            meta=supervisor.header_meta(),
+            hooks=supervisor.header_hooks(),
+        )
+        trace = writer(run_dir / "trace.jsonl", header)
     supervisor.trace = trace
     provider = ScriptedProvider(script)
     controller = ContextController(budget) if budget is not None else None
@@ -166,6 +177,7 @@ def make_root(
         gate,
         ToolContext(ws, child_env(), JobManager()),
         trace,
+        journal=journal,
         config=LoopConfig(max_turns=10),
         context_hook=controller.hook(trace) if controller is not None else None,
     )

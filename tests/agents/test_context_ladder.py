@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -15,9 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import metis_runtime.context as context_pkg
-from metis_check import check_trace
+from metis_check import Report, check_trace
 from metis_model import _context as model
-from metis_runtime import AgentLoop, PassThroughGate, TraceWriter, make_header
+from metis_runtime import AgentLoop, PassThroughGate, RunResult, TraceWriter, make_header
 from metis_runtime.context import (
     PRUNED_PLACEHOLDER,
     STEP_NAMES,
@@ -37,6 +37,7 @@ from metis_runtime.providers import (
     ContextOverflowError,
     Message,
     ModelRequest,
+    Provider,
     ScriptedProvider,
     StreamEvent,
     TextBlock,
@@ -45,7 +46,8 @@ from metis_runtime.providers import (
     ToolUseBlock,
 )
 from metis_runtime.tools import JobManager, ToolContext, ToolRegistry, builtin_tools
-from metis_trace import Mode, read_trace
+from metis_trace import Mode, TraceEvent
+from tests.runtime.test_loop_support import read
 
 
 def test_public_names_equal_all() -> None:
@@ -259,6 +261,34 @@ def test_compaction_asks_the_provider_for_a_summary_and_falls_back() -> None:
 # --- in the loop ---------------------------------------------------------------
 
 
+def _run_in_bypass(
+    provider: Provider,
+    ws: Path,
+    tmp_path: Path,
+    task: str,
+    hooks: Callable[[TraceWriter], Mapping[str, Any]],
+) -> tuple[RunResult, list[TraceEvent], Report]:
+    """`provider` through the loop in bypass with the builtin tools in `ws` and
+    the hooks `hooks(trace)` names; the result, the trace's events, its check."""
+    registry = ToolRegistry(builtin_tools())
+    trace_path = tmp_path / "trace.jsonl"
+    trace = TraceWriter(trace_path, make_header(mode=Mode.BYPASS, tools=registry.names()))
+    loop = AgentLoop(
+        provider,
+        registry,
+        PassThroughGate(Mode.BYPASS, ws),
+        ToolContext(ws, dict(os.environ), JobManager()),
+        trace,
+        **hooks(trace),
+    )
+    try:
+        result = asyncio.run(loop.run(task))
+    finally:
+        trace.close()
+    header, events = read(trace_path)
+    return result, events, check_trace(events, header)
+
+
 @pytest.mark.parametrize("fold", ["collapse", "compaction"])
 def test_the_loop_records_each_step_and_the_trace_conforms(tmp_path: Path, fold: str) -> None:
     ws = tmp_path / "ws"
@@ -275,10 +305,6 @@ def test_the_loop_records_each_step_and_the_trace_conforms(tmp_path: Path, fold:
         return [TextBlock("done")]
 
     provider = ScriptedProvider(script)
-    registry = ToolRegistry(builtin_tools())
-    header = make_header(mode=Mode.BYPASS, tools=registry.names())
-    trace_path = tmp_path / "trace.jsonl"
-    trace = TraceWriter(trace_path, header)
     # Results of ~9000 tokens against a 12000-token window: prune, snip and
     # offload each turn; then one fold step always runs (the other never).
     folds = {"collapse_at": 10**9, "compaction_at": 10**9, f"{fold}_at": 0}
@@ -288,20 +314,10 @@ def test_the_loop_records_each_step_and_the_trace_conforms(tmp_path: Path, fold:
         summarizer=provider_summarizer(ScriptedProvider(lambda r, n: [TextBlock("summary")])),
         offload_dir=tmp_path / "offload",
     )
-    loop = AgentLoop(
-        provider,
-        registry,
-        PassThroughGate(Mode.BYPASS, ws),
-        ToolContext(ws, dict(os.environ), JobManager()),
-        trace,
-        context_hook=ctl.hook(trace),
+    result, events, report = _run_in_bypass(
+        provider, ws, tmp_path, "read the big files", lambda t: {"context_hook": ctl.hook(t)}
     )
-    result = asyncio.run(loop.run("read the big files"))
-    trace.close()
     assert result.status.value == "completed"
-    with trace_path.open() as fh:
-        header2, events = read_trace(fh)
-    report = check_trace(events, header2)
     assert report.ok, report.first
     steps = [e.step for e in events if e.kind == "compaction"]
     assert set(steps) == {"prune", "snip", "offload", fold}, steps
@@ -343,6 +359,22 @@ def _long_conversation() -> tuple[Message, ...]:
     return tuple(msgs)
 
 
+class _OverflowOn:
+    """`inner`, except that its `nth` request is refused as too long (once)."""
+
+    def __init__(self, nth: int, inner: ScriptedProvider) -> None:
+        self.name = f"overflow-on-{nth}"
+        self.nth = nth
+        self.inner = inner
+        self.seen = 0
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        self.seen += 1
+        if self.seen == self.nth:
+            return _Overflowing(failures=1)._fail()
+        return self.inner.stream(request)
+
+
 async def _drain(provider: Any, request: ModelRequest) -> list[StreamEvent]:
     return [e async for e in provider.stream(request)]
 
@@ -378,37 +410,16 @@ def test_the_loop_retries_an_overflow_once_and_the_trace_conforms(tmp_path: Path
             return [ToolUseBlock(f"r{n}", "read", {"path": "a.txt"})]
         return [TextBlock("done")]
 
-    class OverflowOnce:
-        name = "overflow-once"
-
-        def __init__(self) -> None:
-            self.inner = ScriptedProvider(script)
-            self.seen = 0
-
-        def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-            self.seen += 1
-            if self.seen == 3:  # the third request is refused as too long, once
-                return _Overflowing(failures=1)._fail()
-            return self.inner.stream(request)
-
-    registry = ToolRegistry(builtin_tools())
-    trace_path = tmp_path / "trace.jsonl"
-    trace = TraceWriter(trace_path, make_header(mode=Mode.BYPASS, tools=registry.names()))
     ctl = ContextController()
-    loop = AgentLoop(
-        OverflowOnce(),
-        registry,
-        PassThroughGate(Mode.BYPASS, ws),
-        ToolContext(ws, dict(os.environ), JobManager()),
-        trace,
-        overflow_hook=ctl.retry_hook(trace),
+    result, events, report = _run_in_bypass(
+        _OverflowOn(3, ScriptedProvider(script)),  # the third request is refused as too long
+        ws,
+        tmp_path,
+        "read a.txt twice",
+        lambda t: {"overflow_hook": ctl.retry_hook(t)},
     )
-    result = asyncio.run(loop.run("read a.txt twice"))
-    trace.close()
     assert result.status.value == "completed"
-    with trace_path.open() as fh:
-        header, events = read_trace(fh)
-    assert check_trace(events, header).ok
+    assert report.ok
     kinds = [e.kind for e in events if getattr(e, "turn", None) == 3]
     assert kinds[:4] == ["turn_start", "request", "compaction", "request"]
     retry = next(e for e in events if e.kind == "compaction")
@@ -424,36 +435,15 @@ def test_an_overflow_with_nothing_to_fold_fails_the_run_and_the_trace_conforms(
     ws.mkdir()
     (ws / "a.txt").write_text("alpha\n")
 
-    class OverflowSecond:
-        name = "overflow-second"
-
-        def __init__(self) -> None:
-            self.inner = ScriptedProvider([[ToolUseBlock("r0", "read", {"path": "a.txt"})]])
-            self.seen = 0
-
-        def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-            self.seen += 1
-            if self.seen == 2:
-                return _Overflowing(failures=1)._fail()
-            return self.inner.stream(request)
-
-    registry = ToolRegistry(builtin_tools())
-    trace_path = tmp_path / "trace.jsonl"
-    trace = TraceWriter(trace_path, make_header(mode=Mode.BYPASS, tools=registry.names()))
-    loop = AgentLoop(
-        OverflowSecond(),
-        registry,
-        PassThroughGate(Mode.BYPASS, ws),
-        ToolContext(ws, dict(os.environ), JobManager()),
-        trace,
-        overflow_hook=ContextController().retry_hook(trace),
+    result, events, report = _run_in_bypass(
+        _OverflowOn(2, ScriptedProvider([[ToolUseBlock("r0", "read", {"path": "a.txt"})]])),
+        ws,
+        tmp_path,
+        "read a.txt",
+        lambda t: {"overflow_hook": ContextController().retry_hook(t)},
     )
-    result = asyncio.run(loop.run("read a.txt"))
-    trace.close()
     assert result.status.value == "failed" and "cannot be cut further" in result.error
-    with trace_path.open() as fh:
-        header, events = read_trace(fh)
-    assert check_trace(events, header).ok
+    assert report.ok
     assert [e.kind for e in events].count("request") == 2  # turn 1's, and turn 2's once
 
 

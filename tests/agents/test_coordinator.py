@@ -15,25 +15,30 @@ from metis_runtime.context import ContextBudget
 from metis_runtime.providers import ModelRequest, TextBlock, ToolResultBlock, ToolUseBlock
 from metis_trace import Mode, read_trace
 
-from ._support import events_of, git, git_workspace, make_root, read_tree, results, tree_report
+from ._support import (
+    events_of,
+    git,
+    git_workspace,
+    make_root,
+    read_tree,
+    results,
+    spawn,
+    tree_report,
+)
 
 pytestmark = pytest.mark.slow
-
-
-def _spawn(cid: str, agent: str, task: str, **more: Any) -> ToolUseBlock:
-    return ToolUseBlock(cid, "spawn_agent", {"agent": agent, "task": task, **more})
 
 
 def coordinator(request: ModelRequest, n: int) -> list[Any]:
     if n == 0:
         return [
             TextBlock("delegating"),
-            _spawn("c1", "planner", "Plan the feature", worktree="branch", permission_mode="plan"),
-            _spawn("c2", "implementer", "Implement the feature", worktree="branch"),
+            spawn("c1", "planner", "Plan the feature", worktree="branch", permission_mode="plan"),
+            spawn("c2", "implementer", "Implement the feature", worktree="branch"),
         ]
     if n == 1:
         # The same task again, spelled differently: a duplicate.
-        return [_spawn("c3", "planner", "  plan THE\n feature ", worktree="branch")]
+        return [spawn("c3", "planner", "  plan THE\n feature ", worktree="branch")]
     if n == 2:
         return [ToolUseBlock("c4", "list_agents", {})]
     return [TextBlock("all done")]
@@ -120,7 +125,7 @@ def test_a_coordinator_run_with_children_conforms_as_a_tree(tmp_path: Path) -> N
 def test_the_parent_integrates_a_child_worktree(tmp_path: Path) -> None:
     def script(request: ModelRequest, n: int) -> list[Any]:
         if n == 0:
-            return [_spawn("c1", "implementer", "Implement the feature", worktree="branch")]
+            return [spawn("c1", "implementer", "Implement the feature", worktree="branch")]
         return [TextBlock("done")]
 
     root = make_root(tmp_path, script, mode=Mode.ACCEPT_EDITS, limits=GuardLimits(max_depth=1))
@@ -151,7 +156,7 @@ def test_the_parent_integrates_a_child_worktree(tmp_path: Path) -> None:
 def test_results_of_children_reach_the_coordinator(tmp_path: Path) -> None:
     def script(request: ModelRequest, n: int) -> list[Any]:
         if n == 0:
-            return [_spawn("c1", "reviewer", "Review tracked.txt")]
+            return [spawn("c1", "reviewer", "Review tracked.txt")]
         last = request.messages[-1].content[0]
         assert isinstance(last, ToolResultBlock)
         return [TextBlock("reviewer said: " + last.content)]

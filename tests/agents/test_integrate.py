@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from metis_check import check_trace
-from metis_runtime import AgentLoop, Journal, LoopConfig, TraceWriter, make_header
+from metis_runtime import Journal, TraceWriter
 from metis_runtime.agents import (
     AgentDefinition,
     AgentSupervisor,
@@ -26,8 +26,6 @@ from metis_runtime.agents import (
     IntegrateAgentTool,
     WorkspaceError,
     WorkspaceManager,
-    agent_tools,
-    catalog_of,
     load_agents,
     make_workspace,
     new_tree,
@@ -35,19 +33,19 @@ from metis_runtime.agents import (
 )
 from metis_runtime.agents import _worktree as worktree_module
 from metis_runtime.permissions import Gate, Policy
-from metis_runtime.providers import ModelRequest, ScriptedProvider, TextBlock, ToolUseBlock
-from metis_runtime.tools import JobManager, ToolContext, ToolRegistry
+from metis_runtime.providers import ModelRequest, TextBlock, ToolUseBlock
+from metis_runtime.tools import JobManager, ToolContext
 from metis_trace import Decision, Mode, Route, ToolKind, TraceEvent, TraceHeader
 
 from ._support import (
     FACTORY,
     Root,
-    child_env,
     git,
     git_workspace,
     make_root,
     read_tree,
     results,
+    spawn,
     tree_report,
 )
 
@@ -83,13 +81,24 @@ def _child(root: Root) -> str:
 
 
 def _spawn(agent: str, worktree: str, task: str = "do it", **more: Any) -> ToolUseBlock:
-    return ToolUseBlock(
-        "s1", "spawn_agent", {"agent": agent, "task": task, "worktree": worktree, **more}
-    )
+    return spawn("s1", agent, task, worktree=worktree, **more)
 
 
 def _integrate(call_id: str, agent_id: str) -> ToolUseBlock:
     return ToolUseBlock(call_id, "integrate_agent", {"agent_id": agent_id})
+
+
+def _writer_then_integrate(worktree: str) -> Script:
+    """Spawn the writer on `worktree`, integrate it, answer."""
+
+    def steps(root: Root, request: ModelRequest, n: int) -> list[Any]:
+        if n == 0:
+            return [_spawn("writer", worktree)]
+        if n == 1:
+            return [_integrate("i1", _child(root))]
+        return [TextBlock("done")]
+
+    return steps
 
 
 def _root_trace(root: Root) -> tuple[TraceHeader, list[TraceEvent]]:
@@ -200,13 +209,7 @@ def test_a_running_child_an_unknown_id_and_an_inherit_child_are_refused(tmp_path
 
 
 def test_an_inherit_child_has_nothing_to_integrate(tmp_path: Path) -> None:
-    def steps(root: Root, request: ModelRequest, n: int) -> list[Any]:
-        if n == 0:
-            return [_spawn("writer", "inherit")]
-        if n == 1:
-            return [_integrate("i1", _child(root))]
-        return [TextBlock("done")]
-
+    steps = _writer_then_integrate("inherit")
     root = _root(tmp_path, steps, mode=Mode.ACCEPT_EDITS, allow=AGENT_TOOLS)
     assert root.run("inherit").status.value == "completed"
     _, events = _root_trace(root)
@@ -294,13 +297,7 @@ def test_a_protected_path_in_the_diff_is_denied_even_in_bypass(
 
 
 def test_default_mode_headless_denies_the_integration(tmp_path: Path) -> None:
-    def steps(root: Root, request: ModelRequest, n: int) -> list[Any]:
-        if n == 0:
-            return [_spawn("writer", "branch")]
-        if n == 1:
-            return [_integrate("i1", _child(root))]
-        return [TextBlock("done")]
-
+    steps = _writer_then_integrate("branch")
     # The child may write (allow rules, cloned into its gate); nothing allows integrating.
     root = _root(tmp_path, steps, mode=Mode.DEFAULT, allow=(*AGENT_TOOLS, "write", "edit"))
     assert root.run("integrate").status.value == "completed"
@@ -369,43 +366,23 @@ class _DieAfterIntegrating(TraceWriter):
 
 
 def _journaled_root(
-    ws: Path, run_dir: Path, script: Any, trace: TraceWriter | None, journal: Journal
-) -> tuple[AgentLoop, AgentSupervisor, TraceWriter]:
-    identity, ledger = new_tree(run_dir, GuardLimits(), root_run_id=RUN_ID)
+    tmp: Path, ws: Path, script: Any, trace: TraceWriter | None, journal: Journal
+) -> Root:
+    """The root in bypass with `journal`; on a new trace that dies after
+    integrating, or on `trace` (to resume)."""
     gate = Gate(Policy(), Mode.BYPASS, ws, Route.HEADLESS, headless_default=Decision.DENY)
-    names: list[str] = []
-    supervisor = AgentSupervisor(
-        identity,
+    return make_root(
+        tmp,
+        script,
         workspace=ws,
+        mode=Mode.BYPASS,
         gate=gate,
-        visible_tools=lambda: names,
-        catalog=catalog_of([WRITER, *load_agents(ws).agents.values()]),
-        provider=FACTORY,
-        ledger=ledger,
-        env=child_env(),
-    )
-    registry = ToolRegistry([*ToolRegistry.builtin(), *agent_tools(supervisor)])
-    names.extend(registry.names())
-    if trace is None:
-        header = make_header(
-            mode=Mode.BYPASS,
-            tools=registry.names(),
-            route=Route.HEADLESS,
-            run_id=RUN_ID,
-            meta=supervisor.header_meta(),
-        )
-        trace = _DieAfterIntegrating(run_dir / "trace.jsonl", header)
-    supervisor.trace = trace
-    loop = AgentLoop(
-        ScriptedProvider(script),
-        registry,
-        gate,
-        ToolContext(ws, child_env(), JobManager()),
-        trace,
+        extra_definitions=[WRITER],
+        run_id=RUN_ID,
         journal=journal,
-        config=LoopConfig(max_turns=10),
+        trace=trace,
+        writer=_DieAfterIntegrating,
     )
-    return loop, supervisor, trace
 
 
 def test_a_resumed_run_does_not_integrate_again(tmp_path: Path) -> None:
@@ -422,7 +399,8 @@ def test_a_resumed_run_does_not_integrate_again(tmp_path: Path) -> None:
         (agent_id,) = holder[0].children
         return [_integrate("i1", agent_id)]
 
-    loop, supervisor, trace = _journaled_root(ws, run_dir, first, None, journal)
+    root = _journaled_root(tmp_path, ws, first, None, journal)
+    loop, supervisor, trace = root.loop, root.supervisor, root.trace
     holder.append(supervisor)
 
     async def run_until_killed() -> None:
@@ -441,9 +419,8 @@ def test_a_resumed_run_does_not_integrate_again(tmp_path: Path) -> None:
     journal, state = Journal.open(journal_path, fsync=False)
     assert "2.0" in state.commits  # committed before the stop
     resumed_trace = TraceWriter(run_dir / "trace.jsonl")
-    loop, supervisor, _ = _journaled_root(
-        ws, run_dir, [[TextBlock("done")]], resumed_trace, journal
-    )
+    root = _journaled_root(tmp_path, ws, [[TextBlock("done")]], resumed_trace, journal)
+    loop, supervisor = root.loop, root.supervisor
 
     async def resume() -> Any:
         try:

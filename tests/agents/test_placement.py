@@ -21,7 +21,7 @@ from metis_runtime.agents import (
 from metis_runtime.providers import ModelRequest, TextBlock, ToolUseBlock
 from metis_trace import Mode, read_trace
 
-from ._support import git, git_workspace, make_root, read_tree, results
+from ._support import git, git_workspace, make_root, read_tree, results, spawn
 
 
 def test_auto_is_branch_in_a_repository_and_temp_elsewhere(tmp_path: Path) -> None:
@@ -120,9 +120,7 @@ def test_any_name_is_either_a_branch_git_makes_or_refused(tmp_path: Path, name: 
 
 
 def _spawn(cid: str, task: str, worktree: str) -> ToolUseBlock:
-    return ToolUseBlock(
-        cid, "spawn_agent", {"agent": "reviewer", "task": task, "worktree": worktree}
-    )
+    return spawn(cid, "reviewer", task, worktree=worktree)
 
 
 def _script(request: ModelRequest, n: int) -> list[Any]:

@@ -12,7 +12,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +21,9 @@ import pytest
 from metis_runtime.agents import AgentDefinition, GuardLimits, live_groups, sanitized_env
 from metis_runtime.providers import ModelRequest, TextBlock, ToolUseBlock
 from metis_trace import Mode
+from tests._procs import live_processes, proc_file
 
-from ._support import REPO, child_env, git, make_root, tree_report
+from ._support import REPO, child_env, git, make_root, spawn, tree_report
 
 pytestmark = pytest.mark.slow
 
@@ -47,10 +48,20 @@ def _definition(name: str, tools: tuple[str, ...], **env: str) -> AgentDefinitio
     return AgentDefinition(name=name, description=name, tools=tools, env=env, system_prompt=name)
 
 
+def _spawned_id(content: Sequence[Any]) -> str:
+    """The agent id an async spawn's result (the first block of `content`) names."""
+    return str(content[0].content.split()[2])
+
+
+def _results_text(content: Sequence[Any]) -> TextBlock:
+    """A final answer quoting every tool result in `content`."""
+    return TextBlock("\n".join(b.content for b in content if hasattr(b, "content")))
+
+
 def test_a_child_process_sees_the_sanitised_environment(tmp_path: Path) -> None:
     def script(request: ModelRequest, n: int) -> list[Any]:
         if n == 0:
-            return [ToolUseBlock("c1", "spawn_agent", {"agent": "envprobe", "task": "print env"})]
+            return [spawn("c1", "envprobe", "print env")]
         return [TextBlock(request.messages[-1].content[0].content)]  # type: ignore[union-attr]
 
     root = make_root(
@@ -81,22 +92,16 @@ def test_async_children_are_waited_for_messaged_and_listed(tmp_path: Path) -> No
     def script(request: ModelRequest, n: int) -> list[Any]:
         last = request.messages[-1].content
         if n == 0:
-            return [
-                ToolUseBlock(
-                    "c1",
-                    "spawn_agent",
-                    {"agent": "listener", "task": "listen", "mode": "async", "worktree": "temp"},
-                )
-            ]
+            return [spawn("c1", "listener", "listen", mode="async", worktree="temp")]
         if n == 1:
-            ids.append(last[0].content.split()[2])  # type: ignore[union-attr]
+            ids.append(_spawned_id(last))
             return [
                 ToolUseBlock("c2", "message_agent", {"agent_id": ids[0], "message": "use tabs"}),
                 ToolUseBlock("c3", "list_agents", {}),
             ]
         if n == 2:
             return [ToolUseBlock("c4", "wait_agent", {"agent_ids": [ids[0]], "timeout_s": 60})]
-        return [TextBlock("\n".join(b.content for b in last if hasattr(b, "content")))]  # type: ignore[union-attr]
+        return [_results_text(last)]
 
     root = make_root(
         tmp_path, script, mode=Mode.BYPASS, extra_definitions=[_definition("listener", ("bash",))]
@@ -118,13 +123,7 @@ def test_async_children_are_waited_for_messaged_and_listed(tmp_path: Path) -> No
 def test_a_timed_out_child_is_killed_and_its_worktree_removed(tmp_path: Path) -> None:
     def script(request: ModelRequest, n: int) -> list[Any]:
         if n == 0:
-            return [
-                ToolUseBlock(
-                    "c1",
-                    "spawn_agent",
-                    {"agent": "slow", "task": "take forever", "worktree": "branch"},
-                )
-            ]
+            return [spawn("c1", "slow", "take forever", worktree="branch")]
         return [TextBlock(request.messages[-1].content[0].content)]  # type: ignore[union-attr]
 
     root = make_root(
@@ -152,20 +151,14 @@ def test_kill_agent_stops_the_group_and_a_failed_child_is_reported(tmp_path: Pat
         last = request.messages[-1].content
         if n == 0:
             return [
-                ToolUseBlock(
-                    "c1",
-                    "spawn_agent",
-                    {"agent": "sleeper", "task": "sleep", "mode": "async", "worktree": "temp"},
-                ),
-                ToolUseBlock(
-                    "c2", "spawn_agent", {"agent": "broken", "task": "fail", "worktree": "branch"}
-                ),
+                spawn("c1", "sleeper", "sleep", mode="async", worktree="temp"),
+                spawn("c2", "broken", "fail", worktree="branch"),
             ]
         if n == 1:
-            ids.append(last[0].content.split()[2])  # type: ignore[union-attr]
+            ids.append(_spawned_id(last))
             time.sleep(1.0)  # let the sleeper start its own sleep
             return [ToolUseBlock("c3", "kill_agent", {"agent_id": ids[0]})]
-        return [TextBlock("\n".join(b.content for b in last if hasattr(b, "content")))]  # type: ignore[union-attr]
+        return [_results_text(last)]
 
     sleeper = _definition("sleeper", ("bash", "spawn_agent"))
     root = make_root(
@@ -188,11 +181,7 @@ def test_kill_agent_stops_the_group_and_a_failed_child_is_reported(tmp_path: Pat
 def test_a_cancelled_parent_call_kills_the_child_and_removes_its_worktree(tmp_path: Path) -> None:
     def script(request: ModelRequest, n: int) -> list[Any]:
         if n == 0:
-            return [
-                ToolUseBlock(
-                    "c1", "spawn_agent", {"agent": "slow", "task": "forever", "worktree": "branch"}
-                )
-            ]
+            return [spawn("c1", "slow", "forever", worktree="branch")]
         return [TextBlock("unreachable")]
 
     root = make_root(tmp_path, script, extra_definitions=[_definition("slow", ("read",))])
@@ -252,18 +241,8 @@ root.run("sleep")
 
 def _marked(marker: str) -> list[int]:
     """Live processes (not zombies) whose environment carries the marker."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            environ = Path(f"/proc/{entry}/environ").read_bytes()
-            state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if f"METIS_ORPHAN_MARK={marker}".encode() in environ.split(b"\0") and state != "Z":
-            found.append(int(entry))
-    return found
+    mark = f"METIS_ORPHAN_MARK={marker}".encode()
+    return [pid for pid, _ in live_processes() if mark in proc_file(pid, "environ").split(b"\0")]
 
 
 @pytest.fixture

@@ -7,8 +7,6 @@ import contextlib
 import json
 import os
 import signal
-import subprocess
-import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -19,39 +17,32 @@ from click.testing import CliRunner
 
 from metis_cli._agents import agents
 from metis_cli._main import cli
-from metis_cli._run import _child_provider, run
+from metis_cli._run import _child_provider
 from metis_trace import Mode, TraceEvent, TraceHeader, read_trace
+from tests._metis_cli import env as subprocess_env
+from tests._procs import live_processes, proc_file
 from tests.runtime.test_loop_support import (
     SLOW_MARKED_CALL,
+    invoke_run,
     metis_run_argv,
+    one_line_error,
     replay_run_argv,
     resume_run,
+    sigint_when,
     sigkill_when_marked,
-    subprocess_env,
     write_scenario,
 )
 
 from ._support import events_of, git, read_tree, results, tree_report
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("no_live_keys")]
 
 REPO = Path(__file__).resolve().parents[2]
 GREETER = 'def greet(name):\n    return "Hello " + name\n'
 
 
-@pytest.fixture(autouse=True)
-def _no_live_keys(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-
-
-def _run(*args: str) -> tuple[int, str, str]:
-    got = CliRunner().invoke(run, list(args), catch_exceptions=False)
-    return got.exit_code, got.stdout, got.stderr
-
-
 def _coordinator(ws: Path, *more: str) -> tuple[int, str, str]:
-    return _run("--scenario", "coordinator", "--workspace", str(ws), "--headless", *more)
+    return invoke_run("--scenario", "coordinator", "--workspace", str(ws), "--headless", *more)
 
 
 def _run_dir(ws: Path) -> Path:
@@ -193,14 +184,6 @@ def test_ask_agent_tools_leaves_spawning_to_the_gate(tmp_path: Path) -> None:
     assert not (run_dir / "agents").exists()
 
 
-def _one_line(code: int, err: str) -> str:
-    assert code == 2, err
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("metis run: error: "), err
-    assert "Traceback" not in err
-    return lines[0]
-
-
 @pytest.mark.parametrize(
     ("option", "value"),
     [
@@ -217,11 +200,11 @@ def test_a_bad_guard_or_context_option_is_one_line_and_exit_2(
 ) -> None:
     ws = tmp_path / "ws"
     args = ["--workspace", str(ws), option, value]
-    line = _one_line(*_run(*args)[::2])
+    line = one_line_error(*invoke_run(*args)[::2])
     assert option in line
     # The same through the `metis` group.
     got = CliRunner().invoke(cli, ["run", *args], catch_exceptions=False)
-    assert _one_line(got.exit_code, got.stderr) == line
+    assert one_line_error(got.exit_code, got.stderr) == line
     assert not ws.exists()  # nothing was seeded
 
 
@@ -230,7 +213,9 @@ def test_a_scenario_naming_a_missing_child_cassette_is_bad_input(tmp_path: Path)
     data = yaml.safe_load(scenario.read_text())
     data["agents"] = {"planner": "nowhere.yaml"}
     scenario.write_text(yaml.safe_dump(data))
-    line = _one_line(*_run("--workspace", str(tmp_path / "ws"), "--scenario", str(scenario))[::2])
+    line = one_line_error(
+        *invoke_run("--workspace", str(tmp_path / "ws"), "--scenario", str(scenario))[::2]
+    )
     assert "agents['planner']" in line and "nowhere.yaml" in line
 
 
@@ -307,18 +292,10 @@ def test_resume_after_sigkill_keeps_the_agent_tools_and_the_tree(tmp_path: Path)
 
 def _sleepers(arg: str) -> list[int]:
     """Live processes running `sleep ARG`."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            argv = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")[:2]
-            state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if argv == [b"sleep", arg.encode()] and state != "Z":
-            found.append(int(entry))
-    return found
+    argv = [b"sleep", arg.encode()]
+    return [
+        pid for pid, _ in live_processes() if proc_file(pid, "cmdline").split(b"\0")[:2] == argv
+    ]
 
 
 def test_ctrl_c_kills_the_running_children_and_the_run_resumes(tmp_path: Path) -> None:
@@ -350,33 +327,24 @@ def test_ctrl_c_kills_the_running_children_and_the_run_resumes(tmp_path: Path) -
     data["agents"] = {"implementer": child.name}
     root.write_text(yaml.safe_dump(data, sort_keys=False))
     env = subprocess_env()
-    proc = subprocess.Popen(
-        metis_run_argv(
-            "--workspace", str(ws), "--scenario", str(root), "--mode", "bypassPermissions"
-        ),
-        env=env,
-        cwd=tmp_path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+    argv = metis_run_argv(
+        "--workspace", str(ws), "--scenario", str(root), "--mode", "bypassPermissions"
     )
     try:
-        deadline = time.monotonic() + 120
-        while not ((ws / "started.marker").exists() and _sleepers(nap)):
-            assert proc.poll() is None, proc.communicate()
-            assert time.monotonic() < deadline, "the child or the slow call never started"
-            time.sleep(0.02)
-        proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=60)
+        code, err = sigint_when(
+            argv,
+            env,
+            tmp_path,
+            lambda: (ws / "started.marker").exists() and bool(_sleepers(nap)),
+            120,
+            "the child or the slow call never started",
+        )
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
         leftover = _sleepers(nap)
         for pid in leftover:  # a failing run must not leave them behind
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
-    assert proc.returncode == 1
+    assert code == 1
     assert leftover == [], "the child's tool outlived the interrupted run"
     run_dir = _run_dir(ws)
     assert err.strip().splitlines()[-1] == (

@@ -11,25 +11,16 @@ import pytest
 from click.testing import CliRunner
 
 from metis_cli._main import cli
-
-
-def _write(path: Path, permissions: dict[str, object]) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"permissions": permissions}))
-    return path
+from tests.runtime._hierarchy import fake_hierarchy
+from tests.runtime._hierarchy import write_permissions as _write
 
 
 @pytest.fixture
 def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path, Path]:
     """A workspace, a home and a managed-settings folder, none of them real;
     the hierarchy on (tests/conftest.py turns it off for every other test)."""
-    ws, home, managed = tmp_path / "ws", tmp_path / "home", tmp_path / "etc"
-    for d in (ws, home, managed):
-        d.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("METIS_MANAGED_SETTINGS_DIRS", str(managed))
     monkeypatch.delenv("METIS_SETTINGS_HIERARCHY")
-    return ws, home, managed
+    return fake_hierarchy(tmp_path, monkeypatch, "ws")
 
 
 def _run(ws: Path, *args: str) -> tuple[dict[str, object], list[dict[str, object]]]:

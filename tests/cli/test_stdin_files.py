@@ -14,7 +14,8 @@ from click.testing import CliRunner
 from metis_cli._explore import explore
 from metis_cli._main import cli
 from metis_runtime.providers import builtin_scenarios
-from metis_studies.explore import Call, Turn, Workload, write_scenario
+from metis_studies.explore import write_scenario
+from tests.explore._workloads import ONE_EDIT
 
 
 def _one_line_error(output: str, says: str) -> None:
@@ -64,26 +65,10 @@ def test_run_refuses_a_trace_on_stdin_before_touching_the_workspace(tmp_path: Pa
     assert not ws.exists() or not any(ws.iterdir())
 
 
-def _workload() -> Workload:
-    return Workload(
-        name="one-edit",
-        files={"a.txt": "one\n"},
-        mode="acceptEdits",
-        turns=(
-            Turn(
-                calls=(
-                    Call(id="t1", tool="edit", input={"path": "a.txt", "old": "one", "new": "two"}),
-                )
-            ),
-            Turn(text="done"),
-        ),
-    )
-
-
 def test_explore_replays_a_workload_from_stdin_as_json_or_scenario_yaml(tmp_path: Path) -> None:
-    write_scenario(_workload(), tmp_path / "scenario.yaml")
+    write_scenario(ONE_EDIT, tmp_path / "scenario.yaml")
     inputs = {
-        "json": json.dumps(_workload().to_json()),
+        "json": json.dumps(ONE_EDIT.to_json()),
         "yaml": (tmp_path / "scenario.yaml").read_text(),
     }
     for kind, text in inputs.items():

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -25,20 +23,11 @@ from metis_runtime._redact import Redactor
 from metis_runtime.providers import TextBlock, ToolUseBlock
 from metis_trace import Mode
 from tests._credentials import DOCUMENTED, credentials, embedded
+from tests._metis_cli import metis as _metis
 from tests.runtime.test_loop_support import make_loop
 
 AWS_KEY = DOCUMENTED[0][0].text  # AWS's documented example key id
 CANARY = "metis-canary-7f3a9be10c"  # no detector pattern matches it
-
-
-def _metis(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "metis_cli", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 class _Verbatim(Redactor):

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 import pytest
 
 INNER = """
@@ -32,22 +35,28 @@ def test_broken_on_purpose(tmp_path):
 pytestmark = pytest.mark.metis_nonconforming
 
 
-def test_plugin_checks_recorded_traces(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(test_inner=INNER)
+def _with_coverage(
+    pytester: pytest.Pytester, passed: int, failed: int, lines: list[str], **files: str
+) -> tuple[Any, dict[str, Any]]:
+    """An inner session over `files` that writes the plugin's coverage: it must
+    end with `passed` and `failed` tests and print `lines` (in order). Its
+    result and that coverage."""
+    pytester.makepyfile(**files)
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--metis-coverage=cov.json")
-    result.assert_outcomes(passed=2, failed=1)
-    result.stdout.fnmatch_lines(
-        [
-            "*recorded trace does not conform to the model*",
-            "*CLOSE-1 at line*second result*",
-            "*metis conformance*",
-            "*reports (recorded traces, trees, run files*counted",
-            "*invariants checked:*",
-        ]
-    )
-    import json
+    result.assert_outcomes(passed=passed, failed=failed)
+    result.stdout.fnmatch_lines(lines)
+    return result, json.loads((pytester.path / "cov.json").read_text())
 
-    cov = json.loads((pytester.path / "cov.json").read_text())
+
+def test_plugin_checks_recorded_traces(pytester: pytest.Pytester) -> None:
+    lines = [
+        "*recorded trace does not conform to the model*",
+        "*CLOSE-1 at line*second result*",
+        "*metis conformance*",
+        "*reports (recorded traces, trees, run files*counted",
+        "*invariants checked:*",
+    ]
+    _, cov = _with_coverage(pytester, 2, 1, lines, test_inner=INNER)
     # The conforming trace counts, and each checked test's scan of its files
     # (TRACE-2); the broken trace does not, nor the nonconforming test at all.
     assert cov["reports"] == 3
@@ -196,21 +205,14 @@ def test_a_run_that_leaked(tmp_path):
 
 
 def test_plugin_checks_trees_and_the_files_runs_wrote(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(test_tree=TREE)
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--metis-coverage=cov.json")
-    result.assert_outcomes(passed=1, failed=2)
-    result.stdout.fnmatch_lines(
-        [
-            "*_ test_a_tree_with_a_bad_link _*",
-            "*CHILD-5*depth 2, parent root has 0*",
-            "*_ test_a_run_that_leaked _*",
-            "*TRACE-2*trace.jsonl.journal: line 1, column *: a aws-access-key-id credential*",
-        ]
-    )
+    lines = [
+        "*_ test_a_tree_with_a_bad_link _*",
+        "*CHILD-5*depth 2, parent root has 0*",
+        "*_ test_a_run_that_leaked _*",
+        "*TRACE-2*trace.jsonl.journal: line 1, column *: a aws-access-key-id credential*",
+    ]
+    result, cov = _with_coverage(pytester, 1, 2, lines, test_tree=TREE)
     assert "IOSFODNN7EXAMPLE" not in result.stdout.str()
-    import json
-
-    cov = json.loads((pytester.path / "cov.json").read_text())
     # Two trees conformed (the leaking run's tree itself is fine): two links each.
     assert cov["invariants"]["CHILD-5"] == 4 and cov["invariants"]["CHILD-4"] == 2
 
@@ -237,8 +239,6 @@ def test_two(tmp_path):
 def test_required_coverage_is_summed_over_workers_and_names_what_is_missing(
     pytester: pytest.Pytester,
 ) -> None:
-    import json
-
     pytester.makepyfile(test_two=TWO)
     alone = pytester.runpytest_subprocess(
         "-p", "no:cacheprovider", "-p", "no:xdist", "--metis-coverage=alone.json"

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -144,8 +144,14 @@ def test_four_class_and_serial_agree_on_results(
 # --- the checks have teeth: wrong dispatchers are caught ---------------------------------
 
 
-class _AllAtOnce:
-    """Wrong on purpose: starts every call at once."""
+Schedule = Callable[[Sequence[PlannedCall], ToolContext, EffectSink], Awaitable[None]]
+
+
+class _Wrong:
+    """A dispatcher wrong on purpose: `schedule` runs the batch, ignoring the cancel."""
+
+    def __init__(self, schedule: Schedule) -> None:
+        self.schedule = schedule
 
     async def run_batch(
         self,
@@ -154,31 +160,28 @@ class _AllAtOnce:
         sink: EffectSink,
         cancel: asyncio.Event,
     ) -> None:
-        await asyncio.gather(*(execute_call(c, ctx, sink) for c in calls))
+        await self.schedule(calls, ctx, sink)
 
 
-class _ReversedQueue:
-    """Wrong on purpose: serial, but in reverse call order."""
+async def _all_at_once(calls: Sequence[PlannedCall], ctx: ToolContext, sink: EffectSink) -> None:
+    """Starts every call at once."""
+    await asyncio.gather(*(execute_call(c, ctx, sink) for c in calls))
 
-    async def run_batch(
-        self,
-        calls: Sequence[PlannedCall],
-        ctx: ToolContext,
-        sink: EffectSink,
-        cancel: asyncio.Event,
-    ) -> None:
-        for c in reversed(calls):
-            await execute_call(c, ctx, sink)
+
+async def _reversed_queue(calls: Sequence[PlannedCall], ctx: ToolContext, sink: EffectSink) -> None:
+    """Serial, but in reverse call order."""
+    for c in reversed(calls):
+        await execute_call(c, ctx, sink)
 
 
 @pytest.mark.metis_nonconforming
 @pytest.mark.parametrize(
     ("wrong", "inputs", "invariant"),
     [
-        (_AllAtOnce(), [op(S, "a", ms=5), op(X, "x", ms=5)], {"SCHED-1", "SCHED-3"}),
-        (_AllAtOnce(), [op(Q, "a", ms=5, key="k"), op(Q, "b", ms=5, key="k")], {"SCHED-2"}),
-        (_ReversedQueue(), [op(Q, "a", key="k"), op(Q, "b", key="k")], {"SCHED-2"}),
-        (_ReversedQueue(), [op(S, "a"), op(X, "x")], {"SCHED-3"}),
+        (_Wrong(_all_at_once), [op(S, "a", ms=5), op(X, "x", ms=5)], {"SCHED-1", "SCHED-3"}),
+        (_Wrong(_all_at_once), [op(Q, "a", ms=5, key="k"), op(Q, "b", ms=5, key="k")], {"SCHED-2"}),
+        (_Wrong(_reversed_queue), [op(Q, "a", key="k"), op(Q, "b", key="k")], {"SCHED-2"}),
+        (_Wrong(_reversed_queue), [op(S, "a"), op(X, "x")], {"SCHED-3"}),
     ],
 )
 def test_wrong_dispatchers_are_caught(

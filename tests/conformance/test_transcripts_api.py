@@ -248,36 +248,25 @@ def test_real_bodies_pass_pretty_and_compact(name: str) -> None:
     assert pretty_report.events == len(json.loads(text)[key])
 
 
+# One edit of a real body, one violation at the line it names: the call whose
+# result went, or the copy (a duplicated result or call id, a stray result).
+EDITS = [
+    ("remove_result", "CLOSE-2", "call"),
+    ("duplicate_result", "CLOSE-1", "copy"),
+    ("duplicate_call", "CLOSE-7", "copy"),
+    ("stray_result", "CLOSE-4", "copy"),
+]
+
+
+@pytest.mark.parametrize(("edit", "invariant", "at"), EDITS, ids=[e[0] for e in EDITS])
 @pytest.mark.parametrize("name", sorted(REAL))
-def test_removed_result_is_close_2_at_the_call(name: str) -> None:
+def test_one_edit_is_one_violation_at_its_line(
+    name: str, edit: str, invariant: str, at: str
+) -> None:
     s = surgeon(name)
-    s.remove_result()
+    getattr(s, edit)()
     lines = pretty(s.body)
-    assert found(lines, s.fmt) == {("CLOSE-2", line_of(lines, "call"))}
-
-
-@pytest.mark.parametrize("name", sorted(REAL))
-def test_duplicated_result_is_close_1_at_the_copy(name: str) -> None:
-    s = surgeon(name)
-    s.duplicate_result()
-    lines = pretty(s.body)
-    assert found(lines, s.fmt) == {("CLOSE-1", line_of(lines, "copy"))}
-
-
-@pytest.mark.parametrize("name", sorted(REAL))
-def test_duplicated_call_id_is_close_7_at_the_copy(name: str) -> None:
-    s = surgeon(name)
-    s.duplicate_call()
-    lines = pretty(s.body)
-    assert found(lines, s.fmt) == {("CLOSE-7", line_of(lines, "copy"))}
-
-
-@pytest.mark.parametrize("name", sorted(REAL))
-def test_stray_result_is_close_4_at_the_stray(name: str) -> None:
-    s = surgeon(name)
-    s.stray_result()
-    lines = pretty(s.body)
-    assert found(lines, s.fmt) == {("CLOSE-4", line_of(lines, "copy"))}
+    assert found(lines, s.fmt) == {(invariant, line_of(lines, at))}
 
 
 @pytest.mark.parametrize("name", sorted(REAL))

@@ -10,7 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from metis_cli._explore import explore
-from metis_studies.explore import MECH_REQUIRED, REQUIRED, Call, Turn, Workload, write_scenario
+from metis_studies.explore import MECH_REQUIRED, REQUIRED, write_scenario
+from tests.explore._workloads import ONE_EDIT
 
 
 def _invoke(*args: str) -> tuple[int, str, str]:
@@ -68,20 +69,7 @@ def test_a_short_exploration_reports_json_and_exits_0(tmp_path: Path) -> None:
 
 
 def test_replay_runs_a_written_scenario(tmp_path: Path) -> None:
-    workload = Workload(
-        name="one-edit",
-        files={"a.txt": "one\n"},
-        mode="acceptEdits",
-        turns=(
-            Turn(
-                calls=(
-                    Call(id="t1", tool="edit", input={"path": "a.txt", "old": "one", "new": "two"}),
-                )
-            ),
-            Turn(text="done"),
-        ),
-    )
-    write_scenario(workload, tmp_path / "s" / "scenario.yaml")
+    write_scenario(ONE_EDIT, tmp_path / "s" / "scenario.yaml")
     for execution in ("in-process", "metis-run"):
         code, out, _ = _invoke(
             "--replay",

@@ -15,22 +15,10 @@ import pytest
 from metis_check import check_trace
 from metis_runtime import _failpoints
 from metis_trace import read_trace
+from tests._metis_cli import env
+from tests._metis_cli import metis as _metis
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def _metis(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    full = {**os.environ, "PYTHONPATH": str(REPO), **(env or {})}
-    full.pop("ANTHROPIC_API_KEY", None)
-    full.pop("OPENAI_API_KEY", None)
-    return subprocess.run(
-        [sys.executable, "-m", "metis_cli", *args],
-        env=full,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
 
 
 def _run(tmp: Path, point: str) -> tuple[subprocess.CompletedProcess[str], Path]:
@@ -45,7 +33,7 @@ def _run(tmp: Path, point: str) -> tuple[subprocess.CompletedProcess[str], Path]
         "--trace",
         str(trace),
         "--quiet",
-        env={"METIS_FAILPOINT": point},
+        environ=env(METIS_FAILPOINT=point),
     )
     return done, trace
 

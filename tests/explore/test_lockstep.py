@@ -56,9 +56,7 @@ from metis_runtime.dispatch import Dispatcher, FourClassDispatcher, PlannedCall
 from metis_runtime.permissions import Gate, Policy
 from metis_runtime.providers import ModelRequest, ScriptedProvider, TextBlock, ToolUseBlock
 from metis_runtime.tools import (
-    Classification,
     JobManager,
-    Tool,
     ToolContext,
     ToolInput,
     ToolOutput,
@@ -72,17 +70,11 @@ from metis_trace import (
     Mode,
     ResultStatus,
     Route,
-    ToolKind,
     TraceEvent,
     read_trace,
 )
+from tests.runtime.test_dispatch_support import ClassedTool
 
-KINDS = {
-    CallClass.SAFE: ToolKind.READ_ONLY,
-    CallClass.QUEUE: ToolKind.EDIT,
-    CallClass.EXCLUSIVE: ToolKind.EXEC,
-    CallClass.BACKGROUND: ToolKind.EXEC,
-}
 PUMP = 60  # at most this many loop iterations per move
 QUIET = 4  # iterations without a new trace line: nothing moves any more
 
@@ -100,7 +92,7 @@ class Gates:
         self.events[name].set()
 
 
-class GatedTool(Tool):
+class GatedTool(ClassedTool):
     """Runs until released; its class, key and kind are in its input."""
 
     spec = ToolSpec(
@@ -119,13 +111,6 @@ class GatedTool(Tool):
 
     def __init__(self, gates: Gates) -> None:
         self.gates = gates
-
-    def kind(self, input: ToolInput) -> ToolKind:
-        return KINDS[CallClass(input["cls"])]
-
-    def classify(self, input: ToolInput, ctx: ToolContext) -> Classification:
-        cls = CallClass(input["cls"])
-        return Classification(cls, input.get("key"), KINDS[cls])
 
     async def run(self, input: ToolInput, ctx: ToolContext) -> ToolOutput:
         name = input["name"]

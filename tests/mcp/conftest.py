@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 
 from metis_runtime.mcp import ServerConfig, parse_server
+from tests._procs import live_processes
 
 SERVER = Path(__file__).parent / "servers" / "fixture_server.py"
 
@@ -62,18 +63,7 @@ def _bounded_mcp_waits(monkeypatch: pytest.MonkeyPatch) -> None:
 def _live_children() -> set[int]:
     """This process's children that are still running (not zombies)."""
     me = os.getpid()
-    found: set[int] = set()
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", encoding="utf-8") as fh:
-                fields = fh.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if fields[0] != "Z" and int(fields[1]) == me:
-            found.add(int(entry))
-    return found
+    return {pid for pid, fields in live_processes() if int(fields[1]) == me}
 
 
 @pytest.fixture(autouse=True)

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from metis_runtime.mcp import McpCallError, McpHost, McpStartError, McpTool, mcp_tools, parse_server
+from tests._procs import alive
 
 from .conftest import base_env, stdio_server
 
@@ -139,7 +140,7 @@ def test_close_stops_the_process_group(tmp_path: Path) -> None:
     tools = {t.name: t for t in mcp_tools(mcp, mcp.start())}
     pgid = int(call(tools["mcp__fixture__whoami"], {})[0].split()[1])
     mcp.close()
-    assert not _running(pgid)
+    assert not alive(pgid)
     mcp.close()  # idempotent
 
 
@@ -170,21 +171,11 @@ import time; time.sleep(60)
         proc.wait(timeout=10)
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
-        if not _running(pgid):  # the server leads its group: pgid is its pid
+        if not alive(pgid):  # the server leads its group: pgid is its pid
             return
         time.sleep(0.05)
     os.killpg(pgid, signal.SIGKILL)
     pytest.fail("the server outlived the runtime")
-
-
-def _running(pid: int) -> bool:
-    """Alive and not a zombie (an orphan may be reparented to a subreaper that
-    does not reap it: it has ended all the same)."""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="utf-8") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
 
 
 @pytest.mark.parametrize(

@@ -4,14 +4,12 @@ journal and never re-run (RETRY-1), and the resumed trace conforms."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 from click.testing import CliRunner
 
 from metis_cli._main import cli
+from tests._metis_cli import env, metis
 
 from .conftest import stdio_entry
 from .test_cli import ALLOW, config_files, run_args
@@ -23,14 +21,8 @@ def test_killed_after_commit_then_resumed(tmp_path: Path) -> None:
     config, settings = config_files(tmp_path, {"fixture": entry}, ALLOW)
     trace = tmp_path / "run" / "trace.jsonl"
     args = run_args(tmp_path, "-q", "--mcp-config", str(config), "--settings", str(settings))
-    first = subprocess.run(  # SIGKILLed at call 2.0's journal commit
-        [sys.executable, "-m", "metis_cli", *args],
-        env={**os.environ, "METIS_FAILPOINT": "journal:commit:2.0"},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    # SIGKILLed at call 2.0's journal commit
+    first = metis(*args, environ=env(METIS_FAILPOINT="journal:commit:2.0"), timeout=60)
     assert first.returncode in (-9, 137), first.stderr
     assert log.read_text().splitlines() == ["lookup greeting", "append notes.txt"]
     resumed = CliRunner().invoke(cli, ["run", "--resume", "--trace", str(trace), "-q"])

@@ -21,24 +21,10 @@ from metis_trace import (
     Stage,
     ToolKind,
 )
+from tests.model._facts import facts_of, rule_refs
 
-rules_st = st.builds(
-    RuleRef,
-    behavior=st.sampled_from(RuleBehavior),
-    source=st.sampled_from(Source),
-    pattern=st.just("R"),
-    recency=st.integers(0, 5),
-)
-facts_st = st.builds(
-    Facts,
-    mode=st.sampled_from(Mode),
-    kind=st.sampled_from(ToolKind),
-    protected=st.booleans(),
-    secret=st.booleans(),
-    in_scope=st.booleans(),
-    transition=st.booleans(),
-    rules=st.lists(rules_st, max_size=3).map(tuple),
-)
+rules_st = rule_refs(st.just("R"), st.integers(0, 5))
+facts_st = facts_of(rules_st, 3)
 
 
 def rule(behavior: RuleBehavior, source: Source = Source.PROJECT, recency: int = 0) -> RuleRef:

@@ -4,28 +4,19 @@ and bad input as one line with exit 2."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from metis_trace import Route, read_turn_log
+from tests import _metis_cli
 
 from ._runtime import REQUEST
 
 
 def metis(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    return subprocess.run(
-        [sys.executable, "-m", "metis_cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**env, "USER": "alice"},
-        cwd=cwd,
-    )
+    return _metis_cli.metis(*args, cwd=cwd, environ=_metis_cli.env(USER="alice"), timeout=300)
 
 
 def test_the_keyless_scenario_end_to_end(tmp_path: Path) -> None:

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 from test_dispatch_support import (
-    KIND,
     OpTool,
     Probe,
     assert_conforms,
+    classification_of,
     intervals,
     make_loop,
     op,
@@ -35,7 +35,7 @@ from metis_runtime.dispatch import (
     PlannedCall,
     SerialDispatcher,
 )
-from metis_runtime.tools import Classification, JobManager, ToolContext
+from metis_runtime.tools import JobManager, ToolContext
 from metis_trace import CallClass, EffectOutcome, ResultStatus, RunStatus
 
 S, Q, X, B = CallClass.SAFE, CallClass.QUEUE, CallClass.EXCLUSIVE, CallClass.BACKGROUND
@@ -411,9 +411,7 @@ class ListSink:
 def _planned(tool: OpTool, inputs: list[dict[str, Any]]) -> list[PlannedCall]:
     out = []
     for i, x in enumerate(inputs):
-        cls = CallClass(x["cls"])
-        classification = Classification(cls, x.get("key"), KIND[cls])
-        out.append(PlannedCall(f"1.{i}", i, f"c{i}", tool, x, classification))
+        out.append(PlannedCall(f"1.{i}", i, f"c{i}", tool, x, classification_of(x)))
     return out
 
 
@@ -495,9 +493,8 @@ def test_out_of_process_safe_calls_start_first_within_their_segment(tmp_path: Pa
         (elsewhere, op(S, "bash2", ms=1)),
     ]
     calls = [
-        PlannedCall(f"1.{i}", i, f"c{i}", tool, x, Classification(x_cls, x.get("key"), KIND[x_cls]))
+        PlannedCall(f"1.{i}", i, f"c{i}", tool, x, classification_of(x))
         for i, (tool, x) in enumerate(inputs)
-        for x_cls in [CallClass(x["cls"])]
     ]
     sink = ListSink()
 

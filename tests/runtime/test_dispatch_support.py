@@ -22,27 +22,22 @@ import attrs
 from metis_runtime import (
     AgentLoop,
     LoopConfig,
-    PassThroughGate,
     RunResult,
     ToolError,
-    TraceWriter,
-    make_header,
 )
 from metis_runtime.dispatch import Dispatcher
-from metis_runtime.providers import ScriptedProvider, TextBlock, ToolUseBlock
+from metis_runtime.providers import TextBlock, ToolUseBlock
 from metis_runtime.tools import (
     Classification,
-    JobManager,
     Tool,
     ToolContext,
     ToolInput,
     ToolOutput,
-    ToolRegistry,
     ToolSpec,
-    builtin_tools,
 )
-from metis_trace import CallClass, Mode, ToolKind, TraceEvent, TraceHeader
-from tests.runtime.test_loop_support import assert_conforms, read
+from metis_trace import CallClass, ToolKind, TraceEvent, TraceHeader
+from tests.runtime.test_loop_support import assert_conforms, read, run_with
+from tests.runtime.test_loop_support import make_loop as scripted_loop
 
 KIND = {
     CallClass.SAFE: ToolKind.READ_ONLY,
@@ -90,7 +85,23 @@ class Probe:
         return [tag for tag, ev, _ in self.log if ev == what]
 
 
-class OpTool(Tool):
+def classification_of(input: Mapping[str, Any]) -> Classification:
+    """The class an input names (`cls`), its `key`, and that class's kind (`KIND`)."""
+    cls = CallClass(input["cls"])
+    return Classification(cls, input.get("key"), KIND[cls])
+
+
+class ClassedTool(Tool):
+    """A test tool whose class, key and kind are in its input (`classification_of`)."""
+
+    def kind(self, input: ToolInput) -> ToolKind:
+        return KIND[CallClass(input["cls"])]
+
+    def classify(self, input: ToolInput, ctx: ToolContext) -> Classification:
+        return classification_of(input)
+
+
+class OpTool(ClassedTool):
     """`op`: input `cls`, optional `key`, `ms` (sleep), `fail` ("raise" or
     "error"), `tag`, and `append` (a file to read, sleep, then rewrite with
     the tag appended: a lost update if two ran at once)."""
@@ -99,13 +110,6 @@ class OpTool(Tool):
 
     def __init__(self, probe: Probe) -> None:
         self.probe = probe
-
-    def kind(self, input: ToolInput) -> ToolKind:
-        return KIND[CallClass(input["cls"])]
-
-    def classify(self, input: ToolInput, ctx: ToolContext) -> Classification:
-        cls = CallClass(input["cls"])
-        return Classification(cls, input.get("key"), KIND[cls])
 
     async def run(self, input: ToolInput, ctx: ToolContext) -> ToolOutput:
         tag, cls, key = str(input.get("tag", "?")), str(input["cls"]), input.get("key")
@@ -182,21 +186,19 @@ def make_loop(
         (workspace / name).write_text(text)
     trace_path = tmp_path / "trace.jsonl"
     probe = Probe()
-    registry = ToolRegistry([*builtin_tools(), OpTool(probe)])
-    header = make_header(mode=Mode.BYPASS, tools=registry.names())
     script: list[Any] = [
         [ToolUseBlock(id=f"c{n}.{i}", name=tool, input=dict(x)) for i, x in enumerate(inputs)]
         for n, inputs in enumerate(turns)
     ]
     script.append([TextBlock(text="done")])
-    loop = AgentLoop(
-        ScriptedProvider(script),
-        registry,
-        PassThroughGate(Mode.BYPASS, workspace),
-        ToolContext(workspace, {"PATH": "/usr/bin:/bin"}, JobManager()),
-        TraceWriter(trace_path, header),
-        dispatcher=dispatcher,
+    loop = scripted_loop(
+        script,
+        workspace,
+        trace_path,
+        extra_tools=[OpTool(probe)],
         config=LoopConfig(job_wait=job_wait),
+        env={"PATH": "/usr/bin:/bin"},
+        dispatcher=dispatcher,
     )
     return loop, probe, trace_path
 
@@ -219,19 +221,8 @@ def run_batch(
         dispatcher, [inputs, *more_turns], tmp_path, tool=tool, files=files, job_wait=job_wait
     )
 
-    async def main() -> RunResult:
-        if during is None:
-            return await loop.run("run the batch")
-        side = asyncio.ensure_future(during(loop, probe))
-        try:
-            return await loop.run("run the batch")
-        finally:
-            side.cancel()
-
-    try:
-        result = asyncio.run(main())
-    finally:
-        loop.trace.close()
+    side = None if during is None else lambda: during(loop, probe)
+    result = run_with(loop, "run the batch", side)
     header, events = read(trace_path)
     if check:
         assert_conforms(header, events)

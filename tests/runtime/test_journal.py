@@ -6,8 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import subprocess
-import time
+from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -30,27 +29,27 @@ from metis_runtime.providers import (
     ModelRequest,
     RedactedThinkingBlock,
     ReplayProvider,
-    ServerToolBlock,
     TextBlock,
     ThinkingBlock,
     ToolResultBlock,
     ToolUseBlock,
 )
+from metis_studies.faults._harness import close_loop
 from metis_trace import EffectOutcome, Mode
+from tests._metis_cli import env as subprocess_env
 from tests.runtime.test_loop_support import (
     SLOW_MARKED_CALL,
     anthropic_body,
     assert_conforms,
     kinds,
     make_loop,
-    metis_run_argv,
     of_kind,
     read,
     replay_run_argv,
     results_by_occ,
     resume_run,
+    sigint_when,
     sigkill_when_marked,
-    subprocess_env,
     write_scenario,
 )
 from tests.runtime.test_providers_support import (
@@ -58,6 +57,7 @@ from tests.runtime.test_providers_support import (
     REDACTED_NEXT_CONTENT,
     REDACTED_TOOL_ID,
     redacted_thinking_body,
+    web_search_blocks,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -127,21 +127,44 @@ def _script(ws: Path) -> Any:
     return script
 
 
-def _start(tmp_path: Path, die: str, nth: int = 1) -> tuple[Path, Path, Path]:
-    ws = tmp_path / "ws"
+def _paths(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """The workspace, the trace and the journal of a run in `tmp_path`."""
+    return tmp_path / "ws", tmp_path / "t.jsonl", tmp_path / "t.jsonl.journal"
+
+
+def _dying_loop(
+    tmp_path: Path,
+    script: Any,
+    *,
+    die: str | None = None,
+    nth: int = 1,
+    tools: tuple[str, ...] = ("read", "write", "edit", "ls", "glob", "grep", "bash"),
+    journal_type: type[Journal] = Journal,
+) -> AgentLoop:
+    """A new run in bypass on a new `journal_type` journal and a trace that
+    dies at its `nth` `die` event (a plain trace without `die`)."""
+    ws, trace_path, journal_path = _paths(tmp_path)
     ws.mkdir()
-    trace_path, journal_path = tmp_path / "t.jsonl", tmp_path / "t.jsonl.journal"
-    header = make_header(
-        mode=Mode.BYPASS, tools=("read", "write", "edit", "ls", "glob", "grep", "bash")
+    header = make_header(mode=Mode.BYPASS, tools=tools)
+    trace = (
+        _DieAt(trace_path, header, kind=die, nth=nth) if die else TraceWriter(trace_path, header)
     )
-    trace = _DieAt(trace_path, header, kind=die, nth=nth)
-    journal = Journal.create(journal_path, header.run_id, {}, fsync=False)
-    loop = make_loop(_script(ws), ws, trace_path, trace=trace, journal=journal)
+    journal = journal_type.create(journal_path, header.run_id, {}, fsync=False)
+    return make_loop(script, ws, trace_path, trace=trace, journal=journal)
+
+
+def _until_killed(loop: AgentLoop, main: Coroutine[Any, Any, RunResult]) -> None:
+    """Run `main` (the loop's run or resume) until it is killed, then close
+    the loop's trace and journal as the dead process left them."""
     with pytest.raises(_Killed):
-        asyncio.run(loop.run("count"))
-    trace.close()
-    journal.close()
-    return ws, trace_path, journal_path
+        asyncio.run(main)
+    close_loop(loop)
+
+
+def _start(tmp_path: Path, die: str, nth: int = 1) -> tuple[Path, Path, Path]:
+    loop = _dying_loop(tmp_path, _script(tmp_path / "ws"), die=die, nth=nth)
+    _until_killed(loop, loop.run("count"))
+    return _paths(tmp_path)
 
 
 def _resume(ws: Path, trace_path: Path, journal_path: Path) -> tuple[RunResult, AgentLoop]:
@@ -210,17 +233,11 @@ class _JournalDiesAtCommit(Journal):
 def test_resume_after_a_kill_between_trace_commit_and_journal_commit(tmp_path: Path) -> None:
     """The trace holds the commit, the journal lost the output: the call is
     answered as committed (never re-run), with a note instead of its output."""
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    trace_path, journal_path = tmp_path / "t.jsonl", tmp_path / "t.jsonl.journal"
-    header = make_header(mode=Mode.BYPASS, tools=("ls", "bash"))
-    trace = TraceWriter(trace_path, header)
-    journal = _JournalDiesAtCommit.create(journal_path, header.run_id, {}, fsync=False)
-    loop = make_loop(_script(ws), ws, trace_path, trace=trace, journal=journal)
-    with pytest.raises(_Killed):
-        asyncio.run(loop.run("count"))
-    trace.close()
-    journal.close()
+    ws, trace_path, journal_path = _paths(tmp_path)
+    loop = _dying_loop(
+        tmp_path, _script(ws), tools=("ls", "bash"), journal_type=_JournalDiesAtCommit
+    )
+    _until_killed(loop, loop.run("count"))
     result, loop = _resume(ws, trace_path, journal_path)
     assert result.status.value == "completed"
     header, events = read(trace_path)
@@ -258,10 +275,7 @@ def test_resume_after_a_kill_inside_resume_is_idempotent(tmp_path: Path) -> None
     trace = _DieAt(trace_path, kind="result")
     journal, state = Journal.open(journal_path, fsync=False)
     loop = make_loop(_script(ws), ws, trace_path, trace=trace, journal=journal)
-    with pytest.raises(_Killed):
-        asyncio.run(loop.resume(state))
-    trace.close()
-    journal.close()
+    _until_killed(loop, loop.resume(state))
     assert scan_trace(read(trace_path)[1]).phase == "resumed"
     result, _ = _resume(ws, trace_path, journal_path)
     header, events = read(trace_path)
@@ -369,37 +383,9 @@ def test_ctrl_c_mid_batch_records_the_interrupt_then_resume_completes(tmp_path: 
     )
     trace = tmp_path / "trace.jsonl"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen(
-        metis_run_argv(
-            "--workspace",
-            str(ws),
-            "--trace",
-            str(trace),
-            "--scenario",
-            str(scenario),
-            "--mode",
-            "bypassPermissions",
-            "--headless",
-            "-q",
-        ),
-        env=env,
-        cwd=tmp_path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while not (ws / "started.marker").exists():
-            assert proc.poll() is None and time.monotonic() < deadline
-            time.sleep(0.02)
-        proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
-    assert proc.returncode == 1
+    argv = replay_run_argv(ws, scenario, "--trace", str(trace))
+    code, err = sigint_when(argv, env, tmp_path, (ws / "started.marker").exists, 60)
+    assert code == 1
     assert err.strip().splitlines()[-1] == (
         f"metis run: interrupted; resume with: metis run --resume --trace {trace}"
     )
@@ -418,18 +404,12 @@ def test_ctrl_c_mid_batch_records_the_interrupt_then_resume_completes(tmp_path: 
 
 
 def test_journal_keeps_redacted_thinking_and_server_tool_blocks(tmp_path: Path) -> None:
-    search = {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search",
-              "input": {"query": "q"}, "caller": {"type": "direct"}}  # fmt: skip
-    found = {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1",
-             "content": [{"type": "web_search_result", "url": "https://x", "title": "X",
-                          "encrypted_content": "EvoP+/=", "page_age": None}]}  # fmt: skip
     turn = Message(
         "assistant",
         (
             ThinkingBlock("plan", "EqQBCkYIBxgC+/="),
             RedactedThinkingBlock("EmwKAhgBEgy3va3pzix/LafPsn4a=="),
-            ServerToolBlock(search),
-            ServerToolBlock(found),
+            *web_search_blocks("EvoP+/="),
             ToolUseBlock("c1", "ls", {}),
         ),
     )
@@ -453,22 +433,12 @@ def test_resume_sends_back_thinking_and_redacted_thinking_unchanged(tmp_path: Pa
     # Turn 1 comes through the real Anthropic adapter (thinking, redacted_thinking,
     # text, ls); the run is killed after the ls effect; resume must send the
     # journaled turn back byte for byte, as the API requires of the turn it continues.
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    trace_path, journal_path = tmp_path / "t.jsonl", tmp_path / "t.jsonl.journal"
-    header = make_header(
-        mode=Mode.BYPASS, tools=("read", "write", "edit", "ls", "glob", "grep", "bash")
-    )
+    ws, trace_path, journal_path = _paths(tmp_path)
     answer = _anthropic(anthropic_body("msg_2", [{"text": "finished"}]))
-    dying = _DieAt(trace_path, header, kind="effect_end")
-    journal = Journal.create(journal_path, header.run_id, {}, fsync=False)
-    loop = make_loop([], ws, trace_path, trace=dying, journal=journal)
+    loop = _dying_loop(tmp_path, [], die="effect_end")
     cassette = Cassette(tmp_path / "c.yaml", (_anthropic(redacted_thinking_body()), answer))
     loop.provider = ReplayProvider(cassette)
-    with pytest.raises(_Killed):
-        asyncio.run(loop.run("list the files"))
-    dying.close()
-    journal.close()
+    _until_killed(loop, loop.run("list the files"))
     assert REDACTED_DATA in journal_path.read_text()
 
     trace = TraceWriter(trace_path)

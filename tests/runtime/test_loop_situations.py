@@ -15,25 +15,22 @@ from pathlib import Path
 from typing import Any
 
 from metis_check import check_trace
-from metis_runtime import AgentLoop, Journal, LoopConfig, TraceWriter, make_header
+from metis_runtime import AgentLoop, Journal, LoopConfig, TraceWriter
 from metis_runtime.context import ContextBudget, ContextController
-from metis_runtime.dispatch import FourClassDispatcher, PassThroughGate
+from metis_runtime.dispatch import FourClassDispatcher
 from metis_runtime.providers import Message, ScriptedProvider, TextBlock, ToolUseBlock
 from metis_runtime.tools import (
     Classification,
-    JobManager,
     Tool,
     ToolContext,
     ToolInput,
     ToolOutput,
-    ToolRegistry,
     ToolSpec,
-    builtin_tools,
 )
+from metis_studies.faults._harness import close_loop
 from metis_trace import CallClass, CancelCause, Mode, ToolKind
 from tests.runtime.test_loop_support import (
     FuncTool,
-    Recorder,
     assert_conforms,
     make_loop,
     metis_run,
@@ -94,29 +91,18 @@ def _loop(
     ws = tmp / "ws"
     ws.mkdir(exist_ok=True)
     trace_path = tmp / "trace.jsonl"
-    registry = ToolRegistry([*builtin_tools(), *tools])
-    header = make_header(mode=Mode.BYPASS, tools=registry.names())
-    trace = TraceWriter(trace_path, header)
-    journal = Journal.create(tmp / "trace.jsonl.journal", header.run_id, {}, fsync=False)
-    loop = AgentLoop(
-        ScriptedProvider(list(script)),
-        registry,
-        PassThroughGate(Mode.BYPASS, ws),
-        ToolContext(ws, {"PATH": "/usr/bin:/bin"}, JobManager()),
-        trace,
-        journal=journal,
-        dispatcher=FourClassDispatcher(),
-        observer=Recorder(),
+    loop = make_loop(
+        list(script),
+        ws,
+        trace_path,
+        extra_tools=tools,
         config=config,
+        env={"PATH": "/usr/bin:/bin"},
+        journal_path=tmp / "trace.jsonl.journal",
+        dispatcher=FourClassDispatcher(),
         **kwargs,
     )
     return loop, trace_path
-
-
-def _close(loop: AgentLoop) -> None:
-    loop.trace.close()
-    if loop.journal is not None:
-        loop.journal.close()
 
 
 def _stop_when(
@@ -139,7 +125,7 @@ def _stop_when(
         await asyncio.wait((running,))
 
     asyncio.run(main())
-    _close(loop)
+    close_loop(loop)
     header, events = read(trace_path)
     assert_conforms(header, events)
     return header, events
@@ -155,7 +141,7 @@ def _resume(tmp: Path, script: Sequence[Any], tools: Sequence[Tool] = ()) -> Any
     try:
         return asyncio.run(loop.resume(state))
     finally:
-        _close(loop)
+        close_loop(loop)
 
 
 def test_a_call_past_its_limit_alone_is_cancelled(tmp_path: Path) -> None:
@@ -295,7 +281,7 @@ def test_a_job_ends_while_the_context_is_prepared(tmp_path: Path) -> None:
     loop, trace_path = _loop(tmp_path, script, config=LoopConfig(job_wait=10))
     loop.context_hook = controller.hook(loop.trace)
     result = asyncio.run(loop.run("run a job"))
-    _close(loop)
+    close_loop(loop)
     assert result.status.value == "completed"
     header, events = read(trace_path)
     assert_conforms(header, events)
@@ -316,7 +302,7 @@ def test_a_job_ends_after_a_cancelled_batch(tmp_path: Path) -> None:
         return await task
 
     result = asyncio.run(main())
-    _close(loop)
+    close_loop(loop)
     assert result.status.value == "cancelled"
     header, events = read(trace_path)
     assert_conforms(header, events)
@@ -337,7 +323,7 @@ def test_a_follow_up_after_the_answer_starts_another_turn(tmp_path: Path) -> Non
     script = [(TextBlock("first answer"),), (ToolUseBlock("c1", "ls", {}),), (TextBlock("done"),)]
     loop, trace_path = _loop(tmp_path, script, follow_up=follow_up)
     result = asyncio.run(loop.run("answer, then follow up"))
-    _close(loop)
+    close_loop(loop)
     assert result.status.value == "completed" and result.text == "done"
     header, events = read(trace_path)
     assert_conforms(header, events)
@@ -398,7 +384,7 @@ def test_a_job_ends_while_the_model_streams(tmp_path: Path) -> None:
     loop, trace_path = _loop(tmp_path, [], config=LoopConfig(job_wait=10))
     loop.provider = ScriptedProvider(script)
     result = asyncio.run(loop.run("run a job"))
-    _close(loop)
+    close_loop(loop)
     assert result.status.value == "completed"
     header, events = read(trace_path)
     assert_conforms(header, events)

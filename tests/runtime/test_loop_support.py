@@ -33,7 +33,7 @@ from metis_runtime import (
     TraceWriter,
     make_header,
 )
-from metis_runtime.dispatch import GateLike
+from metis_runtime.dispatch import Dispatcher, GateLike
 from metis_runtime.providers import ScriptedProvider, ScriptFunction
 from metis_runtime.tools import (
     Classification,
@@ -47,6 +47,7 @@ from metis_runtime.tools import (
     builtin_tools,
 )
 from metis_trace import CallClass, Mode, Route, ToolKind, TraceEvent, TraceHeader, read_trace
+from tests import _metis_cli
 
 
 def read(path: Path) -> tuple[TraceHeader, list[TraceEvent]]:
@@ -148,13 +149,20 @@ def make_loop(
     journal: Journal | None = None,
     trace: TraceWriter | None = None,
     env: Mapping[str, str] | None = None,
+    journal_path: Path | None = None,
+    dispatcher: Dispatcher | None = None,
+    **hooks: Any,
 ) -> AgentLoop:
+    """A scripted loop over the builtin tools (and `extra_tools`) in `workspace`;
+    with `journal_path`, on a new journal there; `hooks` go to `AgentLoop`."""
     registry = ToolRegistry([*builtin_tools(), *extra_tools])
     if gate is None:
         gate = PassThroughGate(mode, workspace, route=route)
     if trace is None:
         header = make_header(mode=mode, tools=registry.names(), route=route)
         trace = TraceWriter(trace_path, header)
+    if journal is None and journal_path is not None:
+        journal = Journal.create(journal_path, trace.header.run_id, {}, fsync=False)
     ctx = ToolContext(workspace, dict(env if env is not None else os.environ), JobManager())
     return AgentLoop(
         ScriptedProvider(script),
@@ -163,9 +171,32 @@ def make_loop(
         ctx,
         trace,
         journal=journal,
+        dispatcher=dispatcher,
         observer=Recorder(),
         config=config,
+        **hooks,
     )
+
+
+def run_with(
+    loop: AgentLoop, task: str, during: Callable[[], Awaitable[None]] | None = None
+) -> RunResult:
+    """Run `loop` on `task` to its end, `during()` alongside (cancelled once
+    the run ends); the loop's trace is closed after."""
+
+    async def main() -> RunResult:
+        if during is None:
+            return await loop.run(task)
+        side = asyncio.ensure_future(during())
+        try:
+            return await loop.run(task)
+        finally:
+            side.cancel()
+
+    try:
+        return asyncio.run(main())
+    finally:
+        loop.trace.close()
 
 
 def run_loop(
@@ -181,20 +212,7 @@ def run_loop(
     workspace.mkdir(parents=True, exist_ok=True)
     trace_path = tmp_path / "trace.jsonl"
     loop = make_loop(script, workspace, trace_path, **kwargs)
-
-    async def main() -> RunResult:
-        if during is None:
-            return await loop.run(task)
-        side = asyncio.ensure_future(during(loop))
-        try:
-            return await loop.run(task)
-        finally:
-            side.cancel()
-
-    try:
-        result = asyncio.run(main())
-    finally:
-        loop.trace.close()
+    result = run_with(loop, task, None if during is None else lambda: during(loop))
     header, events = read(trace_path)
     assert_conforms(header, events)
     assert isinstance(loop.provider, ScriptedProvider)
@@ -304,20 +322,28 @@ def write_scenario(
 SLOW_MARKED_CALL = "sleep 60 & echo $! > m.tmp; mv m.tmp started.marker; wait"
 
 
+def invoke_run(*args: str) -> tuple[int, str, str]:
+    """`metis run` in this process (click's runner): exit code, stdout, stderr."""
+    from click.testing import CliRunner
+
+    from metis_cli._run import run
+
+    got = CliRunner().invoke(run, list(args), catch_exceptions=False)
+    return got.exit_code, got.stdout, got.stderr
+
+
+def one_line_error(code: int, stderr: str) -> str:
+    """The one line of a `metis run` usage error (exit 2, no traceback)."""
+    assert code == 2, stderr
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("metis run: error: "), stderr
+    assert "Traceback" not in stderr
+    return lines[0]
+
+
 def metis_run_argv(*args: str) -> list[str]:
     """`metis run` as a subprocess (`python -m metis_cli._run`)."""
     return [sys.executable, "-m", "metis_cli._run", *args]
-
-
-REPO = Path(__file__).resolve().parents[2]
-
-
-def subprocess_env() -> dict[str, str]:
-    """This process's environment for a `metis run` child: no provider keys,
-    and this tree on the import path."""
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    env["PYTHONPATH"] = str(REPO)
-    return env
 
 
 def replay_run_argv(ws: Path, scenario: Path, *args: str) -> list[str]:
@@ -354,17 +380,43 @@ def resume_run(trace: Path, env: Mapping[str, str], cwd: Path) -> subprocess.Com
 
 def metis_run(*args: str, env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """`metis run --quiet ARGS` to its end (no provider keys in its environment)."""
-    full = {**os.environ, **(env or {})}
-    full.pop("ANTHROPIC_API_KEY", None)
-    full.pop("OPENAI_API_KEY", None)
     return subprocess.run(
-        [*metis_run_argv("--quiet", *args)],
-        env=full,
+        metis_run_argv("--quiet", *args),
+        env=_metis_cli.env(**(env or {})),
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
     )
+
+
+def sigint_when(
+    argv: Sequence[str],
+    env: Mapping[str, str],
+    cwd: Path,
+    ready: Callable[[], bool],
+    timeout: float,
+    what: str = "the run never got ready",
+) -> tuple[int, str]:
+    """Run `argv` until `ready()` (within `timeout` s, or fail saying `what`),
+    interrupt it there with SIGINT as a user's Ctrl-C would, and return its
+    exit status and stderr once it has ended."""
+    proc = subprocess.Popen(
+        argv, env=dict(env), cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        deadline = time.monotonic() + timeout
+        while not ready():
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, what
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    return proc.returncode, err
 
 
 def sigkill_when_marked(

@@ -11,6 +11,8 @@ from click.testing import CliRunner
 
 from metis_cli._permissions import infer_kind, input_paths, permissions
 from metis_trace import ToolKind
+from tests.runtime._hierarchy import fake_hierarchy
+from tests.runtime._hierarchy import write_permissions as _write
 
 
 @pytest.fixture
@@ -152,21 +154,10 @@ def test_settings_from_standard_input() -> None:
 # --- the settings hierarchy (issue 12) ---------------------------------------------------
 
 
-def _write(path: Path, permissions: dict[str, object]) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"permissions": permissions}))
-    return path
-
-
 @pytest.fixture
 def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path, Path]:
     """A project, a home and a managed-settings directory, none of them real."""
-    project, home, managed = tmp_path / "proj", tmp_path / "home", tmp_path / "etc"
-    for d in (project, home, managed):
-        d.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("METIS_MANAGED_SETTINGS_DIRS", str(managed))
-    return project, home, managed
+    return fake_hierarchy(tmp_path, monkeypatch, "proj")
 
 
 def test_real_hierarchy_reports_the_deciding_file(world: tuple[Path, Path, Path]) -> None:

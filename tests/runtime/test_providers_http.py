@@ -47,6 +47,7 @@ from tests.runtime.test_providers_support import (
     body,
     check_stream,
     drain,
+    drain_into,
     normalize,
     run,
 )
@@ -237,13 +238,8 @@ def test_connection_lost_mid_stream_is_a_provider_error() -> None:
         "m", api_key="k", http_client=httpx.AsyncClient(transport=httpx.MockTransport(serve))
     )
     seen: list[StreamEvent] = []
-
-    async def consume() -> None:
-        async for event in provider.stream(REQUEST):
-            seen.append(event)
-
     with pytest.raises(ProviderError, match="ReadError"):
-        run(consume())
+        run(drain_into(seen, provider.stream(REQUEST)))
 
 
 def test_json_answer_instead_of_a_stream_is_refused() -> None:

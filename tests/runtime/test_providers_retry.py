@@ -52,6 +52,7 @@ from tests.runtime.test_providers_support import (
     body,
     check_stream,
     drain,
+    drain_into,
     normalize,
     run,
 )
@@ -372,13 +373,8 @@ def recorded_prefix_then(tail: str) -> str:
 def test_in_stream_error_after_the_first_event_is_not_retried() -> None:
     script, sleeps, provider = setup(Answer(recorded_prefix_then(sse(OVERLOADED))))
     seen: list[StreamEvent] = []
-
-    async def consume() -> None:
-        async for event in provider.stream(REQUEST):
-            seen.append(event)
-
     with pytest.raises(ProviderError, match=r"overloaded_error: Overloaded$"):
-        run(consume())
+        run(drain_into(seen, provider.stream(REQUEST)))
     assert seen  # the caller had part of an answer
     assert len(script.requests) == 1 and sleeps.waits == []
 

@@ -92,8 +92,26 @@ def normalize(normalizer: WireNormalizer, sse_body: str) -> list[StreamEvent]:
     return events
 
 
+def web_search_blocks(encrypted: str) -> tuple[ServerToolBlock, ServerToolBlock]:
+    """A server-side web search as the Anthropic API sends it, the call and
+    its result (whose page is `encrypted`): opaque blocks, kept as they came."""
+    use = {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search",
+           "input": {"query": "q"}, "caller": {"type": "direct"}}  # fmt: skip
+    result = {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1",
+              "content": [{"type": "web_search_result", "url": "https://x", "title": "X",
+                           "encrypted_content": encrypted, "page_age": None}]}  # fmt: skip
+    return ServerToolBlock(use), ServerToolBlock(result)
+
+
 async def drain(stream: AsyncIterator[StreamEvent]) -> list[StreamEvent]:
     return [event async for event in stream]
+
+
+async def drain_into(seen: list[StreamEvent], stream: AsyncIterator[StreamEvent]) -> None:
+    """Append the stream's events to `seen` as they come: what a caller had
+    when the stream raised."""
+    async for event in stream:
+        seen.append(event)
 
 
 def check_stream(events: list[StreamEvent]) -> AssistantMessage:

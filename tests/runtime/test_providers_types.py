@@ -30,6 +30,7 @@ from metis_runtime.providers import (
     ToolUseBlock,
     Usage,
 )
+from tests.runtime.test_providers_support import web_search_blocks
 
 
 def test_all_matches_the_public_names() -> None:
@@ -153,18 +154,14 @@ def test_messages_and_events_round_trip_through_json() -> None:
 
 
 def test_opaque_blocks_round_trip_through_json() -> None:
-    use = {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search",
-           "input": {"query": "q"}, "caller": {"type": "direct"}}  # fmt: skip
-    result = {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1",
-              "content": [{"type": "web_search_result", "url": "https://x", "title": "X",
-                           "encrypted_content": "Eo8=", "page_age": None}]}  # fmt: skip
+    use, result = web_search_blocks("Eo8=")
     message = AssistantMessage(
         "m1",
         (
             ThinkingBlock("hmm", "sig"),
             RedactedThinkingBlock("EmwKAhgB=="),
-            ServerToolBlock(use),
-            ServerToolBlock(result),
+            use,
+            result,
             TextBlock("found"),
         ),
         "end_turn",
@@ -172,7 +169,7 @@ def test_opaque_blocks_round_trip_through_json() -> None:
     adapter = TypeAdapter(AssistantMessage)
     again = adapter.validate_json(adapter.dump_json(message))
     assert again == message
-    assert again.blocks[3].raw == result  # type: ignore[union-attr]
+    assert again.blocks[3].raw == result.raw  # type: ignore[union-attr]
     assert [b.kind for b in again.blocks] == [
         "thinking",
         "redacted_thinking",
@@ -180,7 +177,7 @@ def test_opaque_blocks_round_trip_through_json() -> None:
         "server_tool",
         "text",
     ]
-    assert ServerToolBlock(use).block_type == "server_tool_use"
+    assert use.block_type == "server_tool_use"
     assert ServerToolBlock({}).block_type == ""
     assert message.tool_uses == ()  # the provider ran its tools: nothing for us to answer
     event = BlockStarted(1, "redacted_thinking")

@@ -5,43 +5,26 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from metis_cli._run import run
 from metis_runtime.providers import builtin_scenarios, load_scenario
 from tests.runtime.test_loop_support import (
     assert_conforms,
+    invoke_run,
     kinds,
     of_kind,
+    one_line_error,
     read,
     results_by_occ,
     write_scenario,
 )
 
-
-@pytest.fixture(autouse=True)
-def _no_live_keys(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-
-
-def _invoke(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(run, list(args), catch_exceptions=False)
-    return result.exit_code, result.stdout, result.stderr
-
-
-def _one_line_error(code: int, stderr: str) -> str:
-    assert code == 2
-    lines = stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("metis run: error: "), stderr
-    assert "Traceback" not in stderr
-    return lines[0]
+pytestmark = pytest.mark.usefixtures("no_live_keys")
 
 
 def test_the_default_replay_scenario_edits_the_workspace(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     trace = tmp_path / "trace.jsonl"
-    code, out, err = _invoke(
+    code, out, err = invoke_run(
         "--workspace", str(ws), "--mode", "acceptEdits", "--headless", "--trace", str(trace)
     )
     assert code == 0, err
@@ -65,7 +48,7 @@ def test_the_default_replay_scenario_edits_the_workspace(tmp_path: Path) -> None
 
 def test_default_mode_headless_denies_edits_and_still_completes(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
-    code, _, err = _invoke("--workspace", str(ws), "--headless", "-q")
+    code, _, err = invoke_run("--workspace", str(ws), "--headless", "-q")
     assert code == 0, err
     assert 'return "Hello " + name' in (ws / "src" / "greeter.py").read_text()
     (trace,) = (ws / ".metis" / "runs").glob("*/trace.jsonl")  # the default trace place
@@ -78,7 +61,7 @@ def test_default_mode_headless_denies_edits_and_still_completes(tmp_path: Path) 
 @pytest.mark.parametrize("name", sorted(builtin_scenarios()))
 def test_every_shipped_scenario_runs_and_conforms(tmp_path: Path, name: str) -> None:
     trace = tmp_path / "t.jsonl"
-    code, _, err = _invoke(
+    code, _, err = invoke_run(
         "--workspace",
         str(tmp_path / "ws"),
         "--scenario",
@@ -96,7 +79,7 @@ def test_every_shipped_scenario_runs_and_conforms(tmp_path: Path, name: str) -> 
 
 def test_max_turns_fails_the_run_with_exit_1(tmp_path: Path) -> None:
     trace = tmp_path / "t.jsonl"
-    code, _, err = _invoke(
+    code, _, err = invoke_run(
         "--workspace", str(tmp_path / "ws"), "--max-turns", "2", "--headless", "--trace", str(trace)
     )
     assert code == 1
@@ -109,7 +92,7 @@ def test_max_turns_fails_the_run_with_exit_1(tmp_path: Path) -> None:
 def test_replay_exhausted_is_a_failed_run(tmp_path: Path) -> None:
     scenario = write_scenario(tmp_path / "short.yaml", [[{"tool": "ls", "id": "a", "input": {}}]])
     trace = tmp_path / "t.jsonl"
-    code, _, err = _invoke(
+    code, _, err = invoke_run(
         "--workspace",
         str(tmp_path / "ws"),
         "--scenario",
@@ -125,25 +108,25 @@ def test_replay_exhausted_is_a_failed_run(tmp_path: Path) -> None:
 
 def test_bad_inputs_are_one_line_and_exit_2(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
-    line = _one_line_error(*_invoke("--workspace", str(ws), "--mode", "yolo")[::2])
+    line = one_line_error(*invoke_run("--workspace", str(ws), "--mode", "yolo")[::2])
     assert "--mode 'yolo'" in line
-    line = _one_line_error(*_invoke("--workspace", str(ws), "--provider", "gemini")[::2])
+    line = one_line_error(*invoke_run("--workspace", str(ws), "--provider", "gemini")[::2])
     assert "--provider 'gemini'" in line
-    line = _one_line_error(*_invoke("--workspace", str(ws), "--scenario", "nope")[::2])
+    line = one_line_error(*invoke_run("--workspace", str(ws), "--scenario", "nope")[::2])
     assert "no such scenario" in line
     bad = tmp_path / "bad.yaml"
     bad.write_text("interactions: [1, 2\n")
-    line = _one_line_error(*_invoke("--workspace", str(ws), "--scenario", str(bad))[::2])
+    line = one_line_error(*invoke_run("--workspace", str(ws), "--scenario", str(bad))[::2])
     assert str(bad) in line and "line" in line
     a_file = tmp_path / "file.txt"
     a_file.write_text("x")
-    line = _one_line_error(*_invoke("--workspace", str(a_file))[::2])
+    line = one_line_error(*invoke_run("--workspace", str(a_file))[::2])
     assert "not a directory" in line
-    line = _one_line_error(*_invoke("--max-turns", "0", "--workspace", str(ws))[::2])
+    line = one_line_error(*invoke_run("--max-turns", "0", "--workspace", str(ws))[::2])
     assert "--max-turns" in line
-    line = _one_line_error(*_invoke("--resume")[::2])
+    line = one_line_error(*invoke_run("--resume")[::2])
     assert "--resume needs --trace" in line
-    line = _one_line_error(*_invoke("--resume", "--trace", str(tmp_path / "none.jsonl"))[::2])
+    line = one_line_error(*invoke_run("--resume", "--trace", str(tmp_path / "none.jsonl"))[::2])
     assert "none.jsonl" in line
 
 
@@ -151,7 +134,7 @@ def test_seeding_refuses_to_overwrite_a_different_file(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     (ws / "src").mkdir(parents=True)
     (ws / "src" / "greeter.py").write_text("mine\n")
-    line = _one_line_error(*_invoke("--workspace", str(ws), "--headless")[::2])
+    line = one_line_error(*invoke_run("--workspace", str(ws), "--headless")[::2])
     assert "greeter.py" in line and "refusing to overwrite" in line
     assert (ws / "src" / "greeter.py").read_text() == "mine\n"
     assert not (ws / "README.md").exists()  # nothing half-seeded
@@ -163,32 +146,32 @@ def test_seeding_accepts_identical_files(tmp_path: Path) -> None:
     for name, content in files.items():
         (ws / name).parent.mkdir(parents=True, exist_ok=True)
         (ws / name).write_text(content)
-    code, _, err = _invoke("--workspace", str(ws), "--headless", "-q")
+    code, _, err = invoke_run("--workspace", str(ws), "--headless", "-q")
     assert code == 0, err
 
 
 def test_an_existing_trace_is_not_overwritten(tmp_path: Path) -> None:
     trace = tmp_path / "t.jsonl"
     trace.write_text("keep me\n")
-    line = _one_line_error(
-        *_invoke("--workspace", str(tmp_path / "ws"), "--trace", str(trace))[::2]
+    line = one_line_error(
+        *invoke_run("--workspace", str(tmp_path / "ws"), "--trace", str(trace))[::2]
     )
     assert "already exists" in line and trace.read_text() == "keep me\n"
 
 
 def test_resume_of_a_completed_run_is_refused(tmp_path: Path) -> None:
     trace = tmp_path / "t.jsonl"
-    code, _, _ = _invoke(
+    code, _, _ = invoke_run(
         "--workspace", str(tmp_path / "ws"), "--headless", "--trace", str(trace), "-q"
     )
     assert code == 0
-    line = _one_line_error(*_invoke("--resume", "--trace", str(trace))[::2])
+    line = one_line_error(*invoke_run("--resume", "--trace", str(trace))[::2])
     assert "already ended (completed)" in line
 
 
 def test_a_live_provider_needs_a_task(tmp_path: Path) -> None:
-    line = _one_line_error(
-        *_invoke("--workspace", str(tmp_path / "ws"), "--provider", "anthropic")[::2]
+    line = one_line_error(
+        *invoke_run("--workspace", str(tmp_path / "ws"), "--provider", "anthropic")[::2]
     )
     assert "TASK is required" in line
 
@@ -199,7 +182,7 @@ def test_serial_and_four_class_dispatch_give_the_same_files(tmp_path: Path) -> N
         ws = tmp_path / (flag or "four")
         trace = tmp_path / f"{flag or 'four'}.jsonl"
         args = ["--workspace", str(ws), "--mode", "acceptEdits", "--headless", "-q"]
-        code, _, err = _invoke(*args, "--trace", str(trace), *([flag] if flag else []))
+        code, _, err = invoke_run(*args, "--trace", str(trace), *([flag] if flag else []))
         assert code == 0, err
         assert_conforms(*read(trace))
         contents.append(((ws / "notes.txt").read_text(), (ws / "src" / "greeter.py").read_text()))
@@ -210,7 +193,7 @@ def test_json_prints_the_run_summary_and_nothing_else(tmp_path: Path) -> None:
     import json
 
     ws, trace = tmp_path / "ws", tmp_path / "trace.jsonl"
-    code, out, err = _invoke(
+    code, out, err = invoke_run(
         "--workspace",
         str(ws),
         "--mode",

@@ -16,6 +16,7 @@ import pytest
 from metis_cli._permissions import infer_kind, input_paths
 from metis_runtime.permissions import (
     Gate,
+    Loaded,
     SettingsFile,
     load_hierarchy,
     parse_mode,
@@ -55,13 +56,17 @@ def projects(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return out
 
 
+def _project_settings(root: Path) -> tuple[Path, Loaded]:
+    """A corpus project's settings file, and what loading it alone gives."""
+    f = root / ".claude" / "settings.json"
+    return f, load_hierarchy([SettingsFile(f, "project", Source.PROJECT, root)])
+
+
 @pytest.mark.parametrize("entry", PROVENANCE, ids=lambda e: e["file"])
 def test_every_file_is_read_without_refusal(
     entry: dict[str, str], projects: dict[str, Path]
 ) -> None:
-    root = projects[entry["file"]]
-    f = root / ".claude" / "settings.json"
-    loaded = load_hierarchy([SettingsFile(f, "project", Source.PROJECT, root)])
+    f, loaded = _project_settings(projects[entry["file"]])
     data = json.loads(f.read_text(encoding="utf-8"))
     written = sum(len(data.get("permissions", {}).get(k, [])) for k in ("allow", "ask", "deny"))
     lost = sum(1 for note in loaded.notes if " not read (" in note)
@@ -89,8 +94,7 @@ def test_decisions_match_the_documented_semantics(
     case: dict[str, Any], projects: dict[str, Path]
 ) -> None:
     root = projects[case["file"]]
-    f = root / ".claude" / "settings.json"
-    loaded = load_hierarchy([SettingsFile(f, "project", Source.PROJECT, root)])
+    _, loaded = _project_settings(root)
     mode, auto = parse_mode(case["mode"], "mode")
     gate = Gate(loaded.policy, mode, root, Route.HEADLESS, auto=auto)
     tool = case["call"]["tool"]

@@ -19,6 +19,7 @@ from metis_runtime.shell import ShellAnalysis, SimpleCommand
 from metis_runtime.tools import BashTool, JobManager, ToolContext, ToolOutput
 from metis_runtime.tools import _bash as bash_module
 from metis_trace import CallClass, ToolKind
+from tests._procs import alive, live_processes, stat_fields
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="uses /proc")
 
@@ -40,31 +41,12 @@ def _run(input: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     return asyncio.run(BASH.run(input, ctx))
 
 
-# --- /proc helpers: an orphaned zombie still counts for kill(pid, 0) here,
+# --- /proc (tests/_procs): an orphaned zombie still counts for kill(pid, 0) here,
 # because PID 1 of a container may never reap it, so "dead" means gone or Z.
 
 
-def _stat_fields(pid: int) -> list[str] | None:
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text()
-    except (FileNotFoundError, ProcessLookupError):
-        return None
-    return text.rsplit(")", 1)[1].split()  # [state, ppid, pgrp, ...]
-
-
-def _alive(pid: int) -> bool:
-    fields = _stat_fields(pid)
-    return fields is not None and fields[0] not in ("Z", "X")
-
-
 def _live_members(pgid: int) -> list[int]:
-    live = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            fields = _stat_fields(int(entry))
-            if fields is not None and int(fields[2]) == pgid and fields[0] not in ("Z", "X"):
-                live.append(int(entry))
-    return live
+    return [pid for pid, fields in live_processes() if int(fields[2]) == pgid]
 
 
 def _group_gone(pgid: int) -> bool:
@@ -242,7 +224,7 @@ def test_timeout_kills_the_whole_group(ws: Path) -> None:
     assert out.content.endswith("[timed out after 0.5s; process group killed]")
     assert elapsed < 0.5 + bash_module.TERM_GRACE + 3
     leader, gc = _read_pid(ws / "leader.pid"), _read_pid(ws / "gc.pid")
-    assert _eventually(lambda: not _alive(gc))  # it ignored SIGTERM: SIGKILL got it
+    assert _eventually(lambda: not alive(gc))  # it ignored SIGTERM: SIGKILL got it
     assert _eventually(lambda: _group_gone(leader))
 
 
@@ -255,17 +237,17 @@ def test_cancellation_kills_the_group_before_propagating(ws: Path) -> None:
         while not (ws / "gc.pid").exists() or not (ws / "gc.pid").read_text().strip():
             await asyncio.sleep(0.02)
         leader, gc = _read_pid(ws / "leader.pid"), _read_pid(ws / "gc.pid")
-        fields = _stat_fields(gc)
+        fields = stat_fields(gc)
         assert fields is not None and int(fields[2]) == leader != os.getpgrp()
         seen.update(leader=leader, gc=gc)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
         # The leader was reaped and SIGKILL sent to the group before we got here.
-        assert _stat_fields(leader) is None
+        assert stat_fields(leader) is None
 
     asyncio.run(main())
-    assert _eventually(lambda: not _alive(seen["gc"]))
+    assert _eventually(lambda: not alive(seen["gc"]))
     assert _eventually(lambda: _group_gone(seen["leader"]))
 
 
@@ -275,7 +257,7 @@ def test_leftover_background_process_is_killed_when_the_call_ends(ws: Path) -> N
     assert out == ToolOutput("done\n[exit code: 0]")
     assert time.monotonic() - start < 5  # did not wait for the pipe the sleep holds
     bg = _read_pid(ws / "bg.pid")
-    assert _eventually(lambda: not _alive(bg))
+    assert _eventually(lambda: not alive(bg))
 
 
 def test_missing_workspace_is_tool_error(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ import os
 import stat
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -505,29 +506,48 @@ def _request(base: Path, pattern: str) -> search_module.SearchRequest:
     )
 
 
-def test_search_worker_answers_as_the_in_process_search(ws: Path) -> None:
+@pytest.fixture
+def workers() -> Iterator[search_module.SearchWorkers]:
+    """A pool of search workers of its own, closed after the test."""
+    pool = search_module.SearchWorkers()
+    try:
+        yield pool
+    finally:
+        pool.close()
+
+
+@pytest.fixture
+def grep_workers(
+    workers: search_module.SearchWorkers, monkeypatch: pytest.MonkeyPatch
+) -> search_module.SearchWorkers:
+    """`workers`, as the pool the grep tool searches with."""
+    monkeypatch.setattr(fs_module, "_WORKERS", workers)
+    return workers
+
+
+def test_search_worker_answers_as_the_in_process_search(
+    ws: Path, workers: search_module.SearchWorkers
+) -> None:
     (ws / "a.txt").write_text("one\ntwo\r\nthree two\n\u00e9two\n")
     (ws / "sub").mkdir()
     (ws / "sub" / "b.md").write_text("no\ntwo!")
-    workers = search_module.SearchWorkers()
-    try:
-        request = _request(ws, "two")
-        answer = workers.run(request, search_module.Cancellation())
-        assert answer == search_module.search(request)
-        assert answer[0] == [
-            "a.txt:2:two",
-            "a.txt:3:three two",
-            "a.txt:4:\u00e9two",
-            "sub/b.md:2:two!",
-        ]
-        # The worker is kept and reused.
-        assert workers.run(request, search_module.Cancellation()) == answer
-        assert len(workers._idle) == 1
-    finally:
-        workers.close()
+    request = _request(ws, "two")
+    answer = workers.run(request, search_module.Cancellation())
+    assert answer == search_module.search(request)
+    assert answer[0] == [
+        "a.txt:2:two",
+        "a.txt:3:three two",
+        "a.txt:4:\u00e9two",
+        "sub/b.md:2:two!",
+    ]
+    # The worker is kept and reused.
+    assert workers.run(request, search_module.Cancellation()) == answer
+    assert len(workers._idle) == 1
 
 
-def test_a_cancelled_grep_kills_its_worker(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_cancelled_grep_kills_its_worker(
+    ws: Path, monkeypatch: pytest.MonkeyPatch, grep_workers: search_module.SearchWorkers
+) -> None:
     # (a+)+(?=b)b backtracks for hours on Python's re (a lookahead: RE2 cannot take it)
     (ws / "slow.txt").write_text("a" * 40 + "\n")
     started: list[search_module._Worker] = []
@@ -537,9 +557,7 @@ def test_a_cancelled_grep_kills_its_worker(ws: Path, monkeypatch: pytest.MonkeyP
             super().__init__()
             started.append(self)
 
-    workers = search_module.SearchWorkers()
     monkeypatch.setattr(search_module, "_Worker", Recorded)
-    monkeypatch.setattr(fs_module, "_WORKERS", workers)
 
     async def main() -> None:
         task = asyncio.ensure_future(GrepTool().run({"pattern": "(a+)+(?=b)b"}, _ctx(ws)))
@@ -548,64 +566,50 @@ def test_a_cancelled_grep_kills_its_worker(ws: Path, monkeypatch: pytest.MonkeyP
         with pytest.raises(asyncio.CancelledError):
             await asyncio.wait_for(task, 5)
 
-    try:
-        asyncio.run(main())
-        [worker] = started
-        assert worker.process.returncode is not None  # killed and reaped
-        assert workers._idle == []
-    finally:
-        workers.close()
+    asyncio.run(main())
+    [worker] = started
+    assert worker.process.returncode is not None  # killed and reaped
+    assert grep_workers._idle == []
 
 
 def test_grep_falls_back_to_this_process_when_no_worker_starts(
-    ws: Path, monkeypatch: pytest.MonkeyPatch
+    ws: Path, monkeypatch: pytest.MonkeyPatch, grep_workers: search_module.SearchWorkers
 ) -> None:
     (ws / "a.txt").write_text("x = 1\ny = 2\n")
-    workers = search_module.SearchWorkers()
-    monkeypatch.setattr(fs_module, "_WORKERS", workers)
     monkeypatch.setattr(sys, "executable", str(ws / "no-such-python"))
-    try:
-        assert _run(GrepTool(), {"pattern": "y ="}, _ctx(ws)).content == "a.txt:2:y = 2"
-        assert workers._idle == []
-    finally:
-        workers.close()
+    assert _run(GrepTool(), {"pattern": "y ="}, _ctx(ws)).content == "a.txt:2:y = 2"
+    assert grep_workers._idle == []
 
 
-def test_grep_survives_a_worker_that_died_while_idle(ws: Path) -> None:
+def test_grep_survives_a_worker_that_died_while_idle(
+    ws: Path, workers: search_module.SearchWorkers
+) -> None:
     (ws / "a.txt").write_text("x = 1\ny = 2\n")
-    workers = search_module.SearchWorkers()
-    try:
-        request = _request(ws, "x")
-        workers.run(request, search_module.Cancellation())
-        [worker] = workers._idle
-        worker.process.kill()
-        worker.process.wait()
-        # The dead one is never asked (a killed process tree took it): a fresh one answers.
-        assert workers.run(request, search_module.Cancellation())[0] == ["a.txt:1:x = 1"]
-        [fresh] = workers._idle
-        assert fresh is not worker and fresh.process.poll() is None
-    finally:
-        workers.close()
+    request = _request(ws, "x")
+    workers.run(request, search_module.Cancellation())
+    [worker] = workers._idle
+    worker.process.kill()
+    worker.process.wait()
+    # The dead one is never asked (a killed process tree took it): a fresh one answers.
+    assert workers.run(request, search_module.Cancellation())[0] == ["a.txt:1:x = 1"]
+    [fresh] = workers._idle
+    assert fresh is not worker and fresh.process.poll() is None
 
 
+@pytest.mark.usefixtures("grep_workers")
 def test_grep_in_this_process_refuses_a_pattern_it_cannot_stop(
     ws: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # No worker can start, so a backtracking pattern would run unstoppably in this
     # process (the hang CI met): it is refused at once; a linear pattern still runs.
     (ws / "a.txt").write_text("a" * 40 + "!\n" + "x٣\n")
-    workers = search_module.SearchWorkers()
-    monkeypatch.setattr(fs_module, "_WORKERS", workers)
     monkeypatch.setattr(sys, "executable", str(ws / "no-such-python"))
-    try:
-        started = time.monotonic()
-        for pattern in (r"(a+)+(?=b)\1", r"(\d+)+$"):  # `re` only; `re` on non-ASCII text
-            with pytest.raises(ToolError, match=r"cannot be bounded in this process"):
-                _run(GrepTool(), {"pattern": pattern}, _ctx(ws))
-        assert time.monotonic() - started < 5
-        assert _run(GrepTool(), {"pattern": "a!"}, _ctx(ws)).content == "a.txt:1:" + "a" * 40 + "!"
-    finally:
-        workers.close()
+    started = time.monotonic()
+    for pattern in (r"(a+)+(?=b)\1", r"(\d+)+$"):  # `re` only; `re` on non-ASCII text
+        with pytest.raises(ToolError, match=r"cannot be bounded in this process"):
+            _run(GrepTool(), {"pattern": pattern}, _ctx(ws))
+    assert time.monotonic() - started < 5
+    assert _run(GrepTool(), {"pattern": "a!"}, _ctx(ws)).content == "a.txt:1:" + "a" * 40 + "!"
 
 
 def test_transaction_keeps_a_symlink_as_a_link_when_not_following(ws: Path) -> None:
@@ -626,19 +630,14 @@ def test_transaction_keeps_a_symlink_as_a_link_when_not_following(ws: Path) -> N
 
 
 def test_a_pooled_search_worker_outlives_the_event_loop_that_started_it(
-    ws: Path, monkeypatch: pytest.MonkeyPatch
+    ws: Path, grep_workers: search_module.SearchWorkers
 ) -> None:
     # PR_SET_PDEATHSIG follows the forking *thread*: a worker forked from the
     # loop's to_thread thread died with that loop, and the next run met it dead.
     (ws / "a.txt").write_text("x = 1\n")
-    workers = search_module.SearchWorkers()
-    monkeypatch.setattr(fs_module, "_WORKERS", workers)
-    try:
-        assert _run(GrepTool(), {"pattern": "x"}, _ctx(ws)).content == "a.txt:1:x = 1"
-        [worker] = workers._idle
-        time.sleep(0.2)  # the loop and its threads are gone; a death signal would have come
-        assert worker.process.poll() is None
-        assert _run(GrepTool(), {"pattern": "x"}, _ctx(ws)).content == "a.txt:1:x = 1"
-        assert workers._idle == [worker]  # the same process answered again
-    finally:
-        workers.close()
+    assert _run(GrepTool(), {"pattern": "x"}, _ctx(ws)).content == "a.txt:1:x = 1"
+    [worker] = grep_workers._idle
+    time.sleep(0.2)  # the loop and its threads are gone; a death signal would have come
+    assert worker.process.poll() is None
+    assert _run(GrepTool(), {"pattern": "x"}, _ctx(ws)).content == "a.txt:1:x = 1"
+    assert grep_workers._idle == [worker]  # the same process answered again

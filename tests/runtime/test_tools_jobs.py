@@ -15,6 +15,7 @@ import pytest
 from metis_runtime._errors import ToolError
 from metis_runtime.tools import BashTool, JobManager, ToolContext, ToolOutput
 from metis_trace import EffectOutcome
+from tests._procs import alive
 
 Done = tuple[str, str, EffectOutcome, ToolOutput]
 
@@ -203,15 +204,6 @@ def test_cancel_all_kills_background_process_groups(tmp_path: Path) -> None:
     assert [outcome for _, _, outcome, _ in seen] == [EffectOutcome.CANCELLED]
     gc = int((ws / "gc.pid").read_text())
     deadline = time.monotonic() + 10  # a liveness wait; slow under a loaded CI
-    while _alive(gc) and time.monotonic() < deadline:
+    while alive(gc) and time.monotonic() < deadline:
         time.sleep(0.02)
-    assert not _alive(gc)
-
-
-def _alive(pid: int) -> bool:
-    # An orphaned zombie (never reaped by a container's PID 1) counts as dead.
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return text.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    assert not alive(gc)

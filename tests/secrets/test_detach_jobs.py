@@ -17,8 +17,8 @@ from pathlib import Path
 from metis_check import check_trace
 from metis_runtime.agents._process import session_members
 from metis_trace import EffectOutcome, JobDone, read_trace
+from tests._procs import alive
 from tests.runtime.test_loop_support import metis_run_argv, write_scenario
-from tests.secrets._procs import alive
 
 
 def _cgroup_writable() -> bool:

@@ -17,7 +17,7 @@ import pytest
 from metis_runtime.agents import _process
 from metis_runtime.tools import BashTool, JobManager, ToolContext
 from metis_trace import EffectOutcome
-from tests.secrets._procs import alive
+from tests._procs import alive
 
 COMMANDS = [
     "echo hi; exit 4",

@@ -15,22 +15,14 @@ import pytest
 
 from metis_runtime.agents import guard_tree
 from metis_runtime.agents._shepherd import kill_tree
+from tests._procs import live_processes, proc_file
 from tests.runtime.test_loop_support import metis_run_argv, write_scenario
 
 pytestmark = pytest.mark.slow
 
 
 def _holding(marker: str) -> list[int]:
-    pids = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/cmdline", "rb") as fh:
-                    if marker.encode() in fh.read():
-                        pids.append(int(entry))
-            except OSError:
-                pass
-    return pids
+    return [pid for pid, _ in live_processes() if marker.encode() in proc_file(pid, "cmdline")]
 
 
 def test_killing_the_root_leaves_no_process_behind(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from metis_runtime.permissions import Gate, Policy, is_protected
 from metis_trace import Mode, ToolKind
-from tests.runtime.test_loop_support import metis_run_argv, write_scenario
+from tests.runtime.test_loop_support import replay_run_argv, write_scenario
 
 
 def _protected(gate: Gate, path: Path) -> bool:
@@ -77,18 +77,7 @@ def test_an_agent_cannot_forge_its_runs_or_plant_agent_definitions(tmp_path: Pat
     scenario = write_scenario(tmp_path / "s.yaml", turns)
     trace = tmp_path / "trace.jsonl"
     done = subprocess.run(
-        metis_run_argv(
-            "--workspace",
-            str(ws),
-            "--scenario",
-            str(scenario),
-            "--mode",
-            "bypassPermissions",
-            "--headless",
-            "--trace",
-            str(trace),
-            "-q",
-        ),
+        replay_run_argv(ws, scenario, "--trace", str(trace)),
         capture_output=True,
         text=True,
         timeout=120,

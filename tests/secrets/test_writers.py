@@ -15,6 +15,7 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 from unittest import mock
 
 from hypothesis import assume, given, settings
@@ -52,6 +53,14 @@ WRITERS = (
     "stream",
     "bash-cut",
 )
+# A credential (or the environment's value), one writer, and the sizes of the
+# pieces it is written in: what each no-credential-reaches-a-file test draws.
+_WRITES: dict[str, st.SearchStrategy[Any]] = {
+    "cred": st.one_of(credentials(), st.just(_ENV_CRED)),
+    "data": st.data(),
+    "writer": st.sampled_from(WRITERS),
+    "chunks": st.lists(st.integers(1, 40), min_size=1, max_size=6),
+}
 
 
 def _write(writer: str, text: str, folder: Path, chunks: list[int]) -> Path:
@@ -115,12 +124,7 @@ def _write(writer: str, text: str, folder: Path, chunks: list[int]) -> Path:
 
 
 @settings(max_examples=300)
-@given(
-    cred=st.one_of(credentials(), st.just(_ENV_CRED)),
-    data=st.data(),
-    writer=st.sampled_from(WRITERS),
-    chunks=st.lists(st.integers(1, 40), min_size=1, max_size=6),
-)
+@given(**_WRITES)
 def test_no_credential_reaches_a_file(
     tmp_path_factory: object, cred: Credential, data: st.DataObject, writer: str, chunks: list[int]
 ) -> None:
@@ -145,12 +149,7 @@ def _written(writer: str, text: str, chunks: list[int]) -> Iterator[tuple[Path, 
 
 
 @settings(max_examples=120)
-@given(
-    cred=st.one_of(credentials(), st.just(_ENV_CRED)),
-    data=st.data(),
-    writer=st.sampled_from(WRITERS),
-    chunks=st.lists(st.integers(1, 40), min_size=1, max_size=6),
-)
+@given(**_WRITES)
 def test_no_encoded_credential_reaches_a_file(
     cred: Credential, data: st.DataObject, writer: str, chunks: list[int]
 ) -> None:

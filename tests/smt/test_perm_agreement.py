@@ -21,25 +21,14 @@ from metis_proofs._perm import (
     rule_index,
 )
 from metis_proofs._rule_cutoff import UnboundedRules
-from metis_trace import Decision, Facts, Mode, Route, RuleBehavior, RuleRef, Source, ToolKind
+from metis_trace import Decision, Facts, Mode, Route
+from tests.model._facts import facts_of, rule_free_facts, rule_refs
 
-rules = st.builds(
-    RuleRef,
-    behavior=st.sampled_from(RuleBehavior),
-    source=st.sampled_from(Source),
-    pattern=st.sampled_from(["Bash(git:*)", "Read(./.env)", "Edit(src/**)"]),
-    recency=st.integers(-2, 4),  # small range: ties within a source are common
+rules = rule_refs(
+    st.sampled_from(["Bash(git:*)", "Read(./.env)", "Edit(src/**)"]),
+    st.integers(-2, 4),  # small range: ties within a source are common
 )
-facts = st.builds(
-    Facts,
-    mode=st.sampled_from(Mode),
-    kind=st.sampled_from(ToolKind),
-    protected=st.booleans(),
-    secret=st.booleans(),
-    in_scope=st.booleans(),
-    transition=st.booleans(),
-    rules=st.lists(rules, max_size=6).map(tuple),
-)
+facts = facts_of(rules, 6)
 
 
 @given(facts)
@@ -53,15 +42,7 @@ def test_z3_resolve_equals_python_resolve(f: Facts) -> None:
 
 
 def test_z3_resolve_on_every_rule_free_fact() -> None:
-    for mode, kind, *flags in itertools.product(Mode, ToolKind, *[(False, True)] * 4):
-        f = Facts(
-            mode=mode,
-            kind=kind,
-            protected=flags[0],
-            secret=flags[1],
-            in_scope=flags[2],
-            transition=flags[3],
-        )
+    for f in rule_free_facts():
         r = resolve(f)
         assert concrete_resolution(f) == (r.decision, r.stage, -1), f
 

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +11,7 @@ from click.testing import CliRunner
 from metis_cli._study import NAMES, study
 from metis_studies._plots import png_colours, svg_marks
 from metis_studies.report import STUDIES, Written
+from tests._metis_cli import metis
 
 QUICK = ["child-boundary", "permission-modes", "model-ablations", "snapshot", "read-marker"]
 
@@ -87,12 +86,7 @@ def test_a_failing_study_exits_1(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     ],
 )
 def test_bad_usage_is_one_line_and_exit_2(args: list[str], message: str, tmp_path: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "metis_cli", "study", *args],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-    )
+    done = metis("study", *args, cwd=tmp_path)
     assert done.returncode == 2
     assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "x").exists()

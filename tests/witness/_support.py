@@ -1,39 +1,37 @@
-"""Running `metis run --witness` for real, and reading what it wrote."""
+"""Running `metis run --witness` for real (`tests._metis_cli`), and reading what it wrote."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from collections.abc import Mapping, Sequence
+import random
+from collections.abc import Callable
 from pathlib import Path
 
-from metis_check import WitnessReport
+import pytest
+
+from metis_check import WitnessedTrace, WitnessReport, check_trace, check_witness
 from metis_cli._witnessed import witness_report
-from metis_trace import WitnessSession, read_witness
+from metis_trace import TraceEvent, TraceHeader, WitnessSession, read_witness
+from metis_witness._exec import probe
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def env(pythonpath: Sequence[Path] = (), **extra: str) -> dict[str, str]:
-    out = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    out["PYTHONPATH"] = os.pathsep.join(str(p) for p in [*pythonpath, ROOT])
-    out.update(extra)
-    return out
+Breaker = Callable[
+    [list[TraceEvent], list[WitnessSession], random.Random],
+    tuple[list[TraceEvent], list[WitnessSession]],
+]
 
 
-def metis(
-    *args: str, cwd: Path, environ: Mapping[str, str] | None = None, timeout: float = 120
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "metis_cli", *args],
-        cwd=cwd,
-        env=dict(environ if environ is not None else env()),
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
+def witnessed_replay(tmp_path: Path, scenario: Path) -> tuple[Path, list[str]]:
+    """The trace, and the `metis` arguments, of a headless bypassPermissions
+    replay of `scenario` under the witness (workspace `ws`, trace in `run/`)."""
+    trace = tmp_path / "run" / "trace.jsonl"
+    args = ["--workspace", "ws", "--trace", str(trace), "--mode", "bypassPermissions"]
+    return trace, ["run", "go", *args, "--headless", "--scenario", str(scenario), "--witness"]
+
+
+def require_strace() -> None:
+    """Skip the test where strace cannot trace (the exec observer's tool)."""
+    tracer, why = probe()
+    if tracer is None:
+        pytest.skip(f"strace cannot trace here: {why}")
 
 
 def sessions(path: Path) -> list[WitnessSession]:
@@ -46,3 +44,36 @@ def witness_check(trace: Path) -> WitnessReport:
     report = witness_report(trace, None)
     assert report is not None, f"no witness file beside {trace}"
     return report
+
+
+def agrees_and_broken_is(
+    case: tuple[TraceHeader, list[TraceEvent], list[WitnessSession]],
+    breaker: Breaker,
+    rng: random.Random,
+    invariant: str,
+) -> tuple[WitnessReport, WitnessReport]:
+    """A made-up witnessed run (`case`): its trace conforms and its witness
+    agrees; made to disagree by `breaker`, the trace alone still conforms and
+    the witness finds `invariant` and nothing else. Both witness reports."""
+    header, events, witness = case
+    assert check_trace(events, header).ok
+    found = check_witness(witness, [WitnessedTrace("t", header, events)])
+    assert found.ok, found.violations
+    broken_events, broken_witness = breaker(events, witness, rng)
+    assert check_trace(broken_events, header).ok  # the trace alone cannot tell
+    broken = check_witness(broken_witness, [WitnessedTrace("t", header, broken_events)])
+    assert [v.invariant for v in broken.violations] == [invariant]
+    return found, broken
+
+
+def blind_to(session: WitnessSession, what: str, version: int, record: type) -> WitnessSession:
+    """`session` as a witness of file version `version` that did not watch
+    `what` would have written it: without its `record` records."""
+    header = session.header.model_copy(
+        update={
+            "version": version,
+            "watched": tuple(w for w in session.header.watched if w.what != what),
+        }
+    )
+    records = tuple(r for r in session.records if not isinstance(r, record))
+    return WitnessSession(header, 1, records, tuple(range(2, 2 + len(records))))

@@ -13,43 +13,39 @@ import json
 import random
 from pathlib import Path
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from metis_check import WitnessedTrace, check_trace, check_witness
+from metis_check import WitnessedTrace, check_witness
 from metis_check._witness_cases import break_exit, exit_case
-from metis_trace import EffectOutcome, JobDone, ProcessExit, WitnessSession, read_trace
-from metis_witness._exec import STRACE_ARGS, ExecParser, probe
+from metis_trace import EffectOutcome, JobDone, ProcessExit, read_trace
+from metis_witness._exec import STRACE_ARGS, ExecParser
+from tests._metis_cli import metis
 from tests.runtime.test_loop_support import write_scenario
 
-from ._support import metis, sessions, witness_check
+from ._support import (
+    agrees_and_broken_is,
+    blind_to,
+    require_strace,
+    sessions,
+    witness_check,
+    witnessed_replay,
+)
 
 
 @settings(max_examples=60, deadline=None)
 @given(seed=st.integers(0, 100_000))
 def test_made_up_runs_agree_and_a_disagreeing_exit_is_trace_3(seed: int) -> None:
     rng = random.Random(seed)
-    header, events, witness = exit_case(rng)
-    traces = [WitnessedTrace("t", header, events)]
-    assert check_trace(events, header).ok
-    found = check_witness(witness, traces)
-    assert found.ok and found.checks["TRACE-3"] == len(events[2].calls)  # type: ignore[union-attr]
-    broken_events, broken_witness = break_exit(events, witness, rng)
-    assert check_trace(broken_events, header).ok  # the trace alone cannot tell
-    broken = check_witness(broken_witness, [WitnessedTrace("t", header, broken_events)])
-    assert [v.invariant for v in broken.violations] == ["TRACE-3"]
+    case = exit_case(rng)
+    found, broken = agrees_and_broken_is(case, break_exit, rng, "TRACE-3")
+    assert found.checks["TRACE-3"] == len(case[1][2].calls)  # type: ignore[union-attr]
     assert broken.violations[0].witness_line is not None
 
 
 def test_an_exit_the_witness_did_not_observe_warns_and_is_not_checked() -> None:
     header, events, witness = exit_case(random.Random(7), calls=3)
-    s = witness[0]
-    blind = s.header.model_copy(
-        update={"version": 1, "watched": tuple(w for w in s.header.watched if w.what != "exits")}
-    )
-    records = tuple(r for r in s.records if not isinstance(r, ProcessExit))
-    old = WitnessSession(blind, 1, records, tuple(range(2, 2 + len(records))))
+    old = blind_to(witness[0], "exits", 1, ProcessExit)
     found = check_witness([old], [WitnessedTrace("t", header, events)])
     assert found.ok and "TRACE-3" not in found.checks
     assert any("did not observe exits" in u and "3 bash call(s)" in u for u in found.unobserved)
@@ -84,18 +80,14 @@ def _failing_job_run(tmp_path: Path) -> Path:
             [{"text": "All done."}],
         ],
     )
-    trace = tmp_path / "run" / "trace.jsonl"
-    args = ["--workspace", "ws", "--trace", str(trace), "--mode", "bypassPermissions"]
-    done = metis(
-        "run", "go", *args, "--headless", "--scenario", str(scenario), "--witness", cwd=tmp_path
-    )
+    trace, args = witnessed_replay(tmp_path, scenario)
+    done = metis(*args, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     return trace
 
 
 def test_a_real_failing_background_job_agrees_and_recorded_ok_is_trace_3(tmp_path: Path) -> None:
-    if probe()[0] is None:
-        pytest.skip(f"strace cannot trace here: {probe()[1]}")
+    require_strace()
     trace = _failing_job_run(tmp_path)
     witness = trace.with_name("trace.jsonl.witness")
     exits = [r for s in sessions(witness) for r in s.records if isinstance(r, ProcessExit)]

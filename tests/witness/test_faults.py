@@ -14,9 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests._metis_cli import ROOT, env, metis
 from tests.runtime.test_loop_support import write_scenario
-
-from ._support import ROOT, env, metis
 
 # (file in metis_runtime, text, replacement): each one realistic, and invisible in the trace.
 BACKUP_BEFORE_OVERWRITE = (

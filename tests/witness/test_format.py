@@ -17,8 +17,7 @@ from metis_trace import (
     read_witness,
     witness_json_schema,
 )
-
-from ._support import ROOT, metis
+from tests._metis_cli import ROOT, metis
 
 HEADER = WitnessHeader(pid=1, t=1.0, boot_id="b")
 

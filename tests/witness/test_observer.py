@@ -8,15 +8,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 from inotify_simple import Event, INotify, flags
 
 from metis_trace import Change, End, Exec, Lost, Ready, RunExited, RunStarted
 from metis_witness import Witness, witness_argv
-from metis_witness._exec import ExecParser, probe
+from metis_witness._exec import ExecParser
 from metis_witness._tree import TreeWatcher
 
-from ._support import sessions
+from ._support import require_strace, sessions
 
 
 def _around(tmp: Path, script: str, *, roots: list[Path], excluded: tuple[Path, ...] = ()) -> Path:
@@ -79,8 +78,7 @@ def test_excluded_paths_are_not_recorded_and_a_root_inside_them_is(tmp_path: Pat
 
 
 def test_exec_is_observed_with_argv_when_ptrace_is_allowed(tmp_path: Path) -> None:
-    if probe()[0] is None:
-        pytest.skip(f"strace cannot trace here: {probe()[1]}")
+    require_strace()
     ws = tmp_path / "ws"
     ws.mkdir()
     out = _around(tmp_path, '/bin/echo \'two words\' "and a \\"quote\\"" > /dev/null', roots=[ws])

@@ -14,51 +14,34 @@ trace signals, and a stop request, are reported as not observed.
 from __future__ import annotations
 
 import json
-import os
 import random
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from metis_check import WitnessedTrace, check_trace, check_witness
+from metis_check import WitnessedTrace, check_witness
 from metis_check._witness_signal_cases import break_signal, signal_case
-from metis_trace import SignalDelivered, SignalReceived, WitnessSession, read_trace
-from metis_witness._exec import SIGNALS, STRACE_ARGS, ExecParser, probe
-from tests.runtime.test_loop_support import write_scenario
+from metis_trace import SignalDelivered, SignalReceived, read_trace
+from metis_witness._exec import SIGNALS, STRACE_ARGS, ExecParser
+from tests._metis_cli import env, metis, metis_argv
+from tests.runtime.test_loop_support import sigint_when, write_scenario
 
-from ._support import env, metis, sessions
+from ._support import agrees_and_broken_is, blind_to, require_strace, sessions, witnessed_replay
 
 
 @settings(max_examples=60, deadline=None)
 @given(seed=st.integers(0, 100_000))
 def test_simulated_runs_agree_and_an_unwitnessed_signal_is_trace_4(seed: int) -> None:
     rng = random.Random(seed)
-    header, events, witness = signal_case(rng)
-    assert check_trace(events, header).ok
-    found = check_witness(witness, [WitnessedTrace("t", header, events)])
-    signals = sum(isinstance(e, SignalReceived) for e in events)
-    assert found.ok, found.violations
-    assert found.checks["TRACE-4"] == signals
-    broken_events, broken_witness = break_signal(events, witness, rng)
-    assert check_trace(broken_events, header).ok  # the trace alone cannot tell
-    broken = check_witness(broken_witness, [WitnessedTrace("t", header, broken_events)])
-    assert [v.invariant for v in broken.violations] == ["TRACE-4"]
+    case = signal_case(rng)
+    found, _ = agrees_and_broken_is(case, break_signal, rng, "TRACE-4")
+    assert found.checks["TRACE-4"] == sum(isinstance(e, SignalReceived) for e in case[1])
 
 
 def test_a_session_that_did_not_trace_signals_warns_and_passes_nothing() -> None:
     header, events, witness = signal_case(random.Random(3))
-    s = witness[0]
-    blind = s.header.model_copy(
-        update={"version": 2, "watched": tuple(w for w in s.header.watched if w.what != "signals")}
-    )
-    records = tuple(r for r in s.records if not isinstance(r, SignalDelivered))
-    old = WitnessSession(blind, 1, records, tuple(range(2, 2 + len(records))))
+    old = blind_to(witness[0], "signals", 2, SignalDelivered)
     found = check_witness([old], [WitnessedTrace("t", header, events)])
     assert found.ok and "TRACE-4" not in found.checks
     assert any("did not observe signals" in u for u in found.unobserved)
@@ -89,23 +72,16 @@ def _interrupted_run(tmp_path: Path) -> Path:
             [{"text": "Never reached."}],
         ],
     )
-    trace = tmp_path / "run" / "trace.jsonl"
-    args = ["--workspace", "ws", "--trace", str(trace), "--mode", "bypassPermissions"]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "metis_cli", "run", "go", *args, "--headless",
-         "--scenario", str(scenario), "--witness"],
-        cwd=tmp_path, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if trace.exists() and '"effect_start"' in trace.read_text():
-            break
-        time.sleep(0.05)
-    else:
-        proc.kill()
-        pytest.fail(f"the run never started its call: {proc.communicate()}")
-    os.kill(proc.pid, signal.SIGINT)  # the witness relays it to the run
-    proc.communicate(timeout=60)
+    trace, args = witnessed_replay(tmp_path, scenario)
+    # The SIGINT goes to the witness, which relays it to the run.
+    sigint_when(
+        metis_argv(*args),
+        env(),
+        tmp_path,
+        lambda: trace.exists() and '"effect_start"' in trace.read_text(),
+        60,
+        "the run never started its call",
+    )
     return trace
 
 
@@ -116,8 +92,7 @@ def _conform(trace: Path, witness: Path, cwd: Path) -> dict[str, object]:
 
 
 def test_a_real_interrupt_is_witnessed_and_an_invented_signal_is_trace_4(tmp_path: Path) -> None:
-    if probe()[0] is None:
-        pytest.skip(f"strace cannot trace here: {probe()[1]}")
+    require_strace()
     trace = _interrupted_run(tmp_path)
     witness = trace.with_name("trace.jsonl.witness")
     _header, events = read_trace(trace.read_text().splitlines())
