@@ -77,6 +77,8 @@ def _edit_call(trace: Path, tool: str, path: str, footprint: str) -> Path:
         if r["kind"] == "decision" and r["occ"] == occ:
             field = "writes" if r["writes"] else "reads"
             r[field] = [footprint]
+            if field == "writes" and r["cls"] == "queue":  # a Queue edit is keyed by its file
+                r["key"] = f"file:{footprint}"
     out = trace.with_name("edited.jsonl")
     out.write_text("".join(json.dumps(r) + "\n" for r in records))
     return out

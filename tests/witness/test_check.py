@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from metis_check import WitnessedTrace, check_trace, check_witness, simulate
 from metis_trace import (
+    CallClass,
     Change,
     DecisionEvent,
     EffectEnd,
@@ -35,11 +36,14 @@ def _clocked(header: TraceHeader) -> TraceHeader:
 
 
 def _keyed(events: Sequence[TraceEvent]) -> list[TraceEvent]:
-    """Give every Edit decision a file key, as the runtime's write and edit have."""
+    """Give every Edit decision a file of its own as its key, as the runtime's
+    write and edit have; a Queue edit writes that file (SCHED-2)."""
     out: list[TraceEvent] = []
     for e in events:
         if isinstance(e, DecisionEvent) and e.facts.kind is ToolKind.EDIT:
-            e = e.model_copy(update={"key": f"file:{WS}/f{e.occ}.txt"})
+            path = f"{WS}/f{e.occ}.txt"
+            writes = (path,) if e.cls is CallClass.QUEUE else e.writes
+            e = e.model_copy(update={"key": f"file:{path}", "writes": writes})
         out.append(e)
     return out
 
