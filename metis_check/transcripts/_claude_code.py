@@ -139,7 +139,9 @@ def _id(block: dict[str, Any], key: str, line: int, source: str) -> str:
     return value
 
 
-def _lines(lines: Iterable[str], source: str, notes: list[Note]) -> Iterator[tuple[int, Any]]:
+def record_lines(lines: Iterable[str], source: str, notes: list[Note]) -> Iterator[tuple[int, Any]]:
+    """(line number, record) for each JSON record of the non-blank lines; a note
+    in `notes` for a line that holds several."""
     for number, raw in enumerate(lines, start=1):
         text = raw.strip()
         if not text:
@@ -170,7 +172,7 @@ def read_session(lines: Iterable[str], source: str = "") -> Parsed:
         found = kept.get(uuid)
         return found if found is not None else skipped.get(uuid)
 
-    for number, obj in _lines(lines, source, parsed.notes):
+    for number, obj in record_lines(lines, source, parsed.notes):
         kind = obj.get("type")
         subtype = obj.get("subtype")
         kinds[str(kind) if kind != "system" else f"system:{subtype}"] += 1
