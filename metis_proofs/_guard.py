@@ -41,7 +41,6 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
-from typing import Protocol
 
 import attrs
 import z3
@@ -56,7 +55,7 @@ from metis_model._agents import (
     SpawnRequest,
 )
 
-from ._results import NO_CLAIM, ProofResult, Verdict, refuted_scope
+from ._results import NO_CLAIM, Named, ProofResult, Verdict, refuted_scope, smt_result
 from ._smt2 import Query, smt2_query, write_smt2
 from ._sorts import ands, finite_enum, ors
 
@@ -673,15 +672,6 @@ class GuardProof:
     seconds: float
 
 
-class _Named(Protocol):
-    @property
-    def id(self) -> str: ...
-    @property
-    def invariant(self) -> str: ...
-    @property
-    def title(self) -> str: ...
-
-
 def _solver(timeout_s: float | None) -> z3.Solver:
     solver = z3.SimpleSolver()
     if timeout_s is not None:
@@ -844,7 +834,7 @@ def _write_induction(
 
 
 def prove_spawn_guard(
-    prop: _Named,
+    prop: Named,
     out_dir: Path | None,
     timeout_s: float | None = 120.0,
     ablation: str | None = None,
@@ -862,10 +852,8 @@ def prove_spawn_guard(
         if proof.path is not None:
             witnesses.append(f"ledger path: {_describe_path(proof.path)}")
         at = f" by a {proof.depth}-step path" if proof.path is not None else ""
-        return ProofResult(
-            prop.id,
-            prop.invariant,
-            "smt",
+        return smt_result(
+            prop,
             Verdict.REFUTED,
             proof.depth,
             proof.seconds,
@@ -875,10 +863,8 @@ def prove_spawn_guard(
             scope=refuted_scope("a guard input or a ledger path breaks it"),
         )
     if proof.claim == "unsat" and proof.system == "proved":
-        return ProofResult(
-            prop.id,
-            prop.invariant,
-            "smt",
+        return smt_result(
+            prop,
             Verdict.PROVED,
             None,
             proof.seconds,
@@ -889,10 +875,8 @@ def prove_spawn_guard(
             scope="proved for all limits, counts and runs of the ledger",
         )
     if proof.claim == "unsat" and proof.system == "bounded":  # pragma: no cover
-        return ProofResult(
-            prop.id,
-            prop.invariant,
-            "smt",
+        return smt_result(
+            prop,
             Verdict.BOUNDED,
             proof.depth,
             proof.seconds,
@@ -900,10 +884,8 @@ def prove_spawn_guard(
             f"negated guard claim unsat; ledger BMC clean to depth {proof.depth}, not inductive",
             scope=f"bounded to depth {proof.depth} (the ledger)",
         )
-    return ProofResult(
-        prop.id,
-        prop.invariant,
-        "smt",
+    return smt_result(
+        prop,
         Verdict.UNKNOWN,
         proof.depth,
         proof.seconds,

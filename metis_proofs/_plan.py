@@ -56,7 +56,7 @@ from metis_model.plan._exec import (
 )
 from metis_trace import HARD_STEP_MAX, MissReason, PlanPath
 
-from ._results import ALL_INPUTS, NO_CLAIM, ProofResult, Verdict, refuted_scope
+from ._results import ALL_INPUTS, NO_CLAIM, ProofResult, Verdict, refuted_scope, smt_result
 from ._smt2 import Query, smt2_query, write_smt2
 from ._sorts import ands, finite_enum, ors
 
@@ -817,10 +817,8 @@ def prove_plan(
             if prop.claim is not None
             else f"inductive over {SLOTS} step slots with the lemmas (k=1)"
         )
-    return ProofResult(
-        named.id,
-        inv,
-        "smt",
+    return smt_result(
+        named,
         verdict,
         depth,
         seconds,

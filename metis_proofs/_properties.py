@@ -50,7 +50,7 @@ from ._perm import (
     stage_decides,
 )
 from ._plan import PLAN_PROPERTIES, prove_plan
-from ._results import ALL_INPUTS, NO_CLAIM, ProofResult, Verdict, refuted_scope
+from ._results import ALL_INPUTS, NO_CLAIM, ProofResult, Verdict, refuted_scope, smt_result
 from ._rule_cutoff import CutoffProof, prove_rule_cutoff
 from ._rules import BEHAVIOR, SymRule, authority_rank
 from ._smt2 import Query, smt2_query, write_smt2
@@ -284,10 +284,8 @@ def prove_claim(
         expect = "unsat" if r == z3.unsat else "sat" if r == z3.sat else "unknown"
         smt2 = str(write_smt2(out_dir, prop, [smt2_query(negated, "negated claim", expect)]))
     if r == z3.unsat:
-        return ProofResult(
-            prop.id,
-            prop.invariant,
-            "smt",
+        return smt_result(
+            prop,
             Verdict.PROVED,
             None,
             seconds,
@@ -296,10 +294,8 @@ def prove_claim(
             scope=f"{ALL_INPUTS} (\u2264 {PERM_RULE_SLOTS} rules per decision)",
         )
     if r == z3.sat:
-        return ProofResult(
-            prop.id,
-            prop.invariant,
-            "smt",
+        return smt_result(
+            prop,
             Verdict.REFUTED,
             None,
             seconds,
@@ -308,10 +304,8 @@ def prove_claim(
             witness=str(solver.model()),
             scope=refuted_scope("an input breaks the claim"),
         )
-    return ProofResult(
-        prop.id,
-        prop.invariant,
-        "smt",
+    return smt_result(
+        prop,
         Verdict.UNKNOWN,
         None,
         seconds,
