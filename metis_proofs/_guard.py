@@ -57,7 +57,7 @@ from metis_model._agents import (
 
 from ._results import NO_CLAIM, Named, ProofResult, Verdict, refuted_scope, smt_result
 from ._smt2 import Query, smt2_query, write_smt2
-from ._sorts import ands, finite_enum, ors
+from ._sorts import ands, finite_enum, ors, timed
 
 __all__ = [
     "CODE",
@@ -672,13 +672,6 @@ class GuardProof:
     seconds: float
 
 
-def _solver(timeout_s: float | None) -> z3.Solver:
-    solver = z3.SimpleSolver()
-    if timeout_s is not None:
-        solver.set("timeout", max(1, int(timeout_s * 1000)))
-    return solver
-
-
 def _answer(r: z3.CheckSatResult) -> str:
     return "unsat" if r == z3.unsat else "sat" if r == z3.sat else "unknown"
 
@@ -703,7 +696,7 @@ def check_guard(
     g = SymGuard.fresh("g.")
     d = guard_z3(g, ablation)
     negated = z3.Not(guard_claim(g, d))
-    solver = _solver(timeout_s)
+    solver = timed(z3.SimpleSolver(), timeout_s)
     solver.add(negated)
     r = solver.check()
     claim = _answer(r)
@@ -727,12 +720,12 @@ def _induction(
     system: GuardSystem, queries: list[Query], timeout_s: float | None, bmc_depth: int
 ) -> tuple[str, int | None, int | None, tuple[GuardPathStep, ...] | None]:
     # One BMC unrolling from init; "bad at depth j" through an assumption.
-    base = _solver(timeout_s)
+    base = timed(z3.SimpleSolver(), timeout_s)
     states = [system.state("bmc.0")]
     params: list[GuardParams] = []
     base.add(system.init(states[0]))
     # One induction unrolling from any state; "not bad" on all but the last.
-    step = _solver(timeout_s)
+    step = timed(z3.SimpleSolver(), timeout_s)
     ind = [system.state("ind.0")]
     ind_params: list[GuardParams] = []
 
@@ -812,7 +805,7 @@ def _write_induction(
         base_q = z3.And(system.init(s0), system.bad(s0))
         queries.append(smt2_query(base_q, "base case: the empty ledger is within limits", "unsat"))
     else:  # pragma: no cover - the ledger closes at k = 1
-        b = _solver(None)
+        b = z3.SimpleSolver()
         b.add(system.init(states[0]))
         for j in range(k - 1):
             p = system.params(f"base.{j}")

@@ -58,7 +58,7 @@ from metis_trace import HARD_STEP_MAX, MissReason, PlanPath
 
 from ._results import ALL_INPUTS, NO_CLAIM, ProofResult, Verdict, refuted_scope, smt_result
 from ._smt2 import Query, smt2_query, write_smt2
-from ._sorts import ands, finite_enum, ors
+from ._sorts import ands, finite_enum, ors, timed
 
 __all__ = [
     "ACT",
@@ -679,9 +679,7 @@ def turn_bmc(
     """The shortest path reaching `bad(inv)`. Among the shortest, one whose
     runs succeed or fail structurally (operationally, for PLAN-5), since a
     concrete turn log shows that most plainly."""
-    solver = z3.Solver()
-    if timeout_s is not None:
-        solver.set("timeout", max(1, int(timeout_s * 1000)))
+    solver = timed(z3.Solver(), timeout_s)
     states = [system.state("s0")]
     params: list[TurnParams] = []
     solver.add(system.init(states[0]))
@@ -739,9 +737,7 @@ _BY_ID = {p.invariant: p for p in PLAN_PROPERTIES}
 
 
 def _solve(formula: z3.BoolRef, timeout_s: float | None) -> tuple[z3.CheckSatResult, z3.Solver]:
-    solver = z3.Solver()
-    if timeout_s is not None:
-        solver.set("timeout", max(1, int(timeout_s * 1000)))
+    solver = timed(z3.Solver(), timeout_s)
     solver.add(formula)
     return solver.check(), solver
 

@@ -54,7 +54,7 @@ from ._results import ALL_INPUTS, NO_CLAIM, ProofResult, Verdict, refuted_scope,
 from ._rule_cutoff import CutoffProof, prove_rule_cutoff
 from ._rules import BEHAVIOR, SymRule, authority_rank
 from ._smt2 import Query, smt2_query, write_smt2
-from ._sorts import ands
+from ._sorts import ands, timed
 from ._system import LoopConfig, LoopSystem
 from ._widths import WidthProof, Widths, all_widths_scope
 
@@ -273,9 +273,7 @@ def prove_claim(
         return prove_plan(prop.invariant, out_dir, timeout_s, prop_id=prop.id)
     start = time.perf_counter()
     negated = z3.Not(PERM_CLAIMS[prop.id](config or LoopConfig()))
-    solver = z3.Solver()
-    if timeout_s is not None:
-        solver.set("timeout", max(1, int(timeout_s * 1000)))
+    solver = timed(z3.Solver(), timeout_s)
     solver.add(negated)
     r = solver.check()
     seconds = time.perf_counter() - start
