@@ -477,7 +477,7 @@ class TurnSystem:
             t.after_commit == s.after_commit,
             t.after_operational == s.after_operational,
         )
-        keep_slots = ands(
+        kept = [  # slot i unchanged
             z3.And(
                 t.status[i] == s.status[i],
                 t.committed[i] == s.committed[i],
@@ -485,7 +485,8 @@ class TurnSystem:
                 t.repeated[i] == s.repeated[i],
             )
             for i in range(n)
-        )
+        ]
+        keep_slots = ands(kept)
         # RUN
         commits = [
             z3.And(p.slot == i, p.commit, s.mutating[i], p.outcome != OUTCOME[Outcome.SKIP])
@@ -501,12 +502,7 @@ class TurnSystem:
                         t.runs[i] == s.runs[i] + 1,
                         t.repeated[i] == z3.Or(s.repeated[i], s.committed[i]),
                     ),
-                    z3.And(
-                        t.status[i] == s.status[i],
-                        t.committed[i] == s.committed[i],
-                        t.runs[i] == s.runs[i],
-                        t.repeated[i] == s.repeated[i],
-                    ),
+                    kept[i],
                 )
                 for i in range(n)
             ],
