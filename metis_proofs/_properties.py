@@ -447,33 +447,32 @@ class LoopSession:
             wide = self._all_widths(inv_id, invariant, induction.k)
             if wide is not None:
                 rules = self.rule_cutoff.proved
-                return ProofResult(
-                    prop.id,
-                    inv_id,
-                    "k-induction",
-                    Verdict.PROVED,
-                    run.clean_depth,
-                    induction.seconds + wide,
-                    smt2,
+                took = induction.seconds + wide
+                detail = (
                     f"1-inductive over every width with {len(self._widths.families)} "  # type: ignore[union-attr]
                     f"quantified lemma families (z3, MBQI); in the finite system "
                     f"{induction.k}-inductive, BMC clean to depth {run.clean_depth}"
-                    + ("; any number of rules: rule cutoff (z3)" if rules else ""),
-                    k=induction.k,
-                    scope=all_widths_scope(self.system.config, rules),
+                    + ("; any number of rules: rule cutoff (z3)" if rules else "")
                 )
+                scope = all_widths_scope(self.system.config, rules)
+            else:
+                took = induction.seconds
+                detail = (
+                    f"{induction.k}-inductive with {len(invariant.names) if invariant else 0} "
+                    f"Houdini lemmas; BMC clean to depth {run.clean_depth}"
+                )
+                scope = f"proved for {bounds}"
             return ProofResult(
                 prop.id,
                 inv_id,
                 "k-induction",
                 Verdict.PROVED,
                 run.clean_depth,
-                induction.seconds,
+                took,
                 smt2,
-                f"{induction.k}-inductive with {len(invariant.names) if invariant else 0} "
-                f"Houdini lemmas; BMC clean to depth {run.clean_depth}",
+                detail,
                 k=induction.k,
-                scope=f"proved for {bounds}",
+                scope=scope,
             )
         if run.unknown_at is None and run.clean_depth >= self.depth:
             smt2 = self._write_bmc(prop, out_dir, run.clean_depth, "unsat")
