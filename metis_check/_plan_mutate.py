@@ -51,6 +51,21 @@ def _step(pred: Callable[[StepRecord], bool]) -> Callable[[TurnRecord], bool]:
     return lambda r: isinstance(r, StepRecord) and pred(r)
 
 
+def _inserted(records: Records, i: int, record: TurnRecord) -> Records:
+    """`record` inserted right after the one at `i`."""
+    return [*records[: i + 1], record, *records[i + 1 :]]
+
+
+def _recovered_after(records: Records, i: int, cls: ErrorClass, committed_before: int) -> Records:
+    """A recovery right after the step record at `i`."""
+    rec = records[i]
+    assert isinstance(rec, StepRecord)
+    recovery = RecoveryRecord(
+        after_step=rec.index, error_class=cls, committed_before=committed_before
+    )
+    return _inserted(records, i, recovery)
+
+
 def _plan_1(h: TurnHeader, rs: Records, rng: random.Random) -> tuple[TurnHeader, Records] | None:
     i = _find(rs, _step(lambda s: s.status in _RAN and s.decision is Decision.ALLOW))
     return None if i is None else (h, _with(rs, i, decision=Decision.DENY))
@@ -83,24 +98,14 @@ def _plan_4(h: TurnHeader, rs: Records, rng: random.Random) -> tuple[TurnHeader,
     if i is None:
         return None
     committed = sum(1 for r in rs[: i + 1] if isinstance(r, StepRecord) and r.committed)
-    rec = rs[i]
-    assert isinstance(rec, StepRecord)
-    recovery = RecoveryRecord(
-        after_step=rec.index, error_class=ErrorClass.WRONG_ARGS, committed_before=committed
-    )
-    return h, [*rs[: i + 1], recovery, *rs[i + 1 :]]
+    return h, _recovered_after(rs, i, ErrorClass.WRONG_ARGS, committed)
 
 
 def _plan_5(h: TurnHeader, rs: Records, rng: random.Random) -> tuple[TurnHeader, Records] | None:
     i = _find(rs, _step(lambda s: s.error_class is ErrorClass.OPERATIONAL and not s.committed))
     if i is None or any(isinstance(r, StepRecord) and r.committed for r in rs[:i]):
         return None
-    rec = rs[i]
-    assert isinstance(rec, StepRecord)
-    recovery = RecoveryRecord(
-        after_step=rec.index, error_class=ErrorClass.OPERATIONAL, committed_before=0
-    )
-    return h, [*rs[: i + 1], recovery, *rs[i + 1 :]]
+    return h, _recovered_after(rs, i, ErrorClass.OPERATIONAL, 0)
 
 
 def _plan_6(h: TurnHeader, rs: Records, rng: random.Random) -> tuple[TurnHeader, Records] | None:
@@ -112,7 +117,7 @@ def _plan_6(h: TurnHeader, rs: Records, rng: random.Random) -> tuple[TurnHeader,
                 if isinstance(x, StepRecord) and x.index == r.committed[0] and x.committed
             )
             again = done.model_copy(update={"segment": r.segment})
-            return h, [*rs[: i + 1], again, *rs[i + 1 :]]
+            return h, _inserted(rs, i, again)
     return None
 
 
