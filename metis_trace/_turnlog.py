@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 
 from ._enums import Decision, Mode, Route, ToolKind
 from ._errors import InputError, TraceFormatError
-from ._strict_json import decode_json
+from ._strict_json import decode_json, json_lines
 from ._validate import model_strict, validate_strict, value_strict
 
 TURNLOG_FORMAT = "metis-turnlog"
@@ -417,10 +417,7 @@ def read_turn_log(
     header: TurnHeader | None = None
     records: list[TurnRecord] = []
     line_of: list[int] = []
-    for number, raw in enumerate(lines, start=1):
-        text = raw.strip()
-        if not text:
-            continue
+    for number, text in json_lines(lines):
         obj = decode_json(text, line=number)
         if header is None:
             header = _header(obj, number, text)
