@@ -17,10 +17,11 @@ from collections.abc import Iterable
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
+from pydantic import BaseModel, Field, TypeAdapter, model_validator
 
 from ._enums import Decision, Mode, Route, ToolKind
 from ._errors import InputError, TraceFormatError
+from ._facts import _Record
 from ._strict_json import decode_json, json_lines
 from ._validate import model_strict, validate_strict, value_strict
 
@@ -108,10 +109,6 @@ class ModelRole(StrEnum):
     WISE = "wise"
     CREATIVE = "creative"
     FRONTIER = "frontier"
-
-
-class _Record(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 # --- frameworks -------------------------------------------------------------------
