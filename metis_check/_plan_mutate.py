@@ -17,6 +17,7 @@ from metis_trace import (
     ErrorClass,
     FinalRecord,
     FrameworkRecord,
+    FrameworkStep,
     PathRecord,
     ProbeOutcome,
     RecoveryRecord,
@@ -66,6 +67,26 @@ def _recovered_after(records: Records, i: int, cls: ErrorClass, committed_before
     return _inserted(records, i, recovery)
 
 
+def _with_first_step(
+    h: TurnHeader,
+    rs: Records,
+    i: int,
+    args: Callable[[int, FrameworkStep], dict[str, Any] | None],
+) -> tuple[TurnHeader, Records] | None:
+    """The framework record at `i` with its first step for which `args` (given
+    the step's 0-based position and the step) names arguments, updated with them."""
+    rec = rs[i]
+    assert isinstance(rec, FrameworkRecord)
+    steps = list(rec.framework.steps)
+    for k, step in enumerate(steps):
+        update = args(k, step)
+        if update is not None:
+            steps[k] = step.model_copy(update={"args": {**step.args, **update}})
+            fw = rec.framework.model_copy(update={"steps": tuple(steps)})
+            return h, _with(rs, i, framework=fw)
+    return None
+
+
 def _plan_1(h: TurnHeader, rs: Records, rng: random.Random) -> tuple[TurnHeader, Records] | None:
     i = _find(rs, _step(lambda s: s.status in _RAN and s.decision is Decision.ALLOW))
     return None if i is None else (h, _with(rs, i, decision=Decision.DENY))
@@ -75,15 +96,9 @@ def _plan_2(h: TurnHeader, rs: Records, rng: random.Random) -> tuple[TurnHeader,
     i = _find(rs, lambda r: isinstance(r, FrameworkRecord) and r.valid)
     if i is None:
         return None
-    rec = rs[i]
-    assert isinstance(rec, FrameworkRecord)
-    steps = list(rec.framework.steps)
-    for k, step in enumerate(steps):
-        if "from_step" in step.args:
-            steps[k] = step.model_copy(update={"args": {**step.args, "from_step": k + 1}})
-            fw = rec.framework.model_copy(update={"steps": tuple(steps)})
-            return h, _with(rs, i, framework=fw)
-    return None
+    return _with_first_step(
+        h, rs, i, lambda k, s: {"from_step": k + 1} if "from_step" in s.args else None
+    )
 
 
 def _plan_3(h: TurnHeader, rs: Records, rng: random.Random) -> tuple[TurnHeader, Records] | None:
@@ -140,17 +155,12 @@ def _plan_8(h: TurnHeader, rs: Records, rng: random.Random) -> tuple[TurnHeader,
     j = _find(rs, lambda r: isinstance(r, FrameworkRecord))
     if i is None or j is None:
         return None
-    rec = rs[j]
-    assert isinstance(rec, FrameworkRecord)
-    steps = list(rec.framework.steps)
-    for k, step in enumerate(steps):
-        if step.tool == "write_doc":
-            steps[k] = step.model_copy(
-                update={"args": {**step.args, "path": "Reports/not-asked-for.md"}}
-            )
-            fw = rec.framework.model_copy(update={"steps": tuple(steps)})
-            return h, _with(rs, j, framework=fw)
-    return None
+    return _with_first_step(
+        h,
+        rs,
+        j,
+        lambda k, s: {"path": "Reports/not-asked-for.md"} if s.tool == "write_doc" else None,
+    )
 
 
 def _plan_9(h: TurnHeader, rs: Records, rng: random.Random) -> tuple[TurnHeader, Records] | None:
