@@ -660,24 +660,20 @@ def check_turn_logs(logs: TurnLogs, *, source: str = "<turn logs>") -> Report:
             entry = stored.get((r.registered_by, r.entry))
             if entry is None:
                 continue  # registered by a turn not given here
-            checks["PLAN-7"] += 1
-            if entry.signatures != r.stored:
-                violations.append(
-                    Violation(
-                        "PLAN-7",
-                        i,
-                        f"{name}: the hit's stored signatures are not "
-                        f"what turn {r.registered_by} stored",
-                    )
-                )
-            checks["PLAN-13"] += 1
-            if entry.framework_digest != r.framework_digest:
-                violations.append(
-                    Violation(
-                        "PLAN-13",
-                        i,
-                        f"{name}: the cached framework is not the one "
-                        f"turn {r.registered_by} stored",
-                    )
-                )
+            for inv, same, what in (
+                (
+                    "PLAN-7",
+                    entry.signatures == r.stored,
+                    "the hit's stored signatures are not what",
+                ),
+                (
+                    "PLAN-13",
+                    entry.framework_digest == r.framework_digest,
+                    "the cached framework is not the one",
+                ),
+            ):
+                checks[inv] += 1
+                if not same:
+                    message = f"{name}: {what} turn {r.registered_by} stored"
+                    violations.append(Violation(inv, i, message))
     return Report(source, len(logs), tuple(violations), dict(checks))
