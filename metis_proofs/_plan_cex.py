@@ -182,7 +182,18 @@ def _final(steps: Sequence[StepRecord], state: FinalState) -> FinalRecord:
     return FinalRecord(state=state, answer=f"turn {state.value}", effects=effect_counts(steps))
 
 
-_ENGINE = (PathRecord(path=PlanPath.ENGINE, outcome=ProbeOutcome.USED),)
+_ENGINE = PathRecord(path=PlanPath.ENGINE, outcome=ProbeOutcome.USED)
+
+
+def _opening(
+    fw: Framework, probe: PathRecord = _ENGINE, source: PlanPath = PlanPath.ENGINE
+) -> list[TurnRecord]:
+    """How every counterexample turn begins: the catalog, the path taken, its framework."""
+    return [
+        CatalogRecord(segment=1, executors=CATALOG),
+        probe,
+        FrameworkRecord(source=source, attempt=0, framework=fw, valid=True),
+    ]
 
 
 def _turn_from_path(path: TurnPath, ablation: str) -> tuple[TurnHeader, list[TurnRecord]]:
@@ -197,8 +208,7 @@ def _turn_from_path(path: TurnPath, ablation: str) -> tuple[TurnHeader, list[Tur
     fw = _fw(*steps)
     paths = " and ".join(f"notes/n{i + 1}.md" for i in range(len(slots)))
     h = _header(f"Update {paths} with x")
-    records: list[TurnRecord] = [CatalogRecord(segment=1, executors=CATALOG), *_ENGINE]
-    records.append(FrameworkRecord(source=PlanPath.ENGINE, attempt=0, framework=fw, valid=True))
+    records = _opening(fw)
     attempt, segment = 0, 1
     ran: list[StepRecord] = []
     failed_class = ErrorClass.WRONG_ARGS
@@ -344,9 +354,7 @@ def _cache_turn(ablation: str) -> tuple[TurnHeader, list[TurnRecord], dict[str, 
         output={"path": path},
     )
     records: list[TurnRecord] = [
-        CatalogRecord(segment=1, executors=CATALOG),
-        hit,
-        FrameworkRecord(source=PlanPath.L0, attempt=0, framework=fw, valid=True),
+        *_opening(fw, hit, PlanPath.L0),
         step,
         _final([step], FinalState.COMPLETED),
     ]
@@ -396,9 +404,7 @@ def _consent_turn(model: z3.ModelRef) -> tuple[TurnHeader, list[TurnRecord], dic
         output={"path": path},
     )
     records: list[TurnRecord] = [
-        CatalogRecord(segment=1, executors=CATALOG),
-        *_ENGINE,
-        FrameworkRecord(source=PlanPath.ENGINE, attempt=0, framework=fw, valid=True),
+        *_opening(fw),
         PauseRecord(dialog="cex-dialog", reason=PauseKind.ASK, attempt=0, step=1, pending=pending),
         ResumeRecord(
             dialog="cex-dialog",
@@ -438,9 +444,7 @@ def _framework_turn(
         cap = model.eval(z3.Int("cap.current"), model_completion=True).as_long()
         h = h.model_copy(update={"cap": max(1, min(cap, h.hard_max))})
     records: list[TurnRecord] = [
-        CatalogRecord(segment=1, executors=CATALOG),
-        *_ENGINE,
-        FrameworkRecord(source=PlanPath.ENGINE, attempt=0, framework=fw, valid=True),
+        *_opening(fw),
         _final([], FinalState.COMPLETED),
     ]
     return h, records, {"steps": n}
