@@ -315,6 +315,22 @@ def _state_json(s: ExecState) -> dict[str, Any]:
     }
 
 
+def _wrote(path: str, **fields: Any) -> StepRecord:
+    """The turn's one step: write_note, as the request asked, committed at `path`."""
+    return StepRecord(
+        attempt=0,
+        index=1,
+        tool="write_note",
+        origins={"path": "request", "text": "request"},
+        effect=ToolKind.EDIT,
+        occ="1.0",
+        status=StepStatus.OK,
+        committed=True,
+        output={"path": path},
+        **fields,
+    )
+
+
 def _cache_turn(ablation: str) -> tuple[TurnHeader, list[TurnRecord], dict[str, Any]]:
     """An L0 hit that the weakened cache decision serves and the spec refuses."""
     grounded = ablation != "cache-ignores-grounding"
@@ -338,20 +354,12 @@ def _cache_turn(ablation: str) -> tuple[TurnHeader, list[TurnRecord], dict[str, 
         framework_digest=framework_digest(fw),
         registered_by="an-earlier-turn",
     )
-    step = StepRecord(
-        attempt=0,
-        index=1,
-        tool="write_note",
+    step = _wrote(
+        path,
         segment=1,
         raw_args=fw.steps[0].args,
         resolved_args=fw.steps[0].args,
-        origins={"path": "request", "text": "request"},
-        effect=ToolKind.EDIT,
-        occ="1.0",
         decision=Decision.ALLOW,
-        status=StepStatus.OK,
-        committed=True,
-        output={"path": path},
     )
     records: list[TurnRecord] = [
         *_opening(fw, hit, PlanPath.L0),
@@ -384,24 +392,16 @@ def _consent_turn(model: z3.ModelRef) -> tuple[TurnHeader, list[TurnRecord], dic
     first = {"path": path, "text": "draft 1"}
     second = {"path": path, "text": "draft 2"}
     pending = action_for(h.owner, h.turn_id, executor, first)
-    step = StepRecord(
-        attempt=0,
-        index=1,
-        tool="write_note",
+    step = _wrote(
+        path,
         segment=2,
         raw_args=step_args,
         resolved_args=second,
-        origins={"path": "request", "text": "request"},
         fillers={"text": "draft 2"},
-        effect=ToolKind.EDIT,
-        occ="1.0",
         decision=Decision.ASK,
         approved=True,
         approval=pending,
         approval_dialog="cex-dialog",
-        status=StepStatus.OK,
-        committed=True,
-        output={"path": path},
     )
     records: list[TurnRecord] = [
         *_opening(fw),
