@@ -141,6 +141,15 @@ class Invariant:
         return ands([body for name, body in system.lemmas(s) if name in wanted])
 
 
+def _drop_false(
+    cands: dict[str, z3.BoolRef], read: dict[str, z3.BoolRef], m: z3.ModelRef, dropped: list[str]
+) -> None:
+    """Move to `dropped` every candidate whose `read` term is false in `m`."""
+    for name in [n for n in cands if z3.is_false(m.eval(read[n], model_completion=True))]:
+        del cands[name]
+        dropped.append(name)
+
+
 def houdini(system: LoopSystem, timeout_s: float | None = None) -> Invariant | None:
     """The largest inductive subset of `system.lemmas` (None on a timeout).
 
@@ -164,10 +173,7 @@ def houdini(system: LoopSystem, timeout_s: float | None = None) -> Invariant | N
             return None
         if r == z3.unsat:
             break
-        m = init.model()
-        for name in [n for n in cands if z3.is_false(m.eval(cands[n], model_completion=True))]:
-            del cands[name]
-            dropped.append(name)
+        _drop_false(cands, cands, init.model(), dropped)
     step = timed(z3.SimpleSolver(), timeout_s)
     step.add(system.trans(s, p, t))
     guards = {n: z3.Bool(f"houdini-keep-{n}") for n in cands}
@@ -183,10 +189,7 @@ def houdini(system: LoopSystem, timeout_s: float | None = None) -> Invariant | N
             return None
         if r == z3.unsat:
             break
-        m = step.model()
-        for name in [n for n in cands if z3.is_false(m.eval(after[n], model_completion=True))]:
-            del cands[name]
-            dropped.append(name)
+        _drop_false(cands, after, step.model(), dropped)
     return Invariant(tuple(cands), tuple(dropped), time.perf_counter() - start)
 
 
