@@ -63,6 +63,7 @@ from metis_trace import (
 )
 
 from ._cex import AblationWitness, CounterexampleFiles, write_counterexample
+from ._convert import itf_document
 from ._plan import (
     PLAN_ABLATIONS,
     REF_SLOTS,
@@ -119,16 +120,12 @@ class PlanCounterexample(AblationWitness):
 
     def write(self, out_dir: Any) -> CounterexampleFiles:
         text = dumps_turn_log(self.header, self.records)
-        itf: dict[str, object] = {
-            "#meta": {
-                "format": "ITF",
-                "format-description": "https://apalache-mc.org/docs/adr/015adr-trace.html",
-                "source": f"ablation {self.ablation}",
-                "description": "metis plan model; the abstract states of the counterexample",
-            },
-            "vars": sorted({k for st in self.states for k in st if k != "#meta"}),
-            "states": [{"#meta": {"index": i}, **st} for i, st in enumerate(self.states)],
-        }
+        itf = itf_document(
+            f"ablation {self.ablation}",
+            "metis plan model; the abstract states of the counterexample",
+            sorted({k for st in self.states for k in st if k != "#meta"}),
+            [{"#meta": {"index": i}, **st} for i, st in enumerate(self.states)],
+        )
         return write_counterexample(
             out_dir, self.name, text, itf, record_graph(self), _regression(self, text)
         )
