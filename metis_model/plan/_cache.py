@@ -15,8 +15,7 @@ for this turn and need no grounding.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Mapping
 
 from metis_trace import MUTATING_KINDS, TERMINAL_TOOL, Framework, MissReason, PlanPath, Signatures
 
