@@ -52,6 +52,17 @@ def _step(pred: Callable[[StepRecord], bool]) -> Callable[[TurnRecord], bool]:
     return lambda r: isinstance(r, StepRecord) and pred(r)
 
 
+def _with_part(
+    h: TurnHeader, rs: Records, i: int | None, part: str, **update: Any
+) -> tuple[TurnHeader, Records] | None:
+    """The record at `i` (None: no edit) with its `part`, a record in it, updated."""
+    if i is None:
+        return None
+    inner = getattr(rs[i], part)
+    assert inner is not None
+    return h, _with(rs, i, **{part: inner.model_copy(update=update)})
+
+
 def _inserted(records: Records, i: int, record: TurnRecord) -> Records:
     """`record` inserted right after the one at `i`."""
     return [*records[: i + 1], record, *records[i + 1 :]]
@@ -141,13 +152,7 @@ def _hit(rs: Records) -> int | None:
 
 
 def _plan_7(h: TurnHeader, rs: Records, rng: random.Random) -> tuple[TurnHeader, Records] | None:
-    i = _hit(rs)
-    if i is None:
-        return None
-    rec = rs[i]
-    assert isinstance(rec, PathRecord) and rec.stored is not None
-    stale = rec.stored.model_copy(update={"executors": "sha256:an-older-catalog"})
-    return h, _with(rs, i, stored=stale)
+    return _with_part(h, rs, _hit(rs), "stored", executors="sha256:an-older-catalog")
 
 
 def _plan_8(h: TurnHeader, rs: Records, rng: random.Random) -> tuple[TurnHeader, Records] | None:
@@ -165,12 +170,7 @@ def _plan_8(h: TurnHeader, rs: Records, rng: random.Random) -> tuple[TurnHeader,
 
 def _plan_9(h: TurnHeader, rs: Records, rng: random.Random) -> tuple[TurnHeader, Records] | None:
     i = _find(rs, _step(lambda s: s.approval is not None and s.status in _RAN))
-    if i is None:
-        return None
-    rec = rs[i]
-    assert isinstance(rec, StepRecord) and rec.approval is not None
-    other = rec.approval.model_copy(update={"args_digest": "sha256:other-arguments"})
-    return h, _with(rs, i, approval=other)
+    return _with_part(h, rs, i, "approval", args_digest="sha256:other-arguments")
 
 
 def _plan_10(h: TurnHeader, rs: Records, rng: random.Random) -> tuple[TurnHeader, Records] | None:
