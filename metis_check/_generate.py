@@ -446,6 +446,14 @@ class _Run:
         last_of: dict[str, int] = {}
         admitted: list[_Planned] = []
         results: dict[str, tuple[ResultStatus, int]] = {}
+
+        def answer(ref: CallRef, status: ResultStatus, **content: Any) -> None:
+            """The call's result, after its last event (kept for results_sent)."""
+            result = rec.add(
+                Result, last_of[ref.occ], occ=ref.occ, call_id=ref.call_id, status=status, **content
+            )
+            results[ref.occ] = (status, result)
+
         # Batch preflight: every call decided, every ask settled, before any effect.
         for planned in batch:
             occ = planned.ref.occ
@@ -453,16 +461,7 @@ class _Run:
             if ok:
                 admitted.append(planned)
             else:
-                results[occ] = (
-                    ResultStatus.DENIED,
-                    rec.add(
-                        Result,
-                        last_of[occ],
-                        occ=occ,
-                        call_id=planned.ref.call_id,
-                        status=ResultStatus.DENIED,
-                    ),
-                )
+                answer(planned.ref, ResultStatus.DENIED)
         t0 = rec.t + 0.001
         timed = _schedule(rng, cfg, admitted, t0)
         horizon = max((x.end for x in timed), default=t0)
@@ -534,10 +533,7 @@ class _Run:
                     EffectEnd, last_of[occ], occ=occ, outcome=x.outcome, committed=committed
                 )
                 status = ResultStatus.OK if x.outcome is EffectOutcome.OK else ResultStatus.ERROR
-            results[occ] = (
-                status,
-                rec.add(Result, last_of[occ], occ=occ, call_id=x.call.ref.call_id, status=status),
-            )
+            answer(x.call.ref, status)
             if (
                 x.call.ref.tool == "bash"
                 and status is ResultStatus.OK
@@ -602,20 +598,13 @@ class _Run:
                     )
                 rec.add(Resume)
                 for occ in commits:  # answered from the journal, never run again
-                    call = running[occ].call
-                    results[occ] = (
+                    answer(
+                        running[occ].call.ref,
                         ResultStatus.OK,
-                        rec.add(
-                            Result,
-                            last_of[occ],
-                            occ=occ,
-                            call_id=call.ref.call_id,
-                            status=ResultStatus.OK,
-                            # the journal's output; or, the kill having come
-                            # between the commit and the journal, the note
-                            # (chosen without drawing: other runs stay as they were)
-                            content=NOT_JOURNALED if occ.endswith("2") else _JOURNALED,
-                        ),
+                        # the journal's output; or, the kill having come
+                        # between the commit and the journal, the note
+                        # (chosen without drawing: other runs stay as they were)
+                        content=NOT_JOURNALED if occ.endswith("2") else _JOURNALED,
                     )
                 open_calls = [p for p in batch if p.ref.occ not in results]
                 rec.add(
@@ -643,29 +632,11 @@ class _Run:
                 last_of[occ] = rec.add(
                     EffectEnd, last_of[occ], occ=occ, outcome=EffectOutcome.CANCELLED
                 )
-                results[occ] = (
-                    ResultStatus.CANCELLED,
-                    rec.add(
-                        Result,
-                        last_of[occ],
-                        occ=occ,
-                        call_id=x.call.ref.call_id,
-                        status=ResultStatus.CANCELLED,
-                    ),
-                )
+                answer(x.call.ref, ResultStatus.CANCELLED)
             for planned in admitted:
                 occ = planned.ref.occ
                 if occ not in started:
-                    results[occ] = (
-                        ResultStatus.SKIPPED,
-                        rec.add(
-                            Result,
-                            last_of[occ],
-                            occ=occ,
-                            call_id=planned.ref.call_id,
-                            status=ResultStatus.SKIPPED,
-                        ),
-                    )
+                    answer(planned.ref, ResultStatus.SKIPPED)
         rec.t += 0.0005
         rec.add(ResultsSent, *(results[o][1] for o in occs), turn=turn, occs=occs, call_ids=ids)
         self.closed_history.extend(occs)

@@ -303,15 +303,21 @@ def _index(d: DecisionEvent) -> int:
     return int(d.occ.split(".")[1])
 
 
-def _sched_1(ev: Events, rng: random.Random) -> Events | None:
+def _after_exclusive(ev: Events, unless: CallClass, shift: int) -> Events | None:
+    """Move a later call of the batch, not of class `unless`, to start just after
+    the event `shift` from an Exclusive call's start."""
     for started in _starts_in_batches(ev):
         for x, xs in started:
             if x.cls is not CallClass.EXCLUSIVE:
                 continue
             for y, ys in started:
-                if _index(y) > _index(x) and y.cls is not CallClass.BACKGROUND:
-                    return _move_after(ev, [ys], xs)
+                if _index(y) > _index(x) and y.cls is not unless:
+                    return _move_after(ev, [ys], xs + shift)
     return None
+
+
+def _sched_1(ev: Events, rng: random.Random) -> Events | None:
+    return _after_exclusive(ev, CallClass.BACKGROUND, 0)
 
 
 def _sched_2(ev: Events, rng: random.Random) -> Events | None:
@@ -334,14 +340,7 @@ def _sched_2(ev: Events, rng: random.Random) -> Events | None:
 
 
 def _sched_3(ev: Events, rng: random.Random) -> Events | None:
-    for started in _starts_in_batches(ev):
-        for x, xs in started:
-            if x.cls is not CallClass.EXCLUSIVE:
-                continue
-            for y, ys in started:
-                if _index(y) > _index(x) and y.cls is not CallClass.EXCLUSIVE:
-                    return _move_after(ev, [ys], xs - 1)
-    return None
+    return _after_exclusive(ev, CallClass.EXCLUSIVE, -1)
 
 
 def _sched_6(ev: Events, rng: random.Random) -> Events | None:

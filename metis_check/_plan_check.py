@@ -18,7 +18,7 @@ and every turn id is new (PLAN-10).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -600,6 +600,20 @@ _BAD_MESSAGE = {
 }
 
 
+# The check of each kind of record; a CacheRecord is checked across turns
+# (`check_turn_logs`).
+_READERS: Mapping[type, Callable[[_Checker, Any], None]] = {
+    CatalogRecord: _Checker.catalog_record,
+    PathRecord: _Checker.path_record,
+    FrameworkRecord: _Checker.framework_record,
+    StepRecord: _Checker.step_record,
+    PauseRecord: _Checker.pause_record,
+    ResumeRecord: _Checker.resume_record,
+    RecoveryRecord: _Checker.recovery_record,
+    FinalRecord: _Checker.final_record,
+}
+
+
 def check_turn_log(
     header: TurnHeader,
     records: Sequence[TurnRecord],
@@ -613,24 +627,9 @@ def check_turn_log(
     c.header()
     for i, record in enumerate(records):
         c.index = i
-        if isinstance(record, CatalogRecord):
-            c.catalog_record(record)
-        elif isinstance(record, PathRecord):
-            c.path_record(record)
-        elif isinstance(record, FrameworkRecord):
-            c.framework_record(record)
-        elif isinstance(record, StepRecord):
-            c.step_record(record)
-        elif isinstance(record, PauseRecord):
-            c.pause_record(record)
-        elif isinstance(record, ResumeRecord):
-            c.resume_record(record)
-        elif isinstance(record, RecoveryRecord):
-            c.recovery_record(record)
-        elif isinstance(record, FinalRecord):
-            c.final_record(record)
-        elif isinstance(record, CacheRecord):
-            pass  # checked across turns (`check_turn_logs`)
+        read = _READERS.get(type(record))
+        if read is not None:
+            read(c, record)
     violations = sorted(c.violations, key=lambda v: v.index)
     return Report(source, len(records), tuple(violations), dict(c.checks))
 
@@ -661,24 +660,20 @@ def check_turn_logs(logs: TurnLogs, *, source: str = "<turn logs>") -> Report:
             entry = stored.get((r.registered_by, r.entry))
             if entry is None:
                 continue  # registered by a turn not given here
-            checks["PLAN-7"] += 1
-            if entry.signatures != r.stored:
-                violations.append(
-                    Violation(
-                        "PLAN-7",
-                        i,
-                        f"{name}: the hit's stored signatures are not "
-                        f"what turn {r.registered_by} stored",
-                    )
-                )
-            checks["PLAN-13"] += 1
-            if entry.framework_digest != r.framework_digest:
-                violations.append(
-                    Violation(
-                        "PLAN-13",
-                        i,
-                        f"{name}: the cached framework is not the one "
-                        f"turn {r.registered_by} stored",
-                    )
-                )
+            for inv, same, what in (
+                (
+                    "PLAN-7",
+                    entry.signatures == r.stored,
+                    "the hit's stored signatures are not what",
+                ),
+                (
+                    "PLAN-13",
+                    entry.framework_digest == r.framework_digest,
+                    "the cached framework is not the one",
+                ),
+            ):
+                checks[inv] += 1
+                if not same:
+                    message = f"{name}: {what} turn {r.registered_by} stored"
+                    violations.append(Violation(inv, i, message))
     return Report(source, len(logs), tuple(violations), dict(checks))

@@ -381,50 +381,39 @@ class _Sim:
                     )
                 return self.final(FinalState.REJECTED, done)
             approval = action
-        occ = f"{self.segment}.{index}"
         roll = rng.random()
-        consumed = len(args[executor.consumes]) if executor.consumes in args else None
+        ran = dict(
+            base,
+            resolved_args=args,
+            decision=decision,
+            occ=f"{self.segment}.{index}",
+            consumed=len(args[executor.consumes]) if executor.consumes in args else None,
+        )
+        granted = dict(
+            ran, approved=True if ask else None, approval=approval, approval_dialog=dialog
+        )
         if roll < 0.06:
             return StepRecord(
-                **base,
-                resolved_args=args,
-                decision=decision,
-                approved=True if ask else None,
-                approval=approval,
-                approval_dialog=dialog,
-                occ=occ,
+                **granted,
                 status=StepStatus.ERROR,
                 committed=mutating and rng.random() < 0.5,
                 error_class=ErrorClass.OPERATIONAL,
                 error="timeout",
-                consumed=consumed,
             )
         if roll < 0.1 and not mutating:
             return StepRecord(
-                **base,
-                resolved_args=args,
-                decision=decision,
-                occ=occ,
+                **ran,
                 status=StepStatus.ERROR,
                 error_class=ErrorClass.MISSING_INPUT,
                 error="not found",
-                consumed=consumed,
             )
         output = self.output(step, executor, args)
-        produced = len(output) if isinstance(output, list) else None
         return StepRecord(
-            **base,
-            resolved_args=args,
-            decision=decision,
-            approved=True if ask else None,
-            approval=approval,
-            approval_dialog=dialog,
-            occ=occ,
+            **granted,
             status=StepStatus.OK,
             committed=mutating,
             output=output,
-            consumed=consumed,
-            produced=produced,
+            produced=len(output) if isinstance(output, list) else None,
             seconds=0.01,
         )
 

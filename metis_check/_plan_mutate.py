@@ -17,6 +17,7 @@ from metis_trace import (
     ErrorClass,
     FinalRecord,
     FrameworkRecord,
+    FrameworkStep,
     PathRecord,
     ProbeOutcome,
     RecoveryRecord,
@@ -51,6 +52,52 @@ def _step(pred: Callable[[StepRecord], bool]) -> Callable[[TurnRecord], bool]:
     return lambda r: isinstance(r, StepRecord) and pred(r)
 
 
+def _with_part(
+    h: TurnHeader, rs: Records, i: int | None, part: str, **update: Any
+) -> tuple[TurnHeader, Records] | None:
+    """The record at `i` (None: no edit) with its `part`, a record in it, updated."""
+    if i is None:
+        return None
+    inner = getattr(rs[i], part)
+    assert inner is not None
+    return h, _with(rs, i, **{part: inner.model_copy(update=update)})
+
+
+def _inserted(records: Records, i: int, record: TurnRecord) -> Records:
+    """`record` inserted right after the one at `i`."""
+    return [*records[: i + 1], record, *records[i + 1 :]]
+
+
+def _recovered_after(records: Records, i: int, cls: ErrorClass, committed_before: int) -> Records:
+    """A recovery right after the step record at `i`."""
+    rec = records[i]
+    assert isinstance(rec, StepRecord)
+    recovery = RecoveryRecord(
+        after_step=rec.index, error_class=cls, committed_before=committed_before
+    )
+    return _inserted(records, i, recovery)
+
+
+def _with_first_step(
+    h: TurnHeader,
+    rs: Records,
+    i: int,
+    args: Callable[[int, FrameworkStep], dict[str, Any] | None],
+) -> tuple[TurnHeader, Records] | None:
+    """The framework record at `i` with its first step for which `args` (given
+    the step's 0-based position and the step) names arguments, updated with them."""
+    rec = rs[i]
+    assert isinstance(rec, FrameworkRecord)
+    steps = list(rec.framework.steps)
+    for k, step in enumerate(steps):
+        update = args(k, step)
+        if update is not None:
+            steps[k] = step.model_copy(update={"args": {**step.args, **update}})
+            fw = rec.framework.model_copy(update={"steps": tuple(steps)})
+            return h, _with(rs, i, framework=fw)
+    return None
+
+
 def _plan_1(h: TurnHeader, rs: Records, rng: random.Random) -> tuple[TurnHeader, Records] | None:
     i = _find(rs, _step(lambda s: s.status in _RAN and s.decision is Decision.ALLOW))
     return None if i is None else (h, _with(rs, i, decision=Decision.DENY))
@@ -60,15 +107,9 @@ def _plan_2(h: TurnHeader, rs: Records, rng: random.Random) -> tuple[TurnHeader,
     i = _find(rs, lambda r: isinstance(r, FrameworkRecord) and r.valid)
     if i is None:
         return None
-    rec = rs[i]
-    assert isinstance(rec, FrameworkRecord)
-    steps = list(rec.framework.steps)
-    for k, step in enumerate(steps):
-        if "from_step" in step.args:
-            steps[k] = step.model_copy(update={"args": {**step.args, "from_step": k + 1}})
-            fw = rec.framework.model_copy(update={"steps": tuple(steps)})
-            return h, _with(rs, i, framework=fw)
-    return None
+    return _with_first_step(
+        h, rs, i, lambda k, s: {"from_step": k + 1} if "from_step" in s.args else None
+    )
 
 
 def _plan_3(h: TurnHeader, rs: Records, rng: random.Random) -> tuple[TurnHeader, Records] | None:
@@ -83,24 +124,14 @@ def _plan_4(h: TurnHeader, rs: Records, rng: random.Random) -> tuple[TurnHeader,
     if i is None:
         return None
     committed = sum(1 for r in rs[: i + 1] if isinstance(r, StepRecord) and r.committed)
-    rec = rs[i]
-    assert isinstance(rec, StepRecord)
-    recovery = RecoveryRecord(
-        after_step=rec.index, error_class=ErrorClass.WRONG_ARGS, committed_before=committed
-    )
-    return h, [*rs[: i + 1], recovery, *rs[i + 1 :]]
+    return h, _recovered_after(rs, i, ErrorClass.WRONG_ARGS, committed)
 
 
 def _plan_5(h: TurnHeader, rs: Records, rng: random.Random) -> tuple[TurnHeader, Records] | None:
     i = _find(rs, _step(lambda s: s.error_class is ErrorClass.OPERATIONAL and not s.committed))
     if i is None or any(isinstance(r, StepRecord) and r.committed for r in rs[:i]):
         return None
-    rec = rs[i]
-    assert isinstance(rec, StepRecord)
-    recovery = RecoveryRecord(
-        after_step=rec.index, error_class=ErrorClass.OPERATIONAL, committed_before=0
-    )
-    return h, [*rs[: i + 1], recovery, *rs[i + 1 :]]
+    return h, _recovered_after(rs, i, ErrorClass.OPERATIONAL, 0)
 
 
 def _plan_6(h: TurnHeader, rs: Records, rng: random.Random) -> tuple[TurnHeader, Records] | None:
@@ -112,7 +143,7 @@ def _plan_6(h: TurnHeader, rs: Records, rng: random.Random) -> tuple[TurnHeader,
                 if isinstance(x, StepRecord) and x.index == r.committed[0] and x.committed
             )
             again = done.model_copy(update={"segment": r.segment})
-            return h, [*rs[: i + 1], again, *rs[i + 1 :]]
+            return h, _inserted(rs, i, again)
     return None
 
 
@@ -121,13 +152,7 @@ def _hit(rs: Records) -> int | None:
 
 
 def _plan_7(h: TurnHeader, rs: Records, rng: random.Random) -> tuple[TurnHeader, Records] | None:
-    i = _hit(rs)
-    if i is None:
-        return None
-    rec = rs[i]
-    assert isinstance(rec, PathRecord) and rec.stored is not None
-    stale = rec.stored.model_copy(update={"executors": "sha256:an-older-catalog"})
-    return h, _with(rs, i, stored=stale)
+    return _with_part(h, rs, _hit(rs), "stored", executors="sha256:an-older-catalog")
 
 
 def _plan_8(h: TurnHeader, rs: Records, rng: random.Random) -> tuple[TurnHeader, Records] | None:
@@ -135,27 +160,17 @@ def _plan_8(h: TurnHeader, rs: Records, rng: random.Random) -> tuple[TurnHeader,
     j = _find(rs, lambda r: isinstance(r, FrameworkRecord))
     if i is None or j is None:
         return None
-    rec = rs[j]
-    assert isinstance(rec, FrameworkRecord)
-    steps = list(rec.framework.steps)
-    for k, step in enumerate(steps):
-        if step.tool == "write_doc":
-            steps[k] = step.model_copy(
-                update={"args": {**step.args, "path": "Reports/not-asked-for.md"}}
-            )
-            fw = rec.framework.model_copy(update={"steps": tuple(steps)})
-            return h, _with(rs, j, framework=fw)
-    return None
+    return _with_first_step(
+        h,
+        rs,
+        j,
+        lambda k, s: {"path": "Reports/not-asked-for.md"} if s.tool == "write_doc" else None,
+    )
 
 
 def _plan_9(h: TurnHeader, rs: Records, rng: random.Random) -> tuple[TurnHeader, Records] | None:
     i = _find(rs, _step(lambda s: s.approval is not None and s.status in _RAN))
-    if i is None:
-        return None
-    rec = rs[i]
-    assert isinstance(rec, StepRecord) and rec.approval is not None
-    other = rec.approval.model_copy(update={"args_digest": "sha256:other-arguments"})
-    return h, _with(rs, i, approval=other)
+    return _with_part(h, rs, i, "approval", args_digest="sha256:other-arguments")
 
 
 def _plan_10(h: TurnHeader, rs: Records, rng: random.Random) -> tuple[TurnHeader, Records] | None:

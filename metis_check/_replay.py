@@ -480,8 +480,12 @@ class Replay:
         self.phase, self._handlers, name = entry
         self._counts = self.counts[name]
 
-    def _missing(self, occ: str, seq: int, inv: str = "LOOP-1") -> _Stop:
-        return _Stop(inv, f"{occ} is not a call of the current batch", [seq])
+    def _call_of(self, e: Any, inv: str = "LOOP-1") -> _Call:
+        """The call of the current batch that `e` is about; stopped at `inv` if none."""
+        index = self.index_of.get(e.occ)
+        if index is None:
+            raise _Stop(inv, f"{e.occ} is not a call of the current batch", [e.seq])
+        return self.calls[index]
 
     def _open(self) -> list[str]:
         return [c.occ for c in self.calls if not c.closed]
@@ -564,10 +568,7 @@ class Replay:
     # -- hooks and permissions -------------------------------------------
 
     def _hook(self, e: Any) -> None:
-        index = self.index_of.get(e.occ)
-        if index is None:
-            raise self._missing(e.occ, e.seq)
-        call = self.calls[index]
+        call = self._call_of(e)
         problem = hook_problem(self.hooks, call.decision is not None, e)
         if problem is not None:
             raise _Stop("CHILD-6", problem, _about(call, e.seq))
@@ -577,10 +578,7 @@ class Replay:
         self.count("CHILD-6")
 
     def _decision(self, e: Any) -> None:
-        index = self.index_of.get(e.occ)
-        if index is None:
-            raise self._missing(e.occ, e.seq)
-        call = self.calls[index]
+        call = self._call_of(e)
         if call.decision is not None:
             raise _Stop("LOOP-1", f"{e.occ} decided twice", _about(call, e.seq))
         problem = self._decision_problem(e)
@@ -661,10 +659,7 @@ class Replay:
         return problem
 
     def _ask_resolved(self, e: Any) -> None:
-        index = self.index_of.get(e.occ)
-        if index is None:
-            raise self._missing(e.occ, e.seq)
-        call = self.calls[index]
+        call = self._call_of(e)
         if call.decision is not _ASK or call.approved is not None:
             raise _Stop("LOOP-1", f"{e.occ} has no pending ask", _about(call, e.seq))
         if self.headless_ask == e.occ:
@@ -684,10 +679,7 @@ class Replay:
     # -- the scheduler ---------------------------------------------------
 
     def _effect_start(self, e: Any) -> None:
-        index = self.index_of.get(e.occ)
-        if index is None:
-            raise self._missing(e.occ, e.seq, "AUTH-1")
-        call = self.calls[index]
+        call = self._call_of(e, "AUTH-1")
         if call.committed:
             raise _Stop(
                 "RETRY-1", f"{e.occ} re-executed after its effect committed", _about(call, e.seq)
@@ -772,10 +764,7 @@ class Replay:
                 )
 
     def _commit(self, e: Any) -> None:
-        index = self.index_of.get(e.occ)
-        if index is None:
-            raise self._missing(e.occ, e.seq)
-        call = self.calls[index]
+        call = self._call_of(e)
         if not call.running or call.committed:
             raise _Stop(
                 "LOOP-1",
@@ -797,10 +786,7 @@ class Replay:
         call.commit_seq = -1 if self.phase is Phase.INTERRUPTED else e.seq
 
     def _effect_end(self, e: Any) -> None:
-        index = self.index_of.get(e.occ)
-        if index is None:
-            raise self._missing(e.occ, e.seq)
-        call = self.calls[index]
+        call = self._call_of(e)
         if not call.running:
             raise _Stop(
                 "LOOP-1", f"{e.occ} ended without running in the foreground", _about(call, e.seq)
@@ -845,10 +831,7 @@ class Replay:
             self.failed.add(call.occ)
 
     def _handshake(self, e: Any) -> None:
-        index = self.index_of.get(e.occ)
-        if index is None:
-            raise self._missing(e.occ, e.seq)
-        call = self.calls[index]
+        call = self._call_of(e)
         if call.cls is not _BACKGROUND or not call.running:
             raise _Stop(
                 "SCHED-4",
@@ -879,10 +862,7 @@ class Replay:
     # -- closure ---------------------------------------------------------
 
     def _result(self, e: Any) -> None:
-        index = self.index_of.get(e.occ)
-        if index is None:
-            raise self._missing(e.occ, e.seq, "CLOSE-4")
-        call = self.calls[index]
+        call = self._call_of(e, "CLOSE-4")
         if call.closed:
             raise _Stop("CLOSE-1", f"second result for {e.occ}", _about(call, e.seq))
         resumed = self.phase is _RESUMED

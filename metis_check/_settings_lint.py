@@ -128,6 +128,15 @@ def _anchored(rule: RecordedRule, recorded: Recorded) -> str | None:
     return posixpath.normpath(recorded.workspace + "/" + spec)
 
 
+def _never_matches(rule: RecordedRule) -> str | None:
+    """Why Claude Code never matches an allow rule of this form, or None."""
+    if rule.spec is not None and rule.tool in _NEVER_CONSULTED:
+        return _NEVER_MSG
+    if "*" in rule.tool:
+        return "a tool-name glob in allow: Claude Code skips it"
+    return None
+
+
 def check_settings(sources: Sequence[SettingsSource], project: str, home: str) -> list[Finding]:
     """The findings of a hierarchy, sources lowest authority first."""
     placed: list[_Placed] = []
@@ -174,26 +183,9 @@ def check_settings(sources: Sequence[SettingsSource], project: str, home: str) -
                     continue
                 seen[key] = p
                 placed.append(p)
-                if name == "allow" and rule.spec is not None and rule.tool in _NEVER_CONSULTED:
-                    out.append(
-                        Finding(
-                            "never-matches",
-                            src.path,
-                            where,
-                            text,
-                            _NEVER_MSG,
-                        )
-                    )
-                elif name == "allow" and "*" in rule.tool:
-                    out.append(
-                        Finding(
-                            "never-matches",
-                            src.path,
-                            where,
-                            text,
-                            "a tool-name glob in allow: Claude Code skips it",
-                        )
-                    )
+                never = _never_matches(rule) if name == "allow" else None
+                if never is not None:
+                    out.append(Finding("never-matches", src.path, where, text, never))
         for d in src.directories:
             full = posixpath.normpath(d if d.startswith("/") else src.root + "/" + d)
             if not (full == project or full.startswith(project.rstrip("/") + "/")):

@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING
 import attrs
 import click
 
-from ._inputs import STDIN, BadInput, read_text
+from ._inputs import STDIN, BadInput
 from ._output import bad_input, count_option
-from ._transcripts import FORMATS, FileResult, Unit, check_loaded, expand, load
+from ._transcripts import FORMATS, FileResult, Unit, check_loaded, expand, load, run_traces
 
 if TYPE_CHECKING:
     from metis_check import Figure, Report, Violation
@@ -109,19 +109,12 @@ def _builder(
 
 def _tree_builder(run_dir: Path, limit: int | None) -> Callable[[Sequence[Violation]], Figure]:
     from metis_check import tree_figure
-    from metis_trace import TraceFormatError, read_trace_numbered
 
     from ._plan_conform import turn_logs_in
 
     if turn_logs_in(run_dir):
         raise BadInput(f"{run_dir}: a folder of plan turn logs; draw one turn log at a time")
-    traces = {}
-    for trace in sorted(run_dir.rglob("trace.jsonl")):
-        try:
-            header, events, _ = read_trace_numbered(read_text(str(trace)).split("\n"))
-        except TraceFormatError as exc:
-            raise BadInput(exc.describe(str(trace))) from exc
-        traces[str(trace.relative_to(run_dir))] = (header, events)
+    traces = run_traces(run_dir)
     return lambda vs: tree_figure(traces, vs, name=str(run_dir), limit=limit)
 
 

@@ -14,6 +14,7 @@ import glob
 import os
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import attrs
 
@@ -21,6 +22,9 @@ from metis_check import Report
 from metis_check.transcripts import FORMATS as TRANSCRIPT_FORMATS
 
 from ._inputs import STDIN, BadInput, read_text
+
+if TYPE_CHECKING:
+    from metis_trace import TraceEvent, TraceHeader
 
 # The formats `metis conform` and `metis draw` read (`--format`): metis
 # traces, detection, and every transcript format the checker reads.
@@ -189,6 +193,20 @@ def _detect(text: str, source: str, detect_format: object) -> tuple[str, str]:
     return detect_format(text, source)  # type: ignore[operator,no-any-return]
 
 
+def run_traces(run_dir: Path) -> dict[str, tuple[TraceHeader, list[TraceEvent]]]:
+    """Every trace.jsonl below a run directory (a tree of agents), by its path there."""
+    from metis_trace import TraceFormatError, read_trace_numbered
+
+    traces = {}
+    for trace in sorted(run_dir.rglob("trace.jsonl")):
+        try:
+            header, events, _ = read_trace_numbered(read_text(str(trace)).split("\n"))
+        except TraceFormatError as exc:
+            raise BadInput(exc.describe(str(trace))) from exc
+        traces[str(trace.relative_to(run_dir))] = (header, events)
+    return traces
+
+
 def _check_trace(loaded: Loaded) -> Report:
     from metis_check import check_trace, check_trace_tree
     from metis_trace import TraceFormatError, read_trace_numbered
@@ -200,13 +218,7 @@ def _check_trace(loaded: Loaded) -> Report:
         turns = check_turn_dir(Path(path))  # a folder of plan turn logs (specs/plan.md)
         if turns is not None:
             return turns
-        traces = {}
-        for trace in sorted(Path(path).rglob("trace.jsonl")):
-            try:
-                header, events, _ = read_trace_numbered(read_text(str(trace)).split("\n"))
-            except TraceFormatError as exc:
-                raise BadInput(exc.describe(str(trace))) from exc
-            traces[str(trace.relative_to(path))] = (header, events)
+        traces = run_traces(Path(path))
         if not traces:
             raise BadInput(f"{path}: no trace.jsonl below it")
         return _with_run_files(check_trace_tree(traces, source=path), loaded.unit)

@@ -41,12 +41,24 @@ class Command:
     writes: tuple[str, ...] = ()
 
 
-def shell_words(line: str, posix: bool) -> list[str]:
+def _words(line: str, posix: bool) -> list[str]:
     lex = shlex.shlex(line, posix=posix, punctuation_chars=";&|\n<>")
     lex.whitespace = " \t"
     lex.whitespace_split = True
     lex.commenters = ""
     return list(lex)
+
+
+def shell_words(line: str) -> tuple[list[str], list[str]] | None:
+    """The words of `line` (quotes removed) and each one's raw text; None for
+    an unclosed quote or quoting that joins or splits words (not a plain line)."""
+    try:
+        words, raws = _words(line, True), _words(line, False)
+    except ValueError:  # an unclosed quote
+        return None
+    if len(words) != len(raws):
+        return None
+    return words, raws
 
 
 def _operator(raw: str) -> bool:
@@ -59,12 +71,10 @@ def split_line(line: str) -> list[Command] | None:
     """The simple commands of `line`, or None when it is not surely read."""
     if not line.strip() or any(c in _UNSURE for c in line):
         return None
-    try:
-        words, raws = shell_words(line, True), shell_words(line, False)
-    except ValueError:  # an unclosed quote
+    split = shell_words(line)
+    if split is None:
         return None
-    if len(words) != len(raws):
-        return None  # quoting that joins or splits words: not a plain line
+    words, raws = split
     out: list[Command] = []
     current: list[str] = []
     writes: list[str] = []

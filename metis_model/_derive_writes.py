@@ -31,13 +31,10 @@ _UNIQ_VALUED = frozenset({"-f", "-s", "-w"})
 def _tokens(line: str) -> list[tuple[str, bool]] | None:
     """The words, each with whether it is bare (no quote or escape in it:
     only a bare `>` is an operator); split as `split_line` splits."""
-    try:
-        words, raws = shell_words(line, True), shell_words(line, False)
-    except ValueError:  # an unclosed quote
+    split = shell_words(line)
+    if split is None:
         return None
-    if len(words) != len(raws):
-        return None
-    return [(w, w == raw) for w, raw in zip(words, raws, strict=True)]
+    return [(w, w == raw) for w, raw in zip(*split, strict=True)]
 
 
 def _uniq_output(args: list[str]) -> str | None:

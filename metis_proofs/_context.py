@@ -30,6 +30,8 @@ import z3
 
 from metis_model._context import BlockKind, Msg
 
+from ._sorts import timed
+
 __all__ = ["CONTEXT_PROPERTIES", "ContextProof", "prove_context", "valid_concrete"]
 
 
@@ -317,9 +319,7 @@ def prove_context(
         ms = [_fresh(f"m{i}", shape) for i in range(max_len)]
         n = z3.Int("n")
         after, n_after, rule = encode(ms, n, shape)
-        solver = z3.Solver()
-        if timeout_s is not None:
-            solver.set("timeout", max(1, int(timeout_s * 1000)))
+        solver = timed(z3.Solver(), timeout_s)
         solver.add(*(_domain(m, shape) for m in ms), n <= max_len)
         solver.add(_valid(ms, n, shape), rule, z3.Not(_valid(after, n_after, shape)))
         verdict, depth, witness = "bounded", max_len, None

@@ -460,6 +460,22 @@ def _slot_record(values: Values, slots: int, field: str) -> list[object]:
     return [_itf(values[f"{prefix}{i}{suffix}"]) for i in range(slots)]
 
 
+def itf_document(
+    source: str, description: str, names: Sequence[str], states: Sequence[object]
+) -> dict[str, Any]:
+    """An ITF JSON document (Apalache ADR-015): its `#meta`, variables and states."""
+    return {
+        "#meta": {
+            "format": "ITF",
+            "format-description": "https://apalache-mc.org/docs/adr/015adr-trace.html",
+            "source": source,
+            "description": description,
+        },
+        "vars": list(names),
+        "states": list(states),
+    }
+
+
 def to_itf(
     path: Path, slots: int, jobs: int, events: Sequence[TraceEvent], source: str
 ) -> dict[str, Any]:
@@ -487,16 +503,9 @@ def to_itf(
             state[f] = _slot_record(values, slots, f)
         state["jobs"] = [_itf(values[f"job{j}"]) for j in range(jobs)]
         states.append(state)
-    return {
-        "#meta": {
-            "format": "ITF",
-            "format-description": "https://apalache-mc.org/docs/adr/015adr-trace.html",
-            "source": source,
-            "description": "metis loop abstraction; per-call fields are lists by slot",
-        },
-        "vars": names,
-        "states": states,
-    }
+    return itf_document(
+        source, "metis loop abstraction; per-call fields are lists by slot", names, states
+    )
 
 
 def _call_record(call: Call) -> dict[str, object]:
@@ -544,13 +553,9 @@ def trace_itf(header: TraceHeader, events: Sequence[TraceEvent], source: str) ->
                 "jobs": sorted(st.jobs),
             }
         )
-    return {
-        "#meta": {
-            "format": "ITF",
-            "format-description": "https://apalache-mc.org/docs/adr/015adr-trace.html",
-            "source": source,
-            "description": "metis loop model state after each event of a runtime trace",
-        },
-        "vars": ["event", "seq", "phase", "turn", "cancelled", "calls", "jobs"],
-        "states": states,
-    }
+    return itf_document(
+        source,
+        "metis loop model state after each event of a runtime trace",
+        ["event", "seq", "phase", "turn", "cancelled", "calls", "jobs"],
+        states,
+    )

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 import attrs
 import z3
 
-from ._sorts import ands, ors
+from ._sorts import ands, ors, timed
 from ._system import CHECK, OK, LoopSystem, Params, State
 
 
@@ -42,13 +42,6 @@ class Unrolling:
         self.params.append(p)
         self.states.append(t)
         return t
-
-
-def _new_solver(timeout_s: float | None) -> z3.Solver:
-    solver = z3.SimpleSolver()
-    if timeout_s is not None:
-        solver.set("timeout", max(1, int(timeout_s * 1000)))
-    return solver
 
 
 @attrs.frozen
@@ -87,7 +80,7 @@ def bmc(
     reachable state, and it prunes the search (about 2x faster at depth 20).
     """
     start = time.perf_counter()
-    solver = _new_solver(timeout_s)
+    solver = timed(z3.SimpleSolver(), timeout_s)
     path = Unrolling(system, solver)
     remaining = set(targets) if targets is not None else None
     found: dict[str, tuple[int, z3.ModelRef]] = {}
@@ -148,6 +141,15 @@ class Invariant:
         return ands([body for name, body in system.lemmas(s) if name in wanted])
 
 
+def _drop_false(
+    cands: dict[str, z3.BoolRef], read: dict[str, z3.BoolRef], m: z3.ModelRef, dropped: list[str]
+) -> None:
+    """Move to `dropped` every candidate whose `read` term is false in `m`."""
+    for name in [n for n in cands if z3.is_false(m.eval(read[n], model_completion=True))]:
+        del cands[name]
+        dropped.append(name)
+
+
 def houdini(system: LoopSystem, timeout_s: float | None = None) -> Invariant | None:
     """The largest inductive subset of `system.lemmas` (None on a timeout).
 
@@ -161,7 +163,7 @@ def houdini(system: LoopSystem, timeout_s: float | None = None) -> Invariant | N
     cands = dict(system.lemmas(s))
     after = dict(system.lemmas(t))
     dropped: list[str] = []
-    init = _new_solver(timeout_s)
+    init = timed(z3.SimpleSolver(), timeout_s)
     init.add(system.init(s))
     while True:
         lit = z3.Bool(f"houdini-init-{len(dropped)}")
@@ -171,11 +173,8 @@ def houdini(system: LoopSystem, timeout_s: float | None = None) -> Invariant | N
             return None
         if r == z3.unsat:
             break
-        m = init.model()
-        for name in [n for n in cands if z3.is_false(m.eval(cands[n], model_completion=True))]:
-            del cands[name]
-            dropped.append(name)
-    step = _new_solver(timeout_s)
+        _drop_false(cands, cands, init.model(), dropped)
+    step = timed(z3.SimpleSolver(), timeout_s)
     step.add(system.trans(s, p, t))
     guards = {n: z3.Bool(f"houdini-keep-{n}") for n in cands}
     for n, g in guards.items():
@@ -190,10 +189,7 @@ def houdini(system: LoopSystem, timeout_s: float | None = None) -> Invariant | N
             return None
         if r == z3.unsat:
             break
-        m = step.model()
-        for name in [n for n in cands if z3.is_false(m.eval(after[n], model_completion=True))]:
-            del cands[name]
-            dropped.append(name)
+        _drop_false(cands, after, step.model(), dropped)
     return Invariant(tuple(cands), tuple(dropped), time.perf_counter() - start)
 
 
@@ -220,7 +216,7 @@ class Induction:
     ) -> None:
         self.system = system
         self.invariant = invariant
-        self.solver = _new_solver(timeout_s)
+        self.solver = timed(z3.SimpleSolver(), timeout_s)
         self.path = Unrolling(system, self.solver, prefix="ind.", init=False)
         first = invariant.holds(system, self.path.states[0])
         self.solver.add(first)

@@ -41,7 +41,6 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
-from typing import Protocol
 
 import attrs
 import z3
@@ -56,9 +55,9 @@ from metis_model._agents import (
     SpawnRequest,
 )
 
-from ._results import NO_CLAIM, ProofResult, Verdict, refuted_scope
+from ._results import NO_CLAIM, Named, ProofResult, Verdict, refuted_scope, smt_result
 from ._smt2 import Query, smt2_query, write_smt2
-from ._sorts import ands, finite_enum, ors
+from ._sorts import ands, finite_enum, ors, timed
 
 __all__ = [
     "CODE",
@@ -673,22 +672,6 @@ class GuardProof:
     seconds: float
 
 
-class _Named(Protocol):
-    @property
-    def id(self) -> str: ...
-    @property
-    def invariant(self) -> str: ...
-    @property
-    def title(self) -> str: ...
-
-
-def _solver(timeout_s: float | None) -> z3.Solver:
-    solver = z3.SimpleSolver()
-    if timeout_s is not None:
-        solver.set("timeout", max(1, int(timeout_s * 1000)))
-    return solver
-
-
 def _answer(r: z3.CheckSatResult) -> str:
     return "unsat" if r == z3.unsat else "sat" if r == z3.sat else "unknown"
 
@@ -713,7 +696,7 @@ def check_guard(
     g = SymGuard.fresh("g.")
     d = guard_z3(g, ablation)
     negated = z3.Not(guard_claim(g, d))
-    solver = _solver(timeout_s)
+    solver = timed(z3.SimpleSolver(), timeout_s)
     solver.add(negated)
     r = solver.check()
     claim = _answer(r)
@@ -737,12 +720,12 @@ def _induction(
     system: GuardSystem, queries: list[Query], timeout_s: float | None, bmc_depth: int
 ) -> tuple[str, int | None, int | None, tuple[GuardPathStep, ...] | None]:
     # One BMC unrolling from init; "bad at depth j" through an assumption.
-    base = _solver(timeout_s)
+    base = timed(z3.SimpleSolver(), timeout_s)
     states = [system.state("bmc.0")]
     params: list[GuardParams] = []
     base.add(system.init(states[0]))
     # One induction unrolling from any state; "not bad" on all but the last.
-    step = _solver(timeout_s)
+    step = timed(z3.SimpleSolver(), timeout_s)
     ind = [system.state("ind.0")]
     ind_params: list[GuardParams] = []
 
@@ -822,7 +805,7 @@ def _write_induction(
         base_q = z3.And(system.init(s0), system.bad(s0))
         queries.append(smt2_query(base_q, "base case: the empty ledger is within limits", "unsat"))
     else:  # pragma: no cover - the ledger closes at k = 1
-        b = _solver(None)
+        b = z3.SimpleSolver()
         b.add(system.init(states[0]))
         for j in range(k - 1):
             p = system.params(f"base.{j}")
@@ -844,7 +827,7 @@ def _write_induction(
 
 
 def prove_spawn_guard(
-    prop: _Named,
+    prop: Named,
     out_dir: Path | None,
     timeout_s: float | None = 120.0,
     ablation: str | None = None,
@@ -862,10 +845,8 @@ def prove_spawn_guard(
         if proof.path is not None:
             witnesses.append(f"ledger path: {_describe_path(proof.path)}")
         at = f" by a {proof.depth}-step path" if proof.path is not None else ""
-        return ProofResult(
-            prop.id,
-            prop.invariant,
-            "smt",
+        return smt_result(
+            prop,
             Verdict.REFUTED,
             proof.depth,
             proof.seconds,
@@ -875,10 +856,8 @@ def prove_spawn_guard(
             scope=refuted_scope("a guard input or a ledger path breaks it"),
         )
     if proof.claim == "unsat" and proof.system == "proved":
-        return ProofResult(
-            prop.id,
-            prop.invariant,
-            "smt",
+        return smt_result(
+            prop,
             Verdict.PROVED,
             None,
             proof.seconds,
@@ -889,10 +868,8 @@ def prove_spawn_guard(
             scope="proved for all limits, counts and runs of the ledger",
         )
     if proof.claim == "unsat" and proof.system == "bounded":  # pragma: no cover
-        return ProofResult(
-            prop.id,
-            prop.invariant,
-            "smt",
+        return smt_result(
+            prop,
             Verdict.BOUNDED,
             proof.depth,
             proof.seconds,
@@ -900,10 +877,8 @@ def prove_spawn_guard(
             f"negated guard claim unsat; ledger BMC clean to depth {proof.depth}, not inductive",
             scope=f"bounded to depth {proof.depth} (the ledger)",
         )
-    return ProofResult(
-        prop.id,
-        prop.invariant,
-        "smt",
+    return smt_result(
+        prop,
         Verdict.UNKNOWN,
         proof.depth,
         proof.seconds,

@@ -56,9 +56,9 @@ from metis_model.plan._exec import (
 )
 from metis_trace import HARD_STEP_MAX, MissReason, PlanPath
 
-from ._results import ALL_INPUTS, NO_CLAIM, ProofResult, Verdict, refuted_scope
+from ._results import ALL_INPUTS, NO_CLAIM, ProofResult, Verdict, refuted_scope, smt_result
 from ._smt2 import Query, smt2_query, write_smt2
-from ._sorts import ands, finite_enum, ors
+from ._sorts import ands, finite_enum, ors, timed
 
 __all__ = [
     "ACT",
@@ -477,7 +477,7 @@ class TurnSystem:
             t.after_commit == s.after_commit,
             t.after_operational == s.after_operational,
         )
-        keep_slots = ands(
+        kept = [  # slot i unchanged
             z3.And(
                 t.status[i] == s.status[i],
                 t.committed[i] == s.committed[i],
@@ -485,7 +485,8 @@ class TurnSystem:
                 t.repeated[i] == s.repeated[i],
             )
             for i in range(n)
-        )
+        ]
+        keep_slots = ands(kept)
         # RUN
         commits = [
             z3.And(p.slot == i, p.commit, s.mutating[i], p.outcome != OUTCOME[Outcome.SKIP])
@@ -501,12 +502,7 @@ class TurnSystem:
                         t.runs[i] == s.runs[i] + 1,
                         t.repeated[i] == z3.Or(s.repeated[i], s.committed[i]),
                     ),
-                    z3.And(
-                        t.status[i] == s.status[i],
-                        t.committed[i] == s.committed[i],
-                        t.runs[i] == s.runs[i],
-                        t.repeated[i] == s.repeated[i],
-                    ),
+                    kept[i],
                 )
                 for i in range(n)
             ],
@@ -679,9 +675,7 @@ def turn_bmc(
     """The shortest path reaching `bad(inv)`. Among the shortest, one whose
     runs succeed or fail structurally (operationally, for PLAN-5), since a
     concrete turn log shows that most plainly."""
-    solver = z3.Solver()
-    if timeout_s is not None:
-        solver.set("timeout", max(1, int(timeout_s * 1000)))
+    solver = timed(z3.Solver(), timeout_s)
     states = [system.state("s0")]
     params: list[TurnParams] = []
     solver.add(system.init(states[0]))
@@ -739,9 +733,7 @@ _BY_ID = {p.invariant: p for p in PLAN_PROPERTIES}
 
 
 def _solve(formula: z3.BoolRef, timeout_s: float | None) -> tuple[z3.CheckSatResult, z3.Solver]:
-    solver = z3.Solver()
-    if timeout_s is not None:
-        solver.set("timeout", max(1, int(timeout_s * 1000)))
+    solver = timed(z3.Solver(), timeout_s)
     solver.add(formula)
     return solver.check(), solver
 
@@ -817,10 +809,8 @@ def prove_plan(
             if prop.claim is not None
             else f"inductive over {SLOTS} step slots with the lemmas (k=1)"
         )
-    return ProofResult(
-        named.id,
-        inv,
-        "smt",
+    return smt_result(
+        named,
         verdict,
         depth,
         seconds,

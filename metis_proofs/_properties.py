@@ -50,11 +50,11 @@ from ._perm import (
     stage_decides,
 )
 from ._plan import PLAN_PROPERTIES, prove_plan
-from ._results import ALL_INPUTS, NO_CLAIM, ProofResult, Verdict, refuted_scope
+from ._results import ALL_INPUTS, NO_CLAIM, ProofResult, Verdict, refuted_scope, smt_result
 from ._rule_cutoff import CutoffProof, prove_rule_cutoff
 from ._rules import BEHAVIOR, SymRule, authority_rank
 from ._smt2 import Query, smt2_query, write_smt2
-from ._sorts import ands
+from ._sorts import ands, timed
 from ._system import LoopConfig, LoopSystem
 from ._widths import WidthProof, Widths, all_widths_scope
 
@@ -273,9 +273,7 @@ def prove_claim(
         return prove_plan(prop.invariant, out_dir, timeout_s, prop_id=prop.id)
     start = time.perf_counter()
     negated = z3.Not(PERM_CLAIMS[prop.id](config or LoopConfig()))
-    solver = z3.Solver()
-    if timeout_s is not None:
-        solver.set("timeout", max(1, int(timeout_s * 1000)))
+    solver = timed(z3.Solver(), timeout_s)
     solver.add(negated)
     r = solver.check()
     seconds = time.perf_counter() - start
@@ -284,10 +282,8 @@ def prove_claim(
         expect = "unsat" if r == z3.unsat else "sat" if r == z3.sat else "unknown"
         smt2 = str(write_smt2(out_dir, prop, [smt2_query(negated, "negated claim", expect)]))
     if r == z3.unsat:
-        return ProofResult(
-            prop.id,
-            prop.invariant,
-            "smt",
+        return smt_result(
+            prop,
             Verdict.PROVED,
             None,
             seconds,
@@ -296,10 +292,8 @@ def prove_claim(
             scope=f"{ALL_INPUTS} (\u2264 {PERM_RULE_SLOTS} rules per decision)",
         )
     if r == z3.sat:
-        return ProofResult(
-            prop.id,
-            prop.invariant,
-            "smt",
+        return smt_result(
+            prop,
             Verdict.REFUTED,
             None,
             seconds,
@@ -308,10 +302,8 @@ def prove_claim(
             witness=str(solver.model()),
             scope=refuted_scope("an input breaks the claim"),
         )
-    return ProofResult(
-        prop.id,
-        prop.invariant,
-        "smt",
+    return smt_result(
+        prop,
         Verdict.UNKNOWN,
         None,
         seconds,
@@ -455,33 +447,32 @@ class LoopSession:
             wide = self._all_widths(inv_id, invariant, induction.k)
             if wide is not None:
                 rules = self.rule_cutoff.proved
-                return ProofResult(
-                    prop.id,
-                    inv_id,
-                    "k-induction",
-                    Verdict.PROVED,
-                    run.clean_depth,
-                    induction.seconds + wide,
-                    smt2,
+                took = induction.seconds + wide
+                detail = (
                     f"1-inductive over every width with {len(self._widths.families)} "  # type: ignore[union-attr]
                     f"quantified lemma families (z3, MBQI); in the finite system "
                     f"{induction.k}-inductive, BMC clean to depth {run.clean_depth}"
-                    + ("; any number of rules: rule cutoff (z3)" if rules else ""),
-                    k=induction.k,
-                    scope=all_widths_scope(self.system.config, rules),
+                    + ("; any number of rules: rule cutoff (z3)" if rules else "")
                 )
+                scope = all_widths_scope(self.system.config, rules)
+            else:
+                took = induction.seconds
+                detail = (
+                    f"{induction.k}-inductive with {len(invariant.names) if invariant else 0} "
+                    f"Houdini lemmas; BMC clean to depth {run.clean_depth}"
+                )
+                scope = f"proved for {bounds}"
             return ProofResult(
                 prop.id,
                 inv_id,
                 "k-induction",
                 Verdict.PROVED,
                 run.clean_depth,
-                induction.seconds,
+                took,
                 smt2,
-                f"{induction.k}-inductive with {len(invariant.names) if invariant else 0} "
-                f"Houdini lemmas; BMC clean to depth {run.clean_depth}",
+                detail,
                 k=induction.k,
-                scope=f"proved for {bounds}",
+                scope=scope,
             )
         if run.unknown_at is None and run.clean_depth >= self.depth:
             smt2 = self._write_bmc(prop, out_dir, run.clean_depth, "unsat")

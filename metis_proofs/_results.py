@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any
+from typing import Any, Protocol
 
 import attrs
 
@@ -29,6 +29,17 @@ NO_CLAIM = "unknown: no claim (a solver timeout)"
 
 def refuted_scope(what: str) -> str:
     return f"refuted: {what}"
+
+
+class Named(Protocol):
+    """A property as its results and evidence files name it."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def invariant(self) -> str: ...
+    @property
+    def title(self) -> str: ...
 
 
 @attrs.frozen
@@ -90,3 +101,21 @@ class ProofResult:
             "detail": self.detail,
             "witness": self.witness,
         }
+
+
+def smt_result(
+    prop: Named,
+    verdict: Verdict,
+    depth: int | None,
+    seconds: float,
+    smt2: str | None,
+    detail: str,
+    *,
+    scope: str,
+    witness: str | None = None,
+    k: int | None = None,
+) -> ProofResult:
+    """The result of a claim proved by SMT, under its property's id and invariant."""
+    return ProofResult(
+        prop.id, prop.invariant, "smt", verdict, depth, seconds, smt2, detail, witness, k, scope
+    )

@@ -45,6 +45,7 @@ from ._rules import (
     matches,
     outranks,
 )
+from ._sorts import timed
 from ._system import LoopConfig, LoopSystem
 
 __all__ = [
@@ -250,8 +251,7 @@ def prove_rule_cutoff(
     cex = None
     queries, f, big = _queries(config, stages, drop)
     for name, query in queries.items():
-        solver = z3.Solver()
-        solver.set("timeout", max(1, int(timeout_s * 1000)))
+        solver = timed(z3.Solver(), timeout_s)
         solver.add(query)
         start = time.perf_counter()
         answer = solver.check()

@@ -11,11 +11,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol
 
 import attrs
 import z3
 
+from ._results import Named
 from ._strict import strict_smt2
 
 _EXPECT = re.compile(r"^; expect: (.*)$", re.MULTILINE)
@@ -28,15 +28,6 @@ class Query:
     expect: str  # "unsat" | "sat" | "unknown"
 
 
-class _Named(Protocol):
-    @property
-    def id(self) -> str: ...
-    @property
-    def invariant(self) -> str: ...
-    @property
-    def title(self) -> str: ...
-
-
 def smt2_query(formula: z3.BoolRef, label: str, expect: str) -> Query:
     """One query as strict SMT-LIB 2.6 (`_strict`: z3 prints one-argument
     `and`/`or`, which `cvc5 --strict-parsing` refuses)."""
@@ -47,7 +38,7 @@ def smt2_query(formula: z3.BoolRef, label: str, expect: str) -> Query:
     return Query(f"; {label}\n(set-logic ALL)\n{body}", label, expect)
 
 
-def write_smt2(out_dir: Path, prop: _Named, queries: Sequence[Query]) -> Path:
+def write_smt2(out_dir: Path, prop: Named, queries: Sequence[Query]) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / f"{prop.id}.smt2"
     head = [

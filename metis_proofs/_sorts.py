@@ -100,6 +100,14 @@ def ors(terms: Iterable[z3.BoolRef | bool]) -> z3.BoolRef:
     return z3.Or(items) if items else z3.BoolVal(False)
 
 
+def timed(solver: z3.Solver, timeout_s: float | None) -> z3.Solver:
+    """`solver`, made to give up (unknown) after `timeout_s` seconds, at least 1 ms;
+    with None, never."""
+    if timeout_s is not None:
+        solver.set("timeout", max(1, int(timeout_s * 1000)))
+    return solver
+
+
 def ands(terms: Iterable[z3.BoolRef | bool]) -> z3.BoolRef:
     items = list(terms)
     return z3.And(items) if items else z3.BoolVal(True)

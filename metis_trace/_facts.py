@@ -16,6 +16,8 @@ __all__ = ["Facts", "RuleRef"]
 
 
 class _Record(BaseModel):
+    """The base of every trace, turn log and witness record: no unknown keys, frozen."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 

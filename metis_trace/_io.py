@@ -10,7 +10,7 @@ from pydantic import TypeAdapter
 
 from ._errors import InputError, TraceFormatError
 from ._events import FORMAT_NAME, FORMAT_VERSION, READ_VERSIONS, TraceEvent, TraceHeader
-from ._strict_json import decode_json
+from ._strict_json import decode_json, json_lines
 from ._validate import validate_strict
 
 _EVENT_ADAPTER: TypeAdapter[TraceEvent] = TypeAdapter(TraceEvent)
@@ -81,10 +81,7 @@ def read_trace_numbered(
     header: TraceHeader | None = None
     events: list[TraceEvent] = []
     line_of: list[int] = []
-    for number, raw in enumerate(lines, start=1):
-        text = raw.strip()
-        if not text:
-            continue
+    for number, text in json_lines(lines):
         obj = _decode(text, number)
         if header is None:
             header = parse_header(obj, number, text)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import attrs
@@ -147,6 +147,14 @@ def _walk_ok(value: Any, limits: JsonLimits) -> bool:
         else:
             stack.extend((v, depth + 1) for v in item)
     return True
+
+
+def json_lines(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
+    """(1-based line number, stripped text) of each non-blank line of a JSONL file."""
+    for number, raw in enumerate(lines, start=1):
+        text = raw.strip()
+        if text:
+            yield number, text
 
 
 def decode_json(

@@ -17,11 +17,12 @@ from collections.abc import Iterable
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
+from pydantic import BaseModel, Field, TypeAdapter, model_validator
 
 from ._enums import Decision, Mode, Route, ToolKind
 from ._errors import InputError, TraceFormatError
-from ._strict_json import decode_json
+from ._facts import _Record
+from ._strict_json import decode_json, json_lines
 from ._validate import model_strict, validate_strict, value_strict
 
 TURNLOG_FORMAT = "metis-turnlog"
@@ -108,10 +109,6 @@ class ModelRole(StrEnum):
     WISE = "wise"
     CREATIVE = "creative"
     FRONTIER = "frontier"
-
-
-class _Record(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 # --- frameworks -------------------------------------------------------------------
@@ -417,10 +414,7 @@ def read_turn_log(
     header: TurnHeader | None = None
     records: list[TurnRecord] = []
     line_of: list[int] = []
-    for number, raw in enumerate(lines, start=1):
-        text = raw.strip()
-        if not text:
-            continue
+    for number, text in json_lines(lines):
         obj = decode_json(text, line=number)
         if header is None:
             header = _header(obj, number, text)

@@ -16,9 +16,10 @@ from collections.abc import Iterable, Iterator
 from typing import Annotated, Any, Literal
 
 import attrs
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import Field, TypeAdapter
 
 from ._errors import TraceFormatError
+from ._facts import _Record
 from ._io import _decode, _strict
 
 WITNESS_FORMAT = "metis-witness"
@@ -27,10 +28,6 @@ WITNESS_VERSION = 3
 # deliveries (`signal`): both are read, and their sessions say what was not
 # observed (TRACE-3 and TRACE-4 then warn, never pass).
 WITNESS_READ_VERSIONS: tuple[int, ...] = (1, 2, 3)
-
-
-class _Record(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 class Watched(_Record):

@@ -58,6 +58,7 @@ from typing import Any
 import attrs
 
 from metis_trace import InputError, TranscriptFormatError, raw_decode_json
+from metis_trace._strict_json import json_lines
 
 from .._report import Note
 from ._api import id_rule_violation
@@ -139,11 +140,10 @@ def _id(block: dict[str, Any], key: str, line: int, source: str) -> str:
     return value
 
 
-def _lines(lines: Iterable[str], source: str, notes: list[Note]) -> Iterator[tuple[int, Any]]:
-    for number, raw in enumerate(lines, start=1):
-        text = raw.strip()
-        if not text:
-            continue
+def record_lines(lines: Iterable[str], source: str, notes: list[Note]) -> Iterator[tuple[int, Any]]:
+    """(line number, record) for each JSON record of the non-blank lines; a note
+    in `notes` for a line that holds several."""
+    for number, text in json_lines(lines):
         records = decode_records(text, number, source)
         if len(records) > 1:
             notes.append(split_note(number, len(records)))
@@ -170,7 +170,7 @@ def read_session(lines: Iterable[str], source: str = "") -> Parsed:
         found = kept.get(uuid)
         return found if found is not None else skipped.get(uuid)
 
-    for number, obj in _lines(lines, source, parsed.notes):
+    for number, obj in record_lines(lines, source, parsed.notes):
         kind = obj.get("type")
         subtype = obj.get("subtype")
         kinds[str(kind) if kind != "system" else f"system:{subtype}"] += 1

@@ -34,7 +34,7 @@ from metis_trace import TranscriptFormatError
 
 from .._report import Note
 from ._api import _Builder, mark_open_ends, read_responses_item
-from ._claude_code import decode_records, split_note
+from ._claude_code import record_lines
 from ._locate import Located
 from ._tree import Parsed, Tree
 
@@ -64,41 +64,32 @@ def read_rollout(lines: Iterable[str], source: str = "") -> Parsed:
     index = -1
     started = False  # a session_meta line was read first
     rollout_lines = 0
-    for number, raw in enumerate(lines, start=1):
-        text = raw.strip()
-        if not text:
+    for number, record in record_lines(lines, source, parsed.notes):
+        index += 1
+        kind = record.get("type")
+        payload = record.get("payload")
+        if "payload" in record and kind in ROLLOUT_KINDS:
+            rollout_lines += 1
+            parsed.kinds[f"line:{kind}"] += 1
+            if index == 0 and kind == "session_meta":
+                started = True
+            if kind == "response_item":
+                if not isinstance(payload, dict):
+                    raise TranscriptFormatError(
+                        number, "a response_item needs an object 'payload'", source
+                    )
+                _item(parsed, build, Located(payload, number), index, item_ids, source)
+            elif kind == "compacted":
+                _compacted(parsed, build, payload, number, index, item_ids, source)
             continue
-        records = decode_records(text, number, source)
-        if len(records) > 1:
-            parsed.notes.append(split_note(number, len(records)))
-        for record in records:
-            index += 1
-            kind = record.get("type")
-            payload = record.get("payload")
-            if "payload" in record and kind in ROLLOUT_KINDS:
-                rollout_lines += 1
-                parsed.kinds[f"line:{kind}"] += 1
-                if index == 0 and kind == "session_meta":
-                    started = True
-                if kind == "response_item":
-                    if not isinstance(payload, dict):
-                        raise TranscriptFormatError(
-                            number, "a response_item needs an object 'payload'", source
-                        )
-                    _item(parsed, build, Located(payload, number), index, item_ids, source)
-                elif kind == "compacted":
-                    _compacted(parsed, build, payload, number, index, item_ids, source)
-                continue
-            if "record_type" in record or ("instructions" in record and index == 0):
-                parsed.kinds["line:legacy-state"] += 1
-                started = started or index == 0
-                continue
-            if "payload" not in record and isinstance(kind, str) and "timestamp" not in record:
-                _item(
-                    parsed, build, Located(record, number), index, item_ids, source
-                )  # older builds
-                continue
-            foreign[str(kind)] += 1
+        if "record_type" in record or ("instructions" in record and index == 0):
+            parsed.kinds["line:legacy-state"] += 1
+            started = started or index == 0
+            continue
+        if "payload" not in record and isinstance(kind, str) and "timestamp" not in record:
+            _item(parsed, build, Located(record, number), index, item_ids, source)  # older builds
+            continue
+        foreign[str(kind)] += 1
     if rollout_lines == 0 and parsed.records == 0:
         raise TranscriptFormatError(
             1, "not a Codex rollout: no session_meta or response_item line", source

@@ -15,13 +15,12 @@ for this turn and need no grounding.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Mapping
 
 from metis_trace import MUTATING_KINDS, TERMINAL_TOOL, Framework, MissReason, PlanPath, Signatures
 
 from ._catalog import Catalog, executor_signature, family_signature, plan_executors, plan_families
-from ._refs import RefKind, placeholders
+from ._refs import RefKind, placeholders, strings
 
 __all__ = ["MISS_ORDER", "current_signatures", "grounded", "probe", "ungrounded"]
 
@@ -61,17 +60,6 @@ def probe(
     return None
 
 
-def _strings(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from _strings(v)
-    elif isinstance(value, list | tuple):
-        for v in value:
-            yield from _strings(v)
-
-
 def ungrounded(
     framework: Framework, catalog: Catalog, request: str, targets: Mapping[str, str]
 ) -> tuple[str, ...]:
@@ -83,7 +71,7 @@ def ungrounded(
         executor = catalog.get(step.tool)
         if step.tool == TERMINAL_TOOL or executor is None or executor.effect not in MUTATING_KINDS:
             continue
-        for value in _strings(step.args):
+        for value in strings(step.args):
             refs = list(placeholders(value))
             for ref in refs:
                 name = ref.key.removeprefix("target.")

@@ -59,6 +59,7 @@ __all__ = [
     "placeholders",
     "resolve_step",
     "step_refs",
+    "strings",
 ]
 
 REQUEST_ORIGIN = "request"
@@ -99,22 +100,28 @@ def _parse(inner: str, text: str) -> Ref:
     return Ref(RefKind.MALFORMED, text)
 
 
-def placeholders(value: Any) -> Iterator[Ref]:
-    """Every `${...}` in a JSON value, depth first, in order."""
+def strings(value: Any) -> Iterator[str]:
+    """Every string in a JSON value, depth first, in order."""
     if isinstance(value, str):
-        if "${" not in value:
-            return
-        for m in _PLACEHOLDER.finditer(value):
-            yield _parse(m.group(1), m.group(0))
-        rest = _PLACEHOLDER.sub("", value)
-        if "${" in rest:
-            yield Ref(RefKind.MALFORMED, value)
+        yield value
     elif isinstance(value, dict):
         for v in value.values():
-            yield from placeholders(v)
+            yield from strings(v)
     elif isinstance(value, list | tuple):
         for v in value:
-            yield from placeholders(v)
+            yield from strings(v)
+
+
+def placeholders(value: Any) -> Iterator[Ref]:
+    """Every `${...}` in a JSON value, depth first, in order."""
+    for text in strings(value):
+        if "${" not in text:
+            continue
+        for m in _PLACEHOLDER.finditer(text):
+            yield _parse(m.group(1), m.group(0))
+        rest = _PLACEHOLDER.sub("", text)
+        if "${" in rest:
+            yield Ref(RefKind.MALFORMED, text)
 
 
 def _from_step(value: Any) -> int | None:

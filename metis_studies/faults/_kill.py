@@ -28,6 +28,7 @@ from ._harness import (
     row_of,
     scripted,
 )
+from ._rows import resumed_mid_batch
 
 KILL_SLOW = (
     "echo b >> log.txt; sleep 60 & echo $! > m.tmp; mv m.tmp started.marker; wait; "
@@ -107,24 +108,12 @@ def _sigkill_then_resume(workdir: Path, name: str, script: str, dispatcher: str)
 
 def sigkill_then_resume(workdir: Path, dispatcher: str) -> FaultRow:
     h = _sigkill_then_resume(workdir, "sigkill", "distinct-ids", dispatcher)
-    return row_of(
-        "SIGKILL mid-batch, resumed from the journal",
-        h,
-        "1.0 ok, 1.1 unknown, 1.2 interrupted; run completed",
-        {"a": 1, "b": 1, "B": 0, "c": 0},
-        h.counts("a", "b", "B", "c"),
-    )
+    return resumed_mid_batch("SIGKILL mid-batch, resumed from the journal", h)
 
 
 def sigkill_duplicate_ids(workdir: Path, dispatcher: str) -> FaultRow:
     h = _sigkill_then_resume(workdir, "sigkill-duplicate-ids", "one-id", dispatcher)
-    return row_of(
-        "SIGKILL mid-batch with one id thrice, resumed",
-        h,
-        "1.0 ok, 1.1 unknown, 1.2 interrupted; run completed",
-        {"a": 1, "b": 1, "B": 0, "c": 0},
-        h.counts("a", "b", "B", "c"),
-    )
+    return resumed_mid_batch("SIGKILL mid-batch with one id thrice, resumed", h)
 
 
 def sigkill_background(workdir: Path, dispatcher: str) -> FaultRow:

@@ -40,6 +40,18 @@ SLOW = "echo b >> log.txt; sleep 30; echo B >> log.txt"  # `B` only if it ran to
 BATCH_WITH_SLOW = (bash("t1", log_line("a")), bash("t2", SLOW), bash("t3", log_line("c")))
 
 
+def resumed_mid_batch(case: str, h: Harness) -> FaultRow:
+    """The row of a batch (a, a slow b, c) stopped while b runs, then resumed: a
+    ran, b's outcome is unknown (its end never ran), c never ran."""
+    return row_of(
+        case,
+        h,
+        "1.0 ok, 1.1 unknown, 1.2 interrupted; run completed",
+        {"a": 1, "b": 1, "B": 0, "c": 0},
+        h.counts("a", "b", "B", "c"),
+    )
+
+
 def tool_raises(workdir: Path, dispatcher: str) -> FaultRow:
     h = Harness(workdir, "raises", dispatcher=dispatcher)
     batch = (
@@ -120,13 +132,7 @@ def interrupt_then_resume(workdir: Path, dispatcher: str) -> FaultRow:
         await h.resume(scripted(DONE))
 
     run_sync(main())
-    return row_of(
-        "interrupt, then resume",
-        h,
-        "1.0 ok, 1.1 unknown, 1.2 interrupted; run completed",
-        {"a": 1, "b": 1, "B": 0, "c": 0},
-        h.counts("a", "b", "B", "c"),
-    )
+    return resumed_mid_batch("interrupt, then resume", h)
 
 
 def cut_stream_cassette(path: Path = RECORDED_STREAM) -> Cassette:
