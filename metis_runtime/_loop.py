@@ -704,7 +704,8 @@ class AgentLoop:
             invalid = f"unknown tool '{block.name}' (available: {', '.join(self._by_name)})"
         else:
             try:
-                classification = tool.classify(block.input, self.ctx)
+                # as this call: the names it checks are its own (`tools/_files.py`)
+                classification = tool.classify(block.input, attrs.evolve(self.ctx, call_occ=c.occ))
             except ToolError as exc:
                 invalid = _one_line(str(exc))
             except Exception as exc:  # a buggy classifier refuses its call, not the run
@@ -713,10 +714,20 @@ class AgentLoop:
             classification = redact_footprint(classification, block.input)
         # What cannot run is decided as the most dangerous kind, then answered with an error.
         shown = classification or _UNRUNNABLE
-        kind, paths, command = shown.kind, shown.paths, shown.command
+        try:
+            decision: GateDecisionLike = self.gate.decide(
+                block.name, block.input, shown.kind, shown.paths, shown.command
+            )
+        except OSError as exc:
+            # The gate could not resolve a path the call names (a symlink being
+            # swapped under it): the call is refused, not the run.
+            invalid = f"{block.name}: cannot decide the call: {_error_text(exc)}"
+            shown = _UNRUNNABLE
+            decision = self.gate.decide(
+                block.name, block.input, shown.kind, shown.paths, shown.command
+            )
         cls, key = shown.cls, shown.key
         reads, writes = shown.footprint()
-        decision: GateDecisionLike = self.gate.decide(block.name, block.input, kind, paths, command)
         c.kind = decision.facts.kind
         # The hooks the gate ran on this call, in order, before its decision (CHILD-6).
         for hook_id, vetoed, reason in getattr(decision, "hooks", ()):

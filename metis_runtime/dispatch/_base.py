@@ -120,6 +120,7 @@ async def execute_call(call: PlannedCall, ctx: ToolContext, sink: EffectSink) ->
     """
     occ = call.occ
     cls = call.classification
+    ctx = attrs.evolve(ctx, call_occ=occ)  # the names its classification checked are its own
     sink.effect_start(occ)
     if cls.cls is CallClass.BACKGROUND:
         try:
@@ -135,8 +136,8 @@ async def execute_call(call: PlannedCall, ctx: ToolContext, sink: EffectSink) ->
     kind = cls.kind
     tx = FileTransaction() if kind is ToolKind.EDIT else None
     run_ctx = ctx if tx is None else attrs.evolve(ctx, transaction=tx)
-    if ctx.exit_dir is not None and kind is ToolKind.EXEC:
-        run_ctx = attrs.evolve(run_ctx, call_occ=occ)  # its exit record's name (RETRY-4)
+    if ctx.exit_dir is not None and kind is not ToolKind.EXEC:
+        run_ctx = attrs.evolve(run_ctx, exit_dir=None)  # only an exec call leaves one (RETRY-4)
     limit = call.timeout_s
     budget: asyncio.Timeout | None = None
     try:

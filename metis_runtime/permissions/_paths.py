@@ -128,7 +128,14 @@ def resolve(path: str | os.PathLike[str], base: Path) -> Path:
     """`path` made absolute against `base`, `~` expanded, symlinks and `..` resolved."""
     text = os.path.expanduser(os.fspath(path))
     joined = text if os.path.isabs(text) else os.path.join(os.fspath(base), text)
-    return Path(os.path.realpath(joined))
+    for _ in range(2):
+        try:
+            return Path(os.path.realpath(joined))
+        except OSError:
+            # realpath races a symlink swapped under it (islink, then readlink
+            # of a file that is no link by then: EINVAL); resolve again.
+            continue
+    return Path(os.path.realpath(joined))  # still changing: the caller's OSError
 
 
 def lexical(path: str | os.PathLike[str], base: Path) -> Path:

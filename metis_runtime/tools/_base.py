@@ -99,7 +99,8 @@ class ToolContext:
     transaction: FileTransaction | None = None
     extra_roots: tuple[Path, ...] = field(default=(), converter=_dirs)
     # Where a foreground exec call leaves its exit record (`_exits.py`), and
-    # the occurrence it runs as (set per call by the dispatcher); None: none.
+    # the occurrence a call is classified and runs as (set per call by the loop
+    # and the dispatcher: the file tools' checked names are per call); None: none.
     exit_dir: Path | None = None
     call_occ: str | None = None
     # Background jobs may be detached at the run's end (`metis run --detach-jobs`):

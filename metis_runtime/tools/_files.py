@@ -37,17 +37,20 @@ def resolve_path(workspace: Path, raw: str, *, tool: str, field: str = "path") -
 
 
 # What each name resolved to when its call was classified, which is the path
-# the gate decided on, by (tool, workspace, name). At run time the name must
-# still lead there: a symlink swapped in between would otherwise take the
-# tool to a file the gate never saw (specs/secrets.md, "Containment").
-_CHECKED: OrderedDict[tuple[str, str, str], Path] = OrderedDict()
+# the gate decided on, by (call, tool, workspace, name). At run time the name
+# must still lead there: a symlink swapped in between would otherwise take
+# the tool to a file the gate never saw (specs/secrets.md, "Containment").
+# The call (its occurrence, `ToolContext.call_occ`) is part of the key: two
+# calls of one batch may name the same file, and one classified while a link
+# was swapped in must not vouch for the other's run.
+_CHECKED: OrderedDict[tuple[str | None, str, str, str], Path] = OrderedDict()
 _CHECKED_MAX = 4096
 
 
-def checked_path(workspace: Path, raw: str, *, tool: str) -> Path:
-    """`resolve_path` at classification, remembered for the call's run."""
+def checked_path(workspace: Path, raw: str, *, tool: str, occ: str | None = None) -> Path:
+    """`resolve_path` at classification, remembered for the run of call `occ`."""
     path = resolve_path(workspace, raw, tool=tool)
-    key = (tool, str(workspace), raw)
+    key = (occ, tool, str(workspace), raw)
     _CHECKED[key] = path
     _CHECKED.move_to_end(key)
     while len(_CHECKED) > _CHECKED_MAX:
@@ -55,11 +58,11 @@ def checked_path(workspace: Path, raw: str, *, tool: str) -> Path:
     return path
 
 
-def path_as_checked(workspace: Path, raw: str, *, tool: str) -> Path:
+def path_as_checked(workspace: Path, raw: str, *, tool: str, occ: str | None = None) -> Path:
     """`resolve_path` at run time; a name that leads elsewhere than it did
-    when its call was classified fails the call."""
+    when call `occ` was classified fails the call."""
     path = resolve_path(workspace, raw, tool=tool)
-    checked = _CHECKED.get((tool, str(workspace), raw))
+    checked = _CHECKED.get((occ, tool, str(workspace), raw))
     if checked is not None and checked != path:
         raise ToolError(
             f"{tool}: {raw}: changed since it was checked"

@@ -70,11 +70,14 @@ class ReadTool(Tool):
 
     def classify(self, input: ToolInput, ctx: ToolContext) -> Classification:
         self.spec.validate(input)
-        return _safe(ToolKind.READ_ONLY, (checked_path(ctx.workspace, input["path"], tool="read"),))
+        return _safe(
+            ToolKind.READ_ONLY,
+            (checked_path(ctx.workspace, input["path"], tool="read", occ=ctx.call_occ),),
+        )
 
     async def run(self, input: ToolInput, ctx: ToolContext) -> ToolOutput:
         self.spec.validate(input)
-        path = path_as_checked(ctx.workspace, input["path"], tool="read")
+        path = path_as_checked(ctx.workspace, input["path"], tool="read", occ=ctx.call_occ)
         offset: int = input.get("offset", 0)
         limit: int = input.get("limit", READ_DEFAULT_LIMIT)
         out: list[str] = []
@@ -121,11 +124,11 @@ class _OneFileEdit(Tool):
         """At run time: where the name leads, which must be where it led
         when the call was classified (`path_as_checked`)."""
         self.spec.validate(input)
-        return path_as_checked(ctx.workspace, input["path"], tool=self.spec.name)
+        return path_as_checked(ctx.workspace, input["path"], tool=self.spec.name, occ=ctx.call_occ)
 
     def classify(self, input: ToolInput, ctx: ToolContext) -> Classification:
         self.spec.validate(input)
-        path = checked_path(ctx.workspace, input["path"], tool=self.spec.name)
+        path = checked_path(ctx.workspace, input["path"], tool=self.spec.name, occ=ctx.call_occ)
         return Classification(CallClass.QUEUE, f"file:{path}", ToolKind.EDIT, (path,))
 
 
@@ -230,7 +233,7 @@ class _Listing(Tool):
         if raw is None:
             return ctx.workspace
         resolve = path_as_checked if run else checked_path
-        return resolve(ctx.workspace, raw, tool=self.name)
+        return resolve(ctx.workspace, raw, tool=self.name, occ=ctx.call_occ)
 
 
 class LsTool(_Listing):

@@ -14,6 +14,13 @@
   existed. The file tools open without following links beneath the root
   (`openat2` RESOLVE_NO_SYMLINKS), so the read must fail; the linked file
   holds the marker too.
+- `contain:racing-link`: a background script flips `notes.txt` between
+  the plain file and that link (atomic renames, for 2.5 s) while batches
+  of reads of `notes.txt` run. A read allowed as the plain file must never
+  return the linked file: the name's check is the call's own, and the open
+  follows no link, so a read that meets the link at its open fails (the
+  window between the run-time check and the open is what
+  RESOLVE_NO_SYMLINKS closes).
 """
 
 from __future__ import annotations
@@ -65,6 +72,39 @@ def swapped_link() -> Workload:
     )
 
 
+# Flips `notes.txt` between a regular file and a link to `vault/secret.txt`
+# (each an atomic rename) for a while, then leaves the regular file.
+RACE = (
+    "import os, time\n"
+    "os.link('notes.txt', 'plain.txt')\n"
+    "end = time.monotonic() + 2.5\n"
+    "while time.monotonic() < end:\n"
+    "    os.symlink('vault/secret.txt', 'l.tmp'); os.replace('l.tmp', 'notes.txt')\n"
+    "    os.link('plain.txt', 'p.tmp'); os.replace('p.tmp', 'notes.txt')\n"
+    "os.remove('plain.txt')\n"
+)
+RACING_READS = 16
+
+
+def racing_link() -> Workload:
+    reads = [read("notes.txt") for _ in range(RACING_READS)]
+    return Workload(
+        name="mech-contain:racing-link",
+        aims=("contain:racing-link",),
+        files={
+            "notes.txt": "notes\n",
+            "vault/secret.txt": f"secret {HIDDEN_MARKER}\n",
+            "race.py": RACE,
+        },
+        turns=script(
+            [bash("python3 race.py", background=True)], [bash("sleep 0.3")], reads, reads, reads
+        ),
+        mode=Mode.BYPASS,
+        rules=_DENY,
+        canaries=(HIDDEN_MARKER,),
+    )
+
+
 def reached(workload: Workload, root: Path, traces: Traces) -> Counter[str]:
     seen: Counter[str] = Counter()
     for _, tool, inp, r in answered(traces):
@@ -73,10 +113,15 @@ def reached(workload: Workload, root: Path, traces: Traces) -> Counter[str]:
         refused = r.status is ResultStatus.ERROR and workload.name.endswith("swapped-link")
         if tool == "read" and inp.get("path") == "notes.txt" and refused:
             seen["contain:swapped-link-refused"] += 1
+        if tool == "read" and workload.name.endswith("racing-link"):
+            seen["contain:racing-read"] += 1
+            if r.status is ResultStatus.ERROR and "symlink on the way" in r.content:
+                seen["contain:racing-link-refused-at-open"] += 1
     return seen
 
 
 CASES = (
     Case("search:all-hidden", "tools", ("search:all-hidden",), all_hidden, reached),
     Case("contain:swapped-link", "tools", ("contain:swapped-link-refused",), swapped_link, reached),
+    Case("contain:racing-link", "tools", ("contain:racing-read",), racing_link, reached),
 )

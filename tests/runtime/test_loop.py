@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import errno
 import signal
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -176,6 +177,50 @@ class _DenyTool:
         self, occ: str, tool: str, input: Mapping[str, Any], decision: GateDecision
     ) -> AskAnswer:
         return await self.inner.resolve_ask(occ, tool, input, decision)
+
+
+class _CannotResolve:
+    """A gate whose path resolution fails for one name, as realpath does while
+    a symlink is swapped under it (EINVAL from readlink)."""
+
+    def __init__(self, inner: PassThroughGate, name: str) -> None:
+        self.inner = inner
+        self.name = name
+
+    def decide(
+        self,
+        tool: str,
+        input: Mapping[str, Any],
+        kind: ToolKind,
+        paths: Sequence[Path],
+        command: str | None,
+    ) -> GateDecision:
+        if any(p.name == self.name for p in paths):
+            raise OSError(errno.EINVAL, "Invalid argument", str(paths[0]))
+        return self.inner.decide(tool, input, kind, paths, command)
+
+
+def test_a_path_the_gate_cannot_resolve_refuses_its_call_not_the_run(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "notes.txt").write_text("notes\n")
+    (ws / "other.txt").write_text("other\n")
+    script = [
+        [
+            ToolUseBlock("a", "read", {"path": "notes.txt"}),
+            ToolUseBlock("b", "read", {"path": "other.txt"}),
+        ],
+        _answer(),
+    ]
+    gate = _CannotResolve(PassThroughGate(Mode.BYPASS, ws), "notes.txt")
+    run = run_loop(script, tmp_path, gate=gate)  # conforms, and ends completed
+    res = results_by_occ(run.events)
+    assert res["1.0"][0] == "error" and "cannot decide the call: OSError" in res["1.0"][1]
+    assert res["1.1"][0] == "ok" and run.result.status.value == "completed"
+    # decided as what cannot run (the most dangerous kind, no paths), never run
+    decision = of_kind(run.events, "decision")[0]
+    assert decision.facts.kind is ToolKind.EXEC and not decision.reads
+    assert not [e for e in run.events if e.kind == "effect_start" and e.occ == "1.0"]
 
 
 def test_denial_mid_batch_denies_only_its_call(tmp_path: Path) -> None:

@@ -229,3 +229,44 @@ def test_scenario_seeding_goes_through_the_same_checks(tmp_path: Path, name: str
     assert why in done.stderr and done.stderr.count("\n") == 1
     assert not (ws / "ok.txt").exists()  # checked before anything is written
     assert os.listdir(tmp_path / "outside") == []
+
+
+def test_two_calls_naming_one_file_each_keep_their_own_check(tmp_path: Path) -> None:
+    """A name's check is its call's: one call classified while a link to a
+    denied file was swapped in must not vouch for another call's run (the
+    explorer's `contain:racing-link` found a read of `notes.txt`, allowed as
+    the plain file, return the linked secret this way)."""
+    ws = tmp_path / "ws"
+    (ws / "vault").mkdir(parents=True)
+    (ws / "vault" / "secret.txt").write_text("secret\n")
+    (ws / "notes.txt").write_text("notes\n")
+    tool, name = ReadTool(), {"path": "notes.txt"}
+    first, second = (ToolContext(ws, {}, JobManager(), call_occ=o) for o in ("1.0", "1.1"))
+    assert tool.classify(name, first).paths == (ws / "notes.txt",)  # the gate saw the plain file
+    (ws / "notes.txt").unlink()
+    (ws / "notes.txt").symlink_to("vault/secret.txt")
+    assert tool.classify(name, second).paths == (ws / "vault" / "secret.txt",)
+    with pytest.raises(ToolError, match="changed since it was checked"):
+        asyncio.run(tool.run(name, first))
+    # the second call was decided on where the name leads now: it may read it
+    assert "secret" in asyncio.run(tool.run(name, second)).content
+
+
+def test_the_gates_resolve_retries_a_swap_then_reports_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from metis_runtime.permissions import _paths
+
+    real = os.path.realpath
+    failures = [OSError(22, "Invalid argument")]
+
+    def racing(path: str) -> str:
+        if failures:
+            raise failures.pop()
+        return real(path)
+
+    monkeypatch.setattr(_paths.os.path, "realpath", racing)
+    assert _paths.resolve("a.txt", tmp_path) == tmp_path / "a.txt"  # the swap passed: again
+    failures.extend(OSError(22, "Invalid argument") for _ in range(3))
+    with pytest.raises(OSError):  # still changing: the loop refuses the call
+        _paths.resolve("a.txt", tmp_path)
