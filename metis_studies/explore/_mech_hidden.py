@@ -34,7 +34,7 @@ from ._mech_case import Case
 from ._mech_files import marker_token
 from ._mech_read import Traces, answered, script
 from ._pieces import bash, read
-from ._workload import Rule, Workload
+from ._workload import Rule, Turn, Workload
 
 HIDDEN_MARKER = f"metis-explore-hidden-{marker_token('hidden', 20)}"
 _DENY = (Rule(behavior="deny", pattern="Read(vault/*.txt)"),)
@@ -56,20 +56,27 @@ def all_hidden() -> Workload:
     )
 
 
-def swapped_link() -> Workload:
+def _linked(focus: str, script_name: str, code: str, turns: tuple[Turn, ...]) -> Workload:
+    """A workload whose project script makes `notes.txt` a link to the
+    denied `vault/secret.txt`, which holds the planted marker."""
     return Workload(
-        name="mech-contain:swapped-link",
-        aims=("contain:swapped-link",),
+        name=f"mech-{focus}",
+        aims=(focus,),
         files={
             "notes.txt": "notes\n",
             "vault/secret.txt": f"secret {HIDDEN_MARKER}\n",
-            "swap.py": SWAP,
+            script_name: code,
         },
-        turns=script([bash("python3 swap.py"), read("notes.txt")]),
+        turns=turns,
         mode=Mode.BYPASS,
         rules=_DENY,
         canaries=(HIDDEN_MARKER,),
     )
+
+
+def swapped_link() -> Workload:
+    turns = script([bash("python3 swap.py"), read("notes.txt")])
+    return _linked("contain:swapped-link", "swap.py", SWAP, turns)
 
 
 # Flips `notes.txt` between a regular file and a link to `vault/secret.txt`
@@ -88,21 +95,8 @@ RACING_READS = 16
 
 def racing_link() -> Workload:
     reads = [read("notes.txt") for _ in range(RACING_READS)]
-    return Workload(
-        name="mech-contain:racing-link",
-        aims=("contain:racing-link",),
-        files={
-            "notes.txt": "notes\n",
-            "vault/secret.txt": f"secret {HIDDEN_MARKER}\n",
-            "race.py": RACE,
-        },
-        turns=script(
-            [bash("python3 race.py", background=True)], [bash("sleep 0.3")], reads, reads, reads
-        ),
-        mode=Mode.BYPASS,
-        rules=_DENY,
-        canaries=(HIDDEN_MARKER,),
-    )
+    flip, wait = [bash("python3 race.py", background=True)], [bash("sleep 0.3")]
+    return _linked("contain:racing-link", "race.py", RACE, script(flip, wait, reads, reads, reads))
 
 
 def reached(workload: Workload, root: Path, traces: Traces) -> Counter[str]:

@@ -152,12 +152,15 @@ def test_a_tool_that_raises_is_an_error_result_and_siblings_still_run(tmp_path: 
     assert run.result.status.value == "completed"
 
 
-class _DenyTool:
-    """A gate that denies one tool by a deny rule, else passes through."""
+class _Answering:
+    """A gate that answers some calls itself (`own`), else passes through."""
 
-    def __init__(self, inner: PassThroughGate, tool: str) -> None:
+    def __init__(self, inner: PassThroughGate, name: str) -> None:
         self.inner = inner
-        self.tool = tool
+        self.name = name
+
+    def own(self, tool: str, kind: ToolKind, paths: Sequence[Path]) -> GateDecision | None:
+        raise NotImplementedError
 
     def decide(
         self,
@@ -167,11 +170,8 @@ class _DenyTool:
         paths: Sequence[Path],
         command: str | None,
     ) -> GateDecision:
-        if tool != self.tool:
-            return self.inner.decide(tool, input, kind, paths, command)
-        rule = RuleRef(behavior=RuleBehavior.DENY, source=Source.CLI, pattern=tool)
-        facts = Facts(mode=self.inner.mode, kind=kind, rules=(rule,))
-        return GateDecision(Decision.DENY, Stage.DENY_RULE, rule, facts, self.inner.route)
+        answer = self.own(tool, kind, paths)
+        return self.inner.decide(tool, input, kind, paths, command) if answer is None else answer
 
     async def resolve_ask(
         self, occ: str, tool: str, input: Mapping[str, Any], decision: GateDecision
@@ -179,25 +179,25 @@ class _DenyTool:
         return await self.inner.resolve_ask(occ, tool, input, decision)
 
 
-class _CannotResolve:
-    """A gate whose path resolution fails for one name, as realpath does while
-    a symlink is swapped under it (EINVAL from readlink)."""
+class _DenyTool(_Answering):
+    """A gate that denies the tool `name` by a deny rule, else passes through."""
 
-    def __init__(self, inner: PassThroughGate, name: str) -> None:
-        self.inner = inner
-        self.name = name
+    def own(self, tool: str, kind: ToolKind, paths: Sequence[Path]) -> GateDecision | None:
+        if tool != self.name:
+            return None
+        rule = RuleRef(behavior=RuleBehavior.DENY, source=Source.CLI, pattern=tool)
+        facts = Facts(mode=self.inner.mode, kind=kind, rules=(rule,))
+        return GateDecision(Decision.DENY, Stage.DENY_RULE, rule, facts, self.inner.route)
 
-    def decide(
-        self,
-        tool: str,
-        input: Mapping[str, Any],
-        kind: ToolKind,
-        paths: Sequence[Path],
-        command: str | None,
-    ) -> GateDecision:
+
+class _CannotResolve(_Answering):
+    """A gate whose path resolution fails for the file `name`, as realpath does
+    while a symlink is swapped under it (EINVAL from readlink)."""
+
+    def own(self, tool: str, kind: ToolKind, paths: Sequence[Path]) -> GateDecision | None:
         if any(p.name == self.name for p in paths):
             raise OSError(errno.EINVAL, "Invalid argument", str(paths[0]))
-        return self.inner.decide(tool, input, kind, paths, command)
+        return None
 
 
 def test_a_path_the_gate_cannot_resolve_refuses_its_call_not_the_run(tmp_path: Path) -> None:
