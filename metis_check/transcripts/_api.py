@@ -168,6 +168,9 @@ class _Builder:
         self.tree = tree
         self.current: int | None = None  # the node being filled
         self.side: NodeKind | None = None
+        # Per input node, its first item that is not a result (Responses: a
+        # result after it is out of place for strict providers, OAR-6).
+        self.first_other: dict[int, Block] = {}
 
     def start(self, segment: _Segment) -> None:
         if segment.new_request:
@@ -409,6 +412,8 @@ def read_responses_item(
     number = build.node(side, record.line, index, sent)
     node = build.tree.nodes[number]
     call_id = item.get("call_id")
+    if side == "input" and role_of != "result":
+        build.first_other.setdefault(number, Block(label, record.line, index))
     if role_of == "call":
         node.calls.append(
             Occ(_text_id(call_id, record.line, "call_id", source), record.line, index)
@@ -428,9 +433,9 @@ def read_responses_item(
                 )
             )
             return
-        node.results.append(
-            Occ(_text_id(call_id, record.line, "call_id", source), record.line, index)
-        )
+        result_id = _text_id(call_id, record.line, "call_id", source)
+        after = build.first_other.get(number) if side == "input" else None
+        node.results.append(Occ(result_id, record.line, index, after=after))
     elif kind == "mcp_approval_request":
         node.server_call(Occ(_text_id(item_id, record.line, "id", source), record.line, index))
     elif kind == "mcp_approval_response":

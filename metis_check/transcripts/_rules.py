@@ -182,6 +182,20 @@ RULES: tuple[Rule, ...] = (
             "https://github.com/vercel/ai/pull/13383",
         ),
     ),
+    _R(
+        "OAR-6",
+        "CLOSE-2",
+        "Obs",
+        "In a request, between the call items and their output items stand no other "
+        "items: strict Responses providers (DeepSeek's) reject a `message` or `reasoning` "
+        "item there with HTTP 400 'No tool output found for tool call', though OpenAI "
+        "pairs by `call_id` wherever the output stands.",
+        (
+            "https://github.com/deepseek-ai/awesome-deepseek-integration/issues/740",
+            "https://github.com/kolega-ai/kolega-code/pull/403",
+            "https://github.com/MayDay-wpf/snow-app/pull/9",
+        ),
+    ),
     # pydantic-ai message history.
     _R(
         "PAI-1",
@@ -277,6 +291,7 @@ _ANTHROPIC = FormatRules(
 )
 _RESPONSES = FormatRules(
     unanswered="OAR-1",
+    results_first="OAR-6",
     stray="OAR-2",
     second="OAR-3",
     within_message="OAR-4",

@@ -8,6 +8,11 @@ CLOSE-3; `metis_runtime/_session.py` `results_message`, `_loop.py`).
   process, so the request bodies as posted are kept (`_wire.py`) and checked
   like every in-process run's; this case makes sure one of them carries a
   note beside its results.
+- `results:job-note-responses`: the same on the OpenAI Responses wire
+  (`Workload.wire`), whose encoder keeps the message's block order: the
+  note must be a `message` item after the `function_call_output` items,
+  never between the calls and their outputs, which strict Responses
+  providers reject (OAR-6 under CLOSE-2, checked on the body as posted).
 - `results:missing-ids`: an answer whose two `tool_use` blocks carry no id
   (an empty one, as some gateways send): the message builder synthesizes one
   per block (`missing-<message>-<index>`), and the request after it must
@@ -17,9 +22,11 @@ CLOSE-3; `metis_runtime/_session.py` `results_message`, `_loop.py`).
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Literal
 
 from metis_trace import Mode
 
@@ -32,15 +39,21 @@ from ._workload import Call, Turn, Workload
 NOTE = "[background job"
 
 
-def job_note() -> Workload:
+def job_note(wire: Literal["anthropic", "openai-responses"] = "anthropic") -> Workload:
     job = bash("sleep 0.2; echo done > job.txt", background=True)
     wait = bash("until test -s job.txt; do sleep 0.05; done; sleep 0.5")
+    focus = "results:job-note" + ("" if wire == "anthropic" else "-responses")
     return Workload(
-        name="mech-results:job-note",
-        aims=("results:job-note",),
+        name=f"mech-{focus}",
+        aims=(focus,),
         turns=script([job], [wait]),
         mode=Mode.BYPASS,
+        wire=wire,
     )
+
+
+def job_note_responses() -> Workload:
+    return job_note("openai-responses")
 
 
 def missing_ids() -> Workload:
@@ -57,6 +70,10 @@ def missing_ids() -> Workload:
 def reached(workload: Workload, root: Path, traces: Traces) -> Counter[str]:
     seen: Counter[str] = Counter()
     for body in sent_bodies(root):
+        items = [i for i in body.get("input") or () if isinstance(i, Mapping)]
+        for output, after in itertools.pairwise(items):
+            if output.get("type") == "function_call_output" and NOTE in str(after.get("content")):
+                seen["results:job-note-responses"] += 1  # the note after the outputs
         for message in body.get("messages") or ():
             blocks = blocks_of(message) if isinstance(message, Mapping) else []
             kinds = [b.get("type") for b in blocks]
@@ -77,6 +94,14 @@ CASES = (
         job_note,
         reached,
         execution="in-process",  # the bodies as posted are kept in process only
+    ),
+    Case(
+        "results:job-note-responses",
+        "providers",
+        ("results:job-note-responses",),
+        job_note_responses,
+        reached,
+        execution="in-process",
     ),
     Case(
         "results:missing-ids",

@@ -1,4 +1,5 @@
-"""A workload as a replay scenario: Anthropic Messages SSE bodies in a cassette.
+"""A workload as a replay scenario: Anthropic Messages SSE bodies in a cassette
+(or, for a root whose `wire` is `openai-responses`, Responses streams: `_responses.py`).
 
 The scenario is the shipped format of `metis run --scenario` (interactions
 whose `response.body.string` is the raw SSE body, `workspace.files`, and
@@ -24,8 +25,7 @@ from typing import Any
 
 import yaml
 
-from metis_runtime.providers import Cassette, Interaction
-
+from ._responses import RESPONSES_URI, responses_body
 from ._workload import Turn, Workload
 
 URI = "https://api.anthropic.com/v1/messages"
@@ -121,8 +121,12 @@ def sse_body(turn: Turn, message_id: str) -> str:
     return "".join(out)
 
 
-def _interactions(turns: Sequence[Turn], prefix: str) -> list[dict[str, Any]]:
+def _interactions(
+    turns: Sequence[Turn], prefix: str, wire: str = "anthropic"
+) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = []
+    responses = wire == "openai-responses"
+    uri = RESPONSES_URI if responses else URI
     for n, turn in enumerate(turns, 1):
         if turn.overflow:
             items.append(
@@ -135,35 +139,19 @@ def _interactions(turns: Sequence[Turn], prefix: str) -> list[dict[str, Any]]:
                     },
                 }
             )
+        answer_id = f"{'resp' if responses else 'msg'}_{prefix}_{n:03d}"
+        body = responses_body(turn, answer_id) if responses else sse_body(turn, answer_id)
         items.append(
             {
-                "request": {"method": "POST", "uri": URI},
+                "request": {"method": "POST", "uri": uri},
                 "response": {
                     "status": {"code": 200, "message": "OK"},
                     "headers": {"content-type": ["text/event-stream"]},
-                    "body": {"string": sse_body(turn, f"msg_{prefix}_{n:03d}")},
+                    "body": {"string": body},
                 },
             }
         )
     return items
-
-
-def cassette_of(turns: Sequence[Turn], prefix: str, path: Path) -> Cassette:
-    """The turns as an in-memory cassette (what `load_cassette` would read)."""
-    interactions = []
-    for item in _interactions(turns, prefix):
-        response = item["response"]
-        interactions.append(
-            Interaction(
-                uri=URI,
-                wire="anthropic",
-                base_url=BASE_URL,
-                status=response["status"]["code"],
-                body=response["body"]["string"],
-                content_type=response["headers"]["content-type"][0],
-            )
-        )
-    return Cassette(path, tuple(interactions))
 
 
 def turn_starts(turns: Sequence[Turn]) -> list[int]:
@@ -279,7 +267,7 @@ def write_scenario(workload: Workload, path: Path) -> list[Path]:
         data["agents"] = agents
     written += write_definitions(workload, definitions_dir(path))
     data["workspace"] = {"files": dict(workload.files)}
-    data["interactions"] = _interactions(workload.turns, "root")
+    data["interactions"] = _interactions(workload.turns, "root", workload.wire)
     data["explore"] = workload.to_json()
     notes = [
         f"# Written by metis explore: workload {workload.name}.",

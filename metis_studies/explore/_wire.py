@@ -12,7 +12,8 @@ runtime's word for what it sent; the body is what the provider gets.
 Each body goes through `metis_check.transcripts` as an Anthropic request
 (the provider rules ANT-1..8 under CLOSE-1, -2, -4, -6, -7, -9;
 specs/closure.md), and the results' order is checked too (CLOSE-3: call
-order, which real transcripts need not keep). One exception: where the
+order, which real transcripts need not keep); a body with `input` items (a
+workload on the Responses wire) as a Responses request (OAR-1..6). One exception: where the
 workload's own script repeats a call id (the `repeated-ids` situation), the
 runtime echoes it, which CLOSE-1, -7 and -9 name for what it is; metis
 pairs by occurrence (specs/closure.md), so those rules are not held against
@@ -25,7 +26,7 @@ import itertools
 import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from metis_check.transcripts import TranscriptFormatError, check_transcript
 
@@ -86,14 +87,18 @@ def sent_problems(folder: Path, repeated: Iterable[str] = ()) -> list[tuple[str,
     for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         try:
             body = json.loads(line)
-            report = check_transcript([line], "anthropic", source=f"{SENT} request {n}")
+            responses = isinstance(body, Mapping) and "input" in body
+            wire: Literal["anthropic", "openai-responses"] = (
+                "openai-responses" if responses else "anthropic"
+            )
+            report = check_transcript([line], wire, source=f"{SENT} request {n}")
         except (json.JSONDecodeError, TranscriptFormatError) as exc:
             return [("FORMAT", f"{SENT} line {n}: {exc}")]
         for v in report.violations:
             if v.invariant in _ECHOED and any(f"'{i}'" in v.message for i in echoed):
                 continue
             return [(v.invariant, f"request {n} as posted: {v.rule} {v.message}".strip())]
-        order = _order_problem(body) if isinstance(body, Mapping) else None
+        order = _order_problem(body) if wire == "anthropic" else None
         if order is not None:
             return [("CLOSE-3", f"request {n} as posted: {order}")]
     return []

@@ -133,11 +133,16 @@ class Workload(_Frozen):
     detach_jobs: bool = False
     mcp_servers: dict[str, dict[str, Any]] = Field(default_factory=dict)
     probe: str | None = None
+    # The root's provider wire (its children speak Anthropic): what the runtime
+    # posts back is checked against that wire's provider rules.
+    wire: Literal["anthropic", "openai-responses"] = "anthropic"
 
     @model_validator(mode="after")
     def _shape(self) -> Workload:
         if not self.turns or self.turns[-1].calls:
             raise ValueError("turns: the last turn must be an answer without calls")
+        if self.wire != "anthropic" and any(t.overflow for t in self.turns):
+            raise ValueError("turns: an overflow is written on the anthropic wire only")
         if self.route not in (Route.HEADLESS, Route.INTERACTIVE, Route.PROTOCOL):
             raise ValueError(
                 f"route: a root agent runs headless, interactive or protocol, "

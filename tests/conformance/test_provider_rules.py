@@ -342,6 +342,11 @@ EXAMPLES: dict[str, tuple[str, Any, Any]] = {
         inputs(fc("a", "fc_1"), fco("a"), fc("b", "fc_2"), fco("b")),
         inputs(fc("a", "fc_1"), fco("a"), fc("b", "fc_1"), fco("b")),
     ),
+    "OAR-6": (
+        "openai-responses",
+        inputs(fc("a"), fc("b"), fco("a"), fco("b"), {"role": "user", "content": "a note"}),
+        inputs(fc("a"), fc("b"), {"role": "user", "content": "a note"}, fco("a"), fco("b")),
+    ),
 }
 
 

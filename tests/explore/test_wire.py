@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from metis_runtime.providers import (
+    Cassette,
+    Interaction,
+    MessageComplete,
+    ModelRequest,
+    ReplayProvider,
+)
+from metis_runtime.providers._types import Message, TextBlock, ToolUseBlock
+from metis_studies.explore._responses import RESPONSES_BASE_URL, RESPONSES_URI, responses_body
 from metis_studies.explore._wire import sent_problems, write_sent
+from metis_studies.explore._workload import Call, Turn
 
 
 def _use(*ids: str) -> dict[str, Any]:
@@ -60,3 +71,39 @@ def test_an_id_the_script_itself_repeats_is_echoed_not_held_against_it(tmp_path:
     write_sent(tmp_path, [body])
     assert sent_problems(tmp_path, {"d"}) == []
     assert [i for i, _ in sent_problems(tmp_path)] == ["CLOSE-1"]
+
+
+def _responses_body(note_first: bool) -> dict[str, Any]:
+    calls = [
+        {"type": "function_call", "call_id": c, "name": "read", "arguments": "{}"} for c in "ab"
+    ]
+    outputs = [{"type": "function_call_output", "call_id": c, "output": "x"} for c in "ab"]
+    note = [{"role": "user", "content": "[background job job-1 of call 1.0 ended: ok]"}]
+    rest = [*note, *outputs] if note_first else [*outputs, *note]
+    return {"model": "m", "input": [{"role": "user", "content": "go"}, *calls, *rest]}
+
+
+def test_a_responses_body_is_read_as_a_responses_request(tmp_path: Path) -> None:
+    write_sent(tmp_path, [_responses_body(note_first=False)])
+    assert sent_problems(tmp_path) == []
+    write_sent(tmp_path, [_responses_body(note_first=True)])
+    ((invariant, message),) = sent_problems(tmp_path)
+    assert invariant == "CLOSE-2" and "OAR-6" in message and "'a'" in message
+
+
+def test_a_turn_on_the_responses_wire_is_read_back_by_the_runtimes_adapter() -> None:
+    turn = Turn(text="Reading.", calls=(Call(id="c1", tool="read", input={"path": "a.txt"}),))
+    body = responses_body(turn, "resp_1")
+    item = Interaction(RESPONSES_URI, "openai-responses", RESPONSES_BASE_URL, 200, body)
+    replay = ReplayProvider(Cassette(Path("c"), (item,)))
+    request = ModelRequest(system="", messages=(Message("user", (TextBlock("go"),)),), tools=())
+
+    async def blocks() -> list[Any]:
+        async for event in replay.stream(request):
+            if isinstance(event, MessageComplete):
+                return list(event.message.blocks)
+        return []
+
+    got = asyncio.run(blocks())
+    assert got[0] == TextBlock("Reading.")
+    assert isinstance(got[1], ToolUseBlock) and (got[1].id, got[1].input) == ("c1", {"path": "a.txt"})
