@@ -65,6 +65,7 @@ def kill_tree(
     me = {os.getpid(), *exclude}
     killed = 0
     deadline = time.monotonic() + SCAN_ROUNDS_S
+    quiet = 0  # scans in a row that found nothing
     while True:
         found = 0
         for entry in os.listdir("/proc"):
@@ -78,7 +79,11 @@ def kill_tree(
                     killed += 1
                 except OSError:
                     pass
-        if not found or time.monotonic() > deadline:
+        # Two quiet scans, not one: a process in the middle of an exec shows
+        # an empty environ for a moment (its memory is being replaced), and a
+        # fork may be under way; the second scan, 20 ms on, sees them.
+        quiet = 0 if found else quiet + 1
+        if quiet >= 2 or time.monotonic() > deadline:
             break
         time.sleep(0.02)
     if cgroup:
