@@ -29,7 +29,7 @@ from ._check import (
     check_transcript,
 )
 from ._detect import detect_format
-from ._rules import BY_RULE, FORMAT_RULES, RULES, FormatRules, Rule
+from ._rules import BY_RULE, FORMAT_RULES, RULES, STRICT_RULES, FormatRules, Rule
 
 __all__ = [
     "BY_RULE",
@@ -37,6 +37,7 @@ __all__ = [
     "FORMAT_RULES",
     "RECORD_NAMES",
     "RULES",
+    "STRICT_RULES",
     "FormatRules",
     "MetisModelError",
     "Rule",

@@ -19,7 +19,7 @@ from ._otel import TOP as OTEL_TOP
 from ._otel import read_spans
 from ._pydantic_ai import TOP as PAI_TOP
 from ._pydantic_ai import read_history
-from ._rules import FORMAT_RULES
+from ._rules import FORMAT_RULES, STRICT_RULES
 from ._tree import Parsed, check_tree
 
 TranscriptFormat = Literal[
@@ -99,7 +99,9 @@ class _Sum:
         self.kinds: Counter[str] = Counter()
         self.events = 0
 
-    def add(self, lines: Iterable[str] | str, fmt: str, name: str, label: str) -> None:
+    def add(
+        self, lines: Iterable[str] | str, fmt: str, name: str, label: str, strict: bool = False
+    ) -> None:
         lines = lines.split("\n") if isinstance(lines, str) else list(lines)  # not splitlines():
         parsed = _parse(lines, fmt, name)  # U+2028 may sit in a JSON string
         outcome = check_tree(
@@ -107,7 +109,7 @@ class _Sum:
             ends=parsed.ends,
             compacted=parsed.compacted,
             label=label,
-            rules=FORMAT_RULES[fmt],
+            rules=STRICT_RULES.get(fmt, FORMAT_RULES[fmt]) if strict else FORMAT_RULES[fmt],
             slice_roots=parsed.slice_roots,
         )
         prefix = f"{label}: " if label else ""
@@ -164,7 +166,9 @@ def _place(violation: Violation) -> tuple[int, str]:
     return line, violation.invariant
 
 
-def check_transcript(lines: Iterable[str] | str, fmt: TranscriptFormat, source: str = "") -> Report:
+def check_transcript(
+    lines: Iterable[str] | str, fmt: TranscriptFormat, source: str = "", *, strict: bool = False
+) -> Report:
     """Check tool-call closure in another runtime's transcript.
 
     `lines` are the input's lines (with or without line endings; a single string
@@ -178,9 +182,12 @@ def check_transcript(lines: Iterable[str] | str, fmt: TranscriptFormat, source: 
     counts how often each invariant was evaluated; `transitions` counts the
     kinds of records read (roles, item and block types, session line types), so
     a report shows what was skipped as well as what was checked.
+
+    `strict`: also the rules that every provider of the wire holds where the
+    wire's own provider is laxer (`STRICT_RULES`: OAR-6).
     """
     total = _Sum()
-    total.add(lines, fmt, "", "")
+    total.add(lines, fmt, "", "", strict)
     if fmt == "claude-code":
         total.checks["CLOSE-6"] += 0  # always listed: a session may compact
     return total.report(source, fmt)

@@ -291,12 +291,20 @@ _ANTHROPIC = FormatRules(
 )
 _RESPONSES = FormatRules(
     unanswered="OAR-1",
-    results_first="OAR-6",
     stray="OAR-2",
     second="OAR-3",
     within_message="OAR-4",
     reused_ids="OAR-4",
 )
+
+# What every provider of a wire accepts, where the wire's own provider is
+# laxer (`check_transcript(..., strict=True)`): metis holds the bodies its own
+# runtime posts to these (explore's `_wire.py`), since `--base-url` may name
+# any provider of the wire; a user's OpenAI transcript is read by OpenAI's
+# rules, which pair a Responses output with its call wherever it stands.
+STRICT_RULES: Mapping[str, FormatRules] = {
+    "openai-responses": attrs.evolve(_RESPONSES, results_first="OAR-6"),
+}
 
 FORMAT_RULES: Mapping[str, FormatRules] = {
     "anthropic": _ANTHROPIC,

@@ -345,7 +345,12 @@ def check_tree(
                     call,
                     rule=rules.compaction if kind == "CLOSE-6" else rules.unanswered,
                 )
-            elif result.after is not None and child is not None and requested[child]:
+            elif (
+                rules.results_first  # a format (or reading) that wants results first
+                and result.after is not None
+                and child is not None
+                and requested[child]
+            ):
                 block = result.after  # out of place in the request that carries it
                 report(  # the result's line: that is what is out of place
                     kind,

@@ -13,7 +13,8 @@ Each body goes through `metis_check.transcripts` as an Anthropic request
 (the provider rules ANT-1..8 under CLOSE-1, -2, -4, -6, -7, -9;
 specs/closure.md), and the results' order is checked too (CLOSE-3: call
 order, which real transcripts need not keep); a body with `input` items (a
-workload on the Responses wire) as a Responses request (OAR-1..6). One exception: where the
+workload on the Responses wire) as a Responses request (OAR-1..6: OAR-6 is
+a strict provider's rule, which metis holds its own posts to). One exception: where the
 workload's own script repeats a call id (the `repeated-ids` situation), the
 runtime echoes it, which CLOSE-1, -7 and -9 name for what it is; metis
 pairs by occurrence (specs/closure.md), so those rules are not held against
@@ -91,7 +92,9 @@ def sent_problems(folder: Path, repeated: Iterable[str] = ()) -> list[tuple[str,
             wire: Literal["anthropic", "openai-responses"] = (
                 "openai-responses" if responses else "anthropic"
             )
-            report = check_transcript([line], wire, source=f"{SENT} request {n}")
+            # strict: what every provider of the wire accepts (the runtime may
+            # be pointed at any of them)
+            report = check_transcript([line], wire, source=f"{SENT} request {n}", strict=True)
         except (json.JSONDecodeError, TranscriptFormatError) as exc:
             return [("FORMAT", f"{SENT} line {n}: {exc}")]
         for v in report.violations:

@@ -738,7 +738,7 @@ def test_exports() -> None:
     assert issubclass(TranscriptFormatError, _errors.MetisModelError)
     assert issubclass(TranscriptFormatError, ValueError)
     params = list(inspect.signature(check_transcript).parameters)
-    assert params == ["lines", "fmt", "source"]
+    assert params == ["lines", "fmt", "source", "strict"]
     params = list(inspect.signature(transcripts.check_claude_code_tree).parameters)
     assert params == ["main_lines", "subagent_files", "source"]
 
