@@ -163,7 +163,7 @@ INVARIANTS: tuple[Invariant, ...] = (
     _I(
         "SCHED-2",
         "SCHED",
-        "Queue calls that share a resource key never overlap and start in FIFO (call) order; a Queue edit call writes only the file its key names.",
+        "Queue calls that share a resource key never overlap and start in FIFO (call) order; a Queue edit call writes only within what its key names.",
         "scheduler.md",
     ),
     _I(

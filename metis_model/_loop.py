@@ -678,9 +678,15 @@ def queue_edit(e: DecisionEvent) -> bool:
     return e.cls is CallClass.QUEUE and e.facts.kind is ToolKind.EDIT
 
 
+def _within(path: str, named: str) -> bool:
+    """Whether `path` is `named` or lies below it."""
+    return path == named or path.startswith(named.rstrip("/") + "/")
+
+
 def queue_key_problem(e: DecisionEvent) -> str | None:
-    """SCHED-2's key clause: a Queue `edit` call writes only the file its key
-    names (`file:PATH`), so that every edit of one file waits in one queue.
+    """SCHED-2's key clause: a Queue `edit` call writes only within what its
+    key names (`file:PATH`: that file, or what lies below the path, as a
+    footprint path covers), so that every edit of one file waits in one queue.
     An edit call that writes more, or under another key, could overlap a
     Queue edit of the same file under that file's key: a lost parallel edit.
     (A Queue `exec` call, an MCP server's or an agent tool's, writes nothing
@@ -690,7 +696,7 @@ def queue_key_problem(e: DecisionEvent) -> str | None:
     key = e.key or ""
     named = key[len(QUEUE_FILE_KEY) :] if key.startswith(QUEUE_FILE_KEY) else None
     for path in e.writes:
-        if path != named:
+        if named is None or not _within(path, named):
             return (
                 f"{e.occ}: a Queue edit call writes {path}, which its key "
                 f"{key or 'None'} does not name"

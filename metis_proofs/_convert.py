@@ -3,9 +3,13 @@
 A path is the sequence of (label, state) the solver chose. The abstract
 labels become concrete records here: occurrences are named `<turn>.<index>`,
 job ids are invented per handshake, timestamps are 1 ms apart and each call
-event is caused by the previous event of its occurrence. A footprint region r
-is the path `/ws/r<r>`. A call covered by hooks gets a tool name that exactly
-as many header hooks cover as the path runs for it before it is done
+event is caused by the previous event of its occurrence. Queue key k is
+`file:/ws/q<k>`, and a Queue call writes region r as `/ws/q<k>/r<r>`, within
+what its key names (SCHED-2's key clause, which the abstraction leaves out);
+a Safe call reads region r as that path under every key, so a read and a
+write share a path exactly where their regions meet (SCHED-6). A call
+covered by hooks gets a tool name that exactly as many header hooks cover as
+the path runs for it before it is done
 (`read.hooked<N>`, hooks `h<k>` matching `*.hooked[k-9]`, all nine listed once
 one is used); a call outside the
 tool surface is named `unlisted`; the header lists the tools and hooks used.
@@ -144,7 +148,19 @@ def header_for(
 
 
 def _key(cls: object, key: object) -> str | None:
-    return f"file:/ws/k{int(bool(key))}.txt" if cls is CallClass.QUEUE else None
+    return f"file:/ws/q{int(bool(key))}" if cls is CallClass.QUEUE else None
+
+
+def _footprint(
+    cls: object, key: object, regions: Mapping[str, list[int]]
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(reads, writes): a Queue call's writes within its key, a Safe call's reads
+    of each region under every key (see the module's docstring)."""
+    if cls is CallClass.QUEUE:
+        return (), tuple(f"/ws/q{int(bool(key))}/r{r}" for r in regions["dwr"])
+    if cls is CallClass.SAFE:
+        return tuple(f"/ws/q{k}/r{r}" for r in regions["drd"] for k in (0, 1)), ()
+    return (), ()
 
 
 class _Writer:
@@ -274,6 +290,7 @@ class _Writer:
             same = (expected.decision, expected.stage) == (p["d"], p["stage"])
             cls = p["dcls"]
             regions = {f: [r for r in range(REGIONS) if p[f"{f}{r}"]] for f in ("drd", "dwr")}
+            reads, writes = _footprint(cls, p["dkey"], regions)
             self.add(
                 DecisionEvent,
                 occ=occ,
@@ -284,8 +301,8 @@ class _Writer:
                 route=p["droute"],
                 cls=cls,
                 key=_key(cls, p["dkey"]),
-                reads=tuple(f"/ws/r{r}" for r in regions["drd"]) if cls is CallClass.SAFE else (),
-                writes=tuple(f"/ws/r{r}" for r in regions["dwr"]) if cls is CallClass.QUEUE else (),
+                reads=reads,
+                writes=writes,
             )
         elif kind == "ask_resolved":
             self.add(

@@ -1,4 +1,4 @@
-"""SCHED-2's key clause: a Queue edit call writes only the file its key names
+"""SCHED-2's key clause: a Queue edit call writes only within what its key names
 (specs/scheduler.md, "A Queue key names what its call writes").
 
 Each of SCHED-2's clauses has its edit (`SCHED_2_CLAUSES`): on simulated runs
@@ -100,3 +100,20 @@ def test_a_workload_naming_a_child_never_runs_as_metis_run() -> None:
     assert names_children(workload) and not runs_as_metis_run(workload)
     plain = workload.model_copy(update={"turns": workload.turns[:1] + workload.turns[-1:]})
     assert not names_children(plain)
+
+
+@pytest.mark.parametrize("key", [False, True])
+def test_a_z3_paths_queue_call_writes_within_its_key_and_meets_reads_by_region(key: bool) -> None:
+    """The z3 paths' traces (`metis_proofs._convert`): a Queue call's writes lie
+    within its key, so SCHED-2's key clause (not in the abstraction) holds on
+    them, and a Safe read meets a write exactly where their regions meet."""
+    from metis_model._loop import _within, paths_overlap
+    from metis_proofs._convert import _footprint, _key
+
+    named = (_key(CallClass.QUEUE, key) or "")[len("file:") :]
+    for wr in ([0], [1], [0, 1], []):
+        _, writes = _footprint(CallClass.QUEUE, key, {"drd": [], "dwr": wr})
+        assert all(_within(w, named) for w in writes)
+        for rd in ([0], [1], [0, 1], []):
+            reads, _ = _footprint(CallClass.SAFE, not key, {"drd": rd, "dwr": []})
+            assert paths_overlap(reads, writes) == bool(set(rd) & set(wr)), (rd, wr)
