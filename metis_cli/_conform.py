@@ -148,6 +148,12 @@ def run_units(units: list[Unit], fmt: str, jobs: int) -> list[FileResult]:
     help="The run's witness file (default: <trace>.witness, when it exists).",
 )
 @click.option(
+    "--strict",
+    is_flag=True,
+    help="Transcripts: also the rules strict providers of the wire hold where its own "
+    "provider is laxer (OAR-6: nothing between a Responses call and its output).",
+)
+@click.option(
     "--canaries",
     metavar="FILE",
     help="Values a workload planted (a JSON list, or one per line): each run's files "
@@ -192,6 +198,7 @@ def conform(
     engine: str,
     scheduler: str | None,
     witness: Path | None,
+    strict: bool,
     canaries: str | None,
     progress: tuple[str, ...],
     draw_dir: str | None,
@@ -240,7 +247,7 @@ def conform(
         scanned = scan_files([Path(p) for p in progress], planted, "progress output")
     except BadInput as exc:
         bad_input(str(exc))
-    units = [attrs.evolve(u, canaries=planted) for u in units]
+    units = [attrs.evolve(u, canaries=planted, strict=strict) for u in units]
     if witness is not None and (fmt not in ("trace", "auto") or len(units) != 1):
         bad_input("--witness goes with one trace or run folder")
     if engine == "dask":

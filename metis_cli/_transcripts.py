@@ -37,6 +37,7 @@ class Unit:
     path: str  # a file, `-`, or a run directory of traces
     companions: tuple[str, ...] = ()  # a Claude Code session's sub-agent files
     canaries: tuple[str, ...] = ()  # values a workload planted (TRACE-2, for traces)
+    strict: bool = False  # a transcript: also the strict providers' rules (OAR-6)
 
 
 @attrs.frozen
@@ -174,7 +175,12 @@ def check_loaded(loaded: Loaded, fmt: str) -> FileResult:
         if fmt == "claude-code":
             report = check_claude_code_tree(loaded.text, dict(loaded.companions), source=source)
         else:
-            report = check_transcript(loaded.text, fmt, source=source)  # type: ignore[arg-type]
+            report = check_transcript(
+                loaded.text,
+                fmt,  # type: ignore[arg-type]
+                source=source,
+                strict=loaded.unit.strict,
+            )
     except InputError as exc:
         return FileResult(source, error=exc.describe(source))
     except BadInput as exc:

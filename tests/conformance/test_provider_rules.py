@@ -400,3 +400,17 @@ def test_a_strict_providers_rule_is_held_only_when_asked() -> None:
     fmt, _, invalid = EXAMPLES["OAR-6"]
     assert check_transcript(_lines(invalid), fmt).ok  # type: ignore[arg-type]  # OpenAI pairs by call_id
     assert not check_transcript(_lines(invalid), fmt, strict=True).ok  # type: ignore[arg-type]
+
+
+def test_metis_conform_strict_holds_a_strict_providers_rule(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from metis_cli._conform import conform
+
+    _, _, invalid = EXAMPLES["OAR-6"]
+    body = tmp_path / "request.json"
+    body.write_text(json.dumps(invalid))
+    lax = CliRunner().invoke(conform, ["--format", "openai-responses", str(body)])
+    assert lax.exit_code == 0, lax.output  # OpenAI's own reading
+    strict = CliRunner().invoke(conform, ["--format", "openai-responses", "--strict", str(body)])
+    assert strict.exit_code == 1 and "OAR-6" in strict.output, strict.output
