@@ -120,11 +120,12 @@ async def execute_call(call: PlannedCall, ctx: ToolContext, sink: EffectSink) ->
     """
     occ = call.occ
     cls = call.classification
-    ctx = attrs.evolve(ctx, call_occ=occ)  # the names its classification checked are its own
     sink.effect_start(occ)
     if cls.cls is CallClass.BACKGROUND:
+        # as this call: the names its classification checked are its own
+        job_ctx = attrs.evolve(ctx, call_occ=occ)
         try:
-            job = ctx.jobs.start(occ, functools.partial(call.tool.run, call.input, ctx))
+            job = ctx.jobs.start(occ, functools.partial(call.tool.run, call.input, job_ctx))
         except Exception as exc:  # a tool's failure is its result, never the loop's crash
             text = _error_text(exc)
             sink.effect_end(occ, EffectOutcome.ERROR, False)
@@ -135,9 +136,15 @@ async def execute_call(call: PlannedCall, ctx: ToolContext, sink: EffectSink) ->
         return
     kind = cls.kind
     tx = FileTransaction() if kind is ToolKind.EDIT else None
-    run_ctx = ctx if tx is None else attrs.evolve(ctx, transaction=tx)
-    if ctx.exit_dir is not None and kind is not ToolKind.EXEC:
-        run_ctx = attrs.evolve(run_ctx, exit_dir=None)  # only an exec call leaves one (RETRY-4)
+    # One copy of the context for the call (each copy resolves its paths again):
+    # as this call, with its transaction, and an exit record only for an exec
+    # call (RETRY-4).
+    run_ctx = attrs.evolve(
+        ctx,
+        call_occ=occ,
+        transaction=ctx.transaction if tx is None else tx,
+        exit_dir=ctx.exit_dir if kind is ToolKind.EXEC else None,
+    )
     limit = call.timeout_s
     budget: asyncio.Timeout | None = None
     try:
