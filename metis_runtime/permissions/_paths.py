@@ -14,6 +14,8 @@ import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from .._realpath import settled_realpath
+
 # Protected paths: Claude Code's whole list (https://code.claude.com/docs/en/
 # permission-modes, "Protected paths"), plus metis's own: `.ssh`, `.gnupg`
 # and the agent's folders `.metis` and `.claude` (all of them: settings,
@@ -128,14 +130,7 @@ def resolve(path: str | os.PathLike[str], base: Path) -> Path:
     """`path` made absolute against `base`, `~` expanded, symlinks and `..` resolved."""
     text = os.path.expanduser(os.fspath(path))
     joined = text if os.path.isabs(text) else os.path.join(os.fspath(base), text)
-    for _ in range(2):
-        try:
-            return Path(os.path.realpath(joined))
-        except OSError:
-            # realpath races a symlink swapped under it (islink, then readlink
-            # of a file that is no link by then: EINVAL); resolve again.
-            continue
-    return Path(os.path.realpath(joined))  # still changing: the caller's OSError
+    return Path(settled_realpath(joined))  # still changing: the caller's OSError
 
 
 def lexical(path: str | os.PathLike[str], base: Path) -> Path:

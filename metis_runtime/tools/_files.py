@@ -13,6 +13,7 @@ from types import TracebackType
 from attrs import frozen
 
 from .._errors import ToolError, ToolInputError
+from .._realpath import settled_realpath
 from ._contain import write_at
 
 _tmp_counter = itertools.count()
@@ -25,15 +26,12 @@ def resolve_path(workspace: Path, raw: str, *, tool: str, field: str = "path") -
         raise ToolInputError(f"{tool}: field '{field}' must not be empty")
     if "\x00" in raw:
         raise ToolInputError(f"{tool}: field '{field}' contains a NUL byte")
-    joined = os.path.join(workspace, raw)
-    for _ in range(3):
-        try:
-            return Path(os.path.realpath(joined))
-        except OSError:
-            # realpath races a symlink swapped under it (islink, then readlink
-            # of what is a directory by then: EINVAL); resolve again.
-            continue
-    raise ToolError(f"{tool}: {raw}: changes while it is resolved (a symlink being swapped)")
+    try:
+        return Path(settled_realpath(os.path.join(workspace, raw)))
+    except OSError:
+        raise ToolError(
+            f"{tool}: {raw}: changes while it is resolved (a symlink being swapped)"
+        ) from None
 
 
 # What each name resolved to when its call was classified, which is the path

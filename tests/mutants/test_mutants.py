@@ -199,6 +199,7 @@ LEFT_OUT = {
     "_layout.py": "the names of a run's files",
     "_lifeline.py": "ties a subprocess's life to the runtime's (prctl), no choice",
     "_named_output.py": "writes a path a user named (a file, not a trace event)",
+    "_realpath.py": "realpath retried while a swap races it; its callers refuse",
     "_trace.py": "writes the events it is handed (seq, t; redaction is _redact's)",
     "_yaml.py": "YAML held to JSON's data model (a reader)",
 }
