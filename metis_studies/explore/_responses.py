@@ -16,6 +16,7 @@ Responses provider rules (`_wire.sent_problems`).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from ._workload import Turn
@@ -32,7 +33,16 @@ def _event(n: int, kind: str, fields: dict[str, Any]) -> str:
     return f"event: {kind}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n"
 
 
-def _items(turn: Turn, response_id: str) -> list[tuple[dict[str, Any], list[tuple[str, Any]]]]:
+Split = Callable[[str], list[str]]
+
+
+def _whole(text: str) -> list[str]:
+    return [text]
+
+
+def _items(
+    turn: Turn, response_id: str, split: Split
+) -> list[tuple[dict[str, Any], list[tuple[str, Any]]]]:
     """Each output item as (the item done, its deltas as (event, fields))."""
     out: list[tuple[dict[str, Any], list[tuple[str, Any]]]] = []
     text = turn.text or ("" if turn.calls else "Done.")
@@ -42,7 +52,7 @@ def _items(turn: Turn, response_id: str) -> list[tuple[dict[str, Any], list[tupl
         where = {"item_id": item_id, "content_index": 0}
         deltas = [
             ("response.content_part.added", {**where, "part": {**part, "text": ""}}),
-            ("response.output_text.delta", {**where, "delta": text}),
+            *(("response.output_text.delta", {**where, "delta": d}) for d in split(text)),
             ("response.output_text.done", {**where, "text": text}),
             ("response.content_part.done", {**where, "part": part}),
         ]
@@ -51,9 +61,13 @@ def _items(turn: Turn, response_id: str) -> list[tuple[dict[str, Any], list[tupl
     for call in turn.calls:
         item_id = f"fc_{call.id}"
         arguments = json.dumps(call.input, separators=(",", ":"))
+        where = {"item_id": item_id}
         deltas = [
-            ("response.function_call_arguments.delta", {"item_id": item_id, "delta": arguments}),
-            ("response.function_call_arguments.done", {"item_id": item_id, "arguments": arguments}),
+            *(
+                ("response.function_call_arguments.delta", {**where, "delta": d})
+                for d in split(arguments)
+            ),
+            ("response.function_call_arguments.done", {**where, "arguments": arguments}),
         ]
         done = {
             "id": item_id,
@@ -66,9 +80,10 @@ def _items(turn: Turn, response_id: str) -> list[tuple[dict[str, Any], list[tupl
     return out
 
 
-def responses_body(turn: Turn, response_id: str) -> str:
-    """The SSE body of one assistant answer on the Responses wire."""
-    items = _items(turn, response_id)
+def responses_body(turn: Turn, response_id: str, split: Split = _whole) -> str:
+    """The SSE body of one assistant answer on the Responses wire; `split`
+    cuts a text or a call's arguments into the deltas that stream it."""
+    items = _items(turn, response_id, split)
     events: list[tuple[str, dict[str, Any]]] = []
 
     def response(status: str) -> dict[str, Any]:

@@ -5,14 +5,15 @@ call `read {"path": "marker.txt"}` (arguments split over several deltas, as
 providers stream them), then a final text quoting the marker. The bodies are
 written to each format's documented event sequence, in the shape of the real
 recordings in `../shared/corpora/provider-streams` (Anthropic Messages SSE,
-OpenAI Chat Completions chunks, OpenAI Responses events); the runtime's own
-HTTP, SSE and normalizer code reads them (`ReplayProvider`).
+OpenAI Chat Completions chunks, OpenAI Responses events: explore's
+`responses_body`); the runtime's own HTTP, SSE and normalizer code reads them
+(`ReplayProvider`).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ import attrs
 from metis_runtime.providers import Cassette, Interaction, WireFormat
 
 from ..explore import Call, Turn, sse_body
+from ..explore._responses import responses_body
 
 MARKER_FILE = "marker.txt"
 ARGS = json.dumps({"path": MARKER_FILE})
@@ -80,75 +82,6 @@ def chat_text_body(text: str) -> str:
     return "".join(out) + "data: [DONE]\n\n"
 
 
-# --- OpenAI Responses ----------------------------------------------------------------------
-
-
-class _Responses:
-    def __init__(self, response_id: str) -> None:
-        self.id = response_id
-        self.n = 0
-        self.out: list[str] = []
-
-    def emit(self, kind: str, **fields: Any) -> None:
-        self.out.append(_sse({"type": kind, **fields, "sequence_number": self.n}, kind))
-        self.n += 1
-
-    def response(self, status: str, output: Sequence[Any]) -> dict[str, Any]:
-        usage = {"input_tokens": 60, "output_tokens": 12, "total_tokens": 72}
-        return {
-            "id": self.id,
-            "object": "response",
-            "status": status,
-            "model": "gpt-4o-2024-08-06",
-            "output": list(output),
-            "usage": usage if status == "completed" else None,
-        }
-
-    def body(self, item: dict[str, Any], deltas: Sequence[tuple[str, dict[str, Any]]]) -> str:
-        self.emit("response.created", response=self.response("in_progress", []))
-        self.emit("response.in_progress", response=self.response("in_progress", []))
-        self.emit("response.output_item.added", output_index=0, item=item["added"])
-        for kind, fields in deltas:
-            self.emit(kind, output_index=0, **fields)
-        self.emit("response.output_item.done", output_index=0, item=item["done"])
-        self.emit("response.completed", response=self.response("completed", [item["done"]]))
-        return "".join(self.out)
-
-
-def responses_call_body(call_id: str) -> str:
-    item_id = f"fc_{call_id}"
-    base = {"id": item_id, "type": "function_call", "call_id": call_id, "name": "read"}
-    deltas: list[tuple[str, dict[str, Any]]] = [
-        ("response.function_call_arguments.delta", {"item_id": item_id, "delta": piece})
-        for piece in _pieces(ARGS)
-    ]
-    deltas.append(
-        ("response.function_call_arguments.done", {"item_id": item_id, "arguments": ARGS})
-    )
-    item = {
-        "added": {**base, "status": "in_progress", "arguments": ""},
-        "done": {**base, "status": "completed", "arguments": ARGS},
-    }
-    return _Responses(f"resp_{call_id}").body(item, deltas)
-
-
-def responses_text_body(text: str, message_id: str) -> str:
-    part = {"type": "output_text", "text": "", "annotations": []}
-    where = {"item_id": message_id, "content_index": 0}
-    deltas: list[tuple[str, dict[str, Any]]] = [
-        ("response.content_part.added", {**where, "part": part})
-    ]
-    deltas += [("response.output_text.delta", {**where, "delta": p}) for p in _pieces(text)]
-    deltas.append(("response.output_text.done", {**where, "text": text}))
-    deltas.append(("response.content_part.done", {**where, "part": {**part, "text": text}}))
-    message = {"id": message_id, "type": "message", "role": "assistant"}
-    item = {
-        "added": {**message, "status": "in_progress", "content": []},
-        "done": {**message, "status": "completed", "content": [{**part, "text": text}]},
-    }
-    return _Responses(f"resp_{message_id}").body(item, deltas)
-
-
 # --- the conditions ------------------------------------------------------------------------
 
 
@@ -164,9 +97,9 @@ class Condition:
 
     def cassette(self, call_id: str, marker: str) -> Cassette:
         text = final_text(marker)
+        call = Call(id=call_id, tool="read", input={"path": MARKER_FILE})
         if self.wire == "anthropic":
             think = "The task names a file; read it first." if self.thinking else ""
-            call = Call(id=call_id, tool="read", input={"path": MARKER_FILE})
             bodies = [
                 sse_body(Turn(calls=(call,), thinking=think), f"msg_{call_id}_1"),
                 sse_body(Turn(text=text), f"msg_{call_id}_2"),
@@ -176,7 +109,10 @@ class Condition:
             bodies = [chat_call_body(call_id), chat_text_body(text)]
             base, path = "https://api.openai.com/v1", "/chat/completions"
         else:
-            bodies = [responses_call_body(call_id), responses_text_body(text, f"msg_{call_id}")]
+            bodies = [
+                responses_body(Turn(calls=(call,)), f"resp_{call_id}_1", _pieces),
+                responses_body(Turn(text=text), f"resp_{call_id}_2", _pieces),
+            ]
             base, path = "https://api.openai.com/v1", "/responses"
         interactions = tuple(
             Interaction(uri=base + path, wire=self.wire, base_url=base, status=200, body=b)
