@@ -18,6 +18,8 @@ from metis_check._mutate import RICH
 from metis_model import INVARIANTS
 from metis_trace import Route, TraceEvent, TraceHeader, dumps_trace
 
+from ._params import WIDTHS_TIMEOUT_S
+
 
 @attrs.define
 class Evidence:
@@ -224,7 +226,7 @@ def gather_plan_evidence(
 
 
 def gather_proof_evidence(
-    table: EvidenceTable, depth: int = 20, widths_timeout_s: float | None = None
+    table: EvidenceTable, depth: int = 20, widths_timeout_s: float = WIDTHS_TIMEOUT_S
 ) -> None:
     """Every z3 proof and bounded model check, and the context-control check.
 
@@ -233,13 +235,12 @@ def gather_proof_evidence(
     ... (k-induction, k=1)`, `bounded to depth 20 (...)`, `unknown: ...` or
     `refuted: ...`; `proofs` lists them with their own seconds.
     """
-    from metis_proofs import WIDTHS_TIMEOUT_S, LoopSession, prove_all
+    from metis_proofs import LoopSession, prove_all
     from metis_proofs._context import prove_context
 
     from ._prove import context_scope
 
-    wide = WIDTHS_TIMEOUT_S if widths_timeout_s is None else widths_timeout_s
-    session = LoopSession(depth=depth, widths_timeout_s=wide)
+    session = LoopSession(depth=depth, widths_timeout_s=widths_timeout_s)
     for result in prove_all(depth=depth, session=session):
         method = result.method + (f", k={result.k}" if result.k is not None else "")
         table.rows[result.invariant].add_proof(

@@ -434,7 +434,7 @@ def read_responses_item(
             )
             return
         result_id = _text_id(call_id, record.line, "call_id", source)
-        after = build.first_other.get(number) if side == "input" else None
+        after = build.first_other.get(number)  # only input nodes have one
         node.results.append(Occ(result_id, record.line, index, after=after))
     elif kind == "mcp_approval_request":
         node.server_call(Occ(_text_id(item_id, record.line, "id", source), record.line, index))
