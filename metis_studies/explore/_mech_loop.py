@@ -26,7 +26,6 @@ import itertools
 from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal
 
 from metis_trace import Mode
 
@@ -34,12 +33,12 @@ from ._mech_case import Case
 from ._mech_read import Traces, script
 from ._pieces import bash, read
 from ._wire import blocks_of, sent_bodies
-from ._workload import Call, Turn, Workload
+from ._workload import Call, Turn, Wire, Workload
 
 NOTE = "[background job"
 
 
-def job_note(wire: Literal["anthropic", "openai-responses"] = "anthropic") -> Workload:
+def job_note(wire: Wire = "anthropic") -> Workload:
     job = bash("sleep 0.2; echo done > job.txt", background=True)
     wait = bash("until test -s job.txt; do sleep 0.05; done; sleep 0.5")
     focus = "results:job-note" + ("" if wire == "anthropic" else "-responses")

@@ -26,7 +26,7 @@ from typing import Any
 import yaml
 
 from ._responses import RESPONSES_URI, responses_body
-from ._workload import Turn, Workload
+from ._workload import Turn, Wire, Workload
 
 URI = "https://api.anthropic.com/v1/messages"
 BASE_URL = "https://api.anthropic.com"
@@ -122,7 +122,7 @@ def sse_body(turn: Turn, message_id: str) -> str:
 
 
 def _interactions(
-    turns: Sequence[Turn], prefix: str, wire: str = "anthropic"
+    turns: Sequence[Turn], prefix: str, wire: Wire = "anthropic"
 ) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = []
     responses = wire == "openai-responses"

@@ -37,6 +37,9 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from metis_trace import Decision, InputError, Mode, Route, decode_json, value_strict
 
+# A root's provider wire: Messages SSE (the default) or OpenAI Responses streams.
+Wire = Literal["anthropic", "openai-responses"]
+
 
 class _Frozen(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -135,7 +138,7 @@ class Workload(_Frozen):
     probe: str | None = None
     # The root's provider wire (its children speak Anthropic): what the runtime
     # posts back is checked against that wire's provider rules.
-    wire: Literal["anthropic", "openai-responses"] = "anthropic"
+    wire: Wire = "anthropic"
 
     @model_validator(mode="after")
     def _shape(self) -> Workload:
