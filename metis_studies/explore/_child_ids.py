@@ -20,9 +20,14 @@ from metis_runtime.providers import Cassette, ModelRequest, ReplayProvider, Stre
 
 from ._workload import Workload
 
-__all__ = ["CHILD_MARK", "ChildIdReplay", "names_children"]
+__all__ = ["CHILD_MARK", "ChildIdReplay", "definition_of", "names_children"]
 
 CHILD_MARK = re.compile(r"@@child:([A-Za-z0-9_.-]+)@@")
+
+
+def definition_of(agent_id: str) -> str:
+    """The definition a child was spawned from (its id is `<definition>-<8 hex>`)."""
+    return agent_id.rsplit("-", 1)[0]
 
 
 def names_children(workload: Workload) -> bool:
@@ -40,7 +45,7 @@ class ChildIdReplay(ReplayProvider):
 
     def _id(self, match: re.Match[str]) -> str:
         name = match[1]
-        ids = [i for i in self._children() if i.rsplit("-", 1)[0] == name]
+        ids = [i for i in self._children() if definition_of(i) == name]
         return ids[-1] if ids else match[0]  # none spawned: the marker stays, an unknown id
 
     def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:

@@ -40,6 +40,7 @@ from pathlib import Path
 
 from metis_trace import Mode, ResultStatus, Spawn
 
+from ._child_ids import definition_of
 from ._mech_case import Case, Problem
 from ._mech_read import Traces, answered, script
 from ._pieces import read, write
@@ -152,8 +153,8 @@ def _spawned(traces: Traces) -> list[tuple[str, Spawn, str]]:
         if header.depth != 0:
             continue
         for e in events:
-            if isinstance(e, Spawn):  # agent ids are `<definition>-<hex>`
-                out.append((e.agent_id.rsplit("-", 1)[0], e, e.agent_id))
+            if isinstance(e, Spawn):
+                out.append((definition_of(e.agent_id), e, e.agent_id))
     return out
 
 
