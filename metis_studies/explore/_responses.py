@@ -10,7 +10,9 @@ and their `.done`) and
 text answer is one `message` item; each call a `function_call` item whose
 `call_id` is the workload's call id. The runtime's own Responses adapter
 reads them (`ReplayProvider`), and what it posts back is checked against the
-Responses provider rules (`_wire.sent_problems`).
+Responses provider rules (`_wire.sent_problems`). Each event carries the
+fields the official OpenAI SDK's event types require (a test validates them
+with `openai.types.responses`).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ __all__ = ["RESPONSES_BASE_URL", "RESPONSES_URI", "responses_body"]
 RESPONSES_BASE_URL = "https://api.openai.com/v1"
 RESPONSES_URI = RESPONSES_BASE_URL + "/responses"
 MODEL = "gpt-4.1-2025-04-14"
+CREATED_AT = 1782955817  # a fixed time: the bodies are the same every run
 
 
 def _event(n: int, kind: str, fields: dict[str, Any]) -> str:
@@ -52,8 +55,11 @@ def _items(
         where = {"item_id": item_id, "content_index": 0}
         deltas = [
             ("response.content_part.added", {**where, "part": {**part, "text": ""}}),
-            *(("response.output_text.delta", {**where, "delta": d}) for d in split(text)),
-            ("response.output_text.done", {**where, "text": text}),
+            *(
+                ("response.output_text.delta", {**where, "delta": d, "logprobs": []})
+                for d in split(text)
+            ),
+            ("response.output_text.done", {**where, "text": text, "logprobs": []}),
             ("response.content_part.done", {**where, "part": part}),
         ]
         done = {"id": item_id, "type": "message", "role": "assistant", "content": [part]}
@@ -88,13 +94,23 @@ def responses_body(turn: Turn, response_id: str, split: Split = _whole) -> str:
 
     def response(status: str) -> dict[str, Any]:
         done = [{**item, "status": "completed"} for item, _ in items]
-        usage = {"input_tokens": 100, "output_tokens": 10, "total_tokens": 110}
+        usage = {
+            "input_tokens": 100,
+            "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
+            "output_tokens": 10,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": 110,
+        }
         return {
             "id": response_id,
             "object": "response",
+            "created_at": CREATED_AT,
             "status": status,
             "model": MODEL,
             "output": done if status == "completed" else [],
+            "parallel_tool_calls": True,
+            "tool_choice": "auto",
+            "tools": [],
             "usage": usage if status == "completed" else None,
         }
 

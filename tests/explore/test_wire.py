@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
@@ -107,3 +108,24 @@ def test_a_turn_on_the_responses_wire_is_read_back_by_the_runtimes_adapter() -> 
     got = asyncio.run(blocks())
     assert got[0] == TextBlock("Reading.")
     assert isinstance(got[1], ToolUseBlock) and (got[1].id, got[1].input) == ("c1", {"path": "a.txt"})
+
+
+@pytest.mark.parametrize(
+    "turn",
+    [
+        Turn(text="Reading.", calls=(Call(id="c1", tool="read", input={"path": "a.txt"}),)),
+        Turn(calls=(Call(id="a", tool="read", input={}), Call(id="b", tool="ls", input={}))),
+        Turn(text="Done."),
+    ],
+)
+def test_a_responses_turn_is_what_the_official_sdk_reads(turn: Turn) -> None:
+    """The consumer's types (`openai.types.responses`), not only our adapter:
+    each event validates as the event its `type` names."""
+    from openai.types.responses import ResponseStreamEvent
+    from pydantic import TypeAdapter
+
+    events = TypeAdapter(ResponseStreamEvent)
+    for split in (lambda t: [t], lambda t: [t[:3], t[3:]]):
+        for block in responses_body(turn, "resp_1", split).strip().split("\n\n"):
+            data = json.loads(block.split("data: ", 1)[1])
+            assert events.validate_python(data).type == data["type"]
