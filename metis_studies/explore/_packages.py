@@ -77,6 +77,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "journal": ("_journal", "_failpoints", "_lifeline"),
     "trace": ("_trace", "_redact", "_named_output", "_private"),
     "hook": ("_hook_session",),
+    "tools": ("_realpath",),  # the file tools' (and the gate's) realpath: contain:*
 }
 
 NO_DECISIONS: dict[str, str] = {
