@@ -237,6 +237,9 @@ def run_around(plan: Plan, argv: Sequence[str], env: dict[str, str] | None = Non
             os.close(pidfd)
         status = proc.wait()
         s.pump()
+        # strace (when it is the run) has exited, so its log is complete: read
+        # it all now, so that every `proc_exit` comes before the run's `exit`
+        s.file.write(s._read_exec())
         s.record(
             kind="exit",
             t=s.clock(),
