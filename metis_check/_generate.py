@@ -664,6 +664,16 @@ def _spawn(rng: random.Random, rec: _Recorder, mode: Mode, cause: int, turn: int
         )
 
 
+def verdict_fields(facts: Facts) -> dict[str, Any]:
+    """A decision event's verdict fields for `facts`, as the model resolves them.
+
+    The made-up runs (`flat_run`, `wide_batch`, `exit_case`) record the model's
+    own decision, so they conform by construction; no rule is named.
+    """
+    res = resolve(facts)
+    return {"decision": res.decision, "stage": res.stage.value, "facts": facts}
+
+
 def flat_run(turns: int, mode: Mode = Mode.DEFAULT) -> tuple[TraceHeader, list[TraceEvent]]:
     """A long, flat valid run: every turn makes one allowed read and answers.
 
@@ -673,8 +683,7 @@ def flat_run(turns: int, mode: Mode = Mode.DEFAULT) -> tuple[TraceHeader, list[T
     header = TraceHeader(
         run_id="flat", root_run_id="flat", mode=mode, tools=("read",), producer="flat_run"
     )
-    facts = Facts(mode=mode, kind=ToolKind.READ_ONLY)
-    res = resolve(facts)
+    verdict = verdict_fields(Facts(mode=mode, kind=ToolKind.READ_ONLY))
     events: list[TraceEvent] = []
     seq = 0
     for turn in range(1, turns + 1):
@@ -684,16 +693,7 @@ def flat_run(turns: int, mode: Mode = Mode.DEFAULT) -> tuple[TraceHeader, list[T
             (TurnStart, {"turn": turn}),
             (Request, {"turn": turn}),
             (Assistant, {"turn": turn, "calls": (ref,), "stop_reason": "tool_use"}),
-            (
-                DecisionEvent,
-                {
-                    "occ": occ,
-                    "decision": res.decision,
-                    "stage": res.stage.value,
-                    "facts": facts,
-                    "cls": CallClass.SAFE,
-                },
-            ),
+            (DecisionEvent, {"occ": occ, **verdict, "cls": CallClass.SAFE}),
             (EffectStart, {"occ": occ}),
             (EffectEnd, {"occ": occ, "outcome": EffectOutcome.OK}),
             (Result, {"occ": occ, "call_id": ref.call_id, "status": ResultStatus.OK}),

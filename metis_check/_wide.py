@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from metis_model._permissions import resolve
 from metis_trace import (
     Assistant,
     CallClass,
@@ -38,6 +37,8 @@ from metis_trace import (
     TraceHeader,
     TurnStart,
 )
+
+from ._generate import verdict_fields
 
 __all__ = ["WIDE_SHAPES", "wide_batch"]
 
@@ -86,17 +87,8 @@ def wide_batch(
             CallClass.EXCLUSIVE if i == last else CallClass.QUEUE if i in queued else CallClass.SAFE
         )
         key = "file:/ws/a.txt" if cls is CallClass.QUEUE else None
-        f = refused if i == denied else facts
-        verdict = resolve(f)
-        add(
-            DecisionEvent,
-            occ=ref.occ,
-            decision=verdict.decision,
-            stage=verdict.stage.value,
-            facts=f,
-            cls=cls,
-            key=key,
-        )
+        verdict = verdict_fields(refused if i == denied else facts)
+        add(DecisionEvent, occ=ref.occ, **verdict, cls=cls, key=key)
     for i in range(last):
         if i in (idle, denied):
             continue

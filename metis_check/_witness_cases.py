@@ -14,7 +14,6 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from metis_model._permissions import resolve
 from metis_trace import (
     Assistant,
     CallClass,
@@ -45,6 +44,8 @@ from metis_trace import (
     WitnessSession,
 )
 
+from ._generate import verdict_fields
+
 __all__ = ["break_exit", "exit_case"]
 
 _ORIGIN = 1000.0  # the trace's t 0 on the witness's clock
@@ -74,16 +75,13 @@ def exit_case(
         for i in range(n)
     ]
     add(Assistant, turn=1, calls=tuple(refs), stop_reason="tool_use")
-    facts = Facts(mode=Mode.BYPASS, kind=ToolKind.EXEC)
-    verdict = resolve(facts)
+    verdict = verdict_fields(Facts(mode=Mode.BYPASS, kind=ToolKind.EXEC))
     for i, ref in enumerate(refs):
         cls = CallClass.BACKGROUND if background[i] else CallClass.EXCLUSIVE
         add(
             DecisionEvent,
             occ=ref.occ,
-            decision=verdict.decision,
-            stage=verdict.stage.value,
-            facts=facts,
+            **verdict,
             cls=cls,
             reads=("/",) if cls is CallClass.EXCLUSIVE else (),
             writes=("/",) if cls is CallClass.EXCLUSIVE else (),
