@@ -26,6 +26,7 @@ from metis_check.transcripts import (
 )
 from metis_model._invariants import BY_ID
 from metis_trace import _errors
+from tests._exports import assert_all_lists_the_public_names
 
 REPO = Path(__file__).resolve().parents[2]
 BODIES = REPO / "tests" / "data" / "transcripts" / "provider-requests"
@@ -755,9 +756,7 @@ def test_unknown_format_is_a_value_error() -> None:
 
 
 def test_exports() -> None:
-    public = {n for n, v in vars(transcripts).items() if not n.startswith("_")}
-    modules = {n for n, v in vars(transcripts).items() if inspect.ismodule(v)}
-    assert set(transcripts.__all__) == public - modules
+    assert_all_lists_the_public_names(transcripts)
     assert FORMATS == (
         "anthropic", "openai-chat", "openai-responses", "claude-code", "codex", "pydantic-ai",
         "otel", "openai-agents",

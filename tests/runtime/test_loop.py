@@ -42,6 +42,7 @@ from metis_trace import (
     Stage,
     ToolKind,
 )
+from tests._exports import assert_all_lists_the_public_names
 from tests.runtime.test_loop_support import (
     FuncTool,
     kinds,
@@ -58,9 +59,7 @@ def _answer(text: str = "done") -> list[Any]:
 def test_public_names_equal_all() -> None:
     for name in metis_runtime.__all__:  # a lazy package (PEP 562) binds names on first use
         getattr(metis_runtime, name)
-    public = {n for n in vars(metis_runtime) if not n.startswith("_")}
-    submodules = {n for n, v in vars(metis_runtime).items() if type(v).__name__ == "module"}
-    assert set(metis_runtime.__all__) == public - submodules
+    assert_all_lists_the_public_names(metis_runtime)
 
 
 def test_parallel_calls_close_in_call_order(tmp_path: Path) -> None:
