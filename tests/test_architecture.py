@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from tests._exports import assert_all_lists_the_public_names
 from tests._layout import IMPORT_TABLE, layout_dot
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -185,9 +186,7 @@ def test_public_names_equal_all(package: str) -> None:
     module = __import__(package, fromlist=["__all__"])
     for name in module.__all__:  # a lazy package (PEP 562) binds names on first use
         getattr(module, name)
-    public = {n for n in vars(module) if not n.startswith(("_", "@"))}
-    submodules = {n for n, v in vars(module).items() if type(v).__name__ == "module"}
-    assert set(module.__all__) == public - submodules
+    assert_all_lists_the_public_names(module)
     for name in module.__all__:
         assert getattr(module, name) is not None
 

@@ -752,29 +752,25 @@ class PlanRuntime:
         ):
             return  # a plan that skipped a mutation for want of input was not effective
         h, fw, now = turn.header, turn.state.framework, self.clock().isoformat()
-        sigs = _rules.signatures(fw, turn.catalog.infos, h.epoch)
-        stored = turn.store.store_plan("L0", h.canonical, fw, sigs, turn.turn_id, now)
-        turn.writer.write(
-            CacheRecord(
-                path=PlanPath.L0,
-                entry=stored.key,
-                signatures=stored.signatures,
-                framework_digest=framework_digest(stored.framework),
+
+        def store(level: PlanPath, key: str, framework: Framework) -> None:
+            sigs = _rules.signatures(framework, turn.catalog.infos, h.epoch)
+            stored = turn.store.store_plan(level.value, key, framework, sigs, turn.turn_id, now)
+            turn.writer.write(
+                CacheRecord(
+                    path=level,
+                    entry=stored.key,
+                    signatures=stored.signatures,
+                    framework_digest=framework_digest(stored.framework),
+                    # Champion or shadow is an L1 entry's standing; an L0 record has none.
+                    champion=stored.champion if level is PlanPath.L1 else False,
+                )
             )
-        )
+
+        store(PlanPath.L0, h.canonical, fw)
         general = generalize(fw, turn.catalog.infos, h.targets)
         key = nearest_cluster(turn.store, intent_key(h.request)) or intent_key(h.request)
-        gsigs = _rules.signatures(general, turn.catalog.infos, h.epoch)
-        l1 = turn.store.store_plan("L1", key, general, gsigs, turn.turn_id, now)
-        turn.writer.write(
-            CacheRecord(
-                path=PlanPath.L1,
-                entry=l1.key,
-                signatures=l1.signatures,
-                framework_digest=framework_digest(l1.framework),
-                champion=l1.champion,
-            )
-        )
+        store(PlanPath.L1, key, general)
 
     # --- resuming -------------------------------------------------------------------------
 

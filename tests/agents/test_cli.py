@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -125,15 +126,24 @@ def test_agents_conform_checks_a_tree(tmp_path: Path) -> None:
     assert runner.invoke(agents, ["conform", str(tmp_path / "good" / "junk" / "..")]).exit_code == 2
 
 
-def test_guard_options_make_limits() -> None:
-    seen: list[GuardLimits] = []
+def _command_keeping(
+    options: Callable[[click.Command], click.Command], make: Callable[[dict[str, Any]], Any]
+) -> tuple[click.Command, list[Any]]:
+    """A command with `options`, and the list of what `make` built from them at each
+    call (`make` takes every option it is given)."""
+    seen: list[Any] = []
 
     @click.command()
-    @guard_options
-    def cmd(**options: Any) -> None:
-        seen.append(limits_from_options(options))
-        assert options == {}
+    @options
+    def cmd(**values: Any) -> None:
+        seen.append(make(values))
+        assert values == {}
 
+    return cmd, seen
+
+
+def test_guard_options_make_limits() -> None:
+    cmd, seen = _command_keeping(guard_options, limits_from_options)
     runner = CliRunner()
     assert runner.invoke(cmd, []).exit_code == 0
     assert (
@@ -147,13 +157,7 @@ def test_guard_options_make_limits() -> None:
 
 
 def test_context_options_make_a_budget() -> None:
-    seen: list[ContextBudget] = []
-
-    @click.command()
-    @context_options
-    def cmd(**options: Any) -> None:
-        seen.append(budget_from_options(options))
-
+    cmd, seen = _command_keeping(context_options, budget_from_options)
     assert (
         CliRunner().invoke(cmd, ["--context-window", "1000", "--context-recent", "2"]).exit_code
         == 0

@@ -47,13 +47,12 @@ from metis_runtime.providers import (
 )
 from metis_runtime.tools import JobManager, ToolContext, ToolRegistry, builtin_tools
 from metis_trace import Mode, TraceEvent
+from tests._exports import assert_all_lists_the_public_names
 from tests.runtime.test_loop_support import read
 
 
 def test_public_names_equal_all() -> None:
-    public = {n for n in vars(context_pkg) if not n.startswith("_")}
-    submodules = {n for n, v in vars(context_pkg).items() if type(v).__name__ == "module"}
-    assert set(context_pkg.__all__) == public - submodules
+    assert_all_lists_the_public_names(context_pkg)
     assert STEP_NAMES == model.STEPS
 
 

@@ -15,12 +15,11 @@ from metis_runtime.agents import (
     load_agents,
     parse_definition,
 )
+from tests._exports import assert_all_lists_the_public_names
 
 
 def test_public_names_equal_all() -> None:
-    public = {n for n in vars(agents_pkg) if not n.startswith("_")}
-    submodules = {n for n, v in vars(agents_pkg).items() if type(v).__name__ == "module"}
-    assert set(agents_pkg.__all__) == public - submodules
+    assert_all_lists_the_public_names(agents_pkg)
 
 
 def _write(folder: Path, name: str, text: str) -> Path:

@@ -40,6 +40,13 @@ def helper_env(
     return {**os.environ, "METIS_HOOK_HELPER": "1"}
 
 
+def _session_paths() -> tuple[str, str]:
+    """(socket, lock) of the helper of the payloads' session."""
+    paths = socket_paths("abc123")
+    assert paths is not None
+    return paths
+
+
 def _call(body: dict[str, object], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(CLIENT, input=json.dumps(body), capture_output=True, text=True,
                           env=env, timeout=60, check=False)  # fmt: skip
@@ -49,8 +56,7 @@ def test_the_helper_answers_as_the_hook_process_does_and_ends_with_the_session(
     project: Path,  # noqa: F811
     helper_env: dict[str, str],
 ) -> None:
-    paths = socket_paths("abc123")
-    assert paths is not None
+    paths = _session_paths()
     sock = Path(paths[0])
     calls = [("Bash", {"command": "rm -rf build"}), ("Bash", {"command": "npm test"}),
              ("Bash", {"command": "git push origin main"})]  # fmt: skip
@@ -73,8 +79,7 @@ def test_the_helper_ends_when_the_session_process_is_gone(
 ) -> None:
     """The session process is the hook's first ancestor that is not a shell:
     here a Python process that runs one hook call, then exits."""
-    paths = socket_paths("abc123")
-    assert paths is not None
+    paths = _session_paths()
     sock = Path(paths[0])
     body = json.dumps(payload(project, "Bash", {"command": "ls"}))
     parent = (
@@ -120,8 +125,7 @@ def test_old_locks_of_ended_helpers_are_swept(
     project: Path,  # noqa: F811
     helper_env: dict[str, str],
 ) -> None:
-    paths = socket_paths("abc123")
-    assert paths is not None
+    paths = _session_paths()
     folder = Path(paths[0]).parent
     old, fresh = folder / ("0" * 24 + ".lock"), folder / ("1" * 24 + ".lock")
     for lock in (old, fresh):
@@ -153,8 +157,7 @@ def test_session_start_starts_the_helper_and_no_call_loads_the_gate_again(
     instead of loading everything itself, so it costs what a served call does."""
     from metis_cli._hook_client import _starting
 
-    paths = socket_paths("abc123")
-    assert paths is not None
+    paths = _session_paths()
     call = payload(project, "Bash", {"command": "rm -rf build"})
     alone_cpu, alone = _cpu_of(call, {**helper_env, "METIS_HOOK_HELPER": "0"})
     start = payload(project, "Bash", {"command": "x"}, hook_event_name="SessionStart")

@@ -13,7 +13,7 @@ import inspect
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -26,6 +26,7 @@ from metis_check.transcripts import (
 )
 from metis_model._invariants import BY_ID
 from metis_trace import _errors
+from tests._exports import assert_all_lists_the_public_names
 
 REPO = Path(__file__).resolve().parents[2]
 BODIES = REPO / "tests" / "data" / "transcripts" / "provider-requests"
@@ -132,94 +133,122 @@ class Anthropic:
         self.messages.append({"role": "user", "content": [answer, moved]})
 
 
-class OpenAIChat:
-    fmt: TranscriptFormat = "openai-chat"
+class _Entries:
+    """Surgery where each result is an entry of its own in the body's list
+    `key` (the OpenAI formats); each subclass says what a call and its result
+    look like."""
+
+    fmt: TranscriptFormat
+    key: str
+    id_key: str  # the call's id field
+    stray: ClassVar[dict[str, Any]]  # a result no call asked for
+    second: ClassVar[list[dict[str, Any]]]  # another call's entries, answered
 
     def __init__(self, body: Body) -> None:
         self.body = copy.deepcopy(body)
-        self.messages: list[dict[str, Any]] = self.body["messages"]
-        self.a = next(i for i, m in enumerate(self.messages) if m.get("tool_calls"))
-        self.call = self.messages[self.a]["tool_calls"][0]
-        self.call_id: str = self.call["id"]
-        self.messages[self.a]["tool_calls"][0] = marked(self.call, "call")
-        self.r = next(
-            i
-            for i, m in enumerate(self.messages)
-            if m.get("role") == "tool" and m.get("tool_call_id") == self.call_id
-        )
+        self.entries: list[dict[str, Any]] = self.body[self.key]
+        self.a = next(i for i, e in enumerate(self.entries) if self.holds_call(e))
+        self.call = self.mark_call()
+        self.call_id: str = self.call[self.id_key]
+        self.r = next(i for i, e in enumerate(self.entries) if self.answers(e))
+
+    def holds_call(self, entry: dict[str, Any]) -> bool:
+        raise NotImplementedError
+
+    def mark_call(self) -> dict[str, Any]:
+        """Marks the first call "call"; returns it as it was."""
+        raise NotImplementedError
+
+    def answers(self, entry: dict[str, Any]) -> bool:
+        raise NotImplementedError
 
     def remove_result(self) -> None:
-        del self.messages[self.r]
+        del self.entries[self.r]
 
     def duplicate_result(self) -> None:
-        self.messages.insert(self.r + 1, marked(self.messages[self.r], "copy"))
-
-    def duplicate_call(self) -> None:
-        self.messages[self.a]["tool_calls"].insert(1, marked(self.call, "copy"))
+        self.entries.insert(self.r + 1, marked(self.entries[self.r], "copy"))
 
     def stray_result(self) -> None:
-        stray = {"role": "tool", "tool_call_id": "call_stray", "content": "?"}
-        self.messages.insert(self.r + 1, marked(stray, "copy"))
+        self.entries.insert(self.r + 1, marked(self.stray, "copy"))
 
     def cut_after_call(self) -> None:
-        del self.messages[self.a + 1 :]
-        del self.messages[self.a]["tool_calls"][1:]
+        del self.entries[self.a + 1 :]
 
     def move_result_later(self) -> None:
-        moved = marked(self.messages.pop(self.r), "copy")
-        call = {
-            "id": "call_second",
-            "type": "function",
-            "function": {"name": "f", "arguments": "{}"},
-        }
-        self.messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
-        self.messages.append({"role": "tool", "tool_call_id": "call_second", "content": "ok"})
-        self.messages.append(moved)
+        moved = marked(self.entries.pop(self.r), "copy")
+        self.entries += [*copy.deepcopy(self.second), moved]
 
 
-class OpenAIResponses:
+class OpenAIChat(_Entries):
+    fmt: TranscriptFormat = "openai-chat"
+    key = "messages"
+    id_key = "id"
+    stray: ClassVar[dict[str, Any]] = {"role": "tool", "tool_call_id": "call_stray", "content": "?"}
+    second: ClassVar[list[dict[str, Any]]] = [
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "call_second",
+                    "type": "function",
+                    "function": {"name": "f", "arguments": "{}"},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "call_second", "content": "ok"},
+    ]
+
+    def holds_call(self, entry: dict[str, Any]) -> bool:
+        return bool(entry.get("tool_calls"))
+
+    def mark_call(self) -> dict[str, Any]:
+        calls = self.entries[self.a]["tool_calls"]
+        call: dict[str, Any] = calls[0]
+        calls[0] = marked(call, "call")
+        return call
+
+    def answers(self, entry: dict[str, Any]) -> bool:
+        return entry.get("role") == "tool" and entry.get("tool_call_id") == self.call_id
+
+    def duplicate_call(self) -> None:
+        self.entries[self.a]["tool_calls"].insert(1, marked(self.call, "copy"))
+
+    def cut_after_call(self) -> None:
+        super().cut_after_call()
+        del self.entries[self.a]["tool_calls"][1:]
+
+
+class OpenAIResponses(_Entries):
     fmt: TranscriptFormat = "openai-responses"
+    key = "input"
+    id_key = "call_id"
+    stray: ClassVar[dict[str, Any]] = {
+        "type": "function_call_output",
+        "call_id": "call_stray",
+        "output": "?",
+    }
+    second: ClassVar[list[dict[str, Any]]] = [
+        {"role": "user", "content": "and then?"},
+        {"type": "function_call", "call_id": "call_second", "name": "f", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "call_second", "output": "ok"},
+    ]
 
-    def __init__(self, body: Body) -> None:
-        self.body = copy.deepcopy(body)
-        self.items: list[dict[str, Any]] = self.body["input"]
-        self.a = next(i for i, it in enumerate(self.items) if it.get("type") == "function_call")
-        self.call = self.items[self.a]
-        self.call_id: str = self.call["call_id"]
-        self.items[self.a] = marked(self.call, "call")
-        self.r = next(
-            i
-            for i, it in enumerate(self.items)
-            if it.get("type") == "function_call_output" and it.get("call_id") == self.call_id
-        )
+    def holds_call(self, entry: dict[str, Any]) -> bool:
+        return entry.get("type") == "function_call"
 
-    def remove_result(self) -> None:
-        del self.items[self.r]
+    def mark_call(self) -> dict[str, Any]:
+        call = self.entries[self.a]
+        self.entries[self.a] = marked(call, "call")
+        return call
 
-    def duplicate_result(self) -> None:
-        self.items.insert(self.r + 1, marked(self.items[self.r], "copy"))
+    def answers(self, entry: dict[str, Any]) -> bool:
+        return entry.get("type") == "function_call_output" and entry.get("call_id") == self.call_id
 
     def duplicate_call(self) -> None:
         # Another call item with the same call_id (a copy keeping the item id is OAR-5 too).
         copy_ = {k: v for k, v in self.call.items() if k != "id"}
-        self.items.insert(self.a + 1, marked(copy_, "copy"))
-
-    def stray_result(self) -> None:
-        stray = {"type": "function_call_output", "call_id": "call_stray", "output": "?"}
-        self.items.insert(self.r + 1, marked(stray, "copy"))
-
-    def cut_after_call(self) -> None:
-        del self.items[self.a + 1 :]
-
-    def move_result_later(self) -> None:
-        moved = marked(self.items.pop(self.r), "copy")
-        second = {"type": "function_call", "call_id": "call_second", "name": "f", "arguments": "{}"}
-        self.items.append({"role": "user", "content": "and then?"})
-        self.items.append(second)
-        self.items.append(
-            {"type": "function_call_output", "call_id": "call_second", "output": "ok"}
-        )
-        self.items.append(moved)
+        self.entries.insert(self.a + 1, marked(copy_, "copy"))
 
 
 Surgeon = Anthropic | OpenAIChat | OpenAIResponses
@@ -727,9 +756,7 @@ def test_unknown_format_is_a_value_error() -> None:
 
 
 def test_exports() -> None:
-    public = {n for n, v in vars(transcripts).items() if not n.startswith("_")}
-    modules = {n for n, v in vars(transcripts).items() if inspect.ismodule(v)}
-    assert set(transcripts.__all__) == public - modules
+    assert_all_lists_the_public_names(transcripts)
     assert FORMATS == (
         "anthropic", "openai-chat", "openai-responses", "claude-code", "codex", "pydantic-ai",
         "otel", "openai-agents",

@@ -421,11 +421,17 @@ def test_progress_lines_are_transparent_and_keep_line_numbers() -> None:
     assert s.violations() == {("CLOSE-2", 4)}
 
 
-def test_compaction_with_an_open_call_is_close_6() -> None:
+@pytest.mark.parametrize(
+    "logical_parent",
+    ["u1", "not-in-this-file"],
+    # Without its logical parent in the file, the boundary follows the last turn.
+    ids=["its-logical-parent", "without-its-logical-parent-uses-the-last-turn"],
+)
+def test_compaction_with_an_open_call_is_close_6(logical_parent: str) -> None:
     s = Session()
     s.user()
     s.call("m1", "a")
-    s.boundary("u1")
+    s.boundary(logical_parent)
     s.user("summary", isCompactSummary=True)
     s.text("m2")
     assert s.violations() == {("CLOSE-6", 2)}
@@ -440,16 +446,6 @@ def test_a_result_after_the_compaction_of_its_call_is_close_6() -> None:
     s.result("a")
     s.text("m2")
     assert s.violations() == {("CLOSE-6", 2), ("CLOSE-6", 5)}
-
-
-def test_compaction_without_its_logical_parent_uses_the_last_turn() -> None:
-    s = Session()
-    s.user()
-    s.call("m1", "a")
-    s.boundary("not-in-this-file")
-    s.user("summary", isCompactSummary=True)
-    s.text("m2")
-    assert s.violations() == {("CLOSE-6", 2)}
 
 
 def test_a_clean_compaction_passes() -> None:

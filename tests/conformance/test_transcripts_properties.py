@@ -368,21 +368,13 @@ def _call_answered(conversation: Conversation, m: int, call_id: str) -> Block:
     return next(b for b in conversation[m - 1].blocks if b.kind == "call" and b.id == call_id)
 
 
-def _results(conversation: Conversation) -> list[tuple[int, int]]:
+def _blocks(conversation: Conversation, kind: str) -> list[tuple[int, int]]:
+    """(message, block) of each block of `kind` ("call" or "result")."""
     return [
         (m, i)
         for m, msg in enumerate(conversation)
         for i, b in enumerate(msg.blocks)
-        if b.kind == "result"
-    ]
-
-
-def _calls(conversation: Conversation) -> list[tuple[int, int]]:
-    return [
-        (m, i)
-        for m, msg in enumerate(conversation)
-        for i, b in enumerate(msg.blocks)
-        if b.kind == "call"
+        if b.kind == kind
     ]
 
 
@@ -396,7 +388,7 @@ def _movable(conversation: Conversation) -> list[tuple[int, int]]:
     message, which must not call the same id (the result would pair with it)."""
     return [
         (m, i)
-        for m, i in _results(conversation)
+        for m, i in _blocks(conversation, "result")
         if m + 2 < len(conversation)
         and conversation[m + 2].role == "user"
         and all(b.id != conversation[m].blocks[i].id for b in conversation[m + 1].blocks)
@@ -422,24 +414,24 @@ def mutate(data: st.DataObject, kind: str) -> tuple[Conversation, dict[str, Expe
     new = _fresh_key(conversation)
 
     if kind == "remove":
-        m, i = data.draw(st.sampled_from(_results(conversation)))
+        m, i = data.draw(st.sampled_from(_blocks(conversation, "result")))
         gone = conversation[m].blocks.pop(i)
         _keep_nonempty(conversation[m])
         followed = any(msg.role == "assistant" for msg in conversation[m + 1 :])
         return conversation, _open({_call_answered(conversation, m, gone.id).key}, followed)
 
     if kind == "duplicate_result":
-        m, i = data.draw(st.sampled_from(_results(conversation)))
+        m, i = data.draw(st.sampled_from(_blocks(conversation, "result")))
         conversation[m].blocks.insert(i + 1, Block("result", conversation[m].blocks[i].id, new))
         return conversation, _everywhere({("CLOSE-1", new)})
 
     if kind == "duplicate_call":
-        m, i = data.draw(st.sampled_from(_calls(conversation)))
+        m, i = data.draw(st.sampled_from(_blocks(conversation, "call")))
         conversation[m].blocks.insert(i + 1, Block("call", conversation[m].blocks[i].id, new))
         return conversation, _everywhere({("CLOSE-7", new)})
 
     if kind == "reuse":  # a later turn's call (and its result) takes an earlier call's id
-        calls = _calls(conversation)
+        calls = _blocks(conversation, "call")
         assume(len({m for m, _ in calls}) > 1)
         m, i = data.draw(st.sampled_from(calls))
         later = [(n, j) for n, j in calls if n > m]
@@ -457,7 +449,7 @@ def mutate(data: st.DataObject, kind: str) -> tuple[Conversation, dict[str, Expe
         }
 
     if kind == "cut":  # the transcript ends inside an assistant message, after a call
-        m, i = data.draw(st.sampled_from(_calls(conversation)))
+        m, i = data.draw(st.sampled_from(_blocks(conversation, "call")))
         del conversation[m + 1 :]
         del conversation[m].blocks[i + 1 :]
         return conversation, _open(

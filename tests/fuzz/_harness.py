@@ -15,9 +15,11 @@ in a real subprocess with `RLIMIT_AS`, as the kernel would bound them.
 from __future__ import annotations
 
 import signal
+import tempfile
 import tracemalloc
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 
 import attrs
 
@@ -86,3 +88,11 @@ def assert_clean(outcome: Outcome, *places: str) -> None:
         line = outcome.error_lines[0]
         assert line.startswith("metis"), line
         assert any(place in line for place in places), (line, places)
+
+
+def conform_clean(data: bytes, *extra: str, name: str = "input.jsonl") -> None:
+    """`metis conform` of `data`, as the file `name` of a fresh folder, keeps the promises."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / name
+        path.write_bytes(data)
+        assert_clean(bounded_run(["conform", str(path), *extra]).outcome, str(path))

@@ -23,7 +23,7 @@ from metis_check._plan_generate import simulate_turn
 from metis_runtime.providers import load_scenario
 from metis_trace import dumps_turn_log
 
-from ._harness import assert_clean, bounded_run
+from ._harness import assert_clean, bounded_run, conform_clean
 from ._mutate import mutated
 from .test_fuzz_readers import _FAST, _SLOW, DATA, SCENARIOS
 
@@ -108,21 +108,15 @@ def test_plan_digest_of_a_manifest(case: tuple[str, bytes]) -> None:
 @_FAST
 @given(mutated(turn_log_seeds()))
 def test_conform_a_turn_log(data: bytes) -> None:
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "turn.jsonl"
-        path.write_bytes(data)
-        assert_clean(bounded_run(["conform", str(path)]).outcome, str(path))
+    conform_clean(data, name="turn.jsonl")
 
 
 @_SLOW
 @given(mutated((paused_workspace()[2],)))
 def test_conform_a_runtime_turn_log(data: bytes) -> None:
     folder, _, _ = paused_workspace()
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "turn.jsonl"
-        path.write_bytes(data)
-        # Its segment's trace is found beside the original, not here: the turn log alone.
-        assert_clean(bounded_run(["conform", str(path)]).outcome, str(path))
+    # Its segment's trace is found beside the original, not here: the turn log alone.
+    conform_clean(data, name="turn.jsonl")
     assert folder.is_dir()
 
 

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from metis_check import broken_trace, simulate
 from metis_trace import dumps_trace
 
-from ._harness import assert_clean, bounded_run
+from ._harness import assert_clean, bounded_run, conform_clean
 from ._mutate import mutated
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -92,23 +92,16 @@ def scenario_seeds() -> tuple[bytes, ...]:
     return tuple(seeds)
 
 
-def _conform(data: bytes, *extra: str) -> None:
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "input.jsonl"
-        path.write_bytes(data)
-        assert_clean(bounded_run(["conform", str(path), *extra]).outcome, str(path))
-
-
 @_FAST
 @given(mutated(trace_seeds()))
 def test_conform_trace(data: bytes) -> None:
-    _conform(data)
+    conform_clean(data)
 
 
 @_FAST
 @given(mutated(claude_code_seeds()))
 def test_conform_claude_code(data: bytes) -> None:
-    _conform(data, "--format", "claude-code")
+    conform_clean(data, "--format", "claude-code")
 
 
 @_FAST
@@ -117,7 +110,7 @@ def test_conform_claude_code(data: bytes) -> None:
 ))
 def test_conform_api_transcripts(case: tuple[str, bytes]) -> None:
     fmt, data = case
-    _conform(data, "--format", fmt)
+    conform_clean(data, "--format", fmt)
 
 
 @_FAST

@@ -37,6 +37,7 @@ from metis_runtime.dispatch import (
 )
 from metis_runtime.tools import JobManager, ToolContext
 from metis_trace import CallClass, EffectOutcome, ResultStatus, RunStatus
+from tests._exports import assert_all_lists_the_public_names
 
 S, Q, X, B = CallClass.SAFE, CallClass.QUEUE, CallClass.EXCLUSIVE, CallClass.BACKGROUND
 
@@ -46,9 +47,7 @@ S, Q, X, B = CallClass.SAFE, CallClass.QUEUE, CallClass.EXCLUSIVE, CallClass.BAC
 
 def test_exported_and_a_dispatcher() -> None:
     assert "FourClassDispatcher" in dispatch.__all__
-    public = {n for n in vars(dispatch) if not n.startswith("_")}
-    submodules = {n for n, v in vars(dispatch).items() if type(v).__name__ == "module"}
-    assert set(dispatch.__all__) == public - submodules
+    assert_all_lists_the_public_names(dispatch)
     assert isinstance(FourClassDispatcher(), Dispatcher)
     assert FourClassDispatcher().safe_concurrency == 8
     assert repr(FourClassDispatcher(3)) == "FourClassDispatcher(safe_concurrency=3)"

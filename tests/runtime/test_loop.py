@@ -42,6 +42,7 @@ from metis_trace import (
     Stage,
     ToolKind,
 )
+from tests._exports import assert_all_lists_the_public_names
 from tests.runtime.test_loop_support import (
     FuncTool,
     kinds,
@@ -55,19 +56,23 @@ def _answer(text: str = "done") -> list[Any]:
     return [TextBlock(text)]
 
 
+def _workspace(tmp_path: Path, files: Mapping[str, str] | None = None) -> Path:
+    """The run's workspace, tmp_path/ws, holding `files` (name: text)."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    for name, text in (files or {}).items():
+        (ws / name).write_text(text)
+    return ws
+
+
 def test_public_names_equal_all() -> None:
     for name in metis_runtime.__all__:  # a lazy package (PEP 562) binds names on first use
         getattr(metis_runtime, name)
-    public = {n for n in vars(metis_runtime) if not n.startswith("_")}
-    submodules = {n for n, v in vars(metis_runtime).items() if type(v).__name__ == "module"}
-    assert set(metis_runtime.__all__) == public - submodules
+    assert_all_lists_the_public_names(metis_runtime)
 
 
 def test_parallel_calls_close_in_call_order(tmp_path: Path) -> None:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    (ws / "a.txt").write_text("alpha\n")
-    (ws / "b.txt").write_text("bravo\n")
+    ws = _workspace(tmp_path, {"a.txt": "alpha\n", "b.txt": "bravo\n"})
     script = [
         [
             TextBlock("reading"),
@@ -92,9 +97,7 @@ def test_parallel_calls_close_in_call_order(tmp_path: Path) -> None:
 
 
 def test_duplicate_ids_within_a_message_and_across_turns(tmp_path: Path) -> None:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    (ws / "a.txt").write_text("alpha\n")
+    _workspace(tmp_path, {"a.txt": "alpha\n"})
     script = [
         [ToolUseBlock("dup", "read", {"path": "a.txt"}), ToolUseBlock("dup", "ls", {})],
         [ToolUseBlock("dup", "read", {"path": "a.txt"})],
@@ -201,10 +204,7 @@ class _CannotResolve(_Answering):
 
 
 def test_a_path_the_gate_cannot_resolve_refuses_its_call_not_the_run(tmp_path: Path) -> None:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    (ws / "notes.txt").write_text("notes\n")
-    (ws / "other.txt").write_text("other\n")
+    ws = _workspace(tmp_path, {"notes.txt": "notes\n", "other.txt": "other\n"})
     script = [
         [
             ToolUseBlock("a", "read", {"path": "notes.txt"}),
@@ -224,8 +224,7 @@ def test_a_path_the_gate_cannot_resolve_refuses_its_call_not_the_run(tmp_path: P
 
 
 def test_denial_mid_batch_denies_only_its_call(tmp_path: Path) -> None:
-    ws = tmp_path / "ws"
-    ws.mkdir()
+    ws = _workspace(tmp_path)
     script = [
         [
             ToolUseBlock("a", "write", {"path": "one.txt", "content": "1"}),
@@ -244,8 +243,7 @@ def test_denial_mid_batch_denies_only_its_call(tmp_path: Path) -> None:
 
 
 def test_real_gate_headless_ask_resolves_to_the_default_at_once(tmp_path: Path) -> None:
-    ws = tmp_path / "ws"
-    ws.mkdir()
+    ws = _workspace(tmp_path)
     gate = Gate(Policy(), Mode.DEFAULT, ws, Route.HEADLESS)
     script = [
         [
@@ -267,8 +265,7 @@ def test_real_gate_headless_ask_resolves_to_the_default_at_once(tmp_path: Path) 
 
 
 def test_interactive_ask_approved_runs_the_call(tmp_path: Path) -> None:
-    ws = tmp_path / "ws"
-    ws.mkdir()
+    ws = _workspace(tmp_path)
     asked: list[str] = []
 
     async def ask(occ: str, tool: str, input: Mapping[str, Any], decision: Any) -> bool:
@@ -294,8 +291,7 @@ def test_interactive_ask_approved_runs_the_call(tmp_path: Path) -> None:
 
 
 def test_out_of_scope_path_is_decided_at_stage_scope(tmp_path: Path) -> None:
-    ws = tmp_path / "ws"
-    ws.mkdir()
+    _workspace(tmp_path)
     outside = tmp_path / "outside.txt"
     outside.write_text("secret-ish\n")
     script = [[ToolUseBlock("a", "read", {"path": str(outside)})], _answer()]
@@ -370,8 +366,7 @@ def test_cancel_while_streaming_ends_the_run_cancelled(tmp_path: Path) -> None:
 
 
 def test_a_background_bash_job_hands_shakes_then_completes(tmp_path: Path) -> None:
-    ws = tmp_path / "ws"
-    ws.mkdir()
+    ws = _workspace(tmp_path)
     script = [
         [
             ToolUseBlock(
@@ -392,8 +387,7 @@ def test_a_background_bash_job_hands_shakes_then_completes(tmp_path: Path) -> No
 
 
 def test_a_finished_background_job_is_reported_to_the_model(tmp_path: Path) -> None:
-    ws = tmp_path / "ws"
-    ws.mkdir()
+    ws = _workspace(tmp_path)
 
     async def script(request: ModelRequest, turn: int) -> list[Any]:
         if turn == 0:
@@ -477,8 +471,7 @@ def test_cancelling_the_run_task_records_an_interrupt_and_stays_resumable(
 
     from tests.runtime.test_loop_support import assert_conforms, make_loop, read
 
-    ws = tmp_path / "ws"
-    ws.mkdir()
+    ws = _workspace(tmp_path)
     loop = make_loop(
         [[ToolUseBlock("a", "wait", {})], _answer()],
         ws,

@@ -176,17 +176,22 @@ def test_chat_reasoning_of_compatible_servers_and_extra_choices() -> None:
     assert [n.problem for n in message.repairs] == ["stream has more than one choice"]
 
 
-def test_chat_request_body_matches_the_recorded_second_request() -> None:
-    recorded = cassette(CHAT)["interactions"][1]["request"]["parsed_body"]
-    request = ModelRequest(
+def get_capital_turn(prompt: str, call_id: str, country: str, capital: str) -> ModelRequest:
+    """The recorded cassettes' second request: the prompt, the get_capital call, its answer."""
+    return ModelRequest(
         system="",
         messages=(
-            Message.user(recorded["messages"][0]["content"]),
-            Message("assistant", (ToolUseBlock(CALL_ID, "get_capital", {"country": "UK"}),)),
-            Message("user", (ToolResultBlock(CALL_ID, "London"),)),
+            Message.user(prompt),
+            Message("assistant", (ToolUseBlock(call_id, "get_capital", {"country": country}),)),
+            Message("user", (ToolResultBlock(call_id, capital),)),
         ),
         tools=(ToolSpec("get_capital", "", {"type": "object"}),),
     )
+
+
+def test_chat_request_body_matches_the_recorded_second_request() -> None:
+    recorded = cassette(CHAT)["interactions"][1]["request"]["parsed_body"]
+    request = get_capital_turn(recorded["messages"][0]["content"], CALL_ID, "UK", "London")
     ours = openai_chat_request_body(request, "gpt-4o-mini")
     assert ours["messages"] == recorded["messages"]
     assert ours["stream_options"] == recorded["stream_options"]
@@ -389,15 +394,7 @@ def test_responses_event_for_unknown_item_is_an_error() -> None:
 def test_responses_request_body_matches_the_recorded_second_request() -> None:
     recorded = cassette(RESPONSES)["interactions"][1]["request"]["parsed_body"]
     call_id = recorded["input"][1]["call_id"]
-    request = ModelRequest(
-        system="",
-        messages=(
-            Message.user(recorded["input"][0]["content"]),
-            Message("assistant", (ToolUseBlock(call_id, "get_capital", {"country": "France"}),)),
-            Message("user", (ToolResultBlock(call_id, "Paris"),)),
-        ),
-        tools=(ToolSpec("get_capital", "", {"type": "object"}),),
-    )
+    request = get_capital_turn(recorded["input"][0]["content"], call_id, "France", "Paris")
     ours = openai_responses_request_body(request, "gpt-4o")
     assert ours["input"] == recorded["input"]
     assert "instructions" not in ours
