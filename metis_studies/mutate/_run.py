@@ -228,31 +228,48 @@ def studies(copy: Path, work: Path, env: dict[str, str]) -> list[Caught]:
     """The studies' traces: the shipped scenario, the coordinator tree, the fault matrix."""
     out: list[Caught] = []
     python = sys.executable
-    run, co = work / "run", work / "coordinator"
-    for scenario, ws, trace in (
-        ((), run / "ws", run / "trace.jsonl"),
-        (("--scenario", "coordinator"), co / "ws", co / "run" / "trace.jsonl"),
-    ):
-        _run(
-            [
-                python,
-                "-m",
-                "metis_cli",
-                "run",
-                *scenario,
-                "--workspace",
-                str(ws),
-                "--mode",
-                "acceptEdits",
-                "--headless",
-                "--trace",
-                str(trace),
-                "--quiet",
-            ],
-            copy,
-            env,
-            300,
-        )
+    run = work / "run"
+    _run(
+        [
+            python,
+            "-m",
+            "metis_cli",
+            "run",
+            "--workspace",
+            str(run / "ws"),
+            "--mode",
+            "acceptEdits",
+            "--headless",
+            "--trace",
+            str(run / "trace.jsonl"),
+            "--quiet",
+        ],
+        copy,
+        env,
+        300,
+    )
+    co = work / "coordinator"
+    _run(
+        [
+            python,
+            "-m",
+            "metis_cli",
+            "run",
+            "--scenario",
+            "coordinator",
+            "--workspace",
+            str(co / "ws"),
+            "--mode",
+            "acceptEdits",
+            "--headless",
+            "--trace",
+            str(co / "run" / "trace.jsonl"),
+            "--quiet",
+        ],
+        copy,
+        env,
+        300,
+    )
     for part, paths in (("metis run", [run / "trace.jsonl"]), ("coordinator", [co / "run"])):
         out.append(_caught(part, [p for p in paths if p.exists()], copy, env))
     for dispatcher in ("serial", "four-class"):
