@@ -67,7 +67,7 @@ from metis_trace import (
 
 from ._execute import FAILED
 from ._mech import mech_situations
-from ._workload import Workload
+from ._workload import KILLS, Workload
 
 Traces = Mapping[str, tuple[TraceHeader, Sequence[TraceEvent]]]
 
@@ -258,12 +258,7 @@ REQUIRED: tuple[str, ...] = (
     "context:collapse",
     "context:compaction",
     "context:retry",
-    "kill:journal:admit",
-    "kill:journal:commit",
-    "kill:trace:result",
-    "kill:journal:message",
-    "kill:trace:results_sent",
-    "kill:recovery",
+    *KILLS,
     "hook:veto",
     "hook:pass",
     "hook:veto-in-child",

@@ -20,6 +20,7 @@ from collections.abc import Mapping
 import attrs
 
 from ._mech import MECH_SWEEP
+from ._workload import POINT_KILLS
 
 __all__ = ["GROUPS", "NO_DECISIONS", "PACKAGES", "PackageRow", "package_coverage"]
 
@@ -29,16 +30,6 @@ _ASKS = tuple(
     for a in ("approved", "rejected")
 )
 _CONTEXT = tuple(f"context:{s}" for s in ("prune", "snip", "offload", "collapse", "compaction"))
-_KILLS = tuple(
-    f"kill:{p}"
-    for p in (
-        "journal:admit",
-        "journal:commit",
-        "trace:result",
-        "journal:message",
-        "trace:results_sent",
-    )
-)
 
 # The loop's situations (`_coverage.py`), by package; each mechanism's case
 # names its own package and situations (`_mech_*.py`), added below.
@@ -56,7 +47,7 @@ _LOOP: dict[str, tuple[str, ...]] = {
     "shell": ("exclusive-waits", "background", "settings:deny-over-allow", "hook-cc:deny"),
     "tools": ("background:failed", "canary:committed"),
     "loop": ("repeated-ids", "turn-limit", "cancel:sourced", "interrupt:sourced", "fail"),
-    "journal": _KILLS,
+    "journal": POINT_KILLS,
     "trace": ("canary", "canary:committed"),
 }  # fmt: skip
 

@@ -48,7 +48,7 @@ from ._pieces import (
     write,
 )
 from ._pieces import asks as ask_piece
-from ._workload import Call, Child, Fault, Hook, Rule, Turn, Workload
+from ._workload import KILLS, Call, Child, Fault, Hook, Rule, Turn, Workload
 
 MUTATING = ("write", "edit", "spawn_agent", "kill_agent", "message_agent")
 _EXEC_WORDS = ("touch", "rm", "sleep", "mkdir", "mv", "cp")
@@ -159,12 +159,7 @@ SWEEP: tuple[str, ...] = (  # in-process first; child processes, then kills, cos
     "guard",
     "guard:concurrent",
     "nested",
-    "kill:journal:admit",
-    "kill:journal:commit",
-    "kill:trace:result",
-    "kill:journal:message",
-    "kill:trace:results_sent",
-    "kill:recovery",
+    *KILLS,
 )
 _ASK_ROUTES = {
     "asks:interactive": (Route.INTERACTIVE, Decision.DENY),

@@ -109,6 +109,22 @@ class Fault(_Frozen):
     again: str | None = None
 
 
+# The kill situations (`_coverage.py`): a kill at each kind of fail point
+# (`kill:<where>:<kind>`), then the recovery killed too. One list, as the sweep
+# aims at each and CI must reach each; the point kills are the journal's.
+POINT_KILLS: tuple[str, ...] = tuple(
+    f"kill:{p}"
+    for p in (
+        "journal:admit",
+        "journal:commit",
+        "trace:result",
+        "journal:message",
+        "trace:results_sent",
+    )
+)
+KILLS: tuple[str, ...] = (*POINT_KILLS, "kill:recovery")
+
+
 class Workload(_Frozen):
     name: str
     aims: tuple[str, ...] = ()

@@ -304,10 +304,14 @@ def row_of(
     h: Harness,
     closure: str,
     effects: Mapping[str, object],
-    observed: Mapping[str, object],
+    observed: Mapping[str, object] | None = None,
     *,
     extra: Callable[[list[TraceEvent]], str] | None = None,
 ) -> FaultRow:
+    """The row `h`'s run observed. `observed` defaults to the log's counts of
+    the letters `effects` expects (most rows expect only log lines)."""
+    if observed is None:
+        observed = h.counts(*effects)
     events, conforms, note = h.events()
     got, one_to_one = closure_of(events)
     if extra is not None:

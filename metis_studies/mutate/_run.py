@@ -218,6 +218,12 @@ def _conform(paths: Iterable[Path], copy: Path, env: dict[str, str]) -> list[tup
     return found
 
 
+def _caught(part: str, paths: list[Path], copy: Path, env: dict[str, str]) -> Caught:
+    """What `metis conform` found in the traces a part wrote (RUN: it wrote none)."""
+    found = _conform(paths, copy, env) if paths else [("RUN", "no trace written")]
+    return Caught(part, tuple(i for i, _ in found), "; ".join(m for _, m in found)[:300])
+
+
 def studies(copy: Path, work: Path, env: dict[str, str]) -> list[Caught]:
     """The studies' traces: the shipped scenario, the coordinator tree, the fault matrix."""
     out: list[Caught] = []
@@ -265,9 +271,7 @@ def studies(copy: Path, work: Path, env: dict[str, str]) -> list[Caught]:
         300,
     )
     for part, paths in (("metis run", [run / "trace.jsonl"]), ("coordinator", [co / "run"])):
-        existing = [p for p in paths if p.exists()]
-        found = _conform(existing, copy, env) if existing else [("RUN", "no trace written")]
-        out.append(Caught(part, tuple(i for i, _ in found), "; ".join(m for _, m in found)[:300]))
+        out.append(_caught(part, [p for p in paths if p.exists()], copy, env))
     for dispatcher in ("serial", "four-class"):
         folder = work / f"faults-{dispatcher}"
         _run(
@@ -286,15 +290,7 @@ def studies(copy: Path, work: Path, env: dict[str, str]) -> list[Caught]:
             env,
             600,
         )
-        traces = sorted(folder.rglob("trace.jsonl"))
-        found = _conform(traces, copy, env) if traces else [("RUN", "no trace written")]
-        out.append(
-            Caught(
-                f"faults {dispatcher}",
-                tuple(i for i, _ in found),
-                "; ".join(m for _, m in found)[:300],
-            )
-        )
+        out.append(_caught(f"faults {dispatcher}", sorted(folder.rglob("trace.jsonl")), copy, env))
     return out
 
 

@@ -18,7 +18,7 @@ from ..conformance import (
 )
 from ..faults import run_fault_matrix
 from ..read_marker import ConditionResult, read_marker_study
-from ._files import Written, write_json, write_table
+from ._files import Written, write_results
 
 SERIES = {"runtime": "#1f77b4", "model": "#9467bd"}
 
@@ -94,12 +94,12 @@ def transitions_figure(profiles: dict[str, CoverageProfile], stem: Path) -> list
 
 def write_coverage(out: Path, runs: int = 200) -> Written:
     profiles = coverage_profiles(runs)
-    files = [write_json(out / "coverage.json", {n: p.to_json() for n, p in profiles.items()})]
     rows = [
         (inv, *(dict(p.invariants)[inv] for p in profiles.values()))
         for inv, _ in profiles["runtime"].invariants
     ]
-    files += write_table(out / "coverage", ("invariant", *profiles), rows)
+    data = {n: p.to_json() for n, p in profiles.items()}
+    files = write_results(out, "coverage", data, ("invariant", *profiles), rows)
     files += invariants_figure(profiles, out / "coverage-invariants")
     files += transitions_figure(profiles, out / "coverage-transitions")
     r, m = profiles["runtime"], profiles["model"]
@@ -144,14 +144,12 @@ def snapshot_figure(result: SnapshotConformance, stem: Path) -> list[Path]:
 
 def write_snapshot(out: Path) -> Written:
     result = snapshot_conformance(frozen_corpus())
-    files = [write_json(out / "snapshot.json", result.to_json())]
     rows = [
         (u.source, u.format, u.verdict, u.passed, u.failed, u.skipped, " ".join(u.decided))
         for u in result.units
     ]
-    files += write_table(
-        out / "snapshot", ("unit", "format", "verdict", "pass", "fail", "skip", "decided"), rows
-    )
+    headers = ("unit", "format", "verdict", "pass", "fail", "skip", "decided")
+    files = write_results(out, "snapshot", result.to_json(), headers, rows)
     files += snapshot_figure(result, out / "snapshot")
     summary = (
         f"{len(result.units)} frozen units: {result.passed} pass / {result.failed} fail / "
@@ -180,12 +178,12 @@ def read_marker_figure(results: tuple[ConditionResult, ...], stem: Path) -> list
 
 def write_read_marker(out: Path, trials: int = 3) -> Written:
     results = read_marker_study(trials)
-    files = [write_json(out / "read-marker.json", [c.to_json() for c in results])]
     rows = [
         (c.condition, "live" if c.live else "replay", f"{c.passed}/{len(c.trials)}", c.skipped)
         for c in results
     ]
-    files += write_table(out / "read-marker", ("condition", "kind", "passed", "skipped"), rows)
+    headers = ("condition", "kind", "passed", "skipped")
+    files = write_results(out, "read-marker", [c.to_json() for c in results], headers, rows)
     files += read_marker_figure(results, out / "read-marker")
     ran = [c for c in results if not c.skipped]
     ok = all(c.passed == len(c.trials) for c in ran)

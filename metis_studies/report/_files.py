@@ -64,3 +64,18 @@ def write_table(stem: Path, headers: Sequence[str], rows: Sequence[Sequence[Any]
     ]
     md_path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return [csv_path, md_path]
+
+
+def write_results(
+    out: Path, name: str, data: Any, headers: Sequence[str], rows: Sequence[Sequence[Any]]
+) -> list[Path]:
+    """What every study writes first: `name.json` (its results) and the
+    `name` table (`write_table`)."""
+    return [write_json(out / f"{name}.json", data), *write_table(out / name, headers, rows)]
+
+
+def tally(study: str, files: Sequence[Path], held: Sequence[bool], what: str) -> Written:
+    """A study whose every result must hold: ok when all do, and the summary
+    counts them (`3/4 {what}`)."""
+    n = sum(held)
+    return Written(study, tuple(files), n == len(held), f"{n}/{len(held)} {what}")

@@ -9,7 +9,7 @@ from metis_trace import Decision
 from .._plots import Marks, cell, new_figure, save
 from ..model_ablations import AblationResult, model_ablations
 from ..permission_modes import DecisionMap, PermissionModes, permission_modes
-from ._files import Written, write_json, write_table
+from ._files import Written, tally, write_results
 
 DECISION_COLOURS = {Decision.ALLOW: "#66bb6a", Decision.ASK: "#ffca28", Decision.DENY: "#ef5350"}
 
@@ -47,7 +47,6 @@ def loosened_figure(result: PermissionModes, stem: Path) -> list[Path]:
 
 def write_permission_modes(out: Path) -> Written:
     result = permission_modes()
-    files = [write_json(out / "permission-modes.json", result.to_json())]
     rows = []
     loosened = dict(result.loosened)
     for mode, counts in result.decisions:
@@ -56,7 +55,7 @@ def write_permission_modes(out: Path) -> Written:
             (mode.value, c[Decision.ALLOW], c[Decision.ASK], c[Decision.DENY], loosened[mode])
         )
     headers = ("mode", "allow", "ask", "deny", "authority-first loosens")
-    files += write_table(out / "permission-modes", headers, rows)
+    files = write_results(out, "permission-modes", result.to_json(), headers, rows)
     files += decision_maps_figure(result.maps, out / "permission-modes-map")
     files += loosened_figure(result, out / "permission-modes-ablation")
     summary = (
@@ -85,7 +84,6 @@ def ablations_figure(results: tuple[AblationResult, ...], stem: Path) -> list[Pa
 
 def write_model_ablations(out: Path, names: list[str] | None = None) -> Written:
     results = model_ablations(names)
-    files = [write_json(out / "model-ablations.json", [r.to_json() for r in results])]
     rows = [
         (r.ablation, r.invariant, r.depth, r.calls, r.confirmed, r.checker_says, r.seconds)
         for r in results
@@ -99,12 +97,9 @@ def write_model_ablations(out: Path, names: list[str] | None = None) -> Written:
         "checker says",
         "seconds",
     )
-    files += write_table(out / "model-ablations", headers, rows)
+    data = [r.to_json() for r in results]
+    files = write_results(out, "model-ablations", data, headers, rows)
     files += ablations_figure(results, out / "model-ablations")
-    ok = all(r.ok for r in results)
-    return Written(
-        "model-ablations",
-        tuple(files),
-        ok,
-        f"{sum(r.ok for r in results)}/{len(results)} ablations refuted and confirmed",
+    return tally(
+        "model-ablations", files, [r.ok for r in results], "ablations refuted and confirmed"
     )

@@ -9,7 +9,7 @@ from .._plots import Marks, cell, new_figure, save
 from ..child_boundary import ESCAPE_TOOLS, Cell, run_child_boundary
 from ..faults import DISPATCHERS, FAULTS, run_fault_matrix
 from ..oracle import RouteResult, oracle_study
-from ._files import Written, write_json, write_table
+from ._files import Written, tally, write_results
 
 HOLDS, FAILS = "#66bb6a", "#ef5350"
 
@@ -17,9 +17,6 @@ HOLDS, FAILS = "#66bb6a", "#ef5350"
 def write_faults(out: Path) -> Written:
     with tempfile.TemporaryDirectory(prefix="metis-faults-") as tmp:
         rows = {d: run_fault_matrix(Path(tmp) / d, d) for d in DISPATCHERS}
-    files = [
-        write_json(out / "faults.json", {d: [r.to_json() for r in rs] for d, rs in rows.items()})
-    ]
     table = [
         (
             d,
@@ -44,7 +41,8 @@ def write_faults(out: Path) -> Written:
         "trace conforms",
         "holds",
     )
-    files += write_table(out / "faults", headers, table)
+    data = {d: [r.to_json() for r in rs] for d, rs in rows.items()}
+    files = write_results(out, "faults", data, headers, table)
     fig = new_figure(6.4, 0.6 + 0.28 * len(FAULTS))
     ax = fig.add_subplot()
     marks = Marks()
@@ -58,10 +56,8 @@ def write_faults(out: Path) -> Written:
     ax.set_ylim(len(names) - 0.5, -0.5)
     ax.set_title("fault matrix against the real runtime", fontsize=9)
     files += save(fig, out / "faults")
-    held = sum(r.holds for rs in rows.values() for r in rs)
-    total = sum(len(rs) for rs in rows.values())
-    ok = held == total
-    return Written("faults", tuple(files), ok, f"{held}/{total} rows hold (both dispatchers)")
+    held = [r.holds for rs in rows.values() for r in rs]
+    return tally("faults", files, held, "rows hold (both dispatchers)")
 
 
 def oracle_figure(routes: tuple[RouteResult, ...], stem: Path) -> list[Path]:
@@ -88,11 +84,9 @@ def oracle_figure(routes: tuple[RouteResult, ...], stem: Path) -> list[Path]:
 
 def write_oracle(out: Path, examples: int = 100) -> Written:
     routes = oracle_study(examples)
-    files = [write_json(out / "oracle.json", [r.to_json() for r in routes])]
     rows = [(r.route.value, r.calls, r.agreements, r.asks, dict(r.decisions)) for r in routes]
-    files += write_table(
-        out / "oracle", ("route", "calls", "agreed", "asks settled", "decisions"), rows
-    )
+    headers = ("route", "calls", "agreed", "asks settled", "decisions")
+    files = write_results(out, "oracle", [r.to_json() for r in routes], headers, rows)
     files += oracle_figure(routes, out / "oracle")
     ok = all(r.ok for r in routes)
     agreed = sum(r.agreements for r in routes)
@@ -132,12 +126,6 @@ def child_boundary_figure(cells: tuple[Cell, ...], stem: Path) -> list[Path]:
 
 def write_child_boundary(out: Path, seeds: int = 5) -> Written:
     cells = run_child_boundary(tuple(range(seeds)))
-    files = [
-        write_json(
-            out / "child-boundary.json",
-            {"escape_tools": list(ESCAPE_TOOLS), "cells": [c.to_json() for c in cells]},
-        )
-    ]
     rows = []
     for c in cells:
         j = c.to_json()
@@ -157,12 +145,8 @@ def write_child_boundary(out: Path, seeds: int = 5) -> Written:
         "escape tools exposed",
         "as expected",
     )
-    files += write_table(out / "child-boundary", headers, rows)
+    data = {"escape_tools": list(ESCAPE_TOOLS), "cells": [c.to_json() for c in cells]}
+    files = write_results(out, "child-boundary", data, headers, rows)
     files += child_boundary_figure(cells, out / "child-boundary")
-    ok = all(c.ok for c in cells)
-    return Written(
-        "child-boundary",
-        tuple(files),
-        ok,
-        f"{sum(c.ok for c in cells)}/4 cells as expected over {seeds} seeds",
-    )
+    held = [c.ok for c in cells]  # the 2x2 table's four cells
+    return tally("child-boundary", files, held, f"cells as expected over {seeds} seeds")
