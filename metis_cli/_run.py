@@ -360,12 +360,8 @@ def run(
     if trace_arg == STDIN:
         _bad(_TRACE_NOT_STDIN)
     request = assemble.Request(
-        task=task,
         provider=provider_name,
         model=model,
-        scenario=scenario,
-        workspace=workspace_arg,
-        trace=trace_arg,
         mode=mode,
         headless=headless,
         max_turns=max_turns,
@@ -382,15 +378,16 @@ def run(
         budget=budget,
         wire=wire,
     )
-    prepared = _or_bad(lambda: assemble.prepare_run(request))
+    workspace = workspace_arg
+    prepared = _or_bad(lambda: assemble.prepare_run(provider_name, scenario, workspace, task))
     witnessed_id = os.environ.pop(WITNESSED_ENV, None)  # set when the witness started us
     run_id = witnessed_id or uuid.uuid4().hex
-    placed = _or_bad(lambda: assemble.place_run(prepared, run_id))
+    placed = _or_bad(lambda: assemble.place_run(prepared, trace_arg, run_id))
     if witnessed_id is None:
         # Standard input is read: the run the witness starts reads the kept copy.
         again = ["--scenario", placed.scenario_path] if scenario == STDIN else []
         _witnessed(witness_arg, placed.trace_path, prepared.workspace, run_id, again)
-    made = _or_bad(lambda: assemble.assemble_run(placed, _warn, _info(quiet)))
+    made = _or_bad(lambda: assemble.assemble_run(request, placed, _warn, _info(quiet)))
     if not quiet:
         click.echo(f"metis run: {run_id} ({provider_name}); trace: {made.trace_path}", err=True)
     _execute(made, quiet, serial, as_json)

@@ -3,10 +3,10 @@
 A new run is assembled in three steps, so that a witness can start between
 them (it must watch before anything of the run is written): `prepare_run`
 (the scenario read, the workspace made and seeded), `place_run` (the trace,
-journal and agent tree), `assemble_run` (settings and gate, provider, MCP
-servers, agent tree, registry, trace header and journal). A resume has two:
-`reopen_run` and `assemble_resume`. Either gives an `Assembly`, whose `loop`
-`run_to_end` drives.
+journal and agent tree), `assemble_run` from the options (a `Request`:
+settings and gate, provider, MCP servers, agent tree, registry, trace header
+and journal). A resume has two: `reopen_run` and `assemble_resume`. Either
+gives an `Assembly`, whose `loop` `run_to_end` drives.
 
 Bad input (a scenario, workspace, setting or recorded config that cannot be
 used) is a `ConfigError` whose message is one line; the command maps it to
@@ -15,9 +15,7 @@ lost rule, an agent definition or manifest refused, the MCP servers started)
 goes to the `warn` and `info` callables the caller passes.
 """
 
-from ._assembly import Assembly
-from ._execute import run_to_end
-from ._files import journal_path, latest_trace, owned_files
+from ._assembly import Assembly, run_to_end
 from ._parts import (
     dispatcher,
     make_loop,
@@ -46,15 +44,27 @@ from ._scenario import (
     STDIN,
     STDIN_SCENARIO,
     Extras,
+    Prepared,
     git_init,
     keep_stdin_scenario,
     open_workspace,
+    prepare_run,
     read_scenario,
     scenario_extras,
     seed_workspace,
 )
-from ._settings import AGENT_EXEC_TOOLS, Say, make_gate, read_settings, run_mode, settings_meta
-from ._start import Placed, Prepared, Request, assemble_run, place_run, prepare_run
+from ._settings import (
+    AGENT_EXEC_TOOLS,
+    Say,
+    journal_path,
+    latest_trace,
+    make_gate,
+    owned_files,
+    read_settings,
+    run_mode,
+    settings_meta,
+)
+from ._start import Placed, Request, assemble_run, place_run
 
 __all__ = [
     "AGENT_EXEC_TOOLS",

@@ -21,7 +21,6 @@ from .._trace import TraceWriter
 from ..agents import AgentSupervisor, new_tree
 from ..agents._worktree import remove_stale_worktrees
 from ._assembly import Assembly
-from ._files import journal_path
 from ._parts import (
     make_registry,
     make_supervisor,
@@ -31,7 +30,7 @@ from ._parts import (
     start_mcp_servers,
 )
 from ._provider import check_provider_config, pass_env, root_provider
-from ._settings import Say, make_gate, read_settings
+from ._settings import Say, journal_path, make_gate, read_settings
 
 
 @attrs.frozen

@@ -1,5 +1,6 @@
 """A run's scenario and workspace: the scenario read once, its files seeded,
-its extras (children's cassettes, `workspace.git`), the workspace made.
+its extras (children's cassettes, `workspace.git`), the workspace made; all
+of it in the order `metis run` needs by `prepare_run`.
 
 Bad input is a `ConfigError` whose message is the one line `metis run` prints.
 """
@@ -20,6 +21,7 @@ from .._errors import ConfigError, MetisRuntimeError, ToolError
 from .._input import read_input_text
 from .._private import write_private
 from .._yaml import load_yaml
+from ..agents._worktree import remove_stale_worktrees
 from ..permissions import is_protected
 from ..providers import Scenario, builtin_scenarios, load_cassette, load_scenario
 from ..tools._contain import Roots, write_at
@@ -191,3 +193,35 @@ def open_workspace(raw: str) -> Path:
     if not os.access(path, os.R_OK | os.W_OK | os.X_OK):
         _bad(f"--workspace {raw}: not readable and writable")
     return path.resolve()
+
+
+@attrs.frozen
+class Prepared:
+    """The run's scenario read and its workspace made and seeded."""
+
+    task: str
+    workspace: Path
+    scenario: Scenario | None
+    scenario_text: str
+    scenario_path: str
+    extras: Extras
+
+
+def prepare_run(provider: str, scenario: str, workspace_arg: str, task: str | None) -> Prepared:
+    """The scenario (replay) read, the workspace made and seeded, and the
+    worktrees that runs which died left behind removed. With a replay the
+    task defaults to the scenario's prompt."""
+    loaded, text = read_scenario(scenario) if provider == "replay" else (None, "")
+    extras = scenario_extras(loaded, text) if loaded is not None else Extras({})
+    workspace = open_workspace(workspace_arg)
+    scenario_path = ""
+    if loaded is not None:
+        scenario_path = str(loaded.path)
+        task = task or loaded.prompt
+        seed_workspace(workspace, loaded.workspace_files)
+        if extras.git:
+            git_init(workspace)
+    if not task:
+        raise ConfigError("TASK is required with a live provider")
+    remove_stale_worktrees(workspace)  # what runs that died left behind
+    return Prepared(task, workspace, loaded, text, scenario_path, extras)

@@ -1,6 +1,8 @@
 """A run's settings and its gate: the settings hierarchy read, the mode
 chosen, what the trace header records of them, and the permission gate
-(agent tools pre-allowed unless asked for, the run's own files protected)."""
+(agent tools pre-allowed unless asked for, the run's own files protected);
+and those files: the trace, its journal beside it, and the agent tree
+(`metis_runtime._layout`)."""
 
 from __future__ import annotations
 
@@ -11,8 +13,10 @@ from typing import Any
 from metis_trace import Decision, Mode, Route, RuleBehavior, Source
 
 from .._errors import ConfigError, MetisRuntimeError
+from .._layout import tree_dir
 from ..permissions import MODE_NAMES, Gate, Loaded, Policy, load_hierarchy, parse_mode, run_files
-from ._files import owned_files
+from ..tools._exits import EXITS
+from ._scenario import STDIN_SCENARIO
 
 Say = Callable[[str], None]  # a line for the user: a warning, or progress
 # Agent tools that start, stop or steer processes (kind exec); list/wait are read-only.
@@ -94,3 +98,33 @@ def make_gate(
         )
     except MetisRuntimeError as exc:
         raise ConfigError(str(exc)) from None
+
+
+def journal_path(trace: Path) -> Path:
+    """The write-ahead journal beside a trace: `<trace>.journal`."""
+    return trace.with_name(trace.name + ".journal")
+
+
+def owned_files(trace: Path) -> tuple[Path, ...]:
+    """What the run itself writes, which its agents may not change: the trace,
+    the journal, and the agent tree's ledger, children's traces and offloads
+    (not `worktrees/`, where children work)."""
+    tree = tree_dir(trace)
+    owned = (
+        tree / "guard.json",
+        tree / "agents",
+        tree / "offload",
+        tree / EXITS,
+        tree / STDIN_SCENARIO,
+    )
+    return (trace, journal_path(trace), *owned)
+
+
+def latest_trace(workspace: Path) -> Path:
+    """The trace of the workspace's newest run (`--resume --workspace DIR`)."""
+    runs = sorted(
+        (workspace / ".metis" / "runs").glob("*/trace.jsonl"), key=lambda p: p.stat().st_mtime
+    )
+    if not runs:
+        raise ConfigError(f"{workspace}: no run to resume (give --trace)")
+    return runs[-1]

@@ -1,7 +1,7 @@
-"""A new run assembled from what `metis run` was given (a `Request`), in the
-order the command needs: `prepare_run` (scenario, workspace, seed),
-`place_run` (the trace, journal and agent tree, none of them another run's),
-then, once a witness (if any) watches, `assemble_run` (settings, gate,
+"""A new run assembled from what `metis run` was given, in the order the
+command needs: after `prepare_run` (`_scenario`), `place_run` (the trace,
+journal and agent tree, none of them another run's), then, once a witness
+(if any) watches, `assemble_run` from the `Request` (settings, gate,
 provider, MCP servers, agent tree, registry, trace header, journal)."""
 
 from __future__ import annotations
@@ -21,38 +21,23 @@ from .._layout import tree_dir
 from .._loop import make_header
 from .._trace import TraceWriter
 from ..agents import GuardLimits, new_tree
-from ..agents._worktree import remove_stale_worktrees
 from ..context import ContextBudget
 from ..mcp import Sources as McpSources
 from ..mcp import header_meta
-from ..providers import Scenario
 from ._assembly import Assembly
-from ._files import journal_path
 from ._parts import make_registry, make_supervisor, start_mcp_servers
 from ._provider import root_provider
-from ._scenario import (
-    STDIN,
-    Extras,
-    git_init,
-    keep_stdin_scenario,
-    open_workspace,
-    read_scenario,
-    scenario_extras,
-    seed_workspace,
-)
-from ._settings import Say, make_gate, read_settings, run_mode, settings_meta
+from ._scenario import STDIN, Prepared, keep_stdin_scenario
+from ._settings import Say, journal_path, make_gate, read_settings, run_mode, settings_meta
 
 
 @attrs.frozen
 class Request:
-    """What `metis run` was given for a new run, its options parsed and checked."""
+    """The options of a new run, parsed and checked (the task, scenario,
+    workspace and trace are `prepare_run`'s and `place_run`'s)."""
 
-    task: str | None
     provider: str
     model: str | None
-    scenario: str
-    workspace: str
-    trace: str | None
     mode: str | None
     headless: bool
     max_turns: int
@@ -71,19 +56,6 @@ class Request:
 
 
 @attrs.frozen
-class Prepared:
-    """The run's scenario read and its workspace made and seeded."""
-
-    request: Request
-    task: str
-    workspace: Path
-    scenario: Scenario | None
-    scenario_text: str
-    scenario_path: str
-    extras: Extras
-
-
-@attrs.frozen
 class Placed:
     """Where the run's files go: its run id, trace and agent tree."""
 
@@ -94,30 +66,10 @@ class Placed:
     scenario_path: str  # a scenario read from stdin: the copy kept in the tree
 
 
-def prepare_run(request: Request) -> Prepared:
-    """The scenario (replay) read, the workspace made and seeded, and the
-    worktrees that runs which died left behind removed."""
-    loaded, text = read_scenario(request.scenario) if request.provider == "replay" else (None, "")
-    extras = scenario_extras(loaded, text) if loaded is not None else Extras({})
-    workspace = open_workspace(request.workspace)
-    scenario_path = ""
-    task = request.task
-    if loaded is not None:
-        scenario_path = str(loaded.path)
-        task = task or loaded.prompt
-        seed_workspace(workspace, loaded.workspace_files)
-        if extras.git:
-            git_init(workspace)
-    if not task:
-        raise ConfigError("TASK is required with a live provider")
-    remove_stale_worktrees(workspace)  # what runs that died left behind
-    return Prepared(request, task, workspace, loaded, text, scenario_path, extras)
-
-
-def place_run(prepared: Prepared, run_id: str) -> Placed:
+def place_run(prepared: Prepared, trace_arg: str | None, run_id: str) -> Placed:
     """The run's trace (`--trace`, else `.metis/runs/<run id>/trace.jsonl`),
     refused when it, its journal or its agent tree is another run's."""
-    raw = prepared.request.trace
+    raw = trace_arg
     trace_path = (
         Path(raw) if raw else prepared.workspace / ".metis" / "runs" / run_id / "trace.jsonl"
     )
@@ -137,7 +89,7 @@ def place_run(prepared: Prepared, run_id: str) -> Placed:
     return Placed(prepared, run_id, trace_path, tree, scenario_path)
 
 
-def assemble_run(placed: Placed, warn: Say, info: Say) -> Assembly:
+def assemble_run(request: Request, placed: Placed, warn: Say, info: Say) -> Assembly:
     """Everything of the run before its loop: settings (a lost rule: `warn`),
     gate, the config its journal records, provider, MCP servers (`info`
     names them), agent tree, registry, the trace with its header, the journal."""
@@ -147,7 +99,7 @@ def assemble_run(placed: Placed, warn: Say, info: Say) -> Assembly:
         placed.trace_path,
         placed.tree,
     )
-    request, workspace, task = prepared.request, prepared.workspace, prepared.task
+    workspace, task = prepared.workspace, prepared.task
     agent_tools = "ask" if request.ask_agent_tools else "allow"
     read = read_settings(request.settings, workspace, request.settings_hierarchy, warn)
     chosen, auto = run_mode(request.mode, read)
