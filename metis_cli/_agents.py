@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 import click
 from pydantic import ValidationError
 
+from metis_runtime import ConfigError
 from metis_runtime.agents import (
     AGENT_TOOL_NAMES,
     GuardLimits,
@@ -28,6 +29,7 @@ from metis_runtime.agents import (
     load_agents,
     resolve_agent,
 )
+from metis_runtime.assemble import live_provider_config
 from metis_runtime.context import ContextBudget
 from metis_runtime.tools import ToolRegistry
 from metis_studies.child_boundary import ESCAPE_TOOLS, run_child_boundary
@@ -36,13 +38,7 @@ from metis_trace import Mode
 from ._conform import check_tree_dir
 from ._output import EXIT_OK, EXIT_VIOLATION, count_option, emit_json, table
 from ._params import FiniteFloat
-from ._wire import (
-    WireOptionError,
-    default_provider,
-    live_provider_config,
-    wire_options,
-    wire_settings,
-)
+from ._wire import WireOptionError, default_provider, wire_options, wire_settings
 
 F = TypeVar("F", bound=Callable[..., Any])
 _DEFAULTS = GuardLimits()
@@ -170,7 +166,7 @@ def list_agents(
             provider = ProviderConfig(kind="replay", model=model, **wire)
         else:
             provider = live_provider_config({"provider": provider_name, "model": model, **wire})
-    except (WireOptionError, ValidationError) as exc:
+    except (WireOptionError, ConfigError, ValidationError) as exc:
         raise click.UsageError(" ".join(str(exc).split())) from None
     project = Path(os.path.realpath(project))
     folders = agent_folders(project, user_dir=user_dir, claude_user_dir=claude_user_dir)

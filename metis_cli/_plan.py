@@ -84,9 +84,8 @@ def _mode(where: str, value: str) -> Mode:
 def _provider(where: str, given: str | None, model: str | None, scenario: str, ws: Path) -> Any:
     """The turn's provider (`metis_runtime.plan.TurnProvider`); bad input exits 2."""
     from metis_runtime import MetisRuntimeError
+    from metis_runtime.assemble import DEFAULT_MODELS
     from metis_runtime.plan import TurnProvider, provider_name
-
-    from ._wire import DEFAULT_MODELS
 
     name = provider_name(given)
     try:

@@ -1,31 +1,27 @@
-"""The live provider's settings as options, and the `ProviderConfig` they make.
+"""The live provider's settings as options.
 
 `metis run` and `metis agents list` share them: `--base-url`, `--thinking`,
 `--header NAME=VALUE` (attribution, e.g. OpenRouter's `HTTP-Referer` and
 `X-Title`), `--routing JSON` (OpenRouter's provider-routing object). The
-root agent's provider and every child's start from the same `ProviderConfig`
-(`live_provider_config`), with the base URL resolved once (the option, else
-`ANTHROPIC_BASE_URL` / `OPENAI_BASE_URL`), so a child talks to the endpoint
-its parent does; a child's definition then narrows it (`child_provider`).
+`ProviderConfig` they make is `metis_runtime.assemble.live_provider_config`'s:
+the root agent's provider and every child's start from it, with the base URL
+resolved once (the option, else `ANTHROPIC_BASE_URL` / `OPENAI_BASE_URL`), so
+a child talks to the endpoint its parent does; a child's definition then
+narrows it (`child_provider`).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 import click
 
-from metis_runtime._errors import ProviderError
-from metis_runtime.agents import ProviderConfig
 from metis_runtime.providers import THINKING_LEVELS, header_problem
-from metis_runtime.providers._base import configured_base_url
 from metis_trace import InputError, decode_json
 
 F = TypeVar("F", bound=Callable[..., Any])
-DEFAULT_MODELS = {"anthropic": "claude-sonnet-4-5", "openai": "gpt-4.1"}
-BASE_URL_ENV = {"anthropic": "ANTHROPIC_BASE_URL", "openai": "OPENAI_BASE_URL"}
 
 
 def default_provider() -> str:
@@ -106,25 +102,3 @@ def wire_settings(options: dict[str, Any]) -> dict[str, Any]:
         "headers": headers,
         "routing": routing,
     }
-
-
-def live_provider_config(config: Mapping[str, Any]) -> ProviderConfig:
-    """The live provider `config` names (a run's config: provider, model,
-    max_retries, base_url, thinking, headers, routing), the base URL resolved.
-    WireOptionError for an unusable base URL."""
-    kind = str(config["provider"])
-    try:
-        base_url = configured_base_url(config.get("base_url"), BASE_URL_ENV[kind])
-    except ProviderError as exc:
-        raise WireOptionError(str(exc)) from None
-    return ProviderConfig.model_validate(
-        {
-            "kind": kind,
-            "model": config.get("model") or DEFAULT_MODELS[kind],
-            "max_retries": config.get("max_retries"),
-            "base_url": base_url,
-            "thinking": config.get("thinking"),
-            "headers": dict(config.get("headers") or {}),
-            "routing": config.get("routing"),
-        }
-    )

@@ -179,6 +179,7 @@ def test_studies_use_the_public_surfaces_only() -> None:
         "metis_proofs",
         "metis_witness",
         "metis_model.plan",
+        "metis_runtime.assemble",
         "metis_cli",
     ],
 )

@@ -338,11 +338,11 @@ def test_changes_that_cannot_be_listed_refuse_the_call(tmp_path: Path) -> None:
 
 
 def test_metis_run_does_not_allow_integrate_agent_by_default(tmp_path: Path) -> None:
-    from metis_cli._run import AGENT_EXEC_TOOLS, _gate
+    from metis_runtime.assemble import AGENT_EXEC_TOOLS, make_gate
     from metis_runtime.permissions import Policy
 
     assert "integrate_agent" not in AGENT_EXEC_TOOLS
-    gate = _gate(Mode.DEFAULT, tmp_path, True, Policy(), "allow")
+    gate = make_gate(Mode.DEFAULT, tmp_path, True, Policy(), "allow")
     assert gate.decide("spawn_agent", {}, ToolKind.EXEC).decision is Decision.ALLOW
     got = gate.decide("integrate_agent", {"agent_id": "x"}, ToolKind.EDIT, [tmp_path / "a"])
     assert (got.decision, got.stage) == (Decision.ASK, "mode")

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 from metis_cli._agents import agents
 from metis_cli._main import cli
-from metis_cli._run import _child_provider
+from metis_runtime.assemble import child_provider
 from metis_trace import Mode, TraceEvent, TraceHeader, read_trace
 from tests._metis_cli import env as subprocess_env
 from tests._procs import live_processes, proc_file
@@ -220,11 +220,11 @@ def test_a_scenario_naming_a_missing_child_cassette_is_bad_input(tmp_path: Path)
 
 
 def test_live_children_use_the_runs_provider_and_model() -> None:
-    cfg = _child_provider({"provider": "anthropic", "model": None})
+    cfg = child_provider({"provider": "anthropic", "model": None})
     assert cfg.kind == "anthropic" and cfg.model == "claude-sonnet-4-5"
-    cfg = _child_provider({"provider": "openai", "model": "gpt-x"})
+    cfg = child_provider({"provider": "openai", "model": "gpt-x"})
     assert cfg.kind == "openai" and cfg.model == "gpt-x"
-    cfg = _child_provider({"provider": "replay", "agent_scenarios": {"planner": "/p.yaml"}})
+    cfg = child_provider({"provider": "replay", "agent_scenarios": {"planner": "/p.yaml"}})
     assert cfg.kind == "replay" and cfg.scenarios == {"planner": "/p.yaml"}
 
 
@@ -363,9 +363,9 @@ def test_ctrl_c_kills_the_running_children_and_the_run_resumes(tmp_path: Path) -
 def test_children_inherit_the_runs_max_retries() -> None:
     from metis_runtime.agents import build_provider
 
-    config = _child_provider({"provider": "anthropic", "model": "m", "max_retries": 5})
+    config = child_provider({"provider": "anthropic", "model": "m", "max_retries": 5})
     assert config.max_retries == 5
     info: Any = {"agent": "a", "agent_id": "x", "depth": 1, "task": "t", "workspace": "."}
     assert build_provider(config, info).retry.max_retries == 5  # type: ignore[attr-defined]
     # Journals from before --max-retries: the default.
-    assert _child_provider({"provider": "openai"}).max_retries == 2
+    assert child_provider({"provider": "openai"}).max_retries == 2

@@ -191,6 +191,8 @@ DECISION_UNITS = (
 # The rest, with why each decides nothing an invariant states.
 LEFT_OUT = {
     "scenarios/": "recorded cassettes and workspaces (data, no code beyond a docstring)",
+    "assemble/": "puts a run together from `metis run`'s options or its journal (once "
+    "the CLI's); the gate, loop and supervisor it builds decide",
     "__init__.py": "the package's exports only",
     "_errors.py": "the error classes only",
     "_failpoints.py": "kills the process at a named place, for crash tests only",

@@ -23,7 +23,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from metis_cli import _run as run_cli
-from metis_runtime._errors import ProviderError, StreamFormatError
+from metis_runtime._errors import ConfigError, ProviderError, StreamFormatError
+from metis_runtime.assemble import root_provider
 from metis_runtime.providers import (
     AnthropicNormalizer,
     AnthropicProvider,
@@ -528,22 +529,18 @@ def test_sdk_providers_pass_max_retries_to_the_client(sdk_cls: Callable[..., Any
 
 
 def test_cli_builds_live_providers_with_the_policy() -> None:
-    made = run_cli._build_provider({"provider": "anthropic", "model": "m", "max_retries": 5})
+    made = root_provider({"provider": "anthropic", "model": "m", "max_retries": 5})
     assert isinstance(made, AnthropicProvider) and made.retry.max_retries == 5
     # a run journalled before the option existed: the default
-    made = run_cli._build_provider({"provider": "openai", "model": "m"})
+    made = root_provider({"provider": "openai", "model": "m"})
     assert isinstance(made, OpenAIChatProvider) and made.retry.max_retries == 2
 
 
-def test_cli_unusable_journalled_max_retries_is_one_line_exit_2(
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    with pytest.raises(SystemExit) as info:
-        run_cli._build_provider({"provider": "anthropic", "model": "m", "max_retries": "x"})
-    assert info.value.code == 2
-    assert capsys.readouterr().err == (
-        "metis run: error: max_retries must be an integer >= 0, got 'x'\n"
-    )
+def test_unusable_journalled_max_retries_is_a_one_line_config_error() -> None:
+    # The assembly's ConfigError, which `metis run` prints as this one line, exit 2.
+    with pytest.raises(ConfigError) as info:
+        root_provider({"provider": "anthropic", "model": "m", "max_retries": "x"})
+    assert str(info.value) == "max_retries must be an integer >= 0, got 'x'"
 
 
 @pytest.mark.parametrize("value", ["-1", "many"])
