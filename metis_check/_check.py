@@ -8,15 +8,17 @@ from types import MappingProxyType
 
 import attrs
 
+from metis_model._coverage import exercised
 from metis_model._derive import recorded_permissions
-from metis_model._loop import Divergence, LoopState, exercised, initial_state, step
+from metis_model._loop import step
+from metis_model._loop_state import Divergence, LoopState, initial_state
 from metis_trace import CAUSES_VERSION, TraceEvent, TraceHeader
 
 from ._replay import Replay
 from ._report import Note, Report, Violation
 
 # The checks every accepted event of a kind puts to the test, counted from the
-# transitions taken; the conditional ones (`_loop.exercised`) the replay counts
+# transitions taken; the conditional ones (`_coverage.exercised`) the replay counts
 # as it goes. Every kind: TRACE-1 and LOOP-1.
 ALWAYS_BY_KIND: Mapping[str, tuple[str, ...]] = MappingProxyType(
     {
@@ -174,7 +176,7 @@ def _report(
     violation: Violation | None,
 ) -> Report:
     """`checks`: per ID, how often a check had something to check
-    (`_loop.exercised`): the per-kind ones from the transitions taken (every
+    (`_coverage.exercised`): the per-kind ones from the transitions taken (every
     accepted event for TRACE-1 and LOOP-1), plus `counted`."""
     checks: Counter[str] = Counter(counted)
     for (_, kind), n in transitions.items():

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from metis_model._invariants import INVARIANTS
-from metis_model._loop import ENABLED
+from metis_model._loop_state import ENABLED
 
 from ._report import Report
 

@@ -33,34 +33,25 @@ from metis_model._causes import (
     named_source,
 )
 from metis_model._children import spawn_violation
+from metis_model._closure import cancel_problem, ids_problem
 from metis_model._context import transcript_problem
-from metis_model._derive import Recorded, facts_problem
-from metis_model._loop import (
-    _FOREGROUND,
-    ENABLED,
-    Call,
-    Divergence,
-    LoopState,
-    Phase,
+from metis_model._decisions import (
     _batch_writes,
-    _commits,
-    cancel_problem,
-    commit_report_problem,
-    committed_stub,
     decision_problem,
-    detached_problem,
     enforcement_problem,
-    footprint_partners,
     hook_problem,
     hooks_for,
-    ids_problem,
+)
+from metis_model._derive import Recorded, facts_problem
+from metis_model._interference import (
+    footprint_partners,
     interference,
-    journaled,
     queue_edit,
     queue_key_problem,
-    recovered_problem,
-    stub_problem,
 )
+from metis_model._loop_state import _FOREGROUND, ENABLED, Call, Divergence, LoopState, Phase
+from metis_model._resume import committed_stub, recovered_problem, stub_problem
+from metis_model._scheduler import _commits, commit_report_problem, detached_problem, journaled
 from metis_trace import (
     MUTATING_KINDS,
     CallClass,
@@ -315,7 +306,7 @@ class Replay:
         self.tools = tools
         self.hooks = hooks
         self.hook_ids = frozenset(h.id for h in hooks)
-        # The checks that found something to check (`_loop.exercised`), beyond
+        # The checks that found something to check (`_coverage.exercised`), beyond
         # TRACE-1 and LOOP-1, which every accepted event counts.
         self.ex: dict[str, int] = {}
         # Every enabled (phase, kind) transition is counted, from zero.
@@ -624,7 +615,7 @@ class Replay:
         return sure
 
     def _count_decision(self, facts: Facts, decision: Decision, route: Route) -> None:
-        """`_loop.exercised` for a decision: PERM-1 always (counted from the
+        """`_coverage.exercised` for a decision: PERM-1 always (counted from the
         transitions), the others where their situation is present."""
         if facts.rules and any(r.behavior is RuleBehavior.DENY for r in facts.rules):
             self.count("PERM-2")
@@ -735,7 +726,7 @@ class Replay:
             self.count("AUTH-2")
 
     def _count_start(self, call: _Call) -> None:
-        """`_loop.exercised` for an effect start (AUTH-1 from the transitions)."""
+        """`_coverage.exercised` for an effect start (AUTH-1 from the transitions)."""
         if self.tools is not None:
             self.count("AUTH-3")
         if call.started:

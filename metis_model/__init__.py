@@ -4,17 +4,26 @@ Read it top to bottom, in the order `specs/` presents the mechanisms; each
 module states its invariants by their stable IDs (`metis spec` lists them):
 
 1. `_invariants.py`: the registry, every ID with its statement (specs/*.md).
-2. `_loop.py`: the agent loop's phases and steps, call occurrences, the
-   four-class scheduler (Safe / Queue / Exclusive / Background), terminal-result
-   closure and repair, interruption, resume and retry (LOOP, SCHED, CLOSE, RETRY;
-   specs/loop.md, scheduler.md, closure.md).
-3. `_permissions.py`: the staged permission order and the five-mode order
-   (AUTH, PERM; specs/permissions.md).
-4. `_context.py` (public face `context`): context control and compaction
+2. The agent loop (LOOP, RETRY; specs/loop.md): `_loop_state.py`, its phases,
+   the events each enables, call occurrences and the state; `_loop.py`, `step`
+   and the turn's own events, and which module checks each event kind.
+3. The four-class scheduler, Safe / Queue / Exclusive / Background (SCHED;
+   specs/scheduler.md): `_scheduler.py`, effects starting, committing and
+   ending, background jobs; `_interference.py`, which calls may run together
+   (classes, queue keys, footprints); `_causes.py`, a cancel's causes.
+4. Terminal-result closure (CLOSE; specs/closure.md): `_closure.py`, results,
+   the results message and cancels; `_resume.py`, interruption, resume and
+   repair (RETRY-2..4).
+5. `_decisions.py`, `_permissions.py`: hooks and decisions at a call, the
+   staged permission order and the five-mode order (AUTH, PERM, CHILD-6;
+   specs/permissions.md); `_derive.py`, the reference fact-deriver (AUTH-4).
+6. `_context.py` (public face `context`): context control and compaction
    (CLOSE-6..8).
-5. `_children.py`, `_agents.py`: a child's surface, its cloned gate and the plan
+7. `_children.py`, `_agents.py`: a child's surface, its cloned gate and the plan
    lock; the spawn guard (CHILD; specs/children.md).
-6. `plan/`: the plan path's model (PLAN; specs/plan.md).
+8. `_coverage.py`, what an event puts to the test (specs/trace-format.md,
+   "Coverage"); `_enabled.py`, what may happen next in a state.
+9. `plan/`: the plan path's model (PLAN; specs/plan.md).
 
 It imports only the standard library, attrs, pydantic and `metis_trace` (the
 event types). Checking traces against it lives in `metis_check`, the z3
@@ -56,22 +65,13 @@ if _typing.TYPE_CHECKING:
         child_surface,
         spawn_violation,
     )
+    from ._coverage import exercised
     from ._derive import Derived, Recorded, derive
     from ._derive_record import parse_recorded_rule
+    from ._enabled import closable, settled, startable
     from ._invariants import BY_ID, FAMILIES, INVARIANTS, Invariant, invariant
-    from ._loop import (
-        ENABLED,
-        Call,
-        Divergence,
-        LoopState,
-        Phase,
-        closable,
-        exercised,
-        initial_state,
-        settled,
-        startable,
-        step,
-    )
+    from ._loop import step
+    from ._loop_state import ENABLED, Call, Divergence, LoopState, Phase, initial_state
     from ._permissions import (
         DECISION_RANK,
         STAGE_ORDER,
@@ -90,19 +90,17 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "Invariant",
         "invariant",
     ),
-    "._loop": (
+    "._loop_state": (
         "Call",
         "Divergence",
         "ENABLED",
         "LoopState",
         "Phase",
-        "closable",
-        "exercised",
         "initial_state",
-        "settled",
-        "startable",
-        "step",
     ),
+    "._loop": ("step",),
+    "._coverage": ("exercised",),
+    "._enabled": ("closable", "settled", "startable"),
     "._permissions": (
         "DECISION_RANK",
         "Resolution",

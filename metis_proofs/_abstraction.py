@@ -25,7 +25,9 @@ import z3
 from metis_model._causes import STOP_SOURCES, cancel_source_problem, limit_problem, named_source
 from metis_model._children import PLAN_LOCKED_REMOVED
 from metis_model._context import transcript_problem
-from metis_model._loop import TIMEOUT_SLACK_S, LoopState, hooks_for, paths_overlap
+from metis_model._decisions import hooks_for
+from metis_model._interference import paths_overlap
+from metis_model._loop_state import TIMEOUT_SLACK_S, LoopState
 from metis_trace import CallClass, CancelCause, DecisionEvent, Facts, Stage, TraceEvent
 
 from ._perm import SymFacts

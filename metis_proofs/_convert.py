@@ -27,8 +27,8 @@ import z3
 from metis_check._generate import ALL_TOOLS, TOOLS_BY_KIND
 from metis_model._causes import SOURCE_KINDS
 from metis_model._children import PLAN_LOCKED_REMOVED, child_surface
-from metis_model._loop import Call, Divergence, LoopState, initial_state
 from metis_model._loop import step as model_step
+from metis_model._loop_state import Call, Divergence, LoopState, initial_state
 from metis_model._permissions import resolve
 from metis_trace import (
     AskResolved,

@@ -35,8 +35,9 @@ from typing import Any, TypeAlias
 import attrs
 import z3
 
+from metis_model._closure import _NEEDS_CANCEL
 from metis_model._invariants import BY_ID
-from metis_model._loop import _FOREGROUND, _NEEDS_CANCEL, ENABLED, Phase
+from metis_model._loop_state import _FOREGROUND, ENABLED, Phase
 from metis_trace import (
     EVENT_KINDS,
     MUTATING_KINDS,

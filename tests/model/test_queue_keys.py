@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from metis_check import check_trace, simulate
 from metis_check._mutate import RICH, SCHED_2_CLAUSES
-from metis_model._loop import queue_key_problem
+from metis_model._interference import queue_key_problem
 from metis_runtime.providers import Cassette, Interaction
 from metis_studies.explore._child_ids import ChildIdReplay, names_children
 from metis_studies.explore._mech_agents import integrate
@@ -107,7 +107,7 @@ def test_a_z3_paths_queue_call_writes_within_its_key_and_meets_reads_by_region(k
     """The z3 paths' traces (`metis_proofs._convert`): a Queue call's writes lie
     within its key, so SCHED-2's key clause (not in the abstraction) holds on
     them, and a Safe read meets a write exactly where their regions meet."""
-    from metis_model._loop import _within, paths_overlap
+    from metis_model._interference import _within, paths_overlap
     from metis_proofs._convert import _footprint, _key
 
     named = (_key(CallClass.QUEUE, key) or "")[len("file:") :]

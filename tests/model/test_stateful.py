@@ -23,7 +23,7 @@ from metis_model import (
     startable,
     step,
 )
-from metis_model._loop import footprints_conflict
+from metis_model._interference import footprints_conflict
 from metis_trace import (
     AskResolved,
     Assistant,
