@@ -25,7 +25,13 @@ import z3
 from metis_model._causes import STOP_SOURCES, cancel_source_problem, limit_problem, named_source
 from metis_model._children import PLAN_LOCKED_REMOVED
 from metis_model._context import transcript_problem
-from metis_model._loop import TIMEOUT_SLACK_S, LoopState, hooks_for, paths_overlap
+from metis_model._loop import (
+    TIMEOUT_SLACK_S,
+    LoopState,
+    hooks_for,
+    paths_overlap,
+    queue_key_problem,
+)
 from metis_trace import CallClass, CancelCause, DecisionEvent, Facts, Stage, TraceEvent
 
 from ._perm import SymFacts
@@ -187,6 +193,7 @@ class Abstraction:
             v["d"] = f.decision
             v["dcls"] = f.cls
             v["droute"] = f.route
+            v["keyed"] = queue_key_problem(f) is None
             fp = self._footprint(f.occ)
             if fp is None:
                 return None

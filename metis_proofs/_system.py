@@ -48,6 +48,7 @@ from metis_trace import (
     ResultStatus,
     RuleBehavior,
     RunStatus,
+    ToolKind,
 )
 
 from ._perm import (
@@ -81,6 +82,7 @@ ABLATIONS: Mapping[str, str] = MappingProxyType(
         "child-gate-not-cloned": "CHILD-2",
         "retry-after-commit": "RETRY-1",
         "queue-not-fifo": "SCHED-2",
+        "queue-edit-unkeyed": "SCHED-2",
         "footprint-blind": "SCHED-6",
         "stub-started-as-interrupted": "RETRY-3",
         "hooks-not-run": "CHILD-6",
@@ -465,6 +467,10 @@ _PARAM_BOOLS = (
     # request; for a sink failure, the sink's error) no other stop used: an
     # abstract fact, as `limit_ok` is (SCHED-5; specs/proofs.md)
     "sourced",
+    # decision: not a Queue edit call whose recorded writes its key does not
+    # name (SCHED-2's key clause, `_loop.queue_key_problem`): an abstract
+    # fact, as `sourced` is (specs/proofs.md)
+    "keyed",
 )
 # Per slot: surf<i>, hneed<i> (assistant: in the surface, covered by a hook),
 # cv<i> (cancel: names it), unk<i> (repair: stubs it unknown); per region:
@@ -485,6 +491,11 @@ _PARAM_ENUMS = {
     "child_mode": MODE,
     "req": MODE,
 }
+
+
+def queue_edit_z3(cls: z3.ExprRef, kind: z3.ExprRef) -> z3.BoolRef:
+    """`_loop.queue_edit`: the decisions SCHED-2's key clause applies to."""
+    return z3.And(cls == CLS[CallClass.QUEUE], kind == KIND[ToolKind.EDIT])
 
 
 def _val(value: z3.ExprRef | bool) -> z3.ExprRef:
@@ -780,6 +791,17 @@ class LoopSystem:
                 )
             )
         )
+        # Only a Queue edit call can be unkeyed, and only by a write (which
+        # is a Queue write: it has a region).
+        parts.append(
+            z3.Implies(
+                z3.And(self._ev(p, "decision"), z3.Not(p["keyed"])),
+                z3.And(
+                    queue_edit_z3(p["dcls"], p.facts.kind),
+                    over.any_region(lambda r: p.at("dwr", r)),
+                ),
+            )
+        )
         # With no calls, ids that are all known are all of them, in order.
         parts.append(z3.Implies(z3.And(p["ids_known"], z3.Not(s.b("inb", 0))), p["ids_inorder"]))
         return z3.And(parts)
@@ -894,6 +916,7 @@ class LoopSystem:
                 ),
                 (z3.And(f.mode == MODE[Mode.DONT_ASK], d == DECISION[Decision.ASK]), "PERM-5"),
                 (z3.Not(z3.And(res.decision == d, res.stage == p["stage"])), "PERM-1"),
+                (z3.Not(p["keyed"]), "SCHED-2"),  # its key clause, before AUTH-4 (not mirrored)
                 (at(lambda i: z3.And(s.b("vet", i), d != deny)), "CHILD-6"),
                 (
                     at(lambda i: z3.And(z3.Not(s.b("vet", i)), d != deny, s.b("hkpend", i))),
@@ -1353,6 +1376,8 @@ class LoopSystem:
                 p["droute"] == s["route"],
                 z3.Not(at(lambda i: z3.And(s.b("vet", i), p["d"] != deny))),
                 enforced,
+                # SCHED-2's key clause: a Queue edit call writes only within its key
+                z3.BoolVal(True) if cfg.ablated("queue-edit-unkeyed") else p["keyed"],
             ),
             "ask_resolved": z3.And(
                 at(
