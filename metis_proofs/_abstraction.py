@@ -26,7 +26,7 @@ from metis_model._causes import STOP_SOURCES, cancel_source_problem, limit_probl
 from metis_model._children import PLAN_LOCKED_REMOVED
 from metis_model._context import transcript_problem
 from metis_model._decisions import hooks_for
-from metis_model._interference import paths_overlap
+from metis_model._interference import paths_overlap, queue_key_problem
 from metis_model._loop_state import TIMEOUT_SLACK_S, LoopState
 from metis_trace import CallClass, CancelCause, DecisionEvent, Facts, Stage, TraceEvent
 
@@ -189,6 +189,7 @@ class Abstraction:
             v["d"] = f.decision
             v["dcls"] = f.cls
             v["droute"] = f.route
+            v["keyed"] = queue_key_problem(f) is None
             fp = self._footprint(f.occ)
             if fp is None:
                 return None

@@ -4,10 +4,12 @@ A path is the sequence of (label, state) the solver chose. The abstract
 labels become concrete records here: occurrences are named `<turn>.<index>`,
 job ids are invented per handshake, timestamps are 1 ms apart and each call
 event is caused by the previous event of its occurrence. Queue key k is
-`file:/ws/q<k>`, and a Queue call writes region r as `/ws/q<k>/r<r>`, within
-what its key names (SCHED-2's key clause, which the abstraction leaves out);
-a Safe call reads region r as that path under every key, so a read and a
-write share a path exactly where their regions meet (SCHED-6). A call
+`file:/ws/q<k>`, and a keyed Queue call writes region r as `/ws/q<k>/r<r>`,
+within what its key names; one the label says is not `keyed` (SCHED-2's key
+clause: only a Queue edit call with a write can be) writes it as
+`/ws/elsewhere/r<r>`, which no key names. A Safe call reads region r as that
+path under every key and as `/ws/elsewhere/r<r>`, so a read and a write
+share a path exactly where their regions meet (SCHED-6). A call
 covered by hooks gets a tool name that exactly as many header hooks cover as
 the path runs for it before it is done
 (`read.hooked<N>`, hooks `h<k>` matching `*.hooked[k-9]`, all nine listed once
@@ -151,15 +153,21 @@ def _key(cls: object, key: object) -> str | None:
     return f"file:/ws/q{int(bool(key))}" if cls is CallClass.QUEUE else None
 
 
+UNKEYED = "/ws/elsewhere"  # what an unkeyed Queue call writes below: no key names it
+
+
 def _footprint(
-    cls: object, key: object, regions: Mapping[str, list[int]]
+    cls: object, key: object, regions: Mapping[str, list[int]], keyed: object = True
 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(reads, writes): a Queue call's writes within its key, a Safe call's reads
-    of each region under every key (see the module's docstring)."""
+    """(reads, writes): a Queue call's writes within its key (outside every
+    key when it is not `keyed`), a Safe call's reads of each region under every
+    key and outside them (see the module's docstring)."""
     if cls is CallClass.QUEUE:
-        return (), tuple(f"/ws/q{int(bool(key))}/r{r}" for r in regions["dwr"])
+        folder = f"/ws/q{int(bool(key))}" if keyed else UNKEYED
+        return (), tuple(f"{folder}/r{r}" for r in regions["dwr"])
     if cls is CallClass.SAFE:
-        return tuple(f"/ws/q{k}/r{r}" for r in regions["drd"] for k in (0, 1)), ()
+        folders = (*(f"/ws/q{k}" for k in (0, 1)), UNKEYED)
+        return tuple(f"{d}/r{r}" for r in regions["drd"] for d in folders), ()
     return (), ()
 
 
@@ -290,7 +298,7 @@ class _Writer:
             same = (expected.decision, expected.stage) == (p["d"], p["stage"])
             cls = p["dcls"]
             regions = {f: [r for r in range(REGIONS) if p[f"{f}{r}"]] for f in ("drd", "dwr")}
-            reads, writes = _footprint(cls, p["dkey"], regions)
+            reads, writes = _footprint(cls, p["dkey"], regions, p["keyed"])
             self.add(
                 DecisionEvent,
                 occ=occ,

@@ -4,8 +4,9 @@ Two layers share one state space:
 
 * the *checker mirror*: for any abstract state and any event, the variable
   `viol` of the next state is the invariant ID that `metis_model.step` reports
-  first for that event (or `ok`). It follows `_loop.py` check by check, in the
-  same order, and a Hypothesis test compares the two on concrete steps;
+  first for that event (or `ok`). It follows `step` (`_loop.py` and the
+  handler modules it dispatches to) check by check, in the same order, and
+  a Hypothesis test compares the two on concrete steps;
 * the *protocol*: which events a correct runtime may emit (the guards of a
   nondeterministic runtime, like `simulate`). Ablation flags weaken a guard.
 
@@ -49,6 +50,7 @@ from metis_trace import (
     ResultStatus,
     RuleBehavior,
     RunStatus,
+    ToolKind,
 )
 
 from ._perm import (
@@ -82,6 +84,7 @@ ABLATIONS: Mapping[str, str] = MappingProxyType(
         "child-gate-not-cloned": "CHILD-2",
         "retry-after-commit": "RETRY-1",
         "queue-not-fifo": "SCHED-2",
+        "queue-edit-unkeyed": "SCHED-2",
         "footprint-blind": "SCHED-6",
         "stub-started-as-interrupted": "RETRY-3",
         "hooks-not-run": "CHILD-6",
@@ -91,7 +94,7 @@ ABLATIONS: Mapping[str, str] = MappingProxyType(
 # Every ID the mirror can report: what `_loop.step` (and `spawn_violation`)
 # report, except TRACE-1 (sequence numbers, timestamps, causal edges are
 # concrete text that the conversion to a trace always gets right). A test
-# scans `_loop.py` so that a new ID there cannot go unmirrored.
+# scans `step`'s modules so that a new ID there cannot go unmirrored.
 CHECKED: tuple[str, ...] = (
     "LOOP-1",
     "LOOP-2",
@@ -325,7 +328,7 @@ class State:
     def e(self, field: str, i: Index) -> z3.ExprRef:
         return self.b(field, i)
 
-    # Derived notions, named as in `_loop.Call`.
+    # Derived notions, named as in `_loop_state.Call`.
     def admitted(self, i: Index) -> z3.BoolRef:
         return z3.And(
             self.b("decided", i),
@@ -466,6 +469,10 @@ _PARAM_BOOLS = (
     # request; for a sink failure, the sink's error) no other stop used: an
     # abstract fact, as `limit_ok` is (SCHED-5; specs/proofs.md)
     "sourced",
+    # decision: not a Queue edit call whose recorded writes its key does not
+    # name (SCHED-2's key clause, `_interference.queue_key_problem`): an abstract
+    # fact, as `sourced` is (specs/proofs.md)
+    "keyed",
 )
 # Per slot: surf<i>, hneed<i> (assistant: in the surface, covered by a hook),
 # cv<i> (cancel: names it), unk<i> (repair: stubs it unknown); per region:
@@ -486,6 +493,11 @@ _PARAM_ENUMS = {
     "child_mode": MODE,
     "req": MODE,
 }
+
+
+def queue_edit_z3(cls: z3.ExprRef, kind: z3.ExprRef) -> z3.BoolRef:
+    """`_interference.queue_edit`: the decisions SCHED-2's key clause applies to."""
+    return z3.And(cls == CLS[CallClass.QUEUE], kind == KIND[ToolKind.EDIT])
 
 
 def _val(value: z3.ExprRef | bool) -> z3.ExprRef:
@@ -781,18 +793,29 @@ class LoopSystem:
                 )
             )
         )
+        # Only a Queue edit call can be unkeyed, and only by a write (which
+        # is a Queue write: it has a region).
+        parts.append(
+            z3.Implies(
+                z3.And(self._ev(p, "decision"), z3.Not(p["keyed"])),
+                z3.And(
+                    queue_edit_z3(p["dcls"], p.facts.kind),
+                    over.any_region(lambda r: p.at("dwr", r)),
+                ),
+            )
+        )
         # With no calls, ids that are all known are all of them, in order.
         parts.append(z3.Implies(z3.And(p["ids_known"], z3.Not(s.b("inb", 0))), p["ids_inorder"]))
         return z3.And(parts)
 
     def enabled_in_phase(self, phase: z3.ExprRef, ev: z3.ExprRef) -> z3.BoolRef:
-        """LOOP-1's table, read from `_loop.ENABLED`."""
+        """LOOP-1's table, read from `_loop_state.ENABLED`."""
         return PHASE.table(phase, {ph: EVENT.is_in(ev, sorted(ENABLED[ph])) for ph in Phase})
 
     # --- the checker mirror ---------------------------------------------
 
     def _sched_checks(self, s: State, p: Params, i: Index) -> list[tuple[z3.BoolRef, str]]:
-        """`_loop.interference` for starting slot i, in its order."""
+        """`_interference.interference` for starting slot i, in its order."""
         ex = CallClass.EXCLUSIVE
         over = self.over
         sched1 = over.any_other(
@@ -895,6 +918,7 @@ class LoopSystem:
                 ),
                 (z3.And(f.mode == MODE[Mode.DONT_ASK], d == DECISION[Decision.ASK]), "PERM-5"),
                 (z3.Not(z3.And(res.decision == d, res.stage == p["stage"])), "PERM-1"),
+                (z3.Not(p["keyed"]), "SCHED-2"),  # its key clause, before AUTH-4 (not mirrored)
                 (at(lambda i: z3.And(s.b("vet", i), d != deny)), "CHILD-6"),
                 (
                     at(lambda i: z3.And(z3.Not(s.b("vet", i)), d != deny, s.b("hkpend", i))),
@@ -1354,6 +1378,8 @@ class LoopSystem:
                 p["droute"] == s["route"],
                 z3.Not(at(lambda i: z3.And(s.b("vet", i), p["d"] != deny))),
                 enforced,
+                # SCHED-2's key clause: a Queue edit call writes only within its key
+                z3.BoolVal(True) if cfg.ablated("queue-edit-unkeyed") else p["keyed"],
             ),
             "ask_resolved": z3.And(
                 at(

@@ -102,18 +102,32 @@ def test_a_workload_naming_a_child_never_runs_as_metis_run() -> None:
     assert not names_children(plain)
 
 
+@pytest.mark.parametrize("keyed", [True, False])
 @pytest.mark.parametrize("key", [False, True])
-def test_a_z3_paths_queue_call_writes_within_its_key_and_meets_reads_by_region(key: bool) -> None:
+def test_a_z3_paths_queue_call_writes_within_its_key_as_labelled_and_meets_reads_by_region(
+    key: bool, keyed: bool
+) -> None:
     """The z3 paths' traces (`metis_proofs._convert`): a Queue call's writes lie
-    within its key, so SCHED-2's key clause (not in the abstraction) holds on
-    them, and a Safe read meets a write exactly where their regions meet."""
+    within its key exactly when the label says it is `keyed` (the system's
+    SCHED-2 key clause), so the model's `queue_key_problem` agrees with the
+    label, and a Safe read meets a write exactly where their regions meet."""
     from metis_model._interference import _within, paths_overlap
     from metis_proofs._convert import _footprint, _key
 
     named = (_key(CallClass.QUEUE, key) or "")[len("file:") :]
     for wr in ([0], [1], [0, 1], []):
-        _, writes = _footprint(CallClass.QUEUE, key, {"drd": [], "dwr": wr})
-        assert all(_within(w, named) for w in writes)
+        _, writes = _footprint(CallClass.QUEUE, key, {"drd": [], "dwr": wr}, keyed)
+        if keyed:
+            assert all(_within(w, named) for w in writes)
+        else:  # not one of them is within any key
+            assert not any(_within(w, k[len("file:") :]) for w in writes for k in _keys())
         for rd in ([0], [1], [0, 1], []):
-            reads, _ = _footprint(CallClass.SAFE, not key, {"drd": rd, "dwr": []})
-            assert paths_overlap(reads, writes) == bool(set(rd) & set(wr)), (rd, wr)
+            for reader_key in (key, not key):
+                reads, _ = _footprint(CallClass.SAFE, reader_key, {"drd": rd, "dwr": []})
+                assert paths_overlap(reads, writes) == bool(set(rd) & set(wr)), (rd, wr)
+
+
+def _keys() -> list[str]:
+    from metis_proofs._convert import _key
+
+    return [k for b in (False, True) if (k := _key(CallClass.QUEUE, b)) is not None]

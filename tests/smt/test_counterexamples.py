@@ -14,7 +14,7 @@ import pytest
 
 from metis_check import check_trace
 from metis_proofs import ABLATIONS, Counterexample, UnknownAblation, find_counterexample
-from metis_trace import read_trace
+from metis_trace import DecisionEvent, read_trace
 from tests.draw._svg import read_svg
 
 MAX_DEPTH = 12
@@ -75,6 +75,32 @@ def test_it_writes_trace_itf_graph_and_a_regression_test(ablation: str, tmp_path
     tests = [v for k, v in namespace.items() if k.startswith("test_")]
     assert len(tests) == 1
     tests[0]()  # the generated regression test passes
+
+
+@pytest.mark.parametrize("ablation", list(ABLATIONS))
+def test_the_abstraction_of_its_trace_gets_the_same_verdicts(ablation: str) -> None:
+    """z3 -> trace -> z3: every step of the counterexample's trace, abstracted
+    again (`_abstraction.py`), gets `step`'s verdict in the mirror, up to the
+    violation."""
+    from tests.smt.test_loop_agreement import compare
+
+    c = cex(ablation)
+    assert compare(c.header, list(c.events), allowed=False) == len(c.events)
+
+
+def test_an_unkeyed_queue_edit_writes_outside_its_key() -> None:
+    """`queue-edit-unkeyed`: the decision the path labels not `keyed` is a
+    Queue edit call whose write its key does not name, judged at the decision."""
+    from metis_model._interference import queue_edit, queue_key_problem
+
+    c = cex("queue-edit-unkeyed")
+    decision = c.events[-1]
+    assert isinstance(decision, DecisionEvent) and queue_edit(decision)
+    assert decision.key is not None and decision.writes
+    assert not any(w.startswith(decision.key[len("file:") :]) for w in decision.writes)
+    assert queue_key_problem(decision) is not None
+    first = check_trace(list(c.events), c.header).first
+    assert first is not None and "does not name" in first.message
 
 
 def test_a_generated_test_runs_under_pytest(tmp_path: Path) -> None:

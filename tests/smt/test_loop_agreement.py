@@ -278,6 +278,51 @@ def test_many_mutated_events_get_the_same_verdict(seed: int, rseed: int) -> None
     _mutated(seed, rseed)
 
 
+def test_queue_edit_z3_is_the_models_queue_edit() -> None:
+    """The decisions SCHED-2's key clause applies to, in z3 (`_system`'s
+    structural constraint on an unkeyed label) and in the model."""
+    from metis_model._interference import queue_edit
+    from metis_proofs._perm import KIND
+    from metis_proofs._system import CLS, queue_edit_z3
+    from metis_trace import Facts, Mode, ToolKind
+
+    _, sim = simulate(0, SIM)
+    d = next(x for x in sim if isinstance(x, DecisionEvent))
+    for cls in CallClass:
+        for kind in ToolKind:
+            e = d.model_copy(update={"cls": cls, "facts": Facts(mode=Mode.DEFAULT, kind=kind)})
+            got = z3.simplify(queue_edit_z3(CLS[cls], KIND[kind]))
+            assert z3.is_true(got) == queue_edit(e), (cls, kind)
+
+
+def test_queue_edits_writing_beyond_their_key_get_the_same_verdict() -> None:
+    """SCHED-2's key clause in the abstraction: simulated runs whose Queue edit
+    call also writes a file its key does not name (`SCHED_2_CLAUSES["key"]`)
+    are labelled not `keyed` at that decision, where z3 and `step` both
+    report SCHED-2."""
+    from metis_check._mutate import SCHED_2_CLAUSES
+    from metis_model._interference import queue_key_problem
+
+    reached = 0
+    for seed in range(16):
+        header, events = simulate(seed, SIM)
+        broken = SCHED_2_CLAUSES["key"](list(events), random.Random(seed))
+        if broken is None:
+            continue
+        index = next(
+            i
+            for i, (a, b) in enumerate(zip(events, broken, strict=True))
+            if a != b and isinstance(b, DecisionEvent)
+        )
+        assert queue_key_problem(broken[index]) is not None
+        first = check_trace(broken, header).first
+        assert first is not None and (first.invariant, first.index) == ("SCHED-2", index)
+        # every step up to the decision compared (its regions fit the abstraction)
+        if compare(header, broken, allowed=False) == index + 1:
+            reached += 1
+    assert reached >= 4, reached
+
+
 # z3 -> Python ----------------------------------------------------------
 
 

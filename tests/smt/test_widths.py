@@ -45,7 +45,10 @@ def test_the_parametric_system_has_no_width_bound() -> None:
     assert "<=" not in text  # no slot, job or batch-size bound
 
 
-@pytest.mark.parametrize("ablation", ["retry-after-commit", "exclusive-as-safe", "queue-not-fifo"])
+@pytest.mark.parametrize(
+    "ablation",
+    ["retry-after-commit", "exclusive-as-safe", "queue-not-fifo", "queue-edit-unkeyed"],
+)
 def test_never_proves_what_an_ablation_breaks(ablation: str) -> None:
     config = LoopConfig(ablations=frozenset({ablation}))
     invariant = houdini(LoopSystem(config))
