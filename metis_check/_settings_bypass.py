@@ -30,8 +30,7 @@ from collections.abc import Sequence
 
 from attrs import frozen
 
-from metis_model._derive import Recorded, derive
-from metis_model._derive_record import RecordedRule, parse_recorded_rule
+from metis_model._derive import Recorded, RecordedRule, derive, parse_recorded_rule
 from metis_model._derive_shell import Command, bash_rule_matches, rule_regex
 
 __all__ = ["FORMS", "Witness", "bypass_witnesses", "confirm"]

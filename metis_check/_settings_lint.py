@@ -27,7 +27,7 @@ from collections.abc import Sequence
 
 from attrs import frozen
 
-from metis_model._derive_record import (
+from metis_model._derive import (
     Recorded,
     RecordedRule,
     parse_recorded_rule,

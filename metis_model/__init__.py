@@ -66,8 +66,7 @@ if _typing.TYPE_CHECKING:
         spawn_violation,
     )
     from ._coverage import exercised
-    from ._derive import Derived, Recorded, derive
-    from ._derive_record import parse_recorded_rule
+    from ._derive import Derived, Recorded, derive, parse_recorded_rule
     from ._enabled import closable, settled, startable
     from ._invariants import BY_ID, FAMILIES, INVARIANTS, Invariant, invariant
     from ._loop import step
@@ -136,8 +135,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     # The reference fact-deriver (AUTH-4), for checks that hold settings the
     # trace did not record (explore's Claude Code hook workload).
-    "._derive": ("Derived", "Recorded", "derive"),
-    "._derive_record": ("parse_recorded_rule",),
+    "._derive": ("Derived", "Recorded", "derive", "parse_recorded_rule"),
     "metis_trace._errors": (
         "InputError",
         "MetisModelError",

@@ -1,169 +1,152 @@
-"""A plain reading of a Bash line, for the reference fact-deriver (AUTH-4).
-
-Written from Claude Code's permission docs (https://code.claude.com/docs/en/
-permissions, "Bash"), sharing nothing with `metis_runtime/shell`: `shlex`
-splits on the documented operators (`&&`, `||`, `;`, `|`, `|&`, `&`,
-newline); leading `NAME=value` words (deny and ask see past any) and the
-documented wrappers (`timeout`, `time`, `nice`, `nohup`, `stdbuf`,
-`command`, `builtin`, `noglob`, bare `xargs`) are stripped. A line it cannot
-read for certain (`$`, backticks, globs, grouping, `<`, `#`, `!`, `~`, `\\`,
-fd redirections, quoting that joins or splits words) gives None.
+"""A plain reading of a Bash line for the reference fact-deriver (AUTH-4),
+sharing nothing with `metis_runtime/shell`: its simple commands, as Claude
+Code's permission docs read them (https://code.claude.com/docs/en/permissions,
+"Bash": split on the operators, leading `NAME=value` words and the documented
+wrappers stripped), and whether it surely may change a file, by the shell's
+own rules (POSIX.1-2017, Shell Command Language, 2.7 "Redirection": `>`, `>>`,
+`>|` create or truncate their target, `<>` opens it for reading and writing
+and creates it when missing; bash adds `&>` and `&>>`) and two utilities that
+write their operands (POSIX `uniq`: `uniq [options] [input_file
+[output_file]]`; `tee file...`). What it cannot read for certain gives None.
 """
 
 from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Collection
 
 from attrs import frozen
 
-__all__ = ["NOT_FILES", "Command", "bash_rule_matches", "rule_regex", "shell_words", "split_line"]
+__all__ = ["Command", "bash_rule_matches", "rule_regex", "split_line", "surely_writes"]
 
 # Anything here makes the line unsure: expansions, globs, grouping, input
 # redirection, escapes, history, home. Checked on the raw text, quoted or not
 # (a stricter reading than bash's, so never a wrong "sure").
 _UNSURE = frozenset("$`\\(){}<*?[]!~#")
-_OPERATORS = frozenset({"&&", "||", ";", "|", "|&", "&"})
+_PUNCTUATION = frozenset(";&|<>\n")
+# A separator token: an operator, then any newlines (shlex joins them), or newlines.
+_SEPARATOR = re.compile(r"(?:&&|\|\||\|&|[;|&])\n*|\n+")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*", re.DOTALL)
-_DURATION = re.compile(r"[0-9]+(?:\.[0-9]+)?[smhd]?")
-_NICE = re.compile(r"-[0-9]+")
-_STDBUF = re.compile(r"-[ioe][0-9A-Za-z]+")
-# Where output redirection goes nowhere a rule or a protected list cares about.
-NOT_FILES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
+# The documented wrappers' plain leading options, over the words joined by
+# spaces; another form leaves a NUL word no rule text matches. `command -v`
+# looks a name up and runs nothing; only a bare xargs is stripped.
+_BARE = "(?!-)"
+_WRAPPERS = dict.fromkeys(("nohup", "builtin", "noglob", "time", "command", "xargs"), _BARE) | {
+    "timeout": r"[0-9]+(?:\.[0-9]+)?[smhd]? ",
+    "nice": rf"-n -?[0-9]+ |-[0-9]+ |{_BARE}",
+    "stdbuf": r"(?:-[ioe][0-9A-Za-z]+ )+",
+}
+# The files `cat`, `head` and `tail` read, past their plain options.
+_READERS: dict[str, tuple[Collection[str], str]] = {"cat": ((), "-.*")}
+_READERS |= dict.fromkeys(("head", "tail"), (("-n", "-c"), "-[nc]?[0-9]+"))
+_REDIRECTS = frozenset({">", ">>", ">|", "<>", "&>", "&>>"})
+# Where `>` or `<` may not be a redirection: `[[ ]]`, `(( ))`, a here-document, `case`.
+_UNREAD = ("[[", "((", "<<", "case", "let ")
+# Targets that name no file a rule or a protected list cares about (`-`:
+# standard output, to uniq and tee).
+_NOT_FILES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
+_NOT_WRITTEN = _NOT_FILES | {"/dev/tty", "-"}
 
 
 @frozen
 class Command:
-    """One simple command: its words after assignments and wrappers, and the
-    targets of its plain `>`/`>>` redirections."""
+    """One simple command: its words after assignments and wrappers, the
+    targets of its plain `>`/`>>` redirections, and the files it reads as
+    `cat`, `head` or `tail` (none when their options are not plain)."""
 
     argv: tuple[str, ...]
     writes: tuple[str, ...] = ()
+    reads: tuple[str, ...] = ()
 
 
-def _words(line: str, posix: bool) -> list[str]:
-    lex = shlex.shlex(line, posix=posix, punctuation_chars=";&|\n<>")
-    lex.whitespace = " \t"
-    lex.whitespace_split = True
-    lex.commenters = ""
-    return list(lex)
+@frozen
+class Writes:
+    """A line that may change files: why (the first write seen), and the
+    names it writes (as written; a name with an expansion may be among them)."""
+
+    reason: str
+    targets: tuple[str, ...]
 
 
-def shell_words(line: str) -> tuple[list[str], list[str]] | None:
-    """The words of `line` (quotes removed) and each one's raw text; None for
-    an unclosed quote or quoting that joins or splits words (not a plain line)."""
-    try:
-        words, raws = _words(line, True), _words(line, False)
-    except ValueError:  # an unclosed quote
-        return None
-    if len(words) != len(raws):
-        return None
-    return words, raws
-
-
-def _operator(raw: str) -> bool:
-    """A separator token: one of the operators, or newlines (after one)."""
-    body = raw.rstrip("\n")
-    return body in _OPERATORS or (not body and bool(raw))
+def _shell_words(line: str) -> list[tuple[str, str]] | None:
+    """Each word of `line` (quotes removed) with its raw text; None for an
+    unclosed quote or quoting that joins or splits words (not a plain line)."""
+    split: list[list[str]] = []
+    for posix in (True, False):
+        lex = shlex.shlex(line, posix=posix, punctuation_chars=";&|\n<>")
+        lex.whitespace, lex.whitespace_split, lex.commenters = " \t", True, ""
+        try:
+            split.append(list(lex))
+        except ValueError:  # an unclosed quote
+            return None
+    words, raws = split
+    return list(zip(words, raws, strict=True)) if len(words) == len(raws) else None
 
 
 def split_line(line: str) -> list[Command] | None:
     """The simple commands of `line`, or None when it is not surely read."""
-    if not line.strip() or any(c in _UNSURE for c in line):
-        return None
-    split = shell_words(line)
+    split = _shell_words(line) if line.strip() and not set(line) & _UNSURE else None
     if split is None:
         return None
-    words, raws = split
     out: list[Command] = []
     current: list[str] = []
     writes: list[str] = []
-    i = 0
-    while i < len(words):
-        word, raw = words[i], raws[i]
-        if word == raw and _operator(raw):
+    tokens = iter(split)
+    for word, raw in tokens:
+        if word == raw and _SEPARATOR.fullmatch(raw):
             if not current:
                 return None  # an empty command: a syntax the deriver does not read
             out.append(_finish(current, writes))
             current, writes = [], []
         elif word == raw and raw in (">", ">>"):
-            if i + 1 >= len(words) or (current and current[-1].isdigit()):
-                return None  # no target, or an fd redirection (`2> f`)
-            target = words[i + 1]
-            if not target or _operator(raws[i + 1]) or raws[i + 1] in (">", ">>"):
-                return None
-            if target not in NOT_FILES:
+            target, after = next(tokens, ("", ""))
+            fd = bool(current) and current[-1].isdigit()  # `2> f`
+            if fd or not target or after in (">", ">>") or _SEPARATOR.fullmatch(after):
+                return None  # an fd redirection, no target, or an operator for one
+            if target not in _NOT_FILES:
                 writes.append(target)
-            i += 1
-        elif word == raw and set(raw) <= set(";&|\n<>"):
+        elif word == raw and set(raw) <= _PUNCTUATION:
             return None  # `>&`, `&>`, `>|`, `;;`, ...
         elif not word or any(c.isspace() for c in word):
             return None  # a word with blanks: rule text would be ambiguous
         else:
             current.append(word)
-        i += 1
     if current:
         out.append(_finish(current, writes))
-    elif writes:
-        return None
-    return out
+    return None if writes and not current else out
 
 
 def _finish(words: list[str], writes: list[str]) -> Command:
+    """The command under its assignments and the documented wrappers."""
     argv = list(words)
     while argv and _ASSIGNMENT.fullmatch(argv[0]):
         argv.pop(0)
-    stripped = _strip_wrappers(argv)
-    return Command(
-        argv=tuple(stripped if stripped is not None else ("\x00",)), writes=tuple(writes)
-    )
+    while argv and argv[0] in _WRAPPERS:
+        rest = " ".join(argv[1:]) + " "  # a word here holds no blank
+        options = re.match(_WRAPPERS[argv[0]], rest)
+        argv = rest[options.end() :].split() if options is not None else []
+    reader = _READERS.get(argv[0]) if argv else None
+    reads = (_operands(argv[1:], *reader) or []) if reader is not None else []
+    return Command(tuple(argv or ("\x00",)), tuple(writes), tuple(reads))
 
 
-def _strip_wrappers(argv: list[str]) -> list[str] | None:
-    """The command under the documented wrappers; None when a wrapper's
-    options are not the plain forms read here (the command then is one no
-    rule text can match: a NUL word)."""
-    while argv:
-        name, rest = argv[0], argv[1:]
-        if name in ("nohup", "builtin", "noglob", "time"):
-            if rest[:1] and rest[0].startswith("-"):
+def _operands(
+    args: Collection[str], valued: Collection[str] = (), flags: str = "(?!)", other: str = "-.*"
+) -> list[str] | None:
+    """A utility's operands, when its options are plain: `valued` ones take
+    the next word, words `flags` matches are flags (by default none), any
+    other option (a word `other` matches) is not read here (None)."""
+    out: list[str] = []
+    words = iter(args)
+    for word in words:
+        if word in valued:
+            next(words, None)
+        elif re.fullmatch(flags, word, re.DOTALL) is None:
+            if re.fullmatch(other, word, re.DOTALL) is not None:
                 return None
-            argv = rest
-        elif name == "command":
-            if rest[:1] and rest[0].startswith("-"):
-                return None  # `command -v` looks a name up; it runs nothing
-            argv = rest
-        elif name == "timeout":
-            if not rest or not _DURATION.fullmatch(rest[0]):
-                return None
-            argv = rest[1:]
-        elif name == "nice":
-            if rest[:1] == ["-n"]:
-                if len(rest) < 2 or not re.fullmatch(r"-?[0-9]+", rest[1]):
-                    return None
-                argv = rest[2:]
-            elif rest[:1] and _NICE.fullmatch(rest[0]):
-                argv = rest[1:]
-            elif rest[:1] and rest[0].startswith("-"):
-                return None
-            else:
-                argv = rest
-        elif name == "stdbuf":
-            n = 0
-            while n < len(rest) and _STDBUF.fullmatch(rest[n]):
-                n += 1
-            if n == 0:
-                return None
-            argv = rest[n:]
-        elif name == "xargs":
-            if rest[:1] and rest[0].startswith("-"):
-                return None  # only a bare xargs is stripped
-            argv = rest
-        else:
-            return argv
-        if not argv:
-            return None
-    return None
+            out.append(word)
+    return out
 
 
 def rule_regex(spec: str) -> re.Pattern[str] | None:
@@ -176,9 +159,7 @@ def rule_regex(spec: str) -> re.Pattern[str] | None:
     text = " ".join(spec.split())
     if text.endswith(":*"):
         text = text[:-2].rstrip() + " *"
-    tail = ""
-    if text.endswith(" *"):
-        text, tail = text[:-2], "(?: .*)?"
+    text, tail = (text[:-2], "(?: .*)?") if text.endswith(" *") else (text, "")
     body = ".*".join(re.escape(part) for part in text.split("*"))
     return re.compile(body + tail, re.DOTALL)
 
@@ -193,3 +174,44 @@ def bash_rule_matches(spec: str, command: Command) -> bool:
     if "/" in command.argv[0]:
         forms.append((command.argv[0].rsplit("/", 1)[1], *command.argv[1:]))
     return any(regex.fullmatch(" ".join(form)) is not None for form in forms)
+
+
+def _command_writes(argv: list[str]) -> list[str]:
+    """The files a simple command writes through its operands: uniq its
+    second (`-f`, `-s`, `-w` take a value; `-` is standard input or
+    output), tee all of them (with no option)."""
+    if argv[:1] == ["uniq"]:
+        args = _operands(argv[1:], {"-f", "-s", "-w"}, "-[cduiDz]", other="-.+")
+        written = args[1:] if args is not None and len(args) == 2 else []
+    else:
+        written = (_operands(argv[1:]) or []) if argv[:1] == ["tee"] else []
+    return [w for w in written if w not in _NOT_WRITTEN]
+
+
+def surely_writes(line: str) -> Writes | None:
+    """The writes of `line`, or None when it writes nothing the deriver is
+    sure of (a target naming no file, `/dev/null` or an fd `>&2`, writes nothing)."""
+    split = None if any(marker in line for marker in _UNREAD) else _shell_words(line)
+    if split is None:
+        return None
+    # Only a bare `>` (no quote or escape in it) is an operator.
+    tokens = [(word, word == raw) for word, raw in split]
+    if any(bare and token.startswith("#") for token, bare in tokens):
+        return None  # a comment: what follows is not run
+    seen: list[tuple[str, str]] = []
+    argv: list[str] = []
+    after_redirect = False
+    for i, (token, bare) in enumerate([*tokens, (";", True)]):
+        operator = bare and set(token) <= _PUNCTUATION
+        if operator and token in _REDIRECTS:
+            target, plain = tokens[i + 1] if i + 1 < len(tokens) else ("", False)
+            named = plain and not set(target) <= _PUNCTUATION and target[:1] not in ("&", "(")
+            if named and target not in _NOT_WRITTEN:
+                seen.append((f"{token} {target} opens it for writing", target))
+        elif operator:  # a separator, or an fd duplication (`>&2`)
+            seen += [(f"{argv[0]} writes its operand {w}", w) for w in _command_writes(argv)]
+            argv = []
+        elif not after_redirect:
+            argv.append(token)
+        after_redirect = operator and token in _REDIRECTS
+    return Writes(seen[0][0], tuple(dict.fromkeys(t for _, t in seen))) if seen else None

@@ -5,11 +5,11 @@
   beside lines that write through an operand or a redirection the shell
   defines (`uniq in out`, `[n]<>file`, `tee`, `2>`, `>|`): those must be
   denied at the `plan` stage. Two sides check it. From the trace, AUTH-4's
-  deriver (`metis_model/_derive_writes.py`) knows each of these lines may
-  write, so a decision whose facts call one `read_only` breaks AUTH-4. From
-  the world, this module's check looks at the workspace after the run: a file
-  a plan run wrote is PERM-4 ("plan admits no mutating effect"), whatever the
-  trace says.
+  deriver (`surely_writes` in `metis_model/_derive_shell.py`) knows each of
+  these lines may write, so a decision whose facts call one `read_only`
+  breaks AUTH-4. From the world, this module's check looks at the workspace
+  after the run: a file a plan run wrote is PERM-4 ("plan admits no mutating
+  effect"), whatever the trace says.
 """
 
 from __future__ import annotations

@@ -143,7 +143,7 @@ def test_bash_files_and_redirects() -> None:
     }
     assert _patterns(r, "bash", {"command": "cd x && cat .env"}, set()) == {"Bash"}
     assert derive(r, "bash", {"command": "echo x > .git/config"}, set()).protected
-    # A stderr redirection writes its file too (`_derive_writes`).
+    # A stderr redirection writes its file too (`_derive_shell.surely_writes`).
     assert derive(r, "bash", {"command": "echo x 2> .git/config"}, set()).protected
     assert derive(r, "bash", {"command": "cat <> .git/config"}, set()).protected
     assert not derive(r, "bash", {"command": "cd x && cat <> .git/config"}, set()).protected

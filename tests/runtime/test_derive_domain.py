@@ -1,8 +1,8 @@
 """AUTH-4 for `WebFetch(domain:h)` rules: the model's host matching
-(`metis_model/_derive_domain.py`, from Claude Code's docs) on documented
-examples, and differentially against the production gate: wherever the
-deriver is sure, the gate's facts hold every deny and ask rule that matches
-and no rule that does not."""
+(`metis_model/_derive.py`, `domain_rule_matches`, from Claude Code's docs)
+on documented examples, and differentially against the production gate:
+wherever the deriver is sure, the gate's facts hold every deny and ask rule
+that matches and no rule that does not."""
 
 from __future__ import annotations
 
@@ -13,8 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from metis_model._derive import facts_problem, recorded_permissions
-from metis_model._derive_domain import domain_rule_matches
+from metis_model._derive import domain_rule_matches, facts_problem, recorded_permissions
 from metis_runtime.permissions import Gate, Policy
 from metis_trace import Mode, Route, RuleBehavior, Source, ToolKind, TraceHeader
 

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from metis_model._derive import facts_problem, recorded_permissions
-from metis_model._derive_writes import surely_writes
+from metis_model._derive_shell import surely_writes
 from metis_runtime.permissions import Gate, Policy
 from metis_runtime.tools import BashTool
 from metis_trace import Facts, Mode, Route, ToolKind, TraceHeader
