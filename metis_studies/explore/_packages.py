@@ -73,6 +73,9 @@ GROUPS: dict[str, tuple[str, ...]] = {
 
 NO_DECISIONS: dict[str, str] = {
     "scenarios": "shipped replay scenarios (data)",
+    # once the CLI's: it builds the gate, loop and supervisor, which decide; the
+    # rules it adds (agent tools allowed from the cli) are in the header, AUTH-4's
+    "assemble": "puts a run together from `metis run`'s options or its journal",
     "__init__": "re-exports",
     "_errors": "exception types",
     "_layout": "the run folder's names",
