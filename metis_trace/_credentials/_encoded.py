@@ -18,8 +18,7 @@ from ._rules import _GITLAB_PREFIXES
 # (`base64_forms`): the rules' needles in the case they are written in, the
 # names of secret fields in three cases followed by what comes after a name.
 # What it decodes to is scanned like any text, `ENCODING_DEPTH` encodings
-# deep (`_scanner.py`) (an encoding inside another: a URL with percent-escapes in a base64
-# blob, a base64 value in a URL's query, base64 in base64).
+# deep (`_scanner.py`).
 _FOLLOW = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.~%"
 _ENCODED_PREFIXES = (
     *("AKIA", "ASIA", "ABIA", "ACCA", "A3T", "AIza", "github_pat_", "GR1348941"),
