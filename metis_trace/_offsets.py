@@ -1,7 +1,7 @@
 """Where each character of a decoded view of a text came from, in little memory.
 
 The credential scanner looks at a text and at views of it with backslash
-escapes decoded (`_credentials._views`), and maps a finding in a view back to
+escapes decoded (`_credentials._escapes`), and maps a finding in a view back to
 the original text. A list with one original position per character costs
 tens of bytes a character (a 50 MB tool result: gigabytes, and most of the
 scan's time); the map is piecewise linear instead: one breakpoint per escape.

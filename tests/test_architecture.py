@@ -27,7 +27,7 @@ def _imported_in(code: str) -> set[str]:
 # write a trace, and what the specification may lean on.
 THIRD_PARTY = {
     # ahocorasick_rs: the credential scan's one pass over a long record for
-    # every name at once (metis_trace/_credentials.py; a core dependency).
+    # every name at once (metis_trace/_credentials/; a core dependency).
     "metis_trace": {"attrs", "pydantic", "ahocorasick_rs"},
     "metis_model": {"attrs", "pydantic"},
 }

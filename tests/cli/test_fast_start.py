@@ -52,6 +52,10 @@ INPUT_LAYER = {
     # The credential detector: output that may hold a credential is redacted
     # (metis_cli/_redacting.py; `--version` prints nothing that loads it).
     "metis_trace._credentials",
+    *(
+        f"metis_trace._credentials.{m}"
+        for m in ("_families", "_names", "_rules", "_encoded", "_escapes", "_screen", "_scanner")
+    ),
     # Its decoding of base64 and percent-escapes (stdlib only).
     "metis_trace._encodings",
     "metis_trace._plain_variables",

@@ -271,7 +271,7 @@ _ENCODED_FIXTURES = {
 
 @pytest.mark.parametrize("name", sorted(_ENCODED_FIXTURES))
 def test_documented_encoded_examples(name: str) -> None:
-    import metis_trace._credentials as detector
+    import metis_trace._credentials._scanner as detector
 
     text = (ENCODED_DATA / name).read_text()
     gone, new = _ENCODED_FIXTURES[name]
@@ -299,7 +299,7 @@ def test_ordinary_base64_and_percent_escapes_are_left_alone() -> None:
 def test_no_new_redactions_in_the_shared_corpora() -> None:
     """Real Claude Code sessions and provider streams (../shared/corpora, when
     present): decoding adds no finding (README.md gives the figure)."""
-    import metis_trace._credentials as detector
+    import metis_trace._credentials._scanner as detector
 
     corpora = ROOT.parent / "shared" / "corpora"
     files = sorted(p for p in corpora.rglob("*.jsonl") if p.stat().st_size < 2_000_000)[:12]

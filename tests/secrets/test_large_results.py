@@ -21,8 +21,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from metis_cli._run import run
-from metis_trace import InputError, decode_json
-from metis_trace import _credentials as creds
+from metis_trace import InputError, decode_json, find_credentials
+from metis_trace._credentials import _escapes, _names
 from tests.input._cli import run_metis
 
 _TOKENS = [
@@ -37,8 +37,8 @@ _TOKENS = [
 @settings(max_examples=400, deadline=None)
 @given(st.lists(st.sampled_from(_TOKENS), max_size=30).map("".join))
 def test_assignment_starts_find_what_finditer_finds(text: str) -> None:
-    expected = [m.span() for m in creds._ASSIGNMENT.finditer(text)]
-    assert [m.span() for m in creds._assignment_matches(text)] == expected
+    expected = [m.span() for m in _names._ASSIGNMENT.finditer(text)]
+    assert [m.span() for m in _names._assignment_matches(text)] == expected
 
 
 def _unescape_by_character(text: str) -> tuple[str, list[int]] | None:
@@ -47,14 +47,14 @@ def _unescape_by_character(text: str) -> tuple[str, list[int]] | None:
     where: list[int] = []
     i = 0
     while i < len(text):
-        m = creds._ESCAPE.match(text, i)
+        m = _escapes._ESCAPE.match(text, i)
         if m is None:
             out.append(text[i])
             where.append(i)
             i += 1
             continue
         e = m.group()
-        out.append(creds._SIMPLE_ESCAPES[e[1]] if len(e) == 2 else chr(int(e[2:], 16)))
+        out.append(_escapes._SIMPLE_ESCAPES[e[1]] if len(e) == 2 else chr(int(e[2:], 16)))
         where.append(i)
         i = m.end()
     if len(out) == len(text):
@@ -65,7 +65,7 @@ def _unescape_by_character(text: str) -> tuple[str, list[int]] | None:
 @settings(max_examples=400, deadline=None)
 @given(st.lists(st.sampled_from(["\\", "n", "u", "0", "4", "1", "x", '"', "a", "q"])).map("".join))
 def test_the_piecewise_map_is_the_per_character_one(text: str) -> None:
-    fast, slow = creds._unescape(text), _unescape_by_character(text)
+    fast, slow = _escapes._unescape(text), _unescape_by_character(text)
     if fast is None or slow is None:
         assert fast is None and slow is None
         return
@@ -81,7 +81,7 @@ def test_a_large_line_is_still_walked_for_a_huge_integer() -> None:
 
 def test_a_credential_far_into_a_large_result_is_found() -> None:
     text = json.dumps({"content": "a line of output\n" * 200_000 + "api_key=hunter2hunter2\n"})
-    (found,) = creds.find_credentials(text)
+    (found,) = find_credentials(text)
     assert found.family == "secret-assignment"
     assert text[found.start : found.end].startswith("hunter2hunter2")
 
