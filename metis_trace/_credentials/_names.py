@@ -114,7 +114,10 @@ _NAME_ANCHORS = tuple(
     )
 )
 _NAME_LEAD = 14
-_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_.-")
+# The characters an anchor's lead may hold, in the lowered text. Its own name:
+# it once shared `_NAME_CHARS`'s, and the later binding replaced the name
+# characters `_assigned_name` reads, so `MYPWD=` was read as the plain `PWD`.
+_LEAD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_.-")
 _ANCHOR_SCAN = ahocorasick_rs.AhoCorasick(
     list(_NAME_ANCHORS), implementation=ahocorasick_rs.Implementation.DFA
 )
@@ -131,7 +134,7 @@ def _assignment_starts(low: str) -> list[int]:
     starts: list[int] = []
     for _, at, _ in _ANCHOR_SCAN.find_matches_as_indexes(low, overlapping=True):
         lead = at
-        while lead > 0 and at - lead < _NAME_LEAD and low[lead - 1] in _NAME_CHARS:
+        while lead > 0 and at - lead < _NAME_LEAD and low[lead - 1] in _LEAD_CHARS:
             lead -= 1
         starts.extend(range(lead, at + 1))
     starts.sort()

@@ -352,8 +352,10 @@ def test_a_real_secret_beside_them_is_still_redacted() -> None:
     assert token not in out and f"GITHUB_TOKEN={REDACTED}" in out
     line = redactor.json_line({"env": environ, "note": f"token {token}"})
     assert "/home/alice/proj" in line and token not in line
-    # A password by another spelling is still one: the exemption is by exact name.
-    for text in ("MYSQL_PWD=hunter22secret", "pwd: hunter22secret", '{"pwd": "hunter22secret"}'):
+    # A password by another spelling is still one: the exemption is by exact
+    # name, the whole name (`MYPWD` was once read as its last word, `PWD`).
+    spellings = ("MYSQL_PWD=hunter22secret", "MYPWD=hunter22secret", "DB2PWD=hunter22secret")
+    for text in (*spellings, "pwd: hunter22secret", '{"pwd": "hunter22secret"}'):
         assert "hunter22secret" not in redactor.text(text), text
 
 
