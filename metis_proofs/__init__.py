@@ -25,17 +25,10 @@ from ._engine import (
     houdini,
     k_induction,
 )
-from ._guard import (
-    GUARD_ABLATIONS,
-    GuardAblation,
-    GuardProof,
-    GuardSystem,
-    SymGuard,
-    check_guard,
-    concrete_decision,
-    guard_z3,
-    prove_spawn_guard,
-)
+from ._guard import GuardProof, check_guard, prove_spawn_guard
+from ._guard_mirror import GUARD_ABLATIONS, GuardAblation, concrete_decision, guard_z3
+from ._guard_sym import SymGuard
+from ._guard_system import GuardSystem
 from ._perm import (
     SymFacts,
     SymResolution,

@@ -6,9 +6,10 @@ The proof logic lives here so that the CLI works from an installed package;
 * PERM-x and CHILD-2 are claims about `resolve_z3` / `settle_z3` /
   `child_mode_z3` over symbolic facts: the negated claim is unsat, so the
   claim holds for every input (`proved`).
-* CHILD-4 (`_guard.py`): the spawn guard's claim over unbounded limits and
-  counts (validity), and its ledger's counts within limits (1-induction over
-  spawn and child-end steps); `proved` only when both close.
+* CHILD-4 (`_guard.py`, its pieces `_guard_*.py`): the spawn guard's claim
+  over unbounded limits and counts (validity), and its ledger's counts within
+  limits (1-induction over spawn and child-end steps); `proved` only when both
+  close.
 * PLAN-x (`_plan.py`): the cache decision, consent binding, references and
   the cap as validity claims; PLAN-4/5/6 as an inductive invariant of the
   turn system (1-induction).

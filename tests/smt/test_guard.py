@@ -30,6 +30,7 @@ from metis_proofs import (
     SymGuard,
     Verdict,
     _guard,
+    _guard_induction,
     check_guard,
     concrete_decision,
     cvc5_answers,
@@ -40,7 +41,10 @@ from metis_proofs import (
     prove_spawn_guard,
     z3_answers,
 )
-from metis_proofs._guard import CODE, GuardParams, GuardVars, guard_claim
+from metis_proofs._guard_claim import guard_claim
+from metis_proofs._guard_decode import GuardPathStep
+from metis_proofs._guard_sym import CODE
+from metis_proofs._guard_system import GuardParams, GuardVars
 
 CHILD_4 = get_property("CHILD-4")
 OVERRIDES = [(False, ""), (True, ""), (False, "   "), (False, "needed twice")]
@@ -352,7 +356,9 @@ def test_the_ledger_is_not_vacuous_every_limit_and_code_is_reachable() -> None:
 
 
 def test_unknown_is_never_proved(monkeypatch: pytest.MonkeyPatch) -> None:
+    # every answer unknown: the claim's (`_guard`) and the ledger's (`_guard_induction`)
     monkeypatch.setattr(_guard, "_answer", lambda r: "unknown")
+    monkeypatch.setattr(_guard_induction, "_answer", lambda r: "unknown")
     result = prove_spawn_guard(CHILD_4, None)
     assert result.verdict is Verdict.UNKNOWN and not result.holds
     tiny = prove_spawn_guard(CHILD_4, None, timeout_s=0.001)
@@ -388,7 +394,7 @@ def test_every_weakened_guard_is_refuted(name: str, tmp_path: Path) -> None:
     _replay_breaks_a_limit(proof.path)
 
 
-def _replay_breaks_a_limit(path: tuple[_guard.GuardPathStep, ...]) -> None:
+def _replay_breaks_a_limit(path: tuple[GuardPathStep, ...]) -> None:
     """Replaying the weakened guard's choices through `admit`/`finish` breaks a
     limit at the last step, which the real `guard_decision` refuses."""
     assert path, "an empty path cannot break a limit"
