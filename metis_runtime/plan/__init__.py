@@ -8,7 +8,8 @@
 - `_state`: turn logs, turn state and dialogs on disk;
 - `_engine`: the provider's proposals (structured output);
 - `_driver`: a plan segment as provider and observer of the agent loop;
-- `_turn`: `PlanRuntime`, a turn from request to answer, and resumption;
+- `_plan_runtime`: `PlanRuntime`, a turn from request to answer, and resumption;
+- `_turn`: `TurnRun`, one segment's working state; `_turn_types`: its records;
 - `_routes`, `_undo`, `_tasks`: deterministic routes, undo, scheduled tasks;
 - `_provider`, `_commands`: what `metis plan` / `metis tasks` do (a turn's
   provider, replay position and seeding; validation of a framework file,
@@ -38,6 +39,7 @@ from ._manifest import (
     manifest_digest,
     sign_manifest,
 )
+from ._plan_runtime import PlanRuntime
 from ._provider import (
     DEFAULT_SCENARIO,
     PLAN_SCENARIOS,
@@ -50,7 +52,7 @@ from ._routes import explicit_targets, intent_key, match_route
 from ._state import Dialog, TurnState, dialog_path, load_dialog, load_state, turn_log_path
 from ._store import PlanStore, Task, plan_dir
 from ._tasks import Schedule, due_tasks, new_task, next_due, parse_schedule
-from ._turn import Coordinates, PlanRuntime, TurnOptions, TurnOutcome
+from ._turn_types import Coordinates, TurnOptions, TurnOutcome
 
 __all__ = [
     "BUILTIN",

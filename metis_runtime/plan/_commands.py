@@ -25,11 +25,12 @@ from metis_trace import (
 
 from .._errors import ConfigError, MetisRuntimeError
 from ._catalog import Catalog, catalog_for
+from ._plan_runtime import PlanRuntime
 from ._rules import validate
 from ._state import dialogs_dir, load_dialog
 from ._store import PlanStore, Task
 from ._tasks import next_due
-from ._turn import Coordinates, PlanRuntime, TurnOptions, TurnOutcome
+from ._turn_types import Coordinates, TurnOptions, TurnOutcome
 
 __all__ = [
     "cache_listing",

@@ -18,7 +18,7 @@ from metis_runtime.dispatch import GateDecision
 from metis_runtime.plan import Catalog, PlanStore
 from metis_runtime.plan import _rules as runtime
 from metis_runtime.plan._driver import ConsentGate
-from metis_runtime.plan._turn import _probe
+from metis_runtime.plan._plan_runtime import _probe
 from metis_runtime.tools import ToolRegistry
 from metis_trace import (
     Decision,
