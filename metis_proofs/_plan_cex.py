@@ -64,16 +64,11 @@ from metis_trace import (
 
 from ._cex import AblationWitness, CounterexampleFiles, write_counterexample
 from ._convert import itf_document
-from ._plan import (
-    PLAN_ABLATIONS,
-    REF_SLOTS,
-    SymAction,
-    SymFramework,
-    TurnPath,
-    TurnSystem,
-    framework_z3,
-    turn_bmc,
-)
+from ._plan import PLAN_ABLATIONS
+from ._plan_consent import SymAction
+from ._plan_refs import REF_SLOTS, SymFramework, framework_z3
+from ._plan_turn import TurnSystem
+from ._plan_turn_bmc import TurnPath, turn_bmc
 
 __all__ = ["PlanCounterexample", "find_plan_counterexample"]
 

@@ -10,9 +10,9 @@ The proof logic lives here so that the CLI works from an installed package;
   over unbounded limits and counts (validity), and its ledger's counts within
   limits (1-induction over spawn and child-end steps); `proved` only when both
   close.
-* PLAN-x (`_plan.py`): the cache decision, consent binding, references and
-  the cap as validity claims; PLAN-4/5/6 as an inductive invariant of the
-  turn system (1-induction).
+* PLAN-x (`_plan.py`; the encodings in `_plan_*.py`): the cache decision,
+  consent binding, references and the cap as validity claims; PLAN-4/5/6 as
+  an inductive invariant of the turn system (1-induction).
 * Loop properties ("the checker never reports X") go through one shared BMC
   run (iterative deepening with assumption literals) and one Houdini
   invariant, then k-induction per ID: `proved` when induction closes, else

@@ -7,8 +7,9 @@ it ran), the turn's phase, the last failure, the committed count and the
 recoveries. `protocol_step` is the runtime's protocol (what may happen next);
 `observe` applies an action without asking whether it was allowed (the turn
 log checker folds a real log with it), and `bad` names the invariants a state
-breaks. The z3 encoding (`metis_proofs/_plan.py`) is built from these
-enums and tested to agree with `protocol_step` and `bad` on concrete states.
+breaks. The z3 encoding (`metis_proofs/_plan_turn.py`, its terms in
+`_plan_turn_sym.py`) is built from these enums and tested to agree with
+`protocol_step` and `bad` on concrete states.
 
 Ablations weaken the protocol on purpose: `resume-repeats-mutation` (a resume
 forgets the done state and plans everything again), `recovery-after-commit`

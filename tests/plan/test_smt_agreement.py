@@ -34,27 +34,13 @@ from metis_model.plan import (
     validate_tagged,
 )
 from metis_proofs import cvc5_answers, expected_answers
-from metis_proofs._plan import (
-    MISS,
-    PATH,
-    PLAN_ABLATIONS,
-    PLAN_PROPERTIES,
-    REF_SLOTS,
-    STEP_SLOTS,
-    SymAction,
-    SymFramework,
-    SymProbe,
-    TurnSystem,
-    authorizes_z3,
-    batches_z3,
-    concrete_act,
-    concrete_turn_state,
-    decode_turn_state,
-    framework_z3,
-    probe_z3,
-    prove_plan,
-)
+from metis_proofs._plan import PLAN_ABLATIONS, PLAN_PROPERTIES, prove_plan
+from metis_proofs._plan_cache import MISS, PATH, SymProbe, probe_z3
 from metis_proofs._plan_cex import find_plan_counterexample
+from metis_proofs._plan_consent import SymAction, authorizes_z3
+from metis_proofs._plan_refs import REF_SLOTS, STEP_SLOTS, SymFramework, batches_z3, framework_z3
+from metis_proofs._plan_turn import TurnSystem
+from metis_proofs._plan_turn_bmc import concrete_act, concrete_turn_state, decode_turn_state
 from metis_trace import (
     TERMINAL_TOOL,
     Action,
