@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 from metis_check import MUTATORS, SimConfig, break_trace, broken_trace, check_trace, simulate
 from metis_check._generate import flat_run
-from metis_check._mutate import RICH, _insert_after
+from metis_check._mutate import RICH
+from metis_check._mutate_base import _insert_after
 from metis_model import INVARIANTS
 from metis_trace import Mode, Route, Spawn, dumps_trace, read_trace_numbered
 
