@@ -6,7 +6,7 @@ recovered once), reached by the engine or by a valid L0 / L1 hit; every step
 resolved with `resolve_step`; mutations asked about, paused for and approved
 in a resumed dialog (or rejected); empty collections skipped; operational and
 structural failures; data from another host refused. Every log it returns
-conforms (`check_turn_log`); the mutators in `_mutate.py` break them one ID
+conforms (`check_turn_log`); the mutators in `_plan_mutate.py` break them one ID
 at a time.
 """
 

@@ -19,7 +19,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from metis_check import check_trace, simulate
-from metis_check._mutate import RICH, SCHED_5_CLAUSES
+from metis_check._mutate import RICH
+from metis_check._mutate_sched import SCHED_5_CLAUSES
 from metis_runtime import AgentLoop
 from metis_runtime.dispatch import FourClassDispatcher
 from metis_trace import CallClass, Cancel, CancelCause, EffectOutcome, ResultStatus, StopRequest

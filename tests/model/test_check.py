@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 from metis_check import MUTATORS, SimConfig, break_trace, broken_trace, check_trace, simulate
 from metis_check._generate import flat_run
-from metis_check._mutate import RICH, _insert_after
+from metis_check._mutate import RICH
+from metis_check._mutate_base import _insert_after
 from metis_model import INVARIANTS
 from metis_trace import Mode, Route, Spawn, dumps_trace, read_trace_numbered
 
@@ -20,7 +21,7 @@ TRACE_IDS = [inv.id for inv in INVARIANTS if inv.id in MUTATORS]
 # Invariants that no single trace can break, and where their broken cases live:
 # CLOSE-7 pairs provider ids in other runtimes' transcripts (tests/conformance);
 # CHILD-4, CHILD-5 hold across a tree of traces (tests/agents, tests/model/test_spawn_guard*.py);
-# PLAN IDs are about turn logs: their broken logs are metis_model.plan._mutate (tests/plan);
+# PLAN IDs are about turn logs: their broken logs are metis_check._plan_mutate (tests/plan);
 # CLOSE-7 and CLOSE-9 are transcript invariants: their invalid examples are in tests/conformance;
 # TRACE-2 is about the files of a run directory (tests/conformance/test_credentials_scan.py);
 # TRACE-3 and TRACE-4 about a trace against its witness file (tests/witness/test_exits.py,

@@ -21,7 +21,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from metis_check import check_trace, simulate
-from metis_check._mutate import RICH, SCHED_2_CLAUSES
+from metis_check._mutate import RICH
+from metis_check._mutate_sched import SCHED_2_CLAUSES
 from metis_model._interference import queue_key_problem
 from metis_runtime.providers import Cassette, Interaction
 from metis_studies.explore._child_ids import ChildIdReplay, names_children

@@ -300,7 +300,7 @@ def test_queue_edits_writing_beyond_their_key_get_the_same_verdict() -> None:
     call also writes a file its key does not name (`SCHED_2_CLAUSES["key"]`)
     are labelled not `keyed` at that decision, where z3 and `step` both
     report SCHED-2."""
-    from metis_check._mutate import SCHED_2_CLAUSES
+    from metis_check._mutate_sched import SCHED_2_CLAUSES
     from metis_model._interference import queue_key_problem
 
     reached = 0
