@@ -34,7 +34,7 @@ from ._file import VERSION, WitnessFile
 from ._tree import TreeWatcher
 
 PRODUCER = "metis_witness"
-DRAIN_S = 2.0  # after the command exits: how long to wait for strace's last lines
+DRAIN_S = 2.0  # after the command exits: how long to wait for inotify to report strace's log closed
 ALWAYS_UNSEEN = (
     ("reads", "inotify reports no reads here (no IN_ACCESS / IN_OPEN watched)"),
     ("network", "nothing outside the file system is watched"),

@@ -112,12 +112,7 @@ def run_to_end(
         signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         return asyncio.run(main())
-    except (KeyboardInterrupt, asyncio.CancelledError):
-        loop.trace.close()
-        if loop.journal is not None:
-            loop.journal.close()
-        raise
-    finally:
+    finally:  # an interrupt too: the caller's resume line follows a closed trace
         if main_thread and reaper is not None:
             signal.signal(signal.SIGINT, reaper)
         if mcp is not None:
