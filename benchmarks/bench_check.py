@@ -19,10 +19,8 @@ from _timing import best_of
 from metis_check import check_trace
 from metis_check._generate import flat_run
 from metis_check._wide import wide_batch
-from metis_trace import (
-    TraceEvent,
-    TraceHeader,
-)
+from metis_trace import TraceEvent
+from metis_trace import TraceHeader
 
 SIZES = (1_000, 10_000, 100_000, 1_000_000)
 

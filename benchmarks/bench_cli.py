@@ -17,7 +17,8 @@ import sys
 import time
 from pathlib import Path
 
-from bench_transcripts import SIZES, _session
+from bench_transcripts import SIZES
+from bench_transcripts import _session
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT.parent / "shared" / "corpora" / "claude-code"

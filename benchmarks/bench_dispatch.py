@@ -35,44 +35,51 @@ import pstats
 import statistics
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
+from collections.abc import Mapping
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from metis_runtime import AgentLoop, Journal, TraceWriter, make_header
-from metis_runtime.dispatch import (
-    Dispatcher,
-    FourClassDispatcher,
-    PlannedCall,
-    SerialDispatcher,
-)
-from metis_runtime.permissions import Gate, Policy
-from metis_runtime.providers import ScriptedProvider, TextBlock, ToolUseBlock
-from metis_runtime.tools import (
-    Classification,
-    JobManager,
-    Tool,
-    ToolContext,
-    ToolInput,
-    ToolOutput,
-    ToolRegistry,
-    ToolSpec,
-)
-from metis_studies.dispatch import BATCHES, TARGET_MAKESPAN, TARGET_RATIO, io_run, run_batch
+from metis_runtime import AgentLoop
+from metis_runtime import Journal
+from metis_runtime import TraceWriter
+from metis_runtime import make_header
+from metis_runtime.dispatch import Dispatcher
+from metis_runtime.dispatch import FourClassDispatcher
+from metis_runtime.dispatch import PlannedCall
+from metis_runtime.dispatch import SerialDispatcher
+from metis_runtime.permissions import Gate
+from metis_runtime.permissions import Policy
+from metis_runtime.providers import ScriptedProvider
+from metis_runtime.providers import TextBlock
+from metis_runtime.providers import ToolUseBlock
+from metis_runtime.tools import Classification
+from metis_runtime.tools import JobManager
+from metis_runtime.tools import Tool
+from metis_runtime.tools import ToolContext
+from metis_runtime.tools import ToolInput
+from metis_runtime.tools import ToolOutput
+from metis_runtime.tools import ToolRegistry
+from metis_runtime.tools import ToolSpec
+from metis_studies.dispatch import BATCHES
+from metis_studies.dispatch import TARGET_MAKESPAN
+from metis_studies.dispatch import TARGET_RATIO
+from metis_studies.dispatch import io_run
+from metis_studies.dispatch import run_batch
 from metis_studies.faults._harness import close_loop
-from metis_trace import (
-    CallClass,
-    Decision,
-    EffectOutcome,
-    Mode,
-    ResultStatus,
-    Route,
-    RunStatus,
-    ToolKind,
-)
-from tests.runtime.test_loop_support import assert_conforms, read  # run from the root
+from metis_trace import CallClass
+from metis_trace import Decision
+from metis_trace import EffectOutcome
+from metis_trace import Mode
+from metis_trace import ResultStatus
+from metis_trace import Route
+from metis_trace import RunStatus
+from metis_trace import ToolKind
+from tests.runtime.test_loop_support import assert_conforms  # run from the root
+from tests.runtime.test_loop_support import read  # run from the root
 
 SMALL, LARGE = 20, 420  # batch sizes of the per-call slope
 ROUNDS = int(os.environ.get("METIS_BENCH_ROUNDS", "15"))
@@ -182,8 +189,12 @@ def _time_metis(
 
 def _pydantic_ai_agent(n: int) -> Any:
     from pydantic_ai import Agent
-    from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
-    from pydantic_ai.models.function import AgentInfo, FunctionModel
+    from pydantic_ai.messages import ModelMessage
+    from pydantic_ai.messages import ModelResponse
+    from pydantic_ai.messages import TextPart
+    from pydantic_ai.messages import ToolCallPart
+    from pydantic_ai.models.function import AgentInfo
+    from pydantic_ai.models.function import FunctionModel
 
     def answer(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         if len(messages) == 1:

@@ -18,7 +18,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from metis_studies.explore import check_outcome, execute, sweep
+from metis_studies.explore import check_outcome
+from metis_studies.explore import execute
+from metis_studies.explore import sweep
 
 
 def _round(work: Path) -> dict[str, Any]:

@@ -29,10 +29,15 @@ from typing import Any
 
 import yaml
 
-from metis_runtime.permissions import Gate, Policy
+from metis_runtime.permissions import Gate
+from metis_runtime.permissions import Policy
 from metis_runtime.permissions import _gate as gate_module
 from metis_runtime.shell import analyze_command
-from metis_trace import Mode, Route, RuleBehavior, Source, ToolKind
+from metis_trace import Mode
+from metis_trace import Route
+from metis_trace import RuleBehavior
+from metis_trace import Source
+from metis_trace import ToolKind
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "data" / "permissions" / "bypass_corpus.yaml"

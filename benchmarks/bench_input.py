@@ -20,7 +20,9 @@ from _timing import best_of
 from pydantic import TypeAdapter
 
 from metis_check._generate import flat_run
-from metis_trace import TraceEvent, dumps_trace, read_trace
+from metis_trace import TraceEvent
+from metis_trace import dumps_trace
+from metis_trace import read_trace
 
 _EVENTS: TypeAdapter[TraceEvent] = TypeAdapter(TraceEvent)
 

@@ -16,8 +16,13 @@ import tempfile
 import time
 from typing import Any
 
-from metis_runtime.mcp import McpHost, McpTool, mcp_tools, parse_server
-from tests.mcp.conftest import SERVER, start_http, stop  # `python -m pytest` runs from the root
+from metis_runtime.mcp import McpHost
+from metis_runtime.mcp import McpTool
+from metis_runtime.mcp import mcp_tools
+from metis_runtime.mcp import parse_server
+from tests.mcp.conftest import SERVER  # `python -m pytest` runs from the root
+from tests.mcp.conftest import start_http  # `python -m pytest` runs from the root
+from tests.mcp.conftest import stop  # `python -m pytest` runs from the root
 
 CALLS = 200
 ENV = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}

@@ -20,17 +20,20 @@ import time
 import z3
 
 from metis_model import resolve
-from metis_proofs import PROPERTIES, LoopConfig, LoopSystem, Verdict, bmc, houdini
+from metis_proofs import PROPERTIES
+from metis_proofs import LoopConfig
+from metis_proofs import LoopSystem
+from metis_proofs import Verdict
+from metis_proofs import bmc
+from metis_proofs import houdini
 from metis_proofs._properties import prove_claim
-from metis_trace import (
-    MUTATING_KINDS,
-    Decision,
-    Facts,
-    Mode,
-    RuleBehavior,
-    RuleRef,
-    Source,
-)
+from metis_trace import MUTATING_KINDS
+from metis_trace import Decision
+from metis_trace import Facts
+from metis_trace import Mode
+from metis_trace import RuleBehavior
+from metis_trace import RuleRef
+from metis_trace import Source
 from tests.model._facts import rule_free_facts  # `python -m pytest` runs from the root
 
 BUDGET_S = float(os.environ.get("METIS_BENCH_BMC_BUDGET", "60"))

@@ -16,19 +16,45 @@ import typing as _typing
 from metis_trace._lazy import lazy_exports as _lazy_exports
 
 if _typing.TYPE_CHECKING:
-    from ._check import ALWAYS_BY_KIND, check_trace
-    from ._coverage import TRANSITIONS, Coverage
-    from ._figure import DEFAULT_WINDOW, Divergent, Figure, Group, Item, Link, window
-    from ._figure_trace import event_label, trace_figure, tree_figure
-    from ._generate import ALL_TOOLS, SimConfig, simulate
-    from ._graph import figure_graph, trace_dot
-    from ._mutate import MUTATORS, break_trace, broken_trace
-    from ._plan_check import PLAN_CHECKS, check_turn_log, check_turn_logs
+    from ._check import ALWAYS_BY_KIND
+    from ._check import check_trace
+    from ._coverage import TRANSITIONS
+    from ._coverage import Coverage
+    from ._figure import DEFAULT_WINDOW
+    from ._figure import Divergent
+    from ._figure import Figure
+    from ._figure import Group
+    from ._figure import Item
+    from ._figure import Link
+    from ._figure import window
+    from ._figure_trace import event_label
+    from ._figure_trace import trace_figure
+    from ._figure_trace import tree_figure
+    from ._generate import ALL_TOOLS
+    from ._generate import SimConfig
+    from ._generate import simulate
+    from ._graph import figure_graph
+    from ._graph import trace_dot
+    from ._mutate import MUTATORS
+    from ._mutate import break_trace
+    from ._mutate import broken_trace
+    from ._plan_check import PLAN_CHECKS
+    from ._plan_check import check_turn_log
+    from ._plan_check import check_turn_logs
     from ._plan_figure import turn_log_figure
-    from ._report import STATUSES, Note, Report, Undecided, Verdict, Violation
-    from ._run_files import canary_forms, check_run_files, scan_text
+    from ._report import STATUSES
+    from ._report import Note
+    from ._report import Report
+    from ._report import Undecided
+    from ._report import Verdict
+    from ._report import Violation
+    from ._run_files import canary_forms
+    from ._run_files import check_run_files
+    from ._run_files import scan_text
     from ._tree import check_trace_tree
-    from ._witness import WitnessedTrace, WitnessReport, check_witness
+    from ._witness import WitnessedTrace
+    from ._witness import WitnessReport
+    from ._witness import check_witness
 
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "._check": (

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable
+from collections.abc import Mapping
+from collections.abc import Sequence
 from types import MappingProxyType
 
 import attrs
@@ -11,11 +13,17 @@ import attrs
 from metis_model._coverage import exercised
 from metis_model._derive import recorded_permissions
 from metis_model._loop import step
-from metis_model._loop_state import Divergence, LoopState, initial_state
-from metis_trace import CAUSES_VERSION, TraceEvent, TraceHeader
+from metis_model._loop_state import Divergence
+from metis_model._loop_state import LoopState
+from metis_model._loop_state import initial_state
+from metis_trace import CAUSES_VERSION
+from metis_trace import TraceEvent
+from metis_trace import TraceHeader
 
 from ._replay import Replay
-from ._report import Note, Report, Violation
+from ._report import Note
+from ._report import Report
+from ._report import Violation
 
 # The checks every accepted event of a kind puts to the test, counted from the
 # transitions taken; the conditional ones (`_coverage.exercised`) the replay counts

@@ -10,7 +10,8 @@ specs/trace-format.md ("Coverage").
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
+from collections.abc import Mapping
 from typing import Any
 
 from metis_model._invariants import INVARIANTS

@@ -12,8 +12,11 @@ tested without rendering anything.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Literal, Protocol
+from collections.abc import Iterable
+from collections.abc import Mapping
+from collections.abc import Sequence
+from typing import Literal
+from typing import Protocol
 
 import attrs
 

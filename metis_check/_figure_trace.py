@@ -13,27 +13,27 @@ the cause of a cancel, the footprints.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 from typing import Any
 
-from metis_trace._events import TraceEvent, TraceHeader
+from metis_trace._events import TraceEvent
+from metis_trace._events import TraceHeader
 
-from ._figure import (
-    DEFAULT_WINDOW,
-    Divergent,
-    Figure,
-    Group,
-    Item,
-    Link,
-    Mark,
-    clip,
-    combine,
-    lookup,
-    marks_by_position,
-    nest,
-    title_of,
-    window,
-)
+from ._figure import DEFAULT_WINDOW
+from ._figure import Divergent
+from ._figure import Figure
+from ._figure import Group
+from ._figure import Item
+from ._figure import Link
+from ._figure import Mark
+from ._figure import clip
+from ._figure import combine
+from ._figure import lookup
+from ._figure import marks_by_position
+from ._figure import nest
+from ._figure import title_of
+from ._figure import window
 
 ROLE_OF_KIND: Mapping[str, str] = {
     "turn_start": "loop",

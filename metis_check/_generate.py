@@ -11,58 +11,59 @@ from __future__ import annotations
 
 import fnmatch
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from collections.abc import Sequence
 from typing import Any
 
 import attrs
 
-from metis_model._children import ChildAuthority, child_authority
-from metis_model._permissions import resolve, settle_ask
-from metis_trace import (
-    NOT_JOURNALED,
-    AskResolved,
-    Assistant,
-    CallClass,
-    CallRef,
-    Cancel,
-    CancelCause,
-    Commit,
-    Compaction,
-    Decision,
-    DecisionEvent,
-    EffectEnd,
-    EffectOutcome,
-    EffectStart,
-    Facts,
-    Handshake,
-    HookRef,
-    HookRun,
-    Interrupt,
-    JobDone,
-    MessageShape,
-    Mode,
-    Repair,
-    Request,
-    Result,
-    ResultsSent,
-    ResultStatus,
-    Resume,
-    Route,
-    RuleBehavior,
-    RuleRef,
-    RunEnd,
-    RunStatus,
-    SignalReceived,
-    SinkError,
-    Source,
-    Spawn,
-    StopRequest,
-    ToolKind,
-    TraceEvent,
-    TraceHeader,
-    TurnStart,
-    content_digest,
-)
+from metis_model._children import ChildAuthority
+from metis_model._children import child_authority
+from metis_model._permissions import resolve
+from metis_model._permissions import settle_ask
+from metis_trace import NOT_JOURNALED
+from metis_trace import AskResolved
+from metis_trace import Assistant
+from metis_trace import CallClass
+from metis_trace import CallRef
+from metis_trace import Cancel
+from metis_trace import CancelCause
+from metis_trace import Commit
+from metis_trace import Compaction
+from metis_trace import Decision
+from metis_trace import DecisionEvent
+from metis_trace import EffectEnd
+from metis_trace import EffectOutcome
+from metis_trace import EffectStart
+from metis_trace import Facts
+from metis_trace import Handshake
+from metis_trace import HookRef
+from metis_trace import HookRun
+from metis_trace import Interrupt
+from metis_trace import JobDone
+from metis_trace import MessageShape
+from metis_trace import Mode
+from metis_trace import Repair
+from metis_trace import Request
+from metis_trace import Result
+from metis_trace import ResultsSent
+from metis_trace import ResultStatus
+from metis_trace import Resume
+from metis_trace import Route
+from metis_trace import RuleBehavior
+from metis_trace import RuleRef
+from metis_trace import RunEnd
+from metis_trace import RunStatus
+from metis_trace import SignalReceived
+from metis_trace import SinkError
+from metis_trace import Source
+from metis_trace import Spawn
+from metis_trace import StopRequest
+from metis_trace import ToolKind
+from metis_trace import TraceEvent
+from metis_trace import TraceHeader
+from metis_trace import TurnStart
+from metis_trace import content_digest
 
 TOOLS_BY_KIND: dict[ToolKind, tuple[str, ...]] = {
     ToolKind.READ_ONLY: ("read", "grep", "ls"),

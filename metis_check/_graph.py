@@ -19,7 +19,10 @@ import graphviz
 
 from metis_trace import TraceEvent
 
-from ._figure import Figure, Group, Item, Link
+from ._figure import Figure
+from ._figure import Group
+from ._figure import Item
+from ._figure import Link
 
 FONT = "Helvetica"
 RED = "#e53935"

@@ -18,24 +18,44 @@ import random
 
 from metis_trace import TraceHeader
 
-from ._generate import SimConfig, simulate
-from ._mutate_base import Events, Mutator
-from ._mutate_child import _child_1, _child_2, _child_3, _child_6
-from ._mutate_close import _close_1, _close_2, _close_3, _close_4, _close_5, _close_6, _close_8
-from ._mutate_loop import _loop_1, _loop_2, _retry_1, _retry_2, _retry_3, _retry_4, _trace_1
-from ._mutate_perm import (
-    _auth_1,
-    _auth_2,
-    _auth_3,
-    _auth_4,
-    _perm_1,
-    _perm_2,
-    _perm_3,
-    _perm_4,
-    _perm_5,
-    _perm_6,
-)
-from ._mutate_sched import SCHED_2_CLAUSES, SCHED_5_CLAUSES, _sched_1, _sched_3, _sched_4, _sched_6
+from ._generate import SimConfig
+from ._generate import simulate
+from ._mutate_base import Events
+from ._mutate_base import Mutator
+from ._mutate_child import _child_1
+from ._mutate_child import _child_2
+from ._mutate_child import _child_3
+from ._mutate_child import _child_6
+from ._mutate_close import _close_1
+from ._mutate_close import _close_2
+from ._mutate_close import _close_3
+from ._mutate_close import _close_4
+from ._mutate_close import _close_5
+from ._mutate_close import _close_6
+from ._mutate_close import _close_8
+from ._mutate_loop import _loop_1
+from ._mutate_loop import _loop_2
+from ._mutate_loop import _retry_1
+from ._mutate_loop import _retry_2
+from ._mutate_loop import _retry_3
+from ._mutate_loop import _retry_4
+from ._mutate_loop import _trace_1
+from ._mutate_perm import _auth_1
+from ._mutate_perm import _auth_2
+from ._mutate_perm import _auth_3
+from ._mutate_perm import _auth_4
+from ._mutate_perm import _perm_1
+from ._mutate_perm import _perm_2
+from ._mutate_perm import _perm_3
+from ._mutate_perm import _perm_4
+from ._mutate_perm import _perm_5
+from ._mutate_perm import _perm_6
+from ._mutate_sched import SCHED_2_CLAUSES
+from ._mutate_sched import SCHED_5_CLAUSES
+from ._mutate_sched import _sched_1
+from ._mutate_sched import _sched_3
+from ._mutate_sched import _sched_4
+from ._mutate_sched import _sched_6
 
 __all__ = ["MUTATORS", "RICH", "break_trace", "broken_trace"]
 

@@ -10,10 +10,12 @@ family in `_mutate_loop.py`, `_mutate_sched.py`, `_mutate_close.py`,
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from collections.abc import Sequence
 from typing import Any
 
-from metis_trace import DecisionEvent, TraceEvent
+from metis_trace import DecisionEvent
+from metis_trace import TraceEvent
 
 __all__ = ["Events", "Mutator"]
 

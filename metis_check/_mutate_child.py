@@ -7,9 +7,17 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from metis_trace import Decision, HookRun, Mode, Spawn
+from metis_trace import Decision
+from metis_trace import HookRun
+from metis_trace import Mode
+from metis_trace import Spawn
 
-from ._mutate_base import Events, _decisions, _first, _insert_after, _renumber, _tagged
+from ._mutate_base import Events
+from ._mutate_base import _decisions
+from ._mutate_base import _first
+from ._mutate_base import _insert_after
+from ._mutate_base import _renumber
+from ._mutate_base import _tagged
 
 
 def _spawn_after_assistant(ev: Events, **fields: Any) -> Events | None:

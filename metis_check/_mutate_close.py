@@ -7,9 +7,19 @@ from __future__ import annotations
 
 import random
 
-from metis_trace import Compaction, MessageShape, Result, ResultsSent, ResultStatus
+from metis_trace import Compaction
+from metis_trace import MessageShape
+from metis_trace import Result
+from metis_trace import ResultsSent
+from metis_trace import ResultStatus
 
-from ._mutate_base import Events, _batches, _first, _insert_after, _renumber, _replace, _tagged
+from ._mutate_base import Events
+from ._mutate_base import _batches
+from ._mutate_base import _first
+from ._mutate_base import _insert_after
+from ._mutate_base import _renumber
+from ._mutate_base import _replace
+from ._mutate_base import _tagged
 
 
 def _close_1(ev: Events, rng: random.Random) -> Events | None:

@@ -9,9 +9,20 @@ from __future__ import annotations
 
 import random
 
-from metis_trace import NOT_JOURNALED, Assistant, Commit, EffectEnd, EffectStart, Repair, Result
+from metis_trace import NOT_JOURNALED
+from metis_trace import Assistant
+from metis_trace import Commit
+from metis_trace import EffectEnd
+from metis_trace import EffectStart
+from metis_trace import Repair
+from metis_trace import Result
 
-from ._mutate_base import Events, _first, _insert_after, _renumber, _replace, _tagged
+from ._mutate_base import Events
+from ._mutate_base import _first
+from ._mutate_base import _insert_after
+from ._mutate_base import _renumber
+from ._mutate_base import _replace
+from ._mutate_base import _tagged
 
 
 def _trace_1(ev: Events, rng: random.Random) -> Events | None:

@@ -8,24 +8,27 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from metis_trace import (
-    AskResolved,
-    Assistant,
-    CallClass,
-    Decision,
-    DecisionEvent,
-    EffectStart,
-    Mode,
-    Result,
-    ResultStatus,
-    Route,
-    RuleBehavior,
-    RuleRef,
-    Source,
-    ToolKind,
-)
+from metis_trace import AskResolved
+from metis_trace import Assistant
+from metis_trace import CallClass
+from metis_trace import Decision
+from metis_trace import DecisionEvent
+from metis_trace import EffectStart
+from metis_trace import Mode
+from metis_trace import Result
+from metis_trace import ResultStatus
+from metis_trace import Route
+from metis_trace import RuleBehavior
+from metis_trace import RuleRef
+from metis_trace import Source
+from metis_trace import ToolKind
 
-from ._mutate_base import Events, _batches, _first, _insert_after, _move_after, _replace
+from ._mutate_base import Events
+from ._mutate_base import _batches
+from ._mutate_base import _first
+from ._mutate_base import _insert_after
+from ._mutate_base import _move_after
+from ._mutate_base import _replace
 
 
 def _auth_1(ev: Events, rng: random.Random) -> Events | None:

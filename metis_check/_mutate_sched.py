@@ -11,21 +11,25 @@ from __future__ import annotations
 import random
 
 from metis_model._causes import SOURCE_KINDS
-from metis_trace import (
-    CallClass,
-    Cancel,
-    CancelCause,
-    DecisionEvent,
-    EffectEnd,
-    EffectOutcome,
-    EffectStart,
-    Interrupt,
-    Result,
-    ResultStatus,
-    ToolKind,
-)
+from metis_trace import CallClass
+from metis_trace import Cancel
+from metis_trace import CancelCause
+from metis_trace import DecisionEvent
+from metis_trace import EffectEnd
+from metis_trace import EffectOutcome
+from metis_trace import EffectStart
+from metis_trace import Interrupt
+from metis_trace import Result
+from metis_trace import ResultStatus
+from metis_trace import ToolKind
 
-from ._mutate_base import Events, Mutator, _batches, _decisions, _first, _move_after, _replace
+from ._mutate_base import Events
+from ._mutate_base import Mutator
+from ._mutate_base import _batches
+from ._mutate_base import _decisions
+from ._mutate_base import _first
+from ._mutate_base import _move_after
+from ._mutate_base import _replace
 
 __all__ = ["SCHED_2_CLAUSES", "SCHED_5_CLAUSES"]
 

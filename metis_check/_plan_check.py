@@ -18,73 +18,74 @@ and every turn id is new (PLAN-10).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
+from collections.abc import Mapping
+from collections.abc import Sequence
 from typing import Any
 
 import attrs
 
-from metis_model.plan._cache import current_signatures, grounded, probe
+from metis_model.plan._cache import current_signatures
+from metis_model.plan._cache import grounded
+from metis_model.plan._cache import probe
 from metis_model.plan._catalog import catalog_of
-from metis_model.plan._consent import action_for, authorizes
+from metis_model.plan._consent import action_for
+from metis_model.plan._consent import authorizes
 from metis_model.plan._effects import effect_counts
-from metis_model.plan._exec import (
-    Act,
-    ActKind,
-    ExecState,
-    Failure,
-    Outcome,
-    bad,
-    initial_exec,
-    observe,
-)
-from metis_model.plan._refs import (
-    Resolution,
-    ResolveContext,
-    condition_holds,
-    output_origin,
-    resolve_step,
-    step_refs,
-)
+from metis_model.plan._exec import Act
+from metis_model.plan._exec import ActKind
+from metis_model.plan._exec import ExecState
+from metis_model.plan._exec import Failure
+from metis_model.plan._exec import Outcome
+from metis_model.plan._exec import bad
+from metis_model.plan._exec import initial_exec
+from metis_model.plan._exec import observe
+from metis_model.plan._refs import Resolution
+from metis_model.plan._refs import ResolveContext
+from metis_model.plan._refs import condition_holds
+from metis_model.plan._refs import output_origin
+from metis_model.plan._refs import resolve_step
+from metis_model.plan._refs import step_refs
 from metis_model.plan._request import canonical_request
-from metis_model.plan._validate import effective_cap, validate_tagged
-from metis_trace import (
-    HARD_STEP_MAX,
-    MUTATING_KINDS,
-    STRUCTURAL,
-    TERMINAL_TOOL,
-    Action,
-    AskResolved,
-    Assistant,
-    CacheRecord,
-    CatalogRecord,
-    Decision,
-    DecisionEvent,
-    EffectEnd,
-    EffectStart,
-    ErrorClass,
-    ExecutorInfo,
-    FinalRecord,
-    FrameworkRecord,
-    MissReason,
-    PathRecord,
-    PauseKind,
-    PauseRecord,
-    PlanPath,
-    ProbeOutcome,
-    RecoveryRecord,
-    ResumeAnswer,
-    ResumeRecord,
-    Route,
-    StepRecord,
-    StepStatus,
-    TraceEvent,
-    TraceHeader,
-    TurnHeader,
-    TurnRecord,
-    framework_digest,
-)
+from metis_model.plan._validate import effective_cap
+from metis_model.plan._validate import validate_tagged
+from metis_trace import HARD_STEP_MAX
+from metis_trace import MUTATING_KINDS
+from metis_trace import STRUCTURAL
+from metis_trace import TERMINAL_TOOL
+from metis_trace import Action
+from metis_trace import AskResolved
+from metis_trace import Assistant
+from metis_trace import CacheRecord
+from metis_trace import CatalogRecord
+from metis_trace import Decision
+from metis_trace import DecisionEvent
+from metis_trace import EffectEnd
+from metis_trace import EffectStart
+from metis_trace import ErrorClass
+from metis_trace import ExecutorInfo
+from metis_trace import FinalRecord
+from metis_trace import FrameworkRecord
+from metis_trace import MissReason
+from metis_trace import PathRecord
+from metis_trace import PauseKind
+from metis_trace import PauseRecord
+from metis_trace import PlanPath
+from metis_trace import ProbeOutcome
+from metis_trace import RecoveryRecord
+from metis_trace import ResumeAnswer
+from metis_trace import ResumeRecord
+from metis_trace import Route
+from metis_trace import StepRecord
+from metis_trace import StepStatus
+from metis_trace import TraceEvent
+from metis_trace import TraceHeader
+from metis_trace import TurnHeader
+from metis_trace import TurnRecord
+from metis_trace import framework_digest
 
-from ._report import Report, Violation
+from ._report import Report
+from ._report import Violation
 
 __all__ = ["PLAN_CHECKS", "check_turn_log", "check_turn_logs"]
 

@@ -12,9 +12,18 @@ import itertools
 from collections.abc import Sequence
 from enum import Enum
 
-from metis_trace import TurnHeader, TurnRecord
+from metis_trace import TurnHeader
+from metis_trace import TurnRecord
 
-from ._figure import DEFAULT_WINDOW, Divergent, Figure, Item, Link, Mark, clip, title_of, window
+from ._figure import DEFAULT_WINDOW
+from ._figure import Divergent
+from ._figure import Figure
+from ._figure import Item
+from ._figure import Link
+from ._figure import Mark
+from ._figure import clip
+from ._figure import title_of
+from ._figure import window
 
 _SKIP = frozenset({"kind", "format", "version"})
 _MAX_FIELDS = 6

@@ -17,46 +17,48 @@ from typing import Any
 
 import attrs
 
-from metis_model.plan._cache import current_signatures, grounded
+from metis_model.plan._cache import current_signatures
+from metis_model.plan._cache import grounded
 from metis_model.plan._catalog import catalog_of
 from metis_model.plan._consent import action_for
 from metis_model.plan._effects import effect_counts
-from metis_model.plan._refs import ResolveContext, condition_holds, output_origin, resolve_step
+from metis_model.plan._refs import ResolveContext
+from metis_model.plan._refs import condition_holds
+from metis_model.plan._refs import output_origin
+from metis_model.plan._refs import resolve_step
 from metis_model.plan._request import canonical_request
 from metis_model.plan._validate import validate
-from metis_trace import (
-    DEFAULT_STEP_CAP,
-    MUTATING_KINDS,
-    TERMINAL_TOOL,
-    Action,
-    CatalogRecord,
-    Decision,
-    ErrorClass,
-    ExecutorInfo,
-    Filler,
-    FinalRecord,
-    FinalState,
-    Framework,
-    FrameworkRecord,
-    FrameworkStep,
-    Mode,
-    PathRecord,
-    PauseKind,
-    PauseRecord,
-    PlanPath,
-    ProbeOutcome,
-    RecoveryRecord,
-    ResumeAnswer,
-    ResumeRecord,
-    Route,
-    StepRecord,
-    StepStatus,
-    TaskRef,
-    ToolKind,
-    TurnHeader,
-    TurnRecord,
-    framework_digest,
-)
+from metis_trace import DEFAULT_STEP_CAP
+from metis_trace import MUTATING_KINDS
+from metis_trace import TERMINAL_TOOL
+from metis_trace import Action
+from metis_trace import CatalogRecord
+from metis_trace import Decision
+from metis_trace import ErrorClass
+from metis_trace import ExecutorInfo
+from metis_trace import Filler
+from metis_trace import FinalRecord
+from metis_trace import FinalState
+from metis_trace import Framework
+from metis_trace import FrameworkRecord
+from metis_trace import FrameworkStep
+from metis_trace import Mode
+from metis_trace import PathRecord
+from metis_trace import PauseKind
+from metis_trace import PauseRecord
+from metis_trace import PlanPath
+from metis_trace import ProbeOutcome
+from metis_trace import RecoveryRecord
+from metis_trace import ResumeAnswer
+from metis_trace import ResumeRecord
+from metis_trace import Route
+from metis_trace import StepRecord
+from metis_trace import StepStatus
+from metis_trace import TaskRef
+from metis_trace import ToolKind
+from metis_trace import TurnHeader
+from metis_trace import TurnRecord
+from metis_trace import framework_digest
 
 __all__ = ["TOY_CATALOG", "SimTurn", "simulate_turn"]
 

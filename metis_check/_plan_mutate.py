@@ -8,28 +8,28 @@ edit needs. `broken_turn` searches simulated turns for one that can be broken.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from collections.abc import Sequence
 from typing import Any
 
-from metis_trace import (
-    HARD_STEP_MAX,
-    Decision,
-    ErrorClass,
-    FinalRecord,
-    FrameworkRecord,
-    FrameworkStep,
-    PathRecord,
-    ProbeOutcome,
-    RecoveryRecord,
-    ResumeRecord,
-    Route,
-    StepRecord,
-    StepStatus,
-    TurnHeader,
-    TurnRecord,
-)
+from metis_trace import HARD_STEP_MAX
+from metis_trace import Decision
+from metis_trace import ErrorClass
+from metis_trace import FinalRecord
+from metis_trace import FrameworkRecord
+from metis_trace import FrameworkStep
+from metis_trace import PathRecord
+from metis_trace import ProbeOutcome
+from metis_trace import RecoveryRecord
+from metis_trace import ResumeRecord
+from metis_trace import Route
+from metis_trace import StepRecord
+from metis_trace import StepStatus
+from metis_trace import TurnHeader
+from metis_trace import TurnRecord
 
-from ._plan_generate import SimTurn, simulate_turn
+from ._plan_generate import SimTurn
+from ._plan_generate import simulate_turn
 
 __all__ = ["PLAN_MUTATORS", "break_turn", "broken_turn"]
 

@@ -21,51 +21,58 @@ What keeps the work per event small and constant:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable
+from collections.abc import Iterable
+from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any, NoReturn
+from typing import Any
+from typing import NoReturn
 
-from metis_model._causes import (
-    STOP_SOURCES,
-    cancel_source_problem,
-    cancelled_end_problem,
-    cancelled_result_problem,
-    named_source,
-)
+from metis_model._causes import STOP_SOURCES
+from metis_model._causes import cancel_source_problem
+from metis_model._causes import cancelled_end_problem
+from metis_model._causes import cancelled_result_problem
+from metis_model._causes import named_source
 from metis_model._children import spawn_violation
-from metis_model._closure import cancel_problem, ids_problem
+from metis_model._closure import cancel_problem
+from metis_model._closure import ids_problem
 from metis_model._context import transcript_problem
-from metis_model._decisions import (
-    _batch_writes,
-    decision_problem,
-    enforcement_problem,
-    hook_problem,
-    hooks_for,
-)
-from metis_model._derive import Recorded, facts_problem
-from metis_model._interference import (
-    footprint_partners,
-    interference,
-    queue_edit,
-    queue_key_problem,
-)
-from metis_model._loop_state import _FOREGROUND, ENABLED, Call, Divergence, LoopState, Phase
-from metis_model._resume import committed_stub, recovered_problem, stub_problem
-from metis_model._scheduler import _commits, commit_report_problem, detached_problem, journaled
-from metis_trace import (
-    MUTATING_KINDS,
-    CallClass,
-    Decision,
-    EffectOutcome,
-    Facts,
-    HookRef,
-    Mode,
-    ResultStatus,
-    Route,
-    RuleBehavior,
-    RunStatus,
-    TraceEvent,
-)
+from metis_model._decisions import _batch_writes
+from metis_model._decisions import decision_problem
+from metis_model._decisions import enforcement_problem
+from metis_model._decisions import hook_problem
+from metis_model._decisions import hooks_for
+from metis_model._derive import Recorded
+from metis_model._derive import facts_problem
+from metis_model._interference import footprint_partners
+from metis_model._interference import interference
+from metis_model._interference import queue_edit
+from metis_model._interference import queue_key_problem
+from metis_model._loop_state import _FOREGROUND
+from metis_model._loop_state import ENABLED
+from metis_model._loop_state import Call
+from metis_model._loop_state import Divergence
+from metis_model._loop_state import LoopState
+from metis_model._loop_state import Phase
+from metis_model._resume import committed_stub
+from metis_model._resume import recovered_problem
+from metis_model._resume import stub_problem
+from metis_model._scheduler import _commits
+from metis_model._scheduler import commit_report_problem
+from metis_model._scheduler import detached_problem
+from metis_model._scheduler import journaled
+from metis_trace import MUTATING_KINDS
+from metis_trace import CallClass
+from metis_trace import Decision
+from metis_trace import EffectOutcome
+from metis_trace import Facts
+from metis_trace import HookRef
+from metis_trace import Mode
+from metis_trace import ResultStatus
+from metis_trace import Route
+from metis_trace import RuleBehavior
+from metis_trace import RunStatus
+from metis_trace import TraceEvent
 
 _WAITLESS = (Route.HEADLESS, Route.BACKGROUND)
 _NEEDS_CANCEL = (ResultStatus.CANCELLED, ResultStatus.SKIPPED)

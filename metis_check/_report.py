@@ -8,7 +8,8 @@ undetermined check is never reported as held.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
+from typing import Literal
 
 import attrs
 

@@ -14,11 +14,13 @@ Pure: the caller reads the files (`metis conform`, the pytest plugin).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
+from collections.abc import Sequence
 
 from metis_trace import find_credentials
 
-from ._report import Report, Violation
+from ._report import Report
+from ._report import Violation
 
 __all__ = ["canary_forms", "check_run_files", "scan_text"]
 

@@ -30,8 +30,13 @@ from collections.abc import Sequence
 
 from attrs import frozen
 
-from metis_model._derive import Recorded, RecordedRule, derive, parse_recorded_rule
-from metis_model._derive_shell import Command, bash_rule_matches, rule_regex
+from metis_model._derive import Recorded
+from metis_model._derive import RecordedRule
+from metis_model._derive import derive
+from metis_model._derive import parse_recorded_rule
+from metis_model._derive_shell import Command
+from metis_model._derive_shell import bash_rule_matches
+from metis_model._derive_shell import rule_regex
 
 __all__ = ["FORMS", "Witness", "bypass_witnesses", "confirm"]
 

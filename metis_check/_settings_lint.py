@@ -27,13 +27,11 @@ from collections.abc import Sequence
 
 from attrs import frozen
 
-from metis_model._derive import (
-    Recorded,
-    RecordedRule,
-    parse_recorded_rule,
-    path_rule_matches,
-    protected_path,
-)
+from metis_model._derive import Recorded
+from metis_model._derive import RecordedRule
+from metis_model._derive import parse_recorded_rule
+from metis_model._derive import path_rule_matches
+from metis_model._derive import protected_path
 from metis_model._derive_shell import rule_regex
 
 __all__ = ["Finding", "SettingsSource", "check_settings"]

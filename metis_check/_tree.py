@@ -14,17 +14,22 @@ every hook of its parent, with the same matcher (CHILD-6).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 from typing import Any
 
 import attrs
 
 from metis_model._children import spawn_violation
 from metis_model._derive import recorded_permissions
-from metis_trace import RuleBehavior, Spawn, TraceEvent, TraceHeader
+from metis_trace import RuleBehavior
+from metis_trace import Spawn
+from metis_trace import TraceEvent
+from metis_trace import TraceHeader
 
 from ._check import check_trace
-from ._report import Report, Violation
+from ._report import Report
+from ._report import Violation
 from ._tree_callsite import callsite_violation
 from ._tree_concurrency import running_at_once
 

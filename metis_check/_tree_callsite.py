@@ -12,10 +12,14 @@ repeat, so that list says nothing.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable
+from collections.abc import Mapping
+from collections.abc import Sequence
 from typing import Any
 
-from metis_trace import Assistant, Spawn, TraceEvent
+from metis_trace import Assistant
+from metis_trace import Spawn
+from metis_trace import TraceEvent
 
 __all__ = ["callsite_violation"]
 

@@ -15,10 +15,13 @@ another boot says nothing.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 from typing import Any
 
-from metis_trace import Spawn, TraceEvent, TraceHeader
+from metis_trace import Spawn
+from metis_trace import TraceEvent
+from metis_trace import TraceHeader
 
 __all__ = ["running_at_once"]
 

@@ -10,33 +10,31 @@ from __future__ import annotations
 
 from typing import Any
 
-from metis_trace import (
-    Assistant,
-    CallClass,
-    CallRef,
-    Cancel,
-    CancelCause,
-    DecisionEvent,
-    EffectEnd,
-    EffectOutcome,
-    EffectStart,
-    Facts,
-    Mode,
-    Request,
-    Result,
-    ResultsSent,
-    ResultStatus,
-    RuleBehavior,
-    RuleRef,
-    RunEnd,
-    RunStatus,
-    Source,
-    StopRequest,
-    ToolKind,
-    TraceEvent,
-    TraceHeader,
-    TurnStart,
-)
+from metis_trace import Assistant
+from metis_trace import CallClass
+from metis_trace import CallRef
+from metis_trace import Cancel
+from metis_trace import CancelCause
+from metis_trace import DecisionEvent
+from metis_trace import EffectEnd
+from metis_trace import EffectOutcome
+from metis_trace import EffectStart
+from metis_trace import Facts
+from metis_trace import Mode
+from metis_trace import Request
+from metis_trace import Result
+from metis_trace import ResultsSent
+from metis_trace import ResultStatus
+from metis_trace import RuleBehavior
+from metis_trace import RuleRef
+from metis_trace import RunEnd
+from metis_trace import RunStatus
+from metis_trace import Source
+from metis_trace import StopRequest
+from metis_trace import ToolKind
+from metis_trace import TraceEvent
+from metis_trace import TraceHeader
+from metis_trace import TurnStart
 
 from ._generate import verdict_fields
 

@@ -25,26 +25,24 @@ from typing import Any
 
 import attrs
 
-from metis_trace import (
-    AskResolved,
-    Assistant,
-    Change,
-    Decision,
-    DecisionEvent,
-    EffectEnd,
-    EffectStart,
-    Exec,
-    JobDone,
-    Lost,
-    Request,
-    Result,
-    Resume,
-    RunEnd,
-    ToolKind,
-    TraceEvent,
-    TraceHeader,
-    WitnessSession,
-)
+from metis_trace import AskResolved
+from metis_trace import Assistant
+from metis_trace import Change
+from metis_trace import Decision
+from metis_trace import DecisionEvent
+from metis_trace import EffectEnd
+from metis_trace import EffectStart
+from metis_trace import Exec
+from metis_trace import JobDone
+from metis_trace import Lost
+from metis_trace import Request
+from metis_trace import Result
+from metis_trace import Resume
+from metis_trace import RunEnd
+from metis_trace import ToolKind
+from metis_trace import TraceEvent
+from metis_trace import TraceHeader
+from metis_trace import WitnessSession
 
 from ._report import Violation
 from ._witness_exits import check_exits

@@ -14,35 +14,33 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from metis_trace import (
-    Assistant,
-    CallClass,
-    CallRef,
-    DecisionEvent,
-    EffectEnd,
-    EffectOutcome,
-    EffectStart,
-    Exec,
-    Facts,
-    Handshake,
-    JobDone,
-    Mode,
-    ProcessExit,
-    Ready,
-    Request,
-    Result,
-    ResultsSent,
-    ResultStatus,
-    RunEnd,
-    RunStatus,
-    ToolKind,
-    TraceEvent,
-    TraceHeader,
-    TurnStart,
-    Watched,
-    WitnessHeader,
-    WitnessSession,
-)
+from metis_trace import Assistant
+from metis_trace import CallClass
+from metis_trace import CallRef
+from metis_trace import DecisionEvent
+from metis_trace import EffectEnd
+from metis_trace import EffectOutcome
+from metis_trace import EffectStart
+from metis_trace import Exec
+from metis_trace import Facts
+from metis_trace import Handshake
+from metis_trace import JobDone
+from metis_trace import Mode
+from metis_trace import ProcessExit
+from metis_trace import Ready
+from metis_trace import Request
+from metis_trace import Result
+from metis_trace import ResultsSent
+from metis_trace import ResultStatus
+from metis_trace import RunEnd
+from metis_trace import RunStatus
+from metis_trace import ToolKind
+from metis_trace import TraceEvent
+from metis_trace import TraceHeader
+from metis_trace import TurnStart
+from metis_trace import Watched
+from metis_trace import WitnessHeader
+from metis_trace import WitnessSession
 
 from ._generate import verdict_fields
 

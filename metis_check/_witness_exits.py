@@ -17,12 +17,16 @@ it came to is not what the call reports).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Protocol
+from collections.abc import Iterable
+from collections.abc import Mapping
+from collections.abc import Sequence
+from typing import Any
+from typing import Protocol
 
 import attrs
 
-from metis_trace import ProcessExit, WitnessSession
+from metis_trace import ProcessExit
+from metis_trace import WitnessSession
 
 from ._report import Violation
 

@@ -17,20 +17,19 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from metis_trace import (
-    End,
-    Ready,
-    RunStarted,
-    SignalDelivered,
-    SignalReceived,
-    TraceEvent,
-    TraceHeader,
-    Watched,
-    WitnessHeader,
-    WitnessSession,
-)
+from metis_trace import End
+from metis_trace import Ready
+from metis_trace import RunStarted
+from metis_trace import SignalDelivered
+from metis_trace import SignalReceived
+from metis_trace import TraceEvent
+from metis_trace import TraceHeader
+from metis_trace import Watched
+from metis_trace import WitnessHeader
+from metis_trace import WitnessSession
 
-from ._generate import SimConfig, simulate
+from ._generate import SimConfig
+from ._generate import simulate
 
 __all__ = ["break_signal", "signal_case"]
 

@@ -26,12 +26,18 @@ outside trace at all: it is counted and listed as an unwitnessed claim.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection
+from collections.abc import Iterable
+from collections.abc import Sequence
 from typing import Protocol
 
 import attrs
 
-from metis_trace import SignalDelivered, SignalReceived, StopRequest, TraceEvent, WitnessSession
+from metis_trace import SignalDelivered
+from metis_trace import SignalReceived
+from metis_trace import StopRequest
+from metis_trace import TraceEvent
+from metis_trace import WitnessSession
 
 from ._report import Violation
 

@@ -13,32 +13,39 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
+from typing import TypeVar
 
 import click
 from pydantic import ValidationError
 
 from metis_runtime import ConfigError
-from metis_runtime.agents import (
-    AGENT_TOOL_NAMES,
-    GuardLimits,
-    ParentContext,
-    ProviderConfig,
-    ResolveRefusal,
-    agent_folders,
-    load_agents,
-    resolve_agent,
-)
+from metis_runtime.agents import AGENT_TOOL_NAMES
+from metis_runtime.agents import GuardLimits
+from metis_runtime.agents import ParentContext
+from metis_runtime.agents import ProviderConfig
+from metis_runtime.agents import ResolveRefusal
+from metis_runtime.agents import agent_folders
+from metis_runtime.agents import load_agents
+from metis_runtime.agents import resolve_agent
 from metis_runtime.assemble import live_provider_config
 from metis_runtime.context import ContextBudget
 from metis_runtime.tools import ToolRegistry
-from metis_studies.child_boundary import ESCAPE_TOOLS, run_child_boundary
+from metis_studies.child_boundary import ESCAPE_TOOLS
+from metis_studies.child_boundary import run_child_boundary
 from metis_trace import Mode
 
 from ._conform import check_tree_dir
-from ._output import EXIT_OK, EXIT_VIOLATION, count_option, emit_json, table
+from ._output import EXIT_OK
+from ._output import EXIT_VIOLATION
+from ._output import count_option
+from ._output import emit_json
+from ._output import table
 from ._params import FiniteFloat
-from ._wire import WireOptionError, default_provider, wire_options, wire_settings
+from ._wire import WireOptionError
+from ._wire import default_provider
+from ._wire import wire_options
+from ._wire import wire_settings
 
 F = TypeVar("F", bound=Callable[..., Any])
 _DEFAULTS = GuardLimits()

@@ -18,14 +18,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 from metis_trace import ToolKind
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from metis_runtime.permissions import Gate, GateDecision, Policy
+    from metis_runtime.permissions import Gate
+    from metis_runtime.permissions import GateDecision
+    from metis_runtime.permissions import Policy
     from metis_trace import Mode
 
 __all__ = [

@@ -5,16 +5,25 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 import attrs
 import click
 
-from metis_check import STATUSES, Report
+from metis_check import STATUSES
+from metis_check import Report
 
 from ._inputs import BadInput
-from ._output import bad_input, count_option, read_trace_file
-from ._transcripts import FORMATS, FileResult, Run, Unit, check_unit, expand
+from ._output import bad_input
+from ._output import count_option
+from ._output import read_trace_file
+from ._transcripts import FORMATS
+from ._transcripts import FileResult
+from ._transcripts import Run
+from ._transcripts import Unit
+from ._transcripts import check_unit
+from ._transcripts import expand
 
 if TYPE_CHECKING:
     from ._sarif import SarifOptions
@@ -223,7 +232,8 @@ def conform(
     an input cannot be read. --draw DIR and --report FILE.html draw every
     violation (specs/drawing.md).
     """
-    from ._reports import errors, write_all
+    from ._reports import errors
+    from ._reports import write_all
     from ._witnessed import with_witness
 
     targets = _targets(outputs, as_json)
@@ -239,7 +249,10 @@ def conform(
         bad_input("--scheduler is for --engine dask")
     if files.count("-") > 1:
         bad_input("'-' (standard input) may be given once")
-    from ._run_files import coverage_table, log_reports, read_canaries, scan_files
+    from ._run_files import coverage_table
+    from ._run_files import log_reports
+    from ._run_files import read_canaries
+    from ._run_files import scan_files
 
     try:
         units = expand(files, fmt)

@@ -21,7 +21,10 @@ import os
 from typing import Any
 
 from ._output import bad_input
-from ._transcripts import FileResult, Unit, check_loaded, load
+from ._transcripts import FileResult
+from ._transcripts import Unit
+from ._transcripts import check_loaded
+from ._transcripts import load
 
 IN_FLIGHT_PER_THREAD = 4
 CONNECT_TIMEOUT = "METIS_DASK_TIMEOUT"  # seconds to reach the scheduler (default 10)
@@ -49,7 +52,8 @@ def run_on_dask(
 
 
 def _on_cluster(units: list[Unit], fmt: str, address: Any) -> list[FileResult]:
-    from distributed import Client, as_completed
+    from distributed import Client
+    from distributed import as_completed
 
     raw = os.environ.get(CONNECT_TIMEOUT, "10")
     try:

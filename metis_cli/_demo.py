@@ -29,8 +29,13 @@ from metis_model import INVARIANTS
 from metis_runtime._input import read_trace_path
 from metis_trace import InputError
 
-from ._evidence import EvidenceTable, gather_model_evidence
-from ._output import EXIT_OK, EXIT_VIOLATION, count_option, emit_json, table
+from ._evidence import EvidenceTable
+from ._evidence import gather_model_evidence
+from ._output import EXIT_OK
+from ._output import EXIT_VIOLATION
+from ._output import count_option
+from ._output import emit_json
+from ._output import table
 from ._params import writable_dir
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -114,8 +119,10 @@ def runtime_rows(folder: Path) -> list[Row]:
 
 def _witness_row(trace: Path, header: Any, events: Any) -> Row:
     """The run's effects as the witness saw them, outside the runtime (specs/witness.md)."""
-    from metis_check import WitnessedTrace, check_witness
-    from metis_trace import InputError, read_witness
+    from metis_check import WitnessedTrace
+    from metis_check import check_witness
+    from metis_trace import InputError
+    from metis_trace import read_witness
 
     check = "the witness (outside the runtime) against the trace"
     path = trace.with_name(trace.name + ".witness")
@@ -264,7 +271,8 @@ def oracle_rows(examples: int) -> list[Row]:
 
 def ablation_rows() -> list[Row]:
     """The child-boundary 2x2: cloned gate x filtered registry."""
-    from metis_studies.child_boundary import ESCAPE_TOOLS, run_child_boundary
+    from metis_studies.child_boundary import ESCAPE_TOOLS
+    from metis_studies.child_boundary import run_child_boundary
 
     rows = []
     for cell in run_child_boundary((0, 1)):
@@ -288,7 +296,8 @@ def ablation_rows() -> list[Row]:
 
 def proof_rows(folder: Path) -> list[Row]:
     """Every z3 proof and bounded model check, with its SMT-LIB2 file."""
-    from metis_proofs import LoopSession, prove_all
+    from metis_proofs import LoopSession
+    from metis_proofs import prove_all
 
     rows = []
     session = LoopSession(depth=20)

@@ -16,7 +16,11 @@ RowFields = tuple[str, str, bool, str]
 
 
 def explore_rows(folder: Path) -> list[RowFields]:
-    from metis_studies.explore import REQUIRED, check_outcome, execute, situations, sweep
+    from metis_studies.explore import REQUIRED
+    from metis_studies.explore import check_outcome
+    from metis_studies.explore import execute
+    from metis_studies.explore import situations
+    from metis_studies.explore import sweep
 
     work = folder / "explore"
     reached: dict[str, int] = {}

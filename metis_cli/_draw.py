@@ -15,19 +15,30 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import attrs
 import click
 
-from ._inputs import STDIN, BadInput
-from ._output import bad_input, count_option
-from ._transcripts import FORMATS, FileResult, Unit, check_loaded, expand, load, run_traces
+from ._inputs import STDIN
+from ._inputs import BadInput
+from ._output import bad_input
+from ._output import count_option
+from ._transcripts import FORMATS
+from ._transcripts import FileResult
+from ._transcripts import Unit
+from ._transcripts import check_loaded
+from ._transcripts import expand
+from ._transcripts import load
+from ._transcripts import run_traces
 
 if TYPE_CHECKING:
-    from metis_check import Figure, Report, Violation
+    from metis_check import Figure
+    from metis_check import Report
+    from metis_check import Violation
 
 KINDS = ("svg", "png", "html", "dot")
 # `dot` on a windowed figure takes well under a second; a minute means it hangs.
@@ -94,7 +105,8 @@ def _builder(
         return lambda vs: trace_figure(
             header, events, vs[0] if vs else None, name=source, limit=limit
         )
-    from metis_check.transcripts._figure import claude_code_figure, transcript_figure
+    from metis_check.transcripts._figure import claude_code_figure
+    from metis_check.transcripts._figure import transcript_figure
 
     if fmt == "claude-code":
         return lambda vs: claude_code_figure(text, companions, vs, name=source, limit=limit)

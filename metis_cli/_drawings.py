@@ -16,10 +16,16 @@ from pathlib import Path
 import attrs
 import click
 
-from ._draw import DrawError, drawable, file_name, render
-from ._html import Drawn, inline_svg, report_page
+from ._draw import DrawError
+from ._draw import drawable
+from ._draw import file_name
+from ._draw import render
+from ._html import Drawn
+from ._html import inline_svg
+from ._html import report_page
 from ._inputs import BadInput
-from ._transcripts import Run, Unit
+from ._transcripts import Run
+from ._transcripts import Unit
 
 # Inline SVG kept in the report (each is tens of kilobytes); --draw DIR has them all.
 REPORT_DRAWINGS = 100
@@ -50,7 +56,8 @@ def draw_violations(run: Run, units: Sequence[Unit], fmt: str) -> list[Drawn]:
 def write_drawings(
     run: Run, units: Sequence[Unit], fmt: str, draw_dir: str | None, report_path: str | None
 ) -> None:
-    from ._params import StagedOutput, write_named
+    from ._params import StagedOutput
+    from ._params import write_named
 
     drawn = draw_violations(run, units, fmt)
     for d in drawn:

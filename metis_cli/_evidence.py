@@ -13,10 +13,18 @@ from typing import Any
 
 import attrs
 
-from metis_check import MUTATORS, Report, SimConfig, break_trace, check_trace, simulate
+from metis_check import MUTATORS
+from metis_check import Report
+from metis_check import SimConfig
+from metis_check import break_trace
+from metis_check import check_trace
+from metis_check import simulate
 from metis_check._mutate import RICH
 from metis_model import INVARIANTS
-from metis_trace import Route, TraceEvent, TraceHeader, dumps_trace
+from metis_trace import Route
+from metis_trace import TraceEvent
+from metis_trace import TraceHeader
+from metis_trace import dumps_trace
 
 from ._params import WIDTHS_TIMEOUT_S
 
@@ -154,7 +162,8 @@ def gather_file_evidence(table: EvidenceTable, runs: int, broken_per_id: int) ->
 def gather_exit_evidence(table: EvidenceTable, runs: int, broken_per_id: int) -> None:
     """TRACE-3 on made-up witnessed runs (`metis_check._witness_cases`): the
     witness agrees with the trace, then copies where one call's exit does not."""
-    from metis_check._witness_cases import break_exit, exit_case
+    from metis_check._witness_cases import break_exit
+    from metis_check._witness_cases import exit_case
 
     _witness_evidence(table, runs, broken_per_id, "TRACE-3", "exits", exit_case, break_exit)
 
@@ -163,7 +172,8 @@ def gather_signal_evidence(table: EvidenceTable, runs: int, broken_per_id: int) 
     """TRACE-4 on simulated runs with made-up deliveries
     (`metis_check._witness_signal_cases`): the witness saw each recorded
     signal, then copies where one recorded signal was never delivered."""
-    from metis_check._witness_signal_cases import break_signal, signal_case
+    from metis_check._witness_signal_cases import break_signal
+    from metis_check._witness_signal_cases import signal_case
 
     _witness_evidence(table, runs, broken_per_id, "TRACE-4", "signals", signal_case, break_signal)
 
@@ -178,7 +188,9 @@ def _witness_evidence(
     breaker: Any,
 ) -> None:
     """Made-up witnessed runs for one witness ID, and broken copies of them."""
-    from metis_check import Report, WitnessedTrace, check_witness
+    from metis_check import Report
+    from metis_check import WitnessedTrace
+    from metis_check import check_witness
 
     def report(source: str, header: Any, events: Any, sessions: Any) -> Report:
         found = check_witness(sessions, [WitnessedTrace(source, header, events)], source=source)
@@ -202,7 +214,8 @@ def gather_plan_evidence(
     """Simulated plan turns (`metis_model.plan`), and broken copies per PLAN ID."""
     from metis_check import check_turn_log
     from metis_check._plan_generate import simulate_turn
-    from metis_check._plan_mutate import PLAN_MUTATORS, break_turn
+    from metis_check._plan_mutate import PLAN_MUTATORS
+    from metis_check._plan_mutate import break_turn
     from metis_trace import dumps_turn_log
 
     for i in range(runs):
@@ -235,7 +248,8 @@ def gather_proof_evidence(
     ... (k-induction, k=1)`, `bounded to depth 20 (...)`, `unknown: ...` or
     `refuted: ...`; `proofs` lists them with their own seconds.
     """
-    from metis_proofs import LoopSession, prove_all
+    from metis_proofs import LoopSession
+    from metis_proofs import prove_all
     from metis_proofs._context import prove_context
 
     from ._prove import context_scope

@@ -12,11 +12,16 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 import click
 
-from ._output import EXIT_OK, EXIT_VIOLATION, bad_input, emit_json, table
+from ._output import EXIT_OK
+from ._output import EXIT_VIOLATION
+from ._output import bad_input
+from ._output import emit_json
+from ._output import table
 
 if TYPE_CHECKING:
     from metis_studies.explore import Workload
@@ -52,7 +57,10 @@ def _coverage_rows(rows: list[Any]) -> list[tuple[str, str, str]]:
 
 
 def _replay(path: Path, out: Path, execution: str, as_json: bool) -> None:
-    from metis_studies.explore import WorkloadError, check_outcome, execute, read_workload
+    from metis_studies.explore import WorkloadError
+    from metis_studies.explore import check_outcome
+    from metis_studies.explore import execute
+    from metis_studies.explore import read_workload
 
     try:
         if str(path) == "-":
@@ -87,7 +95,8 @@ def _stdin_workload() -> Workload:
     """`--replay -`: the workload on standard input (bounded, strict UTF-8),
     JSON when it starts with `{`, else a scenario YAML with an `explore:`
     section; parsed in memory (a workload's planted credentials reach no file)."""
-    from metis_runtime._input import decode_text, read_input_bytes
+    from metis_runtime._input import decode_text
+    from metis_runtime._input import read_input_bytes
     from metis_studies.explore import parse_workload
     from metis_trace import InputError
 
@@ -187,8 +196,11 @@ def explore(
     if replay is not None:
         _replay(replay, out_dir, chosen[0], as_json)
 
-    from metis_studies.explore import MECH_REQUIRED, REQUIRED, package_coverage, write_divergence
+    from metis_studies.explore import MECH_REQUIRED
+    from metis_studies.explore import REQUIRED
     from metis_studies.explore import explore as run_explore
+    from metis_studies.explore import package_coverage
+    from metis_studies.explore import write_divergence
 
     work = Path(tempfile.mkdtemp(prefix="runs-", dir=out_dir))
     say = (lambda text: None) if as_json else (lambda text: click.echo(text, err=True))

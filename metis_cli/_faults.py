@@ -14,9 +14,13 @@ from pathlib import Path
 import click
 
 from metis_studies import faults as study
-from metis_studies.faults import DISPATCHERS, FaultRow
+from metis_studies.faults import DISPATCHERS
+from metis_studies.faults import FaultRow
 
-from ._output import EXIT_OK, EXIT_VIOLATION, emit_json, table
+from ._output import EXIT_OK
+from ._output import EXIT_VIOLATION
+from ._output import emit_json
+from ._output import table
 
 HEADERS = (
     "case",

@@ -205,7 +205,8 @@ def run(data: bytes, argv: Sequence[str]) -> tuple[str, str, int]:
             reply = _ask_when_up(paths, request)  # one load, not a second one here
         if reply is not None:
             return str(reply.get("stdout", "")), str(reply.get("stderr", "")), int(reply["code"])  # type: ignore[call-overload]
-    from ._hook_events import HookOptions, answer
+    from ._hook_events import HookOptions
+    from ._hook_events import answer
 
     trace, pass_allow, no_trace = parse_args(argv)
     result = answer(data, HookOptions(trace=trace, pass_allow=pass_allow, record=not no_trace))

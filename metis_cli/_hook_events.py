@@ -116,8 +116,11 @@ def answer(data: bytes, options: HookOptions) -> HookAnswer:
 
 
 def _payload(data: bytes) -> dict[str, Any]:
-    from metis_runtime._input import decode_text, input_json_limits, max_input_bytes
-    from metis_trace import InputError, decode_json
+    from metis_runtime._input import decode_text
+    from metis_runtime._input import input_json_limits
+    from metis_runtime._input import max_input_bytes
+    from metis_trace import InputError
+    from metis_trace import decode_json
 
     try:
         if len(data) > max_input_bytes():
@@ -185,7 +188,8 @@ def _pre_tool_use(payload: Mapping[str, Any], options: HookOptions, warn: Any) -
         return _undecided(payload, str(exc))
     trace = _trace(payload, options, warn)
     if trace is not None:
-        from metis_runtime._hook_session import TraceUnusable, record_call
+        from metis_runtime._hook_session import TraceUnusable
+        from metis_runtime._hook_session import record_call
 
         try:
             record_call(payload, trace, warn, (tool, tool_input, call_id), verdict)
@@ -202,14 +206,14 @@ def _decide(
     payload: Mapping[str, Any], tool: str, tool_input: dict[str, Any], cwd: Path, warn: Any
 ) -> dict[str, Any]:
     from metis_runtime._errors import ConfigError
-    from metis_runtime.permissions import (
-        hierarchy,
-        load_hierarchy,
-        parse_mode,
-        stricter_than_claude_code,
-    )
+    from metis_runtime.permissions import hierarchy
+    from metis_runtime.permissions import load_hierarchy
+    from metis_runtime.permissions import parse_mode
+    from metis_runtime.permissions import stricter_than_claude_code
 
-    from ._call_decision import call_gate, call_paths, decide_call
+    from ._call_decision import call_gate
+    from ._call_decision import call_paths
+    from ._call_decision import decide_call
 
     raw_mode = payload.get("permission_mode") or "default"
     known = True
@@ -254,7 +258,9 @@ def _decide(
 
 
 def _record_event(payload: Mapping[str, Any], event: str, options: HookOptions, warn: Any) -> None:
-    from metis_runtime._hook_session import TraceUnusable, record_result, record_stop
+    from metis_runtime._hook_session import TraceUnusable
+    from metis_runtime._hook_session import record_result
+    from metis_runtime._hook_session import record_stop
 
     trace = _trace(payload, options, warn)
     if trace is None:

@@ -88,7 +88,8 @@ class _Environment:
 def _handle(raw: bytes, environment: _Environment) -> tuple[dict[str, Any], bool]:
     """The reply to one request, and whether the session ended."""
     from ._hook_client import parse_args
-    from ._hook_events import HookOptions, answer
+    from ._hook_events import HookOptions
+    from ._hook_events import answer
 
     request = json.loads(raw)
     env = {str(k): str(v) for k, v in request["env"].items()}
@@ -138,10 +139,12 @@ def serve(sock_path: str, lock_path: str, session: str) -> None:
     # Load what every answer needs before the first call comes.
     import metis_runtime._hook_session  # noqa: F401
     from metis_runtime._private import default_redactor
-    from metis_runtime.permissions import Gate, load_hierarchy  # noqa: F401
+    from metis_runtime.permissions import Gate  # noqa: F401
+    from metis_runtime.permissions import load_hierarchy  # noqa: F401
     from metis_runtime.shell import analyze_command
 
-    from . import _call_decision, _hook_events  # noqa: F401
+    from . import _call_decision  # noqa: F401
+    from . import _hook_events  # noqa: F401
 
     analyze_command("true")
     default_redactor()

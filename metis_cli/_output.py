@@ -5,14 +5,19 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING
+from typing import Any
+from typing import NoReturn
+from typing import TypeVar
 
 import click
 
 if TYPE_CHECKING:
-    from metis_trace import TraceEvent, TraceHeader
+    from metis_trace import TraceEvent
+    from metis_trace import TraceHeader
 
 EXIT_OK = 0
 EXIT_VIOLATION = 1

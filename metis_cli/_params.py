@@ -25,7 +25,8 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any
+from typing import TypeVar
 
 import click
 
@@ -95,7 +96,8 @@ class StagedOutput:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        from metis_runtime._named_output import NamedOutputError, write_named_output
+        from metis_runtime._named_output import NamedOutputError
+        from metis_runtime._named_output import write_named_output
 
         try:
             if kind is None:
@@ -118,7 +120,8 @@ def write_named(target: Path, data: bytes, option: str = "--out") -> None:
     (`metis_runtime._named_output`): a new or regular file is replaced whole
     or not at all, a device or FIFO is written through, a symlink is
     followed; a directory or a failure is a one-line error naming `option`."""
-    from metis_runtime._named_output import NamedOutputError, write_named_output
+    from metis_runtime._named_output import NamedOutputError
+    from metis_runtime._named_output import write_named_output
 
     try:
         write_named_output(target, data)

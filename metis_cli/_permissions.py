@@ -9,23 +9,30 @@ from typing import Any
 import click
 
 from metis_runtime._errors import ConfigError
-from metis_runtime.permissions import (
-    MODE_NAMES,
-    GateDecision,
-    Loaded,
-    Policy,
-    SettingsFile,
-    hierarchy,
-    load_hierarchy,
-    named_files,
-    parse_mode,
-    settings_root,
-    stricter_than_claude_code,
-)
-from metis_trace import InputError, Mode, Source, ToolKind, decode_json
+from metis_runtime.permissions import MODE_NAMES
+from metis_runtime.permissions import GateDecision
+from metis_runtime.permissions import Loaded
+from metis_runtime.permissions import Policy
+from metis_runtime.permissions import SettingsFile
+from metis_runtime.permissions import hierarchy
+from metis_runtime.permissions import load_hierarchy
+from metis_runtime.permissions import named_files
+from metis_runtime.permissions import parse_mode
+from metis_runtime.permissions import settings_root
+from metis_runtime.permissions import stricter_than_claude_code
+from metis_trace import InputError
+from metis_trace import Mode
+from metis_trace import Source
+from metis_trace import ToolKind
+from metis_trace import decode_json
 
-from ._call_decision import PATH_KEYS, decide_call, infer_kind, input_paths
-from ._output import EXIT_OK, bad_input, emit_json
+from ._call_decision import PATH_KEYS
+from ._call_decision import decide_call
+from ._call_decision import infer_kind
+from ._call_decision import input_paths
+from ._output import EXIT_OK
+from ._output import bad_input
+from ._output import emit_json
 
 __all__ = ["check", "infer_kind", "input_paths", "permissions"]
 

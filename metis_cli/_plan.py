@@ -20,11 +20,15 @@ import getpass
 import json
 import sys
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
+from typing import NoReturn
 
 import click
 
-from metis_trace import DEFAULT_STEP_CAP, HARD_STEP_MAX, Mode, ResumeAnswer
+from metis_trace import DEFAULT_STEP_CAP
+from metis_trace import HARD_STEP_MAX
+from metis_trace import Mode
+from metis_trace import ResumeAnswer
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 DEFAULT_SCENARIO = "notes"  # metis_runtime.plan.DEFAULT_SCENARIO (not imported: --help stays light)
@@ -85,7 +89,8 @@ def _provider(where: str, given: str | None, model: str | None, scenario: str, w
     """The turn's provider (`metis_runtime.plan.TurnProvider`); bad input exits 2."""
     from metis_runtime import MetisRuntimeError
     from metis_runtime.assemble import DEFAULT_MODELS
-    from metis_runtime.plan import TurnProvider, provider_name
+    from metis_runtime.plan import TurnProvider
+    from metis_runtime.plan import provider_name
 
     name = provider_name(given)
     try:
@@ -168,7 +173,8 @@ def validate_cmd(file: Path, workspace: str, max_steps: int, as_json: bool) -> N
     Exit 0 when valid, 1 when not (each failure with its class and step), 2
     when the file is malformed."""
     from metis_runtime import MetisRuntimeError
-    from metis_runtime.plan import check_framework, read_framework
+    from metis_runtime.plan import check_framework
+    from metis_runtime.plan import read_framework
 
     where = "plan validate"
     cap = _cap(where, max_steps)
@@ -240,7 +246,8 @@ def run_cmd(
     as_json: bool,
 ) -> None:
     """Answer REQUEST with a plan: a deterministic route, L0, L1 or the engine."""
-    from metis_runtime.plan import Coordinates, TurnOptions
+    from metis_runtime.plan import Coordinates
+    from metis_runtime.plan import TurnOptions
 
     where = "plan run"
     if not request.strip():
@@ -295,7 +302,10 @@ def resume_cmd(
     """Answer a paused turn's DIALOG (its id, its file, or `last`) and continue
     the turn from its done state."""
     from metis_runtime import MetisRuntimeError
-    from metis_runtime.plan import Coordinates, dialog_path, last_dialog, load_dialog
+    from metis_runtime.plan import Coordinates
+    from metis_runtime.plan import dialog_path
+    from metis_runtime.plan import last_dialog
+    from metis_runtime.plan import load_dialog
 
     where = "plan resume"
     given = _pairs(where, "--input", inputs)
@@ -429,7 +439,9 @@ def tasks_add(
 ) -> None:
     """Add a task; an ambiguous schedule is refused naming what is missing."""
     from metis_runtime import MetisRuntimeError
-    from metis_runtime.plan import PlanStore, new_task, next_due
+    from metis_runtime.plan import PlanStore
+    from metis_runtime.plan import new_task
+    from metis_runtime.plan import next_due
 
     where = "tasks add"
     ws = _workspace(where, workspace)
@@ -512,7 +524,10 @@ def tasks_run_due(
 ) -> None:
     """Fire every due task once, each as a new turn of its owner with the
     task's own authority (mode, channel), whoever runs this."""
-    from metis_runtime.plan import PlanStore, due_tasks, record_fired, task_turn
+    from metis_runtime.plan import PlanStore
+    from metis_runtime.plan import due_tasks
+    from metis_runtime.plan import record_fired
+    from metis_runtime.plan import task_turn
 
     where = "tasks run-due"
     ws = _workspace(where, workspace)

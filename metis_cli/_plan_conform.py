@@ -16,19 +16,22 @@ import stat
 from collections.abc import Sequence
 from pathlib import Path
 
-from metis_check import Report, Violation, check_trace, check_turn_log, check_turn_logs
-from metis_trace import (
-    InputError,
-    ResumeRecord,
-    TraceEvent,
-    TraceHeader,
-    TurnHeader,
-    TurnRecord,
-    read_trace_numbered,
-    read_turn_log,
-)
+from metis_check import Report
+from metis_check import Violation
+from metis_check import check_trace
+from metis_check import check_turn_log
+from metis_check import check_turn_logs
+from metis_trace import InputError
+from metis_trace import ResumeRecord
+from metis_trace import TraceEvent
+from metis_trace import TraceHeader
+from metis_trace import TurnHeader
+from metis_trace import TurnRecord
+from metis_trace import read_trace_numbered
+from metis_trace import read_turn_log
 
-from ._inputs import BadInput, read_text
+from ._inputs import BadInput
+from ._inputs import read_text
 
 TURNLOG_MARK = b'"metis-turnlog"'
 _HEAD_BYTES = 4096

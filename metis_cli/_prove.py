@@ -16,25 +16,34 @@ from typing import NoReturn
 
 import click
 
-from metis_proofs import (
-    ABLATIONS,
-    DEFAULT_DEPTH,
-    PROPERTIES,
-    Counterexample,
-    CounterexampleFiles,
-    LoopConfig,
-    LoopSession,
-    ProofResult,
-    Verdict,
-    find_counterexample,
-    prove_all,
-)
+from metis_proofs import ABLATIONS
+from metis_proofs import DEFAULT_DEPTH
+from metis_proofs import PROPERTIES
+from metis_proofs import Counterexample
+from metis_proofs import CounterexampleFiles
+from metis_proofs import LoopConfig
+from metis_proofs import LoopSession
+from metis_proofs import ProofResult
+from metis_proofs import Verdict
+from metis_proofs import find_counterexample
+from metis_proofs import prove_all
 from metis_proofs._context import prove_context
-from metis_proofs._plan import PLAN_ABLATIONS, PLAN_PROPERTIES, prove_plan
-from metis_proofs._plan_cex import PlanCounterexample, find_plan_counterexample
+from metis_proofs._plan import PLAN_ABLATIONS
+from metis_proofs._plan import PLAN_PROPERTIES
+from metis_proofs._plan import prove_plan
+from metis_proofs._plan_cex import PlanCounterexample
+from metis_proofs._plan_cex import find_plan_counterexample
 
-from ._output import EXIT_OK, EXIT_VIOLATION, bad_input, count_option, emit_json, table
-from ._params import FiniteFloat, StagedOutput, widths_timeout_option, writable_dir
+from ._output import EXIT_OK
+from ._output import EXIT_VIOLATION
+from ._output import bad_input
+from ._output import count_option
+from ._output import emit_json
+from ._output import table
+from ._params import FiniteFloat
+from ._params import StagedOutput
+from ._params import widths_timeout_option
+from ._params import writable_dir
 
 EXIT_UNKNOWN = 3
 

@@ -19,7 +19,8 @@ import os
 import re
 import sys
 from collections.abc import Callable
-from typing import Any, TextIO
+from typing import Any
+from typing import TextIO
 
 HOLD_LIMIT = 1 << 16  # characters held for an unfinished key block
 # A key block's armour lines, found by their words: the dashes before them may
@@ -76,7 +77,9 @@ def _redact(text: str) -> str:
     global _scanner
     if not _may_hold(text):
         return text
-    from metis_trace import CredentialScanner, replace_spans, secret_values
+    from metis_trace import CredentialScanner
+    from metis_trace import replace_spans
+    from metis_trace import secret_values
 
     if _scanner is None:
         _scanner = CredentialScanner(secret_values(os.environ))

@@ -11,14 +11,17 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
-from metis_check import Undecided, Violation
+from metis_check import Undecided
+from metis_check import Violation
 from metis_model import BY_ID
 
 from ._junit import junit_report
 from ._junit import where as _where
-from ._transcripts import FileResult, Run
+from ._transcripts import FileResult
+from ._transcripts import Run
 
 if TYPE_CHECKING:
     from ._sarif import SarifOptions

@@ -44,26 +44,43 @@ import logging
 import os
 import sys
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
+from collections.abc import Mapping
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import Any
+from typing import NoReturn
+from typing import TypeVar
 
 import click
 
-from metis_runtime import ConfigError, LoopObserver, MetisRuntimeError, RunResult, assemble
+from metis_runtime import ConfigError
+from metis_runtime import LoopObserver
+from metis_runtime import MetisRuntimeError
+from metis_runtime import RunResult
+from metis_runtime import assemble
 from metis_runtime._failpoints import inherited_failpoint
 from metis_runtime._layout import tree_dir
 from metis_runtime._private import default_redactor
 from metis_runtime.agents import guard_tree
-from metis_runtime.assemble import DEFAULT_MAX_RETRIES, PROVIDERS
+from metis_runtime.assemble import DEFAULT_MAX_RETRIES
+from metis_runtime.assemble import PROVIDERS
 from metis_runtime.permissions import MODE_NAMES
 from metis_runtime.providers import AssistantMessage
-from metis_trace import EffectOutcome, ResultStatus, RunStatus
+from metis_trace import EffectOutcome
+from metis_trace import ResultStatus
+from metis_trace import RunStatus
 from metis_witness._launch import WITNESSED_ENV
 
-from ._agents import budget_from_options, context_options, guard_options, limits_from_options
+from ._agents import budget_from_options
+from ._agents import context_options
+from ._agents import guard_options
+from ._agents import limits_from_options
 from ._output import count_option
-from ._wire import WireOptionError, default_provider, wire_options, wire_settings
+from ._wire import WireOptionError
+from ._wire import default_provider
+from ._wire import wire_options
+from ._wire import wire_settings
 
 T = TypeVar("T")
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
@@ -476,8 +493,10 @@ def _summary(result: RunResult, trace_path: Path, spawned: bool, code: int) -> d
     """`metis run --json`: the run's outcome, and its calls counted by result status."""
     from collections import Counter
 
-    from metis_runtime._input import input_lines, read_input_text
-    from metis_trace import Result, read_trace_numbered
+    from metis_runtime._input import input_lines
+    from metis_runtime._input import read_input_text
+    from metis_trace import Result
+    from metis_trace import read_trace_numbered
 
     statuses: Counter[str] = Counter()
     header, events, _ = read_trace_numbered(input_lines(read_input_text(trace_path)))

@@ -10,7 +10,8 @@ report to the trace's. Nothing here exits: unreadable input raises
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
+from collections.abc import Sequence
 from pathlib import Path
 
 import attrs
@@ -29,8 +30,10 @@ def run_files(path: Path) -> list[Path]:
 
 def read_canaries(path: Path) -> list[str]:
     """Values a workload planted: a JSON list of strings, or one per line."""
-    from metis_runtime._input import input_lines, read_input_text
-    from metis_trace import InputError, decode_json
+    from metis_runtime._input import input_lines
+    from metis_runtime._input import read_input_text
+    from metis_trace import InputError
+    from metis_trace import decode_json
 
     from ._inputs import BadInput
 
@@ -111,7 +114,8 @@ def log_reports(reports: Sequence[Report]) -> None:
 def coverage_table(reports: Sequence[Report]) -> str:
     """Per invariant ID and per model transition, how often the reports
     exercised it, and what they never reached."""
-    from metis_check import TRANSITIONS, Coverage
+    from metis_check import TRANSITIONS
+    from metis_check import Coverage
 
     from ._output import table
 

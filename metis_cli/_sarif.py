@@ -30,7 +30,8 @@ from typing import Any
 import attrs
 
 from ._sarif_places import Places
-from ._sarif_rules import information_uri, rule_descriptor
+from ._sarif_rules import information_uri
+from ._sarif_rules import rule_descriptor
 from ._transcripts import Run
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"

@@ -17,12 +17,20 @@ from typing import Any
 import click
 
 from metis_check._settings_bypass import bypass_witnesses
-from metis_check._settings_lint import Finding, SettingsSource, check_settings
+from metis_check._settings_lint import Finding
+from metis_check._settings_lint import SettingsSource
+from metis_check._settings_lint import check_settings
 from metis_runtime._input import read_input_text
-from metis_runtime.permissions import SettingsFile, hierarchy, named_files
-from metis_trace import InputError, decode_json
+from metis_runtime.permissions import SettingsFile
+from metis_runtime.permissions import hierarchy
+from metis_runtime.permissions import named_files
+from metis_trace import InputError
+from metis_trace import decode_json
 
-from ._output import EXIT_OK, EXIT_VIOLATION, bad_input, emit_json
+from ._output import EXIT_OK
+from ._output import EXIT_VIOLATION
+from ._output import bad_input
+from ._output import emit_json
 
 
 @click.group()
@@ -115,8 +123,11 @@ def _witnesses(
     if not witnesses:
         return []
     from metis_runtime._errors import ConfigError
-    from metis_runtime.permissions import Gate, load_hierarchy
-    from metis_trace import Mode, Route, ToolKind
+    from metis_runtime.permissions import Gate
+    from metis_runtime.permissions import load_hierarchy
+    from metis_trace import Mode
+    from metis_trace import Route
+    from metis_trace import ToolKind
 
     try:
         gate: Gate | None = Gate(load_hierarchy(found).policy, Mode.DEFAULT, root, Route.HEADLESS)
@@ -196,7 +207,9 @@ def _sarif(findings: list[Finding]) -> dict[str, Any]:
     """SARIF 2.1.0 as `metis conform --output sarif` writes it (`_sarif`,
     `_sarif_places`): URIs relative to the files' git root, fingerprints that
     survive a line inserted above, plus the rule's column."""
-    from ._sarif import SCHEMA_URI, sarif_driver, sarif_result
+    from ._sarif import SCHEMA_URI
+    from ._sarif import sarif_driver
+    from ._sarif import sarif_result
     from ._sarif_places import Places
     from ._sarif_rules import settings_rule
 

@@ -9,7 +9,12 @@ import click
 
 from metis_model import INVARIANTS
 
-from ._output import EXIT_OK, EXIT_VIOLATION, bad_input, count_option, emit_json, table
+from ._output import EXIT_OK
+from ._output import EXIT_VIOLATION
+from ._output import bad_input
+from ._output import count_option
+from ._output import emit_json
+from ._output import table
 from ._params import widths_timeout_option
 
 if TYPE_CHECKING:
@@ -68,12 +73,10 @@ def check(
     """Report the evidence behind every invariant ID: proved, bounded to depth
     k, N simulated traces (and checks) in which it held, K broken traces caught."""
     from ._demo import bundled_transcripts
-    from ._evidence import (
-        EvidenceTable,
-        gather_model_evidence,
-        gather_proof_evidence,
-        gather_transcript_evidence,
-    )
+    from ._evidence import EvidenceTable
+    from ._evidence import gather_model_evidence
+    from ._evidence import gather_proof_evidence
+    from ._evidence import gather_transcript_evidence
 
     ev = EvidenceTable()
     gather_model_evidence(ev, runs, broken)

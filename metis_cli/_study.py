@@ -16,7 +16,10 @@ from pathlib import Path
 
 import click
 
-from ._output import EXIT_OK, EXIT_VIOLATION, bad_input, emit_json
+from ._output import EXIT_OK
+from ._output import EXIT_VIOLATION
+from ._output import bad_input
+from ._output import emit_json
 
 NAMES = (
     "faults",
@@ -65,7 +68,8 @@ def study(
             bad_input(f"NAME: unknown study {name!r} (valid: {', '.join(NAMES)}, all)")
     if out.exists() and not out.is_dir():
         bad_input(f"--out: {out} is not a folder")
-    from metis_studies.report import Sizes, write_study
+    from metis_studies.report import Sizes
+    from metis_studies.report import write_study
 
     base = Sizes.quick() if quick else Sizes()
     sizes = Sizes(

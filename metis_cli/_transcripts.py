@@ -21,10 +21,13 @@ import attrs
 from metis_check import Report
 from metis_check.transcripts import FORMATS as TRANSCRIPT_FORMATS
 
-from ._inputs import STDIN, BadInput, read_text
+from ._inputs import STDIN
+from ._inputs import BadInput
+from ._inputs import read_text
 
 if TYPE_CHECKING:
-    from metis_trace import TraceEvent, TraceHeader
+    from metis_trace import TraceEvent
+    from metis_trace import TraceHeader
 
 # The formats `metis conform` and `metis draw` read (`--format`): metis
 # traces, detection, and every transcript format the checker reads.
@@ -159,7 +162,9 @@ def load(unit: Unit) -> Loaded:
 
 def check_loaded(loaded: Loaded, fmt: str) -> FileResult:
     """Check one loaded unit; every failure is a result, never an exception."""
-    from metis_check.transcripts import check_claude_code_tree, check_transcript, detect_format
+    from metis_check.transcripts import check_claude_code_tree
+    from metis_check.transcripts import check_transcript
+    from metis_check.transcripts import detect_format
     from metis_trace import InputError
 
     source = loaded.unit.path
@@ -201,7 +206,8 @@ def _detect(text: str, source: str, detect_format: object) -> tuple[str, str]:
 
 def run_traces(run_dir: Path) -> dict[str, tuple[TraceHeader, list[TraceEvent]]]:
     """Every trace.jsonl below a run directory (a tree of agents), by its path there."""
-    from metis_trace import TraceFormatError, read_trace_numbered
+    from metis_trace import TraceFormatError
+    from metis_trace import read_trace_numbered
 
     traces = {}
     for trace in sorted(run_dir.rglob("trace.jsonl")):
@@ -214,10 +220,14 @@ def run_traces(run_dir: Path) -> dict[str, tuple[TraceHeader, list[TraceEvent]]]
 
 
 def _check_trace(loaded: Loaded) -> Report:
-    from metis_check import check_trace, check_trace_tree
-    from metis_trace import TraceFormatError, read_trace_numbered
+    from metis_check import check_trace
+    from metis_check import check_trace_tree
+    from metis_trace import TraceFormatError
+    from metis_trace import read_trace_numbered
 
-    from ._plan_conform import check_turn_dir, check_turn_log_text, looks_like_turn_log
+    from ._plan_conform import check_turn_dir
+    from ._plan_conform import check_turn_log_text
+    from ._plan_conform import looks_like_turn_log
 
     path = loaded.unit.path
     if os.path.isdir(path):
@@ -240,7 +250,9 @@ def _check_trace(loaded: Loaded) -> Report:
 
 def _with_run_files(report: Report, unit: Unit) -> Report:
     """The trace's report, and TRACE-2 over the files its run wrote."""
-    from ._run_files import merged, run_files, scan_files
+    from ._run_files import merged
+    from ._run_files import run_files
+    from ._run_files import scan_files
 
     files = run_files(Path(unit.path))
     return merged(report, scan_files(files, unit.canaries, unit.path))

@@ -14,12 +14,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
+from typing import TypeVar
 
 import click
 
-from metis_runtime.providers import THINKING_LEVELS, header_problem
-from metis_trace import InputError, decode_json
+from metis_runtime.providers import THINKING_LEVELS
+from metis_runtime.providers import header_problem
+from metis_trace import InputError
+from metis_trace import decode_json
 
 F = TypeVar("F", bound=Callable[..., Any])
 

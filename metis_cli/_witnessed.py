@@ -7,13 +7,15 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from ._output import bad_input, read_trace_file
+from ._output import bad_input
+from ._output import read_trace_file
 
 if TYPE_CHECKING:
     from metis_check import WitnessReport
     from metis_trace import WitnessSession
 
-    from ._transcripts import FileResult, Unit
+    from ._transcripts import FileResult
+    from ._transcripts import Unit
 
 
 def _root_trace(target: Path) -> Path:
@@ -28,8 +30,10 @@ def _tree_traces(root: Path) -> list[Path]:
 
 def read_witness_file(path: Path) -> list[WitnessSession]:
     """A witness file's sessions; a malformed one is a one-line error, exit 2."""
-    from metis_runtime._input import input_lines, read_input_text
-    from metis_trace import InputError, read_witness
+    from metis_runtime._input import input_lines
+    from metis_runtime._input import read_input_text
+    from metis_trace import InputError
+    from metis_trace import read_witness
 
     try:
         return read_witness(input_lines(read_input_text(path)))
@@ -40,7 +44,8 @@ def read_witness_file(path: Path) -> list[WitnessSession]:
 def witness_report(target: Path, witness: Path | None) -> WitnessReport | None:
     """Check the witness of the run at `target` (a trace or a run folder): the
     file given, else `<trace>.witness` when it exists, else None."""
-    from metis_check import WitnessedTrace, check_witness
+    from metis_check import WitnessedTrace
+    from metis_check import check_witness
 
     root = _root_trace(target)
     path = witness if witness is not None else root.with_name(root.name + ".witness")

@@ -39,47 +39,57 @@ import typing as _typing
 from metis_trace._lazy import lazy_exports as _lazy_exports
 
 if _typing.TYPE_CHECKING:
-    from metis_trace._errors import InputError, MetisModelError, TraceFormatError
+    from metis_trace._errors import InputError
+    from metis_trace._errors import MetisModelError
+    from metis_trace._errors import TraceFormatError
 
-    from ._agents import (
-        GUARD_ORDER,
-        Admit,
-        GuardLimits,
-        GuardState,
-        Refusal,
-        RefusalCode,
-        SpawnRequest,
-        admit,
-        finish,
-        guard_decision,
-        normalize_task,
-        task_hash,
-    )
-    from ._children import (
-        MODE_CHANGING_TOOLS,
-        PLAN_LOCKED_REMOVED,
-        SPAWNING_TOOLS,
-        ChildAuthority,
-        ChildRefusal,
-        child_authority,
-        child_surface,
-        spawn_violation,
-    )
+    from ._agents import GUARD_ORDER
+    from ._agents import Admit
+    from ._agents import GuardLimits
+    from ._agents import GuardState
+    from ._agents import Refusal
+    from ._agents import RefusalCode
+    from ._agents import SpawnRequest
+    from ._agents import admit
+    from ._agents import finish
+    from ._agents import guard_decision
+    from ._agents import normalize_task
+    from ._agents import task_hash
+    from ._children import MODE_CHANGING_TOOLS
+    from ._children import PLAN_LOCKED_REMOVED
+    from ._children import SPAWNING_TOOLS
+    from ._children import ChildAuthority
+    from ._children import ChildRefusal
+    from ._children import child_authority
+    from ._children import child_surface
+    from ._children import spawn_violation
     from ._coverage import exercised
-    from ._derive import Derived, Recorded, derive, parse_recorded_rule
-    from ._enabled import closable, settled, startable
-    from ._invariants import BY_ID, FAMILIES, INVARIANTS, Invariant, invariant
+    from ._derive import Derived
+    from ._derive import Recorded
+    from ._derive import derive
+    from ._derive import parse_recorded_rule
+    from ._enabled import closable
+    from ._enabled import settled
+    from ._enabled import startable
+    from ._invariants import BY_ID
+    from ._invariants import FAMILIES
+    from ._invariants import INVARIANTS
+    from ._invariants import Invariant
+    from ._invariants import invariant
     from ._loop import step
-    from ._loop_state import ENABLED, Call, Divergence, LoopState, Phase, initial_state
-    from ._permissions import (
-        DECISION_RANK,
-        STAGE_ORDER,
-        Resolution,
-        Settlement,
-        mode_at_most,
-        resolve,
-        settle_ask,
-    )
+    from ._loop_state import ENABLED
+    from ._loop_state import Call
+    from ._loop_state import Divergence
+    from ._loop_state import LoopState
+    from ._loop_state import Phase
+    from ._loop_state import initial_state
+    from ._permissions import DECISION_RANK
+    from ._permissions import STAGE_ORDER
+    from ._permissions import Resolution
+    from ._permissions import Settlement
+    from ._permissions import mode_at_most
+    from ._permissions import resolve
+    from ._permissions import settle_ask
 
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "._invariants": (

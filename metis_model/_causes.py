@@ -22,9 +22,12 @@ the fast replay, so the two cannot disagree on them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
+from collections.abc import Mapping
 
-from metis_trace import CancelCause, EffectOutcome, ResultStatus
+from metis_trace import CancelCause
+from metis_trace import EffectOutcome
+from metis_trace import ResultStatus
 
 __all__ = [
     "SINK_SOURCES",

@@ -12,33 +12,32 @@ cancel covers what its cause allows, and names the source its cause requires
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 from types import MappingProxyType
 
 import attrs
 
-from metis_trace import (
-    Cancel,
-    CancelCause,
-    Decision,
-    Result,
-    ResultsSent,
-    ResultStatus,
-    TraceEvent,
-)
+from metis_trace import Cancel
+from metis_trace import CancelCause
+from metis_trace import Decision
+from metis_trace import Result
+from metis_trace import ResultsSent
+from metis_trace import ResultStatus
+from metis_trace import TraceEvent
 
-from ._causes import cancel_source_problem, cancelled_result_problem, limit_problem
-from ._loop_state import (
-    TIMEOUT_SLACK_S,
-    CallLike,
-    Divergence,
-    LoopState,
-    Outcome,
-    Phase,
-    _diverge,
-    _lookup,
-    _with_call,
-)
+from ._causes import cancel_source_problem
+from ._causes import cancelled_result_problem
+from ._causes import limit_problem
+from ._loop_state import TIMEOUT_SLACK_S
+from ._loop_state import CallLike
+from ._loop_state import Divergence
+from ._loop_state import LoopState
+from ._loop_state import Outcome
+from ._loop_state import Phase
+from ._loop_state import _diverge
+from ._loop_state import _lookup
+from ._loop_state import _with_call
 from ._scheduler import commit_report_problem
 
 _NEEDS_CANCEL = (ResultStatus.CANCELLED, ResultStatus.SKIPPED)

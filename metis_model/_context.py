@@ -26,8 +26,10 @@ ablations that break the rule.
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence
+from collections import Counter
+from collections import defaultdict
+from collections.abc import Callable
+from collections.abc import Sequence
 from enum import StrEnum
 from typing import Literal
 from typing import Protocol as _Protocol

@@ -12,22 +12,26 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from metis_trace import (
-    MUTATING_KINDS,
-    CallClass,
-    Decision,
-    EffectOutcome,
-    Mode,
-    ResultStatus,
-    RuleBehavior,
-    RunStatus,
-    TraceEvent,
-)
+from metis_trace import MUTATING_KINDS
+from metis_trace import CallClass
+from metis_trace import Decision
+from metis_trace import EffectOutcome
+from metis_trace import Mode
+from metis_trace import ResultStatus
+from metis_trace import RuleBehavior
+from metis_trace import RunStatus
+from metis_trace import TraceEvent
 
 from ._closure import _NEEDS_CANCEL
-from ._decisions import derived_exercised, hooks_for
-from ._interference import footprints_conflict, queue_edit
-from ._loop_state import _FOREGROUND, _WAITLESS, Call, LoopState, Phase
+from ._decisions import derived_exercised
+from ._decisions import hooks_for
+from ._interference import footprints_conflict
+from ._interference import queue_edit
+from ._loop_state import _FOREGROUND
+from ._loop_state import _WAITLESS
+from ._loop_state import Call
+from ._loop_state import LoopState
+from ._loop_state import Phase
 
 
 def exclusive_pair(calls: Sequence[Call]) -> bool:

@@ -13,26 +13,32 @@ background ask is settled at once, to the configured default (PERM-6).
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 from typing import Any
 
 import attrs
 
-from metis_trace import (
-    MUTATING_KINDS,
-    AskResolved,
-    CallClass,
-    Decision,
-    DecisionEvent,
-    HookRef,
-    HookRun,
-    Mode,
-    RuleBehavior,
-)
+from metis_trace import MUTATING_KINDS
+from metis_trace import AskResolved
+from metis_trace import CallClass
+from metis_trace import Decision
+from metis_trace import DecisionEvent
+from metis_trace import HookRef
+from metis_trace import HookRun
+from metis_trace import Mode
+from metis_trace import RuleBehavior
 
-from ._derive import Recorded, facts_problem
+from ._derive import Recorded
+from ._derive import facts_problem
 from ._interference import queue_key_problem
-from ._loop_state import _WAITLESS, Divergence, LoopState, Outcome, _diverge, _lookup, _with_call
+from ._loop_state import _WAITLESS
+from ._loop_state import Divergence
+from ._loop_state import LoopState
+from ._loop_state import Outcome
+from ._loop_state import _diverge
+from ._loop_state import _lookup
+from ._loop_state import _with_call
 from ._permissions import resolve
 
 

@@ -14,15 +14,23 @@ from __future__ import annotations
 import fnmatch
 import posixpath
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Collection
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from attrs import astuple, frozen
+from attrs import astuple
+from attrs import frozen
 
-from metis_trace import Facts, RuleBehavior, RuleRef, ToolKind, TraceHeader
+from metis_trace import Facts
+from metis_trace import RuleBehavior
+from metis_trace import RuleRef
+from metis_trace import ToolKind
+from metis_trace import TraceHeader
 
-from ._derive_shell import bash_rule_matches, split_line, surely_writes
+from ._derive_shell import bash_rule_matches
+from ._derive_shell import split_line
+from ._derive_shell import surely_writes
 
 __all__ = [
     "Derived",

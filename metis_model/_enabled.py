@@ -10,10 +10,13 @@ proofs are built on them.
 
 from __future__ import annotations
 
-from metis_trace import Decision, EffectOutcome, ResultStatus
+from metis_trace import Decision
+from metis_trace import EffectOutcome
+from metis_trace import ResultStatus
 
 from ._interference import interference
-from ._loop_state import LoopState, Phase
+from ._loop_state import LoopState
+from ._loop_state import Phase
 
 
 def settled(state: LoopState) -> bool:

@@ -17,9 +17,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from metis_trace import CallClass, DecisionEvent, ToolKind
+from metis_trace import CallClass
+from metis_trace import DecisionEvent
+from metis_trace import ToolKind
 
-from ._loop_state import _FOREGROUND, _WRITERS, CallLike
+from ._loop_state import _FOREGROUND
+from ._loop_state import _WRITERS
+from ._loop_state import CallLike
 
 
 def paths_overlap(a: Sequence[str], b: Sequence[str]) -> bool:

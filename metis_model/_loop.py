@@ -34,33 +34,48 @@ state, `_enabled.py`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
 import attrs
 
-from metis_trace import (
-    AskResolved,
-    Assistant,
-    Compaction,
-    Request,
-    RunEnd,
-    RunStatus,
-    Spawn,
-    StreamRepair,
-    TraceEvent,
-    TurnStart,
-)
+from metis_trace import AskResolved
+from metis_trace import Assistant
+from metis_trace import Compaction
+from metis_trace import Request
+from metis_trace import RunEnd
+from metis_trace import RunStatus
+from metis_trace import Spawn
+from metis_trace import StreamRepair
+from metis_trace import TraceEvent
+from metis_trace import TurnStart
 
 from ._causes import SOURCE_KINDS
 from ._children import spawn_violation
-from ._closure import _cancel, _result, _results_sent, _source
+from ._closure import _cancel
+from ._closure import _result
+from ._closure import _results_sent
+from ._closure import _source
 from ._context import transcript_problem
-from ._decisions import _ask_resolved, _decision, _hook
-from ._loop_state import ENABLED, Call, LoopState, Outcome, Phase, _diverge
-from ._resume import _interrupt, _repair, _resume
-from ._scheduler import _commit, _effect_end, _effect_start, _handshake, _job_done
+from ._decisions import _ask_resolved
+from ._decisions import _decision
+from ._decisions import _hook
+from ._loop_state import ENABLED
+from ._loop_state import Call
+from ._loop_state import LoopState
+from ._loop_state import Outcome
+from ._loop_state import Phase
+from ._loop_state import _diverge
+from ._resume import _interrupt
+from ._resume import _repair
+from ._resume import _resume
+from ._scheduler import _commit
+from ._scheduler import _effect_end
+from ._scheduler import _effect_start
+from ._scheduler import _handshake
+from ._scheduler import _job_done
 
 
 def step(state: LoopState, event: TraceEvent) -> Outcome:

@@ -15,11 +15,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from enum import StrEnum
 from types import MappingProxyType
-from typing import Any, Protocol
+from typing import Any
+from typing import Protocol
 
 import attrs
 
-from metis_trace import CallClass, Decision, EffectOutcome, HookRef, Mode, ResultStatus, Route
+from metis_trace import CallClass
+from metis_trace import Decision
+from metis_trace import EffectOutcome
+from metis_trace import HookRef
+from metis_trace import Mode
+from metis_trace import ResultStatus
+from metis_trace import Route
 
 from ._derive import Recorded
 

@@ -10,18 +10,16 @@ from collections.abc import Iterable
 
 import attrs
 
-from metis_trace import (
-    AUTHORITY,
-    MUTATING_KINDS,
-    Decision,
-    Facts,
-    Mode,
-    Route,
-    RuleBehavior,
-    RuleRef,
-    Stage,
-    ToolKind,
-)
+from metis_trace import AUTHORITY
+from metis_trace import MUTATING_KINDS
+from metis_trace import Decision
+from metis_trace import Facts
+from metis_trace import Mode
+from metis_trace import Route
+from metis_trace import RuleBehavior
+from metis_trace import RuleRef
+from metis_trace import Stage
+from metis_trace import ToolKind
 
 STAGE_ORDER: tuple[Stage, ...] = tuple(Stage)
 

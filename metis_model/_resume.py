@@ -16,11 +16,20 @@ from types import MappingProxyType
 
 import attrs
 
-from metis_trace import CallClass, Interrupt, Repair, Resume
+from metis_trace import CallClass
+from metis_trace import Interrupt
+from metis_trace import Repair
+from metis_trace import Resume
 
-from ._causes import STOP_SOURCES, named_source
-from ._closure import _without, ids_problem
-from ._loop_state import CallLike, LoopState, Outcome, Phase, _diverge
+from ._causes import STOP_SOURCES
+from ._causes import named_source
+from ._closure import _without
+from ._closure import ids_problem
+from ._loop_state import CallLike
+from ._loop_state import LoopState
+from ._loop_state import Outcome
+from ._loop_state import Phase
+from ._loop_state import _diverge
 
 
 def _interrupt(state: LoopState, e: Interrupt) -> Outcome:

@@ -18,23 +18,27 @@ from types import MappingProxyType
 
 import attrs
 
-from metis_trace import (
-    NOT_JOURNALED,
-    CallClass,
-    Commit,
-    Decision,
-    EffectEnd,
-    EffectOutcome,
-    EffectStart,
-    Handshake,
-    JobDone,
-    ResultStatus,
-    content_digest,
-)
+from metis_trace import NOT_JOURNALED
+from metis_trace import CallClass
+from metis_trace import Commit
+from metis_trace import Decision
+from metis_trace import EffectEnd
+from metis_trace import EffectOutcome
+from metis_trace import EffectStart
+from metis_trace import Handshake
+from metis_trace import JobDone
+from metis_trace import ResultStatus
+from metis_trace import content_digest
 
 from ._causes import cancelled_end_problem
 from ._interference import interference
-from ._loop_state import Divergence, LoopState, Outcome, Phase, _diverge, _lookup, _with_call
+from ._loop_state import Divergence
+from ._loop_state import LoopState
+from ._loop_state import Outcome
+from ._loop_state import Phase
+from ._loop_state import _diverge
+from ._loop_state import _lookup
+from ._loop_state import _with_call
 
 
 def _effect_start(state: LoopState, e: EffectStart) -> Outcome:

@@ -7,54 +7,64 @@ the shared enums of `metis_trace` (and `_agents`' `RefusalCode` and
 See specs/proofs.md.
 """
 
-from ._cex import (
-    Counterexample,
-    CounterexampleFiles,
-    event_graph,
-    find_counterexample,
-    write_trace_files,
-)
-from ._convert import Path, PathStep, decode_path, path_to_trace, to_itf, trace_itf
-from ._engine import (
-    BmcOutcome,
-    Induction,
-    InductionOutcome,
-    Invariant,
-    Unrolling,
-    bmc,
-    houdini,
-    k_induction,
-)
-from ._guard import GuardProof, check_guard, prove_spawn_guard
-from ._guard_mirror import GUARD_ABLATIONS, GuardAblation, concrete_decision, guard_z3
+from ._cex import Counterexample
+from ._cex import CounterexampleFiles
+from ._cex import event_graph
+from ._cex import find_counterexample
+from ._cex import write_trace_files
+from ._convert import Path
+from ._convert import PathStep
+from ._convert import decode_path
+from ._convert import path_to_trace
+from ._convert import to_itf
+from ._convert import trace_itf
+from ._engine import BmcOutcome
+from ._engine import Induction
+from ._engine import InductionOutcome
+from ._engine import Invariant
+from ._engine import Unrolling
+from ._engine import bmc
+from ._engine import houdini
+from ._engine import k_induction
+from ._guard import GuardProof
+from ._guard import check_guard
+from ._guard import prove_spawn_guard
+from ._guard_mirror import GUARD_ABLATIONS
+from ._guard_mirror import GuardAblation
+from ._guard_mirror import concrete_decision
+from ._guard_mirror import guard_z3
 from ._guard_sym import SymGuard
 from ._guard_system import GuardSystem
-from ._perm import (
-    SymFacts,
-    SymResolution,
-    child_mode_z3,
-    concrete_resolution,
-    concrete_settlement,
-    mode_at_most_z3,
-    resolve_z3,
-    settle_z3,
-)
-from ._properties import (
-    DEFAULT_DEPTH,
-    PERM_RULE_SLOTS,
-    PROPERTIES,
-    WIDTHS_TIMEOUT_S,
-    LoopSession,
-    Property,
-    UnknownProperty,
-    get_property,
-    property_ids,
-    prove,
-    prove_all,
-)
-from ._results import ProofResult, Verdict
-from ._smt2 import cvc5_answers, expected_answers, z3_answers
-from ._system import ABLATIONS, CHECKED, LoopConfig, LoopSystem, State, UnknownAblation
+from ._perm import SymFacts
+from ._perm import SymResolution
+from ._perm import child_mode_z3
+from ._perm import concrete_resolution
+from ._perm import concrete_settlement
+from ._perm import mode_at_most_z3
+from ._perm import resolve_z3
+from ._perm import settle_z3
+from ._properties import DEFAULT_DEPTH
+from ._properties import PERM_RULE_SLOTS
+from ._properties import PROPERTIES
+from ._properties import WIDTHS_TIMEOUT_S
+from ._properties import LoopSession
+from ._properties import Property
+from ._properties import UnknownProperty
+from ._properties import get_property
+from ._properties import property_ids
+from ._properties import prove
+from ._properties import prove_all
+from ._results import ProofResult
+from ._results import Verdict
+from ._smt2 import cvc5_answers
+from ._smt2 import expected_answers
+from ._smt2 import z3_answers
+from ._system import ABLATIONS
+from ._system import CHECKED
+from ._system import LoopConfig
+from ._system import LoopSystem
+from ._system import State
+from ._system import UnknownAblation
 
 __all__ = [
     "ABLATIONS",

@@ -17,22 +17,37 @@ writes, the only pairs SCHED-6 can report first).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 from typing import Any
 
 import z3
 
-from metis_model._causes import STOP_SOURCES, cancel_source_problem, limit_problem, named_source
+from metis_model._causes import STOP_SOURCES
+from metis_model._causes import cancel_source_problem
+from metis_model._causes import limit_problem
+from metis_model._causes import named_source
 from metis_model._children import PLAN_LOCKED_REMOVED
 from metis_model._context import transcript_problem
 from metis_model._decisions import hooks_for
-from metis_model._interference import paths_overlap, queue_key_problem
-from metis_model._loop_state import TIMEOUT_SLACK_S, LoopState
-from metis_trace import CallClass, CancelCause, DecisionEvent, Facts, Stage, TraceEvent
+from metis_model._interference import paths_overlap
+from metis_model._interference import queue_key_problem
+from metis_model._loop_state import TIMEOUT_SLACK_S
+from metis_model._loop_state import LoopState
+from metis_trace import CallClass
+from metis_trace import CancelCause
+from metis_trace import DecisionEvent
+from metis_trace import Facts
+from metis_trace import Stage
+from metis_trace import TraceEvent
 
 from ._perm import SymFacts
 from ._sorts import encode_value
-from ._system import OK, REGIONS, LoopSystem, Params, State
+from ._system import OK
+from ._system import REGIONS
+from ._system import LoopSystem
+from ._system import Params
+from ._system import State
 
 Values = dict[str, object]
 

@@ -10,15 +10,24 @@ import attrs
 import graphviz
 import z3
 
-from metis_check import figure_graph, trace_figure
+from metis_check import figure_graph
+from metis_check import trace_figure
 from metis_check._check import check_trace
 from metis_check._report import Report
-from metis_trace import TraceEvent, TraceHeader, dumps_trace
+from metis_trace import TraceEvent
+from metis_trace import TraceHeader
+from metis_trace import dumps_trace
 
 from ._convert import Path as ZPath
-from ._convert import decode_path, path_to_trace, to_itf
+from ._convert import decode_path
+from ._convert import path_to_trace
+from ._convert import to_itf
 from ._engine import bmc
-from ._system import ABLATIONS, EVENT, LoopConfig, LoopSystem, UnknownAblation
+from ._system import ABLATIONS
+from ._system import EVENT
+from ._system import LoopConfig
+from ._system import LoopSystem
+from ._system import UnknownAblation
 
 
 @attrs.frozen

@@ -23,12 +23,14 @@ they show that the check can find what the cut rules prevent.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from collections.abc import Sequence
 
 import attrs
 import z3
 
-from metis_model._context import BlockKind, Msg
+from metis_model._context import BlockKind
+from metis_model._context import Msg
 
 from ._sorts import timed
 

@@ -20,56 +20,61 @@ tool surface is named `unlisted`; the header lists the tools and hooks used.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable
+from collections.abc import Mapping
+from collections.abc import Sequence
 from typing import Any
 
 import attrs
 import z3
 
-from metis_check._generate import ALL_TOOLS, TOOLS_BY_KIND
+from metis_check._generate import ALL_TOOLS
+from metis_check._generate import TOOLS_BY_KIND
 from metis_model._causes import SOURCE_KINDS
-from metis_model._children import PLAN_LOCKED_REMOVED, child_surface
+from metis_model._children import PLAN_LOCKED_REMOVED
+from metis_model._children import child_surface
 from metis_model._loop import step as model_step
-from metis_model._loop_state import Call, Divergence, LoopState, initial_state
+from metis_model._loop_state import Call
+from metis_model._loop_state import Divergence
+from metis_model._loop_state import LoopState
+from metis_model._loop_state import initial_state
 from metis_model._permissions import resolve
-from metis_trace import (
-    AskResolved,
-    Assistant,
-    CallClass,
-    CallRef,
-    Cancel,
-    CancelCause,
-    Commit,
-    Compaction,
-    Decision,
-    DecisionEvent,
-    EffectEnd,
-    EffectOutcome,
-    EffectStart,
-    Facts,
-    Handshake,
-    HookRef,
-    HookRun,
-    Interrupt,
-    JobDone,
-    MessageShape,
-    Mode,
-    Repair,
-    Request,
-    Result,
-    ResultsSent,
-    Resume,
-    Route,
-    RunEnd,
-    SignalReceived,
-    SinkError,
-    Spawn,
-    StopRequest,
-    StreamRepair,
-    TraceEvent,
-    TraceHeader,
-    TurnStart,
-)
+from metis_trace import AskResolved
+from metis_trace import Assistant
+from metis_trace import CallClass
+from metis_trace import CallRef
+from metis_trace import Cancel
+from metis_trace import CancelCause
+from metis_trace import Commit
+from metis_trace import Compaction
+from metis_trace import Decision
+from metis_trace import DecisionEvent
+from metis_trace import EffectEnd
+from metis_trace import EffectOutcome
+from metis_trace import EffectStart
+from metis_trace import Facts
+from metis_trace import Handshake
+from metis_trace import HookRef
+from metis_trace import HookRun
+from metis_trace import Interrupt
+from metis_trace import JobDone
+from metis_trace import MessageShape
+from metis_trace import Mode
+from metis_trace import Repair
+from metis_trace import Request
+from metis_trace import Result
+from metis_trace import ResultsSent
+from metis_trace import Resume
+from metis_trace import Route
+from metis_trace import RunEnd
+from metis_trace import SignalReceived
+from metis_trace import SinkError
+from metis_trace import Spawn
+from metis_trace import StopRequest
+from metis_trace import StreamRepair
+from metis_trace import TraceEvent
+from metis_trace import TraceHeader
+from metis_trace import TurnStart
 
 from ._engine import Unrolling
 from ._sorts import decode_value

@@ -9,13 +9,20 @@ and nothing is pushed or popped.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from collections.abc import Sequence
 
 import attrs
 import z3
 
-from ._sorts import ands, ors, timed
-from ._system import CHECK, OK, LoopSystem, Params, State
+from ._sorts import ands
+from ._sorts import ors
+from ._sorts import timed
+from ._system import CHECK
+from ._system import OK
+from ._system import LoopSystem
+from ._system import Params
+from ._system import State
 
 
 class Unrolling:

@@ -31,16 +31,32 @@ from pathlib import Path
 import attrs
 import z3
 
-from metis_model._agents import GuardLimits, GuardState, RefusalCode, SpawnRequest
+from metis_model._agents import GuardLimits
+from metis_model._agents import GuardState
+from metis_model._agents import RefusalCode
+from metis_model._agents import SpawnRequest
 
 from ._guard_claim import guard_claim
-from ._guard_decode import GuardPathStep, _describe_input, _describe_path, decode_guard
-from ._guard_induction import BMC_DEPTH, _answer, _induction
-from ._guard_mirror import concrete_decision, guard_z3
+from ._guard_decode import GuardPathStep
+from ._guard_decode import _describe_input
+from ._guard_decode import _describe_path
+from ._guard_decode import decode_guard
+from ._guard_induction import BMC_DEPTH
+from ._guard_induction import _answer
+from ._guard_induction import _induction
+from ._guard_mirror import concrete_decision
+from ._guard_mirror import guard_z3
 from ._guard_sym import SymGuard
 from ._guard_system import GuardSystem
-from ._results import NO_CLAIM, Named, ProofResult, Verdict, refuted_scope, smt_result
-from ._smt2 import Query, smt2_query, write_smt2
+from ._results import NO_CLAIM
+from ._results import Named
+from ._results import ProofResult
+from ._results import Verdict
+from ._results import refuted_scope
+from ._results import smt_result
+from ._smt2 import Query
+from ._smt2 import smt2_query
+from ._smt2 import write_smt2
 from ._sorts import timed
 
 __all__ = ["GuardProof", "check_guard", "prove_spawn_guard"]

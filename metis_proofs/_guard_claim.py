@@ -19,9 +19,13 @@ from collections.abc import Mapping
 import attrs
 import z3
 
-from metis_model._agents import GUARD_ORDER, RefusalCode
+from metis_model._agents import GUARD_ORDER
+from metis_model._agents import RefusalCode
 
-from ._guard_sym import CODE, SymDecision, SymGuard, SymLimits
+from ._guard_sym import CODE
+from ._guard_sym import SymDecision
+from ._guard_sym import SymGuard
+from ._guard_sym import SymLimits
 from ._sorts import ors
 
 __all__ = ["guard_claim"]

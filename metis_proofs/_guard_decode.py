@@ -16,10 +16,18 @@ from collections.abc import Sequence
 import attrs
 import z3
 
-from metis_model._agents import Admit, GuardLimits, GuardState, Refusal, RefusalCode, SpawnRequest
+from metis_model._agents import Admit
+from metis_model._agents import GuardLimits
+from metis_model._agents import GuardState
+from metis_model._agents import Refusal
+from metis_model._agents import RefusalCode
+from metis_model._agents import SpawnRequest
 
-from ._guard_sym import SymGuard, SymLimits
-from ._guard_system import GuardParams, GuardSystem, GuardVars
+from ._guard_sym import SymGuard
+from ._guard_sym import SymLimits
+from ._guard_system import GuardParams
+from ._guard_system import GuardSystem
+from ._guard_system import GuardVars
 
 __all__ = ["GuardPathStep", "decode_guard", "decode_path"]
 
@@ -72,7 +80,9 @@ def decode_path(
     m: z3.ModelRef, system: GuardSystem, states: Sequence[GuardVars], params: Sequence[GuardParams]
 ) -> list[GuardPathStep]:
     """Replay a path of `system` through the Python model (`admit`, `finish`)."""
-    from metis_model._agents import admit, finish, guard_decision
+    from metis_model._agents import admit
+    from metis_model._agents import finish
+    from metis_model._agents import guard_decision
 
     state = GuardState(_limits(m, states[0].limits))
     keys: list[str] = []  # tasks given so far, by key

@@ -16,10 +16,16 @@ from collections.abc import Sequence
 
 import z3
 
-from ._guard_decode import GuardPathStep, decode_path
-from ._guard_system import GuardParams, GuardSystem, GuardVars
-from ._smt2 import Query, smt2_query
-from ._sorts import ands, ors, timed
+from ._guard_decode import GuardPathStep
+from ._guard_decode import decode_path
+from ._guard_system import GuardParams
+from ._guard_system import GuardSystem
+from ._guard_system import GuardVars
+from ._smt2 import Query
+from ._smt2 import smt2_query
+from ._sorts import ands
+from ._sorts import ors
+from ._sorts import timed
 
 __all__ = ["BMC_DEPTH", "MAX_K"]
 

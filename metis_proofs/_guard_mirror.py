@@ -16,15 +16,21 @@ when it lets a count past its limit, by BMC on the ledger (`_guard_system`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from collections.abc import Mapping
 from types import MappingProxyType
 
 import attrs
 import z3
 
-from metis_model._agents import GUARD_ORDER, GuardState, RefusalCode, SpawnRequest
+from metis_model._agents import GUARD_ORDER
+from metis_model._agents import GuardState
+from metis_model._agents import RefusalCode
+from metis_model._agents import SpawnRequest
 
-from ._guard_sym import CODE, SymDecision, SymGuard
+from ._guard_sym import CODE
+from ._guard_sym import SymDecision
+from ._guard_sym import SymGuard
 from ._sorts import ors
 
 __all__ = ["GUARD_ABLATIONS", "GuardAblation", "concrete_decision", "guard_z3"]

@@ -16,9 +16,13 @@ from __future__ import annotations
 import attrs
 import z3
 
-from metis_model._agents import GuardLimits, GuardState, RefusalCode, SpawnRequest
+from metis_model._agents import GuardLimits
+from metis_model._agents import GuardState
+from metis_model._agents import RefusalCode
+from metis_model._agents import SpawnRequest
 
-from ._sorts import ands, finite_enum
+from ._sorts import ands
+from ._sorts import finite_enum
 
 __all__ = ["CODE", "SymDecision", "SymGuard", "SymLimits"]
 

@@ -23,8 +23,11 @@ import z3
 
 from metis_model._agents import GuardLimits
 
-from ._guard_mirror import _ablation, guard_z3
-from ._guard_sym import SymDecision, SymGuard, SymLimits
+from ._guard_mirror import _ablation
+from ._guard_mirror import guard_z3
+from ._guard_sym import SymDecision
+from ._guard_sym import SymGuard
+from ._guard_sym import SymLimits
 
 __all__ = ["GuardParams", "GuardSystem", "GuardVars"]
 

@@ -10,33 +10,35 @@ list; extra slots also cover ties and authority order within a behaviour.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
+from collections.abc import Mapping
+from collections.abc import Sequence
 
 import attrs
 import z3
 
-from metis_model._permissions import DECISION_RANK, STAGE_ORDER, mode_at_most, settle_ask
-from metis_trace import (
-    MUTATING_KINDS,
-    Decision,
-    Facts,
-    Mode,
-    Route,
-    RuleBehavior,
-    RuleRef,
-    Stage,
-    ToolKind,
-)
+from metis_model._permissions import DECISION_RANK
+from metis_model._permissions import STAGE_ORDER
+from metis_model._permissions import mode_at_most
+from metis_model._permissions import settle_ask
+from metis_trace import MUTATING_KINDS
+from metis_trace import Decision
+from metis_trace import Facts
+from metis_trace import Mode
+from metis_trace import Route
+from metis_trace import RuleBehavior
+from metis_trace import RuleRef
+from metis_trace import Stage
+from metis_trace import ToolKind
 
-from ._rules import (
-    BEHAVIOR,
-    SOURCE,
-    RuleAccess,
-    SlotRules,
-    SymRule,
-    matches,
-)
-from ._sorts import finite_enum, ors
+from ._rules import BEHAVIOR
+from ._rules import SOURCE
+from ._rules import RuleAccess
+from ._rules import SlotRules
+from ._rules import SymRule
+from ._rules import matches
+from ._sorts import finite_enum
+from ._sorts import ors
 
 MODE = finite_enum(Mode)
 KIND = finite_enum(ToolKind)

@@ -38,7 +38,8 @@ with a minimal counterexample turn log (`find_plan_counterexample`,
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
 
@@ -49,12 +50,21 @@ from metis_model.plan._exec import EXEC_ABLATIONS
 
 from ._plan_cache import _cache_claim
 from ._plan_consent import _consent_claim
-from ._plan_refs import _cap_claim, _references_claim
-from ._plan_turn import SLOTS, TurnSystem
+from ._plan_refs import _cap_claim
+from ._plan_refs import _references_claim
+from ._plan_turn import SLOTS
+from ._plan_turn import TurnSystem
 from ._plan_turn_bmc import turn_bmc
 from ._plan_turn_sym import TurnVars
-from ._results import ALL_INPUTS, NO_CLAIM, ProofResult, Verdict, refuted_scope, smt_result
-from ._smt2 import Query, smt2_query, write_smt2
+from ._results import ALL_INPUTS
+from ._results import NO_CLAIM
+from ._results import ProofResult
+from ._results import Verdict
+from ._results import refuted_scope
+from ._results import smt_result
+from ._smt2 import Query
+from ._smt2 import smt2_query
+from ._smt2 import write_smt2
 from ._sorts import timed
 
 __all__ = ["PLAN_ABLATIONS", "PLAN_PROPERTIES", "PlanProperty", "prove_plan"]

@@ -20,9 +20,12 @@ import attrs
 import z3
 
 from metis_model.plan import MISS_ORDER
-from metis_trace import MissReason, PlanPath
+from metis_trace import MissReason
+from metis_trace import PlanPath
 
-from ._sorts import ands, finite_enum, ors
+from ._sorts import ands
+from ._sorts import finite_enum
+from ._sorts import ors
 
 __all__ = ["MISS", "PATH", "SymProbe", "probe_z3"]
 

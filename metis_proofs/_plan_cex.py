@@ -19,56 +19,60 @@ import attrs
 import graphviz
 import z3
 
-from metis_check import check_turn_log, figure_graph
+from metis_check import check_turn_log
+from metis_check import figure_graph
 from metis_check._report import Report
-from metis_model.plan import (
-    BINDING_FIELDS,
-    action_for,
-    catalog_of,
-    current_signatures,
-    effect_counts,
-)
-from metis_model.plan._exec import ActKind, ExecState, Outcome
+from metis_model.plan import BINDING_FIELDS
+from metis_model.plan import action_for
+from metis_model.plan import catalog_of
+from metis_model.plan import current_signatures
+from metis_model.plan import effect_counts
+from metis_model.plan._exec import ActKind
+from metis_model.plan._exec import ExecState
+from metis_model.plan._exec import Outcome
 from metis_model.plan._request import canonical_request
-from metis_trace import (
-    DEFAULT_STEP_CAP,
-    TERMINAL_TOOL,
-    CatalogRecord,
-    Decision,
-    ErrorClass,
-    ExecutorInfo,
-    Filler,
-    FinalRecord,
-    FinalState,
-    Framework,
-    FrameworkRecord,
-    FrameworkStep,
-    Mode,
-    PathRecord,
-    PauseKind,
-    PauseRecord,
-    PlanPath,
-    ProbeOutcome,
-    RecoveryRecord,
-    ResumeAnswer,
-    ResumeRecord,
-    Route,
-    StepRecord,
-    StepStatus,
-    ToolKind,
-    TurnHeader,
-    TurnRecord,
-    dumps_turn_log,
-    framework_digest,
-)
+from metis_trace import DEFAULT_STEP_CAP
+from metis_trace import TERMINAL_TOOL
+from metis_trace import CatalogRecord
+from metis_trace import Decision
+from metis_trace import ErrorClass
+from metis_trace import ExecutorInfo
+from metis_trace import Filler
+from metis_trace import FinalRecord
+from metis_trace import FinalState
+from metis_trace import Framework
+from metis_trace import FrameworkRecord
+from metis_trace import FrameworkStep
+from metis_trace import Mode
+from metis_trace import PathRecord
+from metis_trace import PauseKind
+from metis_trace import PauseRecord
+from metis_trace import PlanPath
+from metis_trace import ProbeOutcome
+from metis_trace import RecoveryRecord
+from metis_trace import ResumeAnswer
+from metis_trace import ResumeRecord
+from metis_trace import Route
+from metis_trace import StepRecord
+from metis_trace import StepStatus
+from metis_trace import ToolKind
+from metis_trace import TurnHeader
+from metis_trace import TurnRecord
+from metis_trace import dumps_turn_log
+from metis_trace import framework_digest
 
-from ._cex import AblationWitness, CounterexampleFiles, write_counterexample
+from ._cex import AblationWitness
+from ._cex import CounterexampleFiles
+from ._cex import write_counterexample
 from ._convert import itf_document
 from ._plan import PLAN_ABLATIONS
 from ._plan_consent import SymAction
-from ._plan_refs import REF_SLOTS, SymFramework, framework_z3
+from ._plan_refs import REF_SLOTS
+from ._plan_refs import SymFramework
+from ._plan_refs import framework_z3
 from ._plan_turn import TurnSystem
-from ._plan_turn_bmc import TurnPath, turn_bmc
+from ._plan_turn_bmc import TurnPath
+from ._plan_turn_bmc import turn_bmc
 
 __all__ = ["PlanCounterexample", "find_plan_counterexample"]
 

@@ -17,7 +17,8 @@ import z3
 
 from metis_model.plan import BINDING_FIELDS
 
-from ._sorts import ands, ors
+from ._sorts import ands
+from ._sorts import ors
 
 __all__ = ["SymAction", "authorizes_z3"]
 

@@ -21,7 +21,8 @@ import z3
 
 from metis_trace import HARD_STEP_MAX
 
-from ._sorts import ands, ors
+from ._sorts import ands
+from ._sorts import ors
 
 __all__ = ["REF_SLOTS", "STEP_SLOTS", "SymFramework", "batches_z3", "framework_z3"]
 

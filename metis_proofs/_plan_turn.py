@@ -15,10 +15,21 @@ from __future__ import annotations
 
 import z3
 
-from metis_model.plan._exec import ActKind, Failure, Outcome, SlotStatus, TurnPhase
+from metis_model.plan._exec import ActKind
+from metis_model.plan._exec import Failure
+from metis_model.plan._exec import Outcome
+from metis_model.plan._exec import SlotStatus
+from metis_model.plan._exec import TurnPhase
 
-from ._plan_turn_sym import ACT, FAILURE, OUTCOME, PHASE, STATUS, TurnParams, TurnVars
-from ._sorts import ands, ors
+from ._plan_turn_sym import ACT
+from ._plan_turn_sym import FAILURE
+from ._plan_turn_sym import OUTCOME
+from ._plan_turn_sym import PHASE
+from ._plan_turn_sym import STATUS
+from ._plan_turn_sym import TurnParams
+from ._plan_turn_sym import TurnVars
+from ._sorts import ands
+from ._sorts import ors
 
 __all__ = ["SLOTS", "TurnSystem"]
 

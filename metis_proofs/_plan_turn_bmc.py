@@ -18,10 +18,19 @@ from typing import Any
 import attrs
 import z3
 
-from metis_model.plan._exec import Act, ExecState, Outcome, Slot
+from metis_model.plan._exec import Act
+from metis_model.plan._exec import ExecState
+from metis_model.plan._exec import Outcome
+from metis_model.plan._exec import Slot
 
 from ._plan_turn import TurnSystem
-from ._plan_turn_sym import ACT, FAILURE, OUTCOME, PHASE, STATUS, TurnParams, TurnVars
+from ._plan_turn_sym import ACT
+from ._plan_turn_sym import FAILURE
+from ._plan_turn_sym import OUTCOME
+from ._plan_turn_sym import PHASE
+from ._plan_turn_sym import STATUS
+from ._plan_turn_sym import TurnParams
+from ._plan_turn_sym import TurnVars
 from ._sorts import timed
 
 __all__ = [

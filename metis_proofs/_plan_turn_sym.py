@@ -18,7 +18,11 @@ from __future__ import annotations
 import attrs
 import z3
 
-from metis_model.plan._exec import ActKind, Failure, Outcome, SlotStatus, TurnPhase
+from metis_model.plan._exec import ActKind
+from metis_model.plan._exec import Failure
+from metis_model.plan._exec import Outcome
+from metis_model.plan._exec import SlotStatus
+from metis_model.plan._exec import TurnPhase
 
 from ._sorts import finite_enum
 

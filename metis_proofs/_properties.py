@@ -22,7 +22,8 @@ The proof logic lives here so that the CLI works from an installed package;
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
 
@@ -30,34 +31,58 @@ import attrs
 import z3
 
 from metis_model._invariants import BY_ID
-from metis_trace import MUTATING_KINDS, Decision, Mode, Route, RuleBehavior, dumps_trace
+from metis_trace import MUTATING_KINDS
+from metis_trace import Decision
+from metis_trace import Mode
+from metis_trace import Route
+from metis_trace import RuleBehavior
+from metis_trace import dumps_trace
 
-from ._convert import decode_path, path_to_trace
-from ._engine import BmcOutcome, Induction, Invariant, Unrolling, bmc, houdini
+from ._convert import decode_path
+from ._convert import path_to_trace
+from ._engine import BmcOutcome
+from ._engine import Induction
+from ._engine import Invariant
+from ._engine import Unrolling
+from ._engine import bmc
+from ._engine import houdini
 from ._guard import prove_spawn_guard
-from ._perm import (
-    DECISION,
-    KIND,
-    MODE,
-    ROUTE,
-    STAGE,
-    SymFacts,
-    child_mode_z3,
-    decision_rank,
-    has,
-    mode_at_most_z3,
-    resolve_z3,
-    settle_z3,
-    stage_decides,
-)
-from ._plan import PLAN_PROPERTIES, prove_plan
-from ._results import ALL_INPUTS, NO_CLAIM, ProofResult, Verdict, refuted_scope, smt_result
-from ._rule_cutoff import CutoffProof, prove_rule_cutoff
-from ._rules import BEHAVIOR, SymRule, authority_rank
-from ._smt2 import Query, smt2_query, write_smt2
-from ._sorts import ands, timed
-from ._system import LoopConfig, LoopSystem
-from ._widths import WidthProof, Widths, all_widths_scope
+from ._perm import DECISION
+from ._perm import KIND
+from ._perm import MODE
+from ._perm import ROUTE
+from ._perm import STAGE
+from ._perm import SymFacts
+from ._perm import child_mode_z3
+from ._perm import decision_rank
+from ._perm import has
+from ._perm import mode_at_most_z3
+from ._perm import resolve_z3
+from ._perm import settle_z3
+from ._perm import stage_decides
+from ._plan import PLAN_PROPERTIES
+from ._plan import prove_plan
+from ._results import ALL_INPUTS
+from ._results import NO_CLAIM
+from ._results import ProofResult
+from ._results import Verdict
+from ._results import refuted_scope
+from ._results import smt_result
+from ._rule_cutoff import CutoffProof
+from ._rule_cutoff import prove_rule_cutoff
+from ._rules import BEHAVIOR
+from ._rules import SymRule
+from ._rules import authority_rank
+from ._smt2 import Query
+from ._smt2 import smt2_query
+from ._smt2 import write_smt2
+from ._sorts import ands
+from ._sorts import timed
+from ._system import LoopConfig
+from ._system import LoopSystem
+from ._widths import WidthProof
+from ._widths import Widths
+from ._widths import all_widths_scope
 
 PERM_RULE_SLOTS = len(RuleBehavior) + 1  # every behaviour set, plus a same-behaviour tie
 CHILD_EXTRA_SLOTS = 2

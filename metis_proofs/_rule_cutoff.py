@@ -31,22 +31,26 @@ from collections.abc import Mapping
 import attrs
 import z3
 
-from metis_trace import Facts, RuleBehavior, RuleRef
+from metis_trace import Facts
+from metis_trace import RuleBehavior
+from metis_trace import RuleRef
 
-from ._perm import STAGES, Stages, SymFacts, resolve_z3
-from ._rules import (
-    BEHAVIOR,
-    SOURCE,
-    RuleAccess,
-    RulePred,
-    SlotRules,
-    SymRule,
-    beaten,
-    matches,
-    outranks,
-)
+from ._perm import STAGES
+from ._perm import Stages
+from ._perm import SymFacts
+from ._perm import resolve_z3
+from ._rules import BEHAVIOR
+from ._rules import SOURCE
+from ._rules import RuleAccess
+from ._rules import RulePred
+from ._rules import SlotRules
+from ._rules import SymRule
+from ._rules import beaten
+from ._rules import matches
+from ._rules import outranks
 from ._sorts import timed
-from ._system import LoopConfig, LoopSystem
+from ._system import LoopConfig
+from ._system import LoopSystem
 
 __all__ = [
     "CutoffProof",

@@ -10,14 +10,19 @@ speaks for a behaviour" is one definition (`beaten`) for both.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Protocol, TypeAlias
+from typing import Any
+from typing import Protocol
+from typing import TypeAlias
 
 import attrs
 import z3
 
-from metis_trace import AUTHORITY, RuleBehavior, Source
+from metis_trace import AUTHORITY
+from metis_trace import RuleBehavior
+from metis_trace import Source
 
-from ._sorts import finite_enum, ors
+from ._sorts import finite_enum
+from ._sorts import ors
 
 __all__ = [
     "BEHAVIOR",

@@ -9,10 +9,14 @@ rule behaviour.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Hashable
+from collections.abc import Iterable
+from collections.abc import Mapping
 from enum import Enum
 from functools import cache
-from typing import Any, Generic, TypeVar
+from typing import Any
+from typing import Generic
+from typing import TypeVar
 
 import z3
 

@@ -29,44 +29,49 @@ numbers, ids, timestamps and text live only in the conversion to a trace.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable
+from collections.abc import Iterable
+from collections.abc import Mapping
+from collections.abc import Sequence
 from types import MappingProxyType
-from typing import Any, TypeAlias
+from typing import Any
+from typing import TypeAlias
 
 import attrs
 import z3
 
 from metis_model._closure import _NEEDS_CANCEL
 from metis_model._invariants import BY_ID
-from metis_model._loop_state import _FOREGROUND, ENABLED, Phase
-from metis_trace import (
-    EVENT_KINDS,
-    MUTATING_KINDS,
-    CallClass,
-    Decision,
-    EffectOutcome,
-    MetisModelError,
-    Mode,
-    ResultStatus,
-    RuleBehavior,
-    RunStatus,
-    ToolKind,
-)
+from metis_model._loop_state import _FOREGROUND
+from metis_model._loop_state import ENABLED
+from metis_model._loop_state import Phase
+from metis_trace import EVENT_KINDS
+from metis_trace import MUTATING_KINDS
+from metis_trace import CallClass
+from metis_trace import Decision
+from metis_trace import EffectOutcome
+from metis_trace import MetisModelError
+from metis_trace import Mode
+from metis_trace import ResultStatus
+from metis_trace import RuleBehavior
+from metis_trace import RunStatus
+from metis_trace import ToolKind
 
-from ._perm import (
-    DECISION,
-    KIND,
-    MODE,
-    ROUTE,
-    STAGE,
-    SymFacts,
-    child_mode_z3,
-    has,
-    mode_at_most_z3,
-    resolve_z3,
-    waitless,
-)
-from ._sorts import ands, finite_enum, finite_names, ors
+from ._perm import DECISION
+from ._perm import KIND
+from ._perm import MODE
+from ._perm import ROUTE
+from ._perm import STAGE
+from ._perm import SymFacts
+from ._perm import child_mode_z3
+from ._perm import has
+from ._perm import mode_at_most_z3
+from ._perm import resolve_z3
+from ._perm import waitless
+from ._sorts import ands
+from ._sorts import finite_enum
+from ._sorts import finite_names
+from ._sorts import ors
 
 
 class UnknownAblation(MetisModelError, ValueError):

@@ -27,7 +27,9 @@ import attrs
 import z3
 
 from ._engine import Invariant
-from ._system import CHECK, LoopConfig, LoopSystem
+from ._system import CHECK
+from ._system import LoopConfig
+from ._system import LoopSystem
 
 __all__ = [
     "ALL_WIDTHS",

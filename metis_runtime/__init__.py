@@ -20,33 +20,41 @@ from metis_trace._lazy import lazy_exports as _lazy_exports
 from . import _failpoints  # noqa: F401
 
 if _typing.TYPE_CHECKING:
-    from ._errors import (
-        ConfigError,
-        JournalError,
-        MetisRuntimeError,
-        ProviderError,
-        StreamFormatError,
-        ToolError,
-        ToolInputError,
-    )
-    from ._graph import load_trace_events, trace_graph
-    from ._input import input_json_limits, read_input_text
-    from ._journal import Journal, JournalState, TracedCall, TraceScan, scan_trace
+    from ._errors import ConfigError
+    from ._errors import JournalError
+    from ._errors import MetisRuntimeError
+    from ._errors import ProviderError
+    from ._errors import StreamFormatError
+    from ._errors import ToolError
+    from ._errors import ToolInputError
+    from ._graph import load_trace_events
+    from ._graph import trace_graph
+    from ._input import input_json_limits
+    from ._input import read_input_text
+    from ._journal import Journal
+    from ._journal import JournalState
+    from ._journal import TracedCall
+    from ._journal import TraceScan
+    from ._journal import scan_trace
     from ._layout import run_files
-    from ._loop import (
-        DEFAULT_SYSTEM,
-        AgentLoop,
-        ContextHook,
-        LoopConfig,
-        LoopObserver,
-        RunResult,
-        make_header,
-    )
-    from ._redact import REDACTED, Redactor
+    from ._loop import DEFAULT_SYSTEM
+    from ._loop import AgentLoop
+    from ._loop import ContextHook
+    from ._loop import LoopConfig
+    from ._loop import LoopObserver
+    from ._loop import RunResult
+    from ._loop import make_header
+    from ._redact import REDACTED
+    from ._redact import Redactor
     from ._session import Session
-    from ._trace import TraceWriteError, TraceWriter
+    from ._trace import TraceWriteError
+    from ._trace import TraceWriter
     from ._yaml import load_yaml
-    from .dispatch import Dispatcher, EffectSink, PassThroughGate, PlannedCall, SerialDispatcher
+    from .dispatch import Dispatcher
+    from .dispatch import EffectSink
+    from .dispatch import PassThroughGate
+    from .dispatch import PlannedCall
+    from .dispatch import SerialDispatcher
 
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "._errors": (

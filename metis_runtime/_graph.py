@@ -14,7 +14,8 @@ from typing import Any
 
 import networkx as nx
 
-from metis_trace import InputError, TraceEvent
+from metis_trace import InputError
+from metis_trace import TraceEvent
 
 from ._errors import MetisRuntimeError
 from ._input import read_trace_path

@@ -29,7 +29,9 @@ import os
 import stat
 import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable
+from collections.abc import Iterator
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -64,7 +66,9 @@ def trace_file(option: str | None, project: Path, session: str) -> Path:
 def _locked(trace: Path, warn: Warn) -> Iterator[dict[str, Any]]:
     """The trace's threading state, under a lock held while the caller
     appends; written back when it is done."""
-    from metis_runtime._private import open_private, private_dirs, write_private_json
+    from metis_runtime._private import open_private
+    from metis_runtime._private import private_dirs
+    from metis_runtime._private import write_private_json
 
     try:
         private_dirs(trace.parent)

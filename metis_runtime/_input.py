@@ -20,19 +20,19 @@ from __future__ import annotations
 import os
 import stat
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
-from metis_trace import (
-    InputError,
-    JsonLimits,
-    decode_json,
-    json_limits,
-    positive_int_setting,
-    set_json_limits,
-)
+from metis_trace import InputError
+from metis_trace import JsonLimits
+from metis_trace import decode_json
+from metis_trace import json_limits
+from metis_trace import positive_int_setting
+from metis_trace import set_json_limits
 
 if TYPE_CHECKING:
-    from metis_trace import TraceEvent, TraceHeader
+    from metis_trace import TraceEvent
+    from metis_trace import TraceHeader
 
 MAX_INPUT_BYTES_ENV = "METIS_MAX_INPUT_BYTES"
 DEFAULT_MAX_INPUT_BYTES = 256 * 1024 * 1024

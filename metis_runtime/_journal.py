@@ -25,42 +25,44 @@ from __future__ import annotations
 
 import fcntl
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import attrs
 
-from metis_trace import (
-    Assistant,
-    CallClass,
-    Commit,
-    DecisionEvent,
-    EffectEnd,
-    EffectOutcome,
-    EffectStart,
-    Handshake,
-    InputError,
-    Interrupt,
-    JobDone,
-    Repair,
-    Request,
-    Result,
-    ResultsSent,
-    ResultStatus,
-    Resume,
-    RunEnd,
-    TraceEvent,
-    TurnStart,
-    decode_json,
-)
+from metis_trace import Assistant
+from metis_trace import CallClass
+from metis_trace import Commit
+from metis_trace import DecisionEvent
+from metis_trace import EffectEnd
+from metis_trace import EffectOutcome
+from metis_trace import EffectStart
+from metis_trace import Handshake
+from metis_trace import InputError
+from metis_trace import Interrupt
+from metis_trace import JobDone
+from metis_trace import Repair
+from metis_trace import Request
+from metis_trace import Result
+from metis_trace import ResultsSent
+from metis_trace import ResultStatus
+from metis_trace import Resume
+from metis_trace import RunEnd
+from metis_trace import TraceEvent
+from metis_trace import TurnStart
+from metis_trace import decode_json
 
 from . import _failpoints
 from ._errors import JournalError
-from ._input import open_regular, read_fd_bounded
-from ._private import open_private, private_dirs
+from ._input import open_regular
+from ._input import read_fd_bounded
+from ._private import open_private
+from ._private import private_dirs
 from ._redact import Redactor
-from ._session import message_from_json, message_to_json
+from ._session import message_from_json
+from ._session import message_to_json
 from .providers import Message
 
 # --- the journal file ----------------------------------------------------------

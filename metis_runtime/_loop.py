@@ -19,60 +19,65 @@ import os
 import signal
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Mapping
+from collections.abc import Sequence
 from typing import Any
 
 import attrs
 
-from metis_trace import (
-    NOT_JOURNALED,
-    CallClass,
-    CancelCause,
-    Decision,
-    EffectOutcome,
-    HookRef,
-    Mode,
-    ResultStatus,
-    Route,
-    RunStatus,
-    ToolKind,
-    TraceHeader,
-    content_digest,
-)
+from metis_trace import NOT_JOURNALED
+from metis_trace import CallClass
+from metis_trace import CancelCause
+from metis_trace import Decision
+from metis_trace import EffectOutcome
+from metis_trace import HookRef
+from metis_trace import Mode
+from metis_trace import ResultStatus
+from metis_trace import Route
+from metis_trace import RunStatus
+from metis_trace import ToolKind
+from metis_trace import TraceHeader
+from metis_trace import content_digest
 
-from ._errors import JournalError, MetisRuntimeError, StreamFormatError, ToolError
-from ._journal import (
-    Journal,
-    JournalState,
-    TracedCall,
-    TraceScan,
-    read_state_messages,
-    scan_trace,
-)
-from ._session import Session, result_ids, results_message
-from ._trace import TraceWriteError, TraceWriter
-from .dispatch import (
-    AskAnswer,
-    Dispatcher,
-    GateDecisionLike,
-    GateLike,
-    PlannedCall,
-    SerialDispatcher,
-)
-from .providers import (
-    AssistantMessage,
-    ContextOverflowError,
-    Message,
-    MessageComplete,
-    ModelRequest,
-    Provider,
-    StreamEvent,
-    ToolUseBlock,
-)
+from ._errors import JournalError
+from ._errors import MetisRuntimeError
+from ._errors import StreamFormatError
+from ._errors import ToolError
+from ._journal import Journal
+from ._journal import JournalState
+from ._journal import TracedCall
+from ._journal import TraceScan
+from ._journal import read_state_messages
+from ._journal import scan_trace
+from ._session import Session
+from ._session import result_ids
+from ._session import results_message
+from ._trace import TraceWriteError
+from ._trace import TraceWriter
+from .dispatch import AskAnswer
+from .dispatch import Dispatcher
+from .dispatch import GateDecisionLike
+from .dispatch import GateLike
+from .dispatch import PlannedCall
+from .dispatch import SerialDispatcher
+from .providers import AssistantMessage
+from .providers import ContextOverflowError
+from .providers import Message
+from .providers import MessageComplete
+from .providers import ModelRequest
+from .providers import Provider
+from .providers import StreamEvent
 from .providers import ToolSpec as WireToolSpec
-from .tools import Classification, ToolContext, ToolOutput, ToolRegistry
+from .providers import ToolUseBlock
+from .tools import Classification
+from .tools import ToolContext
+from .tools import ToolOutput
+from .tools import ToolRegistry
 from .tools._derived import redact_footprint
-from .tools._exits import ExitRecord, read_exit_record
+from .tools._exits import ExitRecord
+from .tools._exits import read_exit_record
 
 DEFAULT_SYSTEM = "You are a coding agent working in the user's workspace. Use the tools."
 PRODUCER = "metis_runtime"

@@ -20,23 +20,24 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 from typing import Any
 
 import ahocorasick_rs
 from attrs import frozen
 from pydantic import BaseModel
-from pydantic_core import PydanticSerializationError, to_json, to_jsonable_python
+from pydantic_core import PydanticSerializationError
+from pydantic_core import to_json
+from pydantic_core import to_jsonable_python
 
-from metis_trace import (
-    SCREEN_NEEDLES,
-    CredentialFinding,
-    CredentialScanner,
-    encoded_screen,
-    replace_spans,
-    secret_name,
-    secret_values,
-)
+from metis_trace import SCREEN_NEEDLES
+from metis_trace import CredentialFinding
+from metis_trace import CredentialScanner
+from metis_trace import encoded_screen
+from metis_trace import replace_spans
+from metis_trace import secret_name
+from metis_trace import secret_values
 
 REDACTED = "[REDACTED]"
 

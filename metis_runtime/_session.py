@@ -8,22 +8,22 @@ Messages round-trip through JSON for the journal.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
+from collections.abc import Sequence
 from typing import Any
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import TypeAdapter
+from pydantic import ValidationError
 
 from ._errors import JournalError
-from .providers import (
-    Message,
-    ModelRequest,
-    RedactedThinkingBlock,
-    TextBlock,
-    ThinkingBlock,
-    ToolResultBlock,
-    ToolSpec,
-    ToolUseBlock,
-)
+from .providers import Message
+from .providers import ModelRequest
+from .providers import RedactedThinkingBlock
+from .providers import TextBlock
+from .providers import ThinkingBlock
+from .providers import ToolResultBlock
+from .providers import ToolSpec
+from .providers import ToolUseBlock
 
 _MESSAGE: TypeAdapter[Message] = TypeAdapter(Message)
 

@@ -16,24 +16,25 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
+from typing import Any
 
 from pydantic import BaseModel
 
-from metis_trace import (
-    Facts,
-    InputError,
-    RuleRef,
-    TraceEvent,
-    TraceFormatError,
-    TraceHeader,
-    read_trace_numbered,
-)
+from metis_trace import Facts
+from metis_trace import InputError
+from metis_trace import RuleRef
+from metis_trace import TraceEvent
+from metis_trace import TraceFormatError
+from metis_trace import TraceHeader
+from metis_trace import read_trace_numbered
 
 from . import _failpoints
 from ._errors import MetisRuntimeError
-from ._input import open_regular, read_fd_bounded
-from ._private import open_private, private_dirs
+from ._input import open_regular
+from ._input import read_fd_bounded
+from ._private import open_private
+from ._private import private_dirs
 from ._redact import Redactor
 
 

@@ -15,7 +15,8 @@ from typing import Any
 
 import yaml
 
-from metis_trace import InputError, JsonLimits
+from metis_trace import InputError
+from metis_trace import JsonLimits
 
 from ._input import input_json_limits
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 from collections.abc import Coroutine
-from typing import Any, TypeVar
+from typing import Any
+from typing import TypeVar
 
 T = TypeVar("T")
 

@@ -28,38 +28,39 @@ from __future__ import annotations
 import json
 import random
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import attrs
 
-from metis_runtime.agents import (
-    AgentSupervisor,
-    GuardLimits,
-    ProviderConfig,
-    SpawnRefused,
-    agent_tools,
-    catalog_of,
-    load_agents,
-    new_tree,
-    run_child,
-    sanitized_env,
-)
-from metis_runtime.permissions import Gate, Policy
-from metis_runtime.providers import ModelRequest, ScriptedProvider, TextBlock, ToolUseBlock
+from metis_runtime.agents import AgentSupervisor
+from metis_runtime.agents import GuardLimits
+from metis_runtime.agents import ProviderConfig
+from metis_runtime.agents import SpawnRefused
+from metis_runtime.agents import agent_tools
+from metis_runtime.agents import catalog_of
+from metis_runtime.agents import load_agents
+from metis_runtime.agents import new_tree
+from metis_runtime.agents import run_child
+from metis_runtime.agents import sanitized_env
+from metis_runtime.permissions import Gate
+from metis_runtime.permissions import Policy
+from metis_runtime.providers import ModelRequest
+from metis_runtime.providers import ScriptedProvider
+from metis_runtime.providers import TextBlock
+from metis_runtime.providers import ToolUseBlock
 from metis_runtime.tools import ToolRegistry
-from metis_trace import (
-    Assistant,
-    Decision,
-    Mode,
-    Result,
-    ResultStatus,
-    Route,
-    RuleBehavior,
-    Source,
-    read_trace,
-)
+from metis_trace import Assistant
+from metis_trace import Decision
+from metis_trace import Mode
+from metis_trace import Result
+from metis_trace import ResultStatus
+from metis_trace import Route
+from metis_trace import RuleBehavior
+from metis_trace import Source
+from metis_trace import read_trace
 
 from ._sync import run_sync
 

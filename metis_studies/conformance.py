@@ -19,16 +19,21 @@ invariant of the model.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import attrs
 
 import metis_studies
-from metis_check import Report, check_trace
-from metis_check.transcripts import check_claude_code_tree, check_transcript, detect_format
-from metis_model import ENABLED, INVARIANTS
+from metis_check import Report
+from metis_check import check_trace
+from metis_check.transcripts import check_claude_code_tree
+from metis_check.transcripts import check_transcript
+from metis_check.transcripts import detect_format
+from metis_model import ENABLED
+from metis_model import INVARIANTS
 from metis_trace import read_trace_numbered
 
 ROOT = Path(metis_studies.__file__).resolve().parent.parent

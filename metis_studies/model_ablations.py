@@ -17,7 +17,8 @@ from typing import Any
 
 import attrs
 
-from metis_proofs import ABLATIONS, find_counterexample
+from metis_proofs import ABLATIONS
+from metis_proofs import find_counterexample
 
 
 @attrs.frozen

@@ -19,18 +19,18 @@ from typing import Any
 
 import attrs
 
-from metis_model import DECISION_RANK, mode_at_most, resolve
-from metis_trace import (
-    AUTHORITY,
-    Decision,
-    Facts,
-    Mode,
-    RuleBehavior,
-    RuleRef,
-    Source,
-    Stage,
-    ToolKind,
-)
+from metis_model import DECISION_RANK
+from metis_model import mode_at_most
+from metis_model import resolve
+from metis_trace import AUTHORITY
+from metis_trace import Decision
+from metis_trace import Facts
+from metis_trace import Mode
+from metis_trace import RuleBehavior
+from metis_trace import RuleRef
+from metis_trace import Source
+from metis_trace import Stage
+from metis_trace import ToolKind
 
 
 def rule_choices() -> list[tuple[RuleRef, ...]]:

@@ -14,169 +14,162 @@ import typing as _typing
 from ._lazy import lazy_exports as _lazy_exports
 
 if _typing.TYPE_CHECKING:
-    from ._credentials import (
-        FAMILIES,
-        FAMILY_NAMES,
-        MIN_SECRET_LEN,
-        NAME_WORDS,
-        RULE_NEEDLES,
-        SCREEN_NEEDLES,
-        CredentialFamily,
-        CredentialFinding,
-        CredentialScanner,
-        encoded_screen,
-        find_credentials,
-        may_hold_credential,
-        redact_credentials,
-        replace_spans,
-        secret_name,
-        secret_values,
-    )
-    from ._enums import (
-        AUTHORITY,
-        MUTATING_KINDS,
-        CallClass,
-        CancelCause,
-        Decision,
-        EffectOutcome,
-        Mode,
-        ResultStatus,
-        Route,
-        RuleBehavior,
-        RunStatus,
-        Source,
-        Stage,
-        ToolKind,
-    )
-    from ._errors import InputError, MetisModelError, TraceFormatError, TranscriptFormatError
-    from ._events import (
-        CAUSES_VERSION,
-        EVENT_KINDS,
-        FORMAT_NAME,
-        FORMAT_VERSION,
-        NOT_JOURNALED,
-        READ_VERSIONS,
-        AskResolved,
-        Assistant,
-        CallRef,
-        Cancel,
-        Commit,
-        Compaction,
-        DecisionEvent,
-        EffectEnd,
-        EffectStart,
-        Handshake,
-        HookRef,
-        HookRun,
-        Interrupt,
-        JobDone,
-        MessageShape,
-        Repair,
-        Request,
-        Result,
-        ResultsSent,
-        Resume,
-        RunEnd,
-        SignalReceived,
-        SinkError,
-        Spawn,
-        StopRequest,
-        StreamRepair,
-        TraceEvent,
-        TraceHeader,
-        TurnStart,
-        content_digest,
-    )
-    from ._facts import Facts, RuleRef
-    from ._io import (
-        dumps_trace,
-        iter_trace_lines,
-        parse_event,
-        parse_event_json,
-        parse_header,
-        read_trace,
-        read_trace_numbered,
-        trace_json_schema,
-    )
-    from ._strict_json import (
-        JsonLimits,
-        check_json_value,
-        decode_json,
-        json_limits,
-        positive_int_setting,
-        raw_decode_json,
-        set_json_limits,
-    )
-    from ._turnlog import (
-        DEFAULT_STEP_CAP,
-        HARD_STEP_MAX,
-        STRUCTURAL,
-        TERMINAL_TOOL,
-        TURN_RECORD_KINDS,
-        TURNLOG_FORMAT,
-        TURNLOG_VERSION,
-        Action,
-        CacheRecord,
-        CatalogRecord,
-        Condition,
-        EffectCounts,
-        ErrorClass,
-        ExecutorInfo,
-        Filler,
-        FinalRecord,
-        FinalState,
-        Framework,
-        FrameworkRecord,
-        FrameworkStep,
-        MissReason,
-        ModelRole,
-        PathRecord,
-        PauseKind,
-        PauseRecord,
-        PlanPath,
-        ProbeOutcome,
-        RecoveryRecord,
-        ResumeAnswer,
-        ResumeRecord,
-        Signatures,
-        StepRecord,
-        StepStatus,
-        TaskRef,
-        TurnHeader,
-        TurnRecord,
-        ValidationFailure,
-        canonical_digest,
-        canonical_json,
-        dumps_turn_log,
-        framework_digest,
-        parse_framework,
-        read_turn_log,
-        turn_log_json_schema,
-    )
-    from ._validate import first_error, model_strict, validate_strict, value_strict
-    from ._witness import (
-        WITNESS_FORMAT,
-        WITNESS_KINDS,
-        WITNESS_READ_VERSIONS,
-        WITNESS_VERSION,
-        Change,
-        End,
-        Exec,
-        Lost,
-        ProcessExit,
-        Ready,
-        RunExited,
-        RunStarted,
-        SignalDelivered,
-        Unobserved,
-        Watched,
-        WitnessHeader,
-        WitnessRecord,
-        WitnessSession,
-        iter_witness_lines,
-        read_witness,
-        witness_json_schema,
-    )
+    from ._credentials import FAMILIES
+    from ._credentials import FAMILY_NAMES
+    from ._credentials import MIN_SECRET_LEN
+    from ._credentials import NAME_WORDS
+    from ._credentials import RULE_NEEDLES
+    from ._credentials import SCREEN_NEEDLES
+    from ._credentials import CredentialFamily
+    from ._credentials import CredentialFinding
+    from ._credentials import CredentialScanner
+    from ._credentials import encoded_screen
+    from ._credentials import find_credentials
+    from ._credentials import may_hold_credential
+    from ._credentials import redact_credentials
+    from ._credentials import replace_spans
+    from ._credentials import secret_name
+    from ._credentials import secret_values
+    from ._enums import AUTHORITY
+    from ._enums import MUTATING_KINDS
+    from ._enums import CallClass
+    from ._enums import CancelCause
+    from ._enums import Decision
+    from ._enums import EffectOutcome
+    from ._enums import Mode
+    from ._enums import ResultStatus
+    from ._enums import Route
+    from ._enums import RuleBehavior
+    from ._enums import RunStatus
+    from ._enums import Source
+    from ._enums import Stage
+    from ._enums import ToolKind
+    from ._errors import InputError
+    from ._errors import MetisModelError
+    from ._errors import TraceFormatError
+    from ._errors import TranscriptFormatError
+    from ._events import CAUSES_VERSION
+    from ._events import EVENT_KINDS
+    from ._events import FORMAT_NAME
+    from ._events import FORMAT_VERSION
+    from ._events import NOT_JOURNALED
+    from ._events import READ_VERSIONS
+    from ._events import AskResolved
+    from ._events import Assistant
+    from ._events import CallRef
+    from ._events import Cancel
+    from ._events import Commit
+    from ._events import Compaction
+    from ._events import DecisionEvent
+    from ._events import EffectEnd
+    from ._events import EffectStart
+    from ._events import Handshake
+    from ._events import HookRef
+    from ._events import HookRun
+    from ._events import Interrupt
+    from ._events import JobDone
+    from ._events import MessageShape
+    from ._events import Repair
+    from ._events import Request
+    from ._events import Result
+    from ._events import ResultsSent
+    from ._events import Resume
+    from ._events import RunEnd
+    from ._events import SignalReceived
+    from ._events import SinkError
+    from ._events import Spawn
+    from ._events import StopRequest
+    from ._events import StreamRepair
+    from ._events import TraceEvent
+    from ._events import TraceHeader
+    from ._events import TurnStart
+    from ._events import content_digest
+    from ._facts import Facts
+    from ._facts import RuleRef
+    from ._io import dumps_trace
+    from ._io import iter_trace_lines
+    from ._io import parse_event
+    from ._io import parse_event_json
+    from ._io import parse_header
+    from ._io import read_trace
+    from ._io import read_trace_numbered
+    from ._io import trace_json_schema
+    from ._strict_json import JsonLimits
+    from ._strict_json import check_json_value
+    from ._strict_json import decode_json
+    from ._strict_json import json_limits
+    from ._strict_json import positive_int_setting
+    from ._strict_json import raw_decode_json
+    from ._strict_json import set_json_limits
+    from ._turnlog import DEFAULT_STEP_CAP
+    from ._turnlog import HARD_STEP_MAX
+    from ._turnlog import STRUCTURAL
+    from ._turnlog import TERMINAL_TOOL
+    from ._turnlog import TURN_RECORD_KINDS
+    from ._turnlog import TURNLOG_FORMAT
+    from ._turnlog import TURNLOG_VERSION
+    from ._turnlog import Action
+    from ._turnlog import CacheRecord
+    from ._turnlog import CatalogRecord
+    from ._turnlog import Condition
+    from ._turnlog import EffectCounts
+    from ._turnlog import ErrorClass
+    from ._turnlog import ExecutorInfo
+    from ._turnlog import Filler
+    from ._turnlog import FinalRecord
+    from ._turnlog import FinalState
+    from ._turnlog import Framework
+    from ._turnlog import FrameworkRecord
+    from ._turnlog import FrameworkStep
+    from ._turnlog import MissReason
+    from ._turnlog import ModelRole
+    from ._turnlog import PathRecord
+    from ._turnlog import PauseKind
+    from ._turnlog import PauseRecord
+    from ._turnlog import PlanPath
+    from ._turnlog import ProbeOutcome
+    from ._turnlog import RecoveryRecord
+    from ._turnlog import ResumeAnswer
+    from ._turnlog import ResumeRecord
+    from ._turnlog import Signatures
+    from ._turnlog import StepRecord
+    from ._turnlog import StepStatus
+    from ._turnlog import TaskRef
+    from ._turnlog import TurnHeader
+    from ._turnlog import TurnRecord
+    from ._turnlog import ValidationFailure
+    from ._turnlog import canonical_digest
+    from ._turnlog import canonical_json
+    from ._turnlog import dumps_turn_log
+    from ._turnlog import framework_digest
+    from ._turnlog import parse_framework
+    from ._turnlog import read_turn_log
+    from ._turnlog import turn_log_json_schema
+    from ._validate import first_error
+    from ._validate import model_strict
+    from ._validate import validate_strict
+    from ._validate import value_strict
+    from ._witness import WITNESS_FORMAT
+    from ._witness import WITNESS_KINDS
+    from ._witness import WITNESS_READ_VERSIONS
+    from ._witness import WITNESS_VERSION
+    from ._witness import Change
+    from ._witness import End
+    from ._witness import Exec
+    from ._witness import Lost
+    from ._witness import ProcessExit
+    from ._witness import Ready
+    from ._witness import RunExited
+    from ._witness import RunStarted
+    from ._witness import SignalDelivered
+    from ._witness import Unobserved
+    from ._witness import Watched
+    from ._witness import WitnessHeader
+    from ._witness import WitnessRecord
+    from ._witness import WitnessSession
+    from ._witness import iter_witness_lines
+    from ._witness import read_witness
+    from ._witness import witness_json_schema
 
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "._errors": (

@@ -10,21 +10,23 @@ even when the provider's `call_id` repeats.
 from __future__ import annotations
 
 import hashlib
-from typing import Annotated, Any, Literal
+from typing import Annotated
+from typing import Any
+from typing import Literal
 
 from pydantic import Field
 
-from ._enums import (
-    CallClass,
-    CancelCause,
-    Decision,
-    EffectOutcome,
-    Mode,
-    ResultStatus,
-    Route,
-    RunStatus,
-)
-from ._facts import Facts, RuleRef, _Record
+from ._enums import CallClass
+from ._enums import CancelCause
+from ._enums import Decision
+from ._enums import EffectOutcome
+from ._enums import Mode
+from ._enums import ResultStatus
+from ._enums import Route
+from ._enums import RunStatus
+from ._facts import Facts
+from ._facts import RuleRef
+from ._facts import _Record
 
 FORMAT_NAME = "metis-trace"
 FORMAT_VERSION = 3

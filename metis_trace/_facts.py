@@ -8,9 +8,13 @@ the Claude Code hook decides in a fresh process (`metis_cli/_hook_client.py`).
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel
+from pydantic import ConfigDict
 
-from ._enums import Mode, RuleBehavior, Source, ToolKind
+from ._enums import Mode
+from ._enums import RuleBehavior
+from ._enums import Source
+from ._enums import ToolKind
 
 __all__ = ["Facts", "RuleRef"]
 

@@ -3,14 +3,22 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable
+from collections.abc import Iterator
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import TypeAdapter
 
-from ._errors import InputError, TraceFormatError
-from ._events import FORMAT_NAME, FORMAT_VERSION, READ_VERSIONS, TraceEvent, TraceHeader
-from ._strict_json import decode_json, json_lines
+from ._errors import InputError
+from ._errors import TraceFormatError
+from ._events import FORMAT_NAME
+from ._events import FORMAT_VERSION
+from ._events import READ_VERSIONS
+from ._events import TraceEvent
+from ._events import TraceHeader
+from ._strict_json import decode_json
+from ._strict_json import json_lines
 from ._validate import validate_strict
 
 _EVENT_ADAPTER: TypeAdapter[TraceEvent] = TypeAdapter(TraceEvent)

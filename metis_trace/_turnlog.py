@@ -15,15 +15,27 @@ import hashlib
 import json
 from collections.abc import Iterable
 from enum import StrEnum
-from typing import Annotated, Any, Literal
+from typing import Annotated
+from typing import Any
+from typing import Literal
 
-from pydantic import BaseModel, Field, TypeAdapter, model_validator
+from pydantic import BaseModel
+from pydantic import Field
+from pydantic import TypeAdapter
+from pydantic import model_validator
 
-from ._enums import Decision, Mode, Route, ToolKind
-from ._errors import InputError, TraceFormatError
+from ._enums import Decision
+from ._enums import Mode
+from ._enums import Route
+from ._enums import ToolKind
+from ._errors import InputError
+from ._errors import TraceFormatError
 from ._facts import _Record
-from ._strict_json import decode_json, json_lines
-from ._validate import model_strict, validate_strict, value_strict
+from ._strict_json import decode_json
+from ._strict_json import json_lines
+from ._validate import model_strict
+from ._validate import validate_strict
+from ._validate import value_strict
 
 TURNLOG_FORMAT = "metis-turnlog"
 TURNLOG_VERSION = 1

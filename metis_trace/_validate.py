@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, TypeVar
+from typing import Any
+from typing import TypeVar
 
-from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic import BaseModel
+from pydantic import TypeAdapter
+from pydantic import ValidationError
 
 from ._errors import InputError
 

@@ -12,15 +12,20 @@ queue without it, and no later than the witness read it.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
-from typing import Annotated, Any, Literal
+from collections.abc import Iterable
+from collections.abc import Iterator
+from typing import Annotated
+from typing import Any
+from typing import Literal
 
 import attrs
-from pydantic import Field, TypeAdapter
+from pydantic import Field
+from pydantic import TypeAdapter
 
 from ._errors import TraceFormatError
 from ._facts import _Record
-from ._io import _decode, _strict
+from ._io import _decode
+from ._io import _strict
 
 WITNESS_FORMAT = "metis-witness"
 WITNESS_VERSION = 3

@@ -16,6 +16,10 @@ Public surface:
 - `run_plan(workspace, trace)`: the roots and exclusions for a `metis run`.
 """
 
-from ._plan import Witness, WitnessError, run_plan, witness_argv, witness_path
+from ._plan import Witness
+from ._plan import WitnessError
+from ._plan import run_plan
+from ._plan import witness_argv
+from ._plan import witness_path
 
 __all__ = ["Witness", "WitnessError", "run_plan", "witness_argv", "witness_path"]

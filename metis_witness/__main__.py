@@ -15,7 +15,9 @@ import os
 import sys
 
 from ._file import WitnessFileError
-from ._session import Plan, run_around, run_beside
+from ._session import Plan
+from ._session import run_around
+from ._session import run_beside
 
 
 def _bad(message: str) -> int:

@@ -12,7 +12,8 @@ import contextlib
 import json
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from collections.abc import Sequence
 from typing import Any
 
 FORMAT = "metis-witness"

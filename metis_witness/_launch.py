@@ -16,10 +16,13 @@ import json
 import os
 import sys
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 from pathlib import Path
 
-from ._plan import run_plan, witness_argv, witness_path
+from ._plan import run_plan
+from ._plan import witness_argv
+from ._plan import witness_path
 
 WITNESSED_ENV = "METIS_WITNESSED_RUN"  # set for the run a witness started: its run id
 _VALUED = ("--workspace", "--trace")

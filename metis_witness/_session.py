@@ -22,15 +22,18 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import attrs
-from inotify_simple import INotify, flags
+from inotify_simple import INotify
+from inotify_simple import flags
 
 from . import _exec
-from ._file import VERSION, WitnessFile
+from ._file import VERSION
+from ._file import WitnessFile
 from ._tree import TreeWatcher
 
 PRODUCER = "metis_witness"

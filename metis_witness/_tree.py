@@ -14,10 +14,12 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
+from collections.abc import Sequence
 from typing import Any
 
-from inotify_simple import INotify, flags
+from inotify_simple import INotify
+from inotify_simple import flags
 
 _F = flags
 FULL_MASK = (

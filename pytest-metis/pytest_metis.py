@@ -35,16 +35,23 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Generator, Sequence
+from collections.abc import Generator
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from metis_check import Coverage, Report, check_trace, check_trace_tree
+from metis_check import Coverage
+from metis_check import Report
+from metis_check import check_trace
+from metis_check import check_trace_tree
 from metis_model import INVARIANTS
-from metis_runtime._input import read_input_text, read_trace_path
-from metis_trace import InputError, TraceEvent, TraceHeader
+from metis_runtime._input import read_input_text
+from metis_runtime._input import read_trace_path
+from metis_trace import InputError
+from metis_trace import TraceEvent
+from metis_trace import TraceHeader
 
 ENV = "METIS_TRACE_LOG"
 REPORT_ENV = "METIS_REPORT_LOG"  # where `metis conform` adds the counts of what it checked

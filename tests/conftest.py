@@ -16,7 +16,8 @@ import tempfile
 from collections.abc import Iterator
 
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck
+from hypothesis import settings
 
 settings.register_profile(
     "ci",

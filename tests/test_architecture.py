@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from tests._exports import assert_all_lists_the_public_names
-from tests._layout import IMPORT_TABLE, layout_dot
+from tests._layout import IMPORT_TABLE
+from tests._layout import layout_dot
 
 ROOT = Path(__file__).resolve().parent.parent
 

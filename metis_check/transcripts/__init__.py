@@ -19,17 +19,21 @@ session, or a live one ending on an open call). The readers take text lines
 and return a `Report`; they never touch files.
 """
 
-from metis_trace import MetisModelError, TranscriptFormatError
+from metis_trace import MetisModelError
+from metis_trace import TranscriptFormatError
 
-from ._check import (
-    FORMATS,
-    RECORD_NAMES,
-    TranscriptFormat,
-    check_claude_code_tree,
-    check_transcript,
-)
+from ._check import FORMATS
+from ._check import RECORD_NAMES
+from ._check import TranscriptFormat
+from ._check import check_claude_code_tree
+from ._check import check_transcript
 from ._detect import detect_format
-from ._rules import BY_RULE, FORMAT_RULES, RULES, STRICT_RULES, FormatRules, Rule
+from ._rules import BY_RULE
+from ._rules import FORMAT_RULES
+from ._rules import RULES
+from ._rules import STRICT_RULES
+from ._rules import FormatRules
+from ._rules import Rule
 
 __all__ = [
     "BY_RULE",

@@ -20,9 +20,15 @@ from typing import Any
 
 from metis_trace import TranscriptFormatError
 
-from ._api import _Builder, _notes_for_shared_lines, mark_open_ends, read_responses_item
-from ._locate import LEAF, Located, Want
-from ._tree import Parsed, Tree
+from ._api import _Builder
+from ._api import _notes_for_shared_lines
+from ._api import mark_open_ends
+from ._api import read_responses_item
+from ._locate import LEAF
+from ._locate import Located
+from ._locate import Want
+from ._tree import Parsed
+from ._tree import Tree
 
 TOP = Want(
     each=LEAF,

@@ -42,17 +42,28 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from collections.abc import Iterator
 from typing import Any
 
 import attrs
 
 from metis_trace import TranscriptFormatError
 
-from .._report import Note, Violation
-from ._blocks import ANTHROPIC_ID, ANTHROPIC_SERVER_ID, anthropic_role, responses_role
-from ._locate import LEAF, Located, Want
-from ._tree import Block, NodeKind, Occ, Parsed, Tree
+from .._report import Note
+from .._report import Violation
+from ._blocks import ANTHROPIC_ID
+from ._blocks import ANTHROPIC_SERVER_ID
+from ._blocks import anthropic_role
+from ._blocks import responses_role
+from ._locate import LEAF
+from ._locate import Located
+from ._locate import Want
+from ._tree import Block
+from ._tree import NodeKind
+from ._tree import Occ
+from ._tree import Parsed
+from ._tree import Tree
 
 _MESSAGE = Want(keys={"content": Want(each=LEAF), "tool_calls": Want(each=LEAF)})
 _CHOICE = Want(keys={"message": _MESSAGE})

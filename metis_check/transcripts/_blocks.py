@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any
+from typing import Literal
 
 Role = Literal[
     "call",  # a client-executed call: needs a client result

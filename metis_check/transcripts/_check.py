@@ -3,24 +3,37 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
-from typing import Literal, get_args
+from collections.abc import Iterable
+from collections.abc import Mapping
+from typing import Literal
+from typing import get_args
 
 from metis_trace import TranscriptFormatError
 
-from .._report import Note, Report, Undecided, Violation
+from .._report import Note
+from .._report import Report
+from .._report import Undecided
+from .._report import Violation
 from ._agents_sdk import TOP as AGENTS_TOP
 from ._agents_sdk import read_run_items
-from ._api import TOP, Reader, read_anthropic, read_openai_chat, read_openai_responses
+from ._api import TOP
+from ._api import Reader
+from ._api import read_anthropic
+from ._api import read_openai_chat
+from ._api import read_openai_responses
 from ._claude_code import read_session
 from ._codex import read_rollout
-from ._locate import Want, join_lines, scan_documents
+from ._locate import Want
+from ._locate import join_lines
+from ._locate import scan_documents
 from ._otel import TOP as OTEL_TOP
 from ._otel import read_spans
 from ._pydantic_ai import TOP as PAI_TOP
 from ._pydantic_ai import read_history
-from ._rules import FORMAT_RULES, STRICT_RULES
-from ._tree import Parsed, check_tree
+from ._rules import FORMAT_RULES
+from ._rules import STRICT_RULES
+from ._tree import Parsed
+from ._tree import check_tree
 
 TranscriptFormat = Literal[
     "anthropic",

@@ -52,18 +52,26 @@ line.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
+from collections.abc import Iterator
 from typing import Any
 
 import attrs
 
-from metis_trace import InputError, TranscriptFormatError, raw_decode_json
+from metis_trace import InputError
+from metis_trace import TranscriptFormatError
+from metis_trace import raw_decode_json
 from metis_trace._strict_json import json_lines
 
 from .._report import Note
 from ._api import id_rule_violation
-from ._blocks import ANTHROPIC_ID, ANTHROPIC_SERVER_ID, anthropic_role
-from ._tree import Block, Occ, Parsed, Tree
+from ._blocks import ANTHROPIC_ID
+from ._blocks import ANTHROPIC_SERVER_ID
+from ._blocks import anthropic_role
+from ._tree import Block
+from ._tree import Occ
+from ._tree import Parsed
+from ._tree import Tree
 
 
 @attrs.frozen

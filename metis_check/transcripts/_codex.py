@@ -33,10 +33,13 @@ from collections.abc import Iterable
 from metis_trace import TranscriptFormatError
 
 from .._report import Note
-from ._api import _Builder, mark_open_ends, read_responses_item
+from ._api import _Builder
+from ._api import mark_open_ends
+from ._api import read_responses_item
 from ._claude_code import record_lines
 from ._locate import Located
-from ._tree import Parsed, Tree
+from ._tree import Parsed
+from ._tree import Tree
 
 ROLLOUT_KINDS = frozenset(
     {

@@ -14,7 +14,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from metis_trace import InputError, TranscriptFormatError, raw_decode_json
+from metis_trace import InputError
+from metis_trace import TranscriptFormatError
+from metis_trace import raw_decode_json
 
 from ._claude_code import KNOWN_TYPES
 from ._codex import ROLLOUT_KINDS

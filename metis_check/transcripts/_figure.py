@@ -10,24 +10,27 @@ with the records of its slice.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable
+from collections.abc import Mapping
+from collections.abc import Sequence
 
-from .._figure import (
-    DEFAULT_WINDOW,
-    Divergent,
-    Figure,
-    Group,
-    Item,
-    Link,
-    Mark,
-    clip,
-    combine,
-    nest,
-    title_of,
-    window,
-)
-from ._check import TranscriptFormat, parse_transcript
-from ._tree import Node, Occ, Tree
+from .._figure import DEFAULT_WINDOW
+from .._figure import Divergent
+from .._figure import Figure
+from .._figure import Group
+from .._figure import Item
+from .._figure import Link
+from .._figure import Mark
+from .._figure import clip
+from .._figure import combine
+from .._figure import nest
+from .._figure import title_of
+from .._figure import window
+from ._check import TranscriptFormat
+from ._check import parse_transcript
+from ._tree import Node
+from ._tree import Occ
+from ._tree import Tree
 
 _ROLE = {"model": "message", "input": "input", "boundary": "boundary", "opaque": "stored"}
 

@@ -23,10 +23,15 @@ from typing import Any
 import attrs
 from pydantic import ValidationError
 
-from metis_model._derive import Recorded, facts_problem, recorded_permissions
-from metis_trace import Facts, TraceHeader, raw_decode_json
+from metis_model._derive import Recorded
+from metis_model._derive import facts_problem
+from metis_model._derive import recorded_permissions
+from metis_trace import Facts
+from metis_trace import TraceHeader
+from metis_trace import raw_decode_json
 
-from .._report import Note, Violation
+from .._report import Note
+from .._report import Violation
 
 __all__ = ["HookFacts", "check_hook_facts"]
 

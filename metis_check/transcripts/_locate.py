@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
+from collections.abc import Mapping
 from typing import Any
 
 import attrs
 
-from metis_trace import InputError, TranscriptFormatError, raw_decode_json
+from metis_trace import InputError
+from metis_trace import TranscriptFormatError
+from metis_trace import raw_decode_json
 
 _WS = re.compile(r"[ \t\n\r]*")
 _NEWLINE = re.compile(r"\n")

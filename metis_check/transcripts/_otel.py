@@ -27,7 +27,8 @@ a log: calls open at the end are undecided. Line numbers are those of the span.
 from __future__ import annotations
 
 import json
-from collections import Counter, defaultdict
+from collections import Counter
+from collections import defaultdict
 from typing import Any
 
 import attrs
@@ -35,9 +36,14 @@ import attrs
 from metis_trace import TranscriptFormatError
 
 from .._report import Note
-from ._api import _notes_for_shared_lines, mark_open_ends
-from ._locate import LEAF, Located, Want
-from ._tree import Occ, Parsed, Tree
+from ._api import _notes_for_shared_lines
+from ._api import mark_open_ends
+from ._locate import LEAF
+from ._locate import Located
+from ._locate import Want
+from ._tree import Occ
+from ._tree import Parsed
+from ._tree import Tree
 
 _SPANS = Want(keys={"spans": Want(each=LEAF)})
 TOP = Want(keys={"resourceSpans": Want(each=Want(keys={"scopeSpans": Want(each=_SPANS)}))})

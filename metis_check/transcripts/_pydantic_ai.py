@@ -23,9 +23,16 @@ from typing import Any
 from metis_trace import TranscriptFormatError
 
 from .._report import Note
-from ._api import _Builder, _notes_for_shared_lines, mark_open_ends
-from ._locate import LEAF, Located, Want
-from ._tree import NodeKind, Occ, Parsed, Tree
+from ._api import _Builder
+from ._api import _notes_for_shared_lines
+from ._api import mark_open_ends
+from ._locate import LEAF
+from ._locate import Located
+from ._locate import Want
+from ._tree import NodeKind
+from ._tree import Occ
+from ._tree import Parsed
+from ._tree import Tree
 
 TOP = Want(each=Want(keys={"parts": Want(each=LEAF)}))
 

@@ -36,12 +36,19 @@ results in any order within the message.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Collection, Mapping, Sequence
-from typing import Any, Literal, Protocol
+from collections.abc import Collection
+from collections.abc import Mapping
+from collections.abc import Sequence
+from typing import Any
+from typing import Literal
+from typing import Protocol
 
 import attrs
 
-from .._report import Note, Status, Undecided, Violation
+from .._report import Note
+from .._report import Status
+from .._report import Undecided
+from .._report import Violation
 from ._rules import FormatRules
 
 NodeKind = Literal["model", "input", "boundary", "opaque"]

@@ -17,10 +17,21 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from metis_trace import MUTATING_KINDS, TERMINAL_TOOL, Framework, MissReason, PlanPath, Signatures
+from metis_trace import MUTATING_KINDS
+from metis_trace import TERMINAL_TOOL
+from metis_trace import Framework
+from metis_trace import MissReason
+from metis_trace import PlanPath
+from metis_trace import Signatures
 
-from ._catalog import Catalog, executor_signature, family_signature, plan_executors, plan_families
-from ._refs import RefKind, placeholders, strings
+from ._catalog import Catalog
+from ._catalog import executor_signature
+from ._catalog import family_signature
+from ._catalog import plan_executors
+from ._catalog import plan_families
+from ._refs import RefKind
+from ._refs import placeholders
+from ._refs import strings
 
 __all__ = ["MISS_ORDER", "current_signatures", "grounded", "probe", "ungrounded"]
 

@@ -10,9 +10,13 @@ relevant family the second (Metnos page, section 5).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
+from collections.abc import Mapping
 
-from metis_trace import TERMINAL_TOOL, ExecutorInfo, Framework, canonical_digest
+from metis_trace import TERMINAL_TOOL
+from metis_trace import ExecutorInfo
+from metis_trace import Framework
+from metis_trace import canonical_digest
 
 __all__ = [
     "Catalog",

@@ -13,7 +13,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from metis_trace import Action, ExecutorInfo, canonical_digest
+from metis_trace import Action
+from metis_trace import ExecutorInfo
+from metis_trace import canonical_digest
 
 __all__ = ["BINDING_FIELDS", "action_for", "authorizes", "destination"]
 

@@ -11,7 +11,9 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 
-from metis_trace import MUTATING_KINDS, EffectCounts, StepRecord
+from metis_trace import MUTATING_KINDS
+from metis_trace import EffectCounts
+from metis_trace import StepRecord
 
 __all__ = ["effect_counts"]
 

@@ -28,21 +28,20 @@ does not become a local path because a filter ran locally.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
+from collections.abc import Mapping
 from enum import StrEnum
 from typing import Any
 
 import attrs
 
-from metis_trace import (
-    MUTATING_KINDS,
-    TERMINAL_TOOL,
-    ErrorClass,
-    ExecutorInfo,
-    Framework,
-    FrameworkStep,
-    canonical_json,
-)
+from metis_trace import MUTATING_KINDS
+from metis_trace import TERMINAL_TOOL
+from metis_trace import ErrorClass
+from metis_trace import ExecutorInfo
+from metis_trace import Framework
+from metis_trace import FrameworkStep
+from metis_trace import canonical_json
 
 from ._schema import type_errors
 

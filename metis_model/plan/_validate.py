@@ -25,19 +25,22 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from metis_trace import (
-    HARD_STEP_MAX,
-    TERMINAL_TOOL,
-    ErrorClass,
-    ExecutorInfo,
-    Framework,
-    FrameworkStep,
-    ValidationFailure,
-)
+from metis_trace import HARD_STEP_MAX
+from metis_trace import TERMINAL_TOOL
+from metis_trace import ErrorClass
+from metis_trace import ExecutorInfo
+from metis_trace import Framework
+from metis_trace import FrameworkStep
+from metis_trace import ValidationFailure
 
 from ._catalog import Catalog
-from ._refs import RUNTIME_KEYS, Ref, RefKind, placeholders, step_refs
-from ._schema import required_args, type_errors
+from ._refs import RUNTIME_KEYS
+from ._refs import Ref
+from ._refs import RefKind
+from ._refs import placeholders
+from ._refs import step_refs
+from ._schema import required_args
+from ._schema import type_errors
 
 __all__ = ["CHECKS", "effective_cap", "failure_keys", "validate", "validate_tagged"]
 

@@ -18,120 +18,107 @@
   group each, sanitised environment, no orphans (`install_reaper`).
 """
 
-from ._authority import (
-    AGENT_TOOL_NAMES,
-    MODE_CHANGING_TOOLS,
-    PLAN_LOCKED_REMOVED,
-    SPAWNING_TOOLS,
-    child_mode,
-    child_surface,
-)
-from ._claude import CLAUDE_FIELDS, CLAUDE_TOOLS, KEPT_FIELDS, ToolNames, alias_model, map_tools
-from ._config import (
-    ChildConfig,
-    GateConfig,
-    ProviderConfig,
-    RuleConfig,
-    build_gate,
-    build_provider,
-    clone_gate_config,
-    gate_mode,
-)
-from ._definitions import (
-    BUILTIN_DIR,
-    BUILTIN_ROLES,
-    CLAUDE_CONFIG_ENV,
-    USER_AGENTS_ENV,
-    AgentCatalog,
-    AgentDefinition,
-    AgentFolder,
-    DefinitionProblem,
-    agent_folders,
-    catalog_of,
-    claude_user_agents_dir,
-    load_agents,
-    parse_definition,
-    user_agents_dir,
-)
-from ._guard import (
-    GuardAdmit,
-    GuardCode,
-    GuardLimits,
-    GuardRefusal,
-    GuardRequest,
-    GuardSnapshot,
-    SpawnLedger,
-    decide,
-    normalized_task,
-    task_digest,
-)
-from ._hooks import (
-    Hook,
-    HookedDecision,
-    HookedGate,
-    HookSpec,
-    HookVerdict,
-    header_hooks,
-    hook_rule,
-    load_hooks,
-)
-from ._placement import (
-    WORKTREE_CHOICES,
-    WorkspacePlan,
-    WorkspaceRequest,
-    check_branch_name,
-    parse_worktree,
-    plan_workspace,
-)
-from ._process import (
-    TreeGuard,
-    guard_tree,
-    install_reaper,
-    kill_all_groups,
-    live_groups,
-    sanitized_env,
-    set_parent_death_signal,
-    tool_env,
-)
-from ._resolve import (
-    ParentContext,
-    ResolvedAgent,
-    ResolveRefusal,
-    child_provider,
-    definition_mode,
-    resolve_agent,
-)
-from ._runtime import ChildRuntime, Inbox, build_child, run_child, task_text
-from ._supervisor import (
-    AgentIdentity,
-    AgentSupervisor,
-    ChildRecord,
-    SpawnRefused,
-    new_tree,
-)
-from ._tools import (
-    IntegrateAgentTool,
-    KillAgentTool,
-    ListAgentsTool,
-    MessageAgentTool,
-    SpawnAgentTool,
-    WaitAgentTool,
-    agent_tools,
-)
-from ._worktree import (
-    AgentWorkspace,
-    IntegrationPlan,
-    WorkspaceError,
-    WorkspaceKind,
-    WorkspaceManager,
-    apply_integration,
-    changed_files,
-    integrate,
-    make_workspace,
-    plan_integration,
-    remove_workspace,
-    snapshot_commit,
-)
+from ._authority import AGENT_TOOL_NAMES
+from ._authority import MODE_CHANGING_TOOLS
+from ._authority import PLAN_LOCKED_REMOVED
+from ._authority import SPAWNING_TOOLS
+from ._authority import child_mode
+from ._authority import child_surface
+from ._claude import CLAUDE_FIELDS
+from ._claude import CLAUDE_TOOLS
+from ._claude import KEPT_FIELDS
+from ._claude import ToolNames
+from ._claude import alias_model
+from ._claude import map_tools
+from ._config import ChildConfig
+from ._config import GateConfig
+from ._config import ProviderConfig
+from ._config import RuleConfig
+from ._config import build_gate
+from ._config import build_provider
+from ._config import clone_gate_config
+from ._config import gate_mode
+from ._definitions import BUILTIN_DIR
+from ._definitions import BUILTIN_ROLES
+from ._definitions import CLAUDE_CONFIG_ENV
+from ._definitions import USER_AGENTS_ENV
+from ._definitions import AgentCatalog
+from ._definitions import AgentDefinition
+from ._definitions import AgentFolder
+from ._definitions import DefinitionProblem
+from ._definitions import agent_folders
+from ._definitions import catalog_of
+from ._definitions import claude_user_agents_dir
+from ._definitions import load_agents
+from ._definitions import parse_definition
+from ._definitions import user_agents_dir
+from ._guard import GuardAdmit
+from ._guard import GuardCode
+from ._guard import GuardLimits
+from ._guard import GuardRefusal
+from ._guard import GuardRequest
+from ._guard import GuardSnapshot
+from ._guard import SpawnLedger
+from ._guard import decide
+from ._guard import normalized_task
+from ._guard import task_digest
+from ._hooks import Hook
+from ._hooks import HookedDecision
+from ._hooks import HookedGate
+from ._hooks import HookSpec
+from ._hooks import HookVerdict
+from ._hooks import header_hooks
+from ._hooks import hook_rule
+from ._hooks import load_hooks
+from ._placement import WORKTREE_CHOICES
+from ._placement import WorkspacePlan
+from ._placement import WorkspaceRequest
+from ._placement import check_branch_name
+from ._placement import parse_worktree
+from ._placement import plan_workspace
+from ._process import TreeGuard
+from ._process import guard_tree
+from ._process import install_reaper
+from ._process import kill_all_groups
+from ._process import live_groups
+from ._process import sanitized_env
+from ._process import set_parent_death_signal
+from ._process import tool_env
+from ._resolve import ParentContext
+from ._resolve import ResolvedAgent
+from ._resolve import ResolveRefusal
+from ._resolve import child_provider
+from ._resolve import definition_mode
+from ._resolve import resolve_agent
+from ._runtime import ChildRuntime
+from ._runtime import Inbox
+from ._runtime import build_child
+from ._runtime import run_child
+from ._runtime import task_text
+from ._supervisor import AgentIdentity
+from ._supervisor import AgentSupervisor
+from ._supervisor import ChildRecord
+from ._supervisor import SpawnRefused
+from ._supervisor import new_tree
+from ._tools import IntegrateAgentTool
+from ._tools import KillAgentTool
+from ._tools import ListAgentsTool
+from ._tools import MessageAgentTool
+from ._tools import SpawnAgentTool
+from ._tools import WaitAgentTool
+from ._tools import agent_tools
+from ._worktree import AgentWorkspace
+from ._worktree import IntegrationPlan
+from ._worktree import WorkspaceError
+from ._worktree import WorkspaceKind
+from ._worktree import WorkspaceManager
+from ._worktree import apply_integration
+from ._worktree import changed_files
+from ._worktree import integrate
+from ._worktree import make_workspace
+from ._worktree import plan_integration
+from ._worktree import remove_workspace
+from ._worktree import snapshot_commit
 
 __all__ = [
     "AGENT_TOOL_NAMES",

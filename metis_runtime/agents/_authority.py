@@ -12,7 +12,8 @@ from collections.abc import Iterable
 
 from metis_trace import Mode
 
-from ..permissions import MODES_BELOW, Refusal
+from ..permissions import MODES_BELOW
+from ..permissions import Refusal
 
 AGENT_TOOL_NAMES: tuple[str, ...] = (
     "spawn_agent",

@@ -14,13 +14,19 @@ import os
 import signal
 import sys
 
-from metis_trace import CancelCause, InputError, model_strict
+from metis_trace import CancelCause
+from metis_trace import InputError
+from metis_trace import model_strict
 
 from .._errors import MetisRuntimeError
 from .._input import read_input_text
 from ._config import ChildConfig
-from ._process import guard_tree, install_reaper, kill_all_groups, set_parent_death_signal
-from ._runtime import build_child, drive_child
+from ._process import guard_tree
+from ._process import install_reaper
+from ._process import kill_all_groups
+from ._process import set_parent_death_signal
+from ._runtime import build_child
+from ._runtime import drive_child
 
 GRACE_S = 3.0
 

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
+from collections.abc import Mapping
 from types import MappingProxyType
 
 from attrs import frozen

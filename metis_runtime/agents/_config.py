@@ -12,31 +12,43 @@ from __future__ import annotations
 
 import importlib
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel
+from pydantic import ConfigDict
+from pydantic import Field
+from pydantic import field_validator
 
-from metis_trace import Decision, Mode, Route, RuleBehavior, Source
+from metis_trace import Decision
+from metis_trace import Mode
+from metis_trace import Route
+from metis_trace import RuleBehavior
+from metis_trace import Source
 
 from .._errors import ConfigError
-from ..dispatch import GateLike, PassThroughGate
-from ..permissions import Gate, Policy, Refusal, Settings
-from ..providers import (
-    AnthropicProvider,
-    OpenAIChatProvider,
-    OpenAIResponsesProvider,
-    Provider,
-    ReplayProvider,
-    RetryPolicy,
-    Thinking,
-    WireOptions,
-    check_headers,
-)
+from ..dispatch import GateLike
+from ..dispatch import PassThroughGate
+from ..permissions import Gate
+from ..permissions import Policy
+from ..permissions import Refusal
+from ..permissions import Settings
+from ..providers import AnthropicProvider
+from ..providers import OpenAIChatProvider
+from ..providers import OpenAIResponsesProvider
+from ..providers import Provider
+from ..providers import ReplayProvider
+from ..providers import RetryPolicy
+from ..providers import Thinking
+from ..providers import WireOptions
+from ..providers import check_headers
 from ._authority import child_mode
 from ._definitions import AgentDefinition
-from ._hooks import HookedGate, HookSpec
+from ._hooks import HookedGate
+from ._hooks import HookSpec
 
 _FROZEN = ConfigDict(extra="forbid", frozen=True)
 

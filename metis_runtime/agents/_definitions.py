@@ -39,22 +39,32 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
+from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import Any
+from typing import Literal
 
 from attrs import frozen
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel
+from pydantic import ConfigDict
+from pydantic import Field
+from pydantic import ValidationError
+from pydantic import field_validator
 
-from metis_trace import InputError, Mode
+from metis_trace import InputError
+from metis_trace import Mode
 
 from .._errors import ConfigError
 from .._input import read_input_text
 from .._yaml import load_yaml
 from ..permissions import parse_mode
 from ..providers import Thinking
-from ._claude import CLAUDE_FIELDS, EFFORT_TO_THINKING, KEPT_FIELDS, split_tool_list
+from ._claude import CLAUDE_FIELDS
+from ._claude import EFFORT_TO_THINKING
+from ._claude import KEPT_FIELDS
+from ._claude import split_tool_list
 from ._placement import parse_worktree
 
 USER_AGENTS_ENV = "METIS_USER_AGENTS"

@@ -23,13 +23,17 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from attrs import asdict, frozen
+from attrs import asdict
+from attrs import frozen
 
 from metis_trace import InputError
 
-from .._errors import ConfigError, MetisRuntimeError
+from .._errors import ConfigError
+from .._errors import MetisRuntimeError
 from .._input import read_input_json
-from .._private import open_private, private_dirs, write_private_json
+from .._private import open_private
+from .._private import private_dirs
+from .._private import write_private_json
 
 
 class GuardCode(StrEnum):

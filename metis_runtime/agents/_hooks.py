@@ -33,30 +33,35 @@ import json
 import os
 import subprocess
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
+from collections.abc import Mapping
+from collections.abc import Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
+from typing import Any
 
 import attrs
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel
+from pydantic import ConfigDict
+from pydantic import model_validator
 
-from metis_trace import (
-    Decision,
-    Facts,
-    HookRef,
-    InputError,
-    Route,
-    RuleBehavior,
-    RuleRef,
-    Source,
-    Stage,
-    ToolKind,
-    decode_json,
-)
+from metis_trace import Decision
+from metis_trace import Facts
+from metis_trace import HookRef
+from metis_trace import InputError
+from metis_trace import Route
+from metis_trace import RuleBehavior
+from metis_trace import RuleRef
+from metis_trace import Source
+from metis_trace import Stage
+from metis_trace import ToolKind
+from metis_trace import decode_json
 
 from .._errors import ConfigError
 from .._input import read_fd_bounded
-from ..dispatch import GateDecision, GateDecisionLike, GateLike
+from ..dispatch import GateDecision
+from ..dispatch import GateDecisionLike
+from ..dispatch import GateLike
 from ..permissions import staged_decision
 
 HookFunction = Callable[[str, Mapping[str, Any]], "bool | str | None"]

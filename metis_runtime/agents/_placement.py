@@ -17,7 +17,9 @@ from typing import Literal
 
 from attrs import frozen
 
-from ._worktree import WorkspaceError, WorkspaceKind, git_output
+from ._worktree import WorkspaceError
+from ._worktree import WorkspaceKind
+from ._worktree import git_output
 
 RequestKind = Literal["inherit", "branch", "temp", "auto"]
 WORKTREE_CHOICES: tuple[str, ...] = ("inherit", "branch", "temp", "auto", "branch:<name>")

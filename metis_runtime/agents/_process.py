@@ -26,7 +26,10 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable
+from collections.abc import Iterable
+from collections.abc import Iterator
+from collections.abc import Mapping
 from types import FrameType
 from typing import Any
 
@@ -34,7 +37,9 @@ from attrs import frozen as attrs_frozen
 
 from metis_trace import secret_name
 
-from .._lifeline import PR_SET_CHILD_SUBREAPER, TREE_ENV, prctl
+from .._lifeline import PR_SET_CHILD_SUBREAPER
+from .._lifeline import TREE_ENV
+from .._lifeline import prctl
 
 # Variables that let whoever sets them run code inside the child (or carry a
 # sudo identity into it); a child never inherits them.

@@ -24,7 +24,8 @@ resolved value says which of the three it came from.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -36,10 +37,16 @@ from metis_trace import Mode
 from .._errors import ConfigError
 from ..permissions import mode_at_most
 from ._authority import child_surface
-from ._claude import INHERIT_MODELS, alias_model, deny_names, map_tools
+from ._claude import INHERIT_MODELS
+from ._claude import alias_model
+from ._claude import deny_names
+from ._claude import map_tools
 from ._config import ProviderConfig
 from ._definitions import AgentDefinition
-from ._placement import WorkspacePlan, WorkspaceRequest, parse_worktree, plan_workspace
+from ._placement import WorkspacePlan
+from ._placement import WorkspaceRequest
+from ._placement import parse_worktree
+from ._placement import plan_workspace
 from ._worktree import WorkspaceError
 
 _LIVE = ("anthropic", "openai", "openai-responses")

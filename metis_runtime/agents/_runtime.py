@@ -12,30 +12,49 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import attrs
 
-from metis_trace import CallClass, InputError, decode_json
+from metis_trace import CallClass
+from metis_trace import InputError
+from metis_trace import decode_json
 
-from .._input import open_regular, read_fd_bounded
+from .._input import open_regular
+from .._input import read_fd_bounded
 from .._journal import Journal
-from .._loop import AgentLoop, LoopConfig, RunResult
+from .._loop import AgentLoop
+from .._loop import LoopConfig
+from .._loop import RunResult
 from .._private import write_private_json
 from .._session import Session
 from .._trace import TraceWriter
-from ..context import ContextBudget, ContextController, provider_summarizer
-from ..mcp import Declared, Started, parse_server, start_mcp
-from ..providers import Message, Provider, TextBlock
-from ..tools import JobManager, ToolContext, ToolRegistry
-from ._config import ChildConfig, build_gate, build_provider
+from ..context import ContextBudget
+from ..context import ContextController
+from ..context import provider_summarizer
+from ..mcp import Declared
+from ..mcp import Started
+from ..mcp import parse_server
+from ..mcp import start_mcp
+from ..providers import Message
+from ..providers import Provider
+from ..providers import TextBlock
+from ..tools import JobManager
+from ..tools import ToolContext
+from ..tools import ToolRegistry
+from ._config import ChildConfig
+from ._config import build_gate
+from ._config import build_provider
 from ._definitions import load_agents
 from ._guard import SpawnLedger
-from ._hooks import HookedGate, load_hooks
+from ._hooks import HookedGate
+from ._hooks import load_hooks
 from ._process import tool_env
-from ._supervisor import AgentIdentity, AgentSupervisor
+from ._supervisor import AgentIdentity
+from ._supervisor import AgentSupervisor
 from ._tools import agent_tools
 
 _LIVE = ("anthropic", "openai", "openai-responses")

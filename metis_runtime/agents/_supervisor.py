@@ -20,58 +20,66 @@ import signal
 import sys
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Mapping
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
+from typing import Protocol
 
 import attrs
 
-from metis_trace import Decision, HookRef, InputError, Mode, Route, TraceHeader
+from metis_trace import Decision
+from metis_trace import HookRef
+from metis_trace import InputError
+from metis_trace import Mode
+from metis_trace import Route
+from metis_trace import TraceHeader
 
 from .._errors import ConfigError
 from .._input import read_input_json
 from .._lifeline import die_with_parent
-from .._private import (
-    append_private_jsonl,
-    default_redactor,
-    open_private,
-    private_dirs,
-    write_private_json,
-)
+from .._private import append_private_jsonl
+from .._private import default_redactor
+from .._private import open_private
+from .._private import private_dirs
+from .._private import write_private_json
 from .._trace import TraceWriter
 from ..dispatch import GateLike
 from ..mcp import servers_for_surface
 from ..permissions import Refusal
-from ._config import (
-    ChildConfig,
-    GateConfig,
-    ProviderConfig,
-    build_gate,
-    clone_gate_config,
-    gate_mode,
-)
+from ._config import ChildConfig
+from ._config import GateConfig
+from ._config import ProviderConfig
+from ._config import build_gate
+from ._config import clone_gate_config
+from ._config import gate_mode
 from ._definitions import AgentCatalog
-from ._guard import GuardAdmit, GuardRefusal, GuardRequest, SpawnLedger
-from ._hooks import HookSpec, header_hooks
+from ._guard import GuardAdmit
+from ._guard import GuardRefusal
+from ._guard import GuardRequest
+from ._guard import SpawnLedger
+from ._hooks import HookSpec
+from ._hooks import header_hooks
 from ._placement import WorkspacePlan
-from ._process import (
-    install_reaper,
-    register_group,
-    sanitized_env,
-    signal_group,
-    unregister_group,
-)
-from ._resolve import ParentContext, ResolvedAgent, ResolveRefusal, resolve_agent
-from ._worktree import (
-    AgentWorkspace,
-    IntegrationPlan,
-    WorkspaceError,
-    WorkspaceKind,
-    WorkspaceManager,
-    changed_files,
-    make_workspace,
-    printable,
-)
+from ._process import install_reaper
+from ._process import register_group
+from ._process import sanitized_env
+from ._process import signal_group
+from ._process import unregister_group
+from ._resolve import ParentContext
+from ._resolve import ResolvedAgent
+from ._resolve import ResolveRefusal
+from ._resolve import resolve_agent
+from ._worktree import AgentWorkspace
+from ._worktree import IntegrationPlan
+from ._worktree import WorkspaceError
+from ._worktree import WorkspaceKind
+from ._worktree import WorkspaceManager
+from ._worktree import changed_files
+from ._worktree import make_workspace
+from ._worktree import printable
 
 PRODUCER = "metis_runtime.agents"
 CHILD_MODULE = "metis_runtime.agents._child"

@@ -20,15 +20,25 @@ from __future__ import annotations
 
 import json
 
-from metis_trace import CallClass, Mode, ToolKind
+from metis_trace import CallClass
+from metis_trace import Mode
+from metis_trace import ToolKind
 
 from .._errors import ToolError
-from ..tools import Classification, Tool, ToolContext, ToolInput, ToolOutput, ToolSpec
+from ..tools import Classification
+from ..tools import Tool
+from ..tools import ToolContext
+from ..tools import ToolInput
+from ..tools import ToolOutput
+from ..tools import ToolSpec
 from ..tools._base import object_schema
 from ..tools._files import display_path
 from ._guard import task_digest
-from ._supervisor import AgentSupervisor, SpawnRefused
-from ._worktree import IntegrationPlan, WorkspaceError, printable
+from ._supervisor import AgentSupervisor
+from ._supervisor import SpawnRefused
+from ._worktree import IntegrationPlan
+from ._worktree import WorkspaceError
+from ._worktree import printable
 
 _STRINGS = {"type": "array", "items": {"type": "string"}}
 

@@ -33,15 +33,22 @@ import shutil
 import stat
 import subprocess
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 from enum import StrEnum
 from pathlib import Path
 
 from attrs import frozen
 
-from .._errors import MetisRuntimeError, ToolError
-from .._private import PRIVATE_DIR, private_dirs
-from ..tools._contain import Entry, Roots, put_entry, read_entry, remove_empty_dir
+from .._errors import MetisRuntimeError
+from .._errors import ToolError
+from .._private import PRIVATE_DIR
+from .._private import private_dirs
+from ..tools._contain import Entry
+from ..tools._contain import Roots
+from ..tools._contain import put_entry
+from ..tools._contain import read_entry
+from ..tools._contain import remove_empty_dir
 
 
 class WorkspaceKind(StrEnum):

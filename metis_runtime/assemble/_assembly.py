@@ -8,14 +8,19 @@ from __future__ import annotations
 import asyncio
 import signal
 import threading
-from collections.abc import Coroutine, Mapping
+from collections.abc import Coroutine
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import attrs
 
-from .._journal import Journal, JournalState, TraceScan
-from .._loop import AgentLoop, LoopObserver, RunResult
+from .._journal import Journal
+from .._journal import JournalState
+from .._journal import TraceScan
+from .._loop import AgentLoop
+from .._loop import LoopObserver
+from .._loop import RunResult
 from .._trace import TraceWriter
 from ..agents import AgentSupervisor
 from ..context import ContextBudget

@@ -12,27 +12,35 @@ import attrs
 
 from metis_trace import Decision
 
-from .._errors import ConfigError, MetisRuntimeError
+from .._errors import ConfigError
+from .._errors import MetisRuntimeError
 from .._journal import Journal
-from .._loop import AgentLoop, LoopConfig, LoopObserver
+from .._loop import AgentLoop
+from .._loop import LoopConfig
+from .._loop import LoopObserver
 from .._trace import TraceWriter
-from ..agents import (
-    AgentIdentity,
-    AgentSupervisor,
-    GuardLimits,
-    SpawnLedger,
-    agent_tools,
-    load_agents,
-    sanitized_env,
-    tool_env,
-)
-from ..context import ContextBudget, ContextController, provider_summarizer
-from ..dispatch import Dispatcher, FourClassDispatcher, SerialDispatcher
+from ..agents import AgentIdentity
+from ..agents import AgentSupervisor
+from ..agents import GuardLimits
+from ..agents import SpawnLedger
+from ..agents import agent_tools
+from ..agents import load_agents
+from ..agents import sanitized_env
+from ..agents import tool_env
+from ..context import ContextBudget
+from ..context import ContextController
+from ..context import provider_summarizer
+from ..dispatch import Dispatcher
+from ..dispatch import FourClassDispatcher
+from ..dispatch import SerialDispatcher
 from ..mcp import Sources as McpSources
 from ..mcp import Started
-from ..permissions import Gate, Loaded
+from ..permissions import Gate
+from ..permissions import Loaded
 from ..providers import Provider
-from ..tools import JobManager, ToolContext, ToolRegistry
+from ..tools import JobManager
+from ..tools import ToolContext
+from ..tools import ToolRegistry
 from ..tools._exits import EXITS
 from ._provider import child_provider
 from ._settings import Say
@@ -119,7 +127,8 @@ def start_mcp_servers(
     """Start the run's MCP servers (none configured: None), under the server
     policy of the settings hierarchy `read` (the gate's). A bad source or a
     server that does not start is a ConfigError."""
-    from ..mcp import read_setup, start_mcp
+    from ..mcp import read_setup
+    from ..mcp import start_mcp
 
     started: Started
     try:

@@ -16,10 +16,16 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from .._errors import ConfigError, MetisRuntimeError, ProviderError
-from ..agents import ProviderConfig, build_provider
+from .._errors import ConfigError
+from .._errors import MetisRuntimeError
+from .._errors import ProviderError
+from ..agents import ProviderConfig
+from ..agents import build_provider
 from ..agents._process import PASSTHROUGH_ENV
-from ..providers import Cassette, Provider, ReplayProvider, RetryPolicy
+from ..providers import Cassette
+from ..providers import Provider
+from ..providers import ReplayProvider
+from ..providers import RetryPolicy
 from ..providers._base import configured_base_url
 from ._scenario import read_scenario
 

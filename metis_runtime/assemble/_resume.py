@@ -14,23 +14,31 @@ import attrs
 
 from metis_trace import Route
 
-from .._errors import ConfigError, MetisRuntimeError
-from .._journal import Journal, JournalState, TraceScan, scan_trace
+from .._errors import ConfigError
+from .._errors import MetisRuntimeError
+from .._journal import Journal
+from .._journal import JournalState
+from .._journal import TraceScan
+from .._journal import scan_trace
 from .._layout import tree_dir
 from .._trace import TraceWriter
-from ..agents import AgentSupervisor, new_tree
+from ..agents import AgentSupervisor
+from ..agents import new_tree
 from ..agents._worktree import remove_stale_worktrees
 from ._assembly import Assembly
-from ._parts import (
-    make_registry,
-    make_supervisor,
-    recorded_budget,
-    recorded_limits,
-    recorded_mcp_sources,
-    start_mcp_servers,
-)
-from ._provider import check_provider_config, pass_env, root_provider
-from ._settings import Say, journal_path, make_gate, read_settings
+from ._parts import make_registry
+from ._parts import make_supervisor
+from ._parts import recorded_budget
+from ._parts import recorded_limits
+from ._parts import recorded_mcp_sources
+from ._parts import start_mcp_servers
+from ._provider import check_provider_config
+from ._provider import pass_env
+from ._provider import root_provider
+from ._settings import Say
+from ._settings import journal_path
+from ._settings import make_gate
+from ._settings import read_settings
 
 
 @attrs.frozen

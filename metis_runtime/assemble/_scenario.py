@@ -17,14 +17,20 @@ import attrs
 
 from metis_trace import InputError
 
-from .._errors import ConfigError, MetisRuntimeError, ToolError
+from .._errors import ConfigError
+from .._errors import MetisRuntimeError
+from .._errors import ToolError
 from .._input import read_input_text
 from .._private import write_private
 from .._yaml import load_yaml
 from ..agents._worktree import remove_stale_worktrees
 from ..permissions import is_protected
-from ..providers import Scenario, builtin_scenarios, load_cassette, load_scenario
-from ..tools._contain import Roots, write_at
+from ..providers import Scenario
+from ..providers import builtin_scenarios
+from ..providers import load_cassette
+from ..providers import load_scenario
+from ..tools._contain import Roots
+from ..tools._contain import write_at
 
 STDIN = "-"
 STDIN_SCENARIO = "scenario.yaml"  # `--scenario -`, kept in the run's folder

@@ -10,11 +10,22 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from metis_trace import Decision, Mode, Route, RuleBehavior, Source
+from metis_trace import Decision
+from metis_trace import Mode
+from metis_trace import Route
+from metis_trace import RuleBehavior
+from metis_trace import Source
 
-from .._errors import ConfigError, MetisRuntimeError
+from .._errors import ConfigError
+from .._errors import MetisRuntimeError
 from .._layout import tree_dir
-from ..permissions import MODE_NAMES, Gate, Loaded, Policy, load_hierarchy, parse_mode, run_files
+from ..permissions import MODE_NAMES
+from ..permissions import Gate
+from ..permissions import Loaded
+from ..permissions import Policy
+from ..permissions import load_hierarchy
+from ..permissions import parse_mode
+from ..permissions import run_files
 from ..tools._exits import EXITS
 from ._scenario import STDIN_SCENARIO
 

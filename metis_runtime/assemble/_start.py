@@ -15,20 +15,31 @@ import attrs
 
 from metis_trace import Decision
 
-from .._errors import ConfigError, MetisRuntimeError
+from .._errors import ConfigError
+from .._errors import MetisRuntimeError
 from .._journal import Journal
 from .._layout import tree_dir
 from .._loop import make_header
 from .._trace import TraceWriter
-from ..agents import GuardLimits, new_tree
+from ..agents import GuardLimits
+from ..agents import new_tree
 from ..context import ContextBudget
 from ..mcp import Sources as McpSources
 from ..mcp import header_meta
 from ._assembly import Assembly
-from ._parts import make_registry, make_supervisor, start_mcp_servers
+from ._parts import make_registry
+from ._parts import make_supervisor
+from ._parts import start_mcp_servers
 from ._provider import root_provider
-from ._scenario import STDIN, Prepared, keep_stdin_scenario
-from ._settings import Say, journal_path, make_gate, read_settings, run_mode, settings_meta
+from ._scenario import STDIN
+from ._scenario import Prepared
+from ._scenario import keep_stdin_scenario
+from ._settings import Say
+from ._settings import journal_path
+from ._settings import make_gate
+from ._settings import read_settings
+from ._settings import run_mode
+from ._settings import settings_meta
 
 
 @attrs.frozen

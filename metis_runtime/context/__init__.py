@@ -7,32 +7,30 @@ step keeps the transcript provider-valid (CLOSE-8, specs/loop.md); each step
 taken is a `compaction` trace event with its `step` name.
 """
 
-from ._controller import (
-    STEP_NAMES,
-    ContextBudget,
-    ContextController,
-    OccNamer,
-    OverflowRetryProvider,
-    Prepared,
-    StepTaken,
-    Summarizer,
-    provider_summarizer,
-    record_step,
-)
-from ._estimate import CHARS_PER_TOKEN, MESSAGE_OVERHEAD, estimate_tokens
-from ._steps import (
-    PRUNED_PLACEHOLDER,
-    StepOutput,
-    cut_points,
-    digest,
-    fold,
-    fold_point,
-    offload,
-    prune,
-    snip,
-    snipped,
-    transcript_problem,
-)
+from ._controller import STEP_NAMES
+from ._controller import ContextBudget
+from ._controller import ContextController
+from ._controller import OccNamer
+from ._controller import OverflowRetryProvider
+from ._controller import Prepared
+from ._controller import StepTaken
+from ._controller import Summarizer
+from ._controller import provider_summarizer
+from ._controller import record_step
+from ._estimate import CHARS_PER_TOKEN
+from ._estimate import MESSAGE_OVERHEAD
+from ._estimate import estimate_tokens
+from ._steps import PRUNED_PLACEHOLDER
+from ._steps import StepOutput
+from ._steps import cut_points
+from ._steps import digest
+from ._steps import fold
+from ._steps import fold_point
+from ._steps import offload
+from ._steps import prune
+from ._steps import snip
+from ._steps import snipped
+from ._steps import transcript_problem
 
 __all__ = [
     "CHARS_PER_TOKEN",

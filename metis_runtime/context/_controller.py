@@ -15,7 +15,10 @@ request (see its docstring for what the trace then needs).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,28 +26,25 @@ import attrs
 from attrs import frozen
 
 from .._errors import ConfigError
-from .._session import Session, message_shapes
+from .._session import Session
+from .._session import message_shapes
 from .._trace import TraceWriter
-from ..providers import (
-    ContextOverflowError,
-    Message,
-    ModelRequest,
-    Provider,
-    StreamEvent,
-    TextBlock,
-    complete,
-)
+from ..providers import ContextOverflowError
+from ..providers import Message
+from ..providers import ModelRequest
+from ..providers import Provider
+from ..providers import StreamEvent
+from ..providers import TextBlock
+from ..providers import complete
 from ._estimate import estimate_tokens
-from ._steps import (
-    StepOutput,
-    digest,
-    fold,
-    fold_point,
-    offload,
-    prune,
-    snip,
-    transcript_problem,
-)
+from ._steps import StepOutput
+from ._steps import digest
+from ._steps import fold
+from ._steps import fold_point
+from ._steps import offload
+from ._steps import prune
+from ._steps import snip
+from ._steps import transcript_problem
 
 STEP_NAMES: tuple[str, ...] = ("prune", "snip", "offload", "collapse", "compaction", "retry")
 

@@ -12,16 +12,14 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
-from ..providers import (
-    Block,
-    Message,
-    RedactedThinkingBlock,
-    ServerToolBlock,
-    TextBlock,
-    ThinkingBlock,
-    ToolResultBlock,
-    ToolUseBlock,
-)
+from ..providers import Block
+from ..providers import Message
+from ..providers import RedactedThinkingBlock
+from ..providers import ServerToolBlock
+from ..providers import TextBlock
+from ..providers import ThinkingBlock
+from ..providers import ToolResultBlock
+from ..providers import ToolUseBlock
 
 CHARS_PER_TOKEN = 4
 MESSAGE_OVERHEAD = 4

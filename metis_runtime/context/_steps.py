@@ -12,14 +12,22 @@ with id x of the message before).
 from __future__ import annotations
 
 import hashlib
-from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence
+from collections import Counter
+from collections import defaultdict
+from collections.abc import Callable
+from collections.abc import Sequence
 from pathlib import Path
 
 from attrs import frozen
 
-from .._private import default_redactor, write_private
-from ..providers import Block, Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
+from .._private import default_redactor
+from .._private import write_private
+from ..providers import Block
+from ..providers import Message
+from ..providers import TextBlock
+from ..providers import ThinkingBlock
+from ..providers import ToolResultBlock
+from ..providers import ToolUseBlock
 
 Position = tuple[int, int]
 

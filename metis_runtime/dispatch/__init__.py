@@ -9,17 +9,19 @@ Background a handshake). `GateLike` is the permission gate as the loop uses it;
 `PassThroughGate` a minimal gate (mode fallback and scope only).
 """
 
-from ._base import Dispatcher, EffectSink, PlannedCall, execute_call, skip_call
+from ._base import Dispatcher
+from ._base import EffectSink
+from ._base import PlannedCall
+from ._base import execute_call
+from ._base import skip_call
 from ._four_class import FourClassDispatcher
-from ._gate import (
-    AskAnswer,
-    AskAnswerLike,
-    AskFunction,
-    GateDecision,
-    GateDecisionLike,
-    GateLike,
-    PassThroughGate,
-)
+from ._gate import AskAnswer
+from ._gate import AskAnswerLike
+from ._gate import AskFunction
+from ._gate import GateDecision
+from ._gate import GateDecisionLike
+from ._gate import GateLike
+from ._gate import PassThroughGate
 from ._serial import SerialDispatcher
 
 __all__ = [

@@ -22,15 +22,24 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Mapping, Sequence
-from typing import Any, Protocol, runtime_checkable
+from collections.abc import Mapping
+from collections.abc import Sequence
+from typing import Any
+from typing import Protocol
+from typing import runtime_checkable
 
 import attrs
 
-from metis_trace import CallClass, EffectOutcome, ResultStatus, ToolKind
+from metis_trace import CallClass
+from metis_trace import EffectOutcome
+from metis_trace import ResultStatus
+from metis_trace import ToolKind
 
 from .._errors import ToolError
-from ..tools import Classification, FileTransaction, Tool, ToolContext
+from ..tools import Classification
+from ..tools import FileTransaction
+from ..tools import Tool
+from ..tools import ToolContext
 
 
 @attrs.frozen

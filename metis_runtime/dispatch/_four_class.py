@@ -30,7 +30,10 @@ from metis_trace import CallClass
 from .._errors import ConfigError
 from ..tools import ToolContext
 from ..tools._footprint import overlap
-from ._base import EffectSink, PlannedCall, execute_call, skip_call
+from ._base import EffectSink
+from ._base import PlannedCall
+from ._base import execute_call
+from ._base import skip_call
 
 # What `_BatchRun.running` maps a Safe worker's task to: it runs many calls.
 _WORKER = -1

@@ -10,13 +10,25 @@ decision it records is exactly the staged resolution of the facts it records.
 from __future__ import annotations
 
 import os
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Mapping
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any
+from typing import Protocol
+from typing import TypeVar
 
 import attrs
 
-from metis_trace import MUTATING_KINDS, Decision, Facts, Mode, Route, RuleRef, Stage, ToolKind
+from metis_trace import MUTATING_KINDS
+from metis_trace import Decision
+from metis_trace import Facts
+from metis_trace import Mode
+from metis_trace import Route
+from metis_trace import RuleRef
+from metis_trace import Stage
+from metis_trace import ToolKind
 
 
 class GateDecisionLike(Protocol):

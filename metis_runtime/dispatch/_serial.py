@@ -10,7 +10,10 @@ import asyncio
 from collections.abc import Sequence
 
 from ..tools import ToolContext
-from ._base import EffectSink, PlannedCall, execute_call, skip_call
+from ._base import EffectSink
+from ._base import PlannedCall
+from ._base import execute_call
+from ._base import skip_call
 
 
 class SerialDispatcher:

@@ -26,11 +26,15 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable
+from collections.abc import Mapping
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
+from typing import Literal
 
-from attrs import field, frozen
+from attrs import field
+from attrs import frozen
 
 from .._errors import ConfigError
 

@@ -28,16 +28,24 @@ import contextlib
 import math
 import os
 import threading
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Callable
+from collections.abc import Coroutine
+from collections.abc import Mapping
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
+from typing import TypeVar
 
 from attrs import frozen
 
-from .._errors import ConfigError, ToolError
+from .._errors import ConfigError
+from .._errors import ToolError
 from ._classes import Annotations
-from ._config import MAX_TOOL_NAME, ServerConfig, tool_name
-from ._stdio import StderrTail, stdio_transport
+from ._config import MAX_TOOL_NAME
+from ._config import ServerConfig
+from ._config import tool_name
+from ._stdio import StderrTail
+from ._stdio import stdio_transport
 
 STARTUP_TIMEOUT_ENV = "MCP_TIMEOUT"
 TOOL_TIMEOUT_ENV = "MCP_TOOL_TIMEOUT"
@@ -211,7 +219,8 @@ class _Server:
 
     async def call(self, tool: str, arguments: Mapping[str, Any]) -> Any:
         from mcp.shared.exceptions import MCPError
-        from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+        from mcp_types import CONNECTION_CLOSED
+        from mcp_types import REQUEST_TIMEOUT
         from pydantic import ValidationError
 
         client = await self._ready()

@@ -9,16 +9,23 @@ is what the trace header records about them (specs/trace-format.md, `meta.mcp`).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable
+from collections.abc import Mapping
+from collections.abc import Sequence
 from typing import Any
 
 from attrs import frozen
 
 from .._errors import ConfigError
-from ._classes import Declared, parse_declarations
-from ._config import McpSetup, ServerConfig, project_file, resolve_servers
+from ._classes import Declared
+from ._classes import parse_declarations
+from ._config import McpSetup
+from ._config import ServerConfig
+from ._config import project_file
+from ._config import resolve_servers
 from ._host import McpHost
-from ._tool import McpTool, mcp_tools
+from ._tool import McpTool
+from ._tool import mcp_tools
 
 
 def _json(path: str) -> Any:
@@ -35,7 +42,8 @@ def _json(path: str) -> Any:
 def read_config_arg(arg: str) -> tuple[str, Any]:
     """A `--mcp-config` value: a file, or an inline JSON object."""
     if arg.lstrip().startswith("{"):
-        from metis_trace import InputError, decode_json
+        from metis_trace import InputError
+        from metis_trace import decode_json
 
         try:
             return "--mcp-config (inline JSON)", decode_json(arg, source="--mcp-config")
@@ -98,7 +106,8 @@ def server_env(
     (unless passed). Also the names withheld, for the user."""
     from metis_trace import find_credentials
 
-    from ..agents._process import PASSTHROUGH_ENV, tool_env
+    from ..agents._process import PASSTHROUGH_ENV
+    from ..agents._process import tool_env
 
     env = tool_env(base, server.env)
     passed = {

@@ -10,19 +10,22 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
-from metis_trace import CallClass, ToolKind
+from metis_trace import CallClass
+from metis_trace import ToolKind
 
-from ..tools import (
-    EVERYTHING,
-    Classification,
-    Tool,
-    ToolContext,
-    ToolInput,
-    ToolOutput,
-    ToolSpec,
-)
-from ._classes import Declared, argument_paths, stricter, tool_class
-from ._host import ListedTool, McpHost
+from ..tools import EVERYTHING
+from ..tools import Classification
+from ..tools import Tool
+from ..tools import ToolContext
+from ..tools import ToolInput
+from ..tools import ToolOutput
+from ..tools import ToolSpec
+from ._classes import Declared
+from ._classes import argument_paths
+from ._classes import stricter
+from ._classes import tool_class
+from ._host import ListedTool
+from ._host import McpHost
 from ._results import to_output
 from ._schema import ArgumentValidator
 

@@ -10,12 +10,21 @@ import asyncio
 import inspect
 import json
 import sys
-from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Protocol, TextIO
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Mapping
+from typing import Any
+from typing import Protocol
+from typing import TextIO
 
 from attrs import frozen
 
-from metis_trace import Decision, Facts, InputError, RuleRef, Stage, decode_json
+from metis_trace import Decision
+from metis_trace import Facts
+from metis_trace import InputError
+from metis_trace import RuleRef
+from metis_trace import Stage
+from metis_trace import decode_json
 
 from .._input import decode_text
 

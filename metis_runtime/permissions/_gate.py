@@ -31,38 +31,41 @@ edit.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 from attrs import frozen
 
-from metis_trace import (
-    AUTHORITY,
-    MUTATING_KINDS,
-    Decision,
-    Facts,
-    Mode,
-    Route,
-    RuleBehavior,
-    RuleRef,
-    Source,
-    Stage,
-    ToolKind,
-)
+from metis_trace import AUTHORITY
+from metis_trace import MUTATING_KINDS
+from metis_trace import Decision
+from metis_trace import Facts
+from metis_trace import Mode
+from metis_trace import Route
+from metis_trace import RuleBehavior
+from metis_trace import RuleRef
+from metis_trace import Source
+from metis_trace import Stage
+from metis_trace import ToolKind
 
 from .._errors import ConfigError
-from ..shell import ShellAnalysis, analyze_command
-from ._paths import is_protected, is_secret, is_within, lexical, resolve
+from ..shell import ShellAnalysis
+from ..shell import analyze_command
+from ._paths import is_protected
+from ._paths import is_secret
+from ._paths import is_within
+from ._paths import lexical
+from ._paths import resolve
 from ._policy import Policy
-from ._rules import (
-    Rule,
-    SpecKind,
-    domain_matches,
-    param_matches,
-    path_matches,
-    path_under_matches,
-)
+from ._rules import Rule
+from ._rules import SpecKind
+from ._rules import domain_matches
+from ._rules import param_matches
+from ._rules import path_matches
+from ._rules import path_under_matches
 from ._shellgate import shell_facts
 from ._staged import staged_decision
 

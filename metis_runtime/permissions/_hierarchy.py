@@ -25,15 +25,21 @@ managed file at its directory.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable
+from collections.abc import Mapping
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from attrs import evolve, frozen
+from attrs import evolve
+from attrs import frozen
 
-from metis_trace import Mode, Source
+from metis_trace import Mode
+from metis_trace import Source
 
-from ._policy import Policy, Settings, load_settings
+from ._policy import Policy
+from ._policy import Settings
+from ._policy import load_settings
 
 MANAGED_DIRS = (Path("/etc/claude-code"), Path("/etc/metis"))
 # Directories managed settings are read from instead, `:`-separated (tests, and

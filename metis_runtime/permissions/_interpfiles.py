@@ -19,7 +19,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ..shell import interpreter_code, interpreter_names
+from ..shell import interpreter_code
+from ..shell import interpreter_names
 
 _Operand = tuple[str, bool, int]  # word, whether dynamic, index in argv
 _LITERAL = re.compile(r"""'([^'\\\s]{1,4096})'|"([^"\\\s]{1,4096})\"""")

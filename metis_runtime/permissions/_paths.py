@@ -11,7 +11,8 @@ import fnmatch
 import os
 import posixpath
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
+from collections.abc import Iterable
 from pathlib import Path
 
 from .._realpath import settled_realpath

@@ -28,17 +28,27 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from attrs import evolve, field, frozen
+from attrs import evolve
+from attrs import field
+from attrs import frozen
 
-from metis_trace import AUTHORITY, Mode, RuleBehavior, Source
+from metis_trace import AUTHORITY
+from metis_trace import Mode
+from metis_trace import RuleBehavior
+from metis_trace import Source
 
 from .._errors import ConfigError
-from ._rules import Rule, RuleSyntaxError, parse_rule
-from ._salvage import LostRule, read_rule_list, unknown_key_rules
+from ._rules import Rule
+from ._rules import RuleSyntaxError
+from ._rules import parse_rule
+from ._salvage import LostRule
+from ._salvage import read_rule_list
+from ._salvage import unknown_key_rules
 
 _LISTS: tuple[tuple[str, RuleBehavior], ...] = (
     ("allow", RuleBehavior.ALLOW),
@@ -130,7 +140,8 @@ class Settings:
 
 def load_settings(path: str | os.PathLike[str], root: Path | None = None) -> Settings:
     """Read and validate a settings file; ConfigError names the file and field."""
-    from metis_trace import InputError, decode_json
+    from metis_trace import InputError
+    from metis_trace import decode_json
 
     from .._input import read_input_text
 

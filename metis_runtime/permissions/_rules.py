@@ -25,7 +25,8 @@ import ipaddress
 import os
 import posixpath
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from collections.abc import Mapping
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -33,11 +34,19 @@ from urllib.parse import urlsplit
 
 from attrs import frozen
 
-from metis_trace import RuleBehavior, RuleRef, Source
+from metis_trace import RuleBehavior
+from metis_trace import RuleRef
+from metis_trace import Source
 
-from ..shell import SimpleCommand, runner, trusted_name
-from ._bashrule import BashPattern, compile_bash, may_match, surely_matches
-from ._paths import glob_regex, real_prefix
+from ..shell import SimpleCommand
+from ..shell import runner
+from ..shell import trusted_name
+from ._bashrule import BashPattern
+from ._bashrule import compile_bash
+from ._bashrule import may_match
+from ._bashrule import surely_matches
+from ._paths import glob_regex
+from ._paths import real_prefix
 
 
 class RuleSyntaxError(ValueError):

@@ -33,7 +33,8 @@ from attrs import frozen
 
 from metis_trace import RuleBehavior
 
-from ._rules import RuleSyntaxError, parse_rule
+from ._rules import RuleSyntaxError
+from ._rules import parse_rule
 
 __all__ = ["EVERY_TOOL", "LostRule", "fallback_for", "read_rule_list", "unknown_key_rules"]
 

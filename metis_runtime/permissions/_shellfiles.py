@@ -14,9 +14,12 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Sequence
 
-from attrs import field, frozen
+from attrs import field
+from attrs import frozen
 
-from ..shell import SimpleCommand, command_is_read_only, trusted_name
+from ..shell import SimpleCommand
+from ..shell import command_is_read_only
+from ..shell import trusted_name
 from ._interpfiles import interpreter_reads
 from ._shellcopies import REMOTE
 from ._shellcopies import bulk as copied_whole

@@ -22,19 +22,38 @@ Every part (simple command) is checked on its own. Recorded:
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from collections.abc import Sequence
 from pathlib import Path
 
-from attrs import define, field
+from attrs import define
+from attrs import field
 
-from metis_trace import RuleBehavior, ToolKind
+from metis_trace import RuleBehavior
+from metis_trace import ToolKind
 
-from ..shell import ShellAnalysis, SimpleCommand, command_is_read_only, runner, trusted_name
-from ._paths import is_critical, is_protected, is_secret, is_within, lexical, resolve
-from ._rules import SAFE_ENV, Rule, SpecKind, bash_matches, path_matches, path_under_matches
-from ._shellfiles import ACCEPT_EDITS_COMMANDS, file_effects
+from ..shell import ShellAnalysis
+from ..shell import SimpleCommand
+from ..shell import command_is_read_only
+from ..shell import runner
+from ..shell import trusted_name
+from ._paths import is_critical
+from ._paths import is_protected
+from ._paths import is_secret
+from ._paths import is_within
+from ._paths import lexical
+from ._paths import resolve
+from ._rules import SAFE_ENV
+from ._rules import Rule
+from ._rules import SpecKind
+from ._rules import bash_matches
+from ._rules import path_matches
+from ._rules import path_under_matches
+from ._shellfiles import ACCEPT_EDITS_COMMANDS
+from ._shellfiles import file_effects
 from ._shelltrees import Trees as _Trees
-from ._shelltrees import expand_glob, hidden_command
+from ._shelltrees import expand_glob
+from ._shelltrees import hidden_command
 
 _NOT_PATHS = frozenset({"echo", "printf"})  # their words are text, not paths
 _CHDIR = frozenset({"cd", "pushd"})

@@ -20,16 +20,15 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..shell import (
-    READ_ONLY_COMMANDS,
-    SimpleCommand,
-    interpreter_names,
-    known_programs,
-    runner,
-    trusted_name,
-)
+from ..shell import READ_ONLY_COMMANDS
+from ..shell import SimpleCommand
+from ..shell import interpreter_names
+from ..shell import known_programs
+from ..shell import runner
+from ..shell import trusted_name
 from ..shell._expand import unescape_glob
-from ._rules import Rule, bash_matches
+from ._rules import Rule
+from ._rules import bash_matches
 
 TREE_LIMIT = 5000  # entries walked below one folder before it counts as too large
 GLOB_LIMIT = 1000  # matches of one pattern before it counts as unknown

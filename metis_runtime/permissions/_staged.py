@@ -21,17 +21,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from metis_trace import (
-    AUTHORITY,
-    MUTATING_KINDS,
-    Decision,
-    Facts,
-    Mode,
-    RuleBehavior,
-    RuleRef,
-    Stage,
-    ToolKind,
-)
+from metis_trace import AUTHORITY
+from metis_trace import MUTATING_KINDS
+from metis_trace import Decision
+from metis_trace import Facts
+from metis_trace import Mode
+from metis_trace import RuleBehavior
+from metis_trace import RuleRef
+from metis_trace import Stage
+from metis_trace import ToolKind
 
 _HARMLESS = frozenset({ToolKind.READ_ONLY, ToolKind.PLAN_CONTROL})
 

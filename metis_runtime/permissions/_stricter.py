@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from metis_trace import Mode, RuleBehavior, Stage
+from metis_trace import Mode
+from metis_trace import RuleBehavior
+from metis_trace import Stage
 
 from ._gate import GateDecision
 

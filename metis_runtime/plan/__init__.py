@@ -16,43 +16,56 @@
   dialogs, feedback, the cache and task listings, fired tasks).
 """
 
-from ._catalog import BUILTIN, Catalog, StepTool, catalog_for, describe
-from ._commands import (
-    cache_listing,
-    check_framework,
-    last_dialog,
-    path_outcomes,
-    plan_runtime,
-    read_framework,
-    record_fired,
-    set_feedback,
-    task_rows,
-    task_turn,
-)
-from ._manifest import (
-    EXECUTORS_DIR,
-    Manifest,
-    ManifestTool,
-    StepError,
-    load_manifest,
-    load_manifests,
-    manifest_digest,
-    sign_manifest,
-)
+from ._catalog import BUILTIN
+from ._catalog import Catalog
+from ._catalog import StepTool
+from ._catalog import catalog_for
+from ._catalog import describe
+from ._commands import cache_listing
+from ._commands import check_framework
+from ._commands import last_dialog
+from ._commands import path_outcomes
+from ._commands import plan_runtime
+from ._commands import read_framework
+from ._commands import record_fired
+from ._commands import set_feedback
+from ._commands import task_rows
+from ._commands import task_turn
+from ._manifest import EXECUTORS_DIR
+from ._manifest import Manifest
+from ._manifest import ManifestTool
+from ._manifest import StepError
+from ._manifest import load_manifest
+from ._manifest import load_manifests
+from ._manifest import manifest_digest
+from ._manifest import sign_manifest
 from ._plan_runtime import PlanRuntime
-from ._provider import (
-    DEFAULT_SCENARIO,
-    PLAN_SCENARIOS,
-    TurnProvider,
-    provider_name,
-    scenario_path,
-    seed_workspace,
-)
-from ._routes import explicit_targets, intent_key, match_route
-from ._state import Dialog, TurnState, dialog_path, load_dialog, load_state, turn_log_path
-from ._store import PlanStore, Task, plan_dir
-from ._tasks import Schedule, due_tasks, new_task, next_due, parse_schedule
-from ._turn_types import Coordinates, TurnOptions, TurnOutcome
+from ._provider import DEFAULT_SCENARIO
+from ._provider import PLAN_SCENARIOS
+from ._provider import TurnProvider
+from ._provider import provider_name
+from ._provider import scenario_path
+from ._provider import seed_workspace
+from ._routes import explicit_targets
+from ._routes import intent_key
+from ._routes import match_route
+from ._state import Dialog
+from ._state import TurnState
+from ._state import dialog_path
+from ._state import load_dialog
+from ._state import load_state
+from ._state import turn_log_path
+from ._store import PlanStore
+from ._store import Task
+from ._store import plan_dir
+from ._tasks import Schedule
+from ._tasks import due_tasks
+from ._tasks import new_task
+from ._tasks import next_due
+from ._tasks import parse_schedule
+from ._turn_types import Coordinates
+from ._turn_types import TurnOptions
+from ._turn_types import TurnOutcome
 
 __all__ = [
     "BUILTIN",

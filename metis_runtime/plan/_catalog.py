@@ -22,17 +22,29 @@ failure (recovered at most once, before any commit) from an operational one
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import attrs
 
-from metis_trace import ExecutorInfo, ToolKind, canonical_digest
+from metis_trace import ExecutorInfo
+from metis_trace import ToolKind
+from metis_trace import canonical_digest
 
-from .._errors import ToolError, ToolInputError
-from ..tools import Classification, Tool, ToolContext, ToolInput, ToolOutput, ToolRegistry, ToolSpec
-from ._manifest import Manifest, ManifestTool, StepError
+from .._errors import ToolError
+from .._errors import ToolInputError
+from ..tools import Classification
+from ..tools import Tool
+from ..tools import ToolContext
+from ..tools import ToolInput
+from ..tools import ToolOutput
+from ..tools import ToolRegistry
+from ..tools import ToolSpec
+from ._manifest import Manifest
+from ._manifest import ManifestTool
+from ._manifest import StepError
 
 
 @attrs.frozen
@@ -205,7 +217,8 @@ def read_error(content: str) -> tuple[str, str]:
 
 def catalog_for(workspace: Path, registry: ToolRegistry) -> Catalog:
     """The workspace's catalog: the registry plus `.metis/executors/` manifests."""
-    from ._manifest import EXECUTORS_DIR, load_manifests
+    from ._manifest import EXECUTORS_DIR
+    from ._manifest import load_manifests
 
     manifests, problems = load_manifests(workspace / EXECUTORS_DIR)
     return Catalog.build(registry, manifests, problems)

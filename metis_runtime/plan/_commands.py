@@ -13,24 +13,28 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from metis_trace import (
-    Framework,
-    InputError,
-    Mode,
-    Route,
-    TaskRef,
-    ValidationFailure,
-    parse_framework,
-)
+from metis_trace import Framework
+from metis_trace import InputError
+from metis_trace import Mode
+from metis_trace import Route
+from metis_trace import TaskRef
+from metis_trace import ValidationFailure
+from metis_trace import parse_framework
 
-from .._errors import ConfigError, MetisRuntimeError
-from ._catalog import Catalog, catalog_for
+from .._errors import ConfigError
+from .._errors import MetisRuntimeError
+from ._catalog import Catalog
+from ._catalog import catalog_for
 from ._plan_runtime import PlanRuntime
 from ._rules import validate
-from ._state import dialogs_dir, load_dialog
-from ._store import PlanStore, Task
+from ._state import dialogs_dir
+from ._state import load_dialog
+from ._store import PlanStore
+from ._store import Task
 from ._tasks import next_due
-from ._turn_types import Coordinates, TurnOptions, TurnOutcome
+from ._turn_types import Coordinates
+from ._turn_types import TurnOptions
+from ._turn_types import TurnOutcome
 
 __all__ = [
     "cache_listing",
@@ -51,10 +55,12 @@ def plan_runtime(
 ) -> PlanRuntime:
     """A plan runtime over the workspace's registry, with a headless gate
     (asks are denied) from the permission settings files."""
-    from metis_trace import Decision, Source
+    from metis_trace import Decision
+    from metis_trace import Source
 
     from ..agents import tool_env
-    from ..permissions import Gate, Policy
+    from ..permissions import Gate
+    from ..permissions import Policy
     from ..tools import ToolRegistry
 
     policy = Policy()
@@ -73,7 +79,8 @@ def read_framework(file: Path) -> Framework:
     """A framework file, JSON (by its suffix) or YAML, strictly read."""
     from metis_trace import decode_json
 
-    from .._input import decode_text, read_input_bytes
+    from .._input import decode_text
+    from .._input import read_input_bytes
     from .._yaml import load_yaml
 
     try:
@@ -120,7 +127,8 @@ def last_dialog(workspace: Path, owner: str) -> Path:
 def path_outcomes(outcome: TurnOutcome) -> list[str]:
     """What each path said (hit, miss and why), from the turn log; none when
     the log cannot be read."""
-    from metis_trace import PathRecord, read_turn_log
+    from metis_trace import PathRecord
+    from metis_trace import read_turn_log
 
     try:
         _, records, _ = read_turn_log(Path(outcome.turn_log).read_text().splitlines())

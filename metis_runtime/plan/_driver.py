@@ -21,40 +21,42 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator
+from collections.abc import Mapping
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import attrs
 
-from metis_trace import (
-    Action,
-    Decision,
-    ErrorClass,
-    ExecutorInfo,
-    FrameworkStep,
-    PauseKind,
-    ResultStatus,
-    Route,
-    StepStatus,
-    ToolKind,
-)
+from metis_trace import Action
+from metis_trace import Decision
+from metis_trace import ErrorClass
+from metis_trace import ExecutorInfo
+from metis_trace import FrameworkStep
+from metis_trace import PauseKind
+from metis_trace import ResultStatus
+from metis_trace import Route
+from metis_trace import StepStatus
+from metis_trace import ToolKind
 
 from .._errors import ToolError
 from .._loop import LoopObserver
 from .._trace import TraceWriter
-from ..dispatch import AskAnswer, GateDecisionLike, GateLike
-from ..providers import (
-    AssistantMessage,
-    MessageComplete,
-    ModelRequest,
-    StreamEvent,
-    TextBlock,
-    ToolUseBlock,
-)
-from ..tools import ToolContext, resolve_path
+from ..dispatch import AskAnswer
+from ..dispatch import GateDecisionLike
+from ..dispatch import GateLike
+from ..providers import AssistantMessage
+from ..providers import MessageComplete
+from ..providers import ModelRequest
+from ..providers import StreamEvent
+from ..providers import TextBlock
+from ..providers import ToolUseBlock
+from ..tools import ToolContext
+from ..tools import resolve_path
 from . import _rules
-from ._catalog import Catalog, read_error
+from ._catalog import Catalog
+from ._catalog import read_error
 
 _WAITLESS = (Route.HEADLESS, Route.BACKGROUND)
 _RAN = (StepStatus.OK, StepStatus.ERROR)

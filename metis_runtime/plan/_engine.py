@@ -14,12 +14,22 @@ answers to spare for them, so there they become `needs_inputs`).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 
-from metis_trace import TERMINAL_TOOL, ErrorClass, ExecutorInfo, Filler, Framework, parse_framework
+from metis_trace import TERMINAL_TOOL
+from metis_trace import ErrorClass
+from metis_trace import ExecutorInfo
+from metis_trace import Filler
+from metis_trace import Framework
+from metis_trace import parse_framework
 
 from .._errors import ProviderError
-from ..providers import Message, ModelRequest, Provider, ToolSpec, complete
+from ..providers import Message
+from ..providers import ModelRequest
+from ..providers import Provider
+from ..providers import ToolSpec
+from ..providers import complete
 
 PROPOSE_TOOL = "propose_framework"
 FRAMEWORK_SCHEMA = {

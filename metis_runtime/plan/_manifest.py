@@ -44,18 +44,31 @@ import json
 import os
 import signal
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import attrs
 
-from metis_trace import CallClass, ExecutorInfo, InputError, ToolKind, canonical_digest
+from metis_trace import CallClass
+from metis_trace import ExecutorInfo
+from metis_trace import InputError
+from metis_trace import ToolKind
+from metis_trace import canonical_digest
 
-from .._errors import ConfigError, ToolError
-from .._input import decode_text, read_input_bytes
+from .._errors import ConfigError
+from .._errors import ToolError
+from .._input import decode_text
+from .._input import read_input_bytes
 from .._yaml import load_yaml
-from ..tools import Classification, Tool, ToolContext, ToolInput, ToolOutput, ToolSpec, resolve_path
+from ..tools import Classification
+from ..tools import Tool
+from ..tools import ToolContext
+from ..tools import ToolInput
+from ..tools import ToolOutput
+from ..tools import ToolSpec
+from ..tools import resolve_path
 
 MANIFEST_SUFFIXES = (".json", ".yaml", ".yml")
 EXECUTORS_DIR = Path(".metis") / "executors"

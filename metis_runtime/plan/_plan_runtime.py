@@ -18,59 +18,72 @@ from __future__ import annotations
 import datetime as dt
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from metis_trace import (
-    TERMINAL_TOOL,
-    CacheRecord,
-    CatalogRecord,
-    ErrorClass,
-    ExecutorInfo,
-    FinalRecord,
-    FinalState,
-    Framework,
-    FrameworkRecord,
-    FrameworkStep,
-    Mode,
-    PathRecord,
-    PauseKind,
-    PlanPath,
-    ProbeOutcome,
-    ResumeAnswer,
-    ResumeRecord,
-    Route,
-    ToolKind,
-    TurnHeader,
-    framework_digest,
-)
+from metis_trace import TERMINAL_TOOL
+from metis_trace import CacheRecord
+from metis_trace import CatalogRecord
+from metis_trace import ErrorClass
+from metis_trace import ExecutorInfo
+from metis_trace import FinalRecord
+from metis_trace import FinalState
+from metis_trace import Framework
+from metis_trace import FrameworkRecord
+from metis_trace import FrameworkStep
+from metis_trace import Mode
+from metis_trace import PathRecord
+from metis_trace import PauseKind
+from metis_trace import PlanPath
+from metis_trace import ProbeOutcome
+from metis_trace import ResumeAnswer
+from metis_trace import ResumeRecord
+from metis_trace import Route
+from metis_trace import ToolKind
+from metis_trace import TurnHeader
+from metis_trace import framework_digest
 
 from .._errors import ConfigError
-from .._loop import AgentLoop, LoopConfig, make_header
+from .._loop import AgentLoop
+from .._loop import LoopConfig
+from .._loop import make_header
 from .._redact import Redactor
-from ..dispatch import FourClassDispatcher, GateLike, SerialDispatcher
+from ..dispatch import FourClassDispatcher
+from ..dispatch import GateLike
+from ..dispatch import SerialDispatcher
 from ..providers import Provider
-from ..tools import JobManager, ToolContext, ToolRegistry
+from ..tools import JobManager
+from ..tools import ToolContext
+from ..tools import ToolRegistry
 from . import _rules
-from ._catalog import Catalog, catalog_for
-from ._driver import ConsentGate, PlanDriver, RecordingTrace
-from ._engine import ProposalError, Proposer
+from ._catalog import Catalog
+from ._catalog import catalog_for
+from ._driver import ConsentGate
+from ._driver import PlanDriver
+from ._driver import RecordingTrace
+from ._engine import ProposalError
+from ._engine import Proposer
 from ._routes import Route as DeterministicRoute
-from ._routes import intent_key, match_route, nearest_cluster
-from ._state import (
-    Dialog,
-    TurnLogWriter,
-    TurnState,
-    load_state,
-    save_dialog,
-    save_state,
-    turn_dir,
-    turn_log_path,
-)
+from ._routes import intent_key
+from ._routes import match_route
+from ._routes import nearest_cluster
+from ._state import Dialog
+from ._state import TurnLogWriter
+from ._state import TurnState
+from ._state import load_state
+from ._state import save_dialog
+from ._state import save_state
+from ._state import turn_dir
+from ._state import turn_log_path
 from ._store import PlanStore
 from ._turn import TurnRun
-from ._turn_types import _FINISHED, Coordinates, TurnOptions, TurnOutcome, _now
+from ._turn_types import _FINISHED
+from ._turn_types import Coordinates
+from ._turn_types import TurnOptions
+from ._turn_types import TurnOutcome
+from ._turn_types import _now
 from ._undo import RestoreTool
 
 PRODUCER = "metis_runtime.plan"

@@ -75,13 +75,11 @@ class TurnProvider:
     `model` is the live provider's model (the caller's default when none was given)."""
 
     def __init__(self, name: str, model: str | None, scenario: str, workspace: Path) -> None:
-        from ..providers import (
-            AnthropicProvider,
-            Cassette,
-            OpenAIChatProvider,
-            ReplayProvider,
-            load_scenario,
-        )
+        from ..providers import AnthropicProvider
+        from ..providers import Cassette
+        from ..providers import OpenAIChatProvider
+        from ..providers import ReplayProvider
+        from ..providers import load_scenario
         from ._store import PlanStore
 
         self.name = name

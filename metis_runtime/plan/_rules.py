@@ -14,25 +14,24 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
+from collections.abc import Mapping
 from typing import Any
 
 import attrs
 
-from metis_trace import (
-    HARD_STEP_MAX,
-    TERMINAL_TOOL,
-    Action,
-    ErrorClass,
-    ExecutorInfo,
-    Framework,
-    FrameworkStep,
-    Signatures,
-    ToolKind,
-    ValidationFailure,
-    canonical_digest,
-    canonical_json,
-)
+from metis_trace import HARD_STEP_MAX
+from metis_trace import TERMINAL_TOOL
+from metis_trace import Action
+from metis_trace import ErrorClass
+from metis_trace import ExecutorInfo
+from metis_trace import Framework
+from metis_trace import FrameworkStep
+from metis_trace import Signatures
+from metis_trace import ToolKind
+from metis_trace import ValidationFailure
+from metis_trace import canonical_digest
+from metis_trace import canonical_json
 
 from .._errors import ToolInputError
 from ..tools import ToolSpec

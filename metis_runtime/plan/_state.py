@@ -23,18 +23,27 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel
+from pydantic import ConfigDict
+from pydantic import Field
 
-from metis_trace import Action, Framework, InputError, PauseKind, TurnHeader, model_strict
+from metis_trace import Action
+from metis_trace import Framework
+from metis_trace import InputError
+from metis_trace import PauseKind
+from metis_trace import TurnHeader
+from metis_trace import model_strict
 
 from .._errors import ConfigError
 from .._input import read_input_text
 from .._redact import Redactor
 from .._trace import _announce
 from ..tools import atomic_write
-from ._store import plan_dir, private_dir
+from ._store import plan_dir
+from ._store import private_dir
 
 DIALOG_FORMAT = "metis-dialog"
 CALLBACK = "plan.resume"

@@ -22,13 +22,16 @@ import json
 import os
 import sqlite3
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
 import attrs
 
-from metis_trace import Framework, Signatures, parse_framework
+from metis_trace import Framework
+from metis_trace import Signatures
+from metis_trace import parse_framework
 
 from .._errors import ConfigError
 

@@ -28,7 +28,8 @@ from typing import Any
 import attrs
 
 from .._errors import ConfigError
-from ._store import PlanStore, Task
+from ._store import PlanStore
+from ._store import Task
 
 _DAILY = re.compile(r"daily@(\d{1,2}):(\d{2})")
 _EVERY = re.compile(r"every (\d+)([mh])")

@@ -12,44 +12,43 @@ import json
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
-from metis_trace import (
-    STRUCTURAL,
-    TERMINAL_TOOL,
-    Action,
-    EffectCounts,
-    ErrorClass,
-    ExecutorInfo,
-    FinalState,
-    Framework,
-    FrameworkRecord,
-    FrameworkStep,
-    PauseKind,
-    PauseRecord,
-    PlanPath,
-    RecoveryRecord,
-    StepRecord,
-    StepStatus,
-    ToolKind,
-    TurnHeader,
-)
+from metis_trace import STRUCTURAL
+from metis_trace import TERMINAL_TOOL
+from metis_trace import Action
+from metis_trace import EffectCounts
+from metis_trace import ErrorClass
+from metis_trace import ExecutorInfo
+from metis_trace import FinalState
+from metis_trace import Framework
+from metis_trace import FrameworkRecord
+from metis_trace import FrameworkStep
+from metis_trace import PauseKind
+from metis_trace import PauseRecord
+from metis_trace import PlanPath
+from metis_trace import RecoveryRecord
+from metis_trace import StepRecord
+from metis_trace import StepStatus
+from metis_trace import ToolKind
+from metis_trace import TurnHeader
 
 from . import _rules
 from ._catalog import Catalog
 from ._driver import copy_preimage
-from ._engine import ProposalError, Proposer
-from ._state import (
-    Dialog,
-    DoneStep,
-    TurnLogWriter,
-    TurnState,
-    save_dialog,
-    save_state,
-    turn_dir,
-)
+from ._engine import ProposalError
+from ._engine import Proposer
+from ._state import Dialog
+from ._state import DoneStep
+from ._state import TurnLogWriter
+from ._state import TurnState
+from ._state import save_dialog
+from ._state import save_state
+from ._state import turn_dir
 from ._store import PlanStore
-from ._turn_types import _FINISHED, _now
+from ._turn_types import _FINISHED
+from ._turn_types import _now
 
 if TYPE_CHECKING:
     from ._plan_runtime import PlanRuntime

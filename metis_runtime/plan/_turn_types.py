@@ -11,7 +11,9 @@ from pathlib import Path
 
 import attrs
 
-from metis_trace import Mode, Route, TaskRef
+from metis_trace import Mode
+from metis_trace import Route
+from metis_trace import TaskRef
 
 _FINISHED = ("ok", "skipped_empty", "skipped_condition")
 

@@ -16,10 +16,18 @@ import os
 from pathlib import Path
 from typing import Any
 
-from metis_trace import CallClass, ToolKind
+from metis_trace import CallClass
+from metis_trace import ToolKind
 
-from .._errors import ToolError, ToolInputError
-from ..tools import Classification, Tool, ToolContext, ToolInput, ToolOutput, ToolSpec, atomic_write
+from .._errors import ToolError
+from .._errors import ToolInputError
+from ..tools import Classification
+from ..tools import Tool
+from ..tools import ToolContext
+from ..tools import ToolInput
+from ..tools import ToolOutput
+from ..tools import ToolSpec
+from ..tools import atomic_write
 from ..tools._base import object_schema
 
 

@@ -20,22 +20,25 @@ subsequent requests".
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar, Unpack
+from typing import Any
+from typing import ClassVar
+from typing import Unpack
 
-from ._base import WireNormalizer, usage_int
+from ._base import WireNormalizer
+from ._base import usage_int
 from ._builder import Slot
-from ._http import HTTPProvider, HTTPSettings
-from ._options import NO_OPTIONS, WireOptions
-from ._types import (
-    ModelRequest,
-    RedactedThinkingBlock,
-    ServerToolBlock,
-    TextBlock,
-    ThinkingBlock,
-    ToolResultBlock,
-    ToolUseBlock,
-    Usage,
-)
+from ._http import HTTPProvider
+from ._http import HTTPSettings
+from ._options import NO_OPTIONS
+from ._options import WireOptions
+from ._types import ModelRequest
+from ._types import RedactedThinkingBlock
+from ._types import ServerToolBlock
+from ._types import TextBlock
+from ._types import ThinkingBlock
+from ._types import ToolResultBlock
+from ._types import ToolUseBlock
+from ._types import Usage
 
 ANTHROPIC_URL = "https://api.anthropic.com"
 ANTHROPIC_VERSION = "2023-06-01"

@@ -4,16 +4,27 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import AsyncIterator, Mapping
-from typing import Any, ClassVar, NoReturn, Protocol, runtime_checkable
+from collections.abc import AsyncIterator
+from collections.abc import Mapping
+from typing import Any
+from typing import ClassVar
+from typing import NoReturn
+from typing import Protocol
+from typing import runtime_checkable
 
-from metis_trace import InputError, decode_json
+from metis_trace import InputError
+from metis_trace import decode_json
 
-from .._errors import ProviderError, StreamFormatError
-from ._builder import MessageBuilder, Slot
+from .._errors import ProviderError
+from .._errors import StreamFormatError
+from ._builder import MessageBuilder
+from ._builder import Slot
 from ._errors import ContextOverflowError
 from ._sse import SSEEvent
-from ._types import AssistantMessage, MessageComplete, ModelRequest, StreamEvent
+from ._types import AssistantMessage
+from ._types import MessageComplete
+from ._types import ModelRequest
+from ._types import StreamEvent
 
 
 @runtime_checkable

@@ -10,30 +10,30 @@ for what cannot be repaired, the builder only records repairs.
 from __future__ import annotations
 
 import copy
-from typing import Any, Literal
+from typing import Any
+from typing import Literal
 
-from metis_trace import InputError, decode_json
+from metis_trace import InputError
+from metis_trace import decode_json
 
-from ._types import (
-    AssistantBlock,
-    AssistantMessage,
-    BlockFinished,
-    BlockKind,
-    BlockStarted,
-    MessageComplete,
-    RedactedThinkingBlock,
-    ServerToolBlock,
-    StreamEvent,
-    StreamRepaired,
-    StreamRepairNote,
-    TextBlock,
-    TextDelta,
-    ThinkingBlock,
-    ThinkingDelta,
-    ToolArgsDelta,
-    ToolUseBlock,
-    Usage,
-)
+from ._types import AssistantBlock
+from ._types import AssistantMessage
+from ._types import BlockFinished
+from ._types import BlockKind
+from ._types import BlockStarted
+from ._types import MessageComplete
+from ._types import RedactedThinkingBlock
+from ._types import ServerToolBlock
+from ._types import StreamEvent
+from ._types import StreamRepaired
+from ._types import StreamRepairNote
+from ._types import TextBlock
+from ._types import TextDelta
+from ._types import ThinkingBlock
+from ._types import ThinkingDelta
+from ._types import ToolArgsDelta
+from ._types import ToolUseBlock
+from ._types import Usage
 
 _EMPTY_INPUT: dict[str, Any] = {}
 

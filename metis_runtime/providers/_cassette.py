@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from pathlib import Path, PurePosixPath
-from typing import Any, Literal
+from pathlib import Path
+from pathlib import PurePosixPath
+from typing import Any
+from typing import Literal
 from urllib.parse import urlsplit
 
 from attrs import frozen

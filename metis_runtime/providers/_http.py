@@ -11,18 +11,32 @@ import codecs
 import json
 import logging
 import os
-from collections.abc import AsyncIterator, Callable, Mapping
-from typing import Any, TypedDict
+from collections.abc import AsyncIterator
+from collections.abc import Callable
+from collections.abc import Mapping
+from typing import Any
+from typing import TypedDict
 
 import httpx
 
-from .._errors import ProviderError, StreamFormatError
-from ._base import WireNormalizer, base_url_from, error_text, looks_like_overflow, one_line
+from .._errors import ProviderError
+from .._errors import StreamFormatError
+from ._base import WireNormalizer
+from ._base import base_url_from
+from ._base import error_text
+from ._base import looks_like_overflow
+from ._base import one_line
 from ._errors import ContextOverflowError
-from ._options import NO_OPTIONS, WireOptions
-from ._retry import NO_RETRY, RETRY_STATUSES, RetryPolicy, transient_stream_error
-from ._sse import SSEDecoder, SSEEvent
-from ._types import ModelRequest, StreamEvent
+from ._options import NO_OPTIONS
+from ._options import WireOptions
+from ._retry import NO_RETRY
+from ._retry import RETRY_STATUSES
+from ._retry import RetryPolicy
+from ._retry import transient_stream_error
+from ._sse import SSEDecoder
+from ._sse import SSEEvent
+from ._types import ModelRequest
+from ._types import StreamEvent
 
 # Connect quickly, but let a long generation stream for minutes between bytes.
 DEFAULT_TIMEOUT = httpx.Timeout(600.0, connect=10.0)

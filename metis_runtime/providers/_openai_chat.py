@@ -9,13 +9,21 @@ usage-only chunk follows, and `data: [DONE]` ends the stream.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any
+from typing import ClassVar
 
-from ._base import WireNormalizer, compact_json, usage_int
+from ._base import WireNormalizer
+from ._base import compact_json
+from ._base import usage_int
 from ._builder import Slot
 from ._http import HTTPProvider
-from ._options import NO_OPTIONS, WireOptions
-from ._types import ModelRequest, TextBlock, ToolResultBlock, ToolUseBlock, Usage
+from ._options import NO_OPTIONS
+from ._options import WireOptions
+from ._types import ModelRequest
+from ._types import TextBlock
+from ._types import ToolResultBlock
+from ._types import ToolUseBlock
+from ._types import Usage
 
 OPENAI_URL = "https://api.openai.com/v1"
 

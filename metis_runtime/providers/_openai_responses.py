@@ -12,14 +12,24 @@ id is the item's `call_id`, which `function_call_output` refers to.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any
+from typing import ClassVar
 
-from ._base import WireNormalizer, compact_json, usage_int
+from ._base import WireNormalizer
+from ._base import compact_json
+from ._base import usage_int
 from ._builder import Slot
 from ._openai_chat import OpenAIHTTPProvider
-from ._options import NO_OPTIONS, WireOptions
-from ._responses_client import CLIENT_ITEMS, client_call, client_output
-from ._types import ModelRequest, TextBlock, ToolResultBlock, ToolUseBlock, Usage
+from ._options import NO_OPTIONS
+from ._options import WireOptions
+from ._responses_client import CLIENT_ITEMS
+from ._responses_client import client_call
+from ._responses_client import client_output
+from ._types import ModelRequest
+from ._types import TextBlock
+from ._types import ToolResultBlock
+from ._types import ToolUseBlock
+from ._types import Usage
 
 # Output items the provider runs itself (hosted tools): never tool calls of ours.
 _SERVER_ITEMS = frozenset(

@@ -36,9 +36,12 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any, Literal, get_args
+from typing import Any
+from typing import Literal
+from typing import get_args
 
-from attrs import field, frozen
+from attrs import field
+from attrs import frozen
 
 Thinking = Literal["off", "minimal", "low", "medium", "high", "xhigh"]
 THINKING_LEVELS: tuple[str, ...] = get_args(Thinking)

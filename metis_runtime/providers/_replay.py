@@ -4,18 +4,23 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
+from collections.abc import Callable
 from typing import Any
 
 import httpx
 
 from .._errors import ProviderError
 from ._anthropic import AnthropicProvider
-from ._cassette import Cassette, Interaction, WireFormat, load_cassette
+from ._cassette import Cassette
+from ._cassette import Interaction
+from ._cassette import WireFormat
+from ._cassette import load_cassette
 from ._openai_chat import OpenAIChatProvider
 from ._openai_responses import OpenAIResponsesProvider
 from ._retry import NO_RETRY
-from ._types import ModelRequest, StreamEvent
+from ._types import ModelRequest
+from ._types import StreamEvent
 
 _WireProvider = AnthropicProvider | OpenAIChatProvider | OpenAIResponsesProvider
 _PROVIDERS: dict[WireFormat, Callable[..., _WireProvider]] = {

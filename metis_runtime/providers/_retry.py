@@ -21,11 +21,14 @@ import json
 import math
 import random
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Mapping
 from datetime import UTC
 from typing import Any
 
-from attrs import field, frozen
+from attrs import field
+from attrs import frozen
 
 # 408 timeout, 409 lock conflict, 429 rate limit, 5xx gateway trouble, 529 Anthropic overloaded.
 RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})

@@ -4,28 +4,29 @@ from __future__ import annotations
 
 import inspect
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Sequence
 from typing import Union
 
 from .._errors import ProviderError
-from ._types import (
-    AssistantBlock,
-    AssistantMessage,
-    BlockFinished,
-    BlockStarted,
-    MessageComplete,
-    ModelRequest,
-    RedactedThinkingBlock,
-    ServerToolBlock,
-    StreamEvent,
-    StreamRepaired,
-    TextBlock,
-    TextDelta,
-    ThinkingBlock,
-    ThinkingDelta,
-    ToolArgsDelta,
-    ToolUseBlock,
-)
+from ._types import AssistantBlock
+from ._types import AssistantMessage
+from ._types import BlockFinished
+from ._types import BlockStarted
+from ._types import MessageComplete
+from ._types import ModelRequest
+from ._types import RedactedThinkingBlock
+from ._types import ServerToolBlock
+from ._types import StreamEvent
+from ._types import StreamRepaired
+from ._types import TextBlock
+from ._types import TextDelta
+from ._types import ThinkingBlock
+from ._types import ThinkingDelta
+from ._types import ToolArgsDelta
+from ._types import ToolUseBlock
 
 Turn = Union[AssistantMessage, Sequence[AssistantBlock]]  # noqa: UP007 - a runtime alias
 _ANSWER_BLOCKS = (TextBlock, ThinkingBlock, RedactedThinkingBlock, ToolUseBlock, ServerToolBlock)

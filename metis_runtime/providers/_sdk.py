@@ -10,20 +10,33 @@ from __future__ import annotations
 
 import importlib
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Mapping
 from functools import cache
 from types import ModuleType
-from typing import Any, TypedDict, Unpack
+from typing import Any
+from typing import TypedDict
+from typing import Unpack
 
 import httpx
 
-from .._errors import ProviderError, StreamFormatError
-from ._anthropic import AnthropicNormalizer, anthropic_request_body
-from ._base import WireNormalizer, error_text, looks_like_overflow, one_line
+from .._errors import ProviderError
+from .._errors import StreamFormatError
+from ._anthropic import AnthropicNormalizer
+from ._anthropic import anthropic_request_body
+from ._base import WireNormalizer
+from ._base import error_text
+from ._base import looks_like_overflow
+from ._base import one_line
 from ._errors import ContextOverflowError
-from ._openai_chat import OpenAIChatNormalizer, openai_chat_request_body
-from ._openai_responses import OpenAIResponsesNormalizer, openai_responses_request_body
-from ._types import ModelRequest, StreamEvent
+from ._openai_chat import OpenAIChatNormalizer
+from ._openai_chat import openai_chat_request_body
+from ._openai_responses import OpenAIResponsesNormalizer
+from ._openai_responses import openai_responses_request_body
+from ._types import ModelRequest
+from ._types import StreamEvent
 
 
 def import_sdk(package: str) -> ModuleType:

@@ -8,9 +8,12 @@ they can be built positionally (`TextBlock("hi")`) and still be validated and
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated
+from typing import Any
+from typing import Literal
 
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict
+from pydantic import Field
 from pydantic.dataclasses import dataclass
 
 _CONFIG = ConfigDict(extra="forbid")

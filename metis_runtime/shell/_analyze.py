@@ -20,14 +20,31 @@ import shlex
 from collections.abc import Sequence
 from typing import Any
 
-from attrs import define, evolve, field, frozen
+from attrs import define
+from attrs import evolve
+from attrs import field
+from attrs import frozen
 
-from ._expand import Values, assigned_value, expand_word
-from ._interp import GIT_BUILTINS, git_split, interpreter_code, shell_literals
+from ._expand import Values
+from ._expand import assigned_value
+from ._expand import expand_word
+from ._interp import GIT_BUILTINS
+from ._interp import git_split
+from ._interp import interpreter_code
+from ._interp import shell_literals
 from ._readonly import command_is_read_only
-from ._runners import Runner, option_value, runner, skip_options, subcommand_programs
-from ._types import Expansion, ShellAnalysis, SimpleCommand
-from ._words import has_active_expansion, has_glob_or_brace, parser, unquote
+from ._runners import Runner
+from ._runners import option_value
+from ._runners import runner
+from ._runners import skip_options
+from ._runners import subcommand_programs
+from ._types import Expansion
+from ._types import ShellAnalysis
+from ._types import SimpleCommand
+from ._words import has_active_expansion
+from ._words import has_glob_or_brace
+from ._words import parser
+from ._words import unquote
 
 _MAX_DEPTH = 8  # nested `bash -c` / `eval` levels before giving up
 _MAX_LENGTH = 100_000  # characters; longer lines are opaque (Claude Code prompts past 10,000)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from attrs import field, frozen
+from attrs import field
+from attrs import frozen
 
 
 def _tuple_of_str(value: Iterable[str]) -> tuple[str, ...]:

@@ -16,7 +16,8 @@ from typing import Any
 def parser() -> Any:
     """The tree-sitter parser for bash (imported lazily: it is a C extension)."""
     import tree_sitter_bash
-    from tree_sitter import Language, Parser
+    from tree_sitter import Language
+    from tree_sitter import Parser
 
     return Parser(Language(tree_sitter_bash.language()))
 

@@ -6,13 +6,19 @@ import abc
 import math
 import operator
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
+from collections.abc import Mapping
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING
+from typing import Any
+from typing import ClassVar
 
-from attrs import field, frozen
+from attrs import field
+from attrs import frozen
 
-from metis_trace import CallClass, ToolKind
+from metis_trace import CallClass
+from metis_trace import ToolKind
 
 from .._errors import ToolInputError
 from ._contain import Roots

@@ -11,12 +11,22 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from metis_trace import CallClass, ToolKind
+from metis_trace import CallClass
+from metis_trace import ToolKind
 
-from .._lifeline import die_with_parent, keeper_preexec, tree_mark
+from .._lifeline import die_with_parent
+from .._lifeline import keeper_preexec
+from .._lifeline import tree_mark
 from .._private import default_redactor
-from ._base import Classification, Tool, ToolContext, ToolInput, ToolOutput, ToolSpec, object_schema
-from ._exits import ExitRecord, write_exit_record
+from ._base import Classification
+from ._base import Tool
+from ._base import ToolContext
+from ._base import ToolInput
+from ._base import ToolOutput
+from ._base import ToolSpec
+from ._base import object_schema
+from ._exits import ExitRecord
+from ._exits import write_exit_record
 from ._files import os_error
 from ._footprint import shell_reads
 from ._jobs import offer_detach

@@ -27,8 +27,10 @@ import itertools
 import os
 import stat
 import sys
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager, suppress
+from collections.abc import Iterator
+from collections.abc import Sequence
+from contextlib import contextmanager
+from contextlib import suppress
 from pathlib import Path
 
 from attrs import frozen

@@ -24,7 +24,9 @@ from typing import Any
 
 import attrs
 
-from metis_trace import find_credentials, may_hold_credential, redact_credentials
+from metis_trace import find_credentials
+from metis_trace import may_hold_credential
+from metis_trace import redact_credentials
 
 from ._base import Classification
 

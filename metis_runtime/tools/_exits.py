@@ -19,9 +19,11 @@ from pathlib import Path
 
 import attrs
 
-from metis_trace import InputError, decode_json
+from metis_trace import InputError
+from metis_trace import decode_json
 
-from .._input import open_regular, read_fd_bounded
+from .._input import open_regular
+from .._input import read_fd_bounded
 from .._private import write_private_json
 
 EXITS = "exits"  # the folder's name in the run's agent tree

@@ -12,7 +12,8 @@ from types import TracebackType
 
 from attrs import frozen
 
-from .._errors import ToolError, ToolInputError
+from .._errors import ToolError
+from .._errors import ToolInputError
 from .._realpath import settled_realpath
 from ._contain import write_at
 

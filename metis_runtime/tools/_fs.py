@@ -12,27 +12,36 @@ from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
-from metis_trace import CallClass, ToolKind
+from metis_trace import CallClass
+from metis_trace import ToolKind
 
-from .._errors import ToolError, ToolInputError
+from .._errors import ToolError
+from .._errors import ToolInputError
 from .._private import default_redactor
-from ._base import Classification, Tool, ToolContext, ToolInput, ToolOutput, ToolSpec, object_schema
+from ._base import Classification
+from ._base import Tool
+from ._base import ToolContext
+from ._base import ToolInput
+from ._base import ToolOutput
+from ._base import ToolSpec
+from ._base import object_schema
 from ._contain import write_at
-from ._files import checked_path, display_path, os_error, path_as_checked
+from ._files import checked_path
+from ._files import display_path
+from ._files import os_error
+from ._files import path_as_checked
 from ._ignore import excludes_file
-from ._search import (
-    BINARY_SNIFF,
-    Cancellation,
-    SearchRequest,
-    SearchTimeout,
-    SearchUnbounded,
-    SearchWorkerError,
-    SearchWorkers,
-    glob_paths,
-    is_binary,
-    search,
-    walk_files,
-)
+from ._search import BINARY_SNIFF
+from ._search import Cancellation
+from ._search import SearchRequest
+from ._search import SearchTimeout
+from ._search import SearchUnbounded
+from ._search import SearchWorkerError
+from ._search import SearchWorkers
+from ._search import glob_paths
+from ._search import is_binary
+from ._search import search
+from ._search import walk_files
 
 READ_DEFAULT_LIMIT = 2000
 READ_MAX_LINE = 2000  # characters kept of one line

@@ -30,7 +30,8 @@ relative to `/`, so that the rules of the folders above the searched one
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 
 import pathspec
 

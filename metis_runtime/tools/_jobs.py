@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import itertools
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
+from collections.abc import Callable
 
 from metis_trace import EffectOutcome
 

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Iterator
-from importlib.metadata import EntryPoint, entry_points
+from collections.abc import Iterable
+from collections.abc import Iterator
+from importlib.metadata import EntryPoint
+from importlib.metadata import entry_points
 
 from attrs import frozen
 
-from .._errors import ConfigError, ToolError
-from ._base import Tool, ToolSpec
+from .._errors import ConfigError
+from .._errors import ToolError
+from ._base import Tool
+from ._base import ToolSpec
 
 ENTRY_POINT_GROUP = "metis.tools"
 
@@ -34,7 +38,12 @@ class PluginError:
 def builtin_tools() -> tuple[Tool, ...]:
     """Fresh instances of the built-in tools."""
     from ._bash import BashTool
-    from ._fs import EditTool, GlobTool, GrepTool, LsTool, ReadTool, WriteTool
+    from ._fs import EditTool
+    from ._fs import GlobTool
+    from ._fs import GrepTool
+    from ._fs import LsTool
+    from ._fs import ReadTool
+    from ._fs import WriteTool
 
     return (ReadTool(), WriteTool(), EditTool(), LsTool(), GlobTool(), GrepTool(), BashTool())
 

@@ -47,9 +47,13 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
-from pathlib import Path, PurePath
-from typing import Any, NotRequired, TypedDict
+from collections.abc import Callable
+from collections.abc import Iterator
+from pathlib import Path
+from pathlib import PurePath
+from typing import Any
+from typing import NotRequired
+from typing import TypedDict
 
 if __name__ == "__main__":  # a worker: its argv names where the engines are
     sys.path[:0] = [*sys.argv[1:], os.path.dirname(os.path.abspath(__file__))]

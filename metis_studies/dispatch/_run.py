@@ -15,20 +15,39 @@ from __future__ import annotations
 
 import os
 import resource
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from metis_check import check_trace
-from metis_runtime import AgentLoop, LoopObserver, RunResult, TraceWriter, make_header
-from metis_runtime.dispatch import FourClassDispatcher, SerialDispatcher
-from metis_runtime.permissions import Gate, Policy
-from metis_runtime.providers import ScriptedProvider, TextBlock, ToolUseBlock
-from metis_runtime.tools import JobManager, ToolContext, ToolRegistry, builtin_tools
-from metis_trace import CallClass, Decision, Mode, Route, RunStatus, TraceEvent, read_trace
+from metis_runtime import AgentLoop
+from metis_runtime import LoopObserver
+from metis_runtime import RunResult
+from metis_runtime import TraceWriter
+from metis_runtime import make_header
+from metis_runtime.dispatch import FourClassDispatcher
+from metis_runtime.dispatch import SerialDispatcher
+from metis_runtime.permissions import Gate
+from metis_runtime.permissions import Policy
+from metis_runtime.providers import ScriptedProvider
+from metis_runtime.providers import TextBlock
+from metis_runtime.providers import ToolUseBlock
+from metis_runtime.tools import JobManager
+from metis_runtime.tools import ToolContext
+from metis_runtime.tools import ToolRegistry
+from metis_runtime.tools import builtin_tools
+from metis_trace import CallClass
+from metis_trace import Decision
+from metis_trace import Mode
+from metis_trace import Route
+from metis_trace import RunStatus
+from metis_trace import TraceEvent
+from metis_trace import read_trace
 
 from .._sync import run_sync
-from ._batches import Batch, reset_tree
+from ._batches import Batch
+from ._batches import reset_tree
 
 DISPATCHERS = {"four-class": FourClassDispatcher, "serial": SerialDispatcher}
 

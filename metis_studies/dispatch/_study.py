@@ -17,7 +17,8 @@ from __future__ import annotations
 import os
 import statistics
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,9 +26,18 @@ import attrs
 
 from metis_trace import TraceEvent
 
-from .._stats import Pair, PairedStats, stats_of_pairs
-from ._batches import BATCHES, IN_PROCESS, PARTNERS, Batch, seed_tree
-from ._run import CpuObserver, durations, forced_chain, io_run
+from .._stats import Pair
+from .._stats import PairedStats
+from .._stats import stats_of_pairs
+from ._batches import BATCHES
+from ._batches import IN_PROCESS
+from ._batches import PARTNERS
+from ._batches import Batch
+from ._batches import seed_tree
+from ._run import CpuObserver
+from ._run import durations
+from ._run import forced_chain
+from ._run import io_run
 
 TARGET_RATIO = 0.545
 TARGET_MAKESPAN = 1.15

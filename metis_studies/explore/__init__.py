@@ -17,36 +17,49 @@
 """
 
 from ._artifacts import write_divergence
-from ._checks import Finding, Verdict, check_outcome, read_traces
-from ._coverage import REQUIRED, situations
-from ._execute import EXECUTIONS, Execution, Outcome, execute
-from ._explore import Divergence, Exploration, Stats, explore
+from ._checks import Finding
+from ._checks import Verdict
+from ._checks import check_outcome
+from ._checks import read_traces
+from ._coverage import REQUIRED
+from ._coverage import situations
+from ._execute import EXECUTIONS
+from ._execute import Execution
+from ._execute import Outcome
+from ._execute import execute
+from ._explore import Divergence
+from ._explore import Exploration
+from ._explore import Stats
+from ._explore import explore
 from ._harness import RunPaths
-from ._mech import MECH_REQUIRED, MECH_SWEEP, Case, mech_sweep
-from ._packages import NO_DECISIONS, PACKAGES, PackageRow, package_coverage
-from ._scenario import sse_body, write_scenario
-from ._situations import (
-    SWEEP,
-    any_workload,
-    kill_points,
-    simplest,
-    simulated,
-    sweep,
-    workloads,
-)
-from ._workload import (
-    Call,
-    Child,
-    Fault,
-    Hook,
-    Rule,
-    Turn,
-    Workload,
-    WorkloadError,
-    parse_workload,
-    read_workload,
-    workload_from_json,
-)
+from ._mech import MECH_REQUIRED
+from ._mech import MECH_SWEEP
+from ._mech import Case
+from ._mech import mech_sweep
+from ._packages import NO_DECISIONS
+from ._packages import PACKAGES
+from ._packages import PackageRow
+from ._packages import package_coverage
+from ._scenario import sse_body
+from ._scenario import write_scenario
+from ._situations import SWEEP
+from ._situations import any_workload
+from ._situations import kill_points
+from ._situations import simplest
+from ._situations import simulated
+from ._situations import sweep
+from ._situations import workloads
+from ._workload import Call
+from ._workload import Child
+from ._workload import Fault
+from ._workload import Hook
+from ._workload import Rule
+from ._workload import Turn
+from ._workload import Workload
+from ._workload import WorkloadError
+from ._workload import parse_workload
+from ._workload import read_workload
+from ._workload import workload_from_json
 
 __all__ = [
     "EXECUTIONS",

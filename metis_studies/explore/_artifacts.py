@@ -75,7 +75,8 @@ def test_the_runtime_conforms_on_this_workload(tmp_path: Path) -> None:
 
 def write_divergence(d: Divergence, out: Path) -> list[Path]:
     """Write the folder; return the files written."""
-    from metis_proofs import trace_itf, write_trace_files
+    from metis_proofs import trace_itf
+    from metis_proofs import write_trace_files
 
     out.mkdir(parents=True, exist_ok=True)
     written = write_scenario(d.workload, out / "scenario.yaml")

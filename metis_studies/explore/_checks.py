@@ -14,24 +14,28 @@ invariants of the model and never count as caught by one.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import attrs
 
-from metis_check import Report, WitnessedTrace, check_run_files, check_trace_tree, check_witness
-from metis_trace import (
-    HookRun,
-    TraceEvent,
-    TraceFormatError,
-    TraceHeader,
-    read_trace_numbered,
-    read_witness,
-)
+from metis_check import Report
+from metis_check import WitnessedTrace
+from metis_check import check_run_files
+from metis_check import check_trace_tree
+from metis_check import check_witness
+from metis_trace import HookRun
+from metis_trace import TraceEvent
+from metis_trace import TraceFormatError
+from metis_trace import TraceHeader
+from metis_trace import read_trace_numbered
+from metis_trace import read_witness
 
 from ._execute import Outcome
-from ._wire import SENT, sent_problems
+from ._wire import SENT
+from ._wire import sent_problems
 
 NOT_AN_ID = ("RUN", "FORMAT")
 

@@ -13,7 +13,8 @@ from pathlib import Path
 
 from metis_trace import RunStatus
 
-from ._harness import RunPaths, build
+from ._harness import RunPaths
+from ._harness import build
 from ._workload import read_workload
 
 

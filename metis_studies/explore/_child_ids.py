@@ -12,11 +12,16 @@ in the explorer's harness (in this process or a child process), never as
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator
+from collections.abc import Callable
+from collections.abc import Iterable
 
 import attrs
 
-from metis_runtime.providers import Cassette, ModelRequest, ReplayProvider, StreamEvent
+from metis_runtime.providers import Cassette
+from metis_runtime.providers import ModelRequest
+from metis_runtime.providers import ReplayProvider
+from metis_runtime.providers import StreamEvent
 
 from ._workload import Workload
 

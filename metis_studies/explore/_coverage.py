@@ -40,34 +40,34 @@ A mechanism's workload (`_mech.py`) adds the situations its case reads.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 from pathlib import Path
 
-from metis_trace import (
-    MUTATING_KINDS,
-    AskResolved,
-    Assistant,
-    CallClass,
-    Commit,
-    Compaction,
-    Decision,
-    DecisionEvent,
-    EffectOutcome,
-    EffectStart,
-    HookRun,
-    Interrupt,
-    JobDone,
-    Result,
-    ResultStatus,
-    RunEnd,
-    Spawn,
-    TraceEvent,
-    TraceHeader,
-)
+from metis_trace import MUTATING_KINDS
+from metis_trace import AskResolved
+from metis_trace import Assistant
+from metis_trace import CallClass
+from metis_trace import Commit
+from metis_trace import Compaction
+from metis_trace import Decision
+from metis_trace import DecisionEvent
+from metis_trace import EffectOutcome
+from metis_trace import EffectStart
+from metis_trace import HookRun
+from metis_trace import Interrupt
+from metis_trace import JobDone
+from metis_trace import Result
+from metis_trace import ResultStatus
+from metis_trace import RunEnd
+from metis_trace import Spawn
+from metis_trace import TraceEvent
+from metis_trace import TraceHeader
 
 from ._execute import FAILED
 from ._mech import mech_situations
-from ._workload import KILLS, Workload
+from ._workload import KILLS
+from ._workload import Workload
 
 Traces = Mapping[str, tuple[TraceHeader, Sequence[TraceEvent]]]
 

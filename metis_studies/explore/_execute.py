@@ -26,24 +26,26 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
+from typing import Literal
 
 import attrs
 
-from metis_runtime import LoopObserver, RunResult
-from metis_trace import Route, read_trace
+from metis_runtime import LoopObserver
+from metis_runtime import RunResult
+from metis_trace import Route
+from metis_trace import read_trace
 
-from ._harness import (
-    RunPaths,
-    answered_asks,
-    build,
-    child_env,
-    describe,
-    metis_run_argv,
-    prepare,
-    runs_as_metis_run,
-)
-from ._mech_run import mech_env, needs_metis_run
+from ._harness import RunPaths
+from ._harness import answered_asks
+from ._harness import build
+from ._harness import child_env
+from ._harness import describe
+from ._harness import metis_run_argv
+from ._harness import prepare
+from ._harness import runs_as_metis_run
+from ._mech_run import mech_env
+from ._mech_run import needs_metis_run
 from ._workload import Workload
 
 Execution = Literal["in-process", "metis-run", "process"]

@@ -26,20 +26,31 @@ import os
 import shutil
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from collections.abc import Sequence
 from pathlib import Path
 
 import attrs
-from hypothesis import HealthCheck, Phase, Verbosity, given, settings
+from hypothesis import HealthCheck
+from hypothesis import Phase
+from hypothesis import Verbosity
+from hypothesis import given
 from hypothesis import seed as hseed
+from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.errors import Flaky
 
-from ._checks import Finding, Verdict, check_outcome
+from ._checks import Finding
+from ._checks import Verdict
+from ._checks import check_outcome
 from ._coverage import situations
-from ._execute import EXECUTIONS, Execution, execute
+from ._execute import EXECUTIONS
+from ._execute import Execution
+from ._execute import execute
 from ._mech import MECH_SWEEP
-from ._situations import SWEEP, any_workload, workloads
+from ._situations import SWEEP
+from ._situations import any_workload
+from ._situations import workloads
 from ._workload import Workload
 
 Progress = Callable[[str], None]

@@ -21,49 +21,65 @@ import io
 import json
 import os
 import shlex
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import attrs
 
-from metis_runtime import (
-    AgentLoop,
-    Journal,
-    JournalState,
-    LoopConfig,
-    LoopObserver,
-    RunResult,
-    TraceWriter,
-    make_header,
-    scan_trace,
-)
-from metis_runtime.agents import (
-    CLAUDE_CONFIG_ENV,
-    USER_AGENTS_ENV,
-    AgentSupervisor,
-    GuardLimits,
-    HookedGate,
-    HookSpec,
-    ProviderConfig,
-    agent_tools,
-    load_agents,
-    load_hooks,
-    new_tree,
-    sanitized_env,
-)
-from metis_runtime.context import ContextBudget, ContextController
-from metis_runtime.dispatch import Dispatcher, FourClassDispatcher, SerialDispatcher
-from metis_runtime.permissions import Asker, CallbackAsker, Gate, Policy, TerminalAsker
-from metis_runtime.providers import Cassette, load_scenario
-from metis_runtime.tools import JobManager, ToolContext, ToolRegistry
-from metis_trace import Decision, Route, Source
+from metis_runtime import AgentLoop
+from metis_runtime import Journal
+from metis_runtime import JournalState
+from metis_runtime import LoopConfig
+from metis_runtime import LoopObserver
+from metis_runtime import RunResult
+from metis_runtime import TraceWriter
+from metis_runtime import make_header
+from metis_runtime import scan_trace
+from metis_runtime.agents import CLAUDE_CONFIG_ENV
+from metis_runtime.agents import USER_AGENTS_ENV
+from metis_runtime.agents import AgentSupervisor
+from metis_runtime.agents import GuardLimits
+from metis_runtime.agents import HookedGate
+from metis_runtime.agents import HookSpec
+from metis_runtime.agents import ProviderConfig
+from metis_runtime.agents import agent_tools
+from metis_runtime.agents import load_agents
+from metis_runtime.agents import load_hooks
+from metis_runtime.agents import new_tree
+from metis_runtime.agents import sanitized_env
+from metis_runtime.context import ContextBudget
+from metis_runtime.context import ContextController
+from metis_runtime.dispatch import Dispatcher
+from metis_runtime.dispatch import FourClassDispatcher
+from metis_runtime.dispatch import SerialDispatcher
+from metis_runtime.permissions import Asker
+from metis_runtime.permissions import CallbackAsker
+from metis_runtime.permissions import Gate
+from metis_runtime.permissions import Policy
+from metis_runtime.permissions import TerminalAsker
+from metis_runtime.providers import Cassette
+from metis_runtime.providers import load_scenario
+from metis_runtime.tools import JobManager
+from metis_runtime.tools import ToolContext
+from metis_runtime.tools import ToolRegistry
+from metis_trace import Decision
+from metis_trace import Route
+from metis_trace import Source
 
-from ._child_ids import ChildIdReplay, names_children
-from ._mech_run import MANAGED_ENV, with_mechanisms
-from ._scenario import GUARD_FLAGS, definitions_dir, settings_of, turn_starts, write_scenario
+from ._child_ids import ChildIdReplay
+from ._child_ids import names_children
+from ._mech_run import MANAGED_ENV
+from ._mech_run import with_mechanisms
+from ._scenario import GUARD_FLAGS
+from ._scenario import definitions_dir
+from ._scenario import settings_of
+from ._scenario import turn_starts
+from ._scenario import write_scenario
 from ._wire import write_sent
-from ._workload import Hook, Workload
+from ._workload import Hook
+from ._workload import Workload
 
 AGENT_EXEC_TOOLS = ("spawn_agent", "kill_agent", "message_agent")
 

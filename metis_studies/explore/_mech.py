@@ -22,18 +22,18 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from . import (
-    _mech_agents,
-    _mech_files,
-    _mech_hidden,
-    _mech_hook,
-    _mech_loop,
-    _mech_mcp,
-    _mech_plan,
-    _mech_settings,
-    _mech_shell,
-)
-from ._mech_case import Case, Problem, Traces
+from . import _mech_agents
+from . import _mech_files
+from . import _mech_hidden
+from . import _mech_hook
+from . import _mech_loop
+from . import _mech_mcp
+from . import _mech_plan
+from . import _mech_settings
+from . import _mech_shell
+from ._mech_case import Case
+from ._mech_case import Problem
+from ._mech_case import Traces
 from ._workload import Workload
 
 __all__ = [

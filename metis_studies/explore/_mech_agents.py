@@ -38,13 +38,20 @@ import hashlib
 from collections import Counter
 from pathlib import Path
 
-from metis_trace import Mode, ResultStatus, Spawn
+from metis_trace import Mode
+from metis_trace import ResultStatus
+from metis_trace import Spawn
 
 from ._child_ids import definition_of
-from ._mech_case import Case, Problem
-from ._mech_read import Traces, answered, script
-from ._pieces import read, write
-from ._workload import Child, Workload
+from ._mech_case import Case
+from ._mech_case import Problem
+from ._mech_read import Traces
+from ._mech_read import answered
+from ._mech_read import script
+from ._pieces import read
+from ._pieces import write
+from ._workload import Child
+from ._workload import Workload
 
 _AGENT_TOOLS = frozenset(
     {"spawn_agent", "kill_agent", "message_agent", "wait_agent", "list_agents"}

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
+from collections.abc import Mapping
+from collections.abc import Sequence
 from pathlib import Path
 
 import attrs
 
-from metis_trace import TraceEvent, TraceHeader
+from metis_trace import TraceEvent
+from metis_trace import TraceHeader
 
 from ._workload import Workload
 

@@ -30,12 +30,25 @@ import hashlib
 from collections import Counter
 from pathlib import Path
 
-from metis_trace import Commit, EffectOutcome, JobDone, Mode, Repair, ResultStatus
+from metis_trace import Commit
+from metis_trace import EffectOutcome
+from metis_trace import JobDone
+from metis_trace import Mode
+from metis_trace import Repair
+from metis_trace import ResultStatus
 
-from ._mech_case import Case, Problem
-from ._mech_read import Traces, answered, changed_files, script
-from ._pieces import bash, read, write
-from ._workload import Fault, Rule, Workload
+from ._mech_case import Case
+from ._mech_case import Problem
+from ._mech_read import Traces
+from ._mech_read import answered
+from ._mech_read import changed_files
+from ._mech_read import script
+from ._pieces import bash
+from ._pieces import read
+from ._pieces import write
+from ._workload import Fault
+from ._workload import Rule
+from ._workload import Workload
 
 _ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 

@@ -28,13 +28,19 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from metis_trace import Mode, ResultStatus
+from metis_trace import Mode
+from metis_trace import ResultStatus
 
 from ._mech_case import Case
 from ._mech_files import marker_token
-from ._mech_read import Traces, answered, script
-from ._pieces import bash, read
-from ._workload import Rule, Turn, Workload
+from ._mech_read import Traces
+from ._mech_read import answered
+from ._mech_read import script
+from ._pieces import bash
+from ._pieces import read
+from ._workload import Rule
+from ._workload import Turn
+from ._workload import Workload
 
 HIDDEN_MARKER = f"metis-explore-hidden-{marker_token('hidden', 20)}"
 _DENY = (Rule(behavior="deny", pattern="Read(vault/*.txt)"),)

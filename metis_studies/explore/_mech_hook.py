@@ -35,12 +35,20 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from metis_model import Recorded, derive, parse_recorded_rule
+from metis_model import Recorded
+from metis_model import derive
+from metis_model import parse_recorded_rule
 from metis_trace import InputError
 
-from ._mech_case import Case, Problem
-from ._mech_hook_payloads import PAYLOADS, PROJECT, USER, payload, session_id
-from ._mech_read import Traces, script
+from ._mech_case import Case
+from ._mech_case import Problem
+from ._mech_hook_payloads import PAYLOADS
+from ._mech_hook_payloads import PROJECT
+from ._mech_hook_payloads import USER
+from ._mech_hook_payloads import payload
+from ._mech_hook_payloads import session_id
+from ._mech_read import Traces
+from ._mech_read import script
 from ._mech_run import MANAGED_ENV
 from ._workload import Workload
 

@@ -30,10 +30,16 @@ from pathlib import Path
 from metis_trace import Mode
 
 from ._mech_case import Case
-from ._mech_read import Traces, script
-from ._pieces import bash, read
-from ._wire import blocks_of, sent_bodies
-from ._workload import Call, Turn, Wire, Workload
+from ._mech_read import Traces
+from ._mech_read import script
+from ._pieces import bash
+from ._pieces import read
+from ._wire import blocks_of
+from ._wire import sent_bodies
+from ._workload import Call
+from ._workload import Turn
+from ._workload import Wire
+from ._workload import Workload
 
 NOTE = "[background job"
 

@@ -25,11 +25,22 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from metis_trace import CallClass, Decision, EffectStart, Mode, ResultStatus
+from metis_trace import CallClass
+from metis_trace import Decision
+from metis_trace import EffectStart
+from metis_trace import Mode
+from metis_trace import ResultStatus
 
-from ._mech_case import Case, Problem
-from ._mech_read import Spec, Traces, calls_of, decisions_of, results_of, script
-from ._workload import Rule, Workload
+from ._mech_case import Case
+from ._mech_case import Problem
+from ._mech_read import Spec
+from ._mech_read import Traces
+from ._mech_read import calls_of
+from ._mech_read import decisions_of
+from ._mech_read import results_of
+from ._mech_read import script
+from ._workload import Rule
+from ._workload import Workload
 
 LOG = "mcp-calls.log"  # in the run folder, outside the workspace
 _TOOL = "mcp__explore__"

@@ -33,19 +33,22 @@ from typing import Any
 
 import yaml
 
-from metis_check import check_trace, check_turn_log, check_turn_logs
-from metis_trace import (
-    Decision,
-    InputError,
-    ResumeRecord,
-    StepStatus,
-    read_trace_numbered,
-    read_turn_log,
-)
+from metis_check import check_trace
+from metis_check import check_turn_log
+from metis_check import check_turn_logs
+from metis_trace import Decision
+from metis_trace import InputError
+from metis_trace import ResumeRecord
+from metis_trace import StepStatus
+from metis_trace import read_trace_numbered
+from metis_trace import read_turn_log
 
-from ._mech_case import Case, Problem
-from ._mech_plan_proposals import PROPOSALS, scenario
-from ._mech_read import Traces, script
+from ._mech_case import Case
+from ._mech_case import Problem
+from ._mech_plan_proposals import PROPOSALS
+from ._mech_plan_proposals import scenario
+from ._mech_read import Traces
+from ._mech_read import script
 from ._workload import Workload
 
 REQUEST = "Summarize my notes into Reports/notes-summary.md"
@@ -69,16 +72,14 @@ def run(workload: Workload, root: Path, timeout: float) -> tuple[list[str], str 
     the keyless replay provider, the runtime over the workspace's registry,
     consent answered through `PlanRuntime.resume`."""
     from metis_runtime import MetisRuntimeError
-    from metis_runtime.plan import (
-        Coordinates,
-        TurnOptions,
-        TurnProvider,
-        cache_listing,
-        dialog_path,
-        load_dialog,
-        plan_runtime,
-        sign_manifest,
-    )
+    from metis_runtime.plan import Coordinates
+    from metis_runtime.plan import TurnOptions
+    from metis_runtime.plan import TurnProvider
+    from metis_runtime.plan import cache_listing
+    from metis_runtime.plan import dialog_path
+    from metis_runtime.plan import load_dialog
+    from metis_runtime.plan import plan_runtime
+    from metis_runtime.plan import sign_manifest
     from metis_trace import ResumeAnswer
 
     ws = root / "ws"

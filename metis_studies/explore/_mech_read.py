@@ -6,14 +6,21 @@ settings); builders make the scripted turns (one call id per call).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator
+from collections.abc import Mapping
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from metis_trace import Assistant, DecisionEvent, Result, TraceEvent, TraceHeader
+from metis_trace import Assistant
+from metis_trace import DecisionEvent
+from metis_trace import Result
+from metis_trace import TraceEvent
+from metis_trace import TraceHeader
 
 from ._pieces import Spec
-from ._workload import Call, Turn
+from ._workload import Call
+from ._workload import Turn
 
 __all__ = [
     "Spec",

@@ -35,11 +35,21 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from metis_trace import Decision, Mode, RuleBehavior, Source, ToolKind
+from metis_trace import Decision
+from metis_trace import Mode
+from metis_trace import RuleBehavior
+from metis_trace import Source
+from metis_trace import ToolKind
 
-from ._mech_case import Case, Problem
-from ._mech_read import Traces, decisions_of, recorded_rules, script
-from ._pieces import bash, edit, write
+from ._mech_case import Case
+from ._mech_case import Problem
+from ._mech_read import Traces
+from ._mech_read import decisions_of
+from ._mech_read import recorded_rules
+from ._mech_read import script
+from ._pieces import bash
+from ._pieces import edit
+from ._pieces import write
 from ._workload import Workload
 
 # The placed file, its documented level, its source.

@@ -17,10 +17,16 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from metis_trace import Decision, Mode
+from metis_trace import Decision
+from metis_trace import Mode
 
-from ._mech_case import Case, Problem
-from ._mech_read import Traces, calls_of, changed_files, decisions_of, script
+from ._mech_case import Case
+from ._mech_case import Problem
+from ._mech_read import Traces
+from ._mech_read import calls_of
+from ._mech_read import changed_files
+from ._mech_read import decisions_of
+from ._mech_read import script
 from ._pieces import bash
 from ._workload import Workload
 

@@ -21,7 +21,10 @@ from typing import Any
 import attrs
 from hypothesis import strategies as st
 
-from ._workload import Child, Hook, Rule, Turn
+from ._workload import Child
+from ._workload import Hook
+from ._workload import Rule
+from ._workload import Turn
 
 SLOW_SAFE = "seq 1 2000000 | wc -l"  # read-only, so Safe; runs tens of milliseconds
 

@@ -19,14 +19,19 @@ for the run: `METIS_USER_AGENTS`), since a scenario may not seed `.metis/`.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator
+from collections.abc import Mapping
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from ._responses import RESPONSES_URI, responses_body
-from ._workload import Turn, Wire, Workload
+from ._responses import RESPONSES_URI
+from ._responses import responses_body
+from ._workload import Turn
+from ._workload import Wire
+from ._workload import Workload
 
 URI = "https://api.anthropic.com/v1/messages"
 BASE_URL = "https://api.anthropic.com"

@@ -24,31 +24,43 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from metis_check import SimConfig, simulate
-from metis_trace import AskResolved, Assistant, CallClass, Decision, DecisionEvent, Mode, Route
+from metis_check import SimConfig
+from metis_check import simulate
+from metis_trace import AskResolved
+from metis_trace import Assistant
+from metis_trace import CallClass
+from metis_trace import Decision
+from metis_trace import DecisionEvent
+from metis_trace import Mode
+from metis_trace import Route
 
-from ._pieces import (
-    BUILDERS,
-    SLOW_SAFE,
-    Piece,
-    Spec,
-    background,
-    bash,
-    canaries,
-    context_fill,
-    edit,
-    grep,
-    guarded,
-    hooked,
-    ls,
-    plan_root,
-    policy,
-    read,
-    spawns,
-    write,
-)
+from ._pieces import BUILDERS
+from ._pieces import SLOW_SAFE
+from ._pieces import Piece
+from ._pieces import Spec
 from ._pieces import asks as ask_piece
-from ._workload import KILLS, Call, Child, Fault, Hook, Rule, Turn, Workload
+from ._pieces import background
+from ._pieces import bash
+from ._pieces import canaries
+from ._pieces import context_fill
+from ._pieces import edit
+from ._pieces import grep
+from ._pieces import guarded
+from ._pieces import hooked
+from ._pieces import ls
+from ._pieces import plan_root
+from ._pieces import policy
+from ._pieces import read
+from ._pieces import spawns
+from ._pieces import write
+from ._workload import KILLS
+from ._workload import Call
+from ._workload import Child
+from ._workload import Fault
+from ._workload import Hook
+from ._workload import Rule
+from ._workload import Turn
+from ._workload import Workload
 
 MUTATING = ("write", "edit", "spawn_agent", "kill_agent", "message_agent")
 _EXEC_WORDS = ("touch", "rm", "sleep", "mkdir", "mv", "cp")
@@ -428,8 +440,11 @@ def describe(workload: Workload) -> dict[str, Any]:
 def simplest(strategy: st.SearchStrategy[Workload], salt: int = 0) -> Workload:
     """The first workload Hypothesis draws from `strategy` under seed `salt`
     (for a focused strategy: the situation in its simplest form)."""
-    from hypothesis import HealthCheck, Phase, given, settings
+    from hypothesis import HealthCheck
+    from hypothesis import Phase
+    from hypothesis import given
     from hypothesis import seed as hseed
+    from hypothesis import settings
 
     got: list[Workload] = []
 

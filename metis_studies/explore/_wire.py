@@ -25,11 +25,14 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
+from typing import Literal
 
-from metis_check.transcripts import TranscriptFormatError, check_transcript
+from metis_check.transcripts import TranscriptFormatError
+from metis_check.transcripts import check_transcript
 
 __all__ = ["SENT", "blocks_of", "sent_bodies", "sent_problems", "write_sent"]
 

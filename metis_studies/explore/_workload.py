@@ -31,11 +31,20 @@ counterexample, a regression) is validated with errors naming the field.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel
+from pydantic import ConfigDict
+from pydantic import Field
+from pydantic import model_validator
 
-from metis_trace import Decision, InputError, Mode, Route, decode_json, value_strict
+from metis_trace import Decision
+from metis_trace import InputError
+from metis_trace import Mode
+from metis_trace import Route
+from metis_trace import decode_json
+from metis_trace import value_strict
 
 # A root's provider wire: Messages SSE (the default) or OpenAI Responses streams.
 Wire = Literal["anthropic", "openai-responses"]
@@ -228,7 +237,8 @@ def parse_workload(text: str, source: str, *, scenario: bool) -> Workload:
     """A workload from its text: JSON, or (`scenario`) the `explore:` section of
     a scenario YAML. Strict JSON / YAML with nesting and number limits; every
     failure one `WorkloadError` line naming `source`."""
-    from metis_runtime import input_json_limits, load_yaml
+    from metis_runtime import input_json_limits
+    from metis_runtime import load_yaml
 
     try:
         if scenario:

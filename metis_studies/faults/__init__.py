@@ -16,17 +16,17 @@ trace file and journal, injects one fault, and states what must come of it:
 `FAULTS`; `metis faults` and `metis study faults` print and write them.
 """
 
-from ._harness import (
-    DISPATCHERS,
-    RECORDED_STREAM,
-    ExplodeTool,
-    FaultRow,
-    Harness,
-    MultiWriteTool,
-    closure_of,
-)
+from ._harness import DISPATCHERS
+from ._harness import RECORDED_STREAM
+from ._harness import ExplodeTool
+from ._harness import FaultRow
+from ._harness import Harness
+from ._harness import MultiWriteTool
+from ._harness import closure_of
 from ._kill import killed_child
-from ._matrix import FAULTS, run_fault, run_fault_matrix
+from ._matrix import FAULTS
+from ._matrix import run_fault
+from ._matrix import run_fault_matrix
 from ._rows import cut_stream_cassette
 
 __all__ = [

@@ -11,7 +11,10 @@ import asyncio
 import os
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Mapping
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,47 +22,47 @@ import attrs
 
 import metis_studies
 from metis_check import check_trace
-from metis_runtime import (
-    AgentLoop,
-    Journal,
-    JournalState,
-    LoopConfig,
-    LoopObserver,
-    TraceWriter,
-    make_header,
-    scan_trace,
-)
-from metis_runtime.dispatch import Dispatcher, FourClassDispatcher, SerialDispatcher
-from metis_runtime.permissions import Gate, Policy
-from metis_runtime.providers import Provider, ScriptedProvider, TextBlock, ToolUseBlock
-from metis_runtime.tools import (
-    Classification,
-    JobManager,
-    Tool,
-    ToolContext,
-    ToolInput,
-    ToolOutput,
-    ToolRegistry,
-    ToolSpec,
-    atomic_write,
-    builtin_tools,
-    resolve_path,
-)
-from metis_trace import (
-    Assistant,
-    CallClass,
-    JobDone,
-    Mode,
-    Repair,
-    Result,
-    Route,
-    RuleBehavior,
-    RunEnd,
-    Source,
-    ToolKind,
-    TraceEvent,
-    read_trace_numbered,
-)
+from metis_runtime import AgentLoop
+from metis_runtime import Journal
+from metis_runtime import JournalState
+from metis_runtime import LoopConfig
+from metis_runtime import LoopObserver
+from metis_runtime import TraceWriter
+from metis_runtime import make_header
+from metis_runtime import scan_trace
+from metis_runtime.dispatch import Dispatcher
+from metis_runtime.dispatch import FourClassDispatcher
+from metis_runtime.dispatch import SerialDispatcher
+from metis_runtime.permissions import Gate
+from metis_runtime.permissions import Policy
+from metis_runtime.providers import Provider
+from metis_runtime.providers import ScriptedProvider
+from metis_runtime.providers import TextBlock
+from metis_runtime.providers import ToolUseBlock
+from metis_runtime.tools import Classification
+from metis_runtime.tools import JobManager
+from metis_runtime.tools import Tool
+from metis_runtime.tools import ToolContext
+from metis_runtime.tools import ToolInput
+from metis_runtime.tools import ToolOutput
+from metis_runtime.tools import ToolRegistry
+from metis_runtime.tools import ToolSpec
+from metis_runtime.tools import atomic_write
+from metis_runtime.tools import builtin_tools
+from metis_runtime.tools import resolve_path
+from metis_trace import Assistant
+from metis_trace import CallClass
+from metis_trace import JobDone
+from metis_trace import Mode
+from metis_trace import Repair
+from metis_trace import Result
+from metis_trace import Route
+from metis_trace import RuleBehavior
+from metis_trace import RunEnd
+from metis_trace import Source
+from metis_trace import ToolKind
+from metis_trace import TraceEvent
+from metis_trace import read_trace_numbered
 
 ROOT = Path(metis_studies.__file__).resolve().parent.parent
 RECORDED_STREAM = (

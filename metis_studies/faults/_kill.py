@@ -13,21 +13,21 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from metis_runtime.providers import ModelRequest, ScriptedProvider, ToolUseBlock
+from metis_runtime.providers import ModelRequest
+from metis_runtime.providers import ScriptedProvider
+from metis_runtime.providers import ToolUseBlock
 
 from .._sync import run_sync
-from ._harness import (
-    DONE,
-    ROOT,
-    WAIT,
-    FaultRow,
-    Harness,
-    Turn,
-    bash,
-    log_line,
-    row_of,
-    scripted,
-)
+from ._harness import DONE
+from ._harness import ROOT
+from ._harness import WAIT
+from ._harness import FaultRow
+from ._harness import Harness
+from ._harness import Turn
+from ._harness import bash
+from ._harness import log_line
+from ._harness import row_of
+from ._harness import scripted
 from ._rows import resumed_mid_batch
 
 KILL_SLOW = (

@@ -6,21 +6,23 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ._harness import FaultRow
-from ._kill import sigkill_background, sigkill_duplicate_ids, sigkill_then_resume
-from ._mcp import mcp_malformed_result, mcp_server_dies, mcp_server_hangs
-from ._rows import (
-    background_fails,
-    cancel_mid_batch,
-    denial_mid_batch,
-    duplicate_ids,
-    interrupt_then_resume,
-    malformed_arguments,
-    partial_edit_rolled_back,
-    partial_exec_kept,
-    stream_cut,
-    tool_hangs,
-    tool_raises,
-)
+from ._kill import sigkill_background
+from ._kill import sigkill_duplicate_ids
+from ._kill import sigkill_then_resume
+from ._mcp import mcp_malformed_result
+from ._mcp import mcp_server_dies
+from ._mcp import mcp_server_hangs
+from ._rows import background_fails
+from ._rows import cancel_mid_batch
+from ._rows import denial_mid_batch
+from ._rows import duplicate_ids
+from ._rows import interrupt_then_resume
+from ._rows import malformed_arguments
+from ._rows import partial_edit_rolled_back
+from ._rows import partial_exec_kept
+from ._rows import stream_cut
+from ._rows import tool_hangs
+from ._rows import tool_raises
 
 FAULTS: dict[str, Callable[[Path, str], FaultRow]] = {
     "raises": tool_raises,

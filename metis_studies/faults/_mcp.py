@@ -13,13 +13,22 @@ from typing import Any
 from metis_runtime.providers import ToolUseBlock
 
 from .._sync import run_sync
-from ._harness import DONE, WAIT, FaultRow, Harness, bash, log_line, row_of, scripted
+from ._harness import DONE
+from ._harness import WAIT
+from ._harness import FaultRow
+from ._harness import Harness
+from ._harness import bash
+from ._harness import log_line
+from ._harness import row_of
+from ._harness import scripted
 
 
 @contextlib.contextmanager
 def _mcp_server(h: Harness, tool_s: float = WAIT) -> Iterator[None]:
     """The row's MCP server started, its tools in the harness's registry."""
-    from metis_runtime.mcp import McpHost, mcp_tools, parse_server
+    from metis_runtime.mcp import McpHost
+    from metis_runtime.mcp import mcp_tools
+    from metis_runtime.mcp import parse_server
 
     entry = {
         "command": sys.executable,

@@ -12,29 +12,26 @@ from typing import Any
 import attrs
 
 from metis_runtime import AgentLoop
-from metis_runtime.providers import (
-    Cassette,
-    ReplayProvider,
-    ToolResultBlock,
-    ToolUseBlock,
-    load_cassette,
-)
-from metis_trace import EffectEnd, TraceEvent
+from metis_runtime.providers import Cassette
+from metis_runtime.providers import ReplayProvider
+from metis_runtime.providers import ToolResultBlock
+from metis_runtime.providers import ToolUseBlock
+from metis_runtime.providers import load_cassette
+from metis_trace import EffectEnd
+from metis_trace import TraceEvent
 
 from .._sync import run_sync
-from ._harness import (
-    DONE,
-    RECORDED_STREAM,
-    FaultRow,
-    Harness,
-    OnStart,
-    bash,
-    close_loop,
-    log_line,
-    row_of,
-    scripted,
-    until_running,
-)
+from ._harness import DONE
+from ._harness import RECORDED_STREAM
+from ._harness import FaultRow
+from ._harness import Harness
+from ._harness import OnStart
+from ._harness import bash
+from ._harness import close_loop
+from ._harness import log_line
+from ._harness import row_of
+from ._harness import scripted
+from ._harness import until_running
 
 SLOW = "echo b >> log.txt; sleep 30; echo B >> log.txt"  # `B` only if it ran to the end
 BATCH_WITH_SLOW = (bash("t1", log_line("a")), bash("t2", SLOW), bash("t3", log_line("c")))

@@ -7,29 +7,25 @@ studies' traces there; `python -m metis_studies.mutate` (`make mutate`)
 reports which invariant ID caught each fault.
 """
 
-from ._record import (
-    Record,
-    check_records,
-    make_record,
-    patch_sha256,
-    read_blind,
-    read_record,
-    read_records,
-    readme_block,
-    summary,
-    write_record,
-)
-from ._run import (
-    Caught,
-    Mutant,
-    MutantError,
-    MutantResult,
-    changed_files,
-    mutants,
-    patched_copy,
-    read_mutant,
-    run_mutant,
-)
+from ._record import Record
+from ._record import check_records
+from ._record import make_record
+from ._record import patch_sha256
+from ._record import read_blind
+from ._record import read_record
+from ._record import read_records
+from ._record import readme_block
+from ._record import summary
+from ._record import write_record
+from ._run import Caught
+from ._run import Mutant
+from ._run import MutantError
+from ._run import MutantResult
+from ._run import changed_files
+from ._run import mutants
+from ._run import patched_copy
+from ._run import read_mutant
+from ._run import run_mutant
 
 __all__ = [
     "Caught",

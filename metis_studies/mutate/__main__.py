@@ -17,16 +17,18 @@ from pathlib import Path
 
 from metis_trace import InputError
 
-from ._record import (
-    check_records,
-    git_commit,
-    make_record,
-    read_blind,
-    read_records,
-    summary,
-    write_record,
-)
-from ._run import Mutant, MutantError, MutantResult, mutants, run_mutant
+from ._record import check_records
+from ._record import git_commit
+from ._record import make_record
+from ._record import read_blind
+from ._record import read_records
+from ._record import summary
+from ._record import write_record
+from ._run import Mutant
+from ._run import MutantError
+from ._run import MutantResult
+from ._run import mutants
+from ._run import run_mutant
 
 REPO = Path(__file__).resolve().parents[2]
 

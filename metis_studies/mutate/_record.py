@@ -20,15 +20,18 @@ import hashlib
 import json
 import os
 import subprocess
-from collections.abc import Collection, Sequence
+from collections.abc import Collection
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import attrs
 
-from metis_trace import InputError, decode_json
+from metis_trace import InputError
+from metis_trace import decode_json
 
-from ._run import Mutant, MutantResult
+from ._run import Mutant
+from ._run import MutantResult
 
 FORMAT = 1
 UNPATCHED = "00_unpatched"

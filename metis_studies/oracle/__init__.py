@@ -19,11 +19,37 @@ loop's preflight does; nothing is executed. Three things are checked per call:
 route; `run_oracle(n)` the same as `{route: (calls, agreements)}`.
 """
 
-from ._cases import Call, Case, ChildDraw, RuleDraw, calls, cases, rule_draws
-from ._check import CallCheck, CaseOutcome, check_case
-from ._run import RouteResult, Tally, oracle_study, run_oracle, run_route, substituted_list_case
-from ._shells import ATOMS, ECHO_DYN, Occ, Shell, ShellAtom, line, shells
-from ._world import PATHS, ROUTES, RULES, BashPattern, PathAtom, RuleTemplate, World, build_world
+from ._cases import Call
+from ._cases import Case
+from ._cases import ChildDraw
+from ._cases import RuleDraw
+from ._cases import calls
+from ._cases import cases
+from ._cases import rule_draws
+from ._check import CallCheck
+from ._check import CaseOutcome
+from ._check import check_case
+from ._run import RouteResult
+from ._run import Tally
+from ._run import oracle_study
+from ._run import run_oracle
+from ._run import run_route
+from ._run import substituted_list_case
+from ._shells import ATOMS
+from ._shells import ECHO_DYN
+from ._shells import Occ
+from ._shells import Shell
+from ._shells import ShellAtom
+from ._shells import line
+from ._shells import shells
+from ._world import PATHS
+from ._world import ROUTES
+from ._world import RULES
+from ._world import BashPattern
+from ._world import PathAtom
+from ._world import RuleTemplate
+from ._world import World
+from ._world import build_world
 
 __all__ = [
     "ATOMS",

@@ -5,10 +5,19 @@ from __future__ import annotations
 import attrs
 from hypothesis import strategies as st
 
-from metis_trace import Decision, Mode, Route, RuleBehavior, Source
+from metis_trace import Decision
+from metis_trace import Mode
+from metis_trace import Route
+from metis_trace import RuleBehavior
+from metis_trace import Source
 
-from ._shells import Shell, shells
-from ._world import PARENT_ROUTES, PATHS, RULES, PathAtom, RuleTemplate
+from ._shells import Shell
+from ._shells import shells
+from ._world import PARENT_ROUTES
+from ._world import PATHS
+from ._world import RULES
+from ._world import PathAtom
+from ._world import RuleTemplate
 
 
 @attrs.frozen

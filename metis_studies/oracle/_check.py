@@ -3,29 +3,46 @@
 from __future__ import annotations
 
 import io
-from collections.abc import Coroutine, Mapping
+from collections.abc import Coroutine
+from collections.abc import Mapping
 from typing import Any
 
 import attrs
 
-from metis_model import Settlement, mode_at_most, resolve, settle_ask
-from metis_runtime.permissions import (
-    AskRequest,
-    CallbackAsker,
-    Gate,
-    GateDecision,
-    Policy,
-    Refusal,
-    TerminalAsker,
-)
-from metis_runtime.tools import JobManager, Tool, ToolContext, builtin_tools
-from metis_trace import MUTATING_KINDS, Decision, Mode, Route, RuleBehavior, Source, ToolKind
+from metis_model import Settlement
+from metis_model import mode_at_most
+from metis_model import resolve
+from metis_model import settle_ask
+from metis_runtime.permissions import AskRequest
+from metis_runtime.permissions import CallbackAsker
+from metis_runtime.permissions import Gate
+from metis_runtime.permissions import GateDecision
+from metis_runtime.permissions import Policy
+from metis_runtime.permissions import Refusal
+from metis_runtime.permissions import TerminalAsker
+from metis_runtime.tools import JobManager
+from metis_runtime.tools import Tool
+from metis_runtime.tools import ToolContext
+from metis_runtime.tools import builtin_tools
+from metis_trace import MUTATING_KINDS
+from metis_trace import Decision
+from metis_trace import Mode
+from metis_trace import Route
+from metis_trace import RuleBehavior
+from metis_trace import Source
+from metis_trace import ToolKind
 
 from .._sync import run_sync
-from ._cases import Call, Case, ChildDraw, RuleDraw
-from ._expect import Placed, expected_rules, rule_key
+from ._cases import Call
+from ._cases import Case
+from ._cases import ChildDraw
+from ._cases import RuleDraw
+from ._expect import Placed
+from ._expect import expected_rules
+from ._expect import rule_key
 from ._shells import Shell
-from ._world import WAITLESS, World
+from ._world import WAITLESS
+from ._world import World
 
 
 @attrs.frozen

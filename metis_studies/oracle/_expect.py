@@ -7,11 +7,16 @@ from collections.abc import Iterable
 
 import attrs
 
-from metis_trace import RuleBehavior, RuleRef
+from metis_trace import RuleBehavior
+from metis_trace import RuleRef
 
-from ._cases import Call, RuleDraw
-from ._shells import Occ, Shell
-from ._world import DYN, GROUP_OF_TOOL, BashPattern
+from ._cases import Call
+from ._cases import RuleDraw
+from ._shells import Occ
+from ._shells import Shell
+from ._world import DYN
+from ._world import GROUP_OF_TOOL
+from ._world import BashPattern
 
 
 def _words_match(pattern: BashPattern, words: tuple[str, ...]) -> bool:

@@ -8,14 +8,32 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-from hypothesis import HealthCheck, Phase, example, given, settings
+from hypothesis import HealthCheck
+from hypothesis import Phase
+from hypothesis import example
+from hypothesis import given
+from hypothesis import settings
 
-from metis_trace import Decision, Mode, Route, RuleBehavior, Source
+from metis_trace import Decision
+from metis_trace import Mode
+from metis_trace import Route
+from metis_trace import RuleBehavior
+from metis_trace import Source
 
-from ._cases import Call, Case, ChildDraw, RuleDraw, cases
-from ._check import CaseOutcome, check_case
-from ._shells import ATOMS, ECHO_DYN, line
-from ._world import ROUTES, RULES, World, build_world
+from ._cases import Call
+from ._cases import Case
+from ._cases import ChildDraw
+from ._cases import RuleDraw
+from ._cases import cases
+from ._check import CaseOutcome
+from ._check import check_case
+from ._shells import ATOMS
+from ._shells import ECHO_DYN
+from ._shells import line
+from ._world import ROUTES
+from ._world import RULES
+from ._world import World
+from ._world import build_world
 
 
 @attrs.define

@@ -23,7 +23,8 @@ import hashlib
 import os
 import secrets
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,20 +32,31 @@ import attrs
 import httpx
 
 from metis_check import check_trace
-from metis_runtime import AgentLoop, TraceWriter, make_header
-from metis_runtime.permissions import Gate, Policy
-from metis_runtime.providers import (
-    AnthropicProvider,
-    OpenAIResponsesProvider,
-    Provider,
-    ReplayProvider,
-)
-from metis_runtime.tools import JobManager, ToolContext, ToolRegistry, builtin_tools
-from metis_trace import Assistant, Decision, Mode, Result, Route, read_trace_numbered
+from metis_runtime import AgentLoop
+from metis_runtime import TraceWriter
+from metis_runtime import make_header
+from metis_runtime.permissions import Gate
+from metis_runtime.permissions import Policy
+from metis_runtime.providers import AnthropicProvider
+from metis_runtime.providers import OpenAIResponsesProvider
+from metis_runtime.providers import Provider
+from metis_runtime.providers import ReplayProvider
+from metis_runtime.tools import JobManager
+from metis_runtime.tools import ToolContext
+from metis_runtime.tools import ToolRegistry
+from metis_runtime.tools import builtin_tools
+from metis_trace import Assistant
+from metis_trace import Decision
+from metis_trace import Mode
+from metis_trace import Result
+from metis_trace import Route
+from metis_trace import read_trace_numbered
 
 from .._sync import run_sync
 from ..faults import closure_of
-from ._wire import CONDITIONS, MARKER_FILE, Condition
+from ._wire import CONDITIONS
+from ._wire import MARKER_FILE
+from ._wire import Condition
 
 TASK = (
     f"Read the file {MARKER_FILE} with the read tool, then answer with one sentence "

@@ -19,9 +19,13 @@ from typing import Any
 
 import attrs
 
-from metis_runtime.providers import Cassette, Interaction, WireFormat
+from metis_runtime.providers import Cassette
+from metis_runtime.providers import Interaction
+from metis_runtime.providers import WireFormat
 
-from ..explore import Call, Turn, sse_body
+from ..explore import Call
+from ..explore import Turn
+from ..explore import sse_body
 from ..explore._responses import responses_body
 
 MARKER_FILE = "marker.txt"

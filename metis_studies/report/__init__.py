@@ -7,17 +7,23 @@ paper's (30 pairs, 3 trials per condition, ...). The figure functions take a
 study's result and a file stem, and return the PNG and SVG they wrote.
 """
 
-from ._conformance import (
-    invariants_figure,
-    read_marker_figure,
-    snapshot_figure,
-    transitions_figure,
-)
-from ._dispatch import differences_figure, histograms_figure
-from ._files import Written, write_json, write_table
-from ._model import ablations_figure, decision_maps_figure, loosened_figure
-from ._registry import STUDIES, Sizes, write_study
-from ._runtime import child_boundary_figure, oracle_figure
+from ._conformance import invariants_figure
+from ._conformance import read_marker_figure
+from ._conformance import snapshot_figure
+from ._conformance import transitions_figure
+from ._dispatch import differences_figure
+from ._dispatch import histograms_figure
+from ._files import Written
+from ._files import write_json
+from ._files import write_table
+from ._model import ablations_figure
+from ._model import decision_maps_figure
+from ._model import loosened_figure
+from ._registry import STUDIES
+from ._registry import Sizes
+from ._registry import write_study
+from ._runtime import child_boundary_figure
+from ._runtime import oracle_figure
 
 __all__ = [
     "STUDIES",

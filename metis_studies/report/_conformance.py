@@ -5,20 +5,24 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from metis_check import check_trace, simulate
+from metis_check import check_trace
+from metis_check import simulate
 
-from .._plots import Marks, cell, new_figure, save
-from ..conformance import (
-    CoverageProfile,
-    SnapshotConformance,
-    coverage_profile,
-    frozen_corpus,
-    snapshot_conformance,
-    trace_reports,
-)
+from .._plots import Marks
+from .._plots import cell
+from .._plots import new_figure
+from .._plots import save
+from ..conformance import CoverageProfile
+from ..conformance import SnapshotConformance
+from ..conformance import coverage_profile
+from ..conformance import frozen_corpus
+from ..conformance import snapshot_conformance
+from ..conformance import trace_reports
 from ..faults import run_fault_matrix
-from ..read_marker import ConditionResult, read_marker_study
-from ._files import Written, write_results
+from ..read_marker import ConditionResult
+from ..read_marker import read_marker_study
+from ._files import Written
+from ._files import write_results
 
 SERIES = {"runtime": "#1f77b4", "model": "#9467bd"}
 

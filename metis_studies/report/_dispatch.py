@@ -5,10 +5,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .._plots import Marks, new_figure, save
+from .._plots import Marks
+from .._plots import new_figure
+from .._plots import save
 from .._stats import write_pairs
-from ..dispatch import TARGET_MAKESPAN, TARGET_RATIO, DispatchStudy, dispatch_study
-from ._files import Written, write_json, write_table
+from ..dispatch import TARGET_MAKESPAN
+from ..dispatch import TARGET_RATIO
+from ..dispatch import DispatchStudy
+from ..dispatch import dispatch_study
+from ._files import Written
+from ._files import write_json
+from ._files import write_table
 
 SIDE_COLOURS = {"four-class": "#1f77b4", "serial": "#ff7f0e"}
 

@@ -6,10 +6,18 @@ from pathlib import Path
 
 from metis_trace import Decision
 
-from .._plots import Marks, cell, new_figure, save
-from ..model_ablations import AblationResult, model_ablations
-from ..permission_modes import DecisionMap, PermissionModes, permission_modes
-from ._files import Written, tally, write_results
+from .._plots import Marks
+from .._plots import cell
+from .._plots import new_figure
+from .._plots import save
+from ..model_ablations import AblationResult
+from ..model_ablations import model_ablations
+from ..permission_modes import DecisionMap
+from ..permission_modes import PermissionModes
+from ..permission_modes import permission_modes
+from ._files import Written
+from ._files import tally
+from ._files import write_results
 
 DECISION_COLOURS = {Decision.ALLOW: "#66bb6a", Decision.ASK: "#ffca28", Decision.DENY: "#ef5350"}
 

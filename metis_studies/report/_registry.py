@@ -7,11 +7,16 @@ from pathlib import Path
 
 import attrs
 
-from ._conformance import write_coverage, write_read_marker, write_snapshot
+from ._conformance import write_coverage
+from ._conformance import write_read_marker
+from ._conformance import write_snapshot
 from ._dispatch import write_dispatch
 from ._files import Written
-from ._model import write_model_ablations, write_permission_modes
-from ._runtime import write_child_boundary, write_faults, write_oracle
+from ._model import write_model_ablations
+from ._model import write_permission_modes
+from ._runtime import write_child_boundary
+from ._runtime import write_faults
+from ._runtime import write_oracle
 
 
 @attrs.frozen

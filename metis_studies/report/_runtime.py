@@ -5,11 +5,21 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from .._plots import Marks, cell, new_figure, save
-from ..child_boundary import ESCAPE_TOOLS, Cell, run_child_boundary
-from ..faults import DISPATCHERS, FAULTS, run_fault_matrix
-from ..oracle import RouteResult, oracle_study
-from ._files import Written, tally, write_results
+from .._plots import Marks
+from .._plots import cell
+from .._plots import new_figure
+from .._plots import save
+from ..child_boundary import ESCAPE_TOOLS
+from ..child_boundary import Cell
+from ..child_boundary import run_child_boundary
+from ..faults import DISPATCHERS
+from ..faults import FAULTS
+from ..faults import run_fault_matrix
+from ..oracle import RouteResult
+from ..oracle import oracle_study
+from ._files import Written
+from ._files import tally
+from ._files import write_results
 
 HOLDS, FAILS = "#66bb6a", "#ef5350"
 

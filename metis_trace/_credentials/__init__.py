@@ -32,17 +32,26 @@ Where each part is (one module a part):
 - `_scanner.py`: `CredentialScanner`, `find_credentials`, `redact_credentials`.
 """
 
-from ._encoded import ENCODED_FORMS, ENCODED_NEEDLES, encoded_screen, literal_forms
-from ._families import FAMILIES, FAMILY_NAMES, CredentialFamily, CredentialFinding
-from ._names import MIN_SECRET_LEN, secret_name, secret_values
-from ._scanner import (
-    ENCODING_DEPTH,  # read in `_scanner` at each `find`: set it there
-    CredentialScanner,
-    find_credentials,
-    redact_credentials,
-    replace_spans,
-)
-from ._screen import NAME_WORDS, RULE_NEEDLES, SCREEN_NEEDLES, may_hold_credential
+from ._encoded import ENCODED_FORMS
+from ._encoded import ENCODED_NEEDLES
+from ._encoded import encoded_screen
+from ._encoded import literal_forms
+from ._families import FAMILIES
+from ._families import FAMILY_NAMES
+from ._families import CredentialFamily
+from ._families import CredentialFinding
+from ._names import MIN_SECRET_LEN
+from ._names import secret_name
+from ._names import secret_values
+from ._scanner import ENCODING_DEPTH  # read in `_scanner` at each `find`: set it there
+from ._scanner import CredentialScanner
+from ._scanner import find_credentials
+from ._scanner import redact_credentials
+from ._scanner import replace_spans
+from ._screen import NAME_WORDS
+from ._screen import RULE_NEEDLES
+from ._screen import SCREEN_NEEDLES
+from ._screen import may_hold_credential
 
 __all__ = [
     "ENCODED_FORMS",

@@ -8,9 +8,13 @@ same forms to a screen that looks for all of them at once.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
+from collections.abc import Sequence
 
-from .._encodings import FormIndex, base64_forms, extended, short_in_some_alignment
+from .._encodings import FormIndex
+from .._encodings import base64_forms
+from .._encodings import extended
+from .._encodings import short_in_some_alignment
 from ._names import _NAME_WORDS_PLAIN
 from ._rules import _GITLAB_PREFIXES
 

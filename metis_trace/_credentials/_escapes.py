@@ -12,7 +12,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from .._offsets import IDENTITY, Offsets, PositionMap, compose
+from .._offsets import IDENTITY
+from .._offsets import Offsets
+from .._offsets import PositionMap
+from .._offsets import compose
 
 _SIMPLE_ESCAPES = {
     "/": "/",

@@ -10,7 +10,8 @@ form), tried only where a name can start.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
+from collections.abc import Mapping
 
 import ahocorasick_rs
 

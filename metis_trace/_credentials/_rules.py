@@ -10,11 +10,13 @@ secret name (`_names.py`).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
+from collections.abc import Iterable
 
 from attrs import frozen
 
-from ._names import _REDACTED_FORMS, _assignments
+from ._names import _REDACTED_FORMS
+from ._names import _assignments
 
 _A = re.ASCII
 _AI = re.ASCII | re.IGNORECASE

@@ -12,12 +12,18 @@ without literals.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
+from collections.abc import Sequence
 
 import ahocorasick_rs
 
-from .._encodings import BASE64_RUN, FormIndex, decode_base64, percent_tokens, unpercent
-from ._encoded import ENCODED_FORMS, literal_forms
+from .._encodings import BASE64_RUN
+from .._encodings import FormIndex
+from .._encodings import decode_base64
+from .._encodings import percent_tokens
+from .._encodings import unpercent
+from ._encoded import ENCODED_FORMS
+from ._encoded import literal_forms
 from ._escapes import _views
 from ._families import CredentialFinding
 from ._rules import _RULES

@@ -9,16 +9,15 @@ parent's trace (and the test) can see what happened inside the child.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 from typing import Any
 
-from metis_runtime.providers import (
-    ModelRequest,
-    ScriptedProvider,
-    TextBlock,
-    ToolResultBlock,
-    ToolUseBlock,
-)
+from metis_runtime.providers import ModelRequest
+from metis_runtime.providers import ScriptedProvider
+from metis_runtime.providers import TextBlock
+from metis_runtime.providers import ToolResultBlock
+from metis_runtime.providers import ToolUseBlock
 
 
 def _results(request: ModelRequest) -> list[str]:

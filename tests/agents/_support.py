@@ -13,26 +13,41 @@ import attrs
 
 from metis_check._report import Report
 from metis_check._tree import check_trace_tree
-from metis_runtime import AgentLoop, Journal, LoopConfig, RunResult, TraceWriter, make_header
-from metis_runtime.agents import (
-    AgentDefinition,
-    AgentSupervisor,
-    GuardLimits,
-    HookedGate,
-    HookSpec,
-    ProviderConfig,
-    agent_tools,
-    catalog_of,
-    load_agents,
-    load_hooks,
-    new_tree,
-)
-from metis_runtime.context import ContextBudget, ContextController
+from metis_runtime import AgentLoop
+from metis_runtime import Journal
+from metis_runtime import LoopConfig
+from metis_runtime import RunResult
+from metis_runtime import TraceWriter
+from metis_runtime import make_header
+from metis_runtime.agents import AgentDefinition
+from metis_runtime.agents import AgentSupervisor
+from metis_runtime.agents import GuardLimits
+from metis_runtime.agents import HookedGate
+from metis_runtime.agents import HookSpec
+from metis_runtime.agents import ProviderConfig
+from metis_runtime.agents import agent_tools
+from metis_runtime.agents import catalog_of
+from metis_runtime.agents import load_agents
+from metis_runtime.agents import load_hooks
+from metis_runtime.agents import new_tree
+from metis_runtime.context import ContextBudget
+from metis_runtime.context import ContextController
 from metis_runtime.dispatch import GateLike
-from metis_runtime.permissions import Gate, Policy
-from metis_runtime.providers import ScriptedProvider, ScriptFunction, ToolUseBlock
-from metis_runtime.tools import JobManager, ToolContext, ToolRegistry
-from metis_trace import Decision, Mode, Route, Source, TraceEvent, TraceHeader, read_trace
+from metis_runtime.permissions import Gate
+from metis_runtime.permissions import Policy
+from metis_runtime.providers import ScriptedProvider
+from metis_runtime.providers import ScriptFunction
+from metis_runtime.providers import ToolUseBlock
+from metis_runtime.tools import JobManager
+from metis_runtime.tools import ToolContext
+from metis_runtime.tools import ToolRegistry
+from metis_trace import Decision
+from metis_trace import Mode
+from metis_trace import Route
+from metis_trace import Source
+from metis_trace import TraceEvent
+from metis_trace import TraceHeader
+from metis_trace import read_trace
 
 REPO = Path(__file__).resolve().parents[2]
 FACTORY = ProviderConfig(kind="factory", factory="tests.agents._scripts:child_provider")

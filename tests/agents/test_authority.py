@@ -12,24 +12,32 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from metis_check import check_trace
-from metis_model import ChildRefusal, child_authority
-from metis_runtime.agents import (
-    PLAN_LOCKED_REMOVED,
-    GateConfig,
-    Hook,
-    HookedGate,
-    HookSpec,
-    build_gate,
-    child_mode,
-    child_surface,
-    clone_gate_config,
-    load_hooks,
-)
+from metis_model import ChildRefusal
+from metis_model import child_authority
+from metis_runtime.agents import PLAN_LOCKED_REMOVED
+from metis_runtime.agents import GateConfig
+from metis_runtime.agents import Hook
+from metis_runtime.agents import HookedGate
+from metis_runtime.agents import HookSpec
+from metis_runtime.agents import build_gate
+from metis_runtime.agents import child_mode
+from metis_runtime.agents import child_surface
+from metis_runtime.agents import clone_gate_config
+from metis_runtime.agents import load_hooks
 from metis_runtime.dispatch import PassThroughGate
-from metis_runtime.permissions import Gate, Policy, Refusal
-from metis_trace import Decision, Mode, Route, RuleBehavior, Source, ToolKind
+from metis_runtime.permissions import Gate
+from metis_runtime.permissions import Policy
+from metis_runtime.permissions import Refusal
+from metis_trace import Decision
+from metis_trace import Mode
+from metis_trace import Route
+from metis_trace import RuleBehavior
+from metis_trace import Source
+from metis_trace import ToolKind
 
-from ._support import make_root, read_tree, tree_report
+from ._support import make_root
+from ._support import read_tree
+from ._support import tree_report
 
 HOOK = str(Path(__file__).with_name("hook_deny_rm.sh"))
 TOOLS = ["read", "edit", "bash", "spawn_agent", "exit_plan_mode", "set_mode", "grep"]
@@ -206,7 +214,8 @@ def test_a_veto_is_a_deny_that_recomputes_from_its_facts(tmp_path: Path) -> None
 @pytest.mark.slow
 def test_child6_a_parent_hook_applies_in_every_descendant(tmp_path: Path) -> None:
     def script(request, n):  # type: ignore[no-untyped-def]
-        from metis_runtime.providers import TextBlock, ToolUseBlock
+        from metis_runtime.providers import TextBlock
+        from metis_runtime.providers import ToolUseBlock
 
         if n == 0:
             return [
@@ -272,7 +281,8 @@ def _spawn_asking(tmp_path: Path, asked: Mode) -> tuple[list[Any], Any]:
     """A default root that spawns `helper` asking for `asked`: its spawn
     results and the tree's report."""
     from metis_runtime.agents import AgentDefinition
-    from metis_runtime.providers import TextBlock, ToolUseBlock
+    from metis_runtime.providers import TextBlock
+    from metis_runtime.providers import ToolUseBlock
 
     def script(request, n):  # type: ignore[no-untyped-def]
         if n == 0:
@@ -328,7 +338,8 @@ def test_child2_a_gate_that_admits_an_escalating_request_is_caught(
 
 def _spawn_with_deny(tmp_path: Path) -> Any:
     from metis_runtime.agents import AgentDefinition
-    from metis_runtime.providers import TextBlock, ToolUseBlock
+    from metis_runtime.providers import TextBlock
+    from metis_runtime.providers import ToolUseBlock
 
     def script(request, n):  # type: ignore[no-untyped-def]
         if n == 0:

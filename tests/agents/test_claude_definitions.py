@@ -14,15 +14,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from metis_cli._agents import agents
-from metis_runtime.agents import (
-    CLAUDE_CONFIG_ENV,
-    CLAUDE_FIELDS,
-    AgentDefinition,
-    DefinitionProblem,
-    agent_folders,
-    load_agents,
-    parse_definition,
-)
+from metis_runtime.agents import CLAUDE_CONFIG_ENV
+from metis_runtime.agents import CLAUDE_FIELDS
+from metis_runtime.agents import AgentDefinition
+from metis_runtime.agents import DefinitionProblem
+from metis_runtime.agents import agent_folders
+from metis_runtime.agents import load_agents
+from metis_runtime.agents import parse_definition
 
 FIXTURES = Path(__file__).resolve().parents[1] / "data" / "claude-agents" / "project"
 FIXTURE_NAMES = {

@@ -11,14 +11,12 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from metis_cli._agents import (
-    ablate,
-    agents,
-    budget_from_options,
-    context_options,
-    guard_options,
-    limits_from_options,
-)
+from metis_cli._agents import ablate
+from metis_cli._agents import agents
+from metis_cli._agents import budget_from_options
+from metis_cli._agents import context_options
+from metis_cli._agents import guard_options
+from metis_cli._agents import limits_from_options
 from metis_runtime.agents import GuardLimits
 from metis_runtime.context import ContextBudget
 from metis_trace import dumps_trace

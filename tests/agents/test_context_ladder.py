@@ -6,47 +6,56 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator
+from collections.abc import Callable
+from collections.abc import Mapping
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
 import metis_runtime.context as context_pkg
-from metis_check import Report, check_trace
+from metis_check import Report
+from metis_check import check_trace
 from metis_model import _context as model
-from metis_runtime import AgentLoop, PassThroughGate, RunResult, TraceWriter, make_header
-from metis_runtime.context import (
-    PRUNED_PLACEHOLDER,
-    STEP_NAMES,
-    ContextBudget,
-    ContextController,
-    OverflowRetryProvider,
-    cut_points,
-    estimate_tokens,
-    fold,
-    offload,
-    provider_summarizer,
-    prune,
-    snip,
-    transcript_problem,
-)
-from metis_runtime.providers import (
-    ContextOverflowError,
-    Message,
-    ModelRequest,
-    Provider,
-    ScriptedProvider,
-    StreamEvent,
-    TextBlock,
-    ThinkingBlock,
-    ToolResultBlock,
-    ToolUseBlock,
-)
-from metis_runtime.tools import JobManager, ToolContext, ToolRegistry, builtin_tools
-from metis_trace import Mode, TraceEvent
+from metis_runtime import AgentLoop
+from metis_runtime import PassThroughGate
+from metis_runtime import RunResult
+from metis_runtime import TraceWriter
+from metis_runtime import make_header
+from metis_runtime.context import PRUNED_PLACEHOLDER
+from metis_runtime.context import STEP_NAMES
+from metis_runtime.context import ContextBudget
+from metis_runtime.context import ContextController
+from metis_runtime.context import OverflowRetryProvider
+from metis_runtime.context import cut_points
+from metis_runtime.context import estimate_tokens
+from metis_runtime.context import fold
+from metis_runtime.context import offload
+from metis_runtime.context import provider_summarizer
+from metis_runtime.context import prune
+from metis_runtime.context import snip
+from metis_runtime.context import transcript_problem
+from metis_runtime.providers import ContextOverflowError
+from metis_runtime.providers import Message
+from metis_runtime.providers import ModelRequest
+from metis_runtime.providers import Provider
+from metis_runtime.providers import ScriptedProvider
+from metis_runtime.providers import StreamEvent
+from metis_runtime.providers import TextBlock
+from metis_runtime.providers import ThinkingBlock
+from metis_runtime.providers import ToolResultBlock
+from metis_runtime.providers import ToolUseBlock
+from metis_runtime.tools import JobManager
+from metis_runtime.tools import ToolContext
+from metis_runtime.tools import ToolRegistry
+from metis_runtime.tools import builtin_tools
+from metis_trace import Mode
+from metis_trace import TraceEvent
 from tests._exports import assert_all_lists_the_public_names
 from tests.runtime.test_loop_support import read
 
@@ -448,7 +457,8 @@ def test_an_overflow_with_nothing_to_fold_fails_the_run_and_the_trace_conforms(
 
 def test_the_estimate_counts_redacted_thinking_and_server_tool_blocks() -> None:
     from metis_runtime.context._estimate import block_chars
-    from metis_runtime.providers import RedactedThinkingBlock, ServerToolBlock
+    from metis_runtime.providers import RedactedThinkingBlock
+    from metis_runtime.providers import ServerToolBlock
 
     raw = {"type": "web_search_tool_result", "tool_use_id": "s1", "content": ["x" * 4000]}
     assert block_chars(RedactedThinkingBlock(data="A" * 800)) == 800

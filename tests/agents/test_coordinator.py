@@ -12,19 +12,21 @@ import pytest
 
 from metis_runtime.agents import GuardLimits
 from metis_runtime.context import ContextBudget
-from metis_runtime.providers import ModelRequest, TextBlock, ToolResultBlock, ToolUseBlock
-from metis_trace import Mode, read_trace
+from metis_runtime.providers import ModelRequest
+from metis_runtime.providers import TextBlock
+from metis_runtime.providers import ToolResultBlock
+from metis_runtime.providers import ToolUseBlock
+from metis_trace import Mode
+from metis_trace import read_trace
 
-from ._support import (
-    events_of,
-    git,
-    git_workspace,
-    make_root,
-    read_tree,
-    results,
-    spawn,
-    tree_report,
-)
+from ._support import events_of
+from ._support import git
+from ._support import git_workspace
+from ._support import make_root
+from ._support import read_tree
+from ._support import results
+from ._support import spawn
+from ._support import tree_report
 
 pytestmark = pytest.mark.slow
 

@@ -7,14 +7,12 @@ from pathlib import Path
 import pytest
 
 import metis_runtime.agents as agents_pkg
-from metis_runtime.agents import (
-    BUILTIN_ROLES,
-    USER_AGENTS_ENV,
-    AgentDefinition,
-    DefinitionProblem,
-    load_agents,
-    parse_definition,
-)
+from metis_runtime.agents import BUILTIN_ROLES
+from metis_runtime.agents import USER_AGENTS_ENV
+from metis_runtime.agents import AgentDefinition
+from metis_runtime.agents import DefinitionProblem
+from metis_runtime.agents import load_agents
+from metis_runtime.agents import parse_definition
 from tests._exports import assert_all_lists_the_public_names
 
 

@@ -18,17 +18,21 @@ import os
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Callable
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import attrs
 import pytest
 
-from metis_runtime.providers import ANTHROPIC_BUDGETS, load_cassette
+from metis_runtime.providers import ANTHROPIC_BUDGETS
+from metis_runtime.providers import load_cassette
 
-from ._support import read_tree, tree_report
+from ._support import read_tree
+from ._support import tree_report
 
 pytestmark = pytest.mark.slow
 

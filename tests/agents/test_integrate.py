@@ -10,44 +10,51 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from metis_check import check_trace
-from metis_runtime import Journal, TraceWriter
-from metis_runtime.agents import (
-    AgentDefinition,
-    AgentSupervisor,
-    ChildRecord,
-    GuardLimits,
-    IntegrateAgentTool,
-    WorkspaceError,
-    WorkspaceManager,
-    load_agents,
-    make_workspace,
-    new_tree,
-    plan_integration,
-)
+from metis_runtime import Journal
+from metis_runtime import TraceWriter
+from metis_runtime.agents import AgentDefinition
+from metis_runtime.agents import AgentSupervisor
+from metis_runtime.agents import ChildRecord
+from metis_runtime.agents import GuardLimits
+from metis_runtime.agents import IntegrateAgentTool
+from metis_runtime.agents import WorkspaceError
+from metis_runtime.agents import WorkspaceManager
 from metis_runtime.agents import _worktree as worktree_module
-from metis_runtime.permissions import Gate, Policy
-from metis_runtime.providers import ModelRequest, TextBlock, ToolUseBlock
-from metis_runtime.tools import JobManager, ToolContext
-from metis_trace import Decision, Mode, Route, ToolKind, TraceEvent, TraceHeader
+from metis_runtime.agents import load_agents
+from metis_runtime.agents import make_workspace
+from metis_runtime.agents import new_tree
+from metis_runtime.agents import plan_integration
+from metis_runtime.permissions import Gate
+from metis_runtime.permissions import Policy
+from metis_runtime.providers import ModelRequest
+from metis_runtime.providers import TextBlock
+from metis_runtime.providers import ToolUseBlock
+from metis_runtime.tools import JobManager
+from metis_runtime.tools import ToolContext
+from metis_trace import Decision
+from metis_trace import Mode
+from metis_trace import Route
+from metis_trace import ToolKind
+from metis_trace import TraceEvent
+from metis_trace import TraceHeader
 
-from ._support import (
-    FACTORY,
-    Root,
-    git,
-    git_workspace,
-    make_root,
-    read_tree,
-    results,
-    spawn,
-    tree_report,
-)
+from ._support import FACTORY
+from ._support import Root
+from ._support import git
+from ._support import git_workspace
+from ._support import make_root
+from ._support import read_tree
+from ._support import results
+from ._support import spawn
+from ._support import tree_report
 
 pytestmark = pytest.mark.slow
 
@@ -338,7 +345,8 @@ def test_changes_that_cannot_be_listed_refuse_the_call(tmp_path: Path) -> None:
 
 
 def test_metis_run_does_not_allow_integrate_agent_by_default(tmp_path: Path) -> None:
-    from metis_runtime.assemble import AGENT_EXEC_TOOLS, make_gate
+    from metis_runtime.assemble import AGENT_EXEC_TOOLS
+    from metis_runtime.assemble import make_gate
     from metis_runtime.permissions import Policy
 
     assert "integrate_agent" not in AGENT_EXEC_TOOLS

@@ -7,21 +7,29 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
-from metis_runtime.agents import (
-    WorkspaceError,
-    WorkspaceKind,
-    make_workspace,
-    parse_worktree,
-    plan_workspace,
-    remove_workspace,
-)
-from metis_runtime.providers import ModelRequest, TextBlock, ToolUseBlock
-from metis_trace import Mode, read_trace
+from metis_runtime.agents import WorkspaceError
+from metis_runtime.agents import WorkspaceKind
+from metis_runtime.agents import make_workspace
+from metis_runtime.agents import parse_worktree
+from metis_runtime.agents import plan_workspace
+from metis_runtime.agents import remove_workspace
+from metis_runtime.providers import ModelRequest
+from metis_runtime.providers import TextBlock
+from metis_runtime.providers import ToolUseBlock
+from metis_trace import Mode
+from metis_trace import read_trace
 
-from ._support import git, git_workspace, make_root, read_tree, results, spawn
+from ._support import git
+from ._support import git_workspace
+from ._support import make_root
+from ._support import read_tree
+from ._support import results
+from ._support import spawn
 
 
 def test_auto_is_branch_in_a_repository_and_temp_elsewhere(tmp_path: Path) -> None:

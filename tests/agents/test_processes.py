@@ -12,18 +12,30 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from metis_runtime.agents import AgentDefinition, GuardLimits, live_groups, sanitized_env
-from metis_runtime.providers import ModelRequest, TextBlock, ToolUseBlock
+from metis_runtime.agents import AgentDefinition
+from metis_runtime.agents import GuardLimits
+from metis_runtime.agents import live_groups
+from metis_runtime.agents import sanitized_env
+from metis_runtime.providers import ModelRequest
+from metis_runtime.providers import TextBlock
+from metis_runtime.providers import ToolUseBlock
 from metis_trace import Mode
-from tests._procs import live_processes, proc_file
+from tests._procs import live_processes
+from tests._procs import proc_file
 
-from ._support import REPO, child_env, git, make_root, spawn, tree_report
+from ._support import REPO
+from ._support import child_env
+from ._support import git
+from ._support import make_root
+from ._support import spawn
+from ._support import tree_report
 
 pytestmark = pytest.mark.slow
 

@@ -9,18 +9,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from metis_runtime.agents import (
-    AGENT_TOOL_NAMES,
-    AgentDefinition,
-    ParentContext,
-    ProviderConfig,
-    ResolvedAgent,
-    ResolveRefusal,
-    child_provider,
-    definition_mode,
-    map_tools,
-    resolve_agent,
-)
+from metis_runtime.agents import AGENT_TOOL_NAMES
+from metis_runtime.agents import AgentDefinition
+from metis_runtime.agents import ParentContext
+from metis_runtime.agents import ProviderConfig
+from metis_runtime.agents import ResolvedAgent
+from metis_runtime.agents import ResolveRefusal
+from metis_runtime.agents import child_provider
+from metis_runtime.agents import definition_mode
+from metis_runtime.agents import map_tools
+from metis_runtime.agents import resolve_agent
 from metis_runtime.permissions import mode_at_most
 from metis_trace import Mode
 

@@ -18,22 +18,28 @@ from click.testing import CliRunner
 from metis_cli._agents import agents
 from metis_cli._main import cli
 from metis_runtime.assemble import child_provider
-from metis_trace import Mode, TraceEvent, TraceHeader, read_trace
+from metis_trace import Mode
+from metis_trace import TraceEvent
+from metis_trace import TraceHeader
+from metis_trace import read_trace
 from tests._metis_cli import env as subprocess_env
-from tests._procs import live_processes, proc_file
-from tests.runtime.test_loop_support import (
-    SLOW_MARKED_CALL,
-    invoke_run,
-    metis_run_argv,
-    one_line_error,
-    replay_run_argv,
-    resume_run,
-    sigint_when,
-    sigkill_when_marked,
-    write_scenario,
-)
+from tests._procs import live_processes
+from tests._procs import proc_file
+from tests.runtime.test_loop_support import SLOW_MARKED_CALL
+from tests.runtime.test_loop_support import invoke_run
+from tests.runtime.test_loop_support import metis_run_argv
+from tests.runtime.test_loop_support import one_line_error
+from tests.runtime.test_loop_support import replay_run_argv
+from tests.runtime.test_loop_support import resume_run
+from tests.runtime.test_loop_support import sigint_when
+from tests.runtime.test_loop_support import sigkill_when_marked
+from tests.runtime.test_loop_support import write_scenario
 
-from ._support import events_of, git, read_tree, results, tree_report
+from ._support import events_of
+from ._support import git
+from ._support import read_tree
+from ._support import results
+from ._support import tree_report
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("no_live_keys")]
 

@@ -12,16 +12,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from metis_model import _agents as model
-from metis_runtime.agents import (
-    GuardAdmit,
-    GuardLimits,
-    GuardRefusal,
-    GuardRequest,
-    GuardSnapshot,
-    SpawnLedger,
-    decide,
-    task_digest,
-)
+from metis_runtime.agents import GuardAdmit
+from metis_runtime.agents import GuardLimits
+from metis_runtime.agents import GuardRefusal
+from metis_runtime.agents import GuardRequest
+from metis_runtime.agents import GuardSnapshot
+from metis_runtime.agents import SpawnLedger
+from metis_runtime.agents import decide
+from metis_runtime.agents import task_digest
 from metis_runtime.agents._guard import GuardCode
 
 from ._support import REPO

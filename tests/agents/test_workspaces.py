@@ -6,17 +6,16 @@ from pathlib import Path
 
 import pytest
 
-from metis_runtime.agents import (
-    WorkspaceError,
-    WorkspaceKind,
-    WorkspaceManager,
-    changed_files,
-    integrate,
-    make_workspace,
-    remove_workspace,
-)
+from metis_runtime.agents import WorkspaceError
+from metis_runtime.agents import WorkspaceKind
+from metis_runtime.agents import WorkspaceManager
+from metis_runtime.agents import changed_files
+from metis_runtime.agents import integrate
+from metis_runtime.agents import make_workspace
+from metis_runtime.agents import remove_workspace
 
-from ._support import git, git_workspace
+from ._support import git
+from ._support import git_workspace
 
 
 def _status(ws: Path) -> tuple[str, str, str]:

@@ -20,7 +20,8 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Sequence
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+from http.server import ThreadingHTTPServer
 from typing import Any
 
 __all__ = ["FakeAnthropic", "text_turn", "tool_turn"]

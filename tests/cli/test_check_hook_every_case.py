@@ -22,9 +22,12 @@ from click.testing import CliRunner
 from metis_cli._hook import claude_code
 from metis_cli._permissions import permissions
 from tests.runtime import _corpus as bypass
-from tests.runtime.test_permissions_documented import ROWS, _input
+from tests.runtime.test_permissions_documented import ROWS
+from tests.runtime.test_permissions_documented import _input
 from tests.runtime.test_settings_corpus import CASES as CORPUS_CASES
-from tests.runtime.test_settings_corpus import CORPUS, _fill, _id
+from tests.runtime.test_settings_corpus import CORPUS
+from tests.runtime.test_settings_corpus import _fill
+from tests.runtime.test_settings_corpus import _id
 
 
 def _both(root: Path, mode: str, tool: str, tool_input: dict[str, Any]) -> tuple[str, str]:

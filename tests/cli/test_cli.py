@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from metis_check import broken_trace, simulate
+from metis_check import broken_trace
+from metis_check import simulate
 from metis_cli._main import cli
 from metis_model import INVARIANTS
 from metis_trace import dumps_trace

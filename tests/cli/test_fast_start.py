@@ -126,7 +126,8 @@ def test_the_probe_sees_a_heavy_command(tmp_path: Path) -> None:
 def test_every_command_in_the_table_loads_and_has_help() -> None:
     from click.testing import CliRunner
 
-    from metis_cli._main import COMMANDS, cli
+    from metis_cli._main import COMMANDS
+    from metis_cli._main import cli
 
     listing = CliRunner().invoke(cli, ["--help"])
     assert listing.exit_code == 0

@@ -18,7 +18,11 @@ from click.testing import CliRunner
 
 from metis_cli._main import cli
 
-from .test_hook import CASES, _event, decide, fill, project  # noqa: F401  (the fixture)
+from .test_hook import CASES
+from .test_hook import _event
+from .test_hook import decide
+from .test_hook import fill
+from .test_hook import project  # noqa: F401  (the fixture)
 
 
 def _session(project: Path) -> Path:  # noqa: F811

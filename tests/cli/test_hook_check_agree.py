@@ -14,7 +14,10 @@ from click.testing import CliRunner
 
 from metis_cli._main import cli
 
-from .test_hook import CASES, decide, fill, project  # noqa: F401  (the fixture)
+from .test_hook import CASES
+from .test_hook import decide
+from .test_hook import fill
+from .test_hook import project  # noqa: F401  (the fixture)
 
 
 @pytest.mark.parametrize(("tool", "tool_input", "mode", "decision"), CASES)

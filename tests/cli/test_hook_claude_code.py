@@ -35,7 +35,9 @@ from click.testing import CliRunner
 from metis_cli._hook_client import socket_paths
 from metis_cli._main import cli
 
-from ._fake_anthropic import FakeAnthropic, text_turn, tool_turn
+from ._fake_anthropic import FakeAnthropic
+from ._fake_anthropic import text_turn
+from ._fake_anthropic import tool_turn
 
 ROOT = Path(__file__).resolve().parents[2]
 PREFIX = ROOT / ".venv" / "claude-code"

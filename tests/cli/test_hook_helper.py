@@ -16,7 +16,8 @@ import pytest
 
 from metis_cli._hook_client import socket_paths
 
-from .test_hook import payload, project  # noqa: F401  (the fixture)
+from .test_hook import payload
+from .test_hook import project  # noqa: F401  (the fixture)
 
 CLIENT = [sys.executable, "-m", "metis_cli._hook_client"]
 

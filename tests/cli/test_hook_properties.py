@@ -9,13 +9,18 @@ import json
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
 from metis_cli._call_decision import READ_ONLY_TOOLS
-from metis_cli._hook_events import EVENTS, HookOptions, answer
+from metis_cli._hook_events import EVENTS
+from metis_cli._hook_events import HookOptions
+from metis_cli._hook_events import answer
 
-from .test_hook import payload, project  # noqa: F401  (the fixture)
+from .test_hook import payload
+from .test_hook import project  # noqa: F401  (the fixture)
 
 _JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=8),

@@ -19,7 +19,9 @@ from click.testing import CliRunner
 
 from metis_cli._main import cli
 
-from .test_conform_ci import BROKEN, SESSIONS, corpus
+from .test_conform_ci import BROKEN
+from .test_conform_ci import SESSIONS
+from .test_conform_ci import corpus
 
 __all__ = ["corpus"]  # the fixture, used by name below
 

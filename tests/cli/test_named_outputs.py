@@ -23,7 +23,8 @@ from click.testing import CliRunner
 
 from metis_cli._main import cli
 from metis_runtime import _named_output
-from metis_runtime._named_output import NamedOutputError, write_named_output
+from metis_runtime._named_output import NamedOutputError
+from metis_runtime._named_output import write_named_output
 
 from .test_conform_ci import BROKEN
 

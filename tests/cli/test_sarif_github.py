@@ -20,14 +20,19 @@ from typing import Any
 import jsonschema
 import pytest
 from click.testing import CliRunner
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
 from metis_cli._main import cli
-from metis_cli._sarif_rules import SOURCE_URL, information_uri, spec_section
+from metis_cli._sarif_rules import SOURCE_URL
+from metis_cli._sarif_rules import information_uri
+from metis_cli._sarif_rules import spec_section
 from metis_model import BY_ID
 
-from .test_conform_ci import BROKEN, SCHEMA
+from .test_conform_ci import BROKEN
+from .test_conform_ci import SCHEMA
 
 REPO = Path(__file__).resolve().parents[2]
 FORMATS = jsonschema.FormatChecker()

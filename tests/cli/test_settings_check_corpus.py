@@ -16,7 +16,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from metis_check._settings_bypass import Witness, bypass_witnesses, confirm
+from metis_check._settings_bypass import Witness
+from metis_check._settings_bypass import bypass_witnesses
+from metis_check._settings_bypass import confirm
 from metis_cli._main import cli
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "settings-corpus"

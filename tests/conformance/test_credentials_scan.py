@@ -13,16 +13,24 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
-from metis_check import check_run_files, scan_text
+from metis_check import check_run_files
+from metis_check import scan_text
 from metis_cli._run_files import run_files
-from metis_runtime import Journal, TraceWriter, make_header
+from metis_runtime import Journal
+from metis_runtime import TraceWriter
+from metis_runtime import make_header
 from metis_runtime._redact import Redactor
-from metis_runtime.providers import TextBlock, ToolUseBlock
+from metis_runtime.providers import TextBlock
+from metis_runtime.providers import ToolUseBlock
 from metis_trace import Mode
-from tests._credentials import DOCUMENTED, credentials, embedded
+from tests._credentials import DOCUMENTED
+from tests._credentials import credentials
+from tests._credentials import embedded
 from tests._metis_cli import metis as _metis
 from tests.runtime.test_loop_support import make_loop
 

@@ -16,7 +16,10 @@ import attrs
 import pytest
 
 from metis_check.transcripts import check_transcript
-from metis_check.transcripts._rules import BY_RULE, FORMAT_RULES, RULES, STRICT_RULES
+from metis_check.transcripts._rules import BY_RULE
+from metis_check.transcripts._rules import FORMAT_RULES
+from metis_check.transcripts._rules import RULES
+from metis_check.transcripts._rules import STRICT_RULES
 from metis_model._invariants import BY_ID
 
 SPEC = Path(__file__).resolve().parents[2] / "specs" / "closure.md"

@@ -12,32 +12,32 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
 from metis_check import check_trace
 from metis_runtime import AgentLoop
-from metis_runtime.dispatch import (
-    EffectSink,
-    FourClassDispatcher,
-    PlannedCall,
-    SerialDispatcher,
-    execute_call,
-)
+from metis_runtime.dispatch import EffectSink
+from metis_runtime.dispatch import FourClassDispatcher
+from metis_runtime.dispatch import PlannedCall
+from metis_runtime.dispatch import SerialDispatcher
+from metis_runtime.dispatch import execute_call
 from metis_runtime.tools import ToolContext
-from metis_trace import CallClass, RunStatus
-from tests.runtime.test_dispatch_support import (
-    BatchRun,
-    Probe,
-    op,
-    run_batch,
-    sched_problems,
-)
+from metis_trace import CallClass
+from metis_trace import RunStatus
+from tests.runtime.test_dispatch_support import BatchRun
+from tests.runtime.test_dispatch_support import Probe
+from tests.runtime.test_dispatch_support import op
+from tests.runtime.test_dispatch_support import run_batch
+from tests.runtime.test_dispatch_support import sched_problems
 
 S, Q, X, B = CallClass.SAFE, CallClass.QUEUE, CallClass.EXCLUSIVE, CallClass.BACKGROUND
 

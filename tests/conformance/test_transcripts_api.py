@@ -13,17 +13,16 @@ import inspect
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
+from typing import ClassVar
 
 import pytest
 
 import metis_check.transcripts as transcripts
-from metis_check.transcripts import (
-    FORMATS,
-    TranscriptFormat,
-    TranscriptFormatError,
-    check_transcript,
-)
+from metis_check.transcripts import FORMATS
+from metis_check.transcripts import TranscriptFormat
+from metis_check.transcripts import TranscriptFormatError
+from metis_check.transcripts import check_transcript
 from metis_model._invariants import BY_ID
 from metis_trace import _errors
 from tests._exports import assert_all_lists_the_public_names

@@ -14,7 +14,9 @@ from typing import Any
 
 import pytest
 
-from metis_check.transcripts import TranscriptFormatError, check_claude_code_tree, check_transcript
+from metis_check.transcripts import TranscriptFormatError
+from metis_check.transcripts import check_claude_code_tree
+from metis_check.transcripts import check_transcript
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "tests" / "data" / "transcripts" / "claude-code"

@@ -8,7 +8,9 @@ from typing import Any
 
 import pytest
 
-from metis_check.transcripts import TranscriptFormatError, check_transcript, detect_format
+from metis_check.transcripts import TranscriptFormatError
+from metis_check.transcripts import check_transcript
+from metis_check.transcripts import detect_format
 
 ROLLOUT = next(
     (Path(__file__).resolve().parents[1] / "data" / "transcripts" / "codex").glob("*.jsonl")

@@ -13,25 +13,24 @@ from typing import Any
 
 import pytest
 
-from metis_check.transcripts import TranscriptFormatError, check_transcript
+from metis_check.transcripts import TranscriptFormatError
+from metis_check.transcripts import check_transcript
 
-from .test_provider_rules import (
-    COMPACTION,
-    SERVER,
-    SERVER_RESULT,
-    assistant,
-    body,
-    cc_assistant,
-    cc_user,
-    fc,
-    fco,
-    inputs,
-    session,
-    text,
-    tool_result,
-    tool_use,
-    user,
-)
+from .test_provider_rules import COMPACTION
+from .test_provider_rules import SERVER
+from .test_provider_rules import SERVER_RESULT
+from .test_provider_rules import assistant
+from .test_provider_rules import body
+from .test_provider_rules import cc_assistant
+from .test_provider_rules import cc_user
+from .test_provider_rules import fc
+from .test_provider_rules import fco
+from .test_provider_rules import inputs
+from .test_provider_rules import session
+from .test_provider_rules import text
+from .test_provider_rules import tool_result
+from .test_provider_rules import tool_use
+from .test_provider_rules import user
 
 
 def pretty(value: Any) -> list[str]:
@@ -220,7 +219,9 @@ def test_concatenated_responses_after_a_body_are_all_read() -> None:
 
 
 def test_chat_choices_of_one_reply_are_alternatives() -> None:
-    from .test_provider_rules import chat, chat_call, tool_msg
+    from .test_provider_rules import chat
+    from .test_provider_rules import chat_call
+    from .test_provider_rules import tool_msg
 
     request = chat()
     call = chat_call("a")

@@ -7,7 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from metis_check.transcripts import check_transcript, detect_format
+from metis_check.transcripts import check_transcript
+from metis_check.transcripts import detect_format
 
 DATA = (
     Path(__file__).resolve().parents[1]

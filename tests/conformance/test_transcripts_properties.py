@@ -10,17 +10,21 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
 from itertools import count
 from typing import Any
 
 import pytest
-from hypothesis import assume, given
+from hypothesis import assume
+from hypothesis import given
 from hypothesis import strategies as st
 
 from metis_check.transcripts import FORMATS as ALL_FORMATS
-from metis_check.transcripts import TranscriptFormat, check_transcript
+from metis_check.transcripts import TranscriptFormat
+from metis_check.transcripts import check_transcript
 
 # OTel spans hold a whole turn on one line, so a block's line does not name it.
 FORMATS = tuple(f for f in ALL_FORMATS if f != "otel")

@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from metis_check.transcripts import check_transcript, detect_format
+from metis_check.transcripts import check_transcript
+from metis_check.transcripts import detect_format
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "transcripts" / "pydantic-ai"
 HISTORY = json.loads((DATA / "weather-tools.json").read_text())

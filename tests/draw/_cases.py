@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from metis_trace import TraceEvent, TraceHeader, read_trace
+from metis_trace import TraceEvent
+from metis_trace import TraceHeader
+from metis_trace import read_trace
 
 TESTS = Path(__file__).resolve().parent.parent
 DATA = TESTS / "data" / "transcripts" / "claude-code"

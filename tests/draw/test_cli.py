@@ -11,7 +11,9 @@ from click.testing import CliRunner
 
 from metis_cli._main import cli
 from metis_trace import dumps_trace
-from tests.draw._cases import DATA, cex_path, transcript_with_a_stray_result
+from tests.draw._cases import DATA
+from tests.draw._cases import cex_path
+from tests.draw._cases import transcript_with_a_stray_result
 from tests.draw._svg import read_svg
 from tests.model.test_spawn_guard_tree import valid_tree
 

@@ -6,10 +6,18 @@ from __future__ import annotations
 
 import pytest
 
-from metis_check import Figure, Item, check_trace, event_label, figure_graph, trace_figure, window
-from metis_trace import Cancel, CancelCause
+from metis_check import Figure
+from metis_check import Item
+from metis_check import check_trace
+from metis_check import event_label
+from metis_check import figure_graph
+from metis_check import trace_figure
+from metis_check import window
+from metis_trace import Cancel
+from metis_trace import CancelCause
 from tests.draw._cases import cex
-from tests.draw._svg import Picture, read_svg
+from tests.draw._svg import Picture
+from tests.draw._svg import read_svg
 
 
 def _draw(ablation: str) -> tuple[Picture, int]:

@@ -3,10 +3,13 @@ runtime's transcript, read back from the SVG."""
 
 from __future__ import annotations
 
-from metis_check import check_trace_tree, figure_graph, tree_figure
+from metis_check import check_trace_tree
+from metis_check import figure_graph
+from metis_check import tree_figure
 from metis_check.transcripts import check_claude_code_tree
 from metis_check.transcripts._figure import transcript_figure
-from tests.draw._cases import DATA, transcript_with_a_stray_result
+from tests.draw._cases import DATA
+from tests.draw._cases import transcript_with_a_stray_result
 from tests.draw._svg import read_svg
 from tests.model.test_spawn_guard_tree import valid_tree
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from metis_studies.explore import Call, Turn, Workload
+from metis_studies.explore import Call
+from metis_studies.explore import Turn
+from metis_studies.explore import Workload
 
 # One edit of `a.txt` ("one" -> "two") in acceptEdits, then a final answer.
 ONE_EDIT = Workload(

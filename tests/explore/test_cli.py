@@ -10,7 +10,9 @@ import pytest
 from click.testing import CliRunner
 
 from metis_cli._explore import explore
-from metis_studies.explore import MECH_REQUIRED, REQUIRED, write_scenario
+from metis_studies.explore import MECH_REQUIRED
+from metis_studies.explore import REQUIRED
+from metis_studies.explore import write_scenario
 from tests.explore._workloads import ONE_EDIT
 
 

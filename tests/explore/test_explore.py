@@ -15,8 +15,12 @@ import pytest
 from metis_check import check_trace
 from metis_runtime.permissions import Gate
 from metis_runtime.providers import load_scenario
-from metis_studies.explore import explore, read_workload, workloads, write_divergence
-from metis_trace import Decision, read_trace
+from metis_studies.explore import explore
+from metis_studies.explore import read_workload
+from metis_studies.explore import workloads
+from metis_studies.explore import write_divergence
+from metis_trace import Decision
+from metis_trace import read_trace
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -29,50 +29,53 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck
 from hypothesis import Phase as Stage  # metis_model has a Phase too
+from hypothesis import settings
 from hypothesis import strategies as st
-from hypothesis.stateful import (
-    RuleBasedStateMachine,
-    initialize,
-    invariant,
-    precondition,
-    rule,
-    run_state_machine_as_test,
-)
+from hypothesis.stateful import RuleBasedStateMachine
+from hypothesis.stateful import initialize
+from hypothesis.stateful import invariant
+from hypothesis.stateful import precondition
+from hypothesis.stateful import rule
+from hypothesis.stateful import run_state_machine_as_test
 
-from metis_model import (
-    ENABLED,
-    Divergence,
-    LoopState,
-    Phase,
-    closable,
-    initial_state,
-    startable,
-    step,
-)
-from metis_runtime import AgentLoop, LoopConfig, ToolError, TraceWriter, make_header
-from metis_runtime.dispatch import Dispatcher, FourClassDispatcher, PlannedCall
-from metis_runtime.permissions import Gate, Policy
-from metis_runtime.providers import ModelRequest, ScriptedProvider, TextBlock, ToolUseBlock
-from metis_runtime.tools import (
-    JobManager,
-    ToolContext,
-    ToolInput,
-    ToolOutput,
-    ToolRegistry,
-    ToolSpec,
-)
-from metis_trace import (
-    CallClass,
-    Decision,
-    EffectOutcome,
-    Mode,
-    ResultStatus,
-    Route,
-    TraceEvent,
-    read_trace,
-)
+from metis_model import ENABLED
+from metis_model import Divergence
+from metis_model import LoopState
+from metis_model import Phase
+from metis_model import closable
+from metis_model import initial_state
+from metis_model import startable
+from metis_model import step
+from metis_runtime import AgentLoop
+from metis_runtime import LoopConfig
+from metis_runtime import ToolError
+from metis_runtime import TraceWriter
+from metis_runtime import make_header
+from metis_runtime.dispatch import Dispatcher
+from metis_runtime.dispatch import FourClassDispatcher
+from metis_runtime.dispatch import PlannedCall
+from metis_runtime.permissions import Gate
+from metis_runtime.permissions import Policy
+from metis_runtime.providers import ModelRequest
+from metis_runtime.providers import ScriptedProvider
+from metis_runtime.providers import TextBlock
+from metis_runtime.providers import ToolUseBlock
+from metis_runtime.tools import JobManager
+from metis_runtime.tools import ToolContext
+from metis_runtime.tools import ToolInput
+from metis_runtime.tools import ToolOutput
+from metis_runtime.tools import ToolRegistry
+from metis_runtime.tools import ToolSpec
+from metis_trace import CallClass
+from metis_trace import Decision
+from metis_trace import EffectOutcome
+from metis_trace import Mode
+from metis_trace import ResultStatus
+from metis_trace import Route
+from metis_trace import TraceEvent
+from metis_trace import read_trace
 from tests.runtime.test_dispatch_support import ClassedTool
 
 PUMP = 60  # at most this many loop iterations per move

@@ -10,19 +10,18 @@ from pathlib import Path
 
 import pytest
 
-from metis_studies.explore import (
-    MECH_SWEEP,
-    Case,
-    _mech_agents,
-    _mech_files,
-    _mech_hook,
-    _mech_mcp,
-    _mech_settings,
-    check_outcome,
-    execute,
-    situations,
-)
-from metis_trace import Mode, Spawn
+from metis_studies.explore import MECH_SWEEP
+from metis_studies.explore import Case
+from metis_studies.explore import _mech_agents
+from metis_studies.explore import _mech_files
+from metis_studies.explore import _mech_hook
+from metis_studies.explore import _mech_mcp
+from metis_studies.explore import _mech_settings
+from metis_studies.explore import check_outcome
+from metis_studies.explore import execute
+from metis_studies.explore import situations
+from metis_trace import Mode
+from metis_trace import Spawn
 
 SLOW = {"plan:turns", "hook:session", "agents:definition-tools", "agents:definition-mode"}
 _RUNS: dict[str, tuple[Path, object]] = {}

@@ -11,13 +11,11 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from metis_cli._explore import explore
-from metis_studies.explore import (
-    MECH_REQUIRED,
-    NO_DECISIONS,
-    PACKAGES,
-    REQUIRED,
-    package_coverage,
-)
+from metis_studies.explore import MECH_REQUIRED
+from metis_studies.explore import NO_DECISIONS
+from metis_studies.explore import PACKAGES
+from metis_studies.explore import REQUIRED
+from metis_studies.explore import package_coverage
 from metis_studies.explore._packages import GROUPS
 
 RUNTIME = Path(__file__).resolve().parents[2] / "metis_runtime"

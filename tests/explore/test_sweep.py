@@ -9,15 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from metis_studies.explore import (
-    REQUIRED,
-    SWEEP,
-    check_outcome,
-    execute,
-    simplest,
-    situations,
-    workloads,
-)
+from metis_studies.explore import REQUIRED
+from metis_studies.explore import SWEEP
+from metis_studies.explore import check_outcome
+from metis_studies.explore import execute
+from metis_studies.explore import simplest
+from metis_studies.explore import situations
+from metis_studies.explore import workloads
 
 REACHED: Counter[str] = Counter()
 

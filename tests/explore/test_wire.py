@@ -9,17 +9,21 @@ from typing import Any
 
 import pytest
 
-from metis_runtime.providers import (
-    Cassette,
-    Interaction,
-    MessageComplete,
-    ModelRequest,
-    ReplayProvider,
-)
-from metis_runtime.providers._types import Message, TextBlock, ToolUseBlock
-from metis_studies.explore._responses import RESPONSES_BASE_URL, RESPONSES_URI, responses_body
-from metis_studies.explore._wire import sent_problems, write_sent
-from metis_studies.explore._workload import Call, Turn
+from metis_runtime.providers import Cassette
+from metis_runtime.providers import Interaction
+from metis_runtime.providers import MessageComplete
+from metis_runtime.providers import ModelRequest
+from metis_runtime.providers import ReplayProvider
+from metis_runtime.providers._types import Message
+from metis_runtime.providers._types import TextBlock
+from metis_runtime.providers._types import ToolUseBlock
+from metis_studies.explore._responses import RESPONSES_BASE_URL
+from metis_studies.explore._responses import RESPONSES_URI
+from metis_studies.explore._responses import responses_body
+from metis_studies.explore._wire import sent_problems
+from metis_studies.explore._wire import write_sent
+from metis_studies.explore._workload import Call
+from metis_studies.explore._workload import Turn
 
 
 def _use(*ids: str) -> dict[str, Any]:

@@ -17,7 +17,8 @@ from __future__ import annotations
 import signal
 import tempfile
 import tracemalloc
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
+from collections.abc import Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -26,7 +27,8 @@ import attrs
 # Import what the commands load before any example is timed: an alarm that
 # fires inside a first import would leave a half-initialized module behind.
 import metis_runtime._yaml  # noqa: F401
-from tests.input._cli import Outcome, run_metis
+from tests.input._cli import Outcome
+from tests.input._cli import run_metis
 
 # Generous: the bound catches a hang (a FIFO, an unbounded read), not slowness
 # on a loaded machine.

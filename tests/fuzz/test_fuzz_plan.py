@@ -23,9 +23,14 @@ from metis_check._plan_generate import simulate_turn
 from metis_runtime.providers import load_scenario
 from metis_trace import dumps_turn_log
 
-from ._harness import assert_clean, bounded_run, conform_clean
+from ._harness import assert_clean
+from ._harness import bounded_run
+from ._harness import conform_clean
 from ._mutate import mutated
-from .test_fuzz_readers import _FAST, _SLOW, DATA, SCENARIOS
+from .test_fuzz_readers import _FAST
+from .test_fuzz_readers import _SLOW
+from .test_fuzz_readers import DATA
+from .test_fuzz_readers import SCENARIOS
 
 NOTES = SCENARIOS / "plan" / "notes.yaml"
 FRAMEWORK_YAML = b"""\
@@ -67,7 +72,11 @@ def turn_log_seeds() -> tuple[bytes, ...]:
 @cache
 def paused_workspace() -> tuple[Path, bytes, bytes]:
     """A workspace with a real paused turn: the folder, its dialog, its turn log."""
-    from tests.plan._runtime import ALICE, replay, run, runtime, seed
+    from tests.plan._runtime import ALICE
+    from tests.plan._runtime import replay
+    from tests.plan._runtime import run
+    from tests.plan._runtime import runtime
+    from tests.plan._runtime import seed
 
     folder = Path(tempfile.mkdtemp(prefix="metis-fuzz-plan-"))
     seed(folder)

@@ -13,13 +13,18 @@ import tempfile
 from functools import cache
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
-from metis_check import broken_trace, simulate
+from metis_check import broken_trace
+from metis_check import simulate
 from metis_trace import dumps_trace
 
-from ._harness import assert_clean, bounded_run, conform_clean
+from ._harness import assert_clean
+from ._harness import bounded_run
+from ._harness import conform_clean
 from ._mutate import mutated
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -214,7 +219,10 @@ def test_resume_with_a_damaged_journal(journal: bytes) -> None:
 def workload_seeds() -> tuple[tuple[str, bytes], ...]:
     """A workload as `metis explore` writes one: its JSON, and the replay
     scenario that carries it in an `explore:` section."""
-    from metis_studies.explore import Call, Turn, Workload, write_scenario
+    from metis_studies.explore import Call
+    from metis_studies.explore import Turn
+    from metis_studies.explore import Workload
+    from metis_studies.explore import write_scenario
 
     workload = Workload(
         name="fuzz-seed",

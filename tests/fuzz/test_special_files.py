@@ -17,7 +17,9 @@ import pytest
 from metis_check import simulate
 from metis_trace import dumps_trace
 
-from ._harness import Hung, assert_clean, bounded_run
+from ._harness import Hung
+from ._harness import assert_clean
+from ._harness import bounded_run
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -9,7 +9,8 @@ import json
 from pathlib import Path
 
 from click.testing import CliRunner
-from hypothesis import given, settings
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
 from metis_cli._main import cli

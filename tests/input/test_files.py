@@ -13,14 +13,14 @@ from pathlib import Path
 import pytest
 
 from metis_runtime import _input
-from metis_runtime._input import (
-    configure_input_limits,
-    input_lines,
-    read_input_bytes,
-    read_input_json,
-    read_input_text,
-)
-from metis_trace import InputError, JsonLimits, json_limits
+from metis_runtime._input import configure_input_limits
+from metis_runtime._input import input_lines
+from metis_runtime._input import read_input_bytes
+from metis_runtime._input import read_input_json
+from metis_runtime._input import read_input_text
+from metis_trace import InputError
+from metis_trace import JsonLimits
+from metis_trace import json_limits
 
 
 def _error(path: str | Path, **kw: int) -> InputError:

@@ -21,10 +21,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from metis_runtime._errors import ToolError, ToolInputError
-from metis_runtime.tools import GlobTool, GrepTool, JobManager, ToolContext, ToolOutput
+from metis_runtime._errors import ToolError
+from metis_runtime._errors import ToolInputError
+from metis_runtime.tools import GlobTool
+from metis_runtime.tools import GrepTool
+from metis_runtime.tools import JobManager
+from metis_runtime.tools import ToolContext
+from metis_runtime.tools import ToolOutput
 from metis_runtime.tools import _fs as fs_module
-from metis_runtime.tools._search import Engines, matching_lines
+from metis_runtime.tools._search import Engines
+from metis_runtime.tools._search import matching_lines
 
 
 def _run(tool: Any, input: dict[str, Any], ws: Path) -> ToolOutput:

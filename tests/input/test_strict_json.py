@@ -11,7 +11,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from metis_trace import InputError, JsonLimits, check_json_value, decode_json, raw_decode_json
+from metis_trace import InputError
+from metis_trace import JsonLimits
+from metis_trace import check_json_value
+from metis_trace import decode_json
+from metis_trace import raw_decode_json
 
 
 def _error(text: str, **kw: Any) -> InputError:

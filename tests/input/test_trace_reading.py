@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 
 from metis_check import simulate
-from metis_trace import TraceFormatError, dumps_trace, read_trace
+from metis_trace import TraceFormatError
+from metis_trace import dumps_trace
+from metis_trace import read_trace
 
 from ._cli import run_metis
 

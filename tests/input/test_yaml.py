@@ -6,8 +6,10 @@ import time
 
 import pytest
 
-from metis_runtime._yaml import MAX_EXPANDED_NODES, load_yaml
-from metis_trace import InputError, JsonLimits
+from metis_runtime._yaml import MAX_EXPANDED_NODES
+from metis_runtime._yaml import load_yaml
+from metis_trace import InputError
+from metis_trace import JsonLimits
 
 
 def _error(text: str, **kw: int) -> InputError:

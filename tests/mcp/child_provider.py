@@ -6,7 +6,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from metis_runtime.providers import ScriptedProvider, TextBlock, ToolUseBlock
+from metis_runtime.providers import ScriptedProvider
+from metis_runtime.providers import TextBlock
+from metis_runtime.providers import ToolUseBlock
 
 
 def provider(info: Mapping[str, Any]) -> ScriptedProvider:

@@ -23,7 +23,8 @@ from typing import Any
 
 import pytest
 
-from metis_runtime.mcp import ServerConfig, parse_server
+from metis_runtime.mcp import ServerConfig
+from metis_runtime.mcp import parse_server
 from tests._procs import live_processes
 
 SERVER = Path(__file__).parent / "servers" / "fixture_server.py"

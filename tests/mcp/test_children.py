@@ -10,16 +10,20 @@ import os
 from pathlib import Path
 
 from metis_check import check_trace
-from metis_runtime.agents import (
-    AgentSupervisor,
-    ProviderConfig,
-    load_agents,
-    new_tree,
-    run_child,
-)
+from metis_runtime.agents import AgentSupervisor
+from metis_runtime.agents import ProviderConfig
+from metis_runtime.agents import load_agents
+from metis_runtime.agents import new_tree
+from metis_runtime.agents import run_child
 from metis_runtime.mcp import servers_for_surface
-from metis_runtime.permissions import Gate, Policy
-from metis_trace import Mode, Result, Route, RuleBehavior, Source, read_trace
+from metis_runtime.permissions import Gate
+from metis_runtime.permissions import Policy
+from metis_trace import Mode
+from metis_trace import Result
+from metis_trace import Route
+from metis_trace import RuleBehavior
+from metis_trace import Source
+from metis_trace import read_trace
 
 from .conftest import stdio_entry
 

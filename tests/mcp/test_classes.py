@@ -12,7 +12,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from metis_runtime import ConfigError
-from metis_runtime.mcp import Annotations, argument_paths, parse_declarations, tool_class
+from metis_runtime.mcp import Annotations
+from metis_runtime.mcp import argument_paths
+from metis_runtime.mcp import parse_declarations
+from metis_runtime.mcp import tool_class
 from metis_runtime.mcp._classes import stricter
 from metis_trace import CallClass
 

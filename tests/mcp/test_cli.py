@@ -14,7 +14,9 @@ from click.testing import CliRunner
 from metis_cli._main import cli
 from metis_trace import read_trace
 
-from .conftest import start_http, stdio_entry, stop
+from .conftest import start_http
+from .conftest import stdio_entry
+from .conftest import stop
 
 SCENARIO = Path(__file__).parent / "data" / "mcp_scenario.yaml"
 ALLOW = {"permissions": {"allow": ["mcp__fixture"]}}

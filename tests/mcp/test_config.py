@@ -18,15 +18,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from metis_runtime import ConfigError
-from metis_runtime.mcp import (
-    Approval,
-    expand,
-    normalize_name,
-    parse_server,
-    resolve_servers,
-    servers_of,
-    tool_name,
-)
+from metis_runtime.mcp import Approval
+from metis_runtime.mcp import expand
+from metis_runtime.mcp import normalize_name
+from metis_runtime.mcp import parse_server
+from metis_runtime.mcp import resolve_servers
+from metis_runtime.mcp import servers_of
+from metis_runtime.mcp import tool_name
 from metis_runtime.mcp._config import LEVELS
 
 # The docs' `.mcp.json` example with expansion (HTTP) and a stdio server with env.

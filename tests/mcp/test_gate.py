@@ -14,30 +14,40 @@ from pathlib import Path
 import pytest
 
 from metis_check import check_trace
-from metis_runtime import AgentLoop, TraceWriter, make_header
+from metis_runtime import AgentLoop
+from metis_runtime import TraceWriter
+from metis_runtime import make_header
 from metis_runtime.dispatch import FourClassDispatcher
-from metis_runtime.mcp import McpHost, McpTool, header_meta, mcp_tools
+from metis_runtime.mcp import McpHost
+from metis_runtime.mcp import McpTool
+from metis_runtime.mcp import header_meta
+from metis_runtime.mcp import mcp_tools
 from metis_runtime.mcp._setup import Started
-from metis_runtime.permissions import Gate, Policy
-from metis_runtime.providers import ScriptedProvider, TextBlock, ToolUseBlock
-from metis_runtime.tools import JobManager, ToolContext, ToolRegistry, builtin_tools
-from metis_trace import (
-    Assistant,
-    CallClass,
-    Decision,
-    DecisionEvent,
-    EffectEnd,
-    EffectStart,
-    Mode,
-    Result,
-    Route,
-    RuleBehavior,
-    Source,
-    ToolKind,
-    read_trace,
-)
+from metis_runtime.permissions import Gate
+from metis_runtime.permissions import Policy
+from metis_runtime.providers import ScriptedProvider
+from metis_runtime.providers import TextBlock
+from metis_runtime.providers import ToolUseBlock
+from metis_runtime.tools import JobManager
+from metis_runtime.tools import ToolContext
+from metis_runtime.tools import ToolRegistry
+from metis_runtime.tools import builtin_tools
+from metis_trace import Assistant
+from metis_trace import CallClass
+from metis_trace import Decision
+from metis_trace import DecisionEvent
+from metis_trace import EffectEnd
+from metis_trace import EffectStart
+from metis_trace import Mode
+from metis_trace import Result
+from metis_trace import Route
+from metis_trace import RuleBehavior
+from metis_trace import Source
+from metis_trace import ToolKind
+from metis_trace import read_trace
 
-from .conftest import base_env, stdio_server
+from .conftest import base_env
+from .conftest import stdio_server
 
 
 @pytest.fixture(scope="module")

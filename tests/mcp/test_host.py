@@ -14,10 +14,16 @@ from pathlib import Path
 
 import pytest
 
-from metis_runtime.mcp import McpCallError, McpHost, McpStartError, McpTool, mcp_tools, parse_server
+from metis_runtime.mcp import McpCallError
+from metis_runtime.mcp import McpHost
+from metis_runtime.mcp import McpStartError
+from metis_runtime.mcp import McpTool
+from metis_runtime.mcp import mcp_tools
+from metis_runtime.mcp import parse_server
 from tests._procs import alive
 
-from .conftest import base_env, stdio_server
+from .conftest import base_env
+from .conftest import stdio_server
 
 
 @pytest.fixture(scope="module")

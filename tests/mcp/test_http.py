@@ -9,9 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from metis_runtime.mcp import McpCallError, McpHost, McpStartError, McpTool, mcp_tools, parse_server
+from metis_runtime.mcp import McpCallError
+from metis_runtime.mcp import McpHost
+from metis_runtime.mcp import McpStartError
+from metis_runtime.mcp import McpTool
+from metis_runtime.mcp import mcp_tools
+from metis_runtime.mcp import parse_server
 
-from .conftest import free_port, start_http, stop
+from .conftest import free_port
+from .conftest import start_http
+from .conftest import stop
 
 
 def _tools(host: McpHost) -> dict[str, McpTool]:

@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import base64
 
-from mcp_types import (
-    BlobResourceContents,
-    CallToolResult,
-    EmbeddedResource,
-    ImageContent,
-    ResourceLink,
-    TextContent,
-    TextResourceContents,
-)
+from mcp_types import BlobResourceContents
+from mcp_types import CallToolResult
+from mcp_types import EmbeddedResource
+from mcp_types import ImageContent
+from mcp_types import ResourceLink
+from mcp_types import TextContent
+from mcp_types import TextResourceContents
 
 from metis_runtime.mcp import to_output
 

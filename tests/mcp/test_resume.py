@@ -9,10 +9,13 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from metis_cli._main import cli
-from tests._metis_cli import env, metis
+from tests._metis_cli import env
+from tests._metis_cli import metis
 
 from .conftest import stdio_entry
-from .test_cli import ALLOW, config_files, run_args
+from .test_cli import ALLOW
+from .test_cli import config_files
+from .test_cli import run_args
 
 
 def test_killed_after_commit_then_resumed(tmp_path: Path) -> None:

@@ -9,7 +9,12 @@ from collections.abc import Iterator
 
 from hypothesis import strategies as st
 
-from metis_trace import Facts, Mode, RuleBehavior, RuleRef, Source, ToolKind
+from metis_trace import Facts
+from metis_trace import Mode
+from metis_trace import RuleBehavior
+from metis_trace import RuleRef
+from metis_trace import Source
+from metis_trace import ToolKind
 
 
 def rule_refs(

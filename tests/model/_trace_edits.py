@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from metis_check import check_trace
-from metis_trace import TraceEvent, TraceHeader
+from metis_trace import TraceEvent
+from metis_trace import TraceHeader
 
 
 def first_ids(events: list[TraceEvent], header: TraceHeader) -> tuple[str | None, str | None]:

@@ -15,16 +15,24 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
-from metis_check import check_trace, simulate
+from metis_check import check_trace
+from metis_check import simulate
 from metis_check._mutate import RICH
 from metis_check._mutate_sched import SCHED_5_CLAUSES
 from metis_runtime import AgentLoop
 from metis_runtime.dispatch import FourClassDispatcher
-from metis_trace import CallClass, Cancel, CancelCause, EffectOutcome, ResultStatus, StopRequest
-from tests.runtime.test_dispatch_support import op, run_batch
+from metis_trace import CallClass
+from metis_trace import Cancel
+from metis_trace import CancelCause
+from metis_trace import EffectOutcome
+from metis_trace import ResultStatus
+from metis_trace import StopRequest
+from tests.runtime.test_dispatch_support import op
+from tests.runtime.test_dispatch_support import run_batch
 
 S = CallClass.SAFE
 
@@ -130,7 +138,9 @@ def test_every_phase_records_a_stops_source_and_a_sink_failure_names_its_error(
     from metis_model import resolve
     from metis_runtime import TraceWriter
     from metis_runtime._loop import make_header
-    from metis_trace import Facts, Mode, ToolKind
+    from metis_trace import Facts
+    from metis_trace import Mode
+    from metis_trace import ToolKind
 
     trace = TraceWriter(tmp_path / "t.jsonl", make_header(mode=Mode.BYPASS, tools=["op"]))
     emit = trace.emit

@@ -5,15 +5,25 @@ from __future__ import annotations
 import random
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
-from metis_check import MUTATORS, SimConfig, break_trace, broken_trace, check_trace, simulate
+from metis_check import MUTATORS
+from metis_check import SimConfig
+from metis_check import break_trace
+from metis_check import broken_trace
+from metis_check import check_trace
+from metis_check import simulate
 from metis_check._generate import flat_run
 from metis_check._mutate import RICH
 from metis_check._mutate_base import _insert_after
 from metis_model import INVARIANTS
-from metis_trace import Mode, Route, Spawn, dumps_trace, read_trace_numbered
+from metis_trace import Mode
+from metis_trace import Route
+from metis_trace import Spawn
+from metis_trace import dumps_trace
+from metis_trace import read_trace_numbered
 
 TRACE_IDS = [inv.id for inv in INVARIANTS if inv.id in MUTATORS]
 
@@ -89,7 +99,8 @@ def test_replay_is_linear_enough() -> None:
     # Not a timing test: the model keeps only per-batch state, so the checker's
     # work per event does not grow with the trace (state size stays bounded).
     header, events = simulate(1, SimConfig(turns=400))
-    from metis_model import initial_state, step
+    from metis_model import initial_state
+    from metis_model import step
 
     state = initial_state(header.mode, header.route, header.headless_default)
     widest = 0

@@ -5,15 +5,13 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from metis_model import (
-    PLAN_LOCKED_REMOVED,
-    ChildAuthority,
-    ChildRefusal,
-    child_authority,
-    child_surface,
-    mode_at_most,
-    spawn_violation,
-)
+from metis_model import PLAN_LOCKED_REMOVED
+from metis_model import ChildAuthority
+from metis_model import ChildRefusal
+from metis_model import child_authority
+from metis_model import child_surface
+from metis_model import mode_at_most
+from metis_model import spawn_violation
 from metis_trace import Mode
 
 TOOLS = ["read", "edit", "bash", "spawn_agent", "exit_plan_mode", "grep"]

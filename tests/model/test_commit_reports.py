@@ -9,21 +9,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
-from metis_check import check_trace, simulate
+from metis_check import check_trace
+from metis_check import simulate
 from metis_check._mutate import RICH
-from metis_trace import (
-    NOT_JOURNALED,
-    Commit,
-    Repair,
-    Result,
-    ResultStatus,
-    TraceEvent,
-    TraceHeader,
-    content_digest,
-)
+from metis_trace import NOT_JOURNALED
+from metis_trace import Commit
+from metis_trace import Repair
+from metis_trace import Result
+from metis_trace import ResultStatus
+from metis_trace import TraceEvent
+from metis_trace import TraceHeader
+from metis_trace import content_digest
 
 
 def _first(header: TraceHeader, events: Sequence[TraceEvent]) -> tuple[str, str] | None:

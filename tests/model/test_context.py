@@ -9,27 +9,25 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from metis_model import _context
-from metis_model._context import (
-    STEPS,
-    Block,
-    BlockKind,
-    Budget,
-    Msg,
-    StepOutcome,
-    Transcript,
-    collapse,
-    compaction,
-    cut_points,
-    estimate,
-    ladder,
-    naive_cut,
-    offload,
-    provider_valid,
-    prune,
-    prune_no_placeholder,
-    retry,
-    snip,
-)
+from metis_model._context import STEPS
+from metis_model._context import Block
+from metis_model._context import BlockKind
+from metis_model._context import Budget
+from metis_model._context import Msg
+from metis_model._context import StepOutcome
+from metis_model._context import Transcript
+from metis_model._context import collapse
+from metis_model._context import compaction
+from metis_model._context import cut_points
+from metis_model._context import estimate
+from metis_model._context import ladder
+from metis_model._context import naive_cut
+from metis_model._context import offload
+from metis_model._context import provider_valid
+from metis_model._context import prune
+from metis_model._context import prune_no_placeholder
+from metis_model._context import retry
+from metis_model._context import snip
 
 T, TH, IMG, CALL, RES = (
     BlockKind.TEXT,

@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
-from metis_model._context import Block, BlockKind, Msg, Transcript, provider_valid
-from metis_proofs._context import CONTEXT_PROPERTIES, ContextProof, prove_context, valid_concrete
+from metis_model._context import Block
+from metis_model._context import BlockKind
+from metis_model._context import Msg
+from metis_model._context import Transcript
+from metis_model._context import provider_valid
+from metis_proofs._context import CONTEXT_PROPERTIES
+from metis_proofs._context import ContextProof
+from metis_proofs._context import prove_context
+from metis_proofs._context import valid_concrete
 
 from .test_context import transcripts
 

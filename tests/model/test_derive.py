@@ -9,11 +9,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from metis_check import check_trace, simulate
-from metis_check._mutate import RICH, break_trace
+from metis_check import check_trace
+from metis_check import simulate
+from metis_check._mutate import RICH
+from metis_check._mutate import break_trace
 from metis_check._tree import dropped_rules
-from metis_model._derive import Recorded, derive, recorded_permissions
-from metis_model._derive_shell import bash_rule_matches, split_line
+from metis_model._derive import Recorded
+from metis_model._derive import derive
+from metis_model._derive import recorded_permissions
+from metis_model._derive_shell import bash_rule_matches
+from metis_model._derive_shell import split_line
 from metis_trace import TraceHeader
 
 WS = "/ws"

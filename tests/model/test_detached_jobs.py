@@ -5,13 +5,18 @@ running (SCHED-4); an effect never ends `detached` (LOOP-1). Both checkers
 
 from __future__ import annotations
 
-from hypothesis import given, settings
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
 from metis_check import simulate
 from metis_check._mutate import RICH
-from metis_trace import EffectEnd, EffectOutcome, JobDone, TraceEvent
-from tests.model._trace_edits import first_ids, replace_event
+from metis_trace import EffectEnd
+from metis_trace import EffectOutcome
+from metis_trace import JobDone
+from metis_trace import TraceEvent
+from tests.model._trace_edits import first_ids
+from tests.model._trace_edits import replace_event
 
 
 def _detached(events: list[TraceEvent]) -> list[JobDone]:

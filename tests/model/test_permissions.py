@@ -8,20 +8,22 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from metis_model import DECISION_RANK, mode_at_most, resolve, settle_ask
-from metis_trace import (
-    MUTATING_KINDS,
-    Decision,
-    Facts,
-    Mode,
-    Route,
-    RuleBehavior,
-    RuleRef,
-    Source,
-    Stage,
-    ToolKind,
-)
-from tests.model._facts import facts_of, rule_refs
+from metis_model import DECISION_RANK
+from metis_model import mode_at_most
+from metis_model import resolve
+from metis_model import settle_ask
+from metis_trace import MUTATING_KINDS
+from metis_trace import Decision
+from metis_trace import Facts
+from metis_trace import Mode
+from metis_trace import Route
+from metis_trace import RuleBehavior
+from metis_trace import RuleRef
+from metis_trace import Source
+from metis_trace import Stage
+from metis_trace import ToolKind
+from tests.model._facts import facts_of
+from tests.model._facts import rule_refs
 
 rules_st = rule_refs(st.just("R"), st.integers(0, 5))
 facts_st = facts_of(rules_st, 3)

@@ -17,17 +17,23 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
-from metis_check import check_trace, simulate
+from metis_check import check_trace
+from metis_check import simulate
 from metis_check._mutate import RICH
 from metis_check._mutate_sched import SCHED_2_CLAUSES
 from metis_model._interference import queue_key_problem
-from metis_runtime.providers import Cassette, Interaction
-from metis_studies.explore._child_ids import ChildIdReplay, names_children
+from metis_runtime.providers import Cassette
+from metis_runtime.providers import Interaction
+from metis_studies.explore._child_ids import ChildIdReplay
+from metis_studies.explore._child_ids import names_children
 from metis_studies.explore._mech_agents import integrate
-from metis_trace import CallClass, DecisionEvent, ToolKind
+from metis_trace import CallClass
+from metis_trace import DecisionEvent
+from metis_trace import ToolKind
 
 
 def _broken(clause: str, seed: int) -> tuple[Any, list[Any], list[Any]]:
@@ -112,8 +118,10 @@ def test_a_z3_paths_queue_call_writes_within_its_key_as_labelled_and_meets_reads
     within its key exactly when the label says it is `keyed` (the system's
     SCHED-2 key clause), so the model's `queue_key_problem` agrees with the
     label, and a Safe read meets a write exactly where their regions meet."""
-    from metis_model._interference import _within, paths_overlap
-    from metis_proofs._convert import _footprint, _key
+    from metis_model._interference import _within
+    from metis_model._interference import paths_overlap
+    from metis_proofs._convert import _footprint
+    from metis_proofs._convert import _key
 
     named = (_key(CallClass.QUEUE, key) or "")[len("file:") :]
     for wr in ([0], [1], [0, 1], []):

@@ -8,13 +8,20 @@ specification's `step`) report RETRY-4."""
 
 from __future__ import annotations
 
-from hypothesis import given, settings
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
-from metis_check import check_trace, simulate
+from metis_check import check_trace
+from metis_check import simulate
 from metis_check._mutate import RICH
-from metis_trace import Commit, Interrupt, Repair, Resume, TraceEvent
-from tests.model._trace_edits import first_ids, replace_event
+from metis_trace import Commit
+from metis_trace import Interrupt
+from metis_trace import Repair
+from metis_trace import Resume
+from metis_trace import TraceEvent
+from tests.model._trace_edits import first_ids
+from tests.model._trace_edits import replace_event
 
 
 def _with_recovered(limit: int = 400) -> list[int]:

@@ -7,21 +7,26 @@ from unittest import mock
 
 import attrs
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
-from metis_check import MUTATORS, SimConfig, _replay, break_trace, check_trace, simulate
+from metis_check import MUTATORS
+from metis_check import SimConfig
+from metis_check import _replay
+from metis_check import break_trace
+from metis_check import check_trace
+from metis_check import simulate
 from metis_check._generate import flat_run
 from metis_check._mutate import RICH
-from metis_check._wide import WIDE_SHAPES, wide_batch
+from metis_check._wide import WIDE_SHAPES
+from metis_check._wide import wide_batch
 from metis_model import resolve
-from metis_trace import (
-    Decision,
-    DecisionEvent,
-    ToolKind,
-    dumps_trace,
-    read_trace,
-)
+from metis_trace import Decision
+from metis_trace import DecisionEvent
+from metis_trace import ToolKind
+from metis_trace import dumps_trace
+from metis_trace import read_trace
 
 
 def _verdict(report):  # type: ignore[no-untyped-def]

@@ -7,20 +7,18 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from metis_model import _agents
-from metis_model._agents import (
-    GUARD_ORDER,
-    Admit,
-    GuardLimits,
-    GuardState,
-    Refusal,
-    RefusalCode,
-    SpawnRequest,
-    admit,
-    finish,
-    guard_decision,
-    normalize_task,
-    task_hash,
-)
+from metis_model._agents import GUARD_ORDER
+from metis_model._agents import Admit
+from metis_model._agents import GuardLimits
+from metis_model._agents import GuardState
+from metis_model._agents import Refusal
+from metis_model._agents import RefusalCode
+from metis_model._agents import SpawnRequest
+from metis_model._agents import admit
+from metis_model._agents import finish
+from metis_model._agents import guard_decision
+from metis_model._agents import normalize_task
+from metis_model._agents import task_hash
 
 
 def test_all_lists_the_public_names() -> None:

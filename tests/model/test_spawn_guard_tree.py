@@ -9,33 +9,31 @@ import pytest
 
 from metis_check._tree import check_trace_tree
 from metis_model._agents import task_hash
-from metis_trace import (
-    Assistant,
-    CallRef,
-    Commit,
-    Decision,
-    DecisionEvent,
-    EffectEnd,
-    EffectOutcome,
-    EffectStart,
-    Facts,
-    HookRef,
-    Mode,
-    Request,
-    Result,
-    ResultsSent,
-    ResultStatus,
-    RuleBehavior,
-    RuleRef,
-    RunEnd,
-    RunStatus,
-    Source,
-    Spawn,
-    ToolKind,
-    TraceEvent,
-    TraceHeader,
-    TurnStart,
-)
+from metis_trace import Assistant
+from metis_trace import CallRef
+from metis_trace import Commit
+from metis_trace import Decision
+from metis_trace import DecisionEvent
+from metis_trace import EffectEnd
+from metis_trace import EffectOutcome
+from metis_trace import EffectStart
+from metis_trace import Facts
+from metis_trace import HookRef
+from metis_trace import Mode
+from metis_trace import Request
+from metis_trace import Result
+from metis_trace import ResultsSent
+from metis_trace import ResultStatus
+from metis_trace import RuleBehavior
+from metis_trace import RuleRef
+from metis_trace import RunEnd
+from metis_trace import RunStatus
+from metis_trace import Source
+from metis_trace import Spawn
+from metis_trace import ToolKind
+from metis_trace import TraceEvent
+from metis_trace import TraceHeader
+from metis_trace import TurnStart
 
 Tree = dict[str, tuple[TraceHeader, list[TraceEvent]]]
 PARENT_TOOLS = ("read", "write", "bash", "spawn_agent")

@@ -9,59 +9,58 @@ from __future__ import annotations
 from typing import Any
 
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+from hypothesis.stateful import RuleBasedStateMachine
+from hypothesis.stateful import invariant
+from hypothesis.stateful import precondition
+from hypothesis.stateful import rule
 
 from metis_check import check_trace
-from metis_model import (
-    Divergence,
-    LoopState,
-    Phase,
-    closable,
-    initial_state,
-    resolve,
-    settled,
-    startable,
-    step,
-)
+from metis_model import Divergence
+from metis_model import LoopState
+from metis_model import Phase
+from metis_model import closable
+from metis_model import initial_state
+from metis_model import resolve
+from metis_model import settled
+from metis_model import startable
+from metis_model import step
 from metis_model._interference import footprints_conflict
-from metis_trace import (
-    AskResolved,
-    Assistant,
-    CallClass,
-    CallRef,
-    Cancel,
-    CancelCause,
-    Commit,
-    Decision,
-    DecisionEvent,
-    EffectEnd,
-    EffectOutcome,
-    EffectStart,
-    Facts,
-    Handshake,
-    HookRef,
-    HookRun,
-    Interrupt,
-    JobDone,
-    Mode,
-    Repair,
-    Request,
-    Result,
-    ResultsSent,
-    ResultStatus,
-    Resume,
-    RuleBehavior,
-    RuleRef,
-    RunEnd,
-    RunStatus,
-    SignalReceived,
-    Source,
-    StopRequest,
-    ToolKind,
-    TraceEvent,
-    TraceHeader,
-    TurnStart,
-)
+from metis_trace import AskResolved
+from metis_trace import Assistant
+from metis_trace import CallClass
+from metis_trace import CallRef
+from metis_trace import Cancel
+from metis_trace import CancelCause
+from metis_trace import Commit
+from metis_trace import Decision
+from metis_trace import DecisionEvent
+from metis_trace import EffectEnd
+from metis_trace import EffectOutcome
+from metis_trace import EffectStart
+from metis_trace import Facts
+from metis_trace import Handshake
+from metis_trace import HookRef
+from metis_trace import HookRun
+from metis_trace import Interrupt
+from metis_trace import JobDone
+from metis_trace import Mode
+from metis_trace import Repair
+from metis_trace import Request
+from metis_trace import Result
+from metis_trace import ResultsSent
+from metis_trace import ResultStatus
+from metis_trace import Resume
+from metis_trace import RuleBehavior
+from metis_trace import RuleRef
+from metis_trace import RunEnd
+from metis_trace import RunStatus
+from metis_trace import SignalReceived
+from metis_trace import Source
+from metis_trace import StopRequest
+from metis_trace import ToolKind
+from metis_trace import TraceEvent
+from metis_trace import TraceHeader
+from metis_trace import TurnStart
 
 CLASSES = {
     ToolKind.READ_ONLY: [CallClass.SAFE],

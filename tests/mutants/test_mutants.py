@@ -13,7 +13,11 @@ from typing import Any
 
 import pytest
 
-from metis_studies.mutate import MutantError, changed_files, mutants, patched_copy, read_mutant
+from metis_studies.mutate import MutantError
+from metis_studies.mutate import changed_files
+from metis_studies.mutate import mutants
+from metis_studies.mutate import patched_copy
+from metis_studies.mutate import read_mutant
 
 REPO = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent

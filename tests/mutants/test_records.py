@@ -12,21 +12,19 @@ from pathlib import Path
 
 import pytest
 
-from metis_studies.mutate import (
-    Caught,
-    Mutant,
-    MutantResult,
-    check_records,
-    make_record,
-    mutants,
-    patch_sha256,
-    read_blind,
-    read_record,
-    read_records,
-    readme_block,
-    summary,
-    write_record,
-)
+from metis_studies.mutate import Caught
+from metis_studies.mutate import Mutant
+from metis_studies.mutate import MutantResult
+from metis_studies.mutate import check_records
+from metis_studies.mutate import make_record
+from metis_studies.mutate import mutants
+from metis_studies.mutate import patch_sha256
+from metis_studies.mutate import read_blind
+from metis_studies.mutate import read_record
+from metis_studies.mutate import read_records
+from metis_studies.mutate import readme_block
+from metis_studies.mutate import summary
+from metis_studies.mutate import write_record
 from metis_studies.mutate.__main__ import main
 
 REPO = Path(__file__).resolve().parents[2]

@@ -8,18 +8,24 @@ from typing import Any
 
 from metis_check import Report
 from metis_cli._plan_conform import check_turn_dir
-from metis_runtime.permissions import Gate, Policy
-from metis_runtime.plan import Coordinates, PlanRuntime, TurnOptions, TurnOutcome, load_dialog
+from metis_runtime.permissions import Gate
+from metis_runtime.permissions import Policy
+from metis_runtime.plan import Coordinates
+from metis_runtime.plan import PlanRuntime
+from metis_runtime.plan import TurnOptions
+from metis_runtime.plan import TurnOutcome
+from metis_runtime.plan import load_dialog
 from metis_runtime.plan._state import dialog_path
-from metis_runtime.providers import (
-    Cassette,
-    ReplayProvider,
-    ScriptedProvider,
-    ToolUseBlock,
-    load_scenario,
-)
+from metis_runtime.providers import Cassette
+from metis_runtime.providers import ReplayProvider
+from metis_runtime.providers import ScriptedProvider
+from metis_runtime.providers import ToolUseBlock
+from metis_runtime.providers import load_scenario
 from metis_runtime.tools import ToolRegistry
-from metis_trace import Decision, Mode, ResumeAnswer, Route
+from metis_trace import Decision
+from metis_trace import Mode
+from metis_trace import ResumeAnswer
+from metis_trace import Route
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIO = ROOT / "metis_runtime" / "scenarios" / "plan" / "notes.yaml"

@@ -7,7 +7,10 @@ from typing import Any
 from hypothesis import strategies as st
 
 from metis_check._plan_generate import TOY_CATALOG
-from metis_trace import TERMINAL_TOOL, Filler, Framework, FrameworkStep
+from metis_trace import TERMINAL_TOOL
+from metis_trace import Filler
+from metis_trace import Framework
+from metis_trace import FrameworkStep
 
 TOOLS = [e.name for e in TOY_CATALOG]
 json_leaf = st.one_of(

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from metis_trace import Route, read_turn_log
+from metis_trace import Route
+from metis_trace import read_turn_log
 from tests import _metis_cli
 
 from ._runtime import REQUEST

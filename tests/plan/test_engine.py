@@ -7,16 +7,16 @@ import asyncio
 import pytest
 
 from metis_runtime.plan._catalog import Catalog
-from metis_runtime.plan._engine import PROPOSE_TOOL, ProposalError, Proposer
-from metis_runtime.providers import (
-    Message,
-    ModelRequest,
-    ScriptedProvider,
-    TextBlock,
-    ToolSpec,
-    openai_chat_request_body,
-    openai_responses_request_body,
-)
+from metis_runtime.plan._engine import PROPOSE_TOOL
+from metis_runtime.plan._engine import ProposalError
+from metis_runtime.plan._engine import Proposer
+from metis_runtime.providers import Message
+from metis_runtime.providers import ModelRequest
+from metis_runtime.providers import ScriptedProvider
+from metis_runtime.providers import TextBlock
+from metis_runtime.providers import ToolSpec
+from metis_runtime.providers import openai_chat_request_body
+from metis_runtime.providers import openai_responses_request_body
 from metis_runtime.tools import ToolRegistry
 from metis_trace import ErrorClass
 

@@ -11,11 +11,19 @@ import pytest
 import yaml
 
 from metis_runtime import ConfigError
-from metis_runtime.plan import ManifestTool, StepError, load_manifest, load_manifests, sign_manifest
-from metis_runtime.tools import FileTransaction, JobManager, ToolContext
-from metis_trace import CallClass, ToolKind
+from metis_runtime.plan import ManifestTool
+from metis_runtime.plan import StepError
+from metis_runtime.plan import load_manifest
+from metis_runtime.plan import load_manifests
+from metis_runtime.plan import sign_manifest
+from metis_runtime.tools import FileTransaction
+from metis_runtime.tools import JobManager
+from metis_runtime.tools import ToolContext
+from metis_trace import CallClass
+from metis_trace import ToolKind
 
-from ._runtime import SCENARIO, seed
+from ._runtime import SCENARIO
+from ._runtime import seed
 
 
 def _write(folder: Path, data: dict[str, Any], program: str = "print('[]')\n", sign: bool = True) -> Path:

@@ -16,7 +16,11 @@ import pytest
 from metis_runtime.permissions import Policy
 from metis_trace import Source
 
-from ._runtime import conform, proposing, run, runtime, seed
+from ._runtime import conform
+from ._runtime import proposing
+from ._runtime import run
+from ._runtime import runtime
+from ._runtime import seed
 
 RULE = "Read(notes/2025-01-06-standup.md)"
 OTHER = "Read(notes/**)"

@@ -10,19 +10,17 @@ from pathlib import Path
 import pytest
 
 from metis_runtime import ConfigError
-from metis_runtime.plan import (
-    DEFAULT_SCENARIO,
-    PLAN_SCENARIOS,
-    TurnProvider,
-    cache_listing,
-    last_dialog,
-    provider_name,
-    read_framework,
-    scenario_path,
-    seed_workspace,
-    set_feedback,
-    task_rows,
-)
+from metis_runtime.plan import DEFAULT_SCENARIO
+from metis_runtime.plan import PLAN_SCENARIOS
+from metis_runtime.plan import TurnProvider
+from metis_runtime.plan import cache_listing
+from metis_runtime.plan import last_dialog
+from metis_runtime.plan import provider_name
+from metis_runtime.plan import read_framework
+from metis_runtime.plan import scenario_path
+from metis_runtime.plan import seed_workspace
+from metis_runtime.plan import set_feedback
+from metis_runtime.plan import task_rows
 
 from .test_cli_plan import metis
 

@@ -20,7 +20,8 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
+from typing import Literal
 
 import httpx
 import pydantic
@@ -28,32 +29,38 @@ import pytest
 import yaml
 
 from metis_model.plan import validate as model_validate
-from metis_runtime.plan import PlanStore, load_manifest, match_route, sign_manifest
-from metis_runtime.plan._engine import PROPOSE_TOOL, ProposalError, Proposer
+from metis_runtime.plan import PlanStore
+from metis_runtime.plan import load_manifest
+from metis_runtime.plan import match_route
+from metis_runtime.plan import sign_manifest
+from metis_runtime.plan._engine import PROPOSE_TOOL
+from metis_runtime.plan._engine import ProposalError
+from metis_runtime.plan._engine import Proposer
 from metis_runtime.plan._rules import validate
-from metis_runtime.providers import (
-    AnthropicProvider,
-    OpenAIChatNormalizer,
-    OpenAIResponsesNormalizer,
-    OpenAIResponsesProvider,
-    RetryPolicy,
-    ToolUseBlock,
-)
-from metis_trace import ErrorClass, ExecutorInfo, parse_framework
+from metis_runtime.providers import AnthropicProvider
+from metis_runtime.providers import OpenAIChatNormalizer
+from metis_runtime.providers import OpenAIResponsesNormalizer
+from metis_runtime.providers import OpenAIResponsesProvider
+from metis_runtime.providers import RetryPolicy
+from metis_runtime.providers import ToolUseBlock
+from metis_trace import ErrorClass
+from metis_trace import ExecutorInfo
+from metis_trace import parse_framework
 from tests.input._cli import run_metis
-from tests.runtime.test_providers_support import (
-    ANTHROPIC_TOOL,
-    CHAT,
-    RESPONSES,
-    RESPONSES_PHASE,
-    RESPONSES_USAGE,
-    body,
-    cassette,
-    check_stream,
-    normalize,
-)
+from tests.runtime.test_providers_support import ANTHROPIC_TOOL
+from tests.runtime.test_providers_support import CHAT
+from tests.runtime.test_providers_support import RESPONSES
+from tests.runtime.test_providers_support import RESPONSES_PHASE
+from tests.runtime.test_providers_support import RESPONSES_USAGE
+from tests.runtime.test_providers_support import body
+from tests.runtime.test_providers_support import cassette
+from tests.runtime.test_providers_support import check_stream
+from tests.runtime.test_providers_support import normalize
 
-from ._runtime import ALICE, run, runtime, seed
+from ._runtime import ALICE
+from ._runtime import run
+from ._runtime import runtime
+from ._runtime import seed
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "plan"
 

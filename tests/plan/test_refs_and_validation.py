@@ -6,31 +6,29 @@ import copy
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
 from metis_check._plan_generate import TOY_CATALOG
-from metis_model.plan import (
-    CHECKS,
-    RefKind,
-    ResolveContext,
-    catalog_of,
-    placeholders,
-    resolve_step,
-    step_refs,
-    validate,
-    validate_tagged,
-)
-from metis_trace import (
-    HARD_STEP_MAX,
-    TERMINAL_TOOL,
-    ErrorClass,
-    Framework,
-    FrameworkStep,
-    parse_framework,
-)
+from metis_model.plan import CHECKS
+from metis_model.plan import RefKind
+from metis_model.plan import ResolveContext
+from metis_model.plan import catalog_of
+from metis_model.plan import placeholders
+from metis_model.plan import resolve_step
+from metis_model.plan import step_refs
+from metis_model.plan import validate
+from metis_model.plan import validate_tagged
+from metis_trace import HARD_STEP_MAX
+from metis_trace import TERMINAL_TOOL
+from metis_trace import ErrorClass
+from metis_trace import Framework
+from metis_trace import FrameworkStep
+from metis_trace import parse_framework
 
-from ._strategies import frameworks, json_value
+from ._strategies import frameworks
+from ._strategies import json_value
 
 CATALOG = catalog_of(TOY_CATALOG)
 

@@ -11,16 +11,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
 from metis_check._plan_generate import TOY_CATALOG
 from metis_model import plan as model
 from metis_model.plan._schema import type_errors
 from metis_runtime.plan import _rules as runtime
-from metis_trace import Framework, canonical_digest
+from metis_trace import Framework
+from metis_trace import canonical_digest
 
-from ._strategies import frameworks, json_value
+from ._strategies import frameworks
+from ._strategies import json_value
 
 CATALOG = {e.name: e for e in TOY_CATALOG}
 outputs = st.dictionaries(st.integers(1, 10), json_value | st.lists(st.text("ab/", max_size=4), max_size=3), max_size=6)

@@ -10,29 +10,30 @@ from typing import Any
 
 from hypothesis import settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
+from hypothesis.stateful import RuleBasedStateMachine
+from hypothesis.stateful import invariant
+from hypothesis.stateful import rule
 
 from metis_check._plan_generate import TOY_CATALOG
 from metis_model import plan as model
 from metis_runtime.dispatch import GateDecision
-from metis_runtime.plan import Catalog, PlanStore
+from metis_runtime.plan import Catalog
+from metis_runtime.plan import PlanStore
 from metis_runtime.plan import _rules as runtime
 from metis_runtime.plan._driver import ConsentGate
 from metis_runtime.plan._plan_runtime import _probe
 from metis_runtime.tools import ToolRegistry
-from metis_trace import (
-    Decision,
-    ExecutorInfo,
-    Facts,
-    Framework,
-    Mode,
-    PlanPath,
-    Route,
-    Signatures,
-    Stage,
-    ToolKind,
-    parse_framework,
-)
+from metis_trace import Decision
+from metis_trace import ExecutorInfo
+from metis_trace import Facts
+from metis_trace import Framework
+from metis_trace import Mode
+from metis_trace import PlanPath
+from metis_trace import Route
+from metis_trace import Signatures
+from metis_trace import Stage
+from metis_trace import ToolKind
+from metis_trace import parse_framework
 
 FRAMEWORKS = [
     parse_framework(

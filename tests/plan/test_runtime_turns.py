@@ -11,23 +11,27 @@ import pytest
 
 from metis_runtime import ConfigError
 from metis_runtime.permissions import Policy
-from metis_runtime.plan import Coordinates, PlanStore, sign_manifest
+from metis_runtime.plan import Coordinates
+from metis_runtime.plan import PlanStore
+from metis_runtime.plan import sign_manifest
 from metis_runtime.tools import atomic_write
-from metis_trace import ErrorClass, MissReason, ProbeOutcome, ResumeAnswer, StepStatus
+from metis_trace import ErrorClass
+from metis_trace import MissReason
+from metis_trace import ProbeOutcome
+from metis_trace import ResumeAnswer
+from metis_trace import StepStatus
 
-from ._runtime import (
-    ALICE,
-    REQUEST,
-    conform,
-    kinds,
-    proposing,
-    records,
-    replay,
-    resume,
-    run,
-    runtime,
-    seed,
-)
+from ._runtime import ALICE
+from ._runtime import REQUEST
+from ._runtime import conform
+from ._runtime import kinds
+from ._runtime import proposing
+from ._runtime import records
+from ._runtime import replay
+from ._runtime import resume
+from ._runtime import run
+from ._runtime import runtime
+from ._runtime import seed
 
 PLAN: dict[str, Any] = {
     "steps": [
@@ -233,7 +237,8 @@ def test_a_recurrence_is_recorded_not_run_and_an_ambiguous_one_is_refused(tmp_pa
 
 
 def test_a_deny_rule_denies_a_step_and_ends_the_turn(tmp_path: Path) -> None:
-    from metis_trace import RuleBehavior, Source
+    from metis_trace import RuleBehavior
+    from metis_trace import Source
 
     seed(tmp_path)
     policy = Policy()

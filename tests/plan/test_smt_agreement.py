@@ -9,47 +9,57 @@ from typing import Any
 
 import pytest
 import z3
-from hypothesis import given, settings
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
 from metis_check import check_turn_log
 from metis_check._plan_generate import TOY_CATALOG
-from metis_model.plan import (
-    BINDING_FIELDS,
-    MISS_ORDER,
-    Act,
-    ActKind,
-    ExecState,
-    Failure,
-    Outcome,
-    Slot,
-    SlotStatus,
-    TurnPhase,
-    authorizes,
-    bad,
-    batches,
-    catalog_of,
-    probe,
-    protocol_step,
-    validate_tagged,
-)
-from metis_proofs import cvc5_answers, expected_answers
-from metis_proofs._plan import PLAN_ABLATIONS, PLAN_PROPERTIES, prove_plan
-from metis_proofs._plan_cache import MISS, PATH, SymProbe, probe_z3
+from metis_model.plan import BINDING_FIELDS
+from metis_model.plan import MISS_ORDER
+from metis_model.plan import Act
+from metis_model.plan import ActKind
+from metis_model.plan import ExecState
+from metis_model.plan import Failure
+from metis_model.plan import Outcome
+from metis_model.plan import Slot
+from metis_model.plan import SlotStatus
+from metis_model.plan import TurnPhase
+from metis_model.plan import authorizes
+from metis_model.plan import bad
+from metis_model.plan import batches
+from metis_model.plan import catalog_of
+from metis_model.plan import probe
+from metis_model.plan import protocol_step
+from metis_model.plan import validate_tagged
+from metis_proofs import cvc5_answers
+from metis_proofs import expected_answers
+from metis_proofs._plan import PLAN_ABLATIONS
+from metis_proofs._plan import PLAN_PROPERTIES
+from metis_proofs._plan import prove_plan
+from metis_proofs._plan_cache import MISS
+from metis_proofs._plan_cache import PATH
+from metis_proofs._plan_cache import SymProbe
+from metis_proofs._plan_cache import probe_z3
 from metis_proofs._plan_cex import find_plan_counterexample
-from metis_proofs._plan_consent import SymAction, authorizes_z3
-from metis_proofs._plan_refs import REF_SLOTS, STEP_SLOTS, SymFramework, batches_z3, framework_z3
+from metis_proofs._plan_consent import SymAction
+from metis_proofs._plan_consent import authorizes_z3
+from metis_proofs._plan_refs import REF_SLOTS
+from metis_proofs._plan_refs import STEP_SLOTS
+from metis_proofs._plan_refs import SymFramework
+from metis_proofs._plan_refs import batches_z3
+from metis_proofs._plan_refs import framework_z3
 from metis_proofs._plan_turn import TurnSystem
-from metis_proofs._plan_turn_bmc import concrete_act, concrete_turn_state, decode_turn_state
-from metis_trace import (
-    TERMINAL_TOOL,
-    Action,
-    Framework,
-    FrameworkStep,
-    PlanPath,
-    Signatures,
-    read_turn_log,
-)
+from metis_proofs._plan_turn_bmc import concrete_act
+from metis_proofs._plan_turn_bmc import concrete_turn_state
+from metis_proofs._plan_turn_bmc import decode_turn_state
+from metis_trace import TERMINAL_TOOL
+from metis_trace import Action
+from metis_trace import Framework
+from metis_trace import FrameworkStep
+from metis_trace import PlanPath
+from metis_trace import Signatures
+from metis_trace import read_turn_log
 from tests.draw._svg import read_svg
 
 CATALOG = catalog_of(TOY_CATALOG)

@@ -6,25 +6,32 @@ from __future__ import annotations
 import random
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+from hypothesis.stateful import RuleBasedStateMachine
+from hypothesis.stateful import invariant
+from hypothesis.stateful import precondition
+from hypothesis.stateful import rule
 
-from metis_check import PLAN_CHECKS, check_turn_log, check_turn_logs
+from metis_check import PLAN_CHECKS
+from metis_check import check_turn_log
+from metis_check import check_turn_logs
 from metis_check._plan_generate import simulate_turn
-from metis_check._plan_mutate import PLAN_MUTATORS, break_turn, broken_turn
+from metis_check._plan_mutate import PLAN_MUTATORS
+from metis_check._plan_mutate import break_turn
+from metis_check._plan_mutate import broken_turn
 from metis_model import INVARIANTS
-from metis_model.plan import (
-    EXEC_ABLATIONS,
-    Act,
-    ActKind,
-    Outcome,
-    bad,
-    enabled,
-    initial_exec,
-    protocol_step,
-)
-from metis_trace import dumps_turn_log, read_turn_log
+from metis_model.plan import EXEC_ABLATIONS
+from metis_model.plan import Act
+from metis_model.plan import ActKind
+from metis_model.plan import Outcome
+from metis_model.plan import bad
+from metis_model.plan import enabled
+from metis_model.plan import initial_exec
+from metis_model.plan import protocol_step
+from metis_trace import dumps_turn_log
+from metis_trace import read_turn_log
 
 PLAN_IDS = [inv.id for inv in INVARIANTS if inv.family == "PLAN"]
 

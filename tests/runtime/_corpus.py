@@ -10,8 +10,15 @@ from typing import Any
 
 import yaml
 
-from metis_runtime.permissions import Gate, GateDecision, Policy
-from metis_trace import Decision, Mode, Route, RuleBehavior, Source, ToolKind
+from metis_runtime.permissions import Gate
+from metis_runtime.permissions import GateDecision
+from metis_runtime.permissions import Policy
+from metis_trace import Decision
+from metis_trace import Mode
+from metis_trace import Route
+from metis_trace import RuleBehavior
+from metis_trace import Source
+from metis_trace import ToolKind
 
 CORPUS = Path(__file__).resolve().parent.parent / "data" / "permissions" / "bypass_corpus.yaml"
 OLD_DECISIONS = CORPUS.with_name("old_decisions.json")

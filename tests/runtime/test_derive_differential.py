@@ -18,12 +18,22 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
-from metis_model._derive import derive, facts_problem, recorded_permissions
-from metis_runtime.permissions import Gate, Policy
-from metis_trace import Mode, Route, RuleBehavior, Source, ToolKind, TraceHeader
+from metis_model._derive import derive
+from metis_model._derive import facts_problem
+from metis_model._derive import recorded_permissions
+from metis_runtime.permissions import Gate
+from metis_runtime.permissions import Policy
+from metis_trace import Mode
+from metis_trace import Route
+from metis_trace import RuleBehavior
+from metis_trace import Source
+from metis_trace import ToolKind
+from metis_trace import TraceHeader
 
 BASH_RULES = (
     "Bash",

@@ -8,14 +8,21 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
-from metis_model._derive import facts_problem, recorded_permissions
+from metis_model._derive import facts_problem
+from metis_model._derive import recorded_permissions
 from metis_model._derive_shell import surely_writes
-from metis_runtime.permissions import Gate, Policy
+from metis_runtime.permissions import Gate
+from metis_runtime.permissions import Policy
 from metis_runtime.tools import BashTool
-from metis_trace import Facts, Mode, Route, ToolKind, TraceHeader
+from metis_trace import Facts
+from metis_trace import Mode
+from metis_trace import Route
+from metis_trace import ToolKind
+from metis_trace import TraceHeader
 
 
 @pytest.mark.parametrize(

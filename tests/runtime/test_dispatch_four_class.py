@@ -12,31 +12,32 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_dispatch_support import (
-    OpTool,
-    Probe,
-    assert_conforms,
-    classification_of,
-    intervals,
-    make_loop,
-    op,
-    overlapping,
-    read,
-    run_batch,
-    sched_problems,
-)
+from test_dispatch_support import OpTool
+from test_dispatch_support import Probe
+from test_dispatch_support import assert_conforms
+from test_dispatch_support import classification_of
+from test_dispatch_support import intervals
+from test_dispatch_support import make_loop
+from test_dispatch_support import op
+from test_dispatch_support import overlapping
+from test_dispatch_support import read
+from test_dispatch_support import run_batch
+from test_dispatch_support import sched_problems
 
 import metis_runtime
 import metis_runtime.dispatch as dispatch
-from metis_runtime import AgentLoop, ConfigError
-from metis_runtime.dispatch import (
-    Dispatcher,
-    FourClassDispatcher,
-    PlannedCall,
-    SerialDispatcher,
-)
-from metis_runtime.tools import JobManager, ToolContext
-from metis_trace import CallClass, EffectOutcome, ResultStatus, RunStatus
+from metis_runtime import AgentLoop
+from metis_runtime import ConfigError
+from metis_runtime.dispatch import Dispatcher
+from metis_runtime.dispatch import FourClassDispatcher
+from metis_runtime.dispatch import PlannedCall
+from metis_runtime.dispatch import SerialDispatcher
+from metis_runtime.tools import JobManager
+from metis_runtime.tools import ToolContext
+from metis_trace import CallClass
+from metis_trace import EffectOutcome
+from metis_trace import ResultStatus
+from metis_trace import RunStatus
 from tests._exports import assert_all_lists_the_public_names
 
 S, Q, X, B = CallClass.SAFE, CallClass.QUEUE, CallClass.EXCLUSIVE, CallClass.BACKGROUND

@@ -13,31 +13,36 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Mapping
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import attrs
 
-from metis_runtime import (
-    AgentLoop,
-    LoopConfig,
-    RunResult,
-    ToolError,
-)
+from metis_runtime import AgentLoop
+from metis_runtime import LoopConfig
+from metis_runtime import RunResult
+from metis_runtime import ToolError
 from metis_runtime.dispatch import Dispatcher
-from metis_runtime.providers import TextBlock, ToolUseBlock
-from metis_runtime.tools import (
-    Classification,
-    Tool,
-    ToolContext,
-    ToolInput,
-    ToolOutput,
-    ToolSpec,
-)
-from metis_trace import CallClass, ToolKind, TraceEvent, TraceHeader
-from tests.runtime.test_loop_support import assert_conforms, read, run_with
+from metis_runtime.providers import TextBlock
+from metis_runtime.providers import ToolUseBlock
+from metis_runtime.tools import Classification
+from metis_runtime.tools import Tool
+from metis_runtime.tools import ToolContext
+from metis_runtime.tools import ToolInput
+from metis_runtime.tools import ToolOutput
+from metis_runtime.tools import ToolSpec
+from metis_trace import CallClass
+from metis_trace import ToolKind
+from metis_trace import TraceEvent
+from metis_trace import TraceHeader
+from tests.runtime.test_loop_support import assert_conforms
 from tests.runtime.test_loop_support import make_loop as scripted_loop
+from tests.runtime.test_loop_support import read
+from tests.runtime.test_loop_support import run_with
 
 KIND = {
     CallClass.SAFE: ToolKind.READ_ONLY,

@@ -14,9 +14,16 @@ import stat
 from pathlib import Path
 
 from metis_check import check_trace
-from metis_runtime.tools._exits import ExitRecord, read_exit_record, write_exit_record
-from metis_trace import Commit, Repair, ResultStatus, read_trace
-from tests.runtime.test_loop_support import metis_run, results_by_occ, write_scenario
+from metis_runtime.tools._exits import ExitRecord
+from metis_runtime.tools._exits import read_exit_record
+from metis_runtime.tools._exits import write_exit_record
+from metis_trace import Commit
+from metis_trace import Repair
+from metis_trace import ResultStatus
+from metis_trace import read_trace
+from tests.runtime.test_loop_support import metis_run
+from tests.runtime.test_loop_support import results_by_occ
+from tests.runtime.test_loop_support import write_scenario
 
 REPO = Path(__file__).resolve().parents[2]
 # A GitHub classic token: the exit record goes through the redactor.

@@ -12,53 +12,46 @@ from typing import Any
 
 import pytest
 
-from metis_runtime import (
-    AgentLoop,
-    Journal,
-    JournalError,
-    MetisRuntimeError,
-    RunResult,
-    TraceWriter,
-    make_header,
-    scan_trace,
-)
-from metis_runtime.providers import (
-    Cassette,
-    Interaction,
-    Message,
-    ModelRequest,
-    RedactedThinkingBlock,
-    ReplayProvider,
-    TextBlock,
-    ThinkingBlock,
-    ToolResultBlock,
-    ToolUseBlock,
-)
+from metis_runtime import AgentLoop
+from metis_runtime import Journal
+from metis_runtime import JournalError
+from metis_runtime import MetisRuntimeError
+from metis_runtime import RunResult
+from metis_runtime import TraceWriter
+from metis_runtime import make_header
+from metis_runtime import scan_trace
+from metis_runtime.providers import Cassette
+from metis_runtime.providers import Interaction
+from metis_runtime.providers import Message
+from metis_runtime.providers import ModelRequest
+from metis_runtime.providers import RedactedThinkingBlock
+from metis_runtime.providers import ReplayProvider
+from metis_runtime.providers import TextBlock
+from metis_runtime.providers import ThinkingBlock
+from metis_runtime.providers import ToolResultBlock
+from metis_runtime.providers import ToolUseBlock
 from metis_studies.faults._harness import close_loop
-from metis_trace import EffectOutcome, Mode
+from metis_trace import EffectOutcome
+from metis_trace import Mode
 from tests._metis_cli import env as subprocess_env
-from tests.runtime.test_loop_support import (
-    SLOW_MARKED_CALL,
-    anthropic_body,
-    assert_conforms,
-    kinds,
-    make_loop,
-    of_kind,
-    read,
-    replay_run_argv,
-    results_by_occ,
-    resume_run,
-    sigint_when,
-    sigkill_when_marked,
-    write_scenario,
-)
-from tests.runtime.test_providers_support import (
-    REDACTED_DATA,
-    REDACTED_NEXT_CONTENT,
-    REDACTED_TOOL_ID,
-    redacted_thinking_body,
-    web_search_blocks,
-)
+from tests.runtime.test_loop_support import SLOW_MARKED_CALL
+from tests.runtime.test_loop_support import anthropic_body
+from tests.runtime.test_loop_support import assert_conforms
+from tests.runtime.test_loop_support import kinds
+from tests.runtime.test_loop_support import make_loop
+from tests.runtime.test_loop_support import of_kind
+from tests.runtime.test_loop_support import read
+from tests.runtime.test_loop_support import replay_run_argv
+from tests.runtime.test_loop_support import results_by_occ
+from tests.runtime.test_loop_support import resume_run
+from tests.runtime.test_loop_support import sigint_when
+from tests.runtime.test_loop_support import sigkill_when_marked
+from tests.runtime.test_loop_support import write_scenario
+from tests.runtime.test_providers_support import REDACTED_DATA
+from tests.runtime.test_providers_support import REDACTED_NEXT_CONTENT
+from tests.runtime.test_providers_support import REDACTED_TOOL_ID
+from tests.runtime.test_providers_support import redacted_thinking_body
+from tests.runtime.test_providers_support import web_search_blocks
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -482,7 +475,8 @@ def test_a_resumed_result_carries_the_commits_output_and_a_forgotten_commit_is_r
     the journal holds the output. The resumed result carries it; a resume
     that lost the journal's commits answers "not journaled": RETRY-2."""
     from metis_check import check_trace
-    from metis_trace import NOT_JOURNALED, content_digest
+    from metis_trace import NOT_JOURNALED
+    from metis_trace import content_digest
 
     for name, resume in (("good", _resume), ("mutant", _resume_forgetting_commits)):
         (tmp_path / name).mkdir()

@@ -5,51 +5,53 @@ from __future__ import annotations
 import asyncio
 import errno
 import signal
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import metis_runtime
-from metis_runtime import AgentLoop, LoopConfig, PassThroughGate, ProviderError
-from metis_runtime.dispatch import AskAnswer, GateDecision
-from metis_runtime.permissions import Gate, Policy
-from metis_runtime.providers import (
-    AssistantMessage,
-    Block,
-    Message,
-    ModelRequest,
-    RedactedThinkingBlock,
-    ServerToolBlock,
-    StreamRepairNote,
-    TextBlock,
-    ThinkingBlock,
-    ToolResultBlock,
-    ToolUseBlock,
-    anthropic_request_body,
-)
-from metis_runtime.tools import ToolContext, ToolInput, ToolOutput
-from metis_trace import (
-    CallClass,
-    Decision,
-    Facts,
-    Mode,
-    Route,
-    RuleBehavior,
-    RuleRef,
-    Source,
-    Stage,
-    ToolKind,
-)
+from metis_runtime import AgentLoop
+from metis_runtime import LoopConfig
+from metis_runtime import PassThroughGate
+from metis_runtime import ProviderError
+from metis_runtime.dispatch import AskAnswer
+from metis_runtime.dispatch import GateDecision
+from metis_runtime.permissions import Gate
+from metis_runtime.permissions import Policy
+from metis_runtime.providers import AssistantMessage
+from metis_runtime.providers import Block
+from metis_runtime.providers import Message
+from metis_runtime.providers import ModelRequest
+from metis_runtime.providers import RedactedThinkingBlock
+from metis_runtime.providers import ServerToolBlock
+from metis_runtime.providers import StreamRepairNote
+from metis_runtime.providers import TextBlock
+from metis_runtime.providers import ThinkingBlock
+from metis_runtime.providers import ToolResultBlock
+from metis_runtime.providers import ToolUseBlock
+from metis_runtime.providers import anthropic_request_body
+from metis_runtime.tools import ToolContext
+from metis_runtime.tools import ToolInput
+from metis_runtime.tools import ToolOutput
+from metis_trace import CallClass
+from metis_trace import Decision
+from metis_trace import Facts
+from metis_trace import Mode
+from metis_trace import Route
+from metis_trace import RuleBehavior
+from metis_trace import RuleRef
+from metis_trace import Source
+from metis_trace import Stage
+from metis_trace import ToolKind
 from tests._exports import assert_all_lists_the_public_names
-from tests.runtime.test_loop_support import (
-    FuncTool,
-    kinds,
-    of_kind,
-    results_by_occ,
-    run_loop,
-)
+from tests.runtime.test_loop_support import FuncTool
+from tests.runtime.test_loop_support import kinds
+from tests.runtime.test_loop_support import of_kind
+from tests.runtime.test_loop_support import results_by_occ
+from tests.runtime.test_loop_support import run_loop
 
 
 def _answer(text: str = "done") -> list[Any]:
@@ -469,7 +471,9 @@ def test_cancelling_the_run_task_records_an_interrupt_and_stays_resumable(
         await asyncio.sleep(30)
         return ToolOutput("never")
 
-    from tests.runtime.test_loop_support import assert_conforms, make_loop, read
+    from tests.runtime.test_loop_support import assert_conforms
+    from tests.runtime.test_loop_support import make_loop
+    from tests.runtime.test_loop_support import read
 
     ws = _workspace(tmp_path)
     loop = make_loop(

@@ -10,36 +10,43 @@ from __future__ import annotations
 import asyncio
 import json
 import signal
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from metis_check import check_trace
-from metis_runtime import AgentLoop, Journal, LoopConfig, TraceWriter
-from metis_runtime.context import ContextBudget, ContextController
+from metis_runtime import AgentLoop
+from metis_runtime import Journal
+from metis_runtime import LoopConfig
+from metis_runtime import TraceWriter
+from metis_runtime.context import ContextBudget
+from metis_runtime.context import ContextController
 from metis_runtime.dispatch import FourClassDispatcher
-from metis_runtime.providers import Message, ScriptedProvider, TextBlock, ToolUseBlock
-from metis_runtime.tools import (
-    Classification,
-    Tool,
-    ToolContext,
-    ToolInput,
-    ToolOutput,
-    ToolSpec,
-)
+from metis_runtime.providers import Message
+from metis_runtime.providers import ScriptedProvider
+from metis_runtime.providers import TextBlock
+from metis_runtime.providers import ToolUseBlock
+from metis_runtime.tools import Classification
+from metis_runtime.tools import Tool
+from metis_runtime.tools import ToolContext
+from metis_runtime.tools import ToolInput
+from metis_runtime.tools import ToolOutput
+from metis_runtime.tools import ToolSpec
 from metis_studies.faults._harness import close_loop
-from metis_trace import CallClass, CancelCause, Mode, ToolKind
-from tests.runtime.test_loop_support import (
-    FuncTool,
-    assert_conforms,
-    make_loop,
-    metis_run,
-    of_kind,
-    read,
-    results_by_occ,
-    run_loop,
-    write_scenario,
-)
+from metis_trace import CallClass
+from metis_trace import CancelCause
+from metis_trace import Mode
+from metis_trace import ToolKind
+from tests.runtime.test_loop_support import FuncTool
+from tests.runtime.test_loop_support import assert_conforms
+from tests.runtime.test_loop_support import make_loop
+from tests.runtime.test_loop_support import metis_run
+from tests.runtime.test_loop_support import of_kind
+from tests.runtime.test_loop_support import read
+from tests.runtime.test_loop_support import results_by_occ
+from tests.runtime.test_loop_support import run_loop
+from tests.runtime.test_loop_support import write_scenario
 
 
 def _transitions(header: Any, events: Any) -> set[str]:

@@ -15,7 +15,10 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Mapping
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,30 +26,34 @@ import attrs
 import yaml
 
 from metis_check import check_trace
-from metis_runtime import (
-    AgentLoop,
-    Journal,
-    LoopConfig,
-    LoopObserver,
-    PassThroughGate,
-    RunResult,
-    TraceWriter,
-    make_header,
-)
-from metis_runtime.dispatch import Dispatcher, GateLike
-from metis_runtime.providers import ScriptedProvider, ScriptFunction
-from metis_runtime.tools import (
-    Classification,
-    JobManager,
-    Tool,
-    ToolContext,
-    ToolInput,
-    ToolOutput,
-    ToolRegistry,
-    ToolSpec,
-    builtin_tools,
-)
-from metis_trace import CallClass, Mode, Route, ToolKind, TraceEvent, TraceHeader, read_trace
+from metis_runtime import AgentLoop
+from metis_runtime import Journal
+from metis_runtime import LoopConfig
+from metis_runtime import LoopObserver
+from metis_runtime import PassThroughGate
+from metis_runtime import RunResult
+from metis_runtime import TraceWriter
+from metis_runtime import make_header
+from metis_runtime.dispatch import Dispatcher
+from metis_runtime.dispatch import GateLike
+from metis_runtime.providers import ScriptedProvider
+from metis_runtime.providers import ScriptFunction
+from metis_runtime.tools import Classification
+from metis_runtime.tools import JobManager
+from metis_runtime.tools import Tool
+from metis_runtime.tools import ToolContext
+from metis_runtime.tools import ToolInput
+from metis_runtime.tools import ToolOutput
+from metis_runtime.tools import ToolRegistry
+from metis_runtime.tools import ToolSpec
+from metis_runtime.tools import builtin_tools
+from metis_trace import CallClass
+from metis_trace import Mode
+from metis_trace import Route
+from metis_trace import ToolKind
+from metis_trace import TraceEvent
+from metis_trace import TraceHeader
+from metis_trace import read_trace
 from tests import _metis_cli
 
 

@@ -9,7 +9,9 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from metis_cli._permissions import infer_kind, input_paths, permissions
+from metis_cli._permissions import infer_kind
+from metis_cli._permissions import input_paths
+from metis_cli._permissions import permissions
 from metis_trace import ToolKind
 from tests.runtime._hierarchy import fake_hierarchy
 from tests.runtime._hierarchy import write_permissions as _write

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from metis_trace import Decision, Mode
+from metis_trace import Decision
+from metis_trace import Mode
 from tests.runtime import _corpus as corpus
 
 SHAPES = corpus.shapes()

@@ -11,10 +11,17 @@ from typing import Any
 import pytest
 import yaml
 
-from metis_cli._permissions import infer_kind, input_paths
+from metis_cli._permissions import infer_kind
+from metis_cli._permissions import input_paths
 from metis_model import resolve
-from metis_runtime.permissions import Gate, Policy, parse_mode
-from metis_trace import Decision, Mode, Route, RuleBehavior, Source
+from metis_runtime.permissions import Gate
+from metis_runtime.permissions import Policy
+from metis_runtime.permissions import parse_mode
+from metis_trace import Decision
+from metis_trace import Mode
+from metis_trace import Route
+from metis_trace import RuleBehavior
+from metis_trace import Source
 
 TABLE = Path(__file__).resolve().parent.parent / "data" / "permissions" / "documented_semantics.yaml"
 ROWS: list[dict[str, Any]] = yaml.safe_load(TABLE.read_text(encoding="utf-8"))["rows"]

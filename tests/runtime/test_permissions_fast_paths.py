@@ -6,20 +6,30 @@ from __future__ import annotations
 
 import fnmatch
 import os
-from pathlib import Path, PurePosixPath
+from pathlib import Path
+from pathlib import PurePosixPath
 
-from hypothesis import given, settings
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
-from metis_runtime.permissions import Gate, GateDecision, Policy, is_protected, is_secret
-from metis_runtime.permissions._paths import (
-    _NOT_SECRET,
-    PROTECTED_DIRS,
-    PROTECTED_FILES,
-    SECRET_PATTERNS,
-    is_within,
-)
-from metis_trace import Decision, Mode, Route, RuleBehavior, Source, Stage, ToolKind
+from metis_runtime.permissions import Gate
+from metis_runtime.permissions import GateDecision
+from metis_runtime.permissions import Policy
+from metis_runtime.permissions import is_protected
+from metis_runtime.permissions import is_secret
+from metis_runtime.permissions._paths import _NOT_SECRET
+from metis_runtime.permissions._paths import PROTECTED_DIRS
+from metis_runtime.permissions._paths import PROTECTED_FILES
+from metis_runtime.permissions._paths import SECRET_PATTERNS
+from metis_runtime.permissions._paths import is_within
+from metis_trace import Decision
+from metis_trace import Mode
+from metis_trace import Route
+from metis_trace import RuleBehavior
+from metis_trace import Source
+from metis_trace import Stage
+from metis_trace import ToolKind
 
 _TOOLS = ["noop", "Noop", "read", "edit", "grep", "bash", "mcp__gh__issue"]
 _PATTERNS = [

@@ -13,19 +13,21 @@ from hypothesis import strategies as st
 import metis_runtime.permissions as perms
 from metis_model import resolve as model_resolve
 from metis_runtime._errors import ConfigError
-from metis_runtime.permissions import Gate, GateDecision, Policy, Refusal, staged_decision
-from metis_trace import (
-    Decision,
-    DecisionEvent,
-    Facts,
-    Mode,
-    Route,
-    RuleBehavior,
-    RuleRef,
-    Source,
-    Stage,
-    ToolKind,
-)
+from metis_runtime.permissions import Gate
+from metis_runtime.permissions import GateDecision
+from metis_runtime.permissions import Policy
+from metis_runtime.permissions import Refusal
+from metis_runtime.permissions import staged_decision
+from metis_trace import Decision
+from metis_trace import DecisionEvent
+from metis_trace import Facts
+from metis_trace import Mode
+from metis_trace import Route
+from metis_trace import RuleBehavior
+from metis_trace import RuleRef
+from metis_trace import Source
+from metis_trace import Stage
+from metis_trace import ToolKind
 
 DENY, ASK, ALLOW = RuleBehavior.DENY, RuleBehavior.ASK, RuleBehavior.ALLOW
 

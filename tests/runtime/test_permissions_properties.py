@@ -9,12 +9,19 @@ import shlex
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
-from metis_runtime.permissions import Gate, Policy
+from metis_runtime.permissions import Gate
+from metis_runtime.permissions import Policy
 from metis_runtime.shell import runners
-from metis_trace import Decision, Mode, Route, RuleBehavior, Source, ToolKind
+from metis_trace import Decision
+from metis_trace import Mode
+from metis_trace import Route
+from metis_trace import RuleBehavior
+from metis_trace import Source
+from metis_trace import ToolKind
 
 RANK = {Decision.DENY: 0, Decision.ASK: 1, Decision.ALLOW: 2}
 

@@ -13,16 +13,20 @@ from typing import Any
 
 import pytest
 
-from metis_runtime.permissions import (
-    AskRequest,
-    CallbackAsker,
-    Gate,
-    GateDecision,
-    JsonRpcAsker,
-    Policy,
-    TerminalAsker,
-)
-from metis_trace import Decision, Mode, Route, RuleBehavior, Source, Stage, ToolKind
+from metis_runtime.permissions import AskRequest
+from metis_runtime.permissions import CallbackAsker
+from metis_runtime.permissions import Gate
+from metis_runtime.permissions import GateDecision
+from metis_runtime.permissions import JsonRpcAsker
+from metis_runtime.permissions import Policy
+from metis_runtime.permissions import TerminalAsker
+from metis_trace import Decision
+from metis_trace import Mode
+from metis_trace import Route
+from metis_trace import RuleBehavior
+from metis_trace import Source
+from metis_trace import Stage
+from metis_trace import ToolKind
 
 
 @pytest.fixture

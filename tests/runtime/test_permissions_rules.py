@@ -13,17 +13,21 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from metis_runtime._errors import ConfigError
-from metis_runtime.permissions import Policy, load_settings, parse_rule, settings_root
-from metis_runtime.permissions._rules import (
-    RuleSyntaxError,
-    SpecKind,
-    bash_matches,
-    domain_matches,
-    mcp_matches,
-    path_matches,
-)
-from metis_runtime.shell import SimpleCommand, analyze_command
-from metis_trace import Mode, RuleBehavior, Source
+from metis_runtime.permissions import Policy
+from metis_runtime.permissions import load_settings
+from metis_runtime.permissions import parse_rule
+from metis_runtime.permissions import settings_root
+from metis_runtime.permissions._rules import RuleSyntaxError
+from metis_runtime.permissions._rules import SpecKind
+from metis_runtime.permissions._rules import bash_matches
+from metis_runtime.permissions._rules import domain_matches
+from metis_runtime.permissions._rules import mcp_matches
+from metis_runtime.permissions._rules import path_matches
+from metis_runtime.shell import SimpleCommand
+from metis_runtime.shell import analyze_command
+from metis_trace import Mode
+from metis_trace import RuleBehavior
+from metis_trace import Source
 
 
 def cmd(text: str) -> SimpleCommand:

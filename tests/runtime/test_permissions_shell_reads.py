@@ -14,15 +14,26 @@ from typing import Any
 import pytest
 import yaml
 from click.testing import CliRunner
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
 from metis_cli._hook import claude_code
-from metis_cli._permissions import infer_kind, permissions
+from metis_cli._permissions import infer_kind
+from metis_cli._permissions import permissions
 from metis_model import resolve
-from metis_runtime.permissions import Gate, Policy, parse_mode
-from metis_runtime.shell import READ_ONLY_COMMANDS, interpreter_names, known_programs
-from metis_trace import Decision, Mode, Route, RuleBehavior, Source
+from metis_runtime.permissions import Gate
+from metis_runtime.permissions import Policy
+from metis_runtime.permissions import parse_mode
+from metis_runtime.shell import READ_ONLY_COMMANDS
+from metis_runtime.shell import interpreter_names
+from metis_runtime.shell import known_programs
+from metis_trace import Decision
+from metis_trace import Mode
+from metis_trace import Route
+from metis_trace import RuleBehavior
+from metis_trace import Source
 
 TABLE = Path(__file__).resolve().parent.parent / "data" / "permissions" / "shell_reads.yaml"
 CASES: list[dict[str, Any]] = yaml.safe_load(TABLE.read_text(encoding="utf-8"))["cases"]

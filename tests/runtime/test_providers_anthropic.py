@@ -13,55 +13,53 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from metis_runtime._errors import ProviderError, StreamFormatError
-from metis_runtime.providers import (
-    AnthropicNormalizer,
-    AnthropicProvider,
-    AnthropicSDKProvider,
-    BlockFinished,
-    BlockStarted,
-    ContextOverflowError,
-    Message,
-    MessageComplete,
-    ModelRequest,
-    RedactedThinkingBlock,
-    ServerToolBlock,
-    StreamRepaired,
-    TextBlock,
-    TextDelta,
-    ThinkingBlock,
-    ToolArgsDelta,
-    ToolResultBlock,
-    ToolSpec,
-    ToolUseBlock,
-    Usage,
-    anthropic_request_body,
-    complete,
-)
-from tests.runtime.test_providers_http import Served, sdk_client
-from tests.runtime.test_providers_support import (
-    ANTHROPIC_EDITOR,
-    ANTHROPIC_MCP,
-    ANTHROPIC_THINKING,
-    ANTHROPIC_TOOL,
-    ANTHROPIC_WEB,
-    REDACTED_DATA,
-    REDACTED_MSG_ID,
-    REDACTED_NEXT_CONTENT,
-    REDACTED_SIGNATURE,
-    REDACTED_TOOL_ID,
-    anthropic_wire_blocks,
-    body,
-    cassette,
-    check_stream,
-    data_lines,
-    drain,
-    normalize,
-    redacted_thinking_body,
-    redacted_thinking_events,
-    run,
-    to_sse,
-)
+from metis_runtime._errors import ProviderError
+from metis_runtime._errors import StreamFormatError
+from metis_runtime.providers import AnthropicNormalizer
+from metis_runtime.providers import AnthropicProvider
+from metis_runtime.providers import AnthropicSDKProvider
+from metis_runtime.providers import BlockFinished
+from metis_runtime.providers import BlockStarted
+from metis_runtime.providers import ContextOverflowError
+from metis_runtime.providers import Message
+from metis_runtime.providers import MessageComplete
+from metis_runtime.providers import ModelRequest
+from metis_runtime.providers import RedactedThinkingBlock
+from metis_runtime.providers import ServerToolBlock
+from metis_runtime.providers import StreamRepaired
+from metis_runtime.providers import TextBlock
+from metis_runtime.providers import TextDelta
+from metis_runtime.providers import ThinkingBlock
+from metis_runtime.providers import ToolArgsDelta
+from metis_runtime.providers import ToolResultBlock
+from metis_runtime.providers import ToolSpec
+from metis_runtime.providers import ToolUseBlock
+from metis_runtime.providers import Usage
+from metis_runtime.providers import anthropic_request_body
+from metis_runtime.providers import complete
+from tests.runtime.test_providers_http import Served
+from tests.runtime.test_providers_http import sdk_client
+from tests.runtime.test_providers_support import ANTHROPIC_EDITOR
+from tests.runtime.test_providers_support import ANTHROPIC_MCP
+from tests.runtime.test_providers_support import ANTHROPIC_THINKING
+from tests.runtime.test_providers_support import ANTHROPIC_TOOL
+from tests.runtime.test_providers_support import ANTHROPIC_WEB
+from tests.runtime.test_providers_support import REDACTED_DATA
+from tests.runtime.test_providers_support import REDACTED_MSG_ID
+from tests.runtime.test_providers_support import REDACTED_NEXT_CONTENT
+from tests.runtime.test_providers_support import REDACTED_SIGNATURE
+from tests.runtime.test_providers_support import REDACTED_TOOL_ID
+from tests.runtime.test_providers_support import anthropic_wire_blocks
+from tests.runtime.test_providers_support import body
+from tests.runtime.test_providers_support import cassette
+from tests.runtime.test_providers_support import check_stream
+from tests.runtime.test_providers_support import data_lines
+from tests.runtime.test_providers_support import drain
+from tests.runtime.test_providers_support import normalize
+from tests.runtime.test_providers_support import redacted_thinking_body
+from tests.runtime.test_providers_support import redacted_thinking_events
+from tests.runtime.test_providers_support import run
+from tests.runtime.test_providers_support import to_sse
 
 
 def run_events(events: list[dict[str, Any]]) -> list[Any]:

@@ -14,25 +14,21 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from metis_runtime._errors import ProviderError
-from metis_runtime.providers import (
-    AnthropicNormalizer,
-    OpenAIChatNormalizer,
-    OpenAIResponsesNormalizer,
-    WireNormalizer,
-)
-from tests.runtime.test_providers_support import (
-    ANTHROPIC_EDITOR,
-    ANTHROPIC_MCP,
-    ANTHROPIC_TOOL,
-    CHAT,
-    RESPONSES,
-    RESPONSES_PHASE,
-    body,
-    check_stream,
-    data_lines,
-    normalize,
-    to_sse,
-)
+from metis_runtime.providers import AnthropicNormalizer
+from metis_runtime.providers import OpenAIChatNormalizer
+from metis_runtime.providers import OpenAIResponsesNormalizer
+from metis_runtime.providers import WireNormalizer
+from tests.runtime.test_providers_support import ANTHROPIC_EDITOR
+from tests.runtime.test_providers_support import ANTHROPIC_MCP
+from tests.runtime.test_providers_support import ANTHROPIC_TOOL
+from tests.runtime.test_providers_support import CHAT
+from tests.runtime.test_providers_support import RESPONSES
+from tests.runtime.test_providers_support import RESPONSES_PHASE
+from tests.runtime.test_providers_support import body
+from tests.runtime.test_providers_support import check_stream
+from tests.runtime.test_providers_support import data_lines
+from tests.runtime.test_providers_support import normalize
+from tests.runtime.test_providers_support import to_sse
 
 SOURCES: list[tuple[type[WireNormalizer], list[dict[str, Any]], bool]] = [
     (AnthropicNormalizer, data_lines(body(ANTHROPIC_TOOL)), False),

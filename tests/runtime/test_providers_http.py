@@ -8,49 +8,47 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
+from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
 import httpx
 import pytest
 
-from metis_runtime._errors import ProviderError, StreamFormatError
-from metis_runtime.providers import (
-    AnthropicNormalizer,
-    AnthropicProvider,
-    AnthropicSDKProvider,
-    ContextOverflowError,
-    Message,
-    ModelRequest,
-    OpenAIChatNormalizer,
-    OpenAIChatProvider,
-    OpenAIChatSDKProvider,
-    OpenAIResponsesNormalizer,
-    OpenAIResponsesProvider,
-    OpenAIResponsesSDKProvider,
-    RetryPolicy,
-    StreamEvent,
-    ToolResultBlock,
-    ToolSpec,
-    ToolUseBlock,
-    WireNormalizer,
-    complete,
-)
-from tests.runtime.test_providers_support import (
-    ANTHROPIC_MCP,
-    ANTHROPIC_TOOL,
-    ANTHROPIC_WEB,
-    CHAT,
-    RESPONSES,
-    RESPONSES_PHASE,
-    body,
-    check_stream,
-    drain,
-    drain_into,
-    normalize,
-    run,
-)
+from metis_runtime._errors import ProviderError
+from metis_runtime._errors import StreamFormatError
+from metis_runtime.providers import AnthropicNormalizer
+from metis_runtime.providers import AnthropicProvider
+from metis_runtime.providers import AnthropicSDKProvider
+from metis_runtime.providers import ContextOverflowError
+from metis_runtime.providers import Message
+from metis_runtime.providers import ModelRequest
+from metis_runtime.providers import OpenAIChatNormalizer
+from metis_runtime.providers import OpenAIChatProvider
+from metis_runtime.providers import OpenAIChatSDKProvider
+from metis_runtime.providers import OpenAIResponsesNormalizer
+from metis_runtime.providers import OpenAIResponsesProvider
+from metis_runtime.providers import OpenAIResponsesSDKProvider
+from metis_runtime.providers import RetryPolicy
+from metis_runtime.providers import StreamEvent
+from metis_runtime.providers import ToolResultBlock
+from metis_runtime.providers import ToolSpec
+from metis_runtime.providers import ToolUseBlock
+from metis_runtime.providers import WireNormalizer
+from metis_runtime.providers import complete
+from tests.runtime.test_providers_support import ANTHROPIC_MCP
+from tests.runtime.test_providers_support import ANTHROPIC_TOOL
+from tests.runtime.test_providers_support import ANTHROPIC_WEB
+from tests.runtime.test_providers_support import CHAT
+from tests.runtime.test_providers_support import RESPONSES
+from tests.runtime.test_providers_support import RESPONSES_PHASE
+from tests.runtime.test_providers_support import body
+from tests.runtime.test_providers_support import check_stream
+from tests.runtime.test_providers_support import drain
+from tests.runtime.test_providers_support import drain_into
+from tests.runtime.test_providers_support import normalize
+from tests.runtime.test_providers_support import run
 
 REQUEST = ModelRequest(
     system="Be brief.",

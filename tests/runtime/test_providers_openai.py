@@ -8,38 +8,35 @@ from typing import Any
 
 import pytest
 
-from metis_runtime._errors import ProviderError, StreamFormatError
-from metis_runtime.providers import (
-    BlockStarted,
-    ContextOverflowError,
-    Message,
-    ModelRequest,
-    OpenAIChatNormalizer,
-    OpenAIResponsesNormalizer,
-    RedactedThinkingBlock,
-    ServerToolBlock,
-    TextBlock,
-    ThinkingBlock,
-    ToolArgsDelta,
-    ToolResultBlock,
-    ToolSpec,
-    ToolUseBlock,
-    Usage,
-    openai_chat_request_body,
-    openai_responses_request_body,
-)
-from tests.runtime.test_providers_support import (
-    CHAT,
-    RESPONSES,
-    RESPONSES_PHASE,
-    RESPONSES_USAGE,
-    body,
-    cassette,
-    check_stream,
-    data_lines,
-    normalize,
-    to_sse,
-)
+from metis_runtime._errors import ProviderError
+from metis_runtime._errors import StreamFormatError
+from metis_runtime.providers import BlockStarted
+from metis_runtime.providers import ContextOverflowError
+from metis_runtime.providers import Message
+from metis_runtime.providers import ModelRequest
+from metis_runtime.providers import OpenAIChatNormalizer
+from metis_runtime.providers import OpenAIResponsesNormalizer
+from metis_runtime.providers import RedactedThinkingBlock
+from metis_runtime.providers import ServerToolBlock
+from metis_runtime.providers import TextBlock
+from metis_runtime.providers import ThinkingBlock
+from metis_runtime.providers import ToolArgsDelta
+from metis_runtime.providers import ToolResultBlock
+from metis_runtime.providers import ToolSpec
+from metis_runtime.providers import ToolUseBlock
+from metis_runtime.providers import Usage
+from metis_runtime.providers import openai_chat_request_body
+from metis_runtime.providers import openai_responses_request_body
+from tests.runtime.test_providers_support import CHAT
+from tests.runtime.test_providers_support import RESPONSES
+from tests.runtime.test_providers_support import RESPONSES_PHASE
+from tests.runtime.test_providers_support import RESPONSES_USAGE
+from tests.runtime.test_providers_support import body
+from tests.runtime.test_providers_support import cassette
+from tests.runtime.test_providers_support import check_stream
+from tests.runtime.test_providers_support import data_lines
+from tests.runtime.test_providers_support import normalize
+from tests.runtime.test_providers_support import to_sse
 
 # --- Chat Completions ------------------------------------------------------------------
 

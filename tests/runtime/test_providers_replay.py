@@ -9,33 +9,30 @@ from typing import Any
 import pytest
 import yaml
 
-from metis_runtime._errors import ConfigError, ProviderError
-from metis_runtime.providers import (
-    AnthropicNormalizer,
-    AssistantMessage,
-    ContextOverflowError,
-    Message,
-    ModelRequest,
-    ReplayProvider,
-    ToolResultBlock,
-    ToolUseBlock,
-    builtin_scenarios,
-    complete,
-    detect_wire,
-    load_cassette,
-    load_scenario,
-)
-from tests.runtime.test_providers_support import (
-    ANTHROPIC_TOOL,
-    CHAT,
-    DATA,
-    RESPONSES,
-    body,
-    check_stream,
-    drain,
-    normalize,
-    run,
-)
+from metis_runtime._errors import ConfigError
+from metis_runtime._errors import ProviderError
+from metis_runtime.providers import AnthropicNormalizer
+from metis_runtime.providers import AssistantMessage
+from metis_runtime.providers import ContextOverflowError
+from metis_runtime.providers import Message
+from metis_runtime.providers import ModelRequest
+from metis_runtime.providers import ReplayProvider
+from metis_runtime.providers import ToolResultBlock
+from metis_runtime.providers import ToolUseBlock
+from metis_runtime.providers import builtin_scenarios
+from metis_runtime.providers import complete
+from metis_runtime.providers import detect_wire
+from metis_runtime.providers import load_cassette
+from metis_runtime.providers import load_scenario
+from tests.runtime.test_providers_support import ANTHROPIC_TOOL
+from tests.runtime.test_providers_support import CHAT
+from tests.runtime.test_providers_support import DATA
+from tests.runtime.test_providers_support import RESPONSES
+from tests.runtime.test_providers_support import body
+from tests.runtime.test_providers_support import check_stream
+from tests.runtime.test_providers_support import drain
+from tests.runtime.test_providers_support import normalize
+from tests.runtime.test_providers_support import run
 
 REQUEST = ModelRequest("sys", (Message.user("go"),))
 

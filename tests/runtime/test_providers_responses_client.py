@@ -17,15 +17,15 @@ import json
 from typing import Any
 
 from metis_check.transcripts import check_transcript
-from metis_runtime.providers import (
-    Message,
-    ModelRequest,
-    OpenAIResponsesNormalizer,
-    ToolResultBlock,
-    ToolUseBlock,
-    openai_responses_request_body,
-)
-from tests.runtime.test_providers_support import check_stream, normalize, to_sse
+from metis_runtime.providers import Message
+from metis_runtime.providers import ModelRequest
+from metis_runtime.providers import OpenAIResponsesNormalizer
+from metis_runtime.providers import ToolResultBlock
+from metis_runtime.providers import ToolUseBlock
+from metis_runtime.providers import openai_responses_request_body
+from tests.runtime.test_providers_support import check_stream
+from tests.runtime.test_providers_support import normalize
+from tests.runtime.test_providers_support import to_sse
 
 LOCAL_SHELL = {
     "type": "local_shell_call",

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import AsyncIterator, Callable
-from datetime import UTC, datetime
+from collections.abc import AsyncIterator
+from collections.abc import Callable
+from datetime import UTC
+from datetime import datetime
 from email.utils import format_datetime
 from pathlib import Path
 from typing import Any
@@ -23,40 +25,39 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from metis_cli import _run as run_cli
-from metis_runtime._errors import ConfigError, ProviderError, StreamFormatError
+from metis_runtime._errors import ConfigError
+from metis_runtime._errors import ProviderError
+from metis_runtime._errors import StreamFormatError
 from metis_runtime.assemble import root_provider
-from metis_runtime.providers import (
-    AnthropicNormalizer,
-    AnthropicProvider,
-    AnthropicSDKProvider,
-    Cassette,
-    ContextOverflowError,
-    Interaction,
-    Message,
-    ModelRequest,
-    OpenAIChatNormalizer,
-    OpenAIChatProvider,
-    OpenAIChatSDKProvider,
-    OpenAIResponsesNormalizer,
-    OpenAIResponsesProvider,
-    ReplayProvider,
-    RetryPolicy,
-    StreamEvent,
-    WireNormalizer,
-    complete,
-)
-from metis_runtime.providers._retry import RETRY_STATUSES, transient_stream_error
-from tests.runtime.test_providers_support import (
-    ANTHROPIC_TOOL,
-    CHAT,
-    RESPONSES,
-    body,
-    check_stream,
-    drain,
-    drain_into,
-    normalize,
-    run,
-)
+from metis_runtime.providers import AnthropicNormalizer
+from metis_runtime.providers import AnthropicProvider
+from metis_runtime.providers import AnthropicSDKProvider
+from metis_runtime.providers import Cassette
+from metis_runtime.providers import ContextOverflowError
+from metis_runtime.providers import Interaction
+from metis_runtime.providers import Message
+from metis_runtime.providers import ModelRequest
+from metis_runtime.providers import OpenAIChatNormalizer
+from metis_runtime.providers import OpenAIChatProvider
+from metis_runtime.providers import OpenAIChatSDKProvider
+from metis_runtime.providers import OpenAIResponsesNormalizer
+from metis_runtime.providers import OpenAIResponsesProvider
+from metis_runtime.providers import ReplayProvider
+from metis_runtime.providers import RetryPolicy
+from metis_runtime.providers import StreamEvent
+from metis_runtime.providers import WireNormalizer
+from metis_runtime.providers import complete
+from metis_runtime.providers._retry import RETRY_STATUSES
+from metis_runtime.providers._retry import transient_stream_error
+from tests.runtime.test_providers_support import ANTHROPIC_TOOL
+from tests.runtime.test_providers_support import CHAT
+from tests.runtime.test_providers_support import RESPONSES
+from tests.runtime.test_providers_support import body
+from tests.runtime.test_providers_support import check_stream
+from tests.runtime.test_providers_support import drain
+from tests.runtime.test_providers_support import drain_into
+from tests.runtime.test_providers_support import normalize
+from tests.runtime.test_providers_support import run
 
 REQUEST = ModelRequest(
     system="Be brief.", messages=(Message.user("What is 2 + 2?"),), max_tokens=64

@@ -6,29 +6,30 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from metis_runtime._errors import ProviderError, StreamFormatError
-from metis_runtime.providers import (
-    AssistantMessage,
-    BlockFinished,
-    BlockStarted,
-    Message,
-    MessageComplete,
-    ModelRequest,
-    Provider,
-    ScriptedProvider,
-    StreamEvent,
-    StreamRepaired,
-    StreamRepairNote,
-    TextBlock,
-    TextDelta,
-    ThinkingBlock,
-    ThinkingDelta,
-    ToolArgsDelta,
-    ToolResultBlock,
-    ToolUseBlock,
-    complete,
-)
-from tests.runtime.test_providers_support import check_stream, drain, run
+from metis_runtime._errors import ProviderError
+from metis_runtime._errors import StreamFormatError
+from metis_runtime.providers import AssistantMessage
+from metis_runtime.providers import BlockFinished
+from metis_runtime.providers import BlockStarted
+from metis_runtime.providers import Message
+from metis_runtime.providers import MessageComplete
+from metis_runtime.providers import ModelRequest
+from metis_runtime.providers import Provider
+from metis_runtime.providers import ScriptedProvider
+from metis_runtime.providers import StreamEvent
+from metis_runtime.providers import StreamRepaired
+from metis_runtime.providers import StreamRepairNote
+from metis_runtime.providers import TextBlock
+from metis_runtime.providers import TextDelta
+from metis_runtime.providers import ThinkingBlock
+from metis_runtime.providers import ThinkingDelta
+from metis_runtime.providers import ToolArgsDelta
+from metis_runtime.providers import ToolResultBlock
+from metis_runtime.providers import ToolUseBlock
+from metis_runtime.providers import complete
+from tests.runtime.test_providers_support import check_stream
+from tests.runtime.test_providers_support import drain
+from tests.runtime.test_providers_support import run
 
 REQUEST = ModelRequest("sys", (Message.user("hi"),))
 

@@ -5,8 +5,13 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from metis_runtime.providers import SSEDecoder, SSEEvent, parse_sse
-from tests.runtime.test_providers_support import ANTHROPIC_MCP, CHAT, RESPONSES_PHASE, body
+from metis_runtime.providers import SSEDecoder
+from metis_runtime.providers import SSEEvent
+from metis_runtime.providers import parse_sse
+from tests.runtime.test_providers_support import ANTHROPIC_MCP
+from tests.runtime.test_providers_support import CHAT
+from tests.runtime.test_providers_support import RESPONSES_PHASE
+from tests.runtime.test_providers_support import body
 
 
 def feed_in_pieces(text: str, cuts: list[int], decoder: SSEDecoder | None = None) -> list[SSEEvent]:

@@ -9,30 +9,31 @@ import asyncio
 import copy
 import functools
 import json
-from collections.abc import AsyncIterator, Coroutine, Iterable
+from collections.abc import AsyncIterator
+from collections.abc import Coroutine
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
+from typing import TypeVar
 
 import yaml
 
-from metis_runtime.providers import (
-    AssistantMessage,
-    BlockFinished,
-    BlockStarted,
-    MessageComplete,
-    RedactedThinkingBlock,
-    ServerToolBlock,
-    StreamEvent,
-    StreamRepaired,
-    TextBlock,
-    TextDelta,
-    ThinkingBlock,
-    ThinkingDelta,
-    ToolArgsDelta,
-    ToolUseBlock,
-    WireNormalizer,
-    parse_sse,
-)
+from metis_runtime.providers import AssistantMessage
+from metis_runtime.providers import BlockFinished
+from metis_runtime.providers import BlockStarted
+from metis_runtime.providers import MessageComplete
+from metis_runtime.providers import RedactedThinkingBlock
+from metis_runtime.providers import ServerToolBlock
+from metis_runtime.providers import StreamEvent
+from metis_runtime.providers import StreamRepaired
+from metis_runtime.providers import TextBlock
+from metis_runtime.providers import TextDelta
+from metis_runtime.providers import ThinkingBlock
+from metis_runtime.providers import ThinkingDelta
+from metis_runtime.providers import ToolArgsDelta
+from metis_runtime.providers import ToolUseBlock
+from metis_runtime.providers import WireNormalizer
+from metis_runtime.providers import parse_sse
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "streams"
 T = TypeVar("T")

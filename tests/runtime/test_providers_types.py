@@ -7,29 +7,28 @@ import dataclasses
 from pathlib import Path
 
 import pytest
-from pydantic import TypeAdapter, ValidationError
+from pydantic import TypeAdapter
+from pydantic import ValidationError
 
 import metis_runtime.providers as providers
-from metis_runtime.providers import (
-    AssistantMessage,
-    BlockFinished,
-    BlockStarted,
-    Message,
-    MessageComplete,
-    ModelRequest,
-    RedactedThinkingBlock,
-    ServerToolBlock,
-    StreamEvent,
-    StreamRepaired,
-    StreamRepairNote,
-    TextBlock,
-    TextDelta,
-    ThinkingBlock,
-    ToolResultBlock,
-    ToolSpec,
-    ToolUseBlock,
-    Usage,
-)
+from metis_runtime.providers import AssistantMessage
+from metis_runtime.providers import BlockFinished
+from metis_runtime.providers import BlockStarted
+from metis_runtime.providers import Message
+from metis_runtime.providers import MessageComplete
+from metis_runtime.providers import ModelRequest
+from metis_runtime.providers import RedactedThinkingBlock
+from metis_runtime.providers import ServerToolBlock
+from metis_runtime.providers import StreamEvent
+from metis_runtime.providers import StreamRepaired
+from metis_runtime.providers import StreamRepairNote
+from metis_runtime.providers import TextBlock
+from metis_runtime.providers import TextDelta
+from metis_runtime.providers import ThinkingBlock
+from metis_runtime.providers import ToolResultBlock
+from metis_runtime.providers import ToolSpec
+from metis_runtime.providers import ToolUseBlock
+from metis_runtime.providers import Usage
 from tests.runtime.test_providers_support import web_search_blocks
 
 

@@ -6,17 +6,16 @@ from pathlib import Path
 
 import pytest
 
-from metis_runtime.providers import builtin_scenarios, load_scenario
-from tests.runtime.test_loop_support import (
-    assert_conforms,
-    invoke_run,
-    kinds,
-    of_kind,
-    one_line_error,
-    read,
-    results_by_occ,
-    write_scenario,
-)
+from metis_runtime.providers import builtin_scenarios
+from metis_runtime.providers import load_scenario
+from tests.runtime.test_loop_support import assert_conforms
+from tests.runtime.test_loop_support import invoke_run
+from tests.runtime.test_loop_support import kinds
+from tests.runtime.test_loop_support import of_kind
+from tests.runtime.test_loop_support import one_line_error
+from tests.runtime.test_loop_support import read
+from tests.runtime.test_loop_support import results_by_occ
+from tests.runtime.test_loop_support import write_scenario
 
 pytestmark = pytest.mark.usefixtures("no_live_keys")
 

@@ -15,12 +15,24 @@ from typing import Any
 
 import pytest
 
-from metis_runtime.permissions import Gate, Policy
-from metis_runtime.providers import TextBlock, ToolUseBlock
-from metis_runtime.tools import GlobTool, GrepTool, JobManager, LsTool, ToolContext
+from metis_runtime.permissions import Gate
+from metis_runtime.permissions import Policy
+from metis_runtime.providers import TextBlock
+from metis_runtime.providers import ToolUseBlock
+from metis_runtime.tools import GlobTool
+from metis_runtime.tools import GrepTool
+from metis_runtime.tools import JobManager
+from metis_runtime.tools import LsTool
+from metis_runtime.tools import ToolContext
 from metis_runtime.tools._search import search
-from metis_trace import Decision, Mode, Route, RuleBehavior, Source, ToolKind
-from tests.runtime.test_loop_support import results_by_occ, run_loop
+from metis_trace import Decision
+from metis_trace import Mode
+from metis_trace import Route
+from metis_trace import RuleBehavior
+from metis_trace import Source
+from metis_trace import ToolKind
+from tests.runtime.test_loop_support import results_by_occ
+from tests.runtime.test_loop_support import run_loop
 
 SECRET = "TOKEN=sekret-4f2a9"
 

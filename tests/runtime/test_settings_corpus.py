@@ -13,16 +13,16 @@ from typing import Any
 
 import pytest
 
-from metis_cli._permissions import infer_kind, input_paths
-from metis_runtime.permissions import (
-    Gate,
-    Loaded,
-    SettingsFile,
-    load_hierarchy,
-    parse_mode,
-    stricter_than_claude_code,
-)
-from metis_trace import Route, Source
+from metis_cli._permissions import infer_kind
+from metis_cli._permissions import input_paths
+from metis_runtime.permissions import Gate
+from metis_runtime.permissions import Loaded
+from metis_runtime.permissions import SettingsFile
+from metis_runtime.permissions import load_hierarchy
+from metis_runtime.permissions import parse_mode
+from metis_runtime.permissions import stricter_than_claude_code
+from metis_trace import Route
+from metis_trace import Source
 
 CORPUS = Path(__file__).resolve().parent.parent / "data" / "settings-corpus"
 PROVENANCE: list[dict[str, str]] = json.loads(

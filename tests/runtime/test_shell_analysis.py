@@ -11,7 +11,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import metis_runtime.shell as shell
-from metis_runtime.shell import ShellAnalysis, SimpleCommand, analyze_command
+from metis_runtime.shell import ShellAnalysis
+from metis_runtime.shell import SimpleCommand
+from metis_runtime.shell import analyze_command
 
 
 def argvs(command: str) -> list[tuple[str, ...]]:

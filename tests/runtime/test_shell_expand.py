@@ -10,10 +10,15 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
-from metis_runtime.shell._expand import Values, assigned_value, expand_word, unescape_glob
+from metis_runtime.shell._expand import Values
+from metis_runtime.shell._expand import assigned_value
+from metis_runtime.shell._expand import expand_word
+from metis_runtime.shell._expand import unescape_glob
 
 BASH = shutil.which("bash")
 HOME = "/h/me"

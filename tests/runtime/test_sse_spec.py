@@ -17,7 +17,9 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from metis_runtime.providers import SSEDecoder, SSEEvent, parse_sse
+from metis_runtime.providers import SSEDecoder
+from metis_runtime.providers import SSEEvent
+from metis_runtime.providers import parse_sse
 from tests.runtime.test_providers_sse import feed_in_pieces
 
 CORPORA = Path(__file__).resolve().parents[2].parent / "shared" / "corpora" / "provider-streams"

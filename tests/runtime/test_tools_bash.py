@@ -14,12 +14,20 @@ from typing import Any
 import pytest
 
 import metis_runtime.shell as shell_pkg
-from metis_runtime._errors import ToolError, ToolInputError
-from metis_runtime.shell import ShellAnalysis, SimpleCommand
-from metis_runtime.tools import BashTool, JobManager, ToolContext, ToolOutput
+from metis_runtime._errors import ToolError
+from metis_runtime._errors import ToolInputError
+from metis_runtime.shell import ShellAnalysis
+from metis_runtime.shell import SimpleCommand
+from metis_runtime.tools import BashTool
+from metis_runtime.tools import JobManager
+from metis_runtime.tools import ToolContext
+from metis_runtime.tools import ToolOutput
 from metis_runtime.tools import _bash as bash_module
-from metis_trace import CallClass, ToolKind
-from tests._procs import alive, live_processes, stat_fields
+from metis_trace import CallClass
+from metis_trace import ToolKind
+from tests._procs import alive
+from tests._procs import live_processes
+from tests._procs import stat_fields
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="uses /proc")
 

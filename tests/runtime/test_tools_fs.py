@@ -17,25 +17,25 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from metis_runtime._errors import ToolError, ToolInputError
-from metis_runtime.tools import (
-    Classification,
-    EditTool,
-    FileTransaction,
-    GlobTool,
-    GrepTool,
-    JobManager,
-    LsTool,
-    ReadTool,
-    Tool,
-    ToolContext,
-    ToolOutput,
-    WriteTool,
-    atomic_write,
-)
+from metis_runtime._errors import ToolError
+from metis_runtime._errors import ToolInputError
+from metis_runtime.tools import Classification
+from metis_runtime.tools import EditTool
+from metis_runtime.tools import FileTransaction
+from metis_runtime.tools import GlobTool
+from metis_runtime.tools import GrepTool
+from metis_runtime.tools import JobManager
+from metis_runtime.tools import LsTool
+from metis_runtime.tools import ReadTool
+from metis_runtime.tools import Tool
+from metis_runtime.tools import ToolContext
+from metis_runtime.tools import ToolOutput
+from metis_runtime.tools import WriteTool
 from metis_runtime.tools import _fs as fs_module
 from metis_runtime.tools import _search as search_module
-from metis_trace import CallClass, ToolKind
+from metis_runtime.tools import atomic_write
+from metis_trace import CallClass
+from metis_trace import ToolKind
 
 
 def _ctx(ws: Path, transaction: FileTransaction | None = None) -> ToolContext:

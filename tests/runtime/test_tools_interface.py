@@ -11,17 +11,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import metis_runtime.tools as tools_pkg
-from metis_runtime._errors import ToolError, ToolInputError
-from metis_runtime.tools import (
-    Classification,
-    JobManager,
-    Tool,
-    ToolContext,
-    ToolOutput,
-    ToolSpec,
-    builtin_tools,
-)
-from metis_trace import CallClass, ToolKind
+from metis_runtime._errors import ToolError
+from metis_runtime._errors import ToolInputError
+from metis_runtime.tools import Classification
+from metis_runtime.tools import JobManager
+from metis_runtime.tools import Tool
+from metis_runtime.tools import ToolContext
+from metis_runtime.tools import ToolOutput
+from metis_runtime.tools import ToolSpec
+from metis_runtime.tools import builtin_tools
+from metis_trace import CallClass
+from metis_trace import ToolKind
 
 
 def test_all_matches_public_names() -> None:

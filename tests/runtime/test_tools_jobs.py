@@ -13,7 +13,10 @@ from typing import Any
 import pytest
 
 from metis_runtime._errors import ToolError
-from metis_runtime.tools import BashTool, JobManager, ToolContext, ToolOutput
+from metis_runtime.tools import BashTool
+from metis_runtime.tools import JobManager
+from metis_runtime.tools import ToolContext
+from metis_runtime.tools import ToolOutput
 from metis_trace import EffectOutcome
 from tests._procs import alive
 

@@ -12,15 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from metis_runtime._errors import ConfigError, ToolError
-from metis_runtime.tools import (
-    ENTRY_POINT_GROUP,
-    PluginError,
-    ReadTool,
-    ToolRegistry,
-    UnknownToolError,
-    WriteTool,
-)
+from metis_runtime._errors import ConfigError
+from metis_runtime._errors import ToolError
+from metis_runtime.tools import ENTRY_POINT_GROUP
+from metis_runtime.tools import PluginError
+from metis_runtime.tools import ReadTool
+from metis_runtime.tools import ToolRegistry
+from metis_runtime.tools import UnknownToolError
+from metis_runtime.tools import WriteTool
 
 BUILTINS = ("read", "write", "edit", "ls", "glob", "grep", "bash")
 

@@ -16,26 +16,29 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import example, given, settings
+from hypothesis import example
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
-from metis_runtime import REDACTED, Redactor, TraceWriter, make_header
+from metis_runtime import REDACTED
+from metis_runtime import Redactor
+from metis_runtime import TraceWriter
+from metis_runtime import make_header
 from metis_runtime._trace import _micro
-from metis_trace import (
-    CallClass,
-    Decision,
-    DecisionEvent,
-    EffectOutcome,
-    Facts,
-    Mode,
-    ResultStatus,
-    Route,
-    RuleBehavior,
-    RuleRef,
-    Source,
-    ToolKind,
-    read_trace,
-)
+from metis_trace import CallClass
+from metis_trace import Decision
+from metis_trace import DecisionEvent
+from metis_trace import EffectOutcome
+from metis_trace import Facts
+from metis_trace import Mode
+from metis_trace import ResultStatus
+from metis_trace import Route
+from metis_trace import RuleBehavior
+from metis_trace import RuleRef
+from metis_trace import Source
+from metis_trace import ToolKind
+from metis_trace import read_trace
 
 _STDLIB = json.JSONEncoder(ensure_ascii=True, separators=(",", ":")).encode
 _LINE_BREAKS = ("\n", "\r", "\x85", "\u2028", "\u2029")

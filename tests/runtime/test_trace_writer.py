@@ -12,17 +12,18 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from metis_check import trace_dot
-from metis_runtime import (
-    REDACTED,
-    Redactor,
-    TraceWriteError,
-    TraceWriter,
-    make_header,
-    trace_graph,
-)
-from metis_runtime.providers import TextBlock, ToolUseBlock
-from metis_trace import Mode, read_trace
-from tests.runtime.test_loop_support import of_kind, run_loop
+from metis_runtime import REDACTED
+from metis_runtime import Redactor
+from metis_runtime import TraceWriteError
+from metis_runtime import TraceWriter
+from metis_runtime import make_header
+from metis_runtime import trace_graph
+from metis_runtime.providers import TextBlock
+from metis_runtime.providers import ToolUseBlock
+from metis_trace import Mode
+from metis_trace import read_trace
+from tests.runtime.test_loop_support import of_kind
+from tests.runtime.test_loop_support import run_loop
 
 
 class _Clock:

@@ -15,21 +15,19 @@ from typing import Any
 import httpx
 import pytest
 
-from metis_runtime.providers import (
-    ANTHROPIC_BUDGETS,
-    OPENAI_EFFORT,
-    THINKING_LEVELS,
-    AnthropicProvider,
-    Message,
-    ModelRequest,
-    OpenAIChatProvider,
-    OpenAIResponsesProvider,
-    WireOptions,
-    anthropic_thinking_fields,
-    complete,
-    header_problem,
-    load_cassette,
-)
+from metis_runtime.providers import ANTHROPIC_BUDGETS
+from metis_runtime.providers import OPENAI_EFFORT
+from metis_runtime.providers import THINKING_LEVELS
+from metis_runtime.providers import AnthropicProvider
+from metis_runtime.providers import Message
+from metis_runtime.providers import ModelRequest
+from metis_runtime.providers import OpenAIChatProvider
+from metis_runtime.providers import OpenAIResponsesProvider
+from metis_runtime.providers import WireOptions
+from metis_runtime.providers import anthropic_thinking_fields
+from metis_runtime.providers import complete
+from metis_runtime.providers import header_problem
+from metis_runtime.providers import load_cassette
 
 STREAMS = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpora" / "provider-streams"
 RECORDED = {

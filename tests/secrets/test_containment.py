@@ -17,20 +17,20 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
 from metis_runtime._errors import ToolError
-from metis_runtime.tools import (
-    EditTool,
-    JobManager,
-    LsTool,
-    ReadTool,
-    ToolContext,
-    WriteTool,
-    _contain,
-)
-from metis_runtime.tools._files import atomic_write, resolve_path
+from metis_runtime.tools import EditTool
+from metis_runtime.tools import JobManager
+from metis_runtime.tools import LsTool
+from metis_runtime.tools import ReadTool
+from metis_runtime.tools import ToolContext
+from metis_runtime.tools import WriteTool
+from metis_runtime.tools import _contain
+from metis_runtime.tools._files import atomic_write
+from metis_runtime.tools._files import resolve_path
 
 # A process that swaps `target` (a directory) and `link` (a symlink to the
 # outside) with renameat2(RENAME_EXCHANGE), as fast as it can, until killed.
@@ -214,7 +214,8 @@ def test_a_symlink_planted_after_the_check_is_not_followed(tmp_path: Path, walk:
     ],
 )
 def test_scenario_seeding_goes_through_the_same_checks(tmp_path: Path, name: str, why: str) -> None:
-    from tests.runtime.test_loop_support import metis_run_argv, write_scenario
+    from tests.runtime.test_loop_support import metis_run_argv
+    from tests.runtime.test_loop_support import write_scenario
 
     ws = tmp_path / "ws"
     ws.mkdir()

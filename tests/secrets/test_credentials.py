@@ -10,32 +10,29 @@ import urllib.parse
 from pathlib import Path
 
 import pytest
-from hypothesis import assume, given
+from hypothesis import assume
+from hypothesis import given
 from hypothesis import strategies as st
 from pydantic_core import to_json
 
 from metis_runtime._redact import _screen
-from metis_trace import (
-    FAMILIES,
-    FAMILY_NAMES,
-    CredentialFinding,
-    find_credentials,
-    may_hold_credential,
-    redact_credentials,
-    replace_spans,
-    secret_name,
-)
-from tests._credentials import (
-    DOCUMENTED,
-    GENERATED_FAMILIES,
-    KEY_FILES,
-    Credential,
-    Encoded,
-    credentials,
-    embedded,
-    encoded,
-    leaked,
-)
+from metis_trace import FAMILIES
+from metis_trace import FAMILY_NAMES
+from metis_trace import CredentialFinding
+from metis_trace import find_credentials
+from metis_trace import may_hold_credential
+from metis_trace import redact_credentials
+from metis_trace import replace_spans
+from metis_trace import secret_name
+from tests._credentials import DOCUMENTED
+from tests._credentials import GENERATED_FAMILIES
+from tests._credentials import KEY_FILES
+from tests._credentials import Credential
+from tests._credentials import Encoded
+from tests._credentials import credentials
+from tests._credentials import embedded
+from tests._credentials import encoded
+from tests._credentials import leaked
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -341,7 +338,8 @@ def test_published_plain_variables_are_not_secrets() -> None:
 
 
 def test_a_real_secret_beside_them_is_still_redacted() -> None:
-    from metis_runtime._redact import REDACTED, Redactor
+    from metis_runtime._redact import REDACTED
+    from metis_runtime._redact import Redactor
 
     token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
     environ = {"PWD": "/home/alice/proj", "OLDPWD": "/home/alice", "GITHUB_TOKEN": token}

@@ -16,9 +16,12 @@ from pathlib import Path
 
 from metis_check import check_trace
 from metis_runtime.agents._process import session_members
-from metis_trace import EffectOutcome, JobDone, read_trace
+from metis_trace import EffectOutcome
+from metis_trace import JobDone
+from metis_trace import read_trace
 from tests._procs import alive
-from tests.runtime.test_loop_support import metis_run_argv, write_scenario
+from tests.runtime.test_loop_support import metis_run_argv
+from tests.runtime.test_loop_support import write_scenario
 
 
 def _cgroup_writable() -> bool:

@@ -14,8 +14,11 @@ from click.testing import CliRunner
 
 from metis_cli._run import run
 from metis_runtime.tools import Classification
-from metis_runtime.tools._derived import _redacted, redact_footprint
-from metis_trace import CallClass, ToolKind, find_credentials
+from metis_runtime.tools._derived import _redacted
+from metis_runtime.tools._derived import redact_footprint
+from metis_trace import CallClass
+from metis_trace import ToolKind
+from metis_trace import find_credentials
 from tests.input._cli import run_metis
 from tests.runtime.test_loop_support import write_scenario
 

@@ -12,14 +12,19 @@ import os
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
-from metis_runtime.agents import WorkspaceError, WorkspaceManager, make_workspace
-from metis_runtime.agents._worktree import apply_integration, plan_integration
+from metis_runtime.agents import WorkspaceError
+from metis_runtime.agents import WorkspaceManager
+from metis_runtime.agents import make_workspace
+from metis_runtime.agents._worktree import apply_integration
+from metis_runtime.agents._worktree import plan_integration
 from metis_runtime.tools import _contain
 from tests.agents._support import git_workspace
-from tests.secrets.test_containment import _flipping, _outside_changed
+from tests.secrets.test_containment import _flipping
+from tests.secrets.test_containment import _outside_changed
 
 CHILDREN = 4
 

@@ -15,7 +15,9 @@ from typing import Any
 import pytest
 
 from metis_runtime.agents import _process
-from metis_runtime.tools import BashTool, JobManager, ToolContext
+from metis_runtime.tools import BashTool
+from metis_runtime.tools import JobManager
+from metis_runtime.tools import ToolContext
 from metis_trace import EffectOutcome
 from tests._procs import alive
 

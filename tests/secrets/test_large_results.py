@@ -17,12 +17,16 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from hypothesis import given, settings
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
 from metis_cli._run import run
-from metis_trace import InputError, decode_json, find_credentials
-from metis_trace._credentials import _escapes, _names
+from metis_trace import InputError
+from metis_trace import decode_json
+from metis_trace import find_credentials
+from metis_trace._credentials import _escapes
+from metis_trace._credentials import _names
 from tests.input._cli import run_metis
 
 _TOKENS = [

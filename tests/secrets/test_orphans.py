@@ -15,8 +15,10 @@ import pytest
 
 from metis_runtime.agents import guard_tree
 from metis_runtime.agents._shepherd import kill_tree
-from tests._procs import live_processes, proc_file
-from tests.runtime.test_loop_support import metis_run_argv, write_scenario
+from tests._procs import live_processes
+from tests._procs import proc_file
+from tests.runtime.test_loop_support import metis_run_argv
+from tests.runtime.test_loop_support import write_scenario
 
 pytestmark = pytest.mark.slow
 

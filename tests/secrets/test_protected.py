@@ -9,9 +9,13 @@ import json
 import subprocess
 from pathlib import Path
 
-from metis_runtime.permissions import Gate, Policy, is_protected
-from metis_trace import Mode, ToolKind
-from tests.runtime.test_loop_support import replay_run_argv, write_scenario
+from metis_runtime.permissions import Gate
+from metis_runtime.permissions import Policy
+from metis_runtime.permissions import is_protected
+from metis_trace import Mode
+from metis_trace import ToolKind
+from tests.runtime.test_loop_support import replay_run_argv
+from tests.runtime.test_loop_support import write_scenario
 
 
 def _protected(gate: Gate, path: Path) -> bool:

@@ -8,8 +8,10 @@ import os
 import subprocess
 from pathlib import Path
 
-from metis_runtime import TraceWriter, make_header
-from metis_runtime.agents._worktree import make_workspace, remove_stale_worktrees
+from metis_runtime import TraceWriter
+from metis_runtime import make_header
+from metis_runtime.agents._worktree import make_workspace
+from metis_runtime.agents._worktree import remove_stale_worktrees
 from metis_trace import Mode
 
 _ID = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@x", "GIT_COMMITTER_NAME": "t",

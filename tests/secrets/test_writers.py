@@ -18,22 +18,33 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
-from hypothesis import assume, given, settings
+from hypothesis import assume
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
 from metis_cli._redacting import RedactingStream
-from metis_runtime import Journal, Redactor, TraceWriter, make_header
-from metis_runtime._private import (
-    append_private,
-    append_private_jsonl,
-    default_redactor,
-    write_private,
-    write_private_json,
-)
-from metis_runtime.providers import Message, TextBlock, ToolResultBlock
-from metis_runtime.tools._bash import MAX_OUTPUT, _Output
-from metis_trace import EffectOutcome, Mode
-from tests._credentials import Credential, credentials, embedded, encoded, leaked
+from metis_runtime import Journal
+from metis_runtime import Redactor
+from metis_runtime import TraceWriter
+from metis_runtime import make_header
+from metis_runtime._private import append_private
+from metis_runtime._private import append_private_jsonl
+from metis_runtime._private import default_redactor
+from metis_runtime._private import write_private
+from metis_runtime._private import write_private_json
+from metis_runtime.providers import Message
+from metis_runtime.providers import TextBlock
+from metis_runtime.providers import ToolResultBlock
+from metis_runtime.tools._bash import MAX_OUTPUT
+from metis_runtime.tools._bash import _Output
+from metis_trace import EffectOutcome
+from metis_trace import Mode
+from tests._credentials import Credential
+from tests._credentials import credentials
+from tests._credentials import embedded
+from tests._credentials import encoded
+from tests._credentials import leaked
 
 _ENV_SECRET = "s3rv1ce-t0ken-from-the-environment"
 _REDACTOR = Redactor({"ACME_SERVICE_TOKEN": _ENV_SECRET, "PATH": "/usr/bin"})
@@ -208,7 +219,8 @@ def test_private_files_and_folders_are_0600_and_0700_whatever_the_umask(tmp_path
 
 def test_the_streams_prefilter_copies_the_detectors_needles() -> None:
     from metis_cli import _redacting
-    from metis_trace import NAME_WORDS, RULE_NEEDLES
+    from metis_trace import NAME_WORDS
+    from metis_trace import RULE_NEEDLES
 
     assert _redacting.RULE_NEEDLES == RULE_NEEDLES
     assert _redacting.NAME_WORDS == NAME_WORDS

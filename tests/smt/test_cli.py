@@ -7,14 +7,14 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from metis_cli._prove import counterexample, prove
-from metis_proofs import ABLATIONS, PROPERTIES
+from metis_cli._prove import counterexample
+from metis_cli._prove import prove
+from metis_proofs import ABLATIONS
+from metis_proofs import PROPERTIES
 
-from .test_scope import (
-    WIDE,
-    assert_json_rows_carry_their_scope,
-    assert_table_carries_every_rows_scope,
-)
+from .test_scope import WIDE
+from .test_scope import assert_json_rows_carry_their_scope
+from .test_scope import assert_table_carries_every_rows_scope
 
 
 def test_prove_json_all_hold(tmp_path: Path) -> None:

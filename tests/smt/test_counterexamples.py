@@ -13,8 +13,12 @@ from pathlib import Path
 import pytest
 
 from metis_check import check_trace
-from metis_proofs import ABLATIONS, Counterexample, UnknownAblation, find_counterexample
-from metis_trace import DecisionEvent, read_trace
+from metis_proofs import ABLATIONS
+from metis_proofs import Counterexample
+from metis_proofs import UnknownAblation
+from metis_proofs import find_counterexample
+from metis_trace import DecisionEvent
+from metis_trace import read_trace
 from tests.draw._svg import read_svg
 
 MAX_DEPTH = 12
@@ -91,7 +95,8 @@ def test_the_abstraction_of_its_trace_gets_the_same_verdicts(ablation: str) -> N
 def test_an_unkeyed_queue_edit_writes_outside_its_key() -> None:
     """`queue-edit-unkeyed`: the decision the path labels not `keyed` is a
     Queue edit call whose write its key does not name, judged at the decision."""
-    from metis_model._interference import queue_edit, queue_key_problem
+    from metis_model._interference import queue_edit
+    from metis_model._interference import queue_key_problem
 
     c = cex("queue-edit-unkeyed")
     decision = c.events[-1]

@@ -9,42 +9,40 @@ from pathlib import Path
 import attrs
 import pytest
 import z3
-from hypothesis import example, given
+from hypothesis import example
+from hypothesis import given
 from hypothesis import strategies as st
 
-from metis_model._agents import (
-    GUARD_ORDER,
-    Admit,
-    GuardLimits,
-    GuardState,
-    Refusal,
-    RefusalCode,
-    SpawnRequest,
-    admit,
-    finish,
-    guard_decision,
-)
-from metis_proofs import (
-    GUARD_ABLATIONS,
-    GuardSystem,
-    SymGuard,
-    Verdict,
-    _guard,
-    _guard_induction,
-    check_guard,
-    concrete_decision,
-    cvc5_answers,
-    expected_answers,
-    get_property,
-    guard_z3,
-    prove,
-    prove_spawn_guard,
-    z3_answers,
-)
+from metis_model._agents import GUARD_ORDER
+from metis_model._agents import Admit
+from metis_model._agents import GuardLimits
+from metis_model._agents import GuardState
+from metis_model._agents import Refusal
+from metis_model._agents import RefusalCode
+from metis_model._agents import SpawnRequest
+from metis_model._agents import admit
+from metis_model._agents import finish
+from metis_model._agents import guard_decision
+from metis_proofs import GUARD_ABLATIONS
+from metis_proofs import GuardSystem
+from metis_proofs import SymGuard
+from metis_proofs import Verdict
+from metis_proofs import _guard
+from metis_proofs import _guard_induction
+from metis_proofs import check_guard
+from metis_proofs import concrete_decision
+from metis_proofs import cvc5_answers
+from metis_proofs import expected_answers
+from metis_proofs import get_property
+from metis_proofs import guard_z3
+from metis_proofs import prove
+from metis_proofs import prove_spawn_guard
+from metis_proofs import z3_answers
 from metis_proofs._guard_claim import guard_claim
 from metis_proofs._guard_decode import GuardPathStep
 from metis_proofs._guard_sym import CODE
-from metis_proofs._guard_system import GuardParams, GuardVars
+from metis_proofs._guard_system import GuardParams
+from metis_proofs._guard_system import GuardVars
 
 CHILD_4 = get_property("CHILD-4")
 OVERRIDES = [(False, ""), (True, ""), (False, "   "), (False, "needed twice")]

@@ -17,40 +17,53 @@ from functools import cache
 import attrs
 import pytest
 import z3
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
-from metis_check import SimConfig, check_trace, simulate
+from metis_check import SimConfig
+from metis_check import check_trace
+from metis_check import simulate
 from metis_model import step
-from metis_model._loop_state import Divergence, LoopState, initial_state
-from metis_proofs import CHECKED, LoopConfig, LoopSystem, bmc, decode_path, path_to_trace
-from metis_proofs._abstraction import Abstraction, assume, assume_label
+from metis_model._loop_state import Divergence
+from metis_model._loop_state import LoopState
+from metis_model._loop_state import initial_state
+from metis_proofs import CHECKED
+from metis_proofs import LoopConfig
+from metis_proofs import LoopSystem
+from metis_proofs import bmc
+from metis_proofs import decode_path
+from metis_proofs import path_to_trace
+from metis_proofs._abstraction import Abstraction
+from metis_proofs._abstraction import assume
+from metis_proofs._abstraction import assume_label
 from metis_proofs._engine import Unrolling
-from metis_proofs._system import CHECK, EVENT, OK
-from metis_trace import (
-    EVENT_KINDS,
-    AskResolved,
-    CallClass,
-    Cancel,
-    CancelCause,
-    Commit,
-    Decision,
-    DecisionEvent,
-    EffectEnd,
-    EffectOutcome,
-    EffectStart,
-    Handshake,
-    HookRun,
-    JobDone,
-    Repair,
-    Result,
-    ResultsSent,
-    ResultStatus,
-    RunEnd,
-    RunStatus,
-    TraceEvent,
-    TraceHeader,
-)
+from metis_proofs._system import CHECK
+from metis_proofs._system import EVENT
+from metis_proofs._system import OK
+from metis_trace import EVENT_KINDS
+from metis_trace import AskResolved
+from metis_trace import CallClass
+from metis_trace import Cancel
+from metis_trace import CancelCause
+from metis_trace import Commit
+from metis_trace import Decision
+from metis_trace import DecisionEvent
+from metis_trace import EffectEnd
+from metis_trace import EffectOutcome
+from metis_trace import EffectStart
+from metis_trace import Handshake
+from metis_trace import HookRun
+from metis_trace import JobDone
+from metis_trace import Repair
+from metis_trace import Result
+from metis_trace import ResultsSent
+from metis_trace import ResultStatus
+from metis_trace import RunEnd
+from metis_trace import RunStatus
+from metis_trace import TraceEvent
+from metis_trace import TraceHeader
 
 SIM = SimConfig(max_batch=3)
 
@@ -283,8 +296,11 @@ def test_queue_edit_z3_is_the_models_queue_edit() -> None:
     structural constraint on an unkeyed label) and in the model."""
     from metis_model._interference import queue_edit
     from metis_proofs._perm import KIND
-    from metis_proofs._system import CLS, queue_edit_z3
-    from metis_trace import Facts, Mode, ToolKind
+    from metis_proofs._system import CLS
+    from metis_proofs._system import queue_edit_z3
+    from metis_trace import Facts
+    from metis_trace import Mode
+    from metis_trace import ToolKind
 
     _, sim = simulate(0, SIM)
     d = next(x for x in sim if isinstance(x, DecisionEvent))

@@ -5,24 +5,33 @@ from __future__ import annotations
 import itertools
 
 import z3
-from hypothesis import given, settings
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
-from metis_model import child_authority, mode_at_most, resolve, settle_ask
+from metis_model import child_authority
+from metis_model import mode_at_most
+from metis_model import resolve
+from metis_model import settle_ask
 from metis_model._children import ChildAuthority
-from metis_proofs import child_mode_z3, concrete_resolution, concrete_settlement
-from metis_proofs._perm import (
-    DECISION,
-    MODE,
-    STAGE,
-    SymFacts,
-    mode_at_most_z3,
-    resolve_z3,
-    rule_index,
-)
+from metis_proofs import child_mode_z3
+from metis_proofs import concrete_resolution
+from metis_proofs import concrete_settlement
+from metis_proofs._perm import DECISION
+from metis_proofs._perm import MODE
+from metis_proofs._perm import STAGE
+from metis_proofs._perm import SymFacts
+from metis_proofs._perm import mode_at_most_z3
+from metis_proofs._perm import resolve_z3
+from metis_proofs._perm import rule_index
 from metis_proofs._rule_cutoff import UnboundedRules
-from metis_trace import Decision, Facts, Mode, Route
-from tests.model._facts import facts_of, rule_free_facts, rule_refs
+from metis_trace import Decision
+from metis_trace import Facts
+from metis_trace import Mode
+from metis_trace import Route
+from tests.model._facts import facts_of
+from tests.model._facts import rule_free_facts
+from tests.model._facts import rule_refs
 
 rules = rule_refs(
     st.sampled_from(["Bash(git:*)", "Read(./.env)", "Edit(src/**)"]),

@@ -8,23 +8,21 @@ import pytest
 
 from metis_check import check_trace
 from metis_model import BY_ID
-from metis_proofs import (
-    ABLATIONS,
-    PROPERTIES,
-    Induction,
-    LoopConfig,
-    LoopSession,
-    LoopSystem,
-    ProofResult,
-    Verdict,
-    cvc5_answers,
-    expected_answers,
-    get_property,
-    houdini,
-    prove,
-    prove_all,
-    z3_answers,
-)
+from metis_proofs import ABLATIONS
+from metis_proofs import PROPERTIES
+from metis_proofs import Induction
+from metis_proofs import LoopConfig
+from metis_proofs import LoopSession
+from metis_proofs import LoopSystem
+from metis_proofs import ProofResult
+from metis_proofs import Verdict
+from metis_proofs import cvc5_answers
+from metis_proofs import expected_answers
+from metis_proofs import get_property
+from metis_proofs import houdini
+from metis_proofs import prove
+from metis_proofs import prove_all
+from metis_proofs import z3_answers
 from metis_trace import read_trace
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -11,12 +11,25 @@ from pathlib import Path
 import z3
 
 from metis_model import resolve
-from metis_proofs import LoopConfig, cvc5_answers
-from metis_proofs._perm import STAGES, Stages, SymFacts, resolve_z3
-from metis_proofs._rule_cutoff import cutoff_queries, prove_rule_cutoff
-from metis_proofs._rules import RuleAccess, matches
+from metis_proofs import LoopConfig
+from metis_proofs import cvc5_answers
+from metis_proofs._perm import STAGES
+from metis_proofs._perm import Stages
+from metis_proofs._perm import SymFacts
+from metis_proofs._perm import resolve_z3
+from metis_proofs._rule_cutoff import cutoff_queries
+from metis_proofs._rule_cutoff import prove_rule_cutoff
+from metis_proofs._rules import RuleAccess
+from metis_proofs._rules import matches
 from metis_proofs._smt2 import smt2_query
-from metis_trace import Decision, Facts, Mode, RuleBehavior, RuleRef, Source, Stage, ToolKind
+from metis_trace import Decision
+from metis_trace import Facts
+from metis_trace import Mode
+from metis_trace import RuleBehavior
+from metis_trace import RuleRef
+from metis_trace import Source
+from metis_trace import Stage
+from metis_trace import ToolKind
 
 ALLOW, DENY = RuleBehavior.ALLOW, RuleBehavior.DENY
 

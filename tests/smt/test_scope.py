@@ -14,15 +14,13 @@ from click.testing import CliRunner
 
 from metis_cli._params import WIDTHS_TIMEOUT_S as CLI_WIDTHS_TIMEOUT_S
 from metis_cli._spec import check as check_cmd
-from metis_proofs import (
-    PROPERTIES,
-    WIDTHS_TIMEOUT_S,
-    LoopConfig,
-    LoopSession,
-    ProofResult,
-    Verdict,
-    prove_all,
-)
+from metis_proofs import PROPERTIES
+from metis_proofs import WIDTHS_TIMEOUT_S
+from metis_proofs import LoopConfig
+from metis_proofs import LoopSession
+from metis_proofs import ProofResult
+from metis_proofs import Verdict
+from metis_proofs import prove_all
 from metis_proofs._results import SCOPE_PREFIX
 
 BOUNDS = LoopConfig().bounds()

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 import z3
-from hypothesis import given, settings
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
 from metis_proofs import cvc5_answers

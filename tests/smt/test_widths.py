@@ -8,9 +8,17 @@ from typing import Any
 import pytest
 import z3
 
-from metis_proofs import ABLATIONS, LoopConfig, LoopSession, LoopSystem, get_property, houdini
+from metis_proofs import ABLATIONS
+from metis_proofs import LoopConfig
+from metis_proofs import LoopSession
+from metis_proofs import LoopSystem
+from metis_proofs import get_property
+from metis_proofs import houdini
 from metis_proofs._system import State
-from metis_proofs._widths import ALL_WIDTHS, ALL_WIDTHS_AND_RULES, Widths, family
+from metis_proofs._widths import ALL_WIDTHS
+from metis_proofs._widths import ALL_WIDTHS_AND_RULES
+from metis_proofs._widths import Widths
+from metis_proofs._widths import family
 
 # issue 25's "done when": at least these, for every width
 WANTED = (
@@ -87,7 +95,8 @@ def _same_state(fin: LoopSystem, par: LoopSystem, sf: State, sp: State) -> list[
 
 def _embed(fin: LoopSystem, par: LoopSystem) -> tuple[list[z3.BoolRef], tuple[Any, ...]]:
     """A finite state and label, and the parametric ones that agree with them."""
-    from metis_proofs._system import _PARAM_REGION_BOOLS, _PARAM_SLOT_BOOLS
+    from metis_proofs._system import _PARAM_REGION_BOOLS
+    from metis_proofs._system import _PARAM_SLOT_BOOLS
 
     sf, pf, sp, pp = fin.state("f"), fin.params("f"), par.state("p"), par.params("p")
     same = _same_state(fin, par, sf, sp)

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import asyncio
 
-from metis_studies.child_boundary import run_child_boundary, run_child_boundary_async
+from metis_studies.child_boundary import run_child_boundary
+from metis_studies.child_boundary import run_child_boundary_async
 
 
 def test_it_is_awaited_inside_a_running_loop() -> None:

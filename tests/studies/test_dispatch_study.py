@@ -9,7 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from metis_studies.dispatch import BATCHES, IO_BATCH, dispatch_study, io_run, run_batch, seed_tree
+from metis_studies.dispatch import BATCHES
+from metis_studies.dispatch import IO_BATCH
+from metis_studies.dispatch import dispatch_study
+from metis_studies.dispatch import io_run
+from metis_studies.dispatch import run_batch
+from metis_studies.dispatch import seed_tree
 from metis_trace import CallClass
 
 

@@ -16,20 +16,26 @@ import pytest
 from click.testing import CliRunner
 
 import metis_studies.faults._matrix as faults_module
-from metis_cli._faults import HEADERS, faults
+from metis_cli._faults import HEADERS
+from metis_cli._faults import faults
 from metis_runtime import StreamFormatError
-from metis_runtime.providers import AnthropicNormalizer, BlockFinished, ToolUseBlock, parse_sse
-from metis_runtime.tools import BashTool, JobManager, ToolContext
+from metis_runtime.providers import AnthropicNormalizer
+from metis_runtime.providers import BlockFinished
+from metis_runtime.providers import ToolUseBlock
+from metis_runtime.providers import parse_sse
+from metis_runtime.tools import BashTool
+from metis_runtime.tools import JobManager
+from metis_runtime.tools import ToolContext
 from metis_runtime.tools import _bash as bash_module
-from metis_studies.faults import (
-    DISPATCHERS,
-    FAULTS,
-    FaultRow,
-    closure_of,
-    cut_stream_cassette,
-    run_fault,
-)
-from metis_trace import TraceEvent, parse_event, read_trace
+from metis_studies.faults import DISPATCHERS
+from metis_studies.faults import FAULTS
+from metis_studies.faults import FaultRow
+from metis_studies.faults import closure_of
+from metis_studies.faults import cut_stream_cassette
+from metis_studies.faults import run_fault
+from metis_trace import TraceEvent
+from metis_trace import parse_event
+from metis_trace import read_trace
 
 ROWS = [(name, d) for name in FAULTS for d in DISPATCHERS]
 

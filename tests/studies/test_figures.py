@@ -5,11 +5,21 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from metis_studies._plots import Marks, new_figure, png_colours, save, svg_marks
-from metis_studies._stats import Pair, stats_of_pairs
-from metis_studies.dispatch import BatchResult, Bounds, DispatchStudy
-from metis_studies.permission_modes import MAP_RULES, decision_map
-from metis_studies.report import decision_maps_figure, differences_figure, histograms_figure
+from metis_studies._plots import Marks
+from metis_studies._plots import new_figure
+from metis_studies._plots import png_colours
+from metis_studies._plots import save
+from metis_studies._plots import svg_marks
+from metis_studies._stats import Pair
+from metis_studies._stats import stats_of_pairs
+from metis_studies.dispatch import BatchResult
+from metis_studies.dispatch import Bounds
+from metis_studies.dispatch import DispatchStudy
+from metis_studies.permission_modes import MAP_RULES
+from metis_studies.permission_modes import decision_map
+from metis_studies.report import decision_maps_figure
+from metis_studies.report import differences_figure
+from metis_studies.report import histograms_figure
 
 
 def test_a_blank_figure_is_told_from_a_drawn_one(tmp_path: Path) -> None:

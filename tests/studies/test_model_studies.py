@@ -8,18 +8,19 @@ from pathlib import Path
 
 import pytest
 
-from metis_check import check_trace, simulate
+from metis_check import check_trace
+from metis_check import simulate
 from metis_model import INVARIANTS
-from metis_studies.conformance import (
-    Unit,
-    all_transitions,
-    coverage_profile,
-    frozen_corpus,
-    snapshot_conformance,
-)
+from metis_studies.conformance import Unit
+from metis_studies.conformance import all_transitions
+from metis_studies.conformance import coverage_profile
+from metis_studies.conformance import frozen_corpus
+from metis_studies.conformance import snapshot_conformance
 from metis_studies.model_ablations import model_ablations
-from metis_studies.permission_modes import decision_map, permission_modes
-from metis_trace import Decision, Mode
+from metis_studies.permission_modes import decision_map
+from metis_studies.permission_modes import permission_modes
+from metis_trace import Decision
+from metis_trace import Mode
 
 
 def test_the_mode_order_holds_and_deny_first_is_strictly_safer() -> None:

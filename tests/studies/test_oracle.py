@@ -16,31 +16,41 @@ from typing import Any
 
 import attrs
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck
+from hypothesis import given
+from hypothesis import settings
 
-from metis_model import resolve, settle_ask
-from metis_runtime.permissions import Gate, GateDecision, Policy, TerminalAsker
-from metis_studies.oracle import (
-    ATOMS,
-    ECHO_DYN,
-    PATHS,
-    ROUTES,
-    RULES,
-    Call,
-    Case,
-    ChildDraw,
-    PathAtom,
-    RuleDraw,
-    RuleTemplate,
-    Tally,
-    World,
-    build_world,
-    cases,
-    check_case,
-    line,
-    run_oracle,
-)
-from metis_trace import Decision, Mode, Route, RuleBehavior, Source, Stage, ToolKind
+from metis_model import resolve
+from metis_model import settle_ask
+from metis_runtime.permissions import Gate
+from metis_runtime.permissions import GateDecision
+from metis_runtime.permissions import Policy
+from metis_runtime.permissions import TerminalAsker
+from metis_studies.oracle import ATOMS
+from metis_studies.oracle import ECHO_DYN
+from metis_studies.oracle import PATHS
+from metis_studies.oracle import ROUTES
+from metis_studies.oracle import RULES
+from metis_studies.oracle import Call
+from metis_studies.oracle import Case
+from metis_studies.oracle import ChildDraw
+from metis_studies.oracle import PathAtom
+from metis_studies.oracle import RuleDraw
+from metis_studies.oracle import RuleTemplate
+from metis_studies.oracle import Tally
+from metis_studies.oracle import World
+from metis_studies.oracle import build_world
+from metis_studies.oracle import cases
+from metis_studies.oracle import check_case
+from metis_studies.oracle import line
+from metis_studies.oracle import run_oracle
+from metis_trace import Decision
+from metis_trace import Mode
+from metis_trace import Route
+from metis_trace import RuleBehavior
+from metis_trace import Source
+from metis_trace import Stage
+from metis_trace import ToolKind
 
 EXAMPLES = 150  # per route; every example decides 1 to 4 calls
 MIN_ASKS = 10  # settlement must actually be exercised on every route

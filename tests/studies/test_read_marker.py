@@ -13,13 +13,11 @@ from pathlib import Path
 import httpx
 
 from metis_runtime.providers import ReplayProvider
-from metis_studies.read_marker import (
-    CONDITIONS,
-    Condition,
-    read_marker_study,
-    read_marker_study_async,
-    run_trial,
-)
+from metis_studies.read_marker import CONDITIONS
+from metis_studies.read_marker import Condition
+from metis_studies.read_marker import read_marker_study
+from metis_studies.read_marker import read_marker_study_async
+from metis_studies.read_marker import run_trial
 
 
 def test_every_replay_condition_passes_its_trials() -> None:

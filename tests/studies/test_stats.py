@@ -9,14 +9,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from metis_studies._stats import (
-    Pair,
-    StatsError,
-    bootstrap_mean_interval,
-    paired_stats,
-    read_pairs,
-    write_pairs,
-)
+from metis_studies._stats import Pair
+from metis_studies._stats import StatsError
+from metis_studies._stats import bootstrap_mean_interval
+from metis_studies._stats import paired_stats
+from metis_studies._stats import read_pairs
+from metis_studies._stats import write_pairs
 
 seconds = st.floats(0.001, 10.0, allow_nan=False)
 

@@ -8,9 +8,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from metis_cli._study import NAMES, study
-from metis_studies._plots import png_colours, svg_marks
-from metis_studies.report import STUDIES, Written
+from metis_cli._study import NAMES
+from metis_cli._study import study
+from metis_studies._plots import png_colours
+from metis_studies._plots import svg_marks
+from metis_studies.report import STUDIES
+from metis_studies.report import Written
 from tests._metis_cli import metis
 
 QUICK = ["child-boundary", "permission-modes", "model-ablations", "snapshot", "read-marker"]

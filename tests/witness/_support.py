@@ -8,9 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from metis_check import WitnessedTrace, WitnessReport, check_trace, check_witness
+from metis_check import WitnessedTrace
+from metis_check import WitnessReport
+from metis_check import check_trace
+from metis_check import check_witness
 from metis_cli._witnessed import witness_report
-from metis_trace import TraceEvent, TraceHeader, WitnessSession, read_witness
+from metis_trace import TraceEvent
+from metis_trace import TraceHeader
+from metis_trace import WitnessSession
+from metis_trace import read_witness
 from metis_witness._exec import probe
 
 Breaker = Callable[

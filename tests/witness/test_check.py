@@ -6,26 +6,28 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from hypothesis import given, settings
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
-from metis_check import WitnessedTrace, check_trace, check_witness, simulate
-from metis_trace import (
-    CallClass,
-    Change,
-    DecisionEvent,
-    EffectEnd,
-    EffectStart,
-    Exec,
-    JobDone,
-    Lost,
-    Ready,
-    ToolKind,
-    TraceEvent,
-    TraceHeader,
-    WitnessHeader,
-    WitnessSession,
-)
+from metis_check import WitnessedTrace
+from metis_check import check_trace
+from metis_check import check_witness
+from metis_check import simulate
+from metis_trace import CallClass
+from metis_trace import Change
+from metis_trace import DecisionEvent
+from metis_trace import EffectEnd
+from metis_trace import EffectStart
+from metis_trace import Exec
+from metis_trace import JobDone
+from metis_trace import Lost
+from metis_trace import Ready
+from metis_trace import ToolKind
+from metis_trace import TraceEvent
+from metis_trace import TraceHeader
+from metis_trace import WitnessHeader
+from metis_trace import WitnessSession
 
 ORIGIN, BOOT, WS = 100.0, "boot-1", "/ws"
 

@@ -13,24 +13,29 @@ import json
 import random
 from pathlib import Path
 
-from hypothesis import given, settings
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
-from metis_check import WitnessedTrace, check_witness
-from metis_check._witness_cases import break_exit, exit_case
-from metis_trace import EffectOutcome, JobDone, ProcessExit, read_trace
-from metis_witness._exec import STRACE_ARGS, ExecParser
+from metis_check import WitnessedTrace
+from metis_check import check_witness
+from metis_check._witness_cases import break_exit
+from metis_check._witness_cases import exit_case
+from metis_trace import EffectOutcome
+from metis_trace import JobDone
+from metis_trace import ProcessExit
+from metis_trace import read_trace
+from metis_witness._exec import STRACE_ARGS
+from metis_witness._exec import ExecParser
 from tests._metis_cli import metis
 from tests.runtime.test_loop_support import write_scenario
 
-from ._support import (
-    agrees_and_broken_is,
-    blind_to,
-    require_strace,
-    sessions,
-    witness_check,
-    witnessed_replay,
-)
+from ._support import agrees_and_broken_is
+from ._support import blind_to
+from ._support import require_strace
+from ._support import sessions
+from ._support import witness_check
+from ._support import witnessed_replay
 
 
 @settings(max_examples=60, deadline=None)

@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from tests._metis_cli import ROOT, env, metis
+from tests._metis_cli import ROOT
+from tests._metis_cli import env
+from tests._metis_cli import metis
 from tests.runtime.test_loop_support import write_scenario
 
 # (file in metis_runtime, text, replacement): each one realistic, and invisible in the trace.

@@ -7,17 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from metis_trace import (
-    Change,
-    Ready,
-    TraceFormatError,
-    WitnessHeader,
-    WitnessSession,
-    iter_witness_lines,
-    read_witness,
-    witness_json_schema,
-)
-from tests._metis_cli import ROOT, metis
+from metis_trace import Change
+from metis_trace import Ready
+from metis_trace import TraceFormatError
+from metis_trace import WitnessHeader
+from metis_trace import WitnessSession
+from metis_trace import iter_witness_lines
+from metis_trace import read_witness
+from metis_trace import witness_json_schema
+from tests._metis_cli import ROOT
+from tests._metis_cli import metis
 
 HEADER = WitnessHeader(pid=1, t=1.0, boot_id="b")
 

@@ -8,14 +8,24 @@ import subprocess
 import sys
 from pathlib import Path
 
-from inotify_simple import Event, INotify, flags
+from inotify_simple import Event
+from inotify_simple import INotify
+from inotify_simple import flags
 
-from metis_trace import Change, End, Exec, Lost, Ready, RunExited, RunStarted
-from metis_witness import Witness, witness_argv
+from metis_trace import Change
+from metis_trace import End
+from metis_trace import Exec
+from metis_trace import Lost
+from metis_trace import Ready
+from metis_trace import RunExited
+from metis_trace import RunStarted
+from metis_witness import Witness
+from metis_witness import witness_argv
 from metis_witness._exec import ExecParser
 from metis_witness._tree import TreeWatcher
 
-from ._support import require_strace, sessions
+from ._support import require_strace
+from ._support import sessions
 
 
 def _around(tmp: Path, script: str, *, roots: list[Path], excluded: tuple[Path, ...] = ()) -> Path:

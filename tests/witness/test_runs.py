@@ -10,11 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from metis_trace import Exec, RunExited
-from tests._metis_cli import env, metis
+from metis_trace import Exec
+from metis_trace import RunExited
+from tests._metis_cli import env
+from tests._metis_cli import metis
 from tests.runtime.test_loop_support import write_scenario
 
-from ._support import sessions, witness_check
+from ._support import sessions
+from ._support import witness_check
 
 
 def test_the_shipped_scenario_is_witnessed_and_agrees(tmp_path: Path) -> None:

@@ -17,17 +17,31 @@ import json
 import random
 from pathlib import Path
 
-from hypothesis import given, settings
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
-from metis_check import WitnessedTrace, check_witness
-from metis_check._witness_signal_cases import break_signal, signal_case
-from metis_trace import SignalDelivered, SignalReceived, read_trace
-from metis_witness._exec import SIGNALS, STRACE_ARGS, ExecParser
-from tests._metis_cli import env, metis, metis_argv
-from tests.runtime.test_loop_support import sigint_when, write_scenario
+from metis_check import WitnessedTrace
+from metis_check import check_witness
+from metis_check._witness_signal_cases import break_signal
+from metis_check._witness_signal_cases import signal_case
+from metis_trace import SignalDelivered
+from metis_trace import SignalReceived
+from metis_trace import read_trace
+from metis_witness._exec import SIGNALS
+from metis_witness._exec import STRACE_ARGS
+from metis_witness._exec import ExecParser
+from tests._metis_cli import env
+from tests._metis_cli import metis
+from tests._metis_cli import metis_argv
+from tests.runtime.test_loop_support import sigint_when
+from tests.runtime.test_loop_support import write_scenario
 
-from ._support import agrees_and_broken_is, blind_to, require_strace, sessions, witnessed_replay
+from ._support import agrees_and_broken_is
+from ._support import blind_to
+from ._support import require_strace
+from ._support import sessions
+from ._support import witnessed_replay
 
 
 @settings(max_examples=60, deadline=None)

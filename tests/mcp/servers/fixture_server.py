@@ -17,8 +17,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from mcp.server.mcpserver import Context, MCPServer
-from mcp.types import EmbeddedResource, ImageContent, TextResourceContents, ToolAnnotations
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver import MCPServer
+from mcp.types import EmbeddedResource
+from mcp.types import ImageContent
+from mcp.types import TextResourceContents
+from mcp.types import ToolAnnotations
 from mcp_types import Tool as WireTool
 from pydantic import BaseModel
 

@@ -11,13 +11,13 @@ Run: python tests/data/transcripts/openai-agents/generate.py > handoff-weather.j
 import json
 import sys
 
-from agents import Agent, Runner, function_tool
+from agents import Agent
+from agents import Runner
+from agents import function_tool
 from agents.testing.model import ScriptedModel
-from openai.types.responses import (
-    ResponseFunctionToolCall,
-    ResponseOutputMessage,
-    ResponseOutputText,
-)
+from openai.types.responses import ResponseFunctionToolCall
+from openai.types.responses import ResponseOutputMessage
+from openai.types.responses import ResponseOutputText
 
 
 def call(call_id: str, name: str, arguments: str) -> ResponseFunctionToolCall:

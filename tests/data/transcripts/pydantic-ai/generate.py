@@ -6,14 +6,14 @@ Run: python tests/data/transcripts/pydantic-ai/generate.py > weather-tools.json
 import json
 import sys
 
-from pydantic_ai import Agent, ModelRetry
-from pydantic_ai.messages import (
-    ModelMessage,
-    ModelResponse,
-    TextPart,
-    ToolCallPart,
-)
-from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai import Agent
+from pydantic_ai import ModelRetry
+from pydantic_ai.messages import ModelMessage
+from pydantic_ai.messages import ModelResponse
+from pydantic_ai.messages import TextPart
+from pydantic_ai.messages import ToolCallPart
+from pydantic_ai.models.function import AgentInfo
+from pydantic_ai.models.function import FunctionModel
 
 
 def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
