@@ -39,175 +39,63 @@ import typing as _typing
 from metis_trace._lazy import lazy_exports as _lazy_exports
 
 if _typing.TYPE_CHECKING:
-    from metis_trace._errors import InputError
-    from metis_trace._errors import MetisModelError
-    from metis_trace._errors import TraceFormatError
+    from metis_trace._errors import InputError as InputError
+    from metis_trace._errors import MetisModelError as MetisModelError
+    from metis_trace._errors import TraceFormatError as TraceFormatError
 
-    from ._agents import GUARD_ORDER
-    from ._agents import Admit
-    from ._agents import GuardLimits
-    from ._agents import GuardState
-    from ._agents import Refusal
-    from ._agents import RefusalCode
-    from ._agents import SpawnRequest
-    from ._agents import admit
-    from ._agents import finish
-    from ._agents import guard_decision
-    from ._agents import normalize_task
-    from ._agents import task_hash
-    from ._children import MODE_CHANGING_TOOLS
-    from ._children import PLAN_LOCKED_REMOVED
-    from ._children import SPAWNING_TOOLS
-    from ._children import ChildAuthority
-    from ._children import ChildRefusal
-    from ._children import child_authority
-    from ._children import child_surface
-    from ._children import spawn_violation
-    from ._coverage import exercised
-    from ._derive import Derived
-    from ._derive import Recorded
-    from ._derive import derive
-    from ._derive import parse_recorded_rule
-    from ._enabled import closable
-    from ._enabled import settled
-    from ._enabled import startable
-    from ._invariants import BY_ID
-    from ._invariants import FAMILIES
-    from ._invariants import INVARIANTS
-    from ._invariants import Invariant
-    from ._invariants import invariant
-    from ._loop import step
-    from ._loop_state import ENABLED
-    from ._loop_state import Call
-    from ._loop_state import Divergence
-    from ._loop_state import LoopState
-    from ._loop_state import Phase
-    from ._loop_state import initial_state
-    from ._permissions import DECISION_RANK
-    from ._permissions import STAGE_ORDER
-    from ._permissions import Resolution
-    from ._permissions import Settlement
-    from ._permissions import mode_at_most
-    from ._permissions import resolve
-    from ._permissions import settle_ask
+    from ._agents import GUARD_ORDER as GUARD_ORDER
+    from ._agents import Admit as Admit
+    from ._agents import GuardLimits as GuardLimits
+    from ._agents import GuardState as GuardState
+    from ._agents import Refusal as Refusal
+    from ._agents import RefusalCode as RefusalCode
+    from ._agents import SpawnRequest as SpawnRequest
+    from ._agents import admit as admit
+    from ._agents import finish as finish
+    from ._agents import guard_decision as guard_decision
+    from ._agents import normalize_task as normalize_task
+    from ._agents import task_hash as task_hash
+    from ._children import MODE_CHANGING_TOOLS as MODE_CHANGING_TOOLS
+    from ._children import PLAN_LOCKED_REMOVED as PLAN_LOCKED_REMOVED
+    from ._children import SPAWNING_TOOLS as SPAWNING_TOOLS
+    from ._children import ChildAuthority as ChildAuthority
+    from ._children import ChildRefusal as ChildRefusal
+    from ._children import child_authority as child_authority
+    from ._children import child_surface as child_surface
+    from ._children import spawn_violation as spawn_violation
+    from ._coverage import exercised as exercised
 
-_EXPORTS: dict[str, tuple[str, ...]] = {
-    "._invariants": (
-        "BY_ID",
-        "FAMILIES",
-        "INVARIANTS",
-        "Invariant",
-        "invariant",
-    ),
-    "._loop_state": (
-        "Call",
-        "Divergence",
-        "ENABLED",
-        "LoopState",
-        "Phase",
-        "initial_state",
-    ),
-    "._loop": ("step",),
-    "._coverage": ("exercised",),
-    "._enabled": ("closable", "settled", "startable"),
-    "._permissions": (
-        "DECISION_RANK",
-        "Resolution",
-        "STAGE_ORDER",
-        "Settlement",
-        "mode_at_most",
-        "resolve",
-        "settle_ask",
-    ),
-    "._children": (
-        "ChildAuthority",
-        "ChildRefusal",
-        "MODE_CHANGING_TOOLS",
-        "PLAN_LOCKED_REMOVED",
-        "SPAWNING_TOOLS",
-        "child_authority",
-        "child_surface",
-        "spawn_violation",
-    ),
-    "._agents": (
-        "Admit",
-        "GUARD_ORDER",
-        "GuardLimits",
-        "GuardState",
-        "Refusal",
-        "RefusalCode",
-        "SpawnRequest",
-        "admit",
-        "finish",
-        "guard_decision",
-        "normalize_task",
-        "task_hash",
-    ),
     # The reference fact-deriver (AUTH-4), for checks that hold settings the
     # trace did not record (explore's Claude Code hook workload).
-    "._derive": ("Derived", "Recorded", "derive", "parse_recorded_rule"),
-    "metis_trace._errors": (
-        "InputError",
-        "MetisModelError",
-        "TraceFormatError",
-    ),
-}
+    from ._derive import Derived as Derived
+    from ._derive import Recorded as Recorded
+    from ._derive import derive as derive
+    from ._derive import parse_recorded_rule as parse_recorded_rule
+    from ._enabled import closable as closable
+    from ._enabled import settled as settled
+    from ._enabled import startable as startable
+    from ._invariants import BY_ID as BY_ID
+    from ._invariants import FAMILIES as FAMILIES
+    from ._invariants import INVARIANTS as INVARIANTS
+    from ._invariants import Invariant as Invariant
+    from ._invariants import invariant as invariant
+    from ._loop import step as step
+    from ._loop_state import ENABLED as ENABLED
+    from ._loop_state import Call as Call
+    from ._loop_state import Divergence as Divergence
+    from ._loop_state import LoopState as LoopState
+    from ._loop_state import Phase as Phase
+    from ._loop_state import initial_state as initial_state
+    from ._permissions import DECISION_RANK as DECISION_RANK
+    from ._permissions import STAGE_ORDER as STAGE_ORDER
+    from ._permissions import Resolution as Resolution
+    from ._permissions import Settlement as Settlement
+    from ._permissions import mode_at_most as mode_at_most
+    from ._permissions import resolve as resolve
+    from ._permissions import settle_ask as settle_ask
 
-__getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS)
+__getattr__, __dir__, __all__ = _lazy_exports(__name__, __file__)
 
 from ._moved import deprecated_getattr as _deprecated_getattr  # noqa: E402
 
 __getattr__ = _deprecated_getattr(__name__, __getattr__)
-
-__all__ = [
-    "BY_ID",
-    "DECISION_RANK",
-    "ENABLED",
-    "FAMILIES",
-    "GUARD_ORDER",
-    "INVARIANTS",
-    "MODE_CHANGING_TOOLS",
-    "PLAN_LOCKED_REMOVED",
-    "SPAWNING_TOOLS",
-    "STAGE_ORDER",
-    "Admit",
-    "Call",
-    "ChildAuthority",
-    "ChildRefusal",
-    "Derived",
-    "Divergence",
-    "GuardLimits",
-    "GuardState",
-    "InputError",
-    "Invariant",
-    "LoopState",
-    "MetisModelError",
-    "Phase",
-    "Recorded",
-    "Refusal",
-    "RefusalCode",
-    "Resolution",
-    "Settlement",
-    "SpawnRequest",
-    "TraceFormatError",
-    "admit",
-    "child_authority",
-    "child_surface",
-    "closable",
-    "derive",
-    "exercised",
-    "finish",
-    "guard_decision",
-    "initial_state",
-    "invariant",
-    "mode_at_most",
-    "normalize_task",
-    "parse_recorded_rule",
-    "resolve",
-    "settle_ask",
-    "settled",
-    "spawn_violation",
-    "startable",
-    "step",
-    "task_hash",
-]

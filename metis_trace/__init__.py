@@ -14,497 +14,161 @@ import typing as _typing
 from ._lazy import lazy_exports as _lazy_exports
 
 if _typing.TYPE_CHECKING:
-    from ._credentials import FAMILIES
-    from ._credentials import FAMILY_NAMES
-    from ._credentials import MIN_SECRET_LEN
-    from ._credentials import NAME_WORDS
-    from ._credentials import RULE_NEEDLES
-    from ._credentials import SCREEN_NEEDLES
-    from ._credentials import CredentialFamily
-    from ._credentials import CredentialFinding
-    from ._credentials import CredentialScanner
-    from ._credentials import encoded_screen
-    from ._credentials import find_credentials
-    from ._credentials import may_hold_credential
-    from ._credentials import redact_credentials
-    from ._credentials import replace_spans
-    from ._credentials import secret_name
-    from ._credentials import secret_values
-    from ._enums import AUTHORITY
-    from ._enums import MUTATING_KINDS
-    from ._enums import CallClass
-    from ._enums import CancelCause
-    from ._enums import Decision
-    from ._enums import EffectOutcome
-    from ._enums import Mode
-    from ._enums import ResultStatus
-    from ._enums import Route
-    from ._enums import RuleBehavior
-    from ._enums import RunStatus
-    from ._enums import Source
-    from ._enums import Stage
-    from ._enums import ToolKind
-    from ._errors import InputError
-    from ._errors import MetisModelError
-    from ._errors import TraceFormatError
-    from ._errors import TranscriptFormatError
-    from ._events import CAUSES_VERSION
-    from ._events import EVENT_KINDS
-    from ._events import FORMAT_NAME
-    from ._events import FORMAT_VERSION
-    from ._events import NOT_JOURNALED
-    from ._events import READ_VERSIONS
-    from ._events import AskResolved
-    from ._events import Assistant
-    from ._events import CallRef
-    from ._events import Cancel
-    from ._events import Commit
-    from ._events import Compaction
-    from ._events import DecisionEvent
-    from ._events import EffectEnd
-    from ._events import EffectStart
-    from ._events import Handshake
-    from ._events import HookRef
-    from ._events import HookRun
-    from ._events import Interrupt
-    from ._events import JobDone
-    from ._events import MessageShape
-    from ._events import Repair
-    from ._events import Request
-    from ._events import Result
-    from ._events import ResultsSent
-    from ._events import Resume
-    from ._events import RunEnd
-    from ._events import SignalReceived
-    from ._events import SinkError
-    from ._events import Spawn
-    from ._events import StopRequest
-    from ._events import StreamRepair
-    from ._events import TraceEvent
-    from ._events import TraceHeader
-    from ._events import TurnStart
-    from ._events import content_digest
-    from ._facts import Facts
-    from ._facts import RuleRef
-    from ._io import dumps_trace
-    from ._io import iter_trace_lines
-    from ._io import parse_event
-    from ._io import parse_event_json
-    from ._io import parse_header
-    from ._io import read_trace
-    from ._io import read_trace_numbered
-    from ._io import trace_json_schema
-    from ._strict_json import JsonLimits
-    from ._strict_json import check_json_value
-    from ._strict_json import decode_json
-    from ._strict_json import json_limits
-    from ._strict_json import positive_int_setting
-    from ._strict_json import raw_decode_json
-    from ._strict_json import set_json_limits
-    from ._turnlog import DEFAULT_STEP_CAP
-    from ._turnlog import HARD_STEP_MAX
-    from ._turnlog import STRUCTURAL
-    from ._turnlog import TERMINAL_TOOL
-    from ._turnlog import TURN_RECORD_KINDS
-    from ._turnlog import TURNLOG_FORMAT
-    from ._turnlog import TURNLOG_VERSION
-    from ._turnlog import Action
-    from ._turnlog import CacheRecord
-    from ._turnlog import CatalogRecord
-    from ._turnlog import Condition
-    from ._turnlog import EffectCounts
-    from ._turnlog import ErrorClass
-    from ._turnlog import ExecutorInfo
-    from ._turnlog import Filler
-    from ._turnlog import FinalRecord
-    from ._turnlog import FinalState
-    from ._turnlog import Framework
-    from ._turnlog import FrameworkRecord
-    from ._turnlog import FrameworkStep
-    from ._turnlog import MissReason
-    from ._turnlog import ModelRole
-    from ._turnlog import PathRecord
-    from ._turnlog import PauseKind
-    from ._turnlog import PauseRecord
-    from ._turnlog import PlanPath
-    from ._turnlog import ProbeOutcome
-    from ._turnlog import RecoveryRecord
-    from ._turnlog import ResumeAnswer
-    from ._turnlog import ResumeRecord
-    from ._turnlog import Signatures
-    from ._turnlog import StepRecord
-    from ._turnlog import StepStatus
-    from ._turnlog import TaskRef
-    from ._turnlog import TurnHeader
-    from ._turnlog import TurnRecord
-    from ._turnlog import ValidationFailure
-    from ._turnlog import canonical_digest
-    from ._turnlog import canonical_json
-    from ._turnlog import dumps_turn_log
-    from ._turnlog import framework_digest
-    from ._turnlog import parse_framework
-    from ._turnlog import read_turn_log
-    from ._turnlog import turn_log_json_schema
-    from ._validate import first_error
-    from ._validate import model_strict
-    from ._validate import validate_strict
-    from ._validate import value_strict
-    from ._witness import WITNESS_FORMAT
-    from ._witness import WITNESS_KINDS
-    from ._witness import WITNESS_READ_VERSIONS
-    from ._witness import WITNESS_VERSION
-    from ._witness import Change
-    from ._witness import End
-    from ._witness import Exec
-    from ._witness import Lost
-    from ._witness import ProcessExit
-    from ._witness import Ready
-    from ._witness import RunExited
-    from ._witness import RunStarted
-    from ._witness import SignalDelivered
-    from ._witness import Unobserved
-    from ._witness import Watched
-    from ._witness import WitnessHeader
-    from ._witness import WitnessRecord
-    from ._witness import WitnessSession
-    from ._witness import iter_witness_lines
-    from ._witness import read_witness
-    from ._witness import witness_json_schema
+    from ._credentials import FAMILIES as FAMILIES
+    from ._credentials import FAMILY_NAMES as FAMILY_NAMES
+    from ._credentials import MIN_SECRET_LEN as MIN_SECRET_LEN
+    from ._credentials import NAME_WORDS as NAME_WORDS
+    from ._credentials import RULE_NEEDLES as RULE_NEEDLES
+    from ._credentials import SCREEN_NEEDLES as SCREEN_NEEDLES
+    from ._credentials import CredentialFamily as CredentialFamily
+    from ._credentials import CredentialFinding as CredentialFinding
+    from ._credentials import CredentialScanner as CredentialScanner
+    from ._credentials import encoded_screen as encoded_screen
+    from ._credentials import find_credentials as find_credentials
+    from ._credentials import may_hold_credential as may_hold_credential
+    from ._credentials import redact_credentials as redact_credentials
+    from ._credentials import replace_spans as replace_spans
+    from ._credentials import secret_name as secret_name
+    from ._credentials import secret_values as secret_values
+    from ._enums import AUTHORITY as AUTHORITY
+    from ._enums import MUTATING_KINDS as MUTATING_KINDS
+    from ._enums import CallClass as CallClass
+    from ._enums import CancelCause as CancelCause
+    from ._enums import Decision as Decision
+    from ._enums import EffectOutcome as EffectOutcome
+    from ._enums import Mode as Mode
+    from ._enums import ResultStatus as ResultStatus
+    from ._enums import Route as Route
+    from ._enums import RuleBehavior as RuleBehavior
+    from ._enums import RunStatus as RunStatus
+    from ._enums import Source as Source
+    from ._enums import Stage as Stage
+    from ._enums import ToolKind as ToolKind
+    from ._errors import InputError as InputError
+    from ._errors import MetisModelError as MetisModelError
+    from ._errors import TraceFormatError as TraceFormatError
+    from ._errors import TranscriptFormatError as TranscriptFormatError
+    from ._events import CAUSES_VERSION as CAUSES_VERSION
+    from ._events import EVENT_KINDS as EVENT_KINDS
+    from ._events import FORMAT_NAME as FORMAT_NAME
+    from ._events import FORMAT_VERSION as FORMAT_VERSION
+    from ._events import NOT_JOURNALED as NOT_JOURNALED
+    from ._events import READ_VERSIONS as READ_VERSIONS
+    from ._events import AskResolved as AskResolved
+    from ._events import Assistant as Assistant
+    from ._events import CallRef as CallRef
+    from ._events import Cancel as Cancel
+    from ._events import Commit as Commit
+    from ._events import Compaction as Compaction
+    from ._events import DecisionEvent as DecisionEvent
+    from ._events import EffectEnd as EffectEnd
+    from ._events import EffectStart as EffectStart
+    from ._events import Handshake as Handshake
+    from ._events import HookRef as HookRef
+    from ._events import HookRun as HookRun
+    from ._events import Interrupt as Interrupt
+    from ._events import JobDone as JobDone
+    from ._events import MessageShape as MessageShape
+    from ._events import Repair as Repair
+    from ._events import Request as Request
+    from ._events import Result as Result
+    from ._events import ResultsSent as ResultsSent
+    from ._events import Resume as Resume
+    from ._events import RunEnd as RunEnd
+    from ._events import SignalReceived as SignalReceived
+    from ._events import SinkError as SinkError
+    from ._events import Spawn as Spawn
+    from ._events import StopRequest as StopRequest
+    from ._events import StreamRepair as StreamRepair
+    from ._events import TraceEvent as TraceEvent
+    from ._events import TraceHeader as TraceHeader
+    from ._events import TurnStart as TurnStart
+    from ._events import content_digest as content_digest
+    from ._facts import Facts as Facts
+    from ._facts import RuleRef as RuleRef
+    from ._io import dumps_trace as dumps_trace
+    from ._io import iter_trace_lines as iter_trace_lines
+    from ._io import parse_event as parse_event
+    from ._io import parse_event_json as parse_event_json
+    from ._io import parse_header as parse_header
+    from ._io import read_trace as read_trace
+    from ._io import read_trace_numbered as read_trace_numbered
+    from ._io import trace_json_schema as trace_json_schema
+    from ._strict_json import JsonLimits as JsonLimits
+    from ._strict_json import check_json_value as check_json_value
+    from ._strict_json import decode_json as decode_json
+    from ._strict_json import json_limits as json_limits
+    from ._strict_json import positive_int_setting as positive_int_setting
+    from ._strict_json import raw_decode_json as raw_decode_json
+    from ._strict_json import set_json_limits as set_json_limits
+    from ._turnlog import DEFAULT_STEP_CAP as DEFAULT_STEP_CAP
+    from ._turnlog import HARD_STEP_MAX as HARD_STEP_MAX
+    from ._turnlog import STRUCTURAL as STRUCTURAL
+    from ._turnlog import TERMINAL_TOOL as TERMINAL_TOOL
+    from ._turnlog import TURN_RECORD_KINDS as TURN_RECORD_KINDS
+    from ._turnlog import TURNLOG_FORMAT as TURNLOG_FORMAT
+    from ._turnlog import TURNLOG_VERSION as TURNLOG_VERSION
+    from ._turnlog import Action as Action
+    from ._turnlog import CacheRecord as CacheRecord
+    from ._turnlog import CatalogRecord as CatalogRecord
+    from ._turnlog import Condition as Condition
+    from ._turnlog import EffectCounts as EffectCounts
+    from ._turnlog import ErrorClass as ErrorClass
+    from ._turnlog import ExecutorInfo as ExecutorInfo
+    from ._turnlog import Filler as Filler
+    from ._turnlog import FinalRecord as FinalRecord
+    from ._turnlog import FinalState as FinalState
+    from ._turnlog import Framework as Framework
+    from ._turnlog import FrameworkRecord as FrameworkRecord
+    from ._turnlog import FrameworkStep as FrameworkStep
+    from ._turnlog import MissReason as MissReason
+    from ._turnlog import ModelRole as ModelRole
+    from ._turnlog import PathRecord as PathRecord
+    from ._turnlog import PauseKind as PauseKind
+    from ._turnlog import PauseRecord as PauseRecord
+    from ._turnlog import PlanPath as PlanPath
+    from ._turnlog import ProbeOutcome as ProbeOutcome
+    from ._turnlog import RecoveryRecord as RecoveryRecord
+    from ._turnlog import ResumeAnswer as ResumeAnswer
+    from ._turnlog import ResumeRecord as ResumeRecord
+    from ._turnlog import Signatures as Signatures
+    from ._turnlog import StepRecord as StepRecord
+    from ._turnlog import StepStatus as StepStatus
+    from ._turnlog import TaskRef as TaskRef
+    from ._turnlog import TurnHeader as TurnHeader
+    from ._turnlog import TurnRecord as TurnRecord
+    from ._turnlog import ValidationFailure as ValidationFailure
+    from ._turnlog import canonical_digest as canonical_digest
+    from ._turnlog import canonical_json as canonical_json
+    from ._turnlog import dumps_turn_log as dumps_turn_log
+    from ._turnlog import framework_digest as framework_digest
+    from ._turnlog import parse_framework as parse_framework
+    from ._turnlog import read_turn_log as read_turn_log
+    from ._turnlog import turn_log_json_schema as turn_log_json_schema
+    from ._validate import first_error as first_error
+    from ._validate import model_strict as model_strict
+    from ._validate import validate_strict as validate_strict
+    from ._validate import value_strict as value_strict
+    from ._witness import WITNESS_FORMAT as WITNESS_FORMAT
+    from ._witness import WITNESS_KINDS as WITNESS_KINDS
+    from ._witness import WITNESS_READ_VERSIONS as WITNESS_READ_VERSIONS
+    from ._witness import WITNESS_VERSION as WITNESS_VERSION
+    from ._witness import Change as Change
+    from ._witness import End as End
+    from ._witness import Exec as Exec
+    from ._witness import Lost as Lost
+    from ._witness import ProcessExit as ProcessExit
+    from ._witness import Ready as Ready
+    from ._witness import RunExited as RunExited
+    from ._witness import RunStarted as RunStarted
+    from ._witness import SignalDelivered as SignalDelivered
+    from ._witness import Unobserved as Unobserved
+    from ._witness import Watched as Watched
+    from ._witness import WitnessHeader as WitnessHeader
+    from ._witness import WitnessRecord as WitnessRecord
+    from ._witness import WitnessSession as WitnessSession
+    from ._witness import iter_witness_lines as iter_witness_lines
+    from ._witness import read_witness as read_witness
+    from ._witness import witness_json_schema as witness_json_schema
 
-_EXPORTS: dict[str, tuple[str, ...]] = {
-    "._errors": (
-        "InputError",
-        "MetisModelError",
-        "TraceFormatError",
-        "TranscriptFormatError",
-    ),
-    "._credentials": (
-        "FAMILIES",
-        "FAMILY_NAMES",
-        "MIN_SECRET_LEN",
-        "NAME_WORDS",
-        "RULE_NEEDLES",
-        "SCREEN_NEEDLES",
-        "CredentialFamily",
-        "CredentialFinding",
-        "CredentialScanner",
-        "encoded_screen",
-        "find_credentials",
-        "may_hold_credential",
-        "redact_credentials",
-        "replace_spans",
-        "secret_name",
-        "secret_values",
-        "secret_values",
-    ),
-    "._enums": (
-        "AUTHORITY",
-        "MUTATING_KINDS",
-        "CallClass",
-        "CancelCause",
-        "Decision",
-        "EffectOutcome",
-        "Mode",
-        "ResultStatus",
-        "Route",
-        "RuleBehavior",
-        "RunStatus",
-        "Source",
-        "Stage",
-        "ToolKind",
-    ),
-    "._events": (
-        "EVENT_KINDS",
-        "FORMAT_NAME",
-        "CAUSES_VERSION",
-        "FORMAT_VERSION",
-        "READ_VERSIONS",
-        "NOT_JOURNALED",
-        "AskResolved",
-        "Assistant",
-        "CallRef",
-        "Cancel",
-        "Commit",
-        "Compaction",
-        "DecisionEvent",
-        "EffectEnd",
-        "EffectStart",
-        "Handshake",
-        "HookRef",
-        "HookRun",
-        "Interrupt",
-        "SignalReceived",
-        "SinkError",
-        "StopRequest",
-        "JobDone",
-        "MessageShape",
-        "Repair",
-        "Request",
-        "Result",
-        "ResultsSent",
-        "Resume",
-        "RunEnd",
-        "Spawn",
-        "StreamRepair",
-        "TraceEvent",
-        "TraceHeader",
-        "TurnStart",
-        "content_digest",
-    ),
-    "._facts": ("Facts", "RuleRef"),
-    "._io": (
-        "dumps_trace",
-        "iter_trace_lines",
-        "parse_event",
-        "parse_event_json",
-        "parse_header",
-        "read_trace",
-        "read_trace_numbered",
-        "trace_json_schema",
-    ),
-    "._strict_json": (
-        "JsonLimits",
-        "check_json_value",
-        "decode_json",
-        "json_limits",
-        "positive_int_setting",
-        "raw_decode_json",
-        "set_json_limits",
-    ),
-    "._turnlog": (
-        "DEFAULT_STEP_CAP",
-        "HARD_STEP_MAX",
-        "STRUCTURAL",
-        "TERMINAL_TOOL",
-        "TURN_RECORD_KINDS",
-        "TURNLOG_FORMAT",
-        "TURNLOG_VERSION",
-        "Action",
-        "CacheRecord",
-        "CatalogRecord",
-        "Condition",
-        "EffectCounts",
-        "ErrorClass",
-        "ExecutorInfo",
-        "Filler",
-        "FinalRecord",
-        "FinalState",
-        "Framework",
-        "FrameworkRecord",
-        "FrameworkStep",
-        "MissReason",
-        "ModelRole",
-        "PathRecord",
-        "PauseKind",
-        "PauseRecord",
-        "PlanPath",
-        "ProbeOutcome",
-        "RecoveryRecord",
-        "ResumeAnswer",
-        "ResumeRecord",
-        "Signatures",
-        "StepRecord",
-        "StepStatus",
-        "TaskRef",
-        "TurnHeader",
-        "TurnRecord",
-        "ValidationFailure",
-        "canonical_digest",
-        "canonical_json",
-        "dumps_turn_log",
-        "framework_digest",
-        "parse_framework",
-        "read_turn_log",
-        "turn_log_json_schema",
-    ),
-    "._validate": (
-        "first_error",
-        "model_strict",
-        "validate_strict",
-        "value_strict",
-    ),
-    "._witness": (
-        "WITNESS_FORMAT",
-        "WITNESS_KINDS",
-        "WITNESS_VERSION",
-        "WITNESS_READ_VERSIONS",
-        "Change",
-        "End",
-        "Exec",
-        "Lost",
-        "ProcessExit",
-        "Ready",
-        "RunExited",
-        "RunStarted",
-        "SignalDelivered",
-        "Unobserved",
-        "Watched",
-        "WitnessHeader",
-        "WitnessRecord",
-        "WitnessSession",
-        "iter_witness_lines",
-        "read_witness",
-        "witness_json_schema",
-    ),
-}
-
-__getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS)
-
-__all__ = [
-    "AUTHORITY",
-    "CAUSES_VERSION",
-    "DEFAULT_STEP_CAP",
-    "EVENT_KINDS",
-    "FAMILIES",
-    "FAMILY_NAMES",
-    "FORMAT_NAME",
-    "FORMAT_VERSION",
-    "HARD_STEP_MAX",
-    "MIN_SECRET_LEN",
-    "MUTATING_KINDS",
-    "NAME_WORDS",
-    "NOT_JOURNALED",
-    "READ_VERSIONS",
-    "RULE_NEEDLES",
-    "SCREEN_NEEDLES",
-    "STRUCTURAL",
-    "TERMINAL_TOOL",
-    "TURNLOG_FORMAT",
-    "TURNLOG_VERSION",
-    "TURN_RECORD_KINDS",
-    "WITNESS_FORMAT",
-    "WITNESS_KINDS",
-    "WITNESS_READ_VERSIONS",
-    "WITNESS_VERSION",
-    "Action",
-    "AskResolved",
-    "Assistant",
-    "CacheRecord",
-    "CallClass",
-    "CallRef",
-    "Cancel",
-    "CancelCause",
-    "CatalogRecord",
-    "Change",
-    "Commit",
-    "Compaction",
-    "Condition",
-    "CredentialFamily",
-    "CredentialFinding",
-    "CredentialScanner",
-    "Decision",
-    "DecisionEvent",
-    "EffectCounts",
-    "EffectEnd",
-    "EffectOutcome",
-    "EffectStart",
-    "End",
-    "ErrorClass",
-    "Exec",
-    "ExecutorInfo",
-    "Facts",
-    "Filler",
-    "FinalRecord",
-    "FinalState",
-    "Framework",
-    "FrameworkRecord",
-    "FrameworkStep",
-    "Handshake",
-    "HookRef",
-    "HookRun",
-    "InputError",
-    "Interrupt",
-    "JobDone",
-    "JsonLimits",
-    "Lost",
-    "MessageShape",
-    "MetisModelError",
-    "MissReason",
-    "Mode",
-    "ModelRole",
-    "PathRecord",
-    "PauseKind",
-    "PauseRecord",
-    "PlanPath",
-    "ProbeOutcome",
-    "ProcessExit",
-    "Ready",
-    "RecoveryRecord",
-    "Repair",
-    "Request",
-    "Result",
-    "ResultStatus",
-    "ResultsSent",
-    "Resume",
-    "ResumeAnswer",
-    "ResumeRecord",
-    "Route",
-    "RuleBehavior",
-    "RuleRef",
-    "RunEnd",
-    "RunExited",
-    "RunStarted",
-    "RunStatus",
-    "SignalDelivered",
-    "SignalReceived",
-    "Signatures",
-    "SinkError",
-    "Source",
-    "Spawn",
-    "Stage",
-    "StepRecord",
-    "StepStatus",
-    "StopRequest",
-    "StreamRepair",
-    "TaskRef",
-    "ToolKind",
-    "TraceEvent",
-    "TraceFormatError",
-    "TraceHeader",
-    "TranscriptFormatError",
-    "TurnHeader",
-    "TurnRecord",
-    "TurnStart",
-    "Unobserved",
-    "ValidationFailure",
-    "Watched",
-    "WitnessHeader",
-    "WitnessRecord",
-    "WitnessSession",
-    "canonical_digest",
-    "canonical_json",
-    "check_json_value",
-    "content_digest",
-    "decode_json",
-    "dumps_trace",
-    "dumps_turn_log",
-    "encoded_screen",
-    "find_credentials",
-    "first_error",
-    "framework_digest",
-    "iter_trace_lines",
-    "iter_witness_lines",
-    "json_limits",
-    "may_hold_credential",
-    "model_strict",
-    "parse_event",
-    "parse_event_json",
-    "parse_framework",
-    "parse_header",
-    "positive_int_setting",
-    "raw_decode_json",
-    "read_trace",
-    "read_trace_numbered",
-    "read_turn_log",
-    "read_witness",
-    "redact_credentials",
-    "replace_spans",
-    "secret_name",
-    "secret_values",
-    "set_json_limits",
-    "trace_json_schema",
-    "turn_log_json_schema",
-    "validate_strict",
-    "value_strict",
-    "witness_json_schema",
-]
+__getattr__, __dir__, __all__ = _lazy_exports(__name__, __file__)

@@ -197,26 +197,59 @@ def test_public_names_equal_all(package: str) -> None:
     "package",
     ["metis_model", "metis_trace", "metis_check", "metis_runtime", "metis_runtime.permissions"],
 )
-def test_lazy_exports_agree_with_the_type_checking_imports(package: str) -> None:
-    """A lazy package names each export three times: the `TYPE_CHECKING`
-    imports (for mypy), the `_EXPORTS` table (for PEP 562), and `__all__`."""
+def test_lazy_exports_are_the_type_checking_imports(package: str) -> None:
+    """A lazy package names each export once, as an explicit re-export
+    (`X as X`, so mypy exports it) under `TYPE_CHECKING`; `__all__` and the
+    PEP 562 lookup are read from those imports, and each resolves to the
+    object its submodule holds without loading any submodule eagerly."""
     path = ROOT / package.replace(".", "/") / "__init__.py"
     tree = ast.parse(path.read_text())
-    typed: dict[str, set[str]] = {}
+    typed: dict[str, object] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.If) and ast.unparse(node.test).endswith("TYPE_CHECKING"):
             for stmt in node.body:
                 assert isinstance(stmt, ast.ImportFrom), ast.unparse(stmt)
-                where = "." * stmt.level + (stmt.module or "")
-                typed.setdefault(where, set()).update(a.name for a in stmt.names)
-    module = __import__(package, fromlist=["_EXPORTS"])
-    table = {mod: set(names) for mod, names in module._EXPORTS.items()}
-    assert typed == table
-    assert sorted(module.__all__) == sorted(n for names in table.values() for n in names)
+                for alias in stmt.names:
+                    assert alias.asname == alias.name, (
+                        f"{path}: {ast.unparse(stmt)} (write `X as X`)"
+                    )
+                    where = "." * stmt.level + (stmt.module or "")
+                    typed[alias.name] = getattr(importlib.import_module(where, package), alias.name)
+    module = importlib.import_module(package)
+    assert module.__all__ == sorted(typed)
+    assert {name: getattr(module, name) for name in module.__all__} == typed
     code = f"import json, sys, {package}; print(json.dumps(sorted(sys.modules)))"
     loaded = _imported_in(code)
-    eager = [mod for mod in table if importlib.util.resolve_name(mod, package) in loaded]
+    eager = sorted(
+        {
+            importlib.util.resolve_name("." * s.level + (s.module or ""), package)
+            for s in _typed_imports(tree)
+        }
+        & set(loaded)
+    )
     assert not eager, f"exports load eagerly: {eager}"
+
+
+def _typed_imports(tree: ast.Module) -> list[ast.ImportFrom]:
+    return [
+        stmt
+        for node in tree.body
+        if isinstance(node, ast.If) and ast.unparse(node.test).endswith("TYPE_CHECKING")
+        for stmt in node.body
+        if isinstance(stmt, ast.ImportFrom)
+    ]
+
+
+def test_type_checking_imports_are_read_from_the_source() -> None:
+    from metis_trace._lazy import type_checking_imports
+
+    assert type_checking_imports("import os\nx = 1\n") == {}
+    found = type_checking_imports(
+        "import typing\nif typing.TYPE_CHECKING:\n    from ._a import f as g\n"
+    )
+    assert found == {"g": ("._a", "f")}
+    with pytest.raises(ImportError, match="line 3"):
+        type_checking_imports("import typing\nif typing.TYPE_CHECKING:\n    import os\n")
 
 
 def test_checked_in_trace_schema_has_not_drifted() -> None:
