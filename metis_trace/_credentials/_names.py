@@ -76,9 +76,13 @@ _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012
 
 
 def _assigned_name(text: str, start: int, end: int) -> str:
-    """The whole variable name whose last word the assignment matched at
-    `start:end` (`OLDPWD` for the `PWD` of `OLDPWD=/x`)."""
-    while start > 0 and text[start - 1] in _NAME_CHARS:
+    """The whole name whose last word the assignment matched at `start:end`
+    (`OLDPWD` for the `PWD` of `OLDPWD=/x`, `db.PWD` for that of `db.PWD=x`:
+    a dotted property is no shell variable, whose names hold no dot)."""
+    while start > 0 and (
+        text[start - 1] in _NAME_CHARS
+        or (text[start - 1] == "." and start >= 2 and text[start - 2] in _NAME_CHARS)
+    ):
         if text[start - 1] in "ntr" and start >= 2 and text[start - 2] == "\\":
             break  # `\nPWD=` in JSON text: the escape ends the line before the name
         start -= 1

@@ -353,6 +353,7 @@ def test_a_real_secret_beside_them_is_still_redacted() -> None:
     # A password by another spelling is still one: the exemption is by exact
     # name, the whole name (`MYPWD` was once read as its last word, `PWD`).
     spellings = ("MYSQL_PWD=hunter22secret", "MYPWD=hunter22secret", "DB2PWD=hunter22secret")
+    spellings += ("db.PWD=hunter22secret", "spring.datasource.PWD=hunter22secret")
     for text in (*spellings, "pwd: hunter22secret", '{"pwd": "hunter22secret"}'):
         assert "hunter22secret" not in redactor.text(text), text
 
