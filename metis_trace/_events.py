@@ -27,6 +27,7 @@ from ._enums import RunStatus
 from ._facts import Facts
 from ._facts import RuleRef
 from ._facts import _Record
+from ._jsonl import union_kinds
 
 FORMAT_NAME = "metis-trace"
 FORMAT_VERSION = 3
@@ -345,29 +346,4 @@ TraceEvent = Annotated[
     Field(discriminator="kind"),
 ]
 
-EVENT_KINDS: tuple[str, ...] = (
-    "turn_start",
-    "compaction",
-    "request",
-    "stream_repair",
-    "assistant",
-    "hook",
-    "decision",
-    "ask_resolved",
-    "effect_start",
-    "commit",
-    "effect_end",
-    "handshake",
-    "job_done",
-    "result",
-    "results_sent",
-    "cancel",
-    "signal",
-    "stop_request",
-    "sink_error",
-    "interrupt",
-    "resume",
-    "repair",
-    "spawn",
-    "run_end",
-)
+EVENT_KINDS: tuple[str, ...] = union_kinds(TraceEvent)

@@ -17,6 +17,7 @@ from ._events import FORMAT_VERSION
 from ._events import READ_VERSIONS
 from ._events import TraceEvent
 from ._events import TraceHeader
+from ._jsonl import jsonl_schema
 from ._strict_json import decode_json
 from ._strict_json import json_lines
 from ._validate import validate_strict
@@ -117,14 +118,13 @@ def dumps_trace(header: TraceHeader, events: Sequence[TraceEvent]) -> str:
 
 def trace_json_schema() -> dict[str, Any]:
     """The JSON Schema of the trace format, generated from the pydantic models."""
-    return {
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "title": "metis trace (JSON Lines)",
-        "description": (
+    return jsonl_schema(
+        "metis trace (JSON Lines)",
+        FORMAT_VERSION,
+        TraceHeader,
+        description=(
             "Line 1 is a TraceHeader; every following line is one TraceEvent. "
             "See specs/trace-format.md."
         ),
-        "version": FORMAT_VERSION,
-        "header": TraceHeader.model_json_schema(),
-        "event": _EVENT_ADAPTER.json_schema(),
-    }
+        event=_EVENT_ADAPTER.json_schema(),
+    )

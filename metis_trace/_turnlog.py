@@ -31,6 +31,8 @@ from ._enums import ToolKind
 from ._errors import InputError
 from ._errors import TraceFormatError
 from ._facts import _Record
+from ._jsonl import jsonl_schema
+from ._jsonl import union_kinds
 from ._strict_json import decode_json
 from ._strict_json import json_lines
 from ._validate import model_strict
@@ -383,17 +385,7 @@ TurnRecord = Annotated[
     Field(discriminator="kind"),
 ]
 
-TURN_RECORD_KINDS: tuple[str, ...] = (
-    "catalog",
-    "path",
-    "cache",
-    "framework",
-    "step",
-    "pause",
-    "resume",
-    "recovery",
-    "final",
-)
+TURN_RECORD_KINDS: tuple[str, ...] = union_kinds(TurnRecord)
 
 _RECORD: TypeAdapter[TurnRecord] = TypeAdapter(TurnRecord)
 
@@ -476,11 +468,10 @@ def framework_digest(framework: Framework) -> str:
 
 
 def turn_log_json_schema() -> dict[str, Any]:
-    return {
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "title": "metis turn log (JSON Lines)",
-        "version": TURNLOG_VERSION,
-        "header": TurnHeader.model_json_schema(),
-        "record": _RECORD.json_schema(),
-        "framework": Framework.model_json_schema(),
-    }
+    return jsonl_schema(
+        "metis turn log (JSON Lines)",
+        TURNLOG_VERSION,
+        TurnHeader,
+        record=_RECORD.json_schema(),
+        framework=Framework.model_json_schema(),
+    )

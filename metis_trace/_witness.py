@@ -26,6 +26,8 @@ from ._errors import TraceFormatError
 from ._facts import _Record
 from ._io import _decode
 from ._io import _strict
+from ._jsonl import jsonl_schema
+from ._jsonl import union_kinds
 
 WITNESS_FORMAT = "metis-witness"
 WITNESS_VERSION = 3
@@ -180,17 +182,7 @@ WitnessRecord = Annotated[
     Field(discriminator="kind"),
 ]
 
-WITNESS_KINDS: tuple[str, ...] = (
-    "ready",
-    "run",
-    "change",
-    "exec",
-    "proc_exit",
-    "signal",
-    "lost",
-    "exit",
-    "end",
-)
+WITNESS_KINDS: tuple[str, ...] = union_kinds(WitnessRecord)
 
 _RECORD_ADAPTER: TypeAdapter[WitnessRecord] = TypeAdapter(WitnessRecord)
 
@@ -289,13 +281,12 @@ def iter_witness_lines(sessions: Iterable[WitnessSession]) -> Iterator[str]:
 
 def witness_json_schema() -> dict[str, Any]:
     """The JSON Schema of the witness file, generated from the pydantic models."""
-    return {
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "title": "metis witness file (JSON Lines)",
-        "description": (
+    return jsonl_schema(
+        "metis witness file (JSON Lines)",
+        WITNESS_VERSION,
+        WitnessHeader,
+        description=(
             "Sessions: a WitnessHeader line, then WitnessRecord lines. See specs/witness.md."
         ),
-        "version": WITNESS_VERSION,
-        "header": WitnessHeader.model_json_schema(),
-        "record": _RECORD_ADAPTER.json_schema(),
-    }
+        record=_RECORD_ADAPTER.json_schema(),
+    )

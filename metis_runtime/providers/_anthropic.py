@@ -53,6 +53,13 @@ def _is_server_block(kind: str) -> bool:
 
 
 _OPAQUE = ("redacted_thinking", "server_tool")
+# The deltas that extend a block's text: the block kind each belongs to, and
+# the field its piece of text is in.
+_DELTAS = {
+    "text_delta": ("text", "text"),
+    "input_json_delta": ("tool_use", "partial_json"),
+    "thinking_delta": ("thinking", "thinking"),
+}
 
 
 class AnthropicNormalizer(WireNormalizer):
@@ -178,15 +185,10 @@ class AnthropicNormalizer(WireNormalizer):
                     if isinstance(piece := delta.get(key), str):
                         slot.raw[key] = (slot.raw.get(key) or "") + piece
             return
-        if kind == "text_delta":
-            self._expect(slot, "text", kind, index)
-            self._b.delta(slot, self._opt_str(delta, "text"))
-        elif kind == "input_json_delta":
-            self._expect(slot, "tool_use", kind, index)
-            self._b.delta(slot, self._opt_str(delta, "partial_json"))
-        elif kind == "thinking_delta":
-            self._expect(slot, "thinking", kind, index)
-            self._b.delta(slot, self._opt_str(delta, "thinking"))
+        if isinstance(kind, str) and kind in _DELTAS:
+            block_kind, field = _DELTAS[kind]
+            self._expect(slot, block_kind, kind, index)
+            self._b.delta(slot, self._opt_str(delta, field))
         elif kind == "signature_delta":
             self._expect(slot, "thinking", kind, index)
             self._b.add_signature(slot, self._opt_str(delta, "signature"))
