@@ -16,10 +16,10 @@ if _typing.TYPE_CHECKING:
     from ._askers import CallbackAsker
     from ._askers import JsonRpcAsker
     from ._askers import TerminalAsker
+    from ._decision import AskAnswer
+    from ._decision import GateDecision
     from ._gate import MODES_BELOW
-    from ._gate import AskAnswer
     from ._gate import Gate
-    from ._gate import GateDecision
     from ._gate import Refusal
     from ._gate import mode_at_most
     from ._hierarchy import Loaded
@@ -54,7 +54,8 @@ if _typing.TYPE_CHECKING:
 # the gate, not the askers (asyncio) nor every module at once.
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "._askers": ("Asker", "AskRequest", "CallbackAsker", "JsonRpcAsker", "TerminalAsker"),
-    "._gate": ("MODES_BELOW", "AskAnswer", "Gate", "GateDecision", "Refusal", "mode_at_most"),
+    "._decision": ("AskAnswer", "GateDecision"),
+    "._gate": ("MODES_BELOW", "Gate", "Refusal", "mode_at_most"),
     "._hierarchy": (
         "Loaded",
         "SettingsFile",
