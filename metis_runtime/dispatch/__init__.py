@@ -6,19 +6,20 @@ per-call steps every dispatcher shares, `SerialDispatcher` the one-at-a-time
 reference, `FourClassDispatcher` the four-class mediation of
 specs/scheduler.md (Safe concurrent, Queue FIFO per key, Exclusive a barrier,
 Background a handshake). `GateLike` is the permission gate as the loop uses it;
-`PassThroughGate` a minimal gate (mode fallback and scope only).
+`PassThroughGate` a minimal gate (mode fallback and scope only); its
+`GateDecision` and `AskAnswer` are the production gate's own values.
 """
 
+from ..permissions._decision import AskAnswer
+from ..permissions._decision import GateDecision
 from ._base import Dispatcher
 from ._base import EffectSink
 from ._base import PlannedCall
 from ._base import execute_call
 from ._base import skip_call
 from ._four_class import FourClassDispatcher
-from ._gate import AskAnswer
 from ._gate import AskAnswerLike
 from ._gate import AskFunction
-from ._gate import GateDecision
 from ._gate import GateDecisionLike
 from ._gate import GateLike
 from ._gate import PassThroughGate

@@ -19,8 +19,6 @@ from typing import Any
 from typing import Protocol
 from typing import TypeVar
 
-import attrs
-
 from metis_trace import MUTATING_KINDS
 from metis_trace import Decision
 from metis_trace import Facts
@@ -29,6 +27,10 @@ from metis_trace import Route
 from metis_trace import RuleRef
 from metis_trace import Stage
 from metis_trace import ToolKind
+
+# What every gate returns: the production gate's values, defined once.
+from ..permissions._decision import AskAnswer
+from ..permissions._decision import GateDecision
 
 
 class GateDecisionLike(Protocol):
@@ -70,21 +72,6 @@ class GateLike(Protocol[_D]):
     async def resolve_ask(
         self, occ: str, tool: str, input: Mapping[str, Any], decision: _D
     ) -> AskAnswerLike: ...
-
-
-@attrs.frozen
-class GateDecision:
-    decision: Decision
-    stage: Stage
-    rule: RuleRef | None
-    facts: Facts
-    route: Route
-
-
-@attrs.frozen
-class AskAnswer:
-    approved: bool
-    resolver: str
 
 
 AskFunction = Callable[[str, str, Mapping[str, Any], GateDecisionLike], Awaitable[bool]]

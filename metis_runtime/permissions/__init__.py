@@ -16,10 +16,10 @@ if _typing.TYPE_CHECKING:
     from ._askers import CallbackAsker as CallbackAsker
     from ._askers import JsonRpcAsker as JsonRpcAsker
     from ._askers import TerminalAsker as TerminalAsker
+    from ._decision import AskAnswer as AskAnswer
+    from ._decision import GateDecision as GateDecision
     from ._gate import MODES_BELOW as MODES_BELOW
-    from ._gate import AskAnswer as AskAnswer
     from ._gate import Gate as Gate
-    from ._gate import GateDecision as GateDecision
     from ._gate import Refusal as Refusal
     from ._gate import mode_at_most as mode_at_most
     from ._hierarchy import Loaded as Loaded

@@ -46,14 +46,14 @@ from metis_trace import Facts
 from metis_trace import Mode
 from metis_trace import Route
 from metis_trace import RuleBehavior
-from metis_trace import RuleRef
 from metis_trace import Source
-from metis_trace import Stage
 from metis_trace import ToolKind
 
 from .._errors import ConfigError
 from ..shell import ShellAnalysis
 from ..shell import analyze_command
+from ._decision import AskAnswer
+from ._decision import GateDecision
 from ._paths import is_protected
 from ._paths import is_secret
 from ._paths import is_within
@@ -70,8 +70,6 @@ from ._shellgate import shell_facts
 from ._staged import staged_decision
 
 if TYPE_CHECKING:  # the askers (and asyncio) load only when an ask is resolved
-    from metis_trace import DecisionEvent
-
     from ._askers import Asker
 
 _BASH_TOOLS = frozenset({"bash"})
@@ -95,42 +93,6 @@ MODES_BELOW: dict[Mode, frozenset[Mode]] = {
 def mode_at_most(child: Mode, parent: Mode) -> bool:
     """Whether a `child` mode is never more permissive than `parent`."""
     return child in MODES_BELOW[parent]
-
-
-@frozen
-class GateDecision:
-    """A decision, the stage that made it, the rule it reports and its facts."""
-
-    decision: Decision
-    stage: Stage
-    rule: RuleRef | None
-    facts: Facts
-    route: Route
-    detail: str = ""  # why, for people (e.g. what made a command opaque)
-
-    def event(self, *, occ: str, seq: int, t: float, causes: Sequence[int] = ()) -> DecisionEvent:
-        """This decision as a trace event."""
-        from metis_trace import DecisionEvent  # the trace's events: not needed to decide
-
-        return DecisionEvent(
-            seq=seq,
-            t=t,
-            causes=tuple(causes),
-            occ=occ,
-            decision=self.decision,
-            stage=self.stage.value,
-            rule=self.rule,
-            facts=self.facts,
-            route=self.route,
-        )
-
-
-@frozen
-class AskAnswer:
-    """How an ask was resolved: `resolver` is user, protocol, headless-default or parent."""
-
-    approved: bool
-    resolver: str
 
 
 @frozen

@@ -10,7 +10,7 @@ from metis_trace import Mode
 from metis_trace import RuleBehavior
 from metis_trace import Stage
 
-from ._gate import GateDecision
+from ._decision import GateDecision
 
 if TYPE_CHECKING:
     from ._policy import Policy
