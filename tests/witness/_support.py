@@ -19,6 +19,7 @@ from metis_trace import WitnessSession
 from metis_trace import read_witness
 from metis_witness._exec import probe
 
+Case = tuple[TraceHeader, list[TraceEvent], list[WitnessSession]]
 Breaker = Callable[
     [list[TraceEvent], list[WitnessSession], random.Random],
     tuple[list[TraceEvent], list[WitnessSession]],
@@ -53,14 +54,14 @@ def witness_check(trace: Path) -> WitnessReport:
 
 
 def agrees_and_broken_is(
-    case: tuple[TraceHeader, list[TraceEvent], list[WitnessSession]],
-    breaker: Breaker,
-    rng: random.Random,
-    invariant: str,
-) -> tuple[WitnessReport, WitnessReport]:
-    """A made-up witnessed run (`case`): its trace conforms and its witness
-    agrees; made to disagree by `breaker`, the trace alone still conforms and
-    the witness finds `invariant` and nothing else. Both witness reports."""
+    seed: int, make: Callable[[random.Random], Case], breaker: Breaker, invariant: str
+) -> tuple[Case, WitnessReport, WitnessReport]:
+    """The made-up witnessed run `make` draws from `seed`: its trace conforms
+    and its witness agrees; made to disagree by `breaker` (drawing on the same
+    generator), the trace alone still conforms and the witness finds
+    `invariant` and nothing else. The run, and both witness reports."""
+    rng = random.Random(seed)
+    case = make(rng)
     header, events, witness = case
     assert check_trace(events, header).ok
     found = check_witness(witness, [WitnessedTrace("t", header, events)])
@@ -69,7 +70,7 @@ def agrees_and_broken_is(
     assert check_trace(broken_events, header).ok  # the trace alone cannot tell
     broken = check_witness(broken_witness, [WitnessedTrace("t", header, broken_events)])
     assert [v.invariant for v in broken.violations] == [invariant]
-    return found, broken
+    return case, found, broken
 
 
 def blind_to(session: WitnessSession, what: str, version: int, record: type) -> WitnessSession:

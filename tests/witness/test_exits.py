@@ -41,9 +41,7 @@ from ._support import witnessed_replay
 @settings(max_examples=60, deadline=None)
 @given(seed=st.integers(0, 100_000))
 def test_made_up_runs_agree_and_a_disagreeing_exit_is_trace_3(seed: int) -> None:
-    rng = random.Random(seed)
-    case = exit_case(rng)
-    found, broken = agrees_and_broken_is(case, break_exit, rng, "TRACE-3")
+    case, found, broken = agrees_and_broken_is(seed, exit_case, break_exit, "TRACE-3")
     assert found.checks["TRACE-3"] == len(case[1][2].calls)  # type: ignore[union-attr]
     assert broken.violations[0].witness_line is not None
 

@@ -47,9 +47,7 @@ from ._support import witnessed_replay
 @settings(max_examples=60, deadline=None)
 @given(seed=st.integers(0, 100_000))
 def test_simulated_runs_agree_and_an_unwitnessed_signal_is_trace_4(seed: int) -> None:
-    rng = random.Random(seed)
-    case = signal_case(rng)
-    found, _ = agrees_and_broken_is(case, break_signal, rng, "TRACE-4")
+    case, found, _ = agrees_and_broken_is(seed, signal_case, break_signal, "TRACE-4")
     assert found.checks["TRACE-4"] == sum(isinstance(e, SignalReceived) for e in case[1])
 
 
