@@ -94,6 +94,7 @@ if _typing.TYPE_CHECKING:
     from ._io import read_trace
     from ._io import read_trace_numbered
     from ._io import trace_json_schema
+    from ._json_types import json_type_name
     from ._strict_json import JsonLimits
     from ._strict_json import check_json_value
     from ._strict_json import decode_json
@@ -262,6 +263,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "read_trace_numbered",
         "trace_json_schema",
     ),
+    "._json_types": ("json_type_name",),
     "._strict_json": (
         "JsonLimits",
         "check_json_value",
@@ -485,6 +487,7 @@ __all__ = [
     "iter_trace_lines",
     "iter_witness_lines",
     "json_limits",
+    "json_type_name",
     "may_hold_credential",
     "model_strict",
     "parse_event",
