@@ -50,7 +50,6 @@ from metis_trace import PlanPath
 from metis_trace import ProbeOutcome
 from metis_trace import RecoveryRecord
 from metis_trace import ResumeAnswer
-from metis_trace import ResumeRecord
 from metis_trace import Route
 from metis_trace import StepRecord
 from metis_trace import StepStatus
@@ -60,16 +59,10 @@ from metis_trace import TurnHeader
 from metis_trace import TurnRecord
 from metis_trace import framework_digest
 
+from ._plan_records import object_schema
+from ._plan_records import owner_resume
+
 __all__ = ["TOY_CATALOG", "SimTurn", "simulate_turn"]
-
-
-def _schema(props: dict[str, str], required: tuple[str, ...]) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": {k: {"type": v} for k, v in props.items()},
-        "required": list(required),
-        "additionalProperties": False,
-    }
 
 
 TOY_CATALOG: tuple[ExecutorInfo, ...] = (
@@ -79,7 +72,7 @@ TOY_CATALOG: tuple[ExecutorInfo, ...] = (
         effect=ToolKind.READ_ONLY,
         family="items.find",
         produces="collection",
-        args_schema=_schema({"folder": "string"}, ("folder",)),
+        args_schema=object_schema({"folder": "string"}, ("folder",)),
         paths=("folder",),
     ),
     ExecutorInfo(
@@ -89,7 +82,7 @@ TOY_CATALOG: tuple[ExecutorInfo, ...] = (
         family="items.find",
         host="phone",
         produces="collection",
-        args_schema=_schema({"album": "string"}, ("album",)),
+        args_schema=object_schema({"album": "string"}, ("album",)),
     ),
     ExecutorInfo(
         name="filter_items",
@@ -99,7 +92,7 @@ TOY_CATALOG: tuple[ExecutorInfo, ...] = (
         produces="collection",
         consumes="items",
         preserves_origin=True,
-        args_schema=_schema({"items": "array", "pattern": "string"}, ("items",)),
+        args_schema=object_schema({"items": "array", "pattern": "string"}, ("items",)),
     ),
     ExecutorInfo(
         name="read_items",
@@ -108,7 +101,7 @@ TOY_CATALOG: tuple[ExecutorInfo, ...] = (
         family="items.read",
         produces="collection",
         consumes="items",
-        args_schema=_schema({"items": "array"}, ("items",)),
+        args_schema=object_schema({"items": "array"}, ("items",)),
         paths=("items",),
     ),
     ExecutorInfo(
@@ -118,7 +111,7 @@ TOY_CATALOG: tuple[ExecutorInfo, ...] = (
         family="doc.create",
         produces="object",
         consumes="sections",
-        args_schema=_schema(
+        args_schema=object_schema(
             {"sections": "array", "path": "string", "title": "string"}, ("sections", "path")
         ),
         paths=("path",),
@@ -130,7 +123,9 @@ TOY_CATALOG: tuple[ExecutorInfo, ...] = (
         effect=ToolKind.EXEC,
         family="message.send",
         produces="object",
-        args_schema=_schema({"to": "string", "channel": "string", "text": "string"}, ("text",)),
+        args_schema=object_schema(
+            {"to": "string", "channel": "string", "text": "string"}, ("text",)
+        ),
         requires_one_of=(("to", "channel"),),
         destination="to",
     ),
@@ -470,13 +465,11 @@ class _Sim:
         )
         self.segment += 1
         self.records.append(
-            ResumeRecord(
+            owner_resume(
+                h,
                 dialog=self.dialog,
                 answer=answer,
                 inputs=inputs,
-                owner=h.owner,
-                actor=h.owner,
-                channel=h.channel,
                 segment=self.segment,
                 done=tuple(sorted(done)),
                 committed=tuple(sorted(i for i, r in done.items() if r.committed)),

@@ -21,6 +21,8 @@ import z3
 
 from metis_check import check_turn_log
 from metis_check import figure_graph
+from metis_check._plan_records import object_schema
+from metis_check._plan_records import owner_resume
 from metis_check._report import Report
 from metis_model.plan import BINDING_FIELDS
 from metis_model.plan import action_for
@@ -51,7 +53,6 @@ from metis_trace import PlanPath
 from metis_trace import ProbeOutcome
 from metis_trace import RecoveryRecord
 from metis_trace import ResumeAnswer
-from metis_trace import ResumeRecord
 from metis_trace import Route
 from metis_trace import StepRecord
 from metis_trace import StepStatus
@@ -76,12 +77,7 @@ from ._plan_turn_bmc import turn_bmc
 
 __all__ = ["PlanCounterexample", "find_plan_counterexample"]
 
-_SCHEMA = {
-    "type": "object",
-    "properties": {"path": {"type": "string"}, "text": {"type": "string"}},
-    "required": ["path"],
-    "additionalProperties": False,
-}
+_SCHEMA = object_schema({"path": "string", "text": "string"}, ("path",))
 CATALOG: tuple[ExecutorInfo, ...] = (
     ExecutorInfo(
         name="read_note",
@@ -260,13 +256,11 @@ def _turn_from_path(path: TurnPath, ablation: str) -> tuple[TurnHeader, list[Tur
             ]
             forgot = ablation == "resume-repeats-mutation"  # the weakened runtime forgot them
             records.append(
-                ResumeRecord(
+                owner_resume(
+                    h,
                     dialog="cex-dialog",
                     answer=ResumeAnswer.INPUT,
                     inputs={"note": "x"},
-                    owner=h.owner,
-                    actor=h.owner,
-                    channel=h.channel,
                     segment=segment,
                     done=() if forgot else tuple(finished),
                     committed=() if forgot else tuple(committed),
@@ -402,13 +396,11 @@ def _consent_turn(model: z3.ModelRef) -> tuple[TurnHeader, list[TurnRecord], dic
     records: list[TurnRecord] = [
         *_opening(fw),
         PauseRecord(dialog="cex-dialog", reason=PauseKind.ASK, attempt=0, step=1, pending=pending),
-        ResumeRecord(
+        owner_resume(
+            h,
             dialog="cex-dialog",
             answer=ResumeAnswer.APPROVE,
             inputs={"text": "draft 2"},
-            owner=h.owner,
-            actor=h.owner,
-            channel=h.channel,
             segment=2,
         ),
         step,

@@ -11,36 +11,18 @@ again when it is called).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["JSON_TYPES", "json_type", "required_args", "type_errors"]
+from metis_trace import json_type_name
+
+__all__ = ["JSON_TYPES", "required_args", "type_errors"]
 
 JSON_TYPES = ("string", "integer", "number", "boolean", "array", "object", "null")
 
 
-def json_type(value: object) -> str:
-    """The JSON type name of a Python value ("integer" is also a "number")."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number" if math.isfinite(value) else "non-finite number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list | tuple):
-        return "array"
-    if isinstance(value, Mapping):
-        return "object"
-    return type(value).__name__
-
-
 def _fits(value: object, name: str) -> bool:
-    got = json_type(value)
+    got = json_type_name(value)
     return got == name or (name == "number" and got == "integer")
 
 
@@ -95,7 +77,7 @@ def type_errors(schema: Mapping[str, Any], args: Mapping[str, Any]) -> list[str]
         types = property_types(schema, name)
         if types is not None and not any(_fits(value, t) for t in types):
             problems.append(
-                f"argument {name!r} must be {' or '.join(types)}, not {json_type(value)}"
+                f"argument {name!r} must be {' or '.join(types)}, not {json_type_name(value)}"
             )
         enum = prop.get("enum")
         if isinstance(enum, list | tuple) and value not in enum:

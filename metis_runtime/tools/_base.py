@@ -19,6 +19,7 @@ from attrs import frozen
 
 from metis_trace import CallClass
 from metis_trace import ToolKind
+from metis_trace import json_type_name
 
 from .._errors import ToolInputError
 from ._contain import Roots
@@ -136,25 +137,6 @@ _JSON_TYPES: dict[str, tuple[str, Callable[[object], bool]]] = {
     "object": ("an object", lambda v: isinstance(v, Mapping)),
     "null": ("null", lambda v: v is None),
 }
-
-
-def json_type_name(value: object) -> str:
-    """The JSON name of a Python value's type, for error messages."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number" if math.isfinite(value) else "non-finite number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list | tuple):
-        return "array"
-    if isinstance(value, Mapping):
-        return "object"
-    return type(value).__name__
 
 
 _Check = Callable[[str, str, object], None]
