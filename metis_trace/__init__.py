@@ -94,6 +94,7 @@ if _typing.TYPE_CHECKING:
     from ._io import read_trace as read_trace
     from ._io import read_trace_numbered as read_trace_numbered
     from ._io import trace_json_schema as trace_json_schema
+    from ._json_types import json_type_name as json_type_name
     from ._strict_json import JsonLimits as JsonLimits
     from ._strict_json import check_json_value as check_json_value
     from ._strict_json import decode_json as decode_json
