@@ -166,3 +166,28 @@ def test_tasks_add_with_any_schedule(text: str) -> None:
         if outcome.code == 0:
             listed = json.loads(bounded_run(["tasks", "list", "--workspace", tmp, "--json"]).outcome.stdout)
             assert [t["command"] for t in listed] == ["Summarize my notes"]
+
+
+def test_plan_resume_a_dialog_holding_a_lone_surrogate() -> None:
+    """Found by `test_plan_resume_a_dialog`: the strict reader keeps a lone
+    surrogate escape (as it keeps a file name that is not UTF-8), and saving the
+    turn's state then raised `UnicodeEncodeError`, a traceback."""
+    folder, original, _ = paused_workspace()
+    dialog = json.loads(original)
+    assert "args_digest" in json.dumps(dialog)
+    data = json.dumps(_with_digest(dialog, "\ud800")).encode()
+    with tempfile.TemporaryDirectory() as tmp:
+        ws = Path(tmp) / "ws"
+        shutil.copytree(folder, ws)
+        path = _dialog(ws, dialog["id"])
+        path.write_bytes(data)
+        argv = ["plan", "resume", str(path), "--workspace", str(ws), "--approve", "--owner", "alice"]
+        assert_clean(bounded_run(argv, seconds=60).outcome, str(path), "--workspace", "plan resume")
+
+
+def _with_digest(value: object, digest: str) -> object:
+    if isinstance(value, dict):
+        return {k: digest if k == "args_digest" else _with_digest(v, digest) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_with_digest(v, digest) for v in value]
+    return value
