@@ -122,7 +122,7 @@ def _write_json(path: Path, value: Any) -> None:
         data = (json.dumps(value, ensure_ascii=False, indent=1) + "\n").encode()
     except UnicodeEncodeError:
         # A lone surrogate, which the strict reader keeps (as it keeps a file name
-        # that is not UTF-8): escaped as `\\ud800`, it reads back as the same value.
+        # that is not UTF-8): escaped as `\ud800`, it reads back as the same value.
         data = (json.dumps(value, indent=1) + "\n").encode()
     atomic_write(path, data, 0o600)
 
