@@ -335,27 +335,22 @@ class State:
 
     # Derived notions, named as in `_loop_state.Call`.
     def admitted(self, i: Index) -> z3.BoolRef:
-        return z3.And(
-            self.b("decided", i),
-            z3.Or(
-                self.e("dec", i) == DECISION[Decision.ALLOW],
-                z3.And(
-                    self.e("dec", i) == DECISION[Decision.ASK],
-                    self.b("settled", i),
-                    self.b("appr", i),
-                ),
-            ),
-        )
+        return self._decided_as(i, approved=True)
 
     def refused(self, i: Index) -> z3.BoolRef:
+        return self._decided_as(i, approved=False)
+
+    def _decided_as(self, i: Index, approved: bool) -> z3.BoolRef:
+        """Admitted (`approved`) or refused: decided so outright (allow, deny),
+        or asked and answered so."""
         return z3.And(
             self.b("decided", i),
             z3.Or(
-                self.e("dec", i) == DECISION[Decision.DENY],
+                self.e("dec", i) == DECISION[Decision.ALLOW if approved else Decision.DENY],
                 z3.And(
                     self.e("dec", i) == DECISION[Decision.ASK],
                     self.b("settled", i),
-                    z3.Not(self.b("appr", i)),
+                    self.b("appr", i) if approved else z3.Not(self.b("appr", i)),
                 ),
             ),
         )
