@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +54,30 @@ class Row:
         return attrs.asdict(self)
 
 
+def _run_headless(
+    lead: Sequence[str], workspace: Path, *rest: str
+) -> subprocess.CompletedProcess[str]:
+    """`metis run LEAD` in `workspace`, headless in acceptEdits, then REST."""
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "metis_cli",
+            "run",
+            *lead,
+            "--workspace",
+            str(workspace),
+            "--mode",
+            "acceptEdits",
+            "--headless",
+            *rest,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
 def runtime_rows(folder: Path) -> list[Row]:
     """Run the shipped replay scenario through the runtime, then conform its trace."""
     workspace = folder / "workspace"
@@ -61,27 +86,14 @@ def runtime_rows(folder: Path) -> list[Row]:
     trace.unlink(missing_ok=True)
     witness = folder / "run.jsonl.witness"
     witness.unlink(missing_ok=True)
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "metis_cli",
-            "run",
-            DEMO_TASK,
-            "--workspace",
-            str(workspace),
-            "--mode",
-            "acceptEdits",
-            "--headless",
-            "--trace",
-            str(trace),
-            "--quiet",
-            "--no-settings-hierarchy",  # the demo does not depend on this machine's settings
-            "--witness",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
+    done = _run_headless(
+        [DEMO_TASK],
+        workspace,
+        "--trace",
+        str(trace),
+        "--quiet",
+        "--no-settings-hierarchy",  # the demo does not depend on this machine's settings
+        "--witness",
     )
     first = (done.stderr.strip().splitlines() or [""])[-1]
     rows = [
@@ -142,25 +154,7 @@ def _witness_row(trace: Path, header: Any, events: Any) -> Row:
 
 def run_coordinator(workspace: Path) -> subprocess.CompletedProcess[str]:
     """`metis run --scenario coordinator` in `workspace`, headless and quiet."""
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "metis_cli",
-            "run",
-            "--scenario",
-            "coordinator",
-            "--workspace",
-            str(workspace),
-            "--mode",
-            "acceptEdits",
-            "--headless",
-            "--quiet",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    return _run_headless(["--scenario", "coordinator"], workspace, "--quiet")
 
 
 def agents_rows(folder: Path) -> list[Row]:

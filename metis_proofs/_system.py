@@ -243,10 +243,14 @@ class Slots:
         rng = [v >= lo] + ([] if hi is None else [v < hi])
         return z3.ForAll([v], z3.Implies(z3.And(*rng), f(v)))
 
-    def any_call(self, f: Callable[[Index], z3.BoolRef]) -> z3.BoolRef:
+    def _any(self, f: Callable[[Index], z3.BoolRef], n: int) -> z3.BoolRef:
+        """Some index: any natural if parametric, else one below `n`."""
         if self.parametric:
             return self._some(f, 0, None)
-        return ors([f(i) for i in range(self.K)])
+        return ors([f(i) for i in range(n)])
+
+    def any_call(self, f: Callable[[Index], z3.BoolRef]) -> z3.BoolRef:
+        return self._any(f, self.K)
 
     def all_calls(self, f: Callable[[Index], z3.BoolRef]) -> z3.BoolRef:
         if self.parametric:
@@ -278,14 +282,10 @@ class Slots:
         return ands([f(j) for j in range(self.K) if j != i])
 
     def any_region(self, f: Callable[[Index], z3.BoolRef]) -> z3.BoolRef:
-        if self.parametric:
-            return self._some(f, 0, None)
-        return ors([f(r) for r in range(REGIONS)])
+        return self._any(f, REGIONS)
 
     def any_job(self, f: Callable[[Index], z3.BoolRef]) -> z3.BoolRef:
-        if self.parametric:
-            return self._some(f, 0, None)
-        return ors([f(j) for j in range(self.J)])
+        return self._any(f, self.J)
 
     def before_done(self, i: Index, done: Callable[[Index], z3.BoolRef]) -> z3.BoolRef:
         """The call before i (if any) is done: decisions run in call order."""
@@ -335,27 +335,22 @@ class State:
 
     # Derived notions, named as in `_loop_state.Call`.
     def admitted(self, i: Index) -> z3.BoolRef:
-        return z3.And(
-            self.b("decided", i),
-            z3.Or(
-                self.e("dec", i) == DECISION[Decision.ALLOW],
-                z3.And(
-                    self.e("dec", i) == DECISION[Decision.ASK],
-                    self.b("settled", i),
-                    self.b("appr", i),
-                ),
-            ),
-        )
+        return self._decided_as(i, approved=True)
 
     def refused(self, i: Index) -> z3.BoolRef:
+        return self._decided_as(i, approved=False)
+
+    def _decided_as(self, i: Index, approved: bool) -> z3.BoolRef:
+        """Admitted (`approved`) or refused: decided so outright (allow, deny),
+        or asked and answered so."""
         return z3.And(
             self.b("decided", i),
             z3.Or(
-                self.e("dec", i) == DECISION[Decision.DENY],
+                self.e("dec", i) == DECISION[Decision.ALLOW if approved else Decision.DENY],
                 z3.And(
                     self.e("dec", i) == DECISION[Decision.ASK],
                     self.b("settled", i),
-                    z3.Not(self.b("appr", i)),
+                    self.b("appr", i) if approved else z3.Not(self.b("appr", i)),
                 ),
             ),
         )

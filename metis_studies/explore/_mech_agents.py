@@ -88,28 +88,36 @@ def _spawn(name: str) -> tuple[str, dict[str, str]]:
     return ("spawn_agent", {"agent": name, "task": f"{name}: look at the notes", "mode": "sync"})
 
 
-def definition_tools() -> Workload:
+def _spawning(
+    aim: str,
+    names: tuple[str, ...],
+    mode: Mode,
+    placed: dict[str, str],
+    canaries: tuple[str, ...] = (),
+) -> Workload:
+    """The definition workloads: the parent spawns each named definition, one
+    a turn, and each child reads the notes and writes a file."""
     return Workload(
-        name="mech-agents:definition-tools",
-        aims=("agents:definition-tools",),
+        name=f"mech-{aim}",
+        aims=(aim,),
         files={"notes.txt": "notes\n"},
-        turns=script([_spawn("reviewer")]),
-        mode=Mode.ACCEPT_EDITS,
-        placed={"ws/.claude/agents/reviewer.md": _definition("reviewer")},
-        agents=(_child("reviewer"),),
+        turns=script(*([_spawn(n)] for n in names)),
+        mode=mode,
+        placed=placed,
+        agents=tuple(_child(n) for n in names),
+        canaries=canaries,
     )
+
+
+def definition_tools() -> Workload:
+    placed = {"ws/.claude/agents/reviewer.md": _definition("reviewer")}
+    return _spawning("agents:definition-tools", ("reviewer",), Mode.ACCEPT_EDITS, placed)
 
 
 def definition_mode() -> Workload:
-    return Workload(
-        name="mech-agents:definition-mode",
-        aims=("agents:definition-mode",),
-        files={"notes.txt": "notes\n"},
-        turns=script([_spawn("escalator")], [_spawn("planner")]),
-        mode=Mode.DEFAULT,
-        placed={f"ws/.claude/agents/{n}.md": _definition(n) for n in ("escalator", "planner")},
-        agents=(_child("escalator"), _child("planner")),
-    )
+    names = ("escalator", "planner")
+    placed = {f"ws/.claude/agents/{n}.md": _definition(n) for n in names}
+    return _spawning("agents:definition-mode", names, Mode.DEFAULT, placed)
 
 
 def definition_env() -> Workload:
@@ -117,14 +125,12 @@ def definition_env() -> Workload:
         "name: deployer\ndescription: explore's deployer\ntools: Read\n"
         f"env:\n  DEPLOY_PASSWORD: {DEPLOY_PASSWORD}\n"
     )
-    return Workload(
-        name="mech-agents:definition-env",
-        aims=("agents:definition-env",),
-        files={"notes.txt": "notes\n"},
-        turns=script([_spawn("deployer")]),
-        mode=Mode.ACCEPT_EDITS,
-        placed={"ws/.metis/agents/deployer.md": f"---\n{front}---\nDeploy.\n"},
-        agents=(_child("deployer"),),
+    placed = {"ws/.metis/agents/deployer.md": f"---\n{front}---\nDeploy.\n"}
+    return _spawning(
+        "agents:definition-env",
+        ("deployer",),
+        Mode.ACCEPT_EDITS,
+        placed,
         canaries=(DEPLOY_PASSWORD,),
     )
 

@@ -184,6 +184,33 @@ def _run(
         return subprocess.CompletedProcess(list(argv), -1, "", f"timed out after {timeout:g}s")
 
 
+def _metis(
+    copy: Path, env: dict[str, str], timeout: float, *args: str
+) -> subprocess.CompletedProcess[str]:
+    """`metis ARGS`, run in the copy (its source first on the path: `_env`)."""
+    return _run([sys.executable, "-m", "metis_cli", *args], copy, env, timeout)
+
+
+def _metis_run(copy: Path, env: dict[str, str], ws: Path, trace: Path, *scenario: str) -> None:
+    """`metis run` (the default scenario, or `--scenario NAME`) headless in
+    acceptEdits, writing its trace at `trace`."""
+    _metis(
+        copy,
+        env,
+        300,
+        "run",
+        *scenario,
+        "--workspace",
+        str(ws),
+        "--mode",
+        "acceptEdits",
+        "--headless",
+        "--trace",
+        str(trace),
+        "--quiet",
+    )
+
+
 def static_checks(
     copy: Path, mutant: Mutant, env: dict[str, str], typecheck: bool
 ) -> tuple[bool, str]:
@@ -205,9 +232,7 @@ def _conform(paths: Iterable[Path], copy: Path, env: dict[str, str]) -> list[tup
     """`metis conform --json` on each; (ID, one line) per violation found."""
     found: list[tuple[str, str]] = []
     for path in paths:
-        done = _run(
-            [sys.executable, "-m", "metis_cli", "conform", "--json", str(path)], copy, env, 300
-        )
+        done = _metis(copy, env, 300, "conform", "--json", str(path))
         try:
             data = json.loads(done.stdout)
         except ValueError:
@@ -228,68 +253,16 @@ def _caught(part: str, paths: list[Path], copy: Path, env: dict[str, str]) -> Ca
 def studies(copy: Path, work: Path, env: dict[str, str]) -> list[Caught]:
     """The studies' traces: the shipped scenario, the coordinator tree, the fault matrix."""
     out: list[Caught] = []
-    python = sys.executable
     run = work / "run"
-    _run(
-        [
-            python,
-            "-m",
-            "metis_cli",
-            "run",
-            "--workspace",
-            str(run / "ws"),
-            "--mode",
-            "acceptEdits",
-            "--headless",
-            "--trace",
-            str(run / "trace.jsonl"),
-            "--quiet",
-        ],
-        copy,
-        env,
-        300,
-    )
+    _metis_run(copy, env, run / "ws", run / "trace.jsonl")
     co = work / "coordinator"
-    _run(
-        [
-            python,
-            "-m",
-            "metis_cli",
-            "run",
-            "--scenario",
-            "coordinator",
-            "--workspace",
-            str(co / "ws"),
-            "--mode",
-            "acceptEdits",
-            "--headless",
-            "--trace",
-            str(co / "run" / "trace.jsonl"),
-            "--quiet",
-        ],
-        copy,
-        env,
-        300,
-    )
+    _metis_run(copy, env, co / "ws", co / "run" / "trace.jsonl", "--scenario", "coordinator")
     for part, paths in (("metis run", [run / "trace.jsonl"]), ("coordinator", [co / "run"])):
         out.append(_caught(part, [p for p in paths if p.exists()], copy, env))
     for dispatcher in ("serial", "four-class"):
         folder = work / f"faults-{dispatcher}"
-        _run(
-            [
-                python,
-                "-m",
-                "metis_cli",
-                "faults",
-                "--dispatcher",
-                dispatcher,
-                "--workdir",
-                str(folder),
-                "--json",
-            ],
-            copy,
-            env,
-            600,
+        _metis(
+            copy, env, 600, "faults", "--dispatcher", dispatcher, "--workdir", str(folder), "--json"
         )
         out.append(_caught(f"faults {dispatcher}", sorted(folder.rglob("trace.jsonl")), copy, env))
     return out
@@ -298,24 +271,19 @@ def studies(copy: Path, work: Path, env: dict[str, str]) -> list[Caught]:
 def explore_part(
     copy: Path, work: Path, env: dict[str, str], budget: float, seed: int
 ) -> tuple[Caught, dict[str, Any]]:
-    done = _run(
-        [
-            sys.executable,
-            "-m",
-            "metis_cli",
-            "explore",
-            "--budget",
-            str(budget),
-            "--seed",
-            str(seed),
-            "--out",
-            str(work / "explore"),
-            "--whole-sweep",
-            "--json",
-        ],
+    done = _metis(
         copy,
         env,
         budget * 3 + 600,
+        "explore",
+        "--budget",
+        str(budget),
+        "--seed",
+        str(seed),
+        "--out",
+        str(work / "explore"),
+        "--whole-sweep",
+        "--json",
     )
     try:
         summary: dict[str, Any] = json.loads(done.stdout)
