@@ -514,7 +514,10 @@ def _put_all(roots: Roots, plan: IntegrationPlan, entries: Sequence[Entry | None
             except (OSError, ToolError):
                 failed.append(str(target))
         for directory in reversed(created):
-            remove_empty_dir(roots, directory, tool=_TOOL)
+            try:
+                remove_empty_dir(roots, directory, tool=_TOOL)
+            except (OSError, ToolError):  # a symlink swapped in on the way: left, and named
+                failed.append(str(directory))
         if failed:
             raise WorkspaceError(f"{reason}; could not restore {', '.join(failed)}") from exc
         raise WorkspaceError(f"{reason}; every file changed before it was restored") from exc
