@@ -30,8 +30,6 @@ if _typing.TYPE_CHECKING:
     from ._figure_trace import event_label as event_label
     from ._figure_trace import trace_figure as trace_figure
     from ._figure_trace import tree_figure as tree_figure
-    from ._generate import ALL_TOOLS as ALL_TOOLS
-    from ._generate import SimConfig as SimConfig
     from ._generate import simulate as simulate
     from ._graph import figure_graph as figure_graph
     from ._graph import trace_dot as trace_dot
@@ -51,6 +49,8 @@ if _typing.TYPE_CHECKING:
     from ._run_files import canary_forms as canary_forms
     from ._run_files import check_run_files as check_run_files
     from ._run_files import scan_text as scan_text
+    from ._sim_config import ALL_TOOLS as ALL_TOOLS
+    from ._sim_config import SimConfig as SimConfig
     from ._tree import check_trace_tree as check_trace_tree
     from ._witness import WitnessedTrace as WitnessedTrace
     from ._witness import WitnessReport as WitnessReport

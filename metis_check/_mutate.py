@@ -18,7 +18,6 @@ import random
 
 from metis_trace import TraceHeader
 
-from ._generate import SimConfig
 from ._generate import simulate
 from ._mutate_base import Events
 from ._mutate_base import Mutator
@@ -56,6 +55,7 @@ from ._mutate_sched import _sched_1
 from ._mutate_sched import _sched_3
 from ._mutate_sched import _sched_4
 from ._mutate_sched import _sched_6
+from ._sim_config import SimConfig
 
 __all__ = ["MUTATORS", "RICH", "break_trace", "broken_trace"]
 

@@ -28,8 +28,8 @@ from metis_trace import Watched
 from metis_trace import WitnessHeader
 from metis_trace import WitnessSession
 
-from ._generate import SimConfig
 from ._generate import simulate
+from ._sim_config import SimConfig
 
 __all__ = ["break_signal", "signal_case"]
 

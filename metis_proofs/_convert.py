@@ -28,8 +28,8 @@ from typing import Any
 import attrs
 import z3
 
-from metis_check._generate import ALL_TOOLS
-from metis_check._generate import TOOLS_BY_KIND
+from metis_check._sim_config import ALL_TOOLS
+from metis_check._sim_config import TOOLS_BY_KIND
 from metis_model._causes import SOURCE_KINDS
 from metis_model._children import PLAN_LOCKED_REMOVED
 from metis_model._children import child_surface
