@@ -36,9 +36,9 @@ if _typing.TYPE_CHECKING:
     from ._mutate import MUTATORS as MUTATORS
     from ._mutate import break_trace as break_trace
     from ._mutate import broken_trace as broken_trace
-    from ._plan_check import PLAN_CHECKS as PLAN_CHECKS
     from ._plan_check import check_turn_log as check_turn_log
     from ._plan_check import check_turn_logs as check_turn_logs
+    from ._plan_check_base import PLAN_CHECKS as PLAN_CHECKS
     from ._plan_figure import turn_log_figure as turn_log_figure
     from ._report import STATUSES as STATUSES
     from ._report import Note as Note
