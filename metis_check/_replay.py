@@ -21,7 +21,6 @@ What keeps the work per event small and constant:
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Mapping
 from types import MappingProxyType
@@ -42,7 +41,6 @@ from metis_model._decisions import decision_problem
 from metis_model._decisions import enforcement_problem
 from metis_model._decisions import hook_problem
 from metis_model._decisions import hooks_for
-from metis_model._derive import Recorded
 from metis_model._derive import facts_problem
 from metis_model._interference import footprint_partners
 from metis_model._interference import interference
@@ -50,9 +48,7 @@ from metis_model._interference import queue_edit
 from metis_model._interference import queue_key_problem
 from metis_model._loop_state import _FOREGROUND
 from metis_model._loop_state import ENABLED
-from metis_model._loop_state import Call
 from metis_model._loop_state import Divergence
-from metis_model._loop_state import LoopState
 from metis_model._loop_state import Phase
 from metis_model._resume import committed_stub
 from metis_model._resume import recovered_problem
@@ -65,7 +61,6 @@ from metis_trace import MUTATING_KINDS
 from metis_trace import Decision
 from metis_trace import EffectOutcome
 from metis_trace import Facts
-from metis_trace import HookRef
 from metis_trace import Mode
 from metis_trace import ResultStatus
 from metis_trace import Route
@@ -91,6 +86,8 @@ from ._replay_calls import _Call
 from ._replay_calls import _refused
 from ._replay_calls import _Schedule
 from ._replay_calls import _Stop
+from ._replay_state import _Entry
+from ._replay_state import _ReplayState
 
 _WAITLESS = (Route.HEADLESS, Route.BACKGROUND)
 _NEEDS_CANCEL = (ResultStatus.CANCELLED, ResultStatus.SKIPPED)
@@ -105,66 +102,8 @@ _PROBLEMS_KEPT = 256
 _UNSEEN = ("unseen", "")
 
 
-# Per phase: the kinds it enables (LOOP-1) and their handlers, filled in below
-# the class. The entries are what entering a phase sets, precomputed: hashing
-# an enum member costs a Python-level call, and the replay enters a phase four
-# times a turn.
-_Handler = Callable[["Replay", Any], None]
-_Entry = tuple[Phase, Mapping[str, _Handler], str]
-
-
-class Replay:
+class Replay(_ReplayState):
     """A mutable replayer of the loop state machine."""
-
-    def __init__(
-        self,
-        mode: Mode,
-        route: Route,
-        headless_default: Decision,
-        tools: frozenset[str] | None = None,
-        hooks: tuple[HookRef, ...] = (),
-        recorded: Recorded | None = None,
-        causes_recorded: bool = True,
-    ) -> None:
-        self.mode = mode
-        self.recorded = recorded
-        # SCHED-5's sources (`_causes`): recorded from version 3 on; the
-        # unused source events (seq -> kind); the batch's stop explains a
-        # cancelled effect.
-        self.causes_recorded = causes_recorded
-        self.sources: dict[int, str] = {}
-        self.stop_sourced = False
-        self.route = route
-        self.headless_default = headless_default
-        self.tools = tools
-        self.hooks = hooks
-        self.hook_ids = frozenset(h.id for h in hooks)
-        # The checks that found something to check (`_coverage.exercised`), beyond
-        # TRACE-1 and LOOP-1, which every accepted event counts.
-        self.ex: dict[str, int] = {}
-        # Every enabled (phase, kind) transition is counted, from zero.
-        self.counts: dict[str, dict[str, int]] = {
-            p.value: dict.fromkeys(ENABLED[p], 0) for p in Phase
-        }
-        self._enter(_ENTRIES[Phase.READY])
-        self._problems: dict[tuple[Facts, Decision, str], tuple[str, str] | None] = {}
-        self.turn = 0
-        self.calls: list[_Call] = []
-        self.occs: list[str] = []  # the batch's occurrences, in the assistant's order
-        self.index_of: dict[str, int] = {}
-        self.schedule: _Schedule | None = None  # for a wide batch, once effects start
-        # What the batch's effect starts put to the test, fixed at its first
-        # start (admission is settled then): SCHED-1/3, SCHED-6 partners.
-        self.exclusive_pair = False
-        self.partners: set[int] = set()
-        self.failed: set[str] = set()  # occurrences that failed (SCHED-5's siblings)
-        self.assistant_seq = -1
-        self.effects_started = False
-        self.cancelled = False
-        self.jobs: dict[str, tuple[str, int]] = {}
-        self.headless_ask: str | None = None
-        self.last_seq = -1
-        self.last_t = float("-inf")
 
     # -- driving ---------------------------------------------------------
 
@@ -219,75 +158,6 @@ class Replay:
                 "RETRY-1", f"{e.occ} re-executed after its effect committed", _about(call, e.seq)
             )
 
-    def count(self, inv: str, n: int = 1) -> None:
-        self.ex[inv] = self.ex.get(inv, 0) + n
-
-    def transitions(self) -> dict[tuple[str, str], int]:
-        """How often each (phase, event kind) transition was taken, if at all."""
-        return {
-            (phase, kind): n
-            for phase, counts in self.counts.items()
-            for kind, n in counts.items()
-            if n
-        }
-
-    def snapshot(self) -> LoopState:
-        """The frozen `LoopState` this replay stands for (for reports)."""
-        calls = tuple(
-            Call(
-                occ=c.occ,
-                index=c.index,
-                tool=c.tool,
-                call_id=c.call_id,
-                decision=c.decision,
-                approved=c.approved,
-                cls=c.cls,
-                key=c.key,
-                reads=c.reads,
-                writes=c.writes,
-                hooks_run=c.hooks_run,
-                vetoed=c.vetoed,
-                running=c.running,
-                started=c.started,
-                started_t=c.started_t,
-                limit_s=c.limit_s,
-                finished=c.finished,
-                committed=c.committed,
-                digest=c.digest,
-                commit_seq=c.commit_seq,
-                journaled=c.journaled,
-                recovered=c.recovered,
-                covered=c.covered,
-                outcome=c.outcome,
-                status=c.status,
-                events=tuple(c.events),
-                input=c.input,
-            )
-            for c in self.calls
-        )
-        return LoopState(
-            phase=self.phase,
-            turn=self.turn,
-            mode=self.mode,
-            route=self.route,
-            headless_default=self.headless_default,
-            tools=self.tools,
-            hooks=self.hooks,
-            calls=calls,
-            index_of=MappingProxyType(dict(self.index_of)),
-            assistant_seq=self.assistant_seq,
-            effects_started=self.effects_started,
-            cancelled=self.cancelled,
-            causes_recorded=self.causes_recorded,
-            sources=MappingProxyType(dict(self.sources)),
-            stop_sourced=self.stop_sourced,
-            jobs=MappingProxyType(dict(self.jobs)),
-            headless_ask=self.headless_ask,
-            last_seq=self.last_seq,
-            last_t=self.last_t,
-            recorded=self.recorded,
-        )
-
     def _out_of_order(self, seq: int, t: float) -> NoReturn:
         """TRACE-1 for an event whose seq or timestamp does not follow on."""
         if seq != self.last_seq + 1:
@@ -300,33 +170,12 @@ class Replay:
             call = self.calls[self.index_of[occ]]
             raise _Stop("PERM-6", f"headless ask {occ} was left waiting", _about(call, e.seq))
 
-    def _enter(self, entry: _Entry) -> None:
-        self.phase, self._handlers, name = entry
-        self._counts = self.counts[name]
-
-    def _call_of(self, e: Any, inv: str = "LOOP-1") -> _Call:
-        """The call of the current batch that `e` is about; stopped at `inv` if none."""
-        index = self.index_of.get(e.occ)
-        if index is None:
-            raise _Stop(inv, f"{e.occ} is not a call of the current batch", [e.seq])
-        return self.calls[index]
-
-    def _open(self) -> list[str]:
-        return [c.occ for c in self.calls if not c.closed]
-
-    def _clear_batch(self) -> None:
-        self.calls = []
-        self.occs = []
-        self.index_of = {}
-        self.schedule = None
-        self.failed = set()
-
     # -- the loop --------------------------------------------------------
 
     def _turn_start(self, e: Any) -> None:
         if e.turn != self.turn + 1:
             raise _Stop("LOOP-1", f"turn {e.turn} follows turn {self.turn}", [e.seq])
-        self._enter(_ENTRY_PREPARING)
+        self._enter(self._ENTRY_PREPARING)
         self.turn = e.turn
 
     def _compaction(self, e: Any) -> None:
@@ -350,7 +199,7 @@ class Replay:
                 [e.seq],
             )
         if self.phase is Phase.STREAMING:
-            self._enter(_ENTRY_PREPARING)
+            self._enter(self._ENTRY_PREPARING)
 
     def _request(self, e: Any) -> None:
         if self.calls:  # usually cleared already, when the last batch closed
@@ -363,7 +212,7 @@ class Replay:
                     _about(first, e.seq),
                 )
             self._clear_batch()
-        self._enter(_ENTRY_STREAMING)
+        self._enter(self._ENTRY_STREAMING)
 
     def _stream_repair(self, e: Any) -> None:
         return
@@ -375,9 +224,9 @@ class Replay:
             raise _Stop("LOOP-1", f"repeated occurrence ids in one message: {occs}", [e.seq])
         self.assistant_seq = e.seq
         if not occs:
-            self._enter(_ENTRY_ANSWERED)
+            self._enter(self._ENTRY_ANSWERED)
             return
-        self._enter(_ENTRY_BATCH)
+        self._enter(self._ENTRY_BATCH)
         self.calls = [
             _Call(c.occ, i, e.seq, c.tool, c.call_id, c.input) for i, c in enumerate(e.calls)
         ]
@@ -749,7 +598,7 @@ class Replay:
                 [self.assistant_seq, e.seq],
             )
         self._check_ids(e)
-        self._enter(_ENTRY_READY)
+        self._enter(self._ENTRY_READY)
         self._clear_batch()
 
     def _check_ids(self, e: Any) -> None:
@@ -782,7 +631,7 @@ class Replay:
             call.covered = True
 
     def _interrupt(self, e: Any) -> None:
-        self._enter(_ENTRY_INTERRUPTED)
+        self._enter(self._ENTRY_INTERRUPTED)
         self.cancelled = True
         used = named_source(e.causes, self.sources, STOP_SOURCES) if self.sources else None
         if used is not None:
@@ -799,7 +648,7 @@ class Replay:
         pending = sum(1 for c in self.calls if c.committed and not c.closed)
         if pending:
             self.count("RETRY-1", pending)
-        self._enter(_ENTRY_RESUMED)
+        self._enter(self._ENTRY_RESUMED)
 
     def _repair(self, e: Any) -> None:
         open_occs = self._open()
@@ -824,7 +673,7 @@ class Replay:
         if self.calls:
             self.count("CLOSE-3")
             self.count("CLOSE-4")
-        self._enter(_ENTRY_READY)
+        self._enter(self._ENTRY_READY)
         self._clear_batch()
 
     # -- children and the end --------------------------------------------
@@ -861,7 +710,7 @@ class Replay:
         if e.status is RunStatus.COMPLETED:
             self.count("LOOP-2")
             self.count("SCHED-4")
-        self._enter(_ENTRY_ENDED)
+        self._enter(self._ENTRY_ENDED)
 
 
 _ENTRIES: Mapping[Phase, _Entry] = MappingProxyType(
@@ -875,11 +724,11 @@ _ENTRIES: Mapping[Phase, _Entry] = MappingProxyType(
         for phase, kinds in ENABLED.items()
     }
 )
-_ENTRY_READY = _ENTRIES[Phase.READY]
-_ENTRY_PREPARING = _ENTRIES[Phase.PREPARING]
-_ENTRY_STREAMING = _ENTRIES[Phase.STREAMING]
-_ENTRY_BATCH = _ENTRIES[Phase.BATCH]
-_ENTRY_ANSWERED = _ENTRIES[Phase.ANSWERED]
-_ENTRY_INTERRUPTED = _ENTRIES[Phase.INTERRUPTED]
-_ENTRY_RESUMED = _ENTRIES[_RESUMED]
-_ENTRY_ENDED = _ENTRIES[Phase.ENDED]
+Replay._ENTRY_READY = _ENTRIES[Phase.READY]
+Replay._ENTRY_PREPARING = _ENTRIES[Phase.PREPARING]
+Replay._ENTRY_STREAMING = _ENTRIES[Phase.STREAMING]
+Replay._ENTRY_BATCH = _ENTRIES[Phase.BATCH]
+Replay._ENTRY_ANSWERED = _ENTRIES[Phase.ANSWERED]
+Replay._ENTRY_INTERRUPTED = _ENTRIES[Phase.INTERRUPTED]
+Replay._ENTRY_RESUMED = _ENTRIES[Phase.RESUMED]
+Replay._ENTRY_ENDED = _ENTRIES[Phase.ENDED]
