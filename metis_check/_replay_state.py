@@ -3,9 +3,8 @@
 `_ReplayState` is the mutable counterpart of the specification's `LoopState`
 (`snapshot` freezes it, for reports), with the checks counted so far and the
 helpers every handler uses: entering a phase, finding the call an event is
-about, clearing a closed batch. The handlers are mixins on it, one module a
-family (`_replay_loop`, `_replay_decisions`, `_replay_effects`,
-`_replay_closure`); `Replay` in `_replay.py` puts them together and drives them.
+about, clearing a closed batch. The handler families are mixins on it, which
+`Replay` (`_replay.py`) puts together.
 """
 
 from __future__ import annotations
