@@ -70,7 +70,7 @@ def check_trace(
 ) -> Report:
     """Replay `events` through `step`; linear in their number, however wide
     the batches (a batch of b calls costs O(b): its effect starts are checked
-    against running counters, see `_replay._Schedule`). `reference=True` folds
+    against running counters, see `_replay_calls._Schedule`). `reference=True` folds
     the specification's `step` itself: slower, and O(b^2) for one batch.
 
     The report carries the first divergence (with its file line when `line_of`

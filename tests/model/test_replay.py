@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 from metis_check import MUTATORS
 from metis_check import SimConfig
-from metis_check import _replay
+from metis_check import _replay_decisions
+from metis_check import _replay_effects
 from metis_check import break_trace
 from metis_check import check_trace
 from metis_check import simulate
@@ -96,7 +97,10 @@ def test_schedule_counters_agree_on_every_batch(seed: int, invariant_id: str, wi
     # `_PROBLEMS_KEPT = 1`: the decision memo is cleared at every new verdict.
     header, events = simulate(seed, attrs.evolve(RICH, max_batch=width))
     broken = break_trace(events, invariant_id, random.Random(seed)) or events
-    with mock.patch.object(_replay, "_NARROW", 0), mock.patch.object(_replay, "_PROBLEMS_KEPT", 1):
+    with (
+        mock.patch.object(_replay_effects, "_NARROW", 0),
+        mock.patch.object(_replay_decisions, "_PROBLEMS_KEPT", 1),
+    ):
         fast = check_trace(broken, header)
     slow = check_trace(broken, header, reference=True)
     assert _verdict(fast) == _verdict(slow)
@@ -162,7 +166,9 @@ def test_a_batch_of_2000_calls_is_checked_in_linear_time(shape: str) -> None:
     # Not a timing test: the O(b) `interference` scan runs only when the
     # schedule's counters say a rule is broken, that is once, at the divergence.
     header, events = wide_batch(2000, shape)
-    with mock.patch.object(_replay, "interference", wraps=_replay.interference) as scan:
+    with mock.patch.object(
+        _replay_effects, "interference", wraps=_replay_effects.interference
+    ) as scan:
         wide = check_trace(events, header)
     header, events = wide_batch(60, shape)
     narrow = check_trace(events, header, reference=True)
