@@ -59,12 +59,12 @@ from ._results import Verdict
 from ._smt2 import cvc5_answers
 from ._smt2 import expected_answers
 from ._smt2 import z3_answers
-from ._system import ABLATIONS
-from ._system import CHECKED
-from ._system import LoopConfig
 from ._system import LoopSystem
-from ._system import State
-from ._system import UnknownAblation
+from ._system_config import ABLATIONS
+from ._system_config import LoopConfig
+from ._system_config import UnknownAblation
+from ._system_fields import CHECKED
+from ._system_terms import State
 
 __all__ = [
     "ABLATIONS",

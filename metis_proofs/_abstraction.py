@@ -43,11 +43,11 @@ from metis_trace import TraceEvent
 
 from ._perm import SymFacts
 from ._sorts import encode_value
-from ._system import OK
-from ._system import REGIONS
 from ._system import LoopSystem
-from ._system import Params
-from ._system import State
+from ._system_config import REGIONS
+from ._system_fields import OK
+from ._system_terms import Params
+from ._system_terms import State
 
 Values = dict[str, object]
 

@@ -23,11 +23,11 @@ from ._convert import decode_path
 from ._convert import path_to_trace
 from ._convert import to_itf
 from ._engine import bmc
-from ._system import ABLATIONS
-from ._system import EVENT
-from ._system import LoopConfig
 from ._system import LoopSystem
-from ._system import UnknownAblation
+from ._system_config import ABLATIONS
+from ._system_config import LoopConfig
+from ._system_config import UnknownAblation
+from ._system_fields import EVENT
 
 
 @attrs.frozen

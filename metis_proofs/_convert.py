@@ -78,7 +78,7 @@ from metis_trace import TurnStart
 
 from ._engine import Unrolling
 from ._sorts import decode_value
-from ._system import REGIONS
+from ._system_config import REGIONS
 
 Values = Mapping[str, object]
 

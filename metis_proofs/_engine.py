@@ -18,11 +18,11 @@ import z3
 from ._sorts import ands
 from ._sorts import ors
 from ._sorts import timed
-from ._system import CHECK
-from ._system import OK
 from ._system import LoopSystem
-from ._system import Params
-from ._system import State
+from ._system_fields import CHECK
+from ._system_fields import OK
+from ._system_terms import Params
+from ._system_terms import State
 
 
 class Unrolling:

@@ -39,8 +39,8 @@ from ._rule_cutoff import prove_rule_cutoff
 from ._smt2 import Query
 from ._smt2 import smt2_query
 from ._smt2 import write_smt2
-from ._system import LoopConfig
 from ._system import LoopSystem
+from ._system_config import LoopConfig
 from ._widths import WidthProof
 from ._widths import Widths
 from ._widths import all_widths_scope

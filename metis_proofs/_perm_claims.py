@@ -38,7 +38,7 @@ from ._rules import BEHAVIOR
 from ._rules import SymRule
 from ._rules import authority_rank
 from ._sorts import ands
-from ._system import LoopConfig
+from ._system_config import LoopConfig
 
 __all__ = ["CHILD_EXTRA_SLOTS", "PERM_CLAIMS", "PERM_RULE_SLOTS"]
 

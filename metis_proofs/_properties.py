@@ -48,7 +48,7 @@ from ._results import smt_result
 from ._smt2 import smt2_query
 from ._smt2 import write_smt2
 from ._sorts import timed
-from ._system import LoopConfig
+from ._system_config import LoopConfig
 
 __all__ = ["GUARD_CLAIMS", "PLAN_CLAIMS", "prove", "prove_all", "prove_claim"]
 

@@ -16,7 +16,7 @@ the bound for every number of rules:
 3. *the step reads no more*: two labels whose facts have equal views allow
    the same steps of the `LoopSystem` to the same states, in the finite and
    in the parametric (every width) system; a new read of the rules in
-   `_system.py` makes this part sat, not the claim silently wrong.
+   `_system*.py` makes this part sat, not the claim silently wrong.
 
 A run whose decisions carry many rules is therefore a run of the system with
 each decision's rules replaced by that sub-list: same states, same checks.
@@ -49,8 +49,8 @@ from ._rules import beaten
 from ._rules import matches
 from ._rules import outranks
 from ._sorts import timed
-from ._system import LoopConfig
 from ._system import LoopSystem
+from ._system_config import LoopConfig
 
 __all__ = [
     "CutoffProof",

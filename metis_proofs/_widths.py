@@ -3,7 +3,7 @@
 `LoopSystem(LoopConfig(parametric=True))` is the loop system with every
 natural number a call (a job, a queue key, a footprint region): per-call
 fields are functions over the naturals and "some call" / "every call" are
-quantifiers (`_system.Slots`), so the text of the encoding is the one the
+quantifiers (`_system_terms.Slots`), so the text of the encoding is the one the
 finite proofs use. The lemmas Houdini kept in the finite system become
 quantified families (`prefix-{i}` -> for every call i); z3 (MBQI) then proves
 
@@ -27,9 +27,9 @@ import attrs
 import z3
 
 from ._engine import Invariant
-from ._system import CHECK
-from ._system import LoopConfig
 from ._system import LoopSystem
+from ._system_config import LoopConfig
+from ._system_fields import CHECK
 
 __all__ = [
     "ALL_WIDTHS",

@@ -39,9 +39,9 @@ from metis_proofs._abstraction import Abstraction
 from metis_proofs._abstraction import assume
 from metis_proofs._abstraction import assume_label
 from metis_proofs._engine import Unrolling
-from metis_proofs._system import CHECK
-from metis_proofs._system import EVENT
-from metis_proofs._system import OK
+from metis_proofs._system_fields import CHECK
+from metis_proofs._system_fields import EVENT
+from metis_proofs._system_fields import OK
 from metis_trace import EVENT_KINDS
 from metis_trace import AskResolved
 from metis_trace import CallClass
@@ -289,8 +289,8 @@ def test_queue_edit_z3_is_the_models_queue_edit() -> None:
     structural constraint on an unkeyed label) and in the model."""
     from metis_model._interference import queue_edit
     from metis_proofs._perm import KIND
-    from metis_proofs._system import CLS
-    from metis_proofs._system import queue_edit_z3
+    from metis_proofs._system_fields import CLS
+    from metis_proofs._system_terms import queue_edit_z3
     from metis_trace import Facts
     from metis_trace import Mode
     from metis_trace import ToolKind
@@ -416,7 +416,7 @@ def test_the_mirror_covers_every_id_the_checker_reports() -> None:
     from pathlib import Path
 
     import metis_model
-    from metis_proofs._system import NOT_MIRRORED
+    from metis_proofs._system_fields import NOT_MIRRORED
 
     root = Path(metis_model.__file__).parent
     reported: set[str] = set()

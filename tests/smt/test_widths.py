@@ -14,7 +14,7 @@ from metis_proofs import LoopSession
 from metis_proofs import LoopSystem
 from metis_proofs import get_property
 from metis_proofs import houdini
-from metis_proofs._system import State
+from metis_proofs._system_terms import State
 from metis_proofs._widths import ALL_WIDTHS
 from metis_proofs._widths import ALL_WIDTHS_AND_RULES
 from metis_proofs._widths import Widths
@@ -72,7 +72,7 @@ def _key(b: z3.ExprRef) -> z3.ExprRef:
 def _same_state(fin: LoopSystem, par: LoopSystem, sf: State, sp: State) -> list[z3.BoolRef]:
     """The parametric state agrees with the finite one on calls 0..2, jobs
     0..1 and regions 0..1, and has nothing beyond."""
-    from metis_proofs._system import _SLOT_FIELDS
+    from metis_proofs._system_fields import _SLOT_FIELDS
 
     same = [sf[name] == sp[name] for name in sf.values if name in sp.values]
     for i in range(fin.K):
@@ -95,8 +95,8 @@ def _same_state(fin: LoopSystem, par: LoopSystem, sf: State, sp: State) -> list[
 
 def _embed(fin: LoopSystem, par: LoopSystem) -> tuple[list[z3.BoolRef], tuple[Any, ...]]:
     """A finite state and label, and the parametric ones that agree with them."""
-    from metis_proofs._system import _PARAM_REGION_BOOLS
-    from metis_proofs._system import _PARAM_SLOT_BOOLS
+    from metis_proofs._system_fields import _PARAM_REGION_BOOLS
+    from metis_proofs._system_fields import _PARAM_SLOT_BOOLS
 
     sf, pf, sp, pp = fin.state("f"), fin.params("f"), par.state("p"), par.params("p")
     same = _same_state(fin, par, sf, sp)
