@@ -43,7 +43,7 @@ setup: $(STAMP) system-deps claude-code
 
 lint: setup
 	$(BIN)/ruff check $(PACKAGES) tests benchmarks pytest-metis
-	$(BIN)/ruff format --check $(PACKAGES) pytest-metis
+	$(BIN)/ruff format --check $(PACKAGES) tests pytest-metis
 
 typecheck: setup
 	$(BIN)/mypy

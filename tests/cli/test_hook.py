@@ -144,7 +144,9 @@ def test_modes_come_from_the_payload(project: Path) -> None:
 
 
 def test_pass_allow(project: Path) -> None:
-    code, out, _ = run(json.dumps(payload(project, "Bash", {"command": "npm test"})), "--pass-allow")
+    code, out, _ = run(
+        json.dumps(payload(project, "Bash", {"command": "npm test"})), "--pass-allow"
+    )
     assert code == 0
     assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "allow"
 
@@ -228,7 +230,10 @@ def test_a_bad_settings_file_fails_closed_only_for_effects(project: Path) -> Non
     assert (code, err.count("\n")) == (0, 1)
     assert "settings.local.json" in err
     reason = json.loads(out)["hookSpecificOutput"]["permissionDecisionReason"]
-    assert reason.startswith("metis: deny: metis cannot decide this call") and "settings.local" in reason
+    assert (
+        reason.startswith("metis: deny: metis cannot decide this call")
+        and "settings.local" in reason
+    )
     code, out, err = run(json.dumps(payload(project, "Grep", {"pattern": "x"})))
     assert (code, out, err.count("\n")) == (0, "", 1)
 
@@ -382,7 +387,11 @@ def test_a_call_the_user_rejected_in_the_dialog_is_answered_not_left_open(projec
     }  # fmt: skip
     for rejected in ("toolu_R1", "toolu_R2"):
         assert answers[rejected]["is_error"] and "did not approve" in answers[rejected]["content"]
-    assert [r["metis"]["decision"] for r in lines if r["type"] == "assistant"] == ["ask", "allow", "ask"]
+    assert [r["metis"]["decision"] for r in lines if r["type"] == "assistant"] == [
+        "ask",
+        "allow",
+        "ask",
+    ]
     code, out = _conform(trace)
     assert code == 0, out
     decide(project, "Bash", {"command": "ls"}, tool_use_id="toolu_L")  # allowed, never answered

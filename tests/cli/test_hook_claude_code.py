@@ -72,9 +72,14 @@ def _hooks() -> dict[str, Any]:
     command = {"type": "command", "command": f"{sys.executable} -m metis_cli hook claude-code",
                "timeout": 60}  # fmt: skip
     every = [{"matcher": "*", "hooks": [command]}]
-    return {"PreToolUse": every, "PostToolUse": every, "PostToolUseFailure": every,
-            "Stop": [{"hooks": [command]}], "SessionEnd": [{"hooks": [command]}],
-            "SessionStart": [{"hooks": [command]}]}  # fmt: skip  (as the README installs it)
+    return {
+        "PreToolUse": every,
+        "PostToolUse": every,
+        "PostToolUseFailure": every,
+        "Stop": [{"hooks": [command]}],
+        "SessionEnd": [{"hooks": [command]}],
+        "SessionStart": [{"hooks": [command]}],
+    }  # every event, as the README installs it
 
 
 @pytest.fixture

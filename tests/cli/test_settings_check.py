@@ -121,7 +121,9 @@ def test_sarif_is_the_conform_writers_relative_uris_and_stable_fingerprints(
     schema_path = Path(__file__).parents[1] / "data" / "sarif" / "sarif-schema-2.1.0.json"
     f = project / ".claude" / "settings.json"
     f.parent.mkdir(parents=True)
-    body = '  "permissions": {\n    "deny": ["Bash(rm:*)"],\n    "allow": ["Bash(rm -rf:*)"]\n  }\n}\n'
+    body = (
+        '  "permissions": {\n    "deny": ["Bash(rm:*)"],\n    "allow": ["Bash(rm -rf:*)"]\n  }\n}\n'
+    )
 
     def run() -> dict[str, Any]:
         done = CliRunner().invoke(

@@ -111,7 +111,10 @@ def test_a_turn_on_the_responses_wire_is_read_back_by_the_runtimes_adapter() -> 
 
     got = asyncio.run(blocks())
     assert got[0] == TextBlock("Reading.")
-    assert isinstance(got[1], ToolUseBlock) and (got[1].id, got[1].input) == ("c1", {"path": "a.txt"})
+    assert isinstance(got[1], ToolUseBlock) and (got[1].id, got[1].input) == (
+        "c1",
+        {"path": "a.txt"},
+    )
 
 
 @pytest.mark.parametrize(

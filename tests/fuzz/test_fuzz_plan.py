@@ -66,7 +66,9 @@ def manifest_seeds() -> dict[str, tuple[bytes, ...]]:
 
 @cache
 def turn_log_seeds() -> tuple[bytes, ...]:
-    return tuple(dumps_turn_log(t.header, t.records).encode() for t in map(simulate_turn, (1, 4, 9)))
+    return tuple(
+        dumps_turn_log(t.header, t.records).encode() for t in map(simulate_turn, (1, 4, 9))
+    )
 
 
 @cache
@@ -95,11 +97,17 @@ def test_plan_validate(data: bytes, suffix: str) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / f"framework{suffix}"
         path.write_bytes(data)
-        assert_clean(bounded_run(["plan", "validate", str(path), "--workspace", tmp]).outcome, str(path))
+        assert_clean(
+            bounded_run(["plan", "validate", str(path), "--workspace", tmp]).outcome, str(path)
+        )
 
 
 @_FAST
-@given(st.sampled_from(sorted(manifest_seeds())).flatmap(lambda n: st.tuples(st.just(n), mutated(manifest_seeds()[n]))))
+@given(
+    st.sampled_from(sorted(manifest_seeds())).flatmap(
+        lambda n: st.tuples(st.just(n), mutated(manifest_seeds()[n]))
+    )
+)
 def test_plan_digest_of_a_manifest(case: tuple[str, bytes]) -> None:
     name, data = case
     files = load_scenario(NOTES).workspace_files
@@ -150,7 +158,8 @@ schedules = st.one_of(
     st.builds(
         lambda head, n, unit: f"{head}{n}{unit}",
         st.sampled_from(["every ", "each ", "daily@", "every", "daily@ "]),
-        st.integers(-3, 100_000).map(str) | st.sampled_from(["08:00", "24:00", "7:5", "٣", "1e3", ""]),
+        st.integers(-3, 100_000).map(str)
+        | st.sampled_from(["08:00", "24:00", "7:5", "٣", "1e3", ""]),
         st.sampled_from(["m", "h", "d", "", " minutes", ":30"]),
     ),
 )
@@ -164,7 +173,9 @@ def test_tasks_add_with_any_schedule(text: str) -> None:
         outcome = bounded_run(argv).outcome
         assert_clean(outcome, "--schedule")
         if outcome.code == 0:
-            listed = json.loads(bounded_run(["tasks", "list", "--workspace", tmp, "--json"]).outcome.stdout)
+            listed = json.loads(
+                bounded_run(["tasks", "list", "--workspace", tmp, "--json"]).outcome.stdout
+            )
             assert [t["command"] for t in listed] == ["Summarize my notes"]
 
 
@@ -181,13 +192,24 @@ def test_plan_resume_a_dialog_holding_a_lone_surrogate() -> None:
         shutil.copytree(folder, ws)
         path = _dialog(ws, dialog["id"])
         path.write_bytes(data)
-        argv = ["plan", "resume", str(path), "--workspace", str(ws), "--approve", "--owner", "alice"]
+        argv = [
+            "plan",
+            "resume",
+            str(path),
+            "--workspace",
+            str(ws),
+            "--approve",
+            "--owner",
+            "alice",
+        ]
         assert_clean(bounded_run(argv, seconds=60).outcome, str(path), "--workspace", "plan resume")
 
 
 def _with_digest(value: object, digest: str) -> object:
     if isinstance(value, dict):
-        return {k: digest if k == "args_digest" else _with_digest(v, digest) for k, v in value.items()}
+        return {
+            k: digest if k == "args_digest" else _with_digest(v, digest) for k, v in value.items()
+        }
     if isinstance(value, list):
         return [_with_digest(v, digest) for v in value]
     return value

@@ -37,9 +37,7 @@ BUILTIN_AGENTS = ROOT / "metis_runtime" / "agents" / "builtin"
 
 # `make fuzz` runs many more (METIS_FUZZ_EXAMPLES); `make test` these.
 _SCALE = int(os.environ.get("METIS_FUZZ_EXAMPLES", "40"))
-_FAST = settings(
-    max_examples=_SCALE, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
+_FAST = settings(max_examples=_SCALE, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 _SLOW = settings(
     max_examples=max(1, _SCALE // 4), deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
@@ -69,7 +67,9 @@ def api_seeds() -> dict[str, tuple[bytes, ...]]:
     folder = DATA / "transcripts" / "provider-requests"
     by_format: dict[str, list[bytes]] = {"anthropic": [], "openai-chat": [], "openai-responses": []}
     for path in sorted(folder.glob("*.json")):
-        fmt = next(f for f in ("openai-responses", "openai-chat", "anthropic") if path.name.startswith(f))
+        fmt = next(
+            f for f in ("openai-responses", "openai-chat", "anthropic") if path.name.startswith(f)
+        )
         by_format[fmt].append(path.read_bytes())
     return {k: tuple(v) for k, v in by_format.items()}
 
@@ -78,9 +78,26 @@ def api_seeds() -> dict[str, tuple[bytes, ...]]:
 def settings_seeds() -> tuple[bytes, ...]:
     # Shapes from the Claude Code settings documentation (rules, modes, folders).
     documents = [
-        {"permissions": {"allow": ["Bash(npm run test:*)", "Read(~/.zshrc)"], "deny": ["Bash(curl:*)", "Read(./.env)"]}},
-        {"permissions": {"ask": ["Bash(git push:*)"], "defaultMode": "acceptEdits", "additionalDirectories": ["../docs/"]}},
-        {"permissions": {"deny": ["WebFetch", "Edit(/src/**)"], "disableBypassPermissionsMode": "disable"}, "env": {"X": "1"}},
+        {
+            "permissions": {
+                "allow": ["Bash(npm run test:*)", "Read(~/.zshrc)"],
+                "deny": ["Bash(curl:*)", "Read(./.env)"],
+            }
+        },
+        {
+            "permissions": {
+                "ask": ["Bash(git push:*)"],
+                "defaultMode": "acceptEdits",
+                "additionalDirectories": ["../docs/"],
+            }
+        },
+        {
+            "permissions": {
+                "deny": ["WebFetch", "Edit(/src/**)"],
+                "disableBypassPermissionsMode": "disable",
+            },
+            "env": {"X": "1"},
+        },
     ]
     return tuple(json.dumps(d, indent=2).encode() for d in documents)
 
@@ -93,7 +110,10 @@ def definition_seeds() -> tuple[bytes, ...]:
 @cache
 def scenario_seeds() -> tuple[bytes, ...]:
     seeds = [(SCENARIOS / name).read_bytes() for name in ("edit_files.yaml", "repeated_ids.yaml")]
-    seeds += [p.read_bytes() for p in sorted((CORPORA / "provider-streams" / "openai-chat").glob("*.yaml"))]
+    seeds += [
+        p.read_bytes()
+        for p in sorted((CORPORA / "provider-streams" / "openai-chat").glob("*.yaml"))
+    ]
     return tuple(seeds)
 
 
@@ -110,9 +130,11 @@ def test_conform_claude_code(data: bytes) -> None:
 
 
 @_FAST
-@given(st.sampled_from(["anthropic", "openai-chat", "openai-responses"]).flatmap(
-    lambda fmt: st.tuples(st.just(fmt), mutated(api_seeds()[fmt]))
-))
+@given(
+    st.sampled_from(["anthropic", "openai-chat", "openai-responses"]).flatmap(
+        lambda fmt: st.tuples(st.just(fmt), mutated(api_seeds()[fmt]))
+    )
+)
 def test_conform_api_transcripts(case: tuple[str, bytes]) -> None:
     fmt, data = case
     conform_clean(data, "--format", fmt)
@@ -136,8 +158,16 @@ def test_permissions_check_settings(data: bytes, tool: str) -> None:
         path = Path(tmp) / ".claude" / "settings.json"
         path.parent.mkdir()
         path.write_bytes(data)
-        argv = ["permissions", "check", "--settings", str(path), "--tool", tool,
-                "--input", '{"command": "git push origin", "file_path": "src/a.py", "url": "https://x.org"}']
+        argv = [
+            "permissions",
+            "check",
+            "--settings",
+            str(path),
+            "--tool",
+            tool,
+            "--input",
+            '{"command": "git push origin", "file_path": "src/a.py", "url": "https://x.org"}',
+        ]
         assert_clean(bounded_run(argv).outcome, str(path), "--")
 
 
@@ -154,8 +184,17 @@ def test_agents_list(files: list[bytes]) -> None:
         ).outcome
         assert_clean(outcome, tmp)
         if outcome.code == 1:  # bad files are listed, each naming its file
-            problems = [line for line in outcome.stdout.splitlines() + outcome.error_lines if ".md" in line]
+            problems = [
+                line for line in outcome.stdout.splitlines() + outcome.error_lines if ".md" in line
+            ]
             assert problems, outcome
+
+
+def _replay_run(workspace: Path, trace: Path, *options: str) -> list[str]:
+    """`metis run`'s arguments for a headless acceptEdits run of the replay provider."""
+    ws, out = str(workspace), str(trace)
+    mode = ("--provider", "replay", "--mode", "acceptEdits", "--headless", "-q")
+    return ["run", "--workspace", ws, "--trace", out, *options, *mode]
 
 
 @_SLOW
@@ -164,9 +203,9 @@ def test_run_scenario_with_a_cassette(data: bytes) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         scenario = Path(tmp) / "scenario.yaml"
         scenario.write_bytes(data)
-        argv = ["run", "--workspace", str(Path(tmp) / "ws"), "--scenario", str(scenario),
-                "--provider", "replay", "--mode", "acceptEdits", "--headless", "-q",
-                "--trace", str(Path(tmp) / "run" / "trace.jsonl")]
+        argv = _replay_run(
+            Path(tmp) / "ws", Path(tmp) / "run" / "trace.jsonl", "--scenario", str(scenario)
+        )
         assert_clean(bounded_run(argv, seconds=30).outcome, str(scenario), "--scenario")
 
 
@@ -179,8 +218,7 @@ def interrupted_run() -> tuple[Path, bytes, bytes]:
 
     folder = Path(tempfile.mkdtemp(prefix="metis-fuzz-resume-"))
     trace = folder / "run" / "trace.jsonl"
-    argv = ["run", "--workspace", str(folder / "ws"), "--trace", str(trace), "--provider", "replay",
-            "--mode", "acceptEdits", "--headless", "-q"]
+    argv = _replay_run(folder / "ws", trace)
     assert run(argv, seconds=60).outcome.code == 0
     journal = trace.with_name(trace.name + ".journal")
     trace_lines = trace.read_bytes().split(b"\n")
@@ -229,8 +267,12 @@ def workload_seeds() -> tuple[tuple[str, bytes], ...]:
         files={"a.txt": "one\n"},
         mode="acceptEdits",
         turns=(
-            Turn(calls=(Call(id="t1", tool="edit", input={"path": "a.txt", "old": "one", "new": "two"}),
-                        Call(id="t2", tool="read", input={"path": "a.txt"}))),
+            Turn(
+                calls=(
+                    Call(id="t1", tool="edit", input={"path": "a.txt", "old": "one", "new": "two"}),
+                    Call(id="t2", tool="read", input={"path": "a.txt"}),
+                )
+            ),
             Turn(text="done"),
         ),
     )
@@ -241,13 +283,25 @@ def workload_seeds() -> tuple[tuple[str, bytes], ...]:
 
 
 @_SLOW
-@given(st.sampled_from([".json", ".yaml"]).flatmap(
-    lambda suffix: st.tuples(st.just(suffix), mutated([d for s, d in workload_seeds() if s == suffix]))
-))
+@given(
+    st.sampled_from([".json", ".yaml"]).flatmap(
+        lambda suffix: st.tuples(
+            st.just(suffix), mutated([d for s, d in workload_seeds() if s == suffix])
+        )
+    )
+)
 def test_explore_replay_of_a_damaged_workload(case: tuple[str, bytes]) -> None:
     suffix, data = case
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / ("workload" + suffix)
         path.write_bytes(data)
-        argv = ["explore", "--replay", str(path), "--execution", "in-process", "--out", str(Path(tmp) / "out")]
+        argv = [
+            "explore",
+            "--replay",
+            str(path),
+            "--execution",
+            "in-process",
+            "--out",
+            str(Path(tmp) / "out"),
+        ]
         assert_clean(bounded_run(argv, seconds=60).outcome, str(path))

@@ -53,19 +53,43 @@ def _readers(tmp: Path, bad: Path) -> dict[str, list[str]]:
         "conform-claude-code": ["conform", "--format", "claude-code", str(bad)],
         "conform-anthropic": ["conform", "--format", "anthropic", str(bad)],
         "permissions-settings": ["permissions", "check", "--settings", str(bad), "--tool", "bash"],
-        "run-scenario": ["run", "--workspace", str(ws), "--scenario", str(bad), "-q",
-                         "--provider", "replay"],
-        "run-settings": ["run", "--workspace", str(ws), "--settings", str(bad), "-q",
-                         "--provider", "replay"],
+        "run-scenario": [
+            "run",
+            "--workspace",
+            str(ws),
+            "--scenario",
+            str(bad),
+            "-q",
+            "--provider",
+            "replay",
+        ],
+        "run-settings": [
+            "run",
+            "--workspace",
+            str(ws),
+            "--settings",
+            str(bad),
+            "-q",
+            "--provider",
+            "replay",
+        ],
     }
 
 
 @pytest.mark.parametrize("kind", sorted(KINDS))
 @pytest.mark.parametrize(
     "reader",
-    ["conform-claude-code", "conform-anthropic", "permissions-settings", "run-scenario", "run-settings"],
+    [
+        "conform-claude-code",
+        "conform-anthropic",
+        "permissions-settings",
+        "run-scenario",
+        "run-settings",
+    ],
 )
-def test_a_reader_refuses_what_is_not_a_regular_file(tmp_path: Path, reader: str, kind: str) -> None:
+def test_a_reader_refuses_what_is_not_a_regular_file(
+    tmp_path: Path, reader: str, kind: str
+) -> None:
     make, message = KINDS[kind]
     bad = tmp_path / "input.bin"
     make(bad)
@@ -128,7 +152,9 @@ def test_resume_refuses_a_journal_that_is_a_fifo(tmp_path: Path) -> None:
     assert "trace.jsonl.journal: not a regular file (a FIFO)" in outcome.error_lines[0]
 
 
-def test_the_size_limit_applies_and_names_its_variable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_size_limit_applies_and_names_its_variable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from metis_runtime._input import configure_input_limits
 
     big = tmp_path / "session.jsonl"
@@ -146,7 +172,9 @@ def test_the_size_limit_applies_and_names_its_variable(tmp_path: Path, monkeypat
     ]
 
 
-def _limited(argv: list[str], env: dict[str, str], address_space: int) -> subprocess.CompletedProcess[str]:
+def _limited(
+    argv: list[str], env: dict[str, str], address_space: int
+) -> subprocess.CompletedProcess[str]:
     def limit() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
 

@@ -160,7 +160,9 @@ def _no_negated_folder(tree: tuple[list[str], dict[str, list[str]], list[str]]) 
 
 
 @settings(max_examples=30, deadline=None)
-@given(trees().filter(_no_negated_folder), st.lists(st.sampled_from(_PATTERNS), min_size=1, max_size=3))
+@given(
+    trees().filter(_no_negated_folder), st.lists(st.sampled_from(_PATTERNS), min_size=1, max_size=3)
+)
 def test_the_global_excludes_file_ranks_below_the_repositorys_own(
     tree: tuple[list[str], dict[str, list[str]], list[str]], global_patterns: list[str]
 ) -> None:

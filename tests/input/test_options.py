@@ -19,7 +19,10 @@ from ._cli import run_metis
         (["prove", "--timeout", "-1"], "--timeout"),
         (["prove", "--depth", "0"], "--depth"),
         (["prove", "--depth", "nan"], "--depth"),
-        (["counterexample", "--ablate", "no-preflight", "--out", "x", "--max-depth", "0"], "--max-depth"),
+        (
+            ["counterexample", "--ablate", "no-preflight", "--out", "x", "--max-depth", "0"],
+            "--max-depth",
+        ),
         (["run", "t", "--workspace", "w", "--agent-timeout", "nan"], "--agent-timeout"),
         (["run", "t", "--workspace", "w", "--agent-timeout", "1e400"], "--agent-timeout"),
         (["run", "t", "--workspace", "w", "--agent-timeout", "0"], "--agent-timeout"),
@@ -30,8 +33,14 @@ from ._cli import run_metis
         (["run", "t", "--workspace", "w", "--context-window", "0"], "--context-window"),
         (["check", "--runs", "nan"], "--runs"),
         (["demo", "--runs", "0"], "--runs"),
-        (["permissions", "check", "--settings", "s", "--tool", "bash", "--input", '{"a": NaN}'], "--input"),
-        (["permissions", "check", "--settings", "s", "--tool", "bash", "--input", "[1]"], "--input"),
+        (
+            ["permissions", "check", "--settings", "s", "--tool", "bash", "--input", '{"a": NaN}'],
+            "--input",
+        ),
+        (
+            ["permissions", "check", "--settings", "s", "--tool", "bash", "--input", "[1]"],
+            "--input",
+        ),
     ],
 )
 def test_a_bad_number_is_a_usage_error_naming_its_option(argv: list[str], option: str) -> None:

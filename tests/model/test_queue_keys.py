@@ -61,7 +61,9 @@ def _queue_edit(events: list[Any]) -> DecisionEvent:
     return next(
         e
         for e in events
-        if isinstance(e, DecisionEvent) and e.cls is CallClass.QUEUE and e.facts.kind is ToolKind.EDIT
+        if isinstance(e, DecisionEvent)
+        and e.cls is CallClass.QUEUE
+        and e.facts.kind is ToolKind.EDIT
     )
 
 

@@ -49,7 +49,10 @@ def replay(start: int = 0) -> ReplayProvider:
 
 def proposing(*frameworks: dict[str, Any]) -> ScriptedProvider:
     """A provider that proposes these frameworks, one per request (then fails)."""
-    turns = [[ToolUseBlock(id=f"toolu_{i}", name="propose_framework", input=fw)] for i, fw in enumerate(frameworks)]
+    turns = [
+        [ToolUseBlock(id=f"toolu_{i}", name="propose_framework", input=fw)]
+        for i, fw in enumerate(frameworks)
+    ]
     return ScriptedProvider(turns)
 
 
@@ -59,10 +62,18 @@ def runtime(workspace: Path, provider: Any, policy: Policy | None = None) -> Pla
     def gate_for(mode: Mode, route: Route) -> Gate:
         return Gate(chosen, mode, workspace, route, headless_default=Decision.DENY)
 
-    return PlanRuntime(workspace, ToolRegistry.builtin(), gate_for, provider=provider, env={"PATH": "/usr/bin:/bin"})
+    return PlanRuntime(
+        workspace,
+        ToolRegistry.builtin(),
+        gate_for,
+        provider=provider,
+        env={"PATH": "/usr/bin:/bin"},
+    )
 
 
-def run(rt: PlanRuntime, request: str = REQUEST, who: Coordinates = ALICE, **options: Any) -> TurnOutcome:
+def run(
+    rt: PlanRuntime, request: str = REQUEST, who: Coordinates = ALICE, **options: Any
+) -> TurnOutcome:
     return asyncio.run(rt.run(request, who, TurnOptions(**options)))
 
 

@@ -36,7 +36,9 @@ def test_the_keyless_scenario_end_to_end(tmp_path: Path) -> None:
 
 def test_validate(tmp_path: Path) -> None:
     good = tmp_path / "good.json"
-    good.write_text(json.dumps({"steps": [{"tool": "read", "args": {"path": "a"}}, {"tool": "final_answer"}]}))
+    good.write_text(
+        json.dumps({"steps": [{"tool": "read", "args": {"path": "a"}}, {"tool": "final_answer"}]})
+    )
     assert metis("plan", "validate", str(good), "--workspace", str(tmp_path)).returncode == 0
     bad = tmp_path / "bad.yaml"
     bad.write_text("steps:\n- tool: read\n  args: {from_step: 2}\n- tool: nope\n")
@@ -69,7 +71,9 @@ def test_a_malformed_dialog_is_one_line_exit_2(tmp_path: Path) -> None:
     out = metis("plan", "resume", str(dialog), "--workspace", str(tmp_path), "--approve")
     assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1
     assert str(dialog) in out.stderr and "turn_id" in out.stderr
-    both = metis("plan", "resume", str(dialog), "--workspace", str(tmp_path), "--approve", "--reject")
+    both = metis(
+        "plan", "resume", str(dialog), "--workspace", str(tmp_path), "--approve", "--reject"
+    )
     assert both.returncode == 2 and "exactly one of" in both.stderr
 
 
@@ -78,8 +82,17 @@ def test_tasks(tmp_path: Path) -> None:
     vague = metis("tasks", "add", REQUEST, "--workspace", ws, "--schedule", "daily")
     assert vague.returncode == 2 and "missing the time of day" in vague.stderr
     added = metis(
-        "tasks", "add", REQUEST, "--workspace", ws, "--schedule", "daily@08:00", "--owner", "carol",
-        "--channel", "telegram",
+        "tasks",
+        "add",
+        REQUEST,
+        "--workspace",
+        ws,
+        "--schedule",
+        "daily@08:00",
+        "--owner",
+        "carol",
+        "--channel",
+        "telegram",
     )
     assert added.returncode == 0, added.stderr
     fired = metis("tasks", "run-due", "--workspace", ws, "--now", "2099-01-01T08:30")
@@ -90,7 +103,10 @@ def test_tasks(tmp_path: Path) -> None:
     header, _, _ = read_turn_log(log.read_text().splitlines())
     # The firing is carol's turn with the task's authority, though alice ran run-due.
     assert (header.owner, header.actor, header.channel, header.route) == (
-        "carol", "scheduler", "telegram", Route.BACKGROUND,
+        "carol",
+        "scheduler",
+        "telegram",
+        Route.BACKGROUND,
     )
     assert header.task is not None and header.task.owner == "carol"
     assert metis("conform", str(log)).returncode == 0

@@ -31,7 +31,12 @@ def _proposer(provider: object) -> Proposer:
 def test_the_replayed_proposal_is_a_framework_and_the_tool_is_forced() -> None:
     provider = replay()
     framework = asyncio.run(_proposer(provider).propose("Summarize my notes"))
-    assert [s.tool for s in framework.steps] == ["find_notes", "read_notes", "create_summary", "final_answer"]
+    assert [s.tool for s in framework.steps] == [
+        "find_notes",
+        "read_notes",
+        "create_summary",
+        "final_answer",
+    ]
     sent = provider.sent[0]
     # https://docs.anthropic.com/en/docs/agents-and-tools/tool-use/implement-tool-use#forcing-tool-use
     assert sent["tool_choice"] == {"type": "tool", "name": PROPOSE_TOOL}
@@ -58,7 +63,15 @@ def test_no_framework_is_structural_and_a_provider_failure_operational() -> None
     with pytest.raises(ProposalError) as info:
         asyncio.run(_proposer(text_only).propose("x"))
     assert info.value.cls is ErrorClass.WRONG_ARGS
-    malformed = ScriptedProvider([[__import__("metis_runtime.providers", fromlist=["ToolUseBlock"]).ToolUseBlock(id="t", name=PROPOSE_TOOL, input={"steps": "all"})]])
+    malformed = ScriptedProvider(
+        [
+            [
+                __import__("metis_runtime.providers", fromlist=["ToolUseBlock"]).ToolUseBlock(
+                    id="t", name=PROPOSE_TOOL, input={"steps": "all"}
+                )
+            ]
+        ]
+    )
     with pytest.raises(ProposalError, match="malformed: steps"):
         asyncio.run(_proposer(malformed).propose("x"))
     exhausted = ScriptedProvider([])

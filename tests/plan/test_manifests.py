@@ -26,7 +26,9 @@ from ._runtime import SCENARIO
 from ._runtime import seed
 
 
-def _write(folder: Path, data: dict[str, Any], program: str = "print('[]')\n", sign: bool = True) -> Path:
+def _write(
+    folder: Path, data: dict[str, Any], program: str = "print('[]')\n", sign: bool = True
+) -> Path:
     (folder / "prog.py").write_text(program)
     path = folder / "m.yaml"
     path.write_text(yaml.safe_dump(data))
@@ -107,7 +109,9 @@ def _ctx(tmp_path: Path, tx: FileTransaction | None = None) -> ToolContext:
 
 
 def test_the_tool_runs_the_program_with_the_arguments_on_stdin(tmp_path: Path) -> None:
-    program = "import json, sys\nargs = json.load(sys.stdin)\nprint(json.dumps([args['path'], 'x']))\n"
+    program = (
+        "import json, sys\nargs = json.load(sys.stdin)\nprint(json.dumps([args['path'], 'x']))\n"
+    )
     tool = ManifestTool(load_manifest(_write(tmp_path, BASE, program)))
     assert tool.classify({"path": "a"}, _ctx(tmp_path)).cls is CallClass.SAFE
     out = asyncio.run(tool.run({"path": "a"}, _ctx(tmp_path)))
@@ -134,7 +138,9 @@ def test_failures_name_their_class(tmp_path: Path, program: str, cls: str, text:
 
 
 def test_a_timeout_is_operational_and_kills_the_program(tmp_path: Path) -> None:
-    tool = ManifestTool(load_manifest(_write(tmp_path, {**BASE, "timeout": 0.5}, "import time; time.sleep(30)\n")))
+    tool = ManifestTool(
+        load_manifest(_write(tmp_path, {**BASE, "timeout": 0.5}, "import time; time.sleep(30)\n"))
+    )
     with pytest.raises(StepError) as info:
         asyncio.run(tool.run({}, _ctx(tmp_path)))
     assert (info.value.cls, info.value.reason) == ("operational", "timeout")
@@ -148,7 +154,9 @@ def test_an_edit_executor_is_exclusive_and_rolled_back_on_failure(tmp_path: Path
         "destination": "path",
         "produces": "object",
     }
-    program = "import json, sys\nopen(json.load(sys.stdin)['path'], 'w').write('changed')\nsys.exit(1)\n"
+    program = (
+        "import json, sys\nopen(json.load(sys.stdin)['path'], 'w').write('changed')\nsys.exit(1)\n"
+    )
     tool = ManifestTool(load_manifest(_write(tmp_path, data, program)))
     target = tmp_path / "doc.txt"
     target.write_text("before")

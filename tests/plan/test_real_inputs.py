@@ -65,10 +65,19 @@ from ._runtime import seed
 DATA = Path(__file__).resolve().parents[1] / "data" / "plan"
 
 
-def _manifest(folder: Path, name: str, effect: str, args: dict[str, Any], **extra: Any) -> ExecutorInfo:
+def _manifest(
+    folder: Path, name: str, effect: str, args: dict[str, Any], **extra: Any
+) -> ExecutorInfo:
     """Write and sign a manifest for `name` (a trivial program), and load it back."""
     (folder / f"{name}.py").write_text("import json, sys\nprint(json.dumps([]))\n")
-    data = {"name": name, "effect": effect, "family": f"real.{name}", "program": f"{name}.py", "args": args, **extra}
+    data = {
+        "name": name,
+        "effect": effect,
+        "family": f"real.{name}",
+        "program": f"{name}.py",
+        "args": args,
+        **extra,
+    }
     path = folder / f"{name}.yaml"
     path.write_text(yaml.safe_dump(data))
     _, signed = sign_manifest(path)
@@ -76,7 +85,9 @@ def _manifest(folder: Path, name: str, effect: str, args: dict[str, Any], **extr
     return load_manifest(path).info
 
 
-def _both_verdicts(framework: dict[str, Any], catalog: dict[str, ExecutorInfo]) -> list[tuple[str, int | None]]:
+def _both_verdicts(
+    framework: dict[str, Any], catalog: dict[str, ExecutorInfo]
+) -> list[tuple[str, int | None]]:
     """The runtime's failures as (class, step); the model must find the same."""
     fw = parse_framework(framework)
     found = [(f.cls.value, f.step) for f in validate(fw, catalog, 8)]
@@ -90,8 +101,21 @@ def _both_verdicts(framework: dict[str, Any], catalog: dict[str, ExecutorInfo]) 
 def _metnos_catalog(folder: Path) -> None:
     executors = folder / ".metis" / "executors"
     executors.mkdir(parents=True)
-    _manifest(executors, "find_urls", "read_only", {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}, produces="collection")
-    _manifest(executors, "read_urls_html", "read_only", {"type": "object", "properties": {"urls": {"type": "array"}}, "required": ["urls"]}, produces="collection", consumes="urls")
+    _manifest(
+        executors,
+        "find_urls",
+        "read_only",
+        {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]},
+        produces="collection",
+    )
+    _manifest(
+        executors,
+        "read_urls_html",
+        "read_only",
+        {"type": "object", "properties": {"urls": {"type": "array"}}, "required": ["urls"]},
+        produces="collection",
+        consumes="urls",
+    )
     _manifest(
         executors, "create_files_doc", "edit",
         {"type": "object", "properties": {"pages": {"type": "array"}, "path": {"type": "string"}}, "required": ["pages", "path"]},
@@ -99,13 +123,17 @@ def _metnos_catalog(folder: Path) -> None:
     )  # fmt: skip
 
 
-def test_the_metnos_framework_validates_against_a_catalog_that_has_its_executors(tmp_path: Path) -> None:
+def test_the_metnos_framework_validates_against_a_catalog_that_has_its_executors(
+    tmp_path: Path,
+) -> None:
     _metnos_catalog(tmp_path)
     source = DATA / "metnos-section6.json"
     valid = run_metis(["plan", "validate", str(source), "--workspace", str(tmp_path)])
     assert valid.code == 0 and "valid (4 steps)" in valid.stdout, valid
     # Without the catalog every step but the terminal names an unknown executor.
-    unknown = run_metis(["plan", "validate", str(source), "--workspace", str(tmp_path / "none"), "--json"])
+    unknown = run_metis(
+        ["plan", "validate", str(source), "--workspace", str(tmp_path / "none"), "--json"]
+    )
     assert unknown.code == 1
     assert [(f["cls"], f["step"]) for f in json.loads(unknown.stdout)["failures"]] == [
         ("wrong_tool", 1), ("wrong_tool", 2), ("wrong_tool", 3),
@@ -122,13 +150,18 @@ def test_the_metnos_framework_validates_against_a_catalog_that_has_its_executors
         (lambda s: s[0]["args"].update(query="${step2.title}"), [("wrong_args", 1)]),
     ],
 )
-def test_the_metnos_framework_broken_one_way_at_a_time(tmp_path: Path, edit: Any, expected: list[Any]) -> None:
+def test_the_metnos_framework_broken_one_way_at_a_time(
+    tmp_path: Path, edit: Any, expected: list[Any]
+) -> None:
     _metnos_catalog(tmp_path)
     framework = json.loads((DATA / "metnos-section6.json").read_text())
     edit(framework["steps"])
     catalog = {
         info.name: info
-        for info in (load_manifest(p).info for p in sorted((tmp_path / ".metis" / "executors").glob("*.yaml")))
+        for info in (
+            load_manifest(p).info
+            for p in sorted((tmp_path / ".metis" / "executors").glob("*.yaml"))
+        )
     }
     assert _both_verdicts(framework, catalog) == expected
 
@@ -141,9 +174,14 @@ def test_the_metnos_scheduling_example_asks_for_the_detail_and_runs_nothing(tmp_
     # Otherwise it asks for the missing detail instead of running the request
     # body immediately." A weekday recurrence is not in the grammar.
     seed(tmp_path)
-    request = "Every Monday at 8, find unread mail in my work account and send me a summary on Telegram."
+    request = (
+        "Every Monday at 8, find unread mail in my work account and send me a summary on Telegram."
+    )
     out = run(runtime(tmp_path, None), request=request)
-    assert out.state == "refused" and "weekly and monthly recurrences are not in the grammar" in out.answer
+    assert (
+        out.state == "refused"
+        and "weekly and monthly recurrences are not in the grammar" in out.answer
+    )
     with PlanStore(tmp_path) as store:
         assert store.tasks() == []
 
@@ -183,7 +221,9 @@ def test_an_ambiguous_recurrence_anywhere_is_refused_naming_what_is_missing(
     assert out.state == "refused" and missing in out.answer, out
 
 
-@pytest.mark.parametrize("request_text", ["Update the daily report", "Fix every file in src", "Read every 3 files"])
+@pytest.mark.parametrize(
+    "request_text", ["Update the daily report", "Fix every file in src", "Read every 3 files"]
+)
 def test_words_like_daily_or_every_alone_are_not_a_recurrence(request_text: str) -> None:
     assert match_route(request_text) is None
 
@@ -203,8 +243,12 @@ def _recorded(rel: str, normalizer: Any) -> tuple[dict[str, Any], ToolUseBlock]:
 RECORDED = [(CHAT, OpenAIChatNormalizer), (RESPONSES, OpenAIResponsesNormalizer), (RESPONSES_PHASE, OpenAIResponsesNormalizer), (RESPONSES_USAGE, OpenAIResponsesNormalizer)]  # fmt: skip
 
 
-@pytest.mark.parametrize(("rel", "normalizer"), RECORDED, ids=[r[0].split("/")[-1][5:-5] for r in RECORDED])
-def test_recorded_tool_schemas_and_the_arguments_models_sent(tmp_path: Path, rel: str, normalizer: Any) -> None:
+@pytest.mark.parametrize(
+    ("rel", "normalizer"), RECORDED, ids=[r[0].split("/")[-1][5:-5] for r in RECORDED]
+)
+def test_recorded_tool_schemas_and_the_arguments_models_sent(
+    tmp_path: Path, rel: str, normalizer: Any
+) -> None:
     schema, call = _recorded(rel, normalizer)
     info = _manifest(tmp_path, call.name, "read_only", schema)
     catalog = {info.name: info}
@@ -218,7 +262,9 @@ def test_recorded_tool_schemas_and_the_arguments_models_sent(tmp_path: Path, rel
     as_text = [] if schema["properties"][name]["type"] == "string" else [("wrong_args", 1)]
     assert _both_verdicts(framework({name: "${RUNTIME:owner}"}), catalog) == as_text
     assert _both_verdicts(framework({}), catalog) == [("missing_input", 1)]
-    assert _both_verdicts(framework({**call.input, "extra": 1}), catalog) == [("wrong_args", 1)]  # closed
+    assert _both_verdicts(framework({**call.input, "extra": 1}), catalog) == [
+        ("wrong_args", 1)
+    ]  # closed
     flipped = [1] if isinstance(call.input[name], str) else "text"
     assert _both_verdicts(framework({name: flipped}), catalog) == [("wrong_args", 1)]
 
@@ -249,16 +295,32 @@ class SendMail(pydantic.BaseModel):
 
 
 def test_schemas_pydantic_writes_for_tool_functions(tmp_path: Path) -> None:
-    search = _manifest(tmp_path, "search_files", "read_only", pydantic.TypeAdapter(search_files).json_schema(), produces="collection")
+    search = _manifest(
+        tmp_path,
+        "search_files",
+        "read_only",
+        pydantic.TypeAdapter(search_files).json_schema(),
+        produces="collection",
+    )
     send = _manifest(tmp_path, "send_mail", "exec", SendMail.model_json_schema(), destination="to")
     catalog = {search.name: search, send.name: send}
 
     def one(tool: str, args: dict[str, Any]) -> list[tuple[str, int | None]]:
-        return _both_verdicts({"steps": [{"tool": tool, "args": args}, {"tool": "final_answer"}]}, catalog)
+        return _both_verdicts(
+            {"steps": [{"tool": tool, "args": args}, {"tool": "final_answer"}]}, catalog
+        )
 
-    good = {"path": "src", "pattern": "*.py", "exclude_patterns": None, "max_results": 5, "mode": "regex"}
+    good = {
+        "path": "src",
+        "pattern": "*.py",
+        "exclude_patterns": None,
+        "max_results": 5,
+        "mode": "regex",
+    }
     assert one("search_files", good) == []
-    assert one("search_files", {**good, "exclude_patterns": ["build"], "case_sensitive": True}) == []
+    assert (
+        one("search_files", {**good, "exclude_patterns": ["build"], "case_sensitive": True}) == []
+    )
     # Optional arguments are typed by their anyOf branches: not any value fits.
     assert one("search_files", {**good, "exclude_patterns": "build"}) == [("wrong_args", 1)]
     assert one("search_files", {**good, "case_sensitive": "yes"}) == [("wrong_args", 1)]
@@ -266,7 +328,12 @@ def test_schemas_pydantic_writes_for_tool_functions(tmp_path: Path) -> None:
     assert one("search_files", {**good, "max_results": True}) == [("wrong_args", 1)]
     assert one("search_files", {**good, "limit": 3}) == [("wrong_args", 1)]  # closed (extra=forbid)
     assert one("search_files", {"path": "src"}) == [("missing_input", 1)]
-    mail = {"to": [{"address": "a@example.org"}], "subject": "Summary", "body": "${step1.0}", "send_at": 1.5}
+    mail = {
+        "to": [{"address": "a@example.org"}],
+        "subject": "Summary",
+        "body": "${step1.0}",
+        "send_at": 1.5,
+    }
     assert one("send_mail", mail) == [("wrong_args", 1)]  # a step's reference to itself
     mail["body"] = "Notes: ${RUNTIME:date}"
     assert one("send_mail", mail) == []
@@ -291,9 +358,12 @@ class _Served:
 
 
 @pytest.mark.parametrize(
-    ("provider_cls", "rel"), [(AnthropicProvider, ANTHROPIC_TOOL), (OpenAIResponsesProvider, RESPONSES_USAGE)]
+    ("provider_cls", "rel"),
+    [(AnthropicProvider, ANTHROPIC_TOOL), (OpenAIResponsesProvider, RESPONSES_USAGE)],
 )
-def test_a_recorded_answer_calling_another_tool_is_no_framework(provider_cls: Any, rel: str) -> None:
+def test_a_recorded_answer_calling_another_tool_is_no_framework(
+    provider_cls: Any, rel: str
+) -> None:
     # The recorded answers call `bash` and `final_result` (the latter under a
     # forced tool_choice, pydantic-ai's structured output): a proposer that
     # gets either has no framework, a structural failure, not an operational one.

@@ -26,7 +26,9 @@ from ._strategies import frameworks
 from ._strategies import json_value
 
 CATALOG = {e.name: e for e in TOY_CATALOG}
-outputs = st.dictionaries(st.integers(1, 10), json_value | st.lists(st.text("ab/", max_size=4), max_size=3), max_size=6)
+outputs = st.dictionaries(
+    st.integers(1, 10), json_value | st.lists(st.text("ab/", max_size=4), max_size=3), max_size=6
+)
 origins = st.sampled_from(["local", "phone", "request"])
 
 
@@ -45,7 +47,11 @@ def test_validation_agrees(fw: Framework, cap: int) -> None:
     targets=st.dictionaries(st.sampled_from(["path", "items", "to"]), st.text("ab/.", max_size=6)),
 )
 def test_resolution_agrees(
-    fw: Framework, done: dict[int, Any], hosts: dict[int, str], fillers: dict[str, str], targets: dict[str, str]
+    fw: Framework,
+    done: dict[int, Any],
+    hosts: dict[int, str],
+    fillers: dict[str, str],
+    targets: dict[str, str],
 ) -> None:
     runtime_values = {"owner": "alice", "turn_id": "t1", "now": "2025-01-01T00:00:00"}
     for n, step in enumerate(fw.steps, start=1):
@@ -73,7 +79,9 @@ def test_resolution_agrees(
             fillers=fillers,
             targets=targets,
         )
-        assert (m.args, m.missing, m.failure is None) == (r.args, r.missing, r.refused is None), step
+        assert (m.args, m.missing, m.failure is None) == (r.args, r.missing, r.refused is None), (
+            step
+        )
         assert m.refs == r.refs
         if m.args is not None:
             assert (m.origins, m.consumed, m.empty) == (r.origins, r.consumed, r.empty)
@@ -93,9 +101,13 @@ def test_batches_agree(fw: Framework) -> None:
     targets=st.dictionaries(st.sampled_from(["path"]), st.sampled_from(["Reports/a.md", "x"])),
     epoch=st.integers(1, 3),
 )
-def test_reuse_checks_agree(fw: Framework, request: str, targets: dict[str, str], epoch: int) -> None:
+def test_reuse_checks_agree(
+    fw: Framework, request: str, targets: dict[str, str], epoch: int
+) -> None:
     assert model.current_signatures(fw, CATALOG, epoch) == runtime.signatures(fw, CATALOG, epoch)
-    assert list(model.ungrounded(fw, CATALOG, request, targets)) == runtime.ungrounded(fw, CATALOG, request, targets)
+    assert list(model.ungrounded(fw, CATALOG, request, targets)) == runtime.ungrounded(
+        fw, CATALOG, request, targets
+    )
 
 
 @given(text=st.text(max_size=40))
@@ -106,21 +118,30 @@ def test_canonical_requests_agree(text: str) -> None:
 @given(args=st.dictionaries(st.sampled_from(["path", "to", "text"]), json_value, max_size=3))
 def test_consent_binding_agrees(args: dict[str, Any]) -> None:
     for info in TOY_CATALOG:
-        assert model.action_for("alice", "t1", info, args) == runtime.action("alice", "t1", info, args)
+        assert model.action_for("alice", "t1", info, args) == runtime.action(
+            "alice", "t1", info, args
+        )
         assert runtime.action("alice", "t1", info, args).args_digest == canonical_digest(args)
 
 
-type_name = st.sampled_from(["string", "integer", "number", "boolean", "array", "object", "null", "date"])
+type_name = st.sampled_from(
+    ["string", "integer", "number", "boolean", "array", "object", "null", "date"]
+)
 property_schemas = st.recursive(
     st.one_of(
         st.builds(lambda t: {"type": t}, type_name),
         st.builds(lambda ts: {"type": ts}, st.lists(type_name, min_size=1, max_size=3)),
-        st.builds(lambda e: {"enum": e}, st.lists(st.integers(0, 3) | st.sampled_from(["a", "b"]), min_size=1, max_size=3)),
+        st.builds(
+            lambda e: {"enum": e},
+            st.lists(st.integers(0, 3) | st.sampled_from(["a", "b"]), min_size=1, max_size=3),
+        ),
         st.just({"$ref": "#/$defs/Thing"}),
         st.just({"title": "Anything"}),
     ),
     lambda inner: st.builds(
-        lambda key, branches: {key: branches}, st.sampled_from(["anyOf", "oneOf"]), st.lists(inner, max_size=3)
+        lambda key, branches: {key: branches},
+        st.sampled_from(["anyOf", "oneOf"]),
+        st.lists(inner, max_size=3),
     ),
     max_leaves=6,
 )

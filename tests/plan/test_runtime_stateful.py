@@ -149,7 +149,11 @@ class Consent(RuleBasedStateMachine):
         self.used: set[str] = set()
         self.n = 0
 
-    @rule(path=st.sampled_from(["R/a.md", "R/b.md"]), text=st.sampled_from(["x", "y"]), turn=st.sampled_from(["turn-1", "turn-0"]))
+    @rule(
+        path=st.sampled_from(["R/a.md", "R/b.md"]),
+        text=st.sampled_from(["x", "y"]),
+        turn=st.sampled_from(["turn-1", "turn-0"]),
+    )
     def grant(self, path: str, text: str, turn: str) -> None:
         self.n += 1
         args = {"sections": [text], "path": path}
@@ -164,7 +168,9 @@ class Consent(RuleBasedStateMachine):
         args = {"sections": [text], "path": path}
         answer = asyncio.run(self.gate.resolve_ask(f"1.{self.n}", "write_doc", args, _ASK))
         want = model.action_for("alice", "turn-1", WRITE, args)
-        ok = [d for d, a in self.approvals.items() if model.authorizes(a, want, used=d in self.used)]
+        ok = [
+            d for d, a in self.approvals.items() if model.authorizes(a, want, used=d in self.used)
+        ]
         assert answer.approved == bool(ok)
         if answer.approved:
             dialog = self.gate.by_occ[f"1.{self.n}"][0]

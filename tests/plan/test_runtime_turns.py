@@ -75,7 +75,9 @@ def test_planned_paused_resumed_then_l0_then_a_miss_after_a_manifest_change(tmp_
     assert resume(runtime(tmp_path, None), third).state == "completed"
     report = conform(tmp_path)
     assert report.ok, report.first
-    assert {"PLAN-1", "PLAN-6", "PLAN-7", "PLAN-9", "PLAN-11"} <= {k for k, n in report.checks.items() if n}
+    assert {"PLAN-1", "PLAN-6", "PLAN-7", "PLAN-9", "PLAN-11"} <= {
+        k for k, n in report.checks.items() if n
+    }
 
 
 def test_an_approval_does_not_cover_a_changed_executor(tmp_path: Path) -> None:
@@ -118,7 +120,10 @@ def test_a_missing_filler_pauses_for_input(tmp_path: Path) -> None:
     seed(tmp_path)
     plan = {**PLAN, "fillers": {"title": {"prompt": "A title"}}}
     plan["steps"] = [dict(s) for s in PLAN["steps"]]
-    plan["steps"][2] = {**plan["steps"][2], "args": {**plan["steps"][2]["args"], "title": "${FILLER:title}"}}
+    plan["steps"][2] = {
+        **plan["steps"][2],
+        "args": {**plan["steps"][2]["args"], "title": "${FILLER:title}"},
+    }
     paused = run(runtime(tmp_path, proposing(plan)))
     assert paused.state == "paused" and "--input title=VALUE" in paused.answer
     asked = resume(runtime(tmp_path, None), paused, ResumeAnswer.INPUT, {"title": "Week 2"})
@@ -148,7 +153,11 @@ def test_nothing_is_retried_after_a_commit(tmp_path: Path) -> None:
             {"tool": "final_answer"},
         ]
     }
-    out = run(runtime(tmp_path, proposing(plan)), request="Write one to Reports/first.md", mode="acceptEdits")
+    out = run(
+        runtime(tmp_path, proposing(plan)),
+        request="Write one to Reports/first.md",
+        mode="acceptEdits",
+    )
     assert out.state == "failed" and "nothing was retried" in out.answer
     assert not kinds(out, "recovery")
     assert (tmp_path / "Reports" / "first.md").read_text() == "one"
@@ -185,7 +194,9 @@ def test_an_operational_failure_is_not_recovered(tmp_path: Path) -> None:
     plan = {"steps": [{"tool": "fetch_mail", "args": {}}, {"tool": "final_answer"}]}
     out = run(runtime(tmp_path, proposing(plan, plan)))
     steps = kinds(out, "step")
-    assert steps[0].error_class is ErrorClass.OPERATIONAL and "mail server is down" in steps[0].error
+    assert (
+        steps[0].error_class is ErrorClass.OPERATIONAL and "mail server is down" in steps[0].error
+    )
     assert out.state == "failed" and not kinds(out, "recovery")
     assert conform(tmp_path).ok
 
@@ -207,7 +218,11 @@ def test_a_path_from_another_host_does_not_become_local(tmp_path: Path) -> None:
     }
     out = run(runtime(tmp_path, proposing(plan, plan)))
     refused = [s for s in kinds(out, "step") if s.status is StepStatus.REFUSED]
-    assert refused and refused[0].error_class is ErrorClass.OUT_OF_SCOPE and "phone" in refused[0].error
+    assert (
+        refused
+        and refused[0].error_class is ErrorClass.OUT_OF_SCOPE
+        and "phone" in refused[0].error
+    )
     assert out.state == "failed"
     assert conform(tmp_path).ok
 
@@ -294,10 +309,14 @@ def test_a_credential_in_an_input_or_a_literal_is_redacted_in_every_log(tmp_path
     title = f"${{FILLER:title}} {literal}"
     plan["steps"][2] = {**plan["steps"][2], "args": {**plan["steps"][2]["args"], "title": title}}
     paused = run(runtime(tmp_path, proposing(plan)))
-    asked = resume(runtime(tmp_path, None), paused, ResumeAnswer.INPUT, {"title": f"Deploy {secret}"})
+    asked = resume(
+        runtime(tmp_path, None), paused, ResumeAnswer.INPUT, {"title": f"Deploy {secret}"}
+    )
     assert resume(runtime(tmp_path, None), asked).state == "completed"
     logs = list((tmp_path / ".metis" / "plan").rglob("*.jsonl"))
-    assert any("/turns/" in str(p) for p in logs) and len(logs) >= 4  # the turn log and 3 segment traces
+    assert (
+        any("/turns/" in str(p) for p in logs) and len(logs) >= 4
+    )  # the turn log and 3 segment traces
     for path in logs:
         text = path.read_text()
         assert secret not in text and literal not in text, path

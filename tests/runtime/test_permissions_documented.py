@@ -23,7 +23,9 @@ from metis_trace import Route
 from metis_trace import RuleBehavior
 from metis_trace import Source
 
-TABLE = Path(__file__).resolve().parent.parent / "data" / "permissions" / "documented_semantics.yaml"
+TABLE = (
+    Path(__file__).resolve().parent.parent / "data" / "permissions" / "documented_semantics.yaml"
+)
 ROWS: list[dict[str, Any]] = yaml.safe_load(TABLE.read_text(encoding="utf-8"))["rows"]
 
 

@@ -161,7 +161,9 @@ def test_cassette_errors_name_file_and_field(tmp_path: Path, content: Any, messa
 
 
 def test_missing_cassette_file(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match=rf"^{tmp_path / 'nope.yaml'}: cannot read \(No such file"):
+    with pytest.raises(
+        ConfigError, match=rf"^{tmp_path / 'nope.yaml'}: cannot read \(No such file"
+    ):
         ReplayProvider(tmp_path / "nope.yaml")
 
 

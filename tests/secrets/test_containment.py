@@ -130,7 +130,9 @@ def test_a_symlink_swap_never_gets_a_write_outside(
                 elif tool == "edit":
                     args = {"path": f"{base}/edit.txt", "old": "old", "new": "new"}
                     ok += await _call(EditTool(), args, ctx)
-                    (real / "edit.txt").write_text("old\n") if real.is_dir() and not real.is_symlink() else None
+                    (real / "edit.txt").write_text(
+                        "old\n"
+                    ) if real.is_dir() and not real.is_symlink() else None
                 elif tool == "read":
                     ok += await _call(ReadTool(), {"path": f"{base}/edit.txt"}, ctx)
                 else:
@@ -164,7 +166,9 @@ def test_resolving_then_opening_does_write_outside_under_the_same_swap(tmp_path:
                 atomic_write(target, b"x")
             except (OSError, ToolError):  # the swap seen mid-resolve or mid-write: try again
                 continue
-            escaped = bool(os.listdir(outside)) and any(n != "edit.txt" for n in os.listdir(outside))
+            escaped = bool(os.listdir(outside)) and any(
+                n != "edit.txt" for n in os.listdir(outside)
+            )
     assert escaped
 
 
@@ -173,8 +177,11 @@ def test_outside_paths_and_symlinks_out_are_refused(tmp_path: Path) -> None:
     (ws / "out").symlink_to(outside)
     (ws / "inner").symlink_to("d0")
     ctx = ToolContext(ws, {}, JobManager())
-    for args in ({"path": "../outside/x.txt", "content": "x"}, {"path": "out/x.txt", "content": "x"},
-                 {"path": str(outside / "x.txt"), "content": "x"}):
+    for args in (
+        {"path": "../outside/x.txt", "content": "x"},
+        {"path": "out/x.txt", "content": "x"},
+        {"path": str(outside / "x.txt"), "content": "x"},
+    ):
         with pytest.raises(ToolError, match="outside the workspace"):
             asyncio.run(WriteTool().run(args, ctx))
     assert os.listdir(outside) == ["edit.txt"]
@@ -221,10 +228,14 @@ def test_scenario_seeding_goes_through_the_same_checks(tmp_path: Path, name: str
     ws.mkdir()
     (tmp_path / "outside").mkdir()
     (ws / "out").symlink_to(tmp_path / "outside")
-    scenario = write_scenario(tmp_path / "s.yaml", [[{"text": "ok"}]], files={"ok.txt": "a", name: "b"})
+    scenario = write_scenario(
+        tmp_path / "s.yaml", [[{"text": "ok"}]], files={"ok.txt": "a", name: "b"}
+    )
     done = subprocess.run(
         metis_run_argv("--workspace", str(ws), "--scenario", str(scenario), "--headless", "-q"),
-        capture_output=True, text=True, timeout=120,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert done.returncode == 2, done.stderr
     assert why in done.stderr and done.stderr.count("\n") == 1

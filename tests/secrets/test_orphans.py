@@ -33,19 +33,42 @@ def test_killing_the_root_leaves_no_process_behind(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     turns = [
         [
-            {"tool": "bash", "id": "a", "input": {"command": f"setsid {sleep} </dev/null >/dev/null 2>&1 &"}},
+            {
+                "tool": "bash",
+                "id": "a",
+                "input": {"command": f"setsid {sleep} </dev/null >/dev/null 2>&1 &"},
+            },
             {"tool": "bash", "id": "b", "input": {"command": f"nohup {sleep} >/dev/null 2>&1 &"}},
-            {"tool": "bash", "id": "c", "input": {"command": f"( ( {sleep} >/dev/null 2>&1 & ) & ); true"}},
+            {
+                "tool": "bash",
+                "id": "c",
+                "input": {"command": f"( ( {sleep} >/dev/null 2>&1 & ) & ); true"},
+            },
             {"tool": "bash", "id": "d", "input": {"command": sleep, "background": True}},
         ],
-        [{"tool": "bash", "id": "e", "input": {"command": f"{sleep} & touch started.marker; wait"}}],
+        [
+            {
+                "tool": "bash",
+                "id": "e",
+                "input": {"command": f"{sleep} & touch started.marker; wait"},
+            }
+        ],
         [{"text": "never reached"}],
     ]
     scenario = write_scenario(tmp_path / "s.yaml", turns)
     proc = subprocess.Popen(
-        metis_run_argv("--workspace", str(ws), "--scenario", str(scenario), "--headless",
-                       "--mode", "bypassPermissions", "-q"),
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        metis_run_argv(
+            "--workspace",
+            str(ws),
+            "--scenario",
+            str(scenario),
+            "--headless",
+            "--mode",
+            "bypassPermissions",
+            "-q",
+        ),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
     )
     try:
         deadline = time.monotonic() + 60
@@ -80,7 +103,10 @@ def test_the_shepherd_kills_a_marked_process_that_left_every_group() -> None:
     env = {**os.environ, "METIS_TREE": token}
     out = subprocess.run(
         ["sh", "-c", "setsid sleep 300 </dev/null >/dev/null 2>&1 & echo $!"],
-        env=env, capture_output=True, text=True, check=True,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     pid = int(out.stdout)
     try:
@@ -88,13 +114,18 @@ def test_the_shepherd_kills_a_marked_process_that_left_every_group() -> None:
         deadline = time.monotonic() + 5
         while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
             time.sleep(0.02)
-        assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2]
+        assert (
+            not Path(f"/proc/{pid}").exists()
+            or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2]
+        )
     finally:
         with __import__("contextlib").suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
 
 
-def test_a_child_agent_does_not_start_a_shepherd_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_child_agent_does_not_start_a_shepherd_of_its_own(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     from metis_runtime.agents import _process
 
     monkeypatch.setenv("METIS_TREE", "parent-token")

@@ -14,13 +14,23 @@ from metis_runtime.agents._worktree import make_workspace
 from metis_runtime.agents._worktree import remove_stale_worktrees
 from metis_trace import Mode
 
-_ID = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@x", "GIT_COMMITTER_NAME": "t",
-       "GIT_COMMITTER_EMAIL": "t@x"}
+_ID = {
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@x",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@x",
+}
 
 
 def _git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True,
-                          env={**os.environ, **_ID}).stdout
+    return subprocess.run(
+        ["git", *args],
+        cwd=repo,
+        check=True,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **_ID},
+    ).stdout
 
 
 def _repo(tmp_path: Path) -> Path:

@@ -139,7 +139,10 @@ def test_widths_timeout_sets_the_all_widths_limit() -> None:
     assert LoopSession(widths_timeout_s=7.5).widths_timeout_s == 7.5
     assert LoopSession(widths=False, widths_timeout_s=7.5).widths_timeout_s == 0.0
     # 0 skips the all-widths proofs: every loop row keeps its finite scope
-    r = CliRunner().invoke(check_cmd, ["--runs", "3", "--broken", "1", "--depth", "2", "--json", "--widths-timeout", "0"])
+    r = CliRunner().invoke(
+        check_cmd,
+        ["--runs", "3", "--broken", "1", "--depth", "2", "--json", "--widths-timeout", "0"],
+    )
     doc = json.loads(r.stdout)
     assert doc["invariants"]["CLOSE-1"]["proofs"][0]["scope"].startswith("proved for ≤ 3 calls")
     bad = CliRunner().invoke(check_cmd, ["--widths-timeout", "nan"])
