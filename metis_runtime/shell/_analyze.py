@@ -9,6 +9,11 @@ through programs that run their arguments as a command (the table in
 Whatever it cannot see through marks the analysis opaque, with a reason: a
 gate must then never allow the line outright. A quoted here-document body is
 data, never commands.
+
+The walk and the unwrapping of runners (`_Run`) stay in one module: they are
+one recursion (a command's `bash -c`, `eval` or one-liner script is walked
+again by `analyze_source`), which a module boundary would make an import
+cycle. The names they know are in `_vocabulary.py`.
 """
 
 from __future__ import annotations
@@ -41,6 +46,22 @@ from ._runners import subcommand_programs
 from ._types import Expansion
 from ._types import ShellAnalysis
 from ._types import SimpleCommand
+from ._vocabulary import _ASCII_MASK
+from ._vocabulary import _CONTAINERS
+from ._vocabulary import _DECLARERS
+from ._vocabulary import _DEVICES
+from ._vocabulary import _ESCAPED_BLANK
+from ._vocabulary import _FIND_ACTIONS
+from ._vocabulary import _OPAQUE_COMMANDS
+from ._vocabulary import _REDIRECTS
+from ._vocabulary import _RESERVED
+from ._vocabulary import _SENSITIVE_PREFIXES
+from ._vocabulary import _SENSITIVE_VARS
+from ._vocabulary import _SEQUENTIAL
+from ._vocabulary import _SETS_VARIABLES
+from ._vocabulary import _SHELLS
+from ._vocabulary import _STATEMENTS
+from ._vocabulary import _SUBSTITUTIONS
 from ._words import has_active_expansion
 from ._words import has_glob_or_brace
 from ._words import parser
@@ -48,127 +69,6 @@ from ._words import unquote
 
 _MAX_DEPTH = 8  # nested `bash -c` / `eval` levels before giving up
 _MAX_LENGTH = 100_000  # characters; longer lines are opaque (Claude Code prompts past 10,000)
-
-_DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
-
-# Variables that change which program a name runs or what a shell executes.
-_SENSITIVE_VARS = frozenset(
-    [
-        "PATH",
-        "BASH_ENV",
-        "ENV",
-        "IFS",
-        "PROMPT_COMMAND",
-        "SHELLOPTS",
-        "BASHOPTS",
-        "PS4",
-        "PAGER",
-        "EDITOR",
-        "VISUAL",
-        "CDPATH",
-        "GLOBIGNORE",
-        "NODE_OPTIONS",
-        "PYTHONSTARTUP",
-        "PERL5OPT",
-        "RUBYOPT",
-    ]
-)
-_SENSITIVE_PREFIXES = ("LD_", "DYLD_", "GIT_", "BASH_FUNC_", "BASH_ALIASES", "BASH_CMDS")
-
-_SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "ash", "mksh", "fish"})
-
-# Builtins and programs that run text or files the parser cannot see.
-_OPAQUE_COMMANDS = frozenset(
-    [
-        "source",
-        ".",
-        "trap",
-        "alias",
-        "enable",
-        "fc",
-        "bind",
-        "complete",
-        "compgen",
-        "mapfile",
-        "readarray",
-        "sg",
-        "coproc",
-        "exec-in-shell",
-    ]
-)
-_DECLARERS = frozenset({"export", "declare", "typeset", "local", "readonly"})
-_FIND_ACTIONS = frozenset({"-exec", "-execdir", "-ok", "-okdir", "-delete"})
-_SETS_VARIABLES = frozenset({"read", "unset", "mapfile", "readarray", "getopts", "printf"})
-
-# Statement nodes whose named children are statements (or words to scan).
-_CONTAINERS = frozenset(
-    {
-        "program",
-        "list",
-        "pipeline",
-        "compound_statement",
-        "subshell",
-        "do_group",
-        "if_statement",
-        "elif_clause",
-        "else_clause",
-        "while_statement",
-        "for_statement",
-        "c_style_for_statement",
-        "case_statement",
-        "case_item",
-        "negated_command",
-    }
-)
-# Statement nodes whose statements all run, in order, in the same shell.
-_SEQUENTIAL = frozenset({"program", "compound_statement", "redirected_statement"})
-_STATEMENTS = _CONTAINERS | {
-    "command",
-    "redirected_statement",
-    "declaration_command",
-    "unset_command",
-    "variable_assignment",
-    "variable_assignments",
-    "function_definition",
-    "test_command",
-    "comment",
-}
-# Words bash reads as syntax where a command name stands: tree-sitter may
-# take them for a program name, bash refuses the line or reads it otherwise.
-_RESERVED = frozenset(
-    [
-        "{",
-        "}",
-        "!",
-        "[[",
-        "]]",
-        "then",
-        "do",
-        "done",
-        "fi",
-        "esac",
-        "in",
-        "elif",
-        "else",
-        "if",
-        "while",
-        "until",
-        "for",
-        "case",
-        "select",
-        "function",
-        "time",
-    ]
-)
-# tree-sitter-bash drops a word that starts with an escaped blank (`echo \  x`).
-_ESCAPED_BLANK = re.compile(r"(?<![A-Za-z0-9_./:=@%+,-])\\[ \t]")
-# The grammar sees every non-ASCII byte as `a`: bash's syntax is all ASCII
-# (any other byte is a word character, U+00A0 and U+3000 included), and
-# tree-sitter-bash 0.25.1 crashes on some code points (`{` and U+F798A).
-# Offsets are unchanged, so words are still cut from the real bytes.
-_ASCII_MASK = bytes(range(128)) + b"a" * 128
-_REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
-_SUBSTITUTIONS = frozenset({"command_substitution", "process_substitution"})
 
 
 @frozen
