@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-# Only private names: they are shared with `_analyze.py`, never outside the package.
+# Only private names: they are shared with `_analyze.py` and `_walk_state.py`.
 __all__: list[str] = []
 
 
