@@ -9,6 +9,12 @@ through programs that run their arguments as a command (the table in
 Whatever it cannot see through marks the analysis opaque, with a reason: a
 gate must then never allow the line outright. A quoted here-document body is
 data, never commands.
+
+The walk and the unwrapping of runners (`_Run`) stay in one module: they are
+one recursion (a command's `bash -c`, `eval` or one-liner script is walked
+again by `analyze_source`), which a module boundary would make an import
+cycle. The names they know are in `_vocabulary.py`; the word, context and
+accumulator they pass around in `_walk_state.py`.
 """
 
 from __future__ import annotations
@@ -22,11 +28,7 @@ from typing import Any
 
 from attrs import define
 from attrs import evolve
-from attrs import field
-from attrs import frozen
 
-from ._expand import Values
-from ._expand import assigned_value
 from ._expand import expand_word
 from ._interp import GIT_BUILTINS
 from ._interp import git_split
@@ -38,9 +40,32 @@ from ._runners import option_value
 from ._runners import runner
 from ._runners import skip_options
 from ._runners import subcommand_programs
-from ._types import Expansion
 from ._types import ShellAnalysis
 from ._types import SimpleCommand
+from ._vocabulary import _ASCII_MASK
+from ._vocabulary import _CONTAINERS
+from ._vocabulary import _DECLARERS
+from ._vocabulary import _DEVICES
+from ._vocabulary import _ESCAPED_BLANK
+from ._vocabulary import _FIND_ACTIONS
+from ._vocabulary import _OPAQUE_COMMANDS
+from ._vocabulary import _REDIRECTS
+from ._vocabulary import _RESERVED
+from ._vocabulary import _SEQUENTIAL
+from ._vocabulary import _SETS_VARIABLES
+from ._vocabulary import _SHELLS
+from ._vocabulary import _STATEMENTS
+from ._vocabulary import _SUBSTITUTIONS
+from ._walk_state import _Acc
+from ._walk_state import _assigned
+from ._walk_state import _assignment_name
+from ._walk_state import _check_assignment
+from ._walk_state import _Ctx
+from ._walk_state import _first_error
+from ._walk_state import _lookup_only
+from ._walk_state import _read_write_targets
+from ._walk_state import _sudo_runs_shell
+from ._walk_state import _Word
 from ._words import has_active_expansion
 from ._words import has_glob_or_brace
 from ._words import parser
@@ -48,181 +73,6 @@ from ._words import unquote
 
 _MAX_DEPTH = 8  # nested `bash -c` / `eval` levels before giving up
 _MAX_LENGTH = 100_000  # characters; longer lines are opaque (Claude Code prompts past 10,000)
-
-_DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
-
-# Variables that change which program a name runs or what a shell executes.
-_SENSITIVE_VARS = frozenset(
-    [
-        "PATH",
-        "BASH_ENV",
-        "ENV",
-        "IFS",
-        "PROMPT_COMMAND",
-        "SHELLOPTS",
-        "BASHOPTS",
-        "PS4",
-        "PAGER",
-        "EDITOR",
-        "VISUAL",
-        "CDPATH",
-        "GLOBIGNORE",
-        "NODE_OPTIONS",
-        "PYTHONSTARTUP",
-        "PERL5OPT",
-        "RUBYOPT",
-    ]
-)
-_SENSITIVE_PREFIXES = ("LD_", "DYLD_", "GIT_", "BASH_FUNC_", "BASH_ALIASES", "BASH_CMDS")
-
-_SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "ash", "mksh", "fish"})
-
-# Builtins and programs that run text or files the parser cannot see.
-_OPAQUE_COMMANDS = frozenset(
-    [
-        "source",
-        ".",
-        "trap",
-        "alias",
-        "enable",
-        "fc",
-        "bind",
-        "complete",
-        "compgen",
-        "mapfile",
-        "readarray",
-        "sg",
-        "coproc",
-        "exec-in-shell",
-    ]
-)
-_DECLARERS = frozenset({"export", "declare", "typeset", "local", "readonly"})
-_FIND_ACTIONS = frozenset({"-exec", "-execdir", "-ok", "-okdir", "-delete"})
-_SETS_VARIABLES = frozenset({"read", "unset", "mapfile", "readarray", "getopts", "printf"})
-
-# Statement nodes whose named children are statements (or words to scan).
-_CONTAINERS = frozenset(
-    {
-        "program",
-        "list",
-        "pipeline",
-        "compound_statement",
-        "subshell",
-        "do_group",
-        "if_statement",
-        "elif_clause",
-        "else_clause",
-        "while_statement",
-        "for_statement",
-        "c_style_for_statement",
-        "case_statement",
-        "case_item",
-        "negated_command",
-    }
-)
-# Statement nodes whose statements all run, in order, in the same shell.
-_SEQUENTIAL = frozenset({"program", "compound_statement", "redirected_statement"})
-_STATEMENTS = _CONTAINERS | {
-    "command",
-    "redirected_statement",
-    "declaration_command",
-    "unset_command",
-    "variable_assignment",
-    "variable_assignments",
-    "function_definition",
-    "test_command",
-    "comment",
-}
-# Words bash reads as syntax where a command name stands: tree-sitter may
-# take them for a program name, bash refuses the line or reads it otherwise.
-_RESERVED = frozenset(
-    [
-        "{",
-        "}",
-        "!",
-        "[[",
-        "]]",
-        "then",
-        "do",
-        "done",
-        "fi",
-        "esac",
-        "in",
-        "elif",
-        "else",
-        "if",
-        "while",
-        "until",
-        "for",
-        "case",
-        "select",
-        "function",
-        "time",
-    ]
-)
-# tree-sitter-bash drops a word that starts with an escaped blank (`echo \  x`).
-_ESCAPED_BLANK = re.compile(r"(?<![A-Za-z0-9_./:=@%+,-])\\[ \t]")
-# The grammar sees every non-ASCII byte as `a`: bash's syntax is all ASCII
-# (any other byte is a word character, U+00A0 and U+3000 included), and
-# tree-sitter-bash 0.25.1 crashes on some code points (`{` and U+F798A).
-# Offsets are unchanged, so words are still cut from the real bytes.
-_ASCII_MASK = bytes(range(128)) + b"a" * 128
-_REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
-_SUBSTITUTIONS = frozenset({"command_substitution", "process_substitution"})
-
-
-@frozen
-class _Word:
-    text: str
-    dynamic: bool
-    start: int
-    expansion: Expansion | None = None  # what a dynamic word expands to, if the line shows it
-
-
-@frozen
-class _Ctx:
-    src: bytes
-    depth: int
-    wrappers: tuple[tuple[str, ...], ...] = ()
-    writes: tuple[str, ...] = ()
-    reads: tuple[str, ...] = ()
-    opaque_writes: bool = False
-    opaque_reads: bool = False
-    certain: bool = True  # this statement surely runs, in the line's own shell
-
-    def text(self, node: Any) -> str:
-        return str(self.src[node.start_byte : node.end_byte].decode("utf-8", "surrogateescape"))
-
-
-@define
-class _Acc:
-    commands: list[SimpleCommand] = field(factory=list)
-    reasons: list[str] = field(factory=list)
-    # Variables assigned so far on the line: their values, or None when only
-    # known at run time (`_expand.Values`).
-    variables: dict[str, Values | None] = field(factory=dict)
-
-    def opaque(self, reason: str) -> None:
-        if reason not in self.reasons:
-            self.reasons.append(reason)
-
-    def lookup(self, name: str) -> Values | None:
-        if name not in self.variables:
-            return None  # never assigned on the line: its value is the caller's
-        found = self.variables[name]
-        return found if found is not None else ((), False)
-
-    def assign(self, name: str, values: Values | None, certain: bool) -> None:
-        """Record `name=value`; an assignment that may not run (or runs in a
-        subshell) adds its value to what the variable may hold."""
-        if certain or values is None:
-            self.variables[name] = values if certain else None
-            return
-        old = self.variables.get(name, ((), False))
-        if old is None:
-            return
-        merged = tuple(dict.fromkeys((*old[0], *values[0])))
-        self.variables[name] = (merged, old[1] and values[1])
 
 
 @functools.lru_cache(maxsize=512)
@@ -292,41 +142,6 @@ def _fallback(src: str, acc: _Acc, wrappers: tuple[tuple[str, ...], ...], depth:
         ctx = _Ctx(src=data, depth=depth, wrappers=wrappers, writes=opened, reads=opened)
         words = [_Word(text=w, dynamic=False, start=0) for w in argv]
         _Run(ctx, acc, len(data)).unwrap(words, wrappers, open_ended=True)
-
-
-_READ_WRITE = re.compile(r"([0-9]*)<>(.*)", re.DOTALL)
-
-
-def _read_write_targets(argv: list[str]) -> tuple[list[str], tuple[str, ...]]:
-    """`[n]<>word` (POSIX 2.7.7: opened for reading and writing, created when
-    missing), which the grammar rejects: the words without it, and its
-    targets, each a write as well as a read."""
-    words: list[str] = []
-    targets: list[str] = []
-    i = 0
-    while i < len(argv):
-        m = _READ_WRITE.fullmatch(argv[i])
-        if m is None:
-            words.append(argv[i])
-        elif m.group(2):
-            targets.append(m.group(2))
-        elif i + 1 < len(argv):
-            targets.append(argv[i + 1])
-            i += 1
-        i += 1
-    return words, tuple(targets)
-
-
-def _first_error(node: Any, ctx: _Ctx) -> str:
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if n.is_missing:
-            return f"missing {n.type!r} at byte {n.start_byte}"
-        if n.type == "ERROR":
-            return f"unexpected {ctx.text(n)[:40]!r} at byte {n.start_byte}"
-        stack.extend(reversed(n.children))
-    return "syntax error"
 
 
 def _visit(node: Any, ctx: _Ctx, acc: _Acc) -> None:
@@ -500,18 +315,6 @@ def _redirected(node: Any, ctx: _Ctx, acc: _Acc) -> None:
         )
 
 
-def _check_assignment(name: str, acc: _Acc) -> None:
-    name = name.rstrip("+")
-    if name in _SENSITIVE_VARS or name.startswith(_SENSITIVE_PREFIXES):
-        acc.opaque(f"assignment to {name}")
-
-
-def _assignment_name(node: Any, ctx: _Ctx) -> str:
-    name = next((c for c in node.named_children if c.type in ("variable_name", "subscript")), None)
-    text = ctx.text(name) if name is not None else ctx.text(node).split("=", 1)[0]
-    return text.split("[", 1)[0]
-
-
 def _assignments(node: Any, ctx: _Ctx, acc: _Acc, record: bool = False) -> list[str]:
     """The names assigned; with `record` (a shell variable, not a command's
     environment) their values are kept for later words of the line."""
@@ -527,14 +330,6 @@ def _assignments(node: Any, ctx: _Ctx, acc: _Acc, record: bool = False) -> list[
                 acc.opaque("assignment to HOME")
             acc.assign(name, _assigned(a, ctx, acc), ctx.certain)
     return names
-
-
-def _assigned(node: Any, ctx: _Ctx, acc: _Acc) -> Values | None:
-    text = ctx.text(node)
-    head, eq, raw = text.partition("=")
-    if not eq or head.endswith("+") or "[" in head or raw.startswith("("):
-        return None  # `+=`, an array element, an array: not followed
-    return assigned_value(raw, acc.lookup)
 
 
 def _for(node: Any, ctx: _Ctx, acc: _Acc) -> None:
@@ -955,18 +750,3 @@ class _Run:
             self.acc.opaque(f"{name} of run-time text")
         outer = (*wrappers, tuple(w.text for w in words[: len(words) - len(script)]))
         analyze_source(" ".join(w.text for w in script), self.acc, outer, self.ctx.depth + 1)
-
-
-def _lookup_only(name: str, words: Sequence[_Word]) -> bool:
-    """`command -v x` only looks `x` up."""
-    return name == "command" and any(w.text in {"-v", "-V"} for w in words[1:2])
-
-
-def _sudo_runs_shell(options: Sequence[_Word]) -> bool:
-    for w in options:
-        t = w.text
-        if t in {"--shell", "--login"}:
-            return True
-        if re.fullmatch(r"-[A-Za-z]+", t) and ("s" in t or "i" in t):
-            return True
-    return False
