@@ -108,7 +108,11 @@ def analyze_source(src: str, acc: _Acc, wrappers: tuple[tuple[str, ...], ...], d
         return
     if _ESCAPED_BLANK.search(src):
         acc.opaque("a word starting with an escaped blank (the grammar drops it)")
-    data = src.encode("utf-8", "surrogateescape")
+    try:
+        data = src.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a lone surrogate (`\ud800`): no program's argv can hold it
+        acc.opaque("a lone surrogate in the command")
+        return
     tree = parser().parse(data.translate(_ASCII_MASK))
     root = tree.root_node
     ctx = _Ctx(src=data, depth=depth, wrappers=wrappers)
@@ -141,7 +145,10 @@ def _fallback(src: str, acc: _Acc, wrappers: tuple[tuple[str, ...], ...], depth:
         data = segment.encode("utf-8", "surrogateescape")
         ctx = _Ctx(src=data, depth=depth, wrappers=wrappers, writes=opened, reads=opened)
         words = [_Word(text=w, dynamic=False, start=0) for w in argv]
-        _Run(ctx, acc, len(data)).unwrap(words, wrappers, open_ended=True)
+        if words:
+            _Run(ctx, acc, len(data)).unwrap(words, wrappers, open_ended=True)
+        else:  # `<> target` alone: no command, but the file is opened both ways
+            _Run(ctx, acc, len(data)).emit(words, wrappers, open_ended=True)
 
 
 def _visit(node: Any, ctx: _Ctx, acc: _Acc) -> None:
