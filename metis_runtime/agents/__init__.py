@@ -84,6 +84,10 @@ from ._process import live_groups
 from ._process import sanitized_env
 from ._process import set_parent_death_signal
 from ._process import tool_env
+from ._records import AgentIdentity
+from ._records import ChildRecord
+from ._records import SpawnRefused
+from ._records import new_tree
 from ._resolve import ParentContext
 from ._resolve import ResolvedAgent
 from ._resolve import ResolveRefusal
@@ -95,11 +99,7 @@ from ._runtime import Inbox
 from ._runtime import build_child
 from ._runtime import run_child
 from ._runtime import task_text
-from ._supervisor import AgentIdentity
 from ._supervisor import AgentSupervisor
-from ._supervisor import ChildRecord
-from ._supervisor import SpawnRefused
-from ._supervisor import new_tree
 from ._tools import IntegrateAgentTool
 from ._tools import KillAgentTool
 from ._tools import ListAgentsTool

@@ -53,7 +53,7 @@ from ._guard import SpawnLedger
 from ._hooks import HookedGate
 from ._hooks import load_hooks
 from ._process import tool_env
-from ._supervisor import AgentIdentity
+from ._records import AgentIdentity
 from ._supervisor import AgentSupervisor
 from ._tools import agent_tools
 

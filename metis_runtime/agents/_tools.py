@@ -34,8 +34,8 @@ from ..tools import ToolSpec
 from ..tools._base import object_schema
 from ..tools._files import display_path
 from ._guard import task_digest
+from ._records import SpawnRefused
 from ._supervisor import AgentSupervisor
-from ._supervisor import SpawnRefused
 from ._worktree import IntegrationPlan
 from ._worktree import WorkspaceError
 from ._worktree import printable

@@ -31,17 +31,17 @@ from ._files import display_path
 from ._files import os_error
 from ._files import path_as_checked
 from ._ignore import excludes_file
-from ._search import BINARY_SNIFF
 from ._search import Cancellation
 from ._search import SearchRequest
 from ._search import SearchTimeout
 from ._search import SearchUnbounded
-from ._search import SearchWorkerError
-from ._search import SearchWorkers
-from ._search import glob_paths
-from ._search import is_binary
 from ._search import search
-from ._search import walk_files
+from ._search_walk import BINARY_SNIFF
+from ._search_walk import glob_paths
+from ._search_walk import is_binary
+from ._search_walk import walk_files
+from ._search_workers import SearchWorkerError
+from ._search_workers import SearchWorkers
 
 READ_DEFAULT_LIMIT = 2000
 READ_MAX_LINE = 2000  # characters kept of one line

@@ -381,7 +381,7 @@ def test_child2_a_child_gate_built_fresh_is_caught(
             cfg = cfg.model_copy(update={"rules": ()})
         return cfg
 
-    monkeypatch.setattr("metis_runtime.agents._supervisor.clone_gate_config", fresh)
+    monkeypatch.setattr("metis_runtime.agents._supervisor_state.clone_gate_config", fresh)
     report = tree_report(_spawn_with_deny(tmp_path).run_dir)
     assert report.first is not None and report.first.invariant == "CHILD-2", report.first
     assert "deny Bash(rm:*)" in report.first.message

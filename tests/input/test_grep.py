@@ -29,8 +29,8 @@ from metis_runtime.tools import JobManager
 from metis_runtime.tools import ToolContext
 from metis_runtime.tools import ToolOutput
 from metis_runtime.tools import _fs as fs_module
-from metis_runtime.tools._search import Engines
-from metis_runtime.tools._search import matching_lines
+from metis_runtime.tools._search_engines import Engines
+from metis_runtime.tools._search_engines import matching_lines
 
 
 def _run(tool: Any, input: dict[str, Any], ws: Path) -> ToolOutput:

@@ -19,7 +19,7 @@ from hypothesis import settings
 from hypothesis import strategies as st
 
 from metis_runtime.tools._ignore import excludes_file
-from metis_runtime.tools._search import walk_files
+from metis_runtime.tools._search_walk import walk_files
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 

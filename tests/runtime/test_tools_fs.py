@@ -33,6 +33,8 @@ from metis_runtime.tools import ToolOutput
 from metis_runtime.tools import WriteTool
 from metis_runtime.tools import _fs as fs_module
 from metis_runtime.tools import _search as search_module
+from metis_runtime.tools import _search_engines as engines_module
+from metis_runtime.tools import _search_workers as workers_module
 from metis_runtime.tools import atomic_write
 from metis_trace import CallClass
 from metis_trace import ToolKind
@@ -386,9 +388,9 @@ def test_grep_whole_text_search_finds_the_same_lines(pieces: list[str], text: st
         regex = re.compile("".join(pieces))
     except re.error:
         return
-    whole = search_module.whole_text_regex(regex)
-    slow = list(search_module.matching_lines(text, regex, None))
-    fast = list(search_module.matching_lines(text, regex, whole))
+    whole = engines_module.whole_text_regex(regex)
+    slow = list(engines_module.matching_lines(text, regex, None))
+    fast = list(engines_module.matching_lines(text, regex, whole))
     assert fast == slow
 
 
@@ -410,7 +412,7 @@ def test_grep_whole_text_search_finds_the_same_lines(pieces: list[str], text: st
 def test_grep_takes_the_whole_text_path_only_when_it_is_exact(pattern: str, fast: bool) -> None:
     import re
 
-    assert (search_module.whole_text_regex(re.compile(pattern)) is not None) is fast
+    assert (engines_module.whole_text_regex(re.compile(pattern)) is not None) is fast
 
 
 def test_grep_whole_text_search_counts_lines_across_multi_line_matches() -> None:
@@ -418,9 +420,9 @@ def test_grep_whole_text_search_counts_lines_across_multi_line_matches() -> None
 
     text = "x1\nxz\n\nx z\nlast x"
     regex = re.compile(r"x[^y]*z")  # in the whole text, one match runs from line 1 to 4
-    whole = search_module.whole_text_regex(regex)
+    whole = engines_module.whole_text_regex(regex)
     assert whole is not None
-    assert list(search_module.matching_lines(text, regex, whole)) == [(2, "xz"), (4, "x z")]
+    assert list(engines_module.matching_lines(text, regex, whole)) == [(2, "xz"), (4, "x z")]
 
 
 # --- FileTransaction -----------------------------------------------------------
@@ -507,9 +509,9 @@ def _request(base: Path, pattern: str) -> search_module.SearchRequest:
 
 
 @pytest.fixture
-def workers() -> Iterator[search_module.SearchWorkers]:
+def workers() -> Iterator[workers_module.SearchWorkers]:
     """A pool of search workers of its own, closed after the test."""
-    pool = search_module.SearchWorkers()
+    pool = workers_module.SearchWorkers()
     try:
         yield pool
     finally:
@@ -518,15 +520,15 @@ def workers() -> Iterator[search_module.SearchWorkers]:
 
 @pytest.fixture
 def grep_workers(
-    workers: search_module.SearchWorkers, monkeypatch: pytest.MonkeyPatch
-) -> search_module.SearchWorkers:
+    workers: workers_module.SearchWorkers, monkeypatch: pytest.MonkeyPatch
+) -> workers_module.SearchWorkers:
     """`workers`, as the pool the grep tool searches with."""
     monkeypatch.setattr(fs_module, "_WORKERS", workers)
     return workers
 
 
 def test_search_worker_answers_as_the_in_process_search(
-    ws: Path, workers: search_module.SearchWorkers
+    ws: Path, workers: workers_module.SearchWorkers
 ) -> None:
     (ws / "a.txt").write_text("one\ntwo\r\nthree two\n\u00e9two\n")
     (ws / "sub").mkdir()
@@ -546,18 +548,18 @@ def test_search_worker_answers_as_the_in_process_search(
 
 
 def test_a_cancelled_grep_kills_its_worker(
-    ws: Path, monkeypatch: pytest.MonkeyPatch, grep_workers: search_module.SearchWorkers
+    ws: Path, monkeypatch: pytest.MonkeyPatch, grep_workers: workers_module.SearchWorkers
 ) -> None:
     # (a+)+(?=b)b backtracks for hours on Python's re (a lookahead: RE2 cannot take it)
     (ws / "slow.txt").write_text("a" * 40 + "\n")
-    started: list[search_module._Worker] = []
+    started: list[workers_module._Worker] = []
 
-    class Recorded(search_module._Worker):
+    class Recorded(workers_module._Worker):
         def __init__(self) -> None:
             super().__init__()
             started.append(self)
 
-    monkeypatch.setattr(search_module, "_Worker", Recorded)
+    monkeypatch.setattr(workers_module, "_Worker", Recorded)
 
     async def main() -> None:
         task = asyncio.ensure_future(GrepTool().run({"pattern": "(a+)+(?=b)b"}, _ctx(ws)))
@@ -573,7 +575,7 @@ def test_a_cancelled_grep_kills_its_worker(
 
 
 def test_grep_falls_back_to_this_process_when_no_worker_starts(
-    ws: Path, monkeypatch: pytest.MonkeyPatch, grep_workers: search_module.SearchWorkers
+    ws: Path, monkeypatch: pytest.MonkeyPatch, grep_workers: workers_module.SearchWorkers
 ) -> None:
     (ws / "a.txt").write_text("x = 1\ny = 2\n")
     monkeypatch.setattr(sys, "executable", str(ws / "no-such-python"))
@@ -582,7 +584,7 @@ def test_grep_falls_back_to_this_process_when_no_worker_starts(
 
 
 def test_grep_survives_a_worker_that_died_while_idle(
-    ws: Path, workers: search_module.SearchWorkers
+    ws: Path, workers: workers_module.SearchWorkers
 ) -> None:
     (ws / "a.txt").write_text("x = 1\ny = 2\n")
     request = _request(ws, "x")
@@ -630,7 +632,7 @@ def test_transaction_keeps_a_symlink_as_a_link_when_not_following(ws: Path) -> N
 
 
 def test_a_pooled_search_worker_outlives_the_event_loop_that_started_it(
-    ws: Path, grep_workers: search_module.SearchWorkers
+    ws: Path, grep_workers: workers_module.SearchWorkers
 ) -> None:
     # PR_SET_PDEATHSIG follows the forking *thread*: a worker forked from the
     # loop's to_thread thread died with that loop, and the next run met it dead.
