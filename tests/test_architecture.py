@@ -203,41 +203,31 @@ def test_lazy_exports_are_the_type_checking_imports(package: str) -> None:
     PEP 562 lookup are read from those imports, and each resolves to the
     object its submodule holds without loading any submodule eagerly."""
     path = ROOT / package.replace(".", "/") / "__init__.py"
-    tree = ast.parse(path.read_text())
+    imports = _typed_imports(ast.parse(path.read_text()))
     typed: dict[str, object] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and ast.unparse(node.test).endswith("TYPE_CHECKING"):
-            for stmt in node.body:
-                assert isinstance(stmt, ast.ImportFrom), ast.unparse(stmt)
-                for alias in stmt.names:
-                    assert alias.asname == alias.name, (
-                        f"{path}: {ast.unparse(stmt)} (write `X as X`)"
-                    )
-                    where = "." * stmt.level + (stmt.module or "")
-                    typed[alias.name] = getattr(importlib.import_module(where, package), alias.name)
+    for where, stmt in imports:
+        for alias in stmt.names:
+            assert alias.asname == alias.name, f"{path}: {ast.unparse(stmt)} (write `X as X`)"
+            typed[alias.name] = getattr(importlib.import_module(where, package), alias.name)
     module = importlib.import_module(package)
     assert module.__all__ == sorted(typed)
     assert {name: getattr(module, name) for name in module.__all__} == typed
     code = f"import json, sys, {package}; print(json.dumps(sorted(sys.modules)))"
-    loaded = _imported_in(code)
-    eager = sorted(
-        {
-            importlib.util.resolve_name("." * s.level + (s.module or ""), package)
-            for s in _typed_imports(tree)
-        }
-        & set(loaded)
-    )
+    loaded = set(_imported_in(code))
+    eager = sorted({importlib.util.resolve_name(where, package) for where, _ in imports} & loaded)
     assert not eager, f"exports load eagerly: {eager}"
 
 
-def _typed_imports(tree: ast.Module) -> list[ast.ImportFrom]:
-    return [
-        stmt
-        for node in tree.body
-        if isinstance(node, ast.If) and ast.unparse(node.test).endswith("TYPE_CHECKING")
-        for stmt in node.body
-        if isinstance(stmt, ast.ImportFrom)
-    ]
+def _typed_imports(tree: ast.Module) -> list[tuple[str, ast.ImportFrom]]:
+    """Each statement under a top-level `if TYPE_CHECKING:`, with the module
+    it imports from (only `from ... import` may stand there)."""
+    found: list[tuple[str, ast.ImportFrom]] = []
+    for node in tree.body:
+        if isinstance(node, ast.If) and ast.unparse(node.test).endswith("TYPE_CHECKING"):
+            for stmt in node.body:
+                assert isinstance(stmt, ast.ImportFrom), ast.unparse(stmt)
+                found.append(("." * stmt.level + (stmt.module or ""), stmt))
+    return found
 
 
 def test_type_checking_imports_are_read_from_the_source() -> None:
