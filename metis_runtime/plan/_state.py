@@ -118,13 +118,9 @@ def dialogs_dir(workspace: Path) -> Path:
 
 
 def _write_json(path: Path, value: Any) -> None:
-    try:
-        data = (json.dumps(value, ensure_ascii=False, indent=1) + "\n").encode()
-    except UnicodeEncodeError:
-        # A lone surrogate, which the strict reader keeps (as it keeps a file name
-        # that is not UTF-8): escaped as `\ud800`, it reads back as the same value.
-        data = (json.dumps(value, indent=1) + "\n").encode()
-    atomic_write(path, data, 0o600)
+    # ASCII JSON, as `write_private_json` writes: a lone surrogate the strict
+    # reader kept (`\ud800` in a dialog file) is escaped, not an encoding error.
+    atomic_write(path, (json.dumps(value, indent=1) + "\n").encode(), 0o600)
 
 
 def _read_model(model: type[Any], path: Path) -> Any:
